@@ -1,0 +1,3 @@
+//! Allreduce algorithms.
+
+pub mod ring;

@@ -1,0 +1,53 @@
+//! A2A, MPICH's "SimpleSpread": rank r sends its block for (r+i) mod P, for
+//! i = 1..P−1, in that order, and posts every receive at once. Nothing waits on
+//! anything: how many transfers really run at once is the node's engine count
+//! (engines take the sends in program order).
+
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "alltoall",
+    name: "linear",
+    summary: "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let b = req.count;
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        prog.ops.reserve(2 * p - 1);
+        prog.push(
+            Op::Copy {
+                src: Region::input(r as u64 * b, b),
+                dst: Region::output(r as u64 * b, b),
+            },
+            &[],
+        );
+        for i in 1..p {
+            let to = (r + i) % p;
+            let from = (r + p - i) % p;
+            prog.push(
+                Op::Send {
+                    peer: to as u32,
+                    tag: 0,
+                    region: Region::input(to as u64 * b, b),
+                },
+                &[],
+            );
+            prog.push(
+                Op::Recv {
+                    peer: from as u32,
+                    tag: 0,
+                    region: Region::output(from as u64 * b, b),
+                    combine: false,
+                },
+                &[],
+            );
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,3 @@
+//! All-to-all algorithms.
+
+pub mod linear;

@@ -1,0 +1,60 @@
+//! Binomial-tree broadcast (as in MPICH and SimGrid's `binomial_tree`): with
+//! relative rank v = (r − root) mod P, a rank receives from v − lowbit(v), then
+//! sends to v + m for m = lowbit(v)/2, ..., 2, 1 (largest subtree first) when
+//! v + m < P. The sends only wait for the receive; the engines serialise them.
+
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "bcast",
+    name: "binomial",
+    summary: "binomial tree: receive from the parent, then send to children, largest subtree first",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let all = Region::output(0, req.count);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let v = (r + p - root) % p;
+        // lowbit(v) for v > 0; the root's "low bit" is the first power of two ≥ P.
+        let low = if v == 0 {
+            p.next_power_of_two()
+        } else {
+            1 << v.trailing_zeros()
+        };
+        let mut deps = Vec::new();
+        if v != 0 {
+            let parent = (v - low + root) % p;
+            deps.push(prog.push(
+                Op::Recv {
+                    peer: parent as u32,
+                    tag: 0,
+                    region: all,
+                    combine: false,
+                },
+                &[],
+            ));
+        }
+        let mut m = low >> 1;
+        while m > 0 {
+            if v + m < p {
+                let child = (v + m + root) % p;
+                prog.push(
+                    Op::Send {
+                        peer: child as u32,
+                        tag: 0,
+                        region: all,
+                    },
+                    &deps,
+                );
+            }
+            m >>= 1;
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,3 @@
+//! Broadcast algorithms.
+
+pub mod binomial;

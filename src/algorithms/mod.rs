@@ -1,0 +1,146 @@
+//! Collective algorithms. Each family lives in `algorithms/<collective>/`, one
+//! file per algorithm, and registers itself with one line in [`ALGORITHMS`].
+//! That list is what `topocoll list`, the verifier's test sweeps, the simulator
+//! and the runtime enumerate: nothing else names an algorithm.
+
+pub mod allreduce;
+pub mod alltoall;
+pub mod bcast;
+
+use crate::error::{Error, Result};
+use crate::invalid;
+use crate::schedule::{Collective, Dtype, ReduceOp, Schedule};
+use crate::topology::Topology;
+
+/// Everything an algorithm needs to build a schedule.
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
+    pub collective: Collective,
+    pub ranks: usize,
+    /// Elements (see [`Schedule::count`]).
+    pub count: u64,
+    pub dtype: Dtype,
+    pub op: ReduceOp,
+    /// The network, for topology-aware algorithms (rank-based ones ignore it).
+    pub topology: Option<&'a Topology>,
+    /// Pipeline segment in bytes, for algorithms that pipeline.
+    pub segment_bytes: Option<u64>,
+}
+
+/// Largest buffer a request may describe (bytes), so offsets never overflow.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 50;
+
+impl<'a> Request<'a> {
+    /// A request from a byte size as the command line gives it: for alltoall,
+    /// allgather, scatter and gather `size_bytes` is the block per peer; for the
+    /// others it is the whole buffer.
+    pub fn new(
+        collective: Collective,
+        ranks: usize,
+        size_bytes: u64,
+        dtype: Dtype,
+        op: ReduceOp,
+        topology: Option<&'a Topology>,
+    ) -> Result<Request<'a>> {
+        if ranks == 0 {
+            return Err(invalid!("--ranks must be at least 1"));
+        }
+        if ranks > (1 << 24) {
+            return Err(invalid!(
+                "--ranks {ranks} is more than the 16,777,216 supported"
+            ));
+        }
+        collective.check(ranks)?;
+        let elem = dtype.size();
+        if size_bytes % elem != 0 {
+            return Err(invalid!(
+                "--size {size_bytes} bytes is not a whole number of {} elements ({elem} bytes each)",
+                dtype.name()
+            ));
+        }
+        let count = size_bytes / elem;
+        let buffer = if collective.size_is_block() {
+            size_bytes.checked_mul(ranks as u64)
+        } else {
+            Some(size_bytes)
+        };
+        if buffer.is_none_or(|b| b > MAX_BUFFER_BYTES) {
+            return Err(invalid!(
+                "--size {size_bytes} on {ranks} ranks makes a buffer larger than 2^50 bytes"
+            ));
+        }
+        Ok(Request {
+            collective,
+            ranks,
+            count,
+            dtype,
+            op,
+            topology,
+            segment_bytes: None,
+        })
+    }
+
+    /// An empty schedule for this request.
+    pub fn schedule(&self, algorithm: &str) -> Schedule {
+        Schedule::new(
+            self.collective,
+            self.ranks,
+            self.count,
+            self.dtype,
+            self.op,
+            algorithm,
+        )
+    }
+
+    /// The error an algorithm returns for a shape it does not handle.
+    pub fn unsupported(&self, algorithm: &str, reason: impl Into<String>) -> Error {
+        Error::Unsupported {
+            algorithm: algorithm.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A registered algorithm.
+pub struct Algorithm {
+    /// The collective it implements (a name from [`crate::schedule::collective`]).
+    pub collective: &'static str,
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn(&Request) -> Result<Schedule>,
+}
+
+/// Every algorithm, one line each.
+pub const ALGORITHMS: &[Algorithm] = &[
+    alltoall::linear::ALGORITHM,
+    bcast::binomial::ALGORITHM,
+    allreduce::ring::ALGORITHM,
+];
+
+/// The algorithm `name` for `collective`, or an error listing what exists.
+pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
+    ALGORITHMS
+        .iter()
+        .find(|a| a.collective == collective && a.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = ALGORITHMS
+                .iter()
+                .filter(|a| a.collective == collective)
+                .map(|a| a.name)
+                .collect();
+            if known.is_empty() {
+                invalid!("no algorithm implements collective '{collective}' yet")
+            } else {
+                invalid!(
+                    "unknown {collective} algorithm '{name}' (one of: {})",
+                    known.join(", ")
+                )
+            }
+        })
+}
+
+/// Builds the schedule of algorithm `name` for a request.
+pub fn build(name: &str, req: &Request) -> Result<Schedule> {
+    let alg = find(req.collective.name(), name)?;
+    (alg.build)(req)
+}

@@ -1,0 +1,260 @@
+//! The `topocoll` command. Thin: every verb parses its flags, calls the
+//! library, and prints. Errors are one line on stderr; bad input exits 2, a
+//! schedule that fails verification exits 1.
+
+use crate::algorithms::{self, Request, ALGORITHMS};
+use crate::error::Error;
+use crate::schedule::{self, Collective, Dtype, ReduceOp, Schedule};
+use crate::topology::{self, Topology};
+use crate::units::{format_bytes, parse_bytes};
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "topocoll",
+    version,
+    about = "Topology-aware collective communication: generate, verify, simulate and run schedules"
+)]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// List the topologies, collectives and algorithms topocoll knows.
+    List,
+    /// Build a schedule and prove it implements its collective (exit 0 when correct).
+    Verify(VerifyArgs),
+    /// Build a schedule and write it as GOAL (LogGOPSim) or JSON.
+    Schedule(ScheduleArgs),
+}
+
+/// What to build: a collective, an algorithm, a network or a rank count, a size.
+#[derive(Args, Clone, Debug)]
+pub struct BuildArgs {
+    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, or a TOML file.
+    #[arg(long, short = 't')]
+    pub topology: Option<String>,
+    /// Number of ranks, for rank-based algorithms run without a topology.
+    #[arg(long)]
+    pub ranks: Option<usize>,
+    /// alltoall, allgather, bcast, reduce, allreduce, reduce_scatter, scatter, gather.
+    #[arg(long, short = 'c')]
+    pub collective: Option<String>,
+    /// Algorithm name (see `topocoll list`).
+    #[arg(long, short = 'a')]
+    pub algorithm: Option<String>,
+    /// Bytes: the block per peer for alltoall, allgather, scatter and gather; the
+    /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB.
+    #[arg(long, short = 's', default_value = "1KiB")]
+    pub size: String,
+    /// Root rank of bcast, reduce, scatter and gather.
+    #[arg(long, default_value_t = 0)]
+    pub root: u32,
+    /// Element type: u8, i32, i64, f32, f64 (default: f64 for reductions, u8 otherwise).
+    #[arg(long)]
+    pub dtype: Option<String>,
+    /// Reduction operator: sum, prod, min, max, band, bor, bxor.
+    #[arg(long, default_value = "sum")]
+    pub op: String,
+    /// Pipeline segment size in bytes, for pipelined algorithms.
+    #[arg(long)]
+    pub segment: Option<String>,
+}
+
+impl BuildArgs {
+    /// Loads the topology, if one was given.
+    pub fn topology(&self) -> Result<Option<Topology>> {
+        self.topology
+            .as_deref()
+            .map(topology::parse_spec)
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    /// Builds the schedule on `topo` (or on `--ranks`).
+    pub fn build(&self, topo: Option<&Topology>) -> Result<Schedule> {
+        let ranks = match (topo, self.ranks) {
+            (Some(t), Some(r)) if r != t.num_ranks() => {
+                return Err(Error::Invalid(format!(
+                    "--ranks {r} disagrees with the topology's {} ranks",
+                    t.num_ranks()
+                ))
+                .into())
+            }
+            (Some(t), _) => t.num_ranks(),
+            (None, Some(r)) => r,
+            (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
+        };
+        let collective = Collective::parse(self.collective_name()?, self.root)?;
+        let dtype = match &self.dtype {
+            Some(d) => Dtype::parse(d)?,
+            None if collective.is_reduction() => Dtype::F64,
+            None => Dtype::U8,
+        };
+        let op = ReduceOp::parse(&self.op, dtype)?;
+        let size = parse_bytes(&self.size).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
+        let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
+        if let Some(seg) = &self.segment {
+            let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
+            if seg == 0 {
+                return Err(Error::Invalid("--segment must be at least one byte".into()).into());
+            }
+            req.segment_bytes = Some(seg);
+        }
+        Ok(algorithms::build(self.algorithm_name()?, &req)?)
+    }
+
+    pub fn collective_name(&self) -> Result<&str> {
+        self.collective
+            .as_deref()
+            .ok_or_else(|| Error::Invalid("missing --collective".into()).into())
+    }
+
+    pub fn algorithm_name(&self) -> Result<&str> {
+        self.algorithm
+            .as_deref()
+            .ok_or_else(|| Error::Invalid("missing --algorithm".into()).into())
+    }
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// Verify a schedule read from a JSON file (as written by `topocoll schedule --format json`)
+    /// instead of building one.
+    #[arg(long)]
+    schedule: Option<String>,
+}
+
+#[derive(Args)]
+struct ScheduleArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// goal (LogGOPSim) or json.
+    #[arg(long, default_value = "json")]
+    format: String,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    output: Option<String>,
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("topocoll: {msg}");
+            if is_verify {
+                1
+            } else {
+                2
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.verb {
+        Verb::List => list(),
+        Verb::Verify(a) => verify(a),
+        Verb::Schedule(a) => write_schedule(a),
+    }
+}
+
+fn list() -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Topologies (--topology):")?;
+    for (spec, what) in [
+        ("torus:32x32", "torus of any dimension count; dimension-order routing, shortest way round, ties +"),
+        ("mesh:8x8", "mesh of any dimension count; dimension-order routing"),
+        ("hypercube:4", "binary n-cube; e-cube routing, lowest bit first"),
+        ("tofu:4x3x4", "Tofu 6D (X,Y,Z,a,b,c = 2x3x2) as its virtual 3D torus (8x9x8 here)"),
+        ("FILE.toml", "any of the above, a tree of hosts and switches, a two-site grid, or a graph (see examples/)"),
+    ] {
+        writeln!(out, "  {spec:<14} {what}")?;
+    }
+    writeln!(out, "\nCollectives (--collective):")?;
+    for (name, what) in schedule::collective_names() {
+        writeln!(out, "  {name:<14} {what}")?;
+    }
+    writeln!(out, "\nAlgorithms (--collective NAME --algorithm NAME):")?;
+    for a in ALGORITHMS {
+        writeln!(out, "  {:<14} {:<18} {}", a.collective, a.name, a.summary)?;
+    }
+    Ok(0)
+}
+
+fn verify(a: VerifyArgs) -> Result<i32> {
+    let t0 = Instant::now();
+    let b = &a.build;
+    let (s, what) = match &a.schedule {
+        Some(path) => {
+            if b.collective.is_some() || b.algorithm.is_some() {
+                return Err(Error::Invalid(
+                    "give either --schedule or --collective/--algorithm, not both".into(),
+                )
+                .into());
+            }
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read schedule '{path}'"))?;
+            (schedule::from_json(&text)?, format!("schedule {path}"))
+        }
+        None => {
+            let topo = b.topology()?;
+            let s = b.build(topo.as_ref())?;
+            let on = topo
+                .as_ref()
+                .map(|t| t.describe())
+                .unwrap_or_else(|| format!("{} ranks", s.ranks));
+            (
+                s,
+                format!("{} {} on {on}", b.collective_name()?, b.algorithm_name()?),
+            )
+        }
+    };
+    let built = t0.elapsed();
+    let t1 = Instant::now();
+    let report = schedule::verify(&s)?;
+    let checked = t1.elapsed();
+    println!(
+        "ok: {what}: {} ops, {} transfers, {} moved, {} element(s) of {} per {}; built in {:.3} s, verified in {:.3} s",
+        report.ops,
+        report.transfers,
+        format_bytes(report.bytes_moved),
+        s.count,
+        s.dtype.name(),
+        if s.collective.size_is_block() { "block" } else { "buffer" },
+        built.as_secs_f64(),
+        checked.as_secs_f64()
+    );
+    Ok(0)
+}
+
+fn write_schedule(a: ScheduleArgs) -> Result<i32> {
+    let topo = a.build.topology()?;
+    let s = a.build.build(topo.as_ref())?;
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    match a.format.as_str() {
+        "json" => schedule::to_json(&s, &mut out)?,
+        "goal" => schedule::to_goal(&s, &mut out)?,
+        other => {
+            return Err(Error::Invalid(format!("--format '{other}' is not goal or json")).into())
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}

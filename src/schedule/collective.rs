@@ -1,0 +1,400 @@
+//! What each collective means: which buffers a rank has, what they hold at the
+//! start, and what the output must hold at the end.
+//!
+//! Contributions are tokens: `Term { rank, offset }` stands for element
+//! `offset` of rank `rank`'s initial data (its input buffer, or its output
+//! buffer for the in-place collectives: bcast at the root, and the reductions).
+//! An output element of a reduction holds a sum (a multiset) of tokens.
+
+use crate::error::Result;
+use crate::invalid;
+use serde::{Deserialize, Serialize};
+
+/// A collective operation; roots are ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Collective {
+    Alltoall,
+    Allgather,
+    Bcast { root: u32 },
+    Reduce { root: u32 },
+    Allreduce,
+    ReduceScatter,
+    Scatter { root: u32 },
+    Gather { root: u32 },
+}
+
+/// The collective names, with a line each, for `topocoll list`.
+pub const COLLECTIVES: &[(&str, &str)] = &[
+    (
+        "alltoall",
+        "every rank sends a distinct block to every rank (--size: the block)",
+    ),
+    (
+        "allgather",
+        "every rank's block ends up on every rank (--size: the block)",
+    ),
+    (
+        "bcast",
+        "the root's buffer is copied to every rank (--size: the buffer)",
+    ),
+    (
+        "reduce",
+        "the element-wise reduction of all buffers lands on the root (--size: the buffer)",
+    ),
+    (
+        "allreduce",
+        "the element-wise reduction of all buffers lands on every rank (--size: the buffer)",
+    ),
+    (
+        "reduce_scatter",
+        "rank r gets chunk r of the reduction of all buffers (--size: the whole buffer)",
+    ),
+    (
+        "scatter",
+        "the root sends block r of its buffer to rank r (--size: the block)",
+    ),
+    (
+        "gather",
+        "rank r's block lands in block r of the root's buffer (--size: the block)",
+    ),
+];
+
+impl Collective {
+    /// Parses a name; `root` applies to bcast, reduce, scatter and gather.
+    pub fn parse(name: &str, root: u32) -> Result<Collective> {
+        Ok(match name {
+            "alltoall" => Collective::Alltoall,
+            "allgather" => Collective::Allgather,
+            "bcast" | "broadcast" => Collective::Bcast { root },
+            "reduce" => Collective::Reduce { root },
+            "allreduce" => Collective::Allreduce,
+            "reduce_scatter" | "reducescatter" => Collective::ReduceScatter,
+            "scatter" => Collective::Scatter { root },
+            "gather" => Collective::Gather { root },
+            other => {
+                let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
+                return Err(invalid!(
+                    "unknown collective '{other}' (one of: {})",
+                    names.join(", ")
+                ));
+            }
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Collective::Alltoall => "alltoall",
+            Collective::Allgather => "allgather",
+            Collective::Bcast { .. } => "bcast",
+            Collective::Reduce { .. } => "reduce",
+            Collective::Allreduce => "allreduce",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::Scatter { .. } => "scatter",
+            Collective::Gather { .. } => "gather",
+        }
+    }
+
+    pub fn root(&self) -> Option<u32> {
+        match *self {
+            Collective::Bcast { root }
+            | Collective::Reduce { root }
+            | Collective::Scatter { root }
+            | Collective::Gather { root } => Some(root),
+            _ => None,
+        }
+    }
+
+    /// Whether the collective combines contributions with an operator.
+    pub fn is_reduction(&self) -> bool {
+        matches!(
+            self,
+            Collective::Reduce { .. } | Collective::Allreduce | Collective::ReduceScatter
+        )
+    }
+
+    /// Whether `--size` names the per-peer block (true) or the whole buffer.
+    pub fn size_is_block(&self) -> bool {
+        matches!(
+            self,
+            Collective::Alltoall
+                | Collective::Allgather
+                | Collective::Scatter { .. }
+                | Collective::Gather { .. }
+        )
+    }
+
+    /// Elements of a rank's input buffer.
+    pub fn input_len(&self, p: usize, count: u64, rank: usize) -> u64 {
+        let p = p as u64;
+        match *self {
+            Collective::Alltoall => p * count,
+            Collective::Allgather | Collective::Gather { .. } => count,
+            Collective::Scatter { root } => {
+                if rank as u32 == root {
+                    p * count
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// Elements of a rank's output buffer.
+    pub fn output_len(&self, p: usize, count: u64, rank: usize) -> u64 {
+        let p = p as u64;
+        match *self {
+            Collective::Alltoall | Collective::Allgather => p * count,
+            Collective::Scatter { .. } => count,
+            Collective::Gather { root } => {
+                if rank as u32 == root {
+                    p * count
+                } else {
+                    0
+                }
+            }
+            _ => count,
+        }
+    }
+
+    /// The buffer holding rank's own data at the start, and its length.
+    pub fn initial(&self, p: usize, count: u64, rank: usize) -> Option<(super::Buf, u64)> {
+        use super::Buf;
+        match *self {
+            Collective::Alltoall | Collective::Allgather | Collective::Gather { .. } => {
+                Some((Buf::Input, self.input_len(p, count, rank)))
+            }
+            Collective::Scatter { root } => {
+                (rank as u32 == root).then_some((Buf::Input, p as u64 * count))
+            }
+            Collective::Bcast { root } => (rank as u32 == root).then_some((Buf::Output, count)),
+            Collective::Reduce { .. } | Collective::Allreduce | Collective::ReduceScatter => {
+                Some((Buf::Output, count))
+            }
+        }
+    }
+
+    /// What rank's output must hold at the end (regions not listed are free).
+    pub fn expected(&self, p: usize, count: u64, rank: usize) -> Vec<Expect> {
+        let pu = p as u64;
+        let r = rank as u32;
+        let all = |offset: u64| -> Vec<Term> {
+            (0..p as u32).map(|q| Term { rank: q, offset }).collect()
+        };
+        let one = |q: u32, offset: u64| vec![Term { rank: q, offset }];
+        match *self {
+            Collective::Alltoall => (0..pu)
+                .map(|j| Expect {
+                    offset: j * count,
+                    count,
+                    terms: one(j as u32, rank as u64 * count),
+                })
+                .collect(),
+            Collective::Allgather => (0..pu)
+                .map(|j| Expect {
+                    offset: j * count,
+                    count,
+                    terms: one(j as u32, 0),
+                })
+                .collect(),
+            Collective::Gather { root } if r == root => (0..pu)
+                .map(|j| Expect {
+                    offset: j * count,
+                    count,
+                    terms: one(j as u32, 0),
+                })
+                .collect(),
+            Collective::Gather { .. } => Vec::new(),
+            Collective::Scatter { root } => vec![Expect {
+                offset: 0,
+                count,
+                terms: one(root, rank as u64 * count),
+            }],
+            Collective::Bcast { root } => vec![Expect {
+                offset: 0,
+                count,
+                terms: one(root, 0),
+            }],
+            Collective::Reduce { root } if r == root => vec![Expect {
+                offset: 0,
+                count,
+                terms: all(0),
+            }],
+            Collective::Reduce { .. } => Vec::new(),
+            Collective::Allreduce => vec![Expect {
+                offset: 0,
+                count,
+                terms: all(0),
+            }],
+            Collective::ReduceScatter => {
+                let (start, len) = chunk(count, p as u64, rank as u64);
+                vec![Expect {
+                    offset: start,
+                    count: len,
+                    terms: all(start),
+                }]
+            }
+        }
+    }
+
+    /// Checks the root against the rank count.
+    pub fn check(&self, p: usize) -> Result<()> {
+        if let Some(root) = self.root() {
+            if root as usize >= p {
+                return Err(invalid!(
+                    "--root {root} is not a rank (there are {p} ranks)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One token: element `offset` of rank `rank`'s initial data (shifted by the
+/// position within a run of elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Term {
+    pub rank: u32,
+    pub offset: u64,
+}
+
+/// Output elements `offset..offset+count` of a rank must each hold exactly the
+/// sum of `terms`, element i of the run the terms shifted by i.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expect {
+    pub offset: u64,
+    pub count: u64,
+    pub terms: Vec<Term>,
+}
+
+/// The standard split of `n` elements into `parts` chunks: the first `n % parts`
+/// chunks get one element more. Returns (start, len) of chunk `i`.
+pub fn chunk(n: u64, parts: u64, i: u64) -> (u64, u64) {
+    let base = n / parts;
+    let extra = n % parts;
+    let start = i * base + i.min(extra);
+    let len = base + u64::from(i < extra);
+    (start, len)
+}
+
+/// Element types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    U8,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Dtype {
+    pub fn size(&self) -> u64 {
+        match self {
+            Dtype::U8 => 1,
+            Dtype::I32 | Dtype::F32 => 4,
+            Dtype::I64 | Dtype::F64 => 8,
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Dtype> {
+        Ok(match s {
+            "u8" | "byte" => Dtype::U8,
+            "i32" => Dtype::I32,
+            "i64" => Dtype::I64,
+            "f32" => Dtype::F32,
+            "f64" => Dtype::F64,
+            other => {
+                return Err(invalid!(
+                    "unknown --dtype '{other}' (u8, i32, i64, f32, f64)"
+                ))
+            }
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Dtype::U8 => "u8",
+            Dtype::I32 => "i32",
+            Dtype::I64 => "i64",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+
+    pub fn is_float(&self) -> bool {
+        matches!(self, Dtype::F32 | Dtype::F64)
+    }
+}
+
+/// Reduction operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    Band,
+    Bor,
+    Bxor,
+}
+
+impl ReduceOp {
+    pub fn parse(s: &str, dtype: Dtype) -> Result<ReduceOp> {
+        let op = match s {
+            "sum" => ReduceOp::Sum,
+            "prod" => ReduceOp::Prod,
+            "min" => ReduceOp::Min,
+            "max" => ReduceOp::Max,
+            "band" | "and" => ReduceOp::Band,
+            "bor" | "or" => ReduceOp::Bor,
+            "bxor" | "xor" => ReduceOp::Bxor,
+            other => {
+                return Err(invalid!(
+                    "unknown --op '{other}' (sum, prod, min, max, band, bor, bxor)"
+                ))
+            }
+        };
+        if dtype.is_float() && matches!(op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) {
+            return Err(invalid!(
+                "--op {s} needs an integer --dtype, not {}",
+                dtype.name()
+            ));
+        }
+        Ok(op)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Band => "band",
+            ReduceOp::Bor => "bor",
+            ReduceOp::Bxor => "bxor",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_exactly() {
+        for n in 0..40u64 {
+            for parts in 1..9u64 {
+                let mut next = 0;
+                for i in 0..parts {
+                    let (s, l) = chunk(n, parts, i);
+                    assert_eq!(s, next);
+                    next = s + l;
+                }
+                assert_eq!(next, n);
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The schedule IR: per-rank programs of operations with dependencies.
+//!
+//! A schedule implements one collective on P ranks. Each rank has a program:
+//! a list of operations, each naming the earlier operations of the same rank it
+//! waits for. Sends and receives match by (source, destination, tag); the k-th
+//! send of a (source, destination, tag) in program order meets the k-th
+//! receive of it, and the verifier insists that operations sharing a key are
+//! ordered by dependencies, so every transport matches them the same way.
+//!
+//! Regions are counted in elements of the schedule's element type. Which
+//! buffers exist and what they hold at the start and the end is fixed by the
+//! collective (see [`Collective`]).
+
+mod collective;
+mod export;
+mod verify;
+
+pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIVES};
+
+/// The collectives with a line each.
+pub fn collective_names() -> &'static [(&'static str, &'static str)] {
+    COLLECTIVES
+}
+pub use export::{from_json, to_goal, to_json};
+pub use verify::{verify, VerifyReport};
+
+use serde::{Deserialize, Serialize};
+
+/// Which of a rank's buffers a region lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Buf {
+    /// The send buffer (alltoall, allgather, scatter, gather).
+    Input,
+    /// The receive buffer; in-place collectives (bcast and the reductions) start in it.
+    Output,
+    /// Temporary space, `Program::scratch` elements.
+    Scratch,
+}
+
+/// A contiguous run of elements in one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    pub buf: Buf,
+    pub offset: u64,
+    pub count: u64,
+}
+
+impl Region {
+    pub fn new(buf: Buf, offset: u64, count: u64) -> Region {
+        Region { buf, offset, count }
+    }
+    pub fn input(offset: u64, count: u64) -> Region {
+        Region::new(Buf::Input, offset, count)
+    }
+    pub fn output(offset: u64, count: u64) -> Region {
+        Region::new(Buf::Output, offset, count)
+    }
+    pub fn scratch(offset: u64, count: u64) -> Region {
+        Region::new(Buf::Scratch, offset, count)
+    }
+    pub fn end(&self) -> u64 {
+        self.offset + self.count
+    }
+}
+
+/// One operation of a rank's program.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Op {
+    /// Send a region to `peer`.
+    Send { peer: u32, tag: u32, region: Region },
+    /// Receive from `peer` into a region; with `combine`, `dst = dst ∘ received`.
+    Recv {
+        peer: u32,
+        tag: u32,
+        region: Region,
+        combine: bool,
+    },
+    /// Local copy `dst = src` (same count).
+    Copy { src: Region, dst: Region },
+    /// Local reduction `dst = dst ∘ src` (same count).
+    Combine { src: Region, dst: Region },
+    /// Pure cost: the node's CPU is busy this long; moves no data.
+    Compute { seconds: f64 },
+}
+
+impl Op {
+    /// Short human description, for error messages.
+    pub fn describe(&self) -> String {
+        fn r(r: &Region) -> String {
+            format!("{:?}[{}..{}]", r.buf, r.offset, r.end()).to_lowercase()
+        }
+        match self {
+            Op::Send { peer, tag, region } => {
+                format!("send {} to rank {peer} tag {tag}", r(region))
+            }
+            Op::Recv {
+                peer,
+                tag,
+                region,
+                combine,
+            } => format!(
+                "{} {} from rank {peer} tag {tag}",
+                if *combine {
+                    "recv-combine into"
+                } else {
+                    "recv into"
+                },
+                r(region)
+            ),
+            Op::Copy { src, dst } => format!("copy {} to {}", r(src), r(dst)),
+            Op::Combine { src, dst } => format!("combine {} into {}", r(src), r(dst)),
+            Op::Compute { seconds } => format!("compute {seconds} s"),
+        }
+    }
+}
+
+/// Index of an operation within its rank's program.
+pub type OpId = u32;
+
+/// One rank's program. Dependencies are stored flat (compressed rows) so that
+/// a million-operation schedule stays compact.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    /// Dependencies of op i are `deps[dep_end[i-1]..dep_end[i]]`.
+    dep_end: Vec<u32>,
+    deps: Vec<OpId>,
+    /// Elements of scratch space this rank needs.
+    pub scratch: u64,
+}
+
+impl Program {
+    /// Appends an operation that waits for `deps` (earlier operations) and
+    /// returns its id.
+    pub fn push(&mut self, op: Op, deps: &[OpId]) -> OpId {
+        let id = self.ops.len() as OpId;
+        self.ops.push(op);
+        self.deps.extend_from_slice(deps);
+        self.dep_end.push(self.deps.len() as u32);
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// The operations op `i` waits for.
+    pub fn deps(&self, i: usize) -> &[OpId] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.dep_end[i - 1] as usize
+        };
+        &self.deps[start..self.dep_end[i] as usize]
+    }
+
+    /// Bytes this program holds in memory (for reports and the scale test).
+    pub fn heap_bytes(&self) -> usize {
+        self.ops.capacity() * std::mem::size_of::<Op>()
+            + (self.dep_end.capacity() + self.deps.capacity()) * 4
+    }
+}
+
+/// A schedule: the collective it implements and each rank's program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    pub collective: Collective,
+    pub ranks: usize,
+    /// Elements: the block each rank sends to each peer for alltoall, allgather,
+    /// scatter and gather (an MPI count); the whole buffer for the others.
+    pub count: u64,
+    pub dtype: Dtype,
+    pub op: ReduceOp,
+    /// The algorithm that made it.
+    pub algorithm: String,
+    pub programs: Vec<Program>,
+}
+
+impl Schedule {
+    /// An empty schedule (no operations yet) for `ranks` ranks.
+    pub fn new(
+        collective: Collective,
+        ranks: usize,
+        count: u64,
+        dtype: Dtype,
+        op: ReduceOp,
+        algorithm: &str,
+    ) -> Schedule {
+        Schedule {
+            collective,
+            ranks,
+            count,
+            dtype,
+            op,
+            algorithm: algorithm.to_string(),
+            programs: vec![Program::default(); ranks],
+        }
+    }
+
+    /// Total operations over all ranks.
+    pub fn num_ops(&self) -> usize {
+        self.programs.iter().map(|p| p.len()).sum()
+    }
+
+    /// Number of sends (point-to-point transfers).
+    pub fn num_transfers(&self) -> usize {
+        self.programs
+            .iter()
+            .map(|p| {
+                p.ops
+                    .iter()
+                    .filter(|o| matches!(o, Op::Send { .. }))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// Bytes the schedule holds in memory.
+    pub fn heap_bytes(&self) -> usize {
+        self.programs.iter().map(|p| p.heap_bytes()).sum()
+    }
+
+    /// Element count of a rank's buffer.
+    pub fn buffer_len(&self, rank: usize, buf: Buf) -> u64 {
+        match buf {
+            Buf::Input => self.collective.input_len(self.ranks, self.count, rank),
+            Buf::Output => self.collective.output_len(self.ranks, self.count, rank),
+            Buf::Scratch => self.programs[rank].scratch,
+        }
+    }
+
+    /// Size in bytes of one element.
+    pub fn elem_bytes(&self) -> u64 {
+        self.dtype.size()
+    }
+}

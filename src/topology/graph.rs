@@ -1,0 +1,260 @@
+//! Networks of hosts and switches given node by node and edge by edge: trees
+//! (the tree-broadcast paper's networks) and general graphs read from a file.
+//! Each edge has a bandwidth and latency per direction and is full duplex (two
+//! directed links) or half duplex (one link both directions share).
+
+use super::{check_bandwidth, check_latency, Link, LinkId, NodeId};
+use crate::error::Result;
+use crate::invalid;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// Takes part in collectives (holds a rank).
+    #[default]
+    Host,
+    /// Relays traffic only.
+    Switch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Duplex {
+    #[default]
+    Full,
+    Half,
+}
+
+/// A node as written in a topology file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    #[serde(default)]
+    pub kind: NodeKind,
+}
+
+/// An edge as written in a topology file. `bandwidth`/`latency` set both
+/// directions; `bandwidth_ab` etc. override one direction (a→b or b→a).
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeSpec {
+    pub a: String,
+    pub b: String,
+    pub bandwidth: Option<f64>,
+    pub latency: Option<f64>,
+    pub bandwidth_ab: Option<f64>,
+    pub bandwidth_ba: Option<f64>,
+    pub latency_ab: Option<f64>,
+    pub latency_ba: Option<f64>,
+    #[serde(default)]
+    pub duplex: Duplex,
+}
+
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub names: Vec<String>,
+    pub kinds: Vec<NodeKind>,
+    links: Vec<Link>,
+    /// Directed adjacency: (neighbour, link) sorted by link id.
+    adj: Vec<Vec<(NodeId, LinkId)>>,
+    /// `next[dst][src]`: the link src takes towards dst (`LinkId::MAX` when src == dst).
+    next: Vec<Vec<LinkId>>,
+}
+
+impl Graph {
+    /// Builds a network; with `tree` it must also be acyclic. Defaults fill
+    /// missing edge bandwidths and latencies.
+    pub fn new(
+        nodes: &[NodeSpec],
+        edges: &[EdgeSpec],
+        tree: bool,
+        default_bw: f64,
+        default_lat: f64,
+    ) -> Result<Graph> {
+        let what = if tree { "tree" } else { "graph" };
+        if nodes.is_empty() {
+            return Err(invalid!("{what}: no nodes"));
+        }
+        if nodes.len() > 8192 {
+            return Err(invalid!(
+                "{what}: {} nodes is more than the 8192 supported",
+                nodes.len()
+            ));
+        }
+        let mut index = HashMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if index.insert(n.name.as_str(), i as NodeId).is_some() {
+                return Err(invalid!("{what}: node '{}' is declared twice", n.name));
+            }
+        }
+        if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
+            return Err(invalid!("{what}: no node is a host"));
+        }
+        let lookup = |name: &str, e: usize| {
+            index
+                .get(name)
+                .copied()
+                .ok_or_else(|| invalid!("{what}: edge {e} names unknown node '{name}'"))
+        };
+        let mut links = Vec::new();
+        let mut adj = vec![Vec::new(); nodes.len()];
+        // Union-find to detect cycles in trees.
+        let mut parent: Vec<usize> = (0..nodes.len()).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for (e, spec) in edges.iter().enumerate() {
+            let a = lookup(&spec.a, e)?;
+            let b = lookup(&spec.b, e)?;
+            if a == b {
+                return Err(invalid!("{what}: edge {e} connects '{}' to itself", spec.a));
+            }
+            let (ra, rb) = (find(&mut parent, a as usize), find(&mut parent, b as usize));
+            if ra == rb && tree {
+                return Err(invalid!(
+                    "tree: edge {e} ('{}'-'{}') closes a cycle; a tree has exactly one path between two nodes",
+                    spec.a,
+                    spec.b
+                ));
+            }
+            parent[ra] = rb;
+            let bw_ab = spec.bandwidth_ab.or(spec.bandwidth).unwrap_or(default_bw);
+            let bw_ba = spec.bandwidth_ba.or(spec.bandwidth).unwrap_or(default_bw);
+            let lat_ab = spec.latency_ab.or(spec.latency).unwrap_or(default_lat);
+            let lat_ba = spec.latency_ba.or(spec.latency).unwrap_or(default_lat);
+            let field = format!("{what} edge {e} ('{}'-'{}')", spec.a, spec.b);
+            for bw in [bw_ab, bw_ba] {
+                check_bandwidth(&field, bw)?;
+            }
+            for lat in [lat_ab, lat_ba] {
+                check_latency(&field, lat)?;
+            }
+            let id = links.len() as LinkId;
+            links.push(Link {
+                from: a,
+                to: b,
+                bandwidth: bw_ab,
+                latency: lat_ab,
+            });
+            adj[a as usize].push((b, id));
+            match spec.duplex {
+                Duplex::Full => {
+                    links.push(Link {
+                        from: b,
+                        to: a,
+                        bandwidth: bw_ba,
+                        latency: lat_ba,
+                    });
+                    adj[b as usize].push((a, id + 1));
+                }
+                Duplex::Half => {
+                    if bw_ab != bw_ba {
+                        return Err(invalid!(
+                            "{field}: a half-duplex edge has one bandwidth shared by both directions"
+                        ));
+                    }
+                    adj[b as usize].push((a, id));
+                }
+            }
+        }
+        let roots = (0..nodes.len())
+            .filter(|&i| find(&mut parent, i) == i)
+            .count();
+        if roots > 1 {
+            let first = find(&mut parent, 0);
+            let stray = (0..nodes.len())
+                .find(|&i| find(&mut parent, i) != first)
+                .unwrap_or(0);
+            return Err(invalid!(
+                "{what}: disconnected: node '{}' cannot be reached from '{}'",
+                nodes[stray].name,
+                nodes[0].name
+            ));
+        }
+        let next = Self::next_hops(&adj);
+        Ok(Graph {
+            names: nodes.iter().map(|n| n.name.clone()).collect(),
+            kinds: nodes.iter().map(|n| n.kind).collect(),
+            links,
+            adj,
+            next,
+        })
+    }
+
+    /// For every destination, a breadth-first search backwards gives each node
+    /// its hop distance; a node's next link is the lowest-id link to a
+    /// neighbour one hop closer.
+    fn next_hops(adj: &[Vec<(NodeId, LinkId)>]) -> Vec<Vec<LinkId>> {
+        let n = adj.len();
+        let mut radj = vec![Vec::new(); n];
+        for (u, out) in adj.iter().enumerate() {
+            for &(v, _) in out {
+                radj[v as usize].push(u as NodeId);
+            }
+        }
+        let mut next = vec![vec![LinkId::MAX; n]; n];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for dst in 0..n {
+            dist.fill(u32::MAX);
+            dist[dst] = 0;
+            queue.push_back(dst);
+            while let Some(v) = queue.pop_front() {
+                for &u in &radj[v] {
+                    if dist[u as usize] == u32::MAX {
+                        dist[u as usize] = dist[v] + 1;
+                        queue.push_back(u as usize);
+                    }
+                }
+            }
+            for u in 0..n {
+                if u == dst || dist[u] == u32::MAX {
+                    continue;
+                }
+                next[dst][u] = adj[u]
+                    .iter()
+                    .filter(|&&(v, _)| dist[v as usize] + 1 == dist[u])
+                    .map(|&(_, l)| l)
+                    .min()
+                    .unwrap_or(LinkId::MAX);
+            }
+        }
+        next
+    }
+
+    pub fn num_nodes(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn links(&self) -> Vec<Link> {
+        self.links.clone()
+    }
+
+    pub fn hosts(&self) -> Vec<NodeId> {
+        (0..self.kinds.len() as NodeId)
+            .filter(|&i| self.kinds[i as usize] == NodeKind::Host)
+            .collect()
+    }
+
+    pub fn route_nodes(&self, a: NodeId, b: NodeId, out: &mut Vec<LinkId>) {
+        let mut cur = a;
+        while cur != b {
+            let l = self.next[b as usize][cur as usize];
+            out.push(l);
+            let link = &self.links[l as usize];
+            cur = if link.from == cur { link.to } else { link.from };
+        }
+    }
+
+    /// Neighbours of a node with the connecting link.
+    pub fn neighbours(&self, n: NodeId) -> &[(NodeId, LinkId)] {
+        &self.adj[n as usize]
+    }
+}

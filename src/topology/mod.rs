@@ -1,0 +1,291 @@
+//! Networks: nodes, directed links with their own bandwidth and latency, and
+//! routing. A route is the list of directed links a message crosses.
+//!
+//! Ranks (the processes a collective runs on) are mapped onto nodes by the
+//! topology: on a grid or hypercube rank r is node r; on Tofu rank r is the
+//! node at virtual-torus coordinate r; on trees and grids of sites ranks are the
+//! hosts in the order they are declared. Switches carry traffic but hold no rank.
+
+mod graph;
+mod grid;
+mod hypercube;
+mod sites;
+mod spec;
+mod tofu;
+
+pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
+pub use grid::{Grid, TorusTie};
+pub use hypercube::Hypercube;
+pub use sites::Sites;
+pub use spec::{parse_spec, parse_toml, TopologyFile};
+pub use tofu::Tofu;
+
+use crate::error::Result;
+use crate::invalid;
+use serde::Serialize;
+
+/// Index of a node (host or switch).
+pub type NodeId = u32;
+/// Index of a directed link.
+pub type LinkId = u32;
+
+/// Default link bandwidth for spec strings: 1 GB/s (10⁹ bytes per second).
+pub const DEFAULT_BANDWIDTH: f64 = 1e9;
+/// Default link latency for spec strings: 1 µs per hop.
+pub const DEFAULT_LATENCY: f64 = 1e-6;
+
+/// A directed link. A full-duplex cable is two of these; a half-duplex one is a
+/// single link that both directions' routes cross.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Link {
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Bytes per second.
+    pub bandwidth: f64,
+    /// Seconds.
+    pub latency: f64,
+}
+
+/// The shape of the rank space when it is a grid (mesh, torus, or Tofu's
+/// virtual 3D torus): what grid-aware algorithms such as A2AT work on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridShape {
+    pub dims: Vec<usize>,
+    pub wrap: Vec<bool>,
+}
+
+impl GridShape {
+    /// Coordinates of a rank (row-major, dimension 0 fastest).
+    pub fn coords(&self, rank: usize) -> Vec<usize> {
+        let mut rest = rank;
+        self.dims
+            .iter()
+            .map(|&d| {
+                let c = rest % d;
+                rest /= d;
+                c
+            })
+            .collect()
+    }
+
+    /// Rank at the given coordinates.
+    pub fn rank(&self, coords: &[usize]) -> usize {
+        coords
+            .iter()
+            .zip(&self.dims)
+            .rev()
+            .fold(0, |acc, (&c, &d)| acc * d + c)
+    }
+
+    pub fn size(&self) -> usize {
+        self.dims.iter().product()
+    }
+}
+
+/// Which family a topology belongs to, with its own parameters and routing.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Grid(Grid),
+    Hypercube(Hypercube),
+    Tofu(Tofu),
+    /// A tree-structured network (validated acyclic): routes are the unique paths.
+    Tree(Graph),
+    Sites(Sites),
+    /// Any connected graph: shortest-hop routes, ties to the lowest link id.
+    Graph(Graph),
+}
+
+/// A network with ranks placed on it.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// What the user wrote (spec string or file name), for reports.
+    pub name: String,
+    pub kind: Kind,
+    pub num_nodes: usize,
+    pub links: Vec<Link>,
+    /// Node of each rank.
+    pub rank_node: Vec<NodeId>,
+}
+
+impl Topology {
+    pub fn from_kind(name: impl Into<String>, kind: Kind) -> Topology {
+        let (num_nodes, links, rank_node) = match &kind {
+            Kind::Grid(g) => (
+                g.num_nodes(),
+                g.links(),
+                (0..g.num_nodes() as u32).collect(),
+            ),
+            Kind::Hypercube(h) => (
+                h.num_nodes(),
+                h.links(),
+                (0..h.num_nodes() as u32).collect(),
+            ),
+            Kind::Tofu(t) => (t.grid.num_nodes(), t.grid.links(), t.rank_nodes()),
+            Kind::Tree(g) | Kind::Graph(g) => (g.num_nodes(), g.links(), g.hosts()),
+            Kind::Sites(s) => (s.net.num_nodes(), s.net.links(), s.net.hosts()),
+        };
+        Topology {
+            name: name.into(),
+            kind,
+            num_nodes,
+            links,
+            rank_node,
+        }
+    }
+
+    /// Number of ranks (hosts).
+    pub fn num_ranks(&self) -> usize {
+        self.rank_node.len()
+    }
+
+    /// Appends to `out` the directed links from `src` rank to `dst` rank.
+    pub fn route(&self, src: usize, dst: usize, out: &mut Vec<LinkId>) {
+        let (a, b) = (self.rank_node[src], self.rank_node[dst]);
+        match &self.kind {
+            Kind::Grid(g) => g.route_nodes(a, b, out),
+            Kind::Hypercube(h) => h.route_nodes(a, b, out),
+            Kind::Tofu(t) => t.grid.route_nodes(a, b, out),
+            Kind::Tree(g) | Kind::Graph(g) => g.route_nodes(a, b, out),
+            Kind::Sites(s) => s.net.route_nodes(a, b, out),
+        }
+    }
+
+    /// Route by a signed offset per dimension (the A2AT paper's relative
+    /// destinations): the sign picks the direction, |offset| hops are taken,
+    /// through the wrap-around where the dimension wraps; on a dimension that does
+    /// not wrap the destination `(c + offset) mod n` is reached the only way there
+    /// is. Only grids (mesh/torus) take offsets. Returns the destination rank.
+    pub fn route_offset(&self, src: usize, offset: &[i64], out: &mut Vec<LinkId>) -> Result<usize> {
+        match &self.kind {
+            Kind::Grid(g) => g
+                .route_offset(src as NodeId, offset, out)
+                .map(|n| n as usize),
+            _ => Err(invalid!(
+                "topology {}: routes by signed offset need a mesh or torus",
+                self.name
+            )),
+        }
+    }
+
+    /// The rank space as a grid, when it is one.
+    pub fn grid_shape(&self) -> Option<GridShape> {
+        match &self.kind {
+            Kind::Grid(g) => Some(GridShape {
+                dims: g.dims.clone(),
+                wrap: g.wrap.clone(),
+            }),
+            Kind::Tofu(t) => Some(t.virtual_shape()),
+            _ => None,
+        }
+    }
+
+    /// Sets every link's bandwidth (bytes/s) and/or latency (s).
+    pub fn set_uniform_links(
+        &mut self,
+        bandwidth: Option<f64>,
+        latency: Option<f64>,
+    ) -> Result<()> {
+        if let Some(bw) = bandwidth {
+            check_bandwidth("--bandwidth", bw)?;
+        }
+        if let Some(lat) = latency {
+            check_latency("--latency", lat)?;
+        }
+        for l in &mut self.links {
+            if let Some(bw) = bandwidth {
+                l.bandwidth = bw;
+            }
+            if let Some(lat) = latency {
+                l.latency = lat;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the torus tie rule on grid topologies (no effect elsewhere).
+    pub fn set_torus_tie(&mut self, tie: TorusTie) {
+        match &mut self.kind {
+            Kind::Grid(g) => g.tie = tie,
+            Kind::Tofu(t) => t.grid.tie = tie,
+            _ => {}
+        }
+    }
+
+    /// One-line description for reports.
+    pub fn describe(&self) -> String {
+        let what = match &self.kind {
+            Kind::Grid(g) => g.describe(),
+            Kind::Hypercube(h) => format!("hypercube of dimension {}", h.dim),
+            Kind::Tofu(t) => t.describe(),
+            Kind::Tree(t) => format!(
+                "tree network of {} nodes ({} hosts)",
+                t.num_nodes(),
+                t.hosts().len()
+            ),
+            Kind::Sites(s) => s.describe(),
+            Kind::Graph(g) => format!(
+                "graph of {} nodes ({} hosts)",
+                g.num_nodes(),
+                g.hosts().len()
+            ),
+        };
+        format!(
+            "{what}: {} ranks, {} directed links",
+            self.num_ranks(),
+            self.links.len()
+        )
+    }
+
+    /// Checks that every rank can reach every other (used by the file loader;
+    /// grids and hypercubes are connected by construction).
+    pub fn check_connected(&self) -> Result<()> {
+        if self.num_nodes == 0 {
+            return Ok(());
+        }
+        let mut adj = vec![Vec::new(); self.num_nodes];
+        for l in &self.links {
+            adj[l.from as usize].push(l.to);
+        }
+        let start = self.rank_node.first().copied().unwrap_or(0);
+        let mut seen = vec![false; self.num_nodes];
+        let mut stack = vec![start];
+        seen[start as usize] = true;
+        while let Some(n) = stack.pop() {
+            for &m in &adj[n as usize] {
+                if !seen[m as usize] {
+                    seen[m as usize] = true;
+                    stack.push(m);
+                }
+            }
+        }
+        for (r, &n) in self.rank_node.iter().enumerate() {
+            if !seen[n as usize] {
+                return Err(invalid!(
+                    "topology {}: rank {r} (node {n}) is not connected to rank 0",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rejects a bandwidth that is not a positive finite number.
+pub(crate) fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
+    if !(bw.is_finite() && bw > 0.0) {
+        return Err(invalid!(
+            "{what}: bandwidth must be a positive number of bytes per second, got {bw}"
+        ));
+    }
+    Ok(())
+}
+
+/// Rejects a latency that is negative or not finite.
+pub(crate) fn check_latency(what: &str, lat: f64) -> Result<()> {
+    if !(lat.is_finite() && lat >= 0.0) {
+        return Err(invalid!(
+            "{what}: latency must be a non-negative number of seconds, got {lat}"
+        ));
+    }
+    Ok(())
+}

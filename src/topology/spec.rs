@@ -1,0 +1,176 @@
+//! Topologies from short spec strings (`torus:32x32`, `mesh:8x8`,
+//! `hypercube:4`, `tofu:4x3x4`) or from TOML files (see `examples/`).
+
+use super::{
+    EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
+    DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
+};
+use crate::error::{Error, Result};
+use crate::invalid;
+use serde::Deserialize;
+use std::path::Path;
+
+/// Parses a spec string, or reads a TOML file when the spec names one.
+pub fn parse_spec(spec: &str) -> Result<Topology> {
+    let spec = spec.trim();
+    if spec.ends_with(".toml") || Path::new(spec).is_file() {
+        let text = std::fs::read_to_string(spec)
+            .map_err(|e| Error::Io(format!("cannot read topology file '{spec}': {e}")))?;
+        return parse_toml(spec, &text);
+    }
+    let (family, shape) = spec.split_once(':').ok_or_else(|| {
+        invalid!("topology '{spec}' is neither a file nor a spec like torus:8x8, mesh:4x4, hypercube:4, tofu:2x3x2")
+    })?;
+    let dims = || parse_dims(spec, shape);
+    let kind = match family {
+        "torus" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![true; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "mesh" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![false; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "hypercube" => {
+            let n: usize = shape
+                .trim()
+                .parse()
+                .map_err(|_| invalid!("topology '{spec}': hypercube dimension '{shape}' is not a whole number"))?;
+            Kind::Hypercube(Hypercube::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "tofu" => {
+            let d = dims()?;
+            if d.len() != 3 {
+                return Err(invalid!("topology '{spec}': tofu takes X, Y and Z, like tofu:4x3x4"));
+            }
+            Kind::Tofu(Tofu::new([d[0], d[1], d[2]], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        other => {
+            return Err(invalid!(
+                "topology '{spec}': unknown family '{other}' (torus, mesh, hypercube, tofu, or a .toml file)"
+            ))
+        }
+    };
+    Ok(Topology::from_kind(spec, kind))
+}
+
+fn parse_dims(spec: &str, shape: &str) -> Result<Vec<usize>> {
+    let dims: Vec<usize> = shape
+        .split('x')
+        .map(|d| {
+            d.trim()
+                .parse::<usize>()
+                .map_err(|_| invalid!("topology '{spec}': size '{d}' is not a whole number"))
+        })
+        .collect::<Result<_>>()?;
+    if let Some(i) = dims.iter().position(|&d| d == 0) {
+        return Err(invalid!("topology '{spec}': dimension {i} has size 0"));
+    }
+    Ok(dims)
+}
+
+/// The TOML topology file. `kind` picks which of the other fields apply.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    pub kind: String,
+    /// mesh / torus / grid / tofu: sizes per dimension.
+    pub dims: Option<Vec<usize>>,
+    /// grid: which dimensions wrap.
+    pub wrap: Option<Vec<bool>>,
+    /// hypercube: dimension n.
+    pub dim: Option<usize>,
+    /// Link bandwidth in bytes/s (every link; trees/graphs: the default for edges).
+    pub bandwidth: Option<f64>,
+    /// Link latency in seconds.
+    pub latency: Option<f64>,
+    /// "plus" (default) or "simgrid".
+    pub torus_tie: Option<String>,
+    #[serde(default)]
+    pub node: Vec<NodeSpec>,
+    #[serde(default)]
+    pub edge: Vec<EdgeSpec>,
+    pub n0: Option<usize>,
+    pub n1: Option<usize>,
+    pub lan_bandwidth: Option<f64>,
+    pub lan_latency: Option<f64>,
+    pub wan_latency: Option<f64>,
+    /// b(P) for P = 1, 2, ... lanes, bytes/s per lane.
+    pub wan_lane_bandwidth: Option<Vec<f64>>,
+}
+
+/// Parses the text of a TOML topology file; `name` is used in messages.
+pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
+    let f: TopologyFile = toml::from_str(text).map_err(|e| {
+        invalid!(
+            "topology file '{name}': {}",
+            e.to_string().trim().replace('\n', " ")
+        )
+    })?;
+    let bw = f.bandwidth.unwrap_or(DEFAULT_BANDWIDTH);
+    let lat = f.latency.unwrap_or(DEFAULT_LATENCY);
+    let need = |field: &str| {
+        invalid!(
+            "topology file '{name}': kind '{}' needs field '{field}'",
+            f.kind
+        )
+    };
+    let dims = || f.dims.clone().ok_or_else(|| need("dims"));
+    let err = |e: Error| match e {
+        Error::Invalid(m) => invalid!("topology file '{name}': {m}"),
+        other => other,
+    };
+    let mut kind = match f.kind.as_str() {
+        "torus" | "mesh" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![f.kind == "torus"; n], bw, lat).map_err(err)?)
+        }
+        "grid" => Kind::Grid(Grid::new(dims()?, f.wrap.clone().ok_or_else(|| need("wrap"))?, bw, lat).map_err(err)?),
+        "hypercube" => Kind::Hypercube(Hypercube::new(f.dim.ok_or_else(|| need("dim"))?, bw, lat).map_err(err)?),
+        "tofu" => {
+            let d = dims()?;
+            if d.len() != 3 {
+                return Err(invalid!("topology file '{name}': tofu dims are [X, Y, Z]"));
+            }
+            Kind::Tofu(Tofu::new([d[0], d[1], d[2]], bw, lat).map_err(err)?)
+        }
+        "tree" => Kind::Tree(Graph::new(&f.node, &f.edge, true, bw, lat).map_err(err)?),
+        "graph" => Kind::Graph(Graph::new(&f.node, &f.edge, false, bw, lat).map_err(err)?),
+        "sites" => Kind::Sites(
+            Sites::new(
+                f.n0.ok_or_else(|| need("n0"))?,
+                f.n1.ok_or_else(|| need("n1"))?,
+                f.lan_bandwidth.ok_or_else(|| need("lan_bandwidth"))?,
+                f.lan_latency.unwrap_or(0.0),
+                f.wan_latency.ok_or_else(|| need("wan_latency"))?,
+                f.wan_lane_bandwidth.clone().ok_or_else(|| need("wan_lane_bandwidth"))?,
+            )
+            .map_err(err)?,
+        ),
+        other => {
+            return Err(invalid!(
+                "topology file '{name}': unknown kind '{other}' (torus, mesh, grid, hypercube, tofu, tree, graph, sites)"
+            ))
+        }
+    };
+    if let Some(tie) = &f.torus_tie {
+        let tie = match tie.as_str() {
+            "plus" => TorusTie::Plus,
+            "simgrid" => TorusTie::SimGrid,
+            other => {
+                return Err(invalid!(
+                    "topology file '{name}': torus_tie '{other}' is not plus or simgrid"
+                ))
+            }
+        };
+        if let Kind::Grid(g) = &mut kind {
+            g.tie = tie;
+        }
+    }
+    let topo = Topology::from_kind(name, kind);
+    topo.check_connected()?;
+    Ok(topo)
+}

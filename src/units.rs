@@ -1,0 +1,117 @@
+//! Units on the command line: byte sizes with binary or decimal suffixes, and
+//! byte counts printed for humans.
+
+use crate::error::Result;
+use crate::invalid;
+
+/// Parses a byte size: `1024`, `64KiB`, `1MiB`, `1GiB`, `2TiB`, `10kB`, `1MB`, `1GB`, `512B`.
+/// Binary suffixes are powers of 1024, decimal ones powers of 1000.
+pub fn parse_bytes(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let digits: String = digits.chars().filter(|&c| c != '_').collect();
+    if digits.is_empty() {
+        return Err(invalid!("size '{text}' does not start with a number"));
+    }
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| invalid!("size '{text}' is too large"))?;
+    let factor: u64 = match suffix.trim() {
+        "" | "B" | "b" => 1,
+        "KiB" | "K" | "k" => 1 << 10,
+        "MiB" | "M" => 1 << 20,
+        "GiB" | "G" => 1 << 30,
+        "TiB" | "T" => 1 << 40,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        other => {
+            return Err(invalid!(
+                "size '{text}' has unknown unit '{other}' (use B, KiB, MiB, GiB, TiB, kB, MB, GB)"
+            ))
+        }
+    };
+    value
+        .checked_mul(factor)
+        .ok_or_else(|| invalid!("size '{text}' overflows 64 bits"))
+}
+
+/// Formats a byte count with the largest binary unit that divides it exactly
+/// (so the text parses back to the same value).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (name, size) in UNITS {
+        if bytes >= size && bytes % size == 0 {
+            return format!("{}{}", bytes / size, name);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// Parses a list or range of sizes: `8B..64MiB` (powers of two between the ends,
+/// inclusive) or `1KiB,4KiB,1MiB`.
+pub fn parse_size_list(text: &str) -> Result<Vec<u64>> {
+    if let Some((lo, hi)) = text.split_once("..") {
+        let lo = parse_bytes(lo)?;
+        let hi = parse_bytes(hi)?;
+        if lo == 0 || lo > hi {
+            return Err(invalid!(
+                "size range '{text}' must go from a positive size up to a larger one"
+            ));
+        }
+        let mut sizes = Vec::new();
+        let mut s = lo;
+        while s <= hi {
+            sizes.push(s);
+            match s.checked_mul(2) {
+                Some(next) => s = next,
+                None => break,
+            }
+        }
+        Ok(sizes)
+    } else {
+        text.split(',').map(parse_bytes).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_suffixes() {
+        assert_eq!(parse_bytes("1024").unwrap(), 1024);
+        assert_eq!(parse_bytes("64KiB").unwrap(), 65536);
+        assert_eq!(parse_bytes("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("1GB").unwrap(), 1_000_000_000);
+        assert_eq!(parse_bytes("16B").unwrap(), 16);
+        assert!(parse_bytes("abc").is_err());
+        assert!(parse_bytes("1XB").is_err());
+        assert!(parse_bytes("99999999999999999999").is_err());
+        assert!(parse_bytes("20000000TiB").is_err());
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for b in [0u64, 1, 1000, 1024, 65536, 3 << 20, 1 << 30] {
+            assert_eq!(parse_bytes(&format_bytes(b)).unwrap(), b);
+        }
+    }
+
+    #[test]
+    fn size_ranges() {
+        assert_eq!(parse_size_list("8B..64B").unwrap(), vec![8, 16, 32, 64]);
+        assert_eq!(parse_size_list("1KiB,2KiB").unwrap(), vec![1024, 2048]);
+        assert!(parse_size_list("64B..8B").is_err());
+    }
+}
