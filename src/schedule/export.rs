@@ -31,6 +31,8 @@ struct JsonSchedule {
     dtype: Dtype,
     op: ReduceOp,
     algorithm: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    offsets: Vec<Vec<i64>>,
     programs: Vec<JsonProgram>,
 }
 
@@ -44,6 +46,7 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
         dtype: s.dtype,
         op: s.op,
         algorithm: s.algorithm.clone(),
+        offsets: s.offsets.clone(),
         programs: s
             .programs
             .iter()
@@ -110,7 +113,9 @@ pub fn to_goal(s: &Schedule, out: &mut dyn Write) -> Result<()> {
         let _ = writeln!(text, "\nrank {rank} {{");
         for (i, op) in prog.ops.iter().enumerate() {
             let _ = match op {
-                Op::Send { peer, tag, region } => {
+                Op::Send {
+                    peer, tag, region, ..
+                } => {
                     writeln!(
                         text,
                         "l{i}: send {}b to {peer} tag {tag}",

@@ -64,12 +64,24 @@ impl Region {
     }
 }
 
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 /// One operation of a rank's program.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Op {
-    /// Send a region to `peer`.
-    Send { peer: u32, tag: u32, region: Region },
+    /// Send a region to `peer`. `route` 0 takes the topology's default route;
+    /// k > 0 takes the signed-offset route `Schedule::offsets[k-1]` (grids only),
+    /// which the simulator checks leads to `peer`.
+    Send {
+        peer: u32,
+        tag: u32,
+        region: Region,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        route: u32,
+    },
     /// Receive from `peer` into a region; with `combine`, `dst = dst ∘ received`.
     Recv {
         peer: u32,
@@ -92,7 +104,9 @@ impl Op {
             format!("{:?}[{}..{}]", r.buf, r.offset, r.end()).to_lowercase()
         }
         match self {
-            Op::Send { peer, tag, region } => {
+            Op::Send {
+                peer, tag, region, ..
+            } => {
                 format!("send {} to rank {peer} tag {tag}", r(region))
             }
             Op::Recv {
@@ -180,6 +194,9 @@ pub struct Schedule {
     /// The algorithm that made it.
     pub algorithm: String,
     pub programs: Vec<Program>,
+    /// Signed per-dimension offsets that sends may name as their route
+    /// (see [`Op::Send`]); shared by all ranks.
+    pub offsets: Vec<Vec<i64>>,
 }
 
 impl Schedule {
@@ -200,7 +217,18 @@ impl Schedule {
             op,
             algorithm: algorithm.to_string(),
             programs: vec![Program::default(); ranks],
+            offsets: Vec::new(),
         }
+    }
+
+    /// The route id to put in [`Op::Send::route`] for a signed offset,
+    /// adding it to the table if it is new.
+    pub fn offset_route(&mut self, offset: &[i64]) -> u32 {
+        if let Some(i) = self.offsets.iter().position(|o| o == offset) {
+            return i as u32 + 1;
+        }
+        self.offsets.push(offset.to_vec());
+        self.offsets.len() as u32
     }
 
     /// Total operations over all ranks.

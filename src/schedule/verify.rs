@@ -252,6 +252,15 @@ fn check_structure(s: &Schedule) -> Result<()> {
             }
             match op {
                 Op::Send { peer, region, .. } | Op::Recv { peer, region, .. } => {
+                    if let Op::Send { route, .. } = op {
+                        if *route as usize > s.offsets.len() {
+                            return Err(verr(format!(
+                                "rank {rank} op {i} ({}): route {route} is not in the schedule's {} offsets",
+                                op.describe(),
+                                s.offsets.len()
+                            )));
+                        }
+                    }
                     if *peer as usize >= s.ranks {
                         return Err(verr(format!(
                             "rank {rank} op {i} ({}): peer {peer} is not a rank",
@@ -512,7 +521,9 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
     while let Some((rank, i)) = ready.pop() {
         let r = rank as usize;
         match s.programs[r].ops[i as usize] {
-            Op::Send { peer, tag, region } => {
+            Op::Send {
+                peer, tag, region, ..
+            } => {
                 let pieces = bufs[r][region.buf as usize]
                     .read(region.offset, region.count)
                     .map_err(|at| undefined(r, i, "sends", region.buf, at))?;

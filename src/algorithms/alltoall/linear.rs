@@ -35,6 +35,7 @@ fn build(req: &Request) -> Result<Schedule> {
                     peer: to as u32,
                     tag: 0,
                     region: Region::input(to as u64 * b, b),
+                    route: 0,
                 },
                 &[],
             );

@@ -49,6 +49,7 @@ fn build(req: &Request) -> Result<Schedule> {
                         peer: child as u32,
                         tag: 0,
                         region: all,
+                        route: 0,
                     },
                     &deps,
                 );
