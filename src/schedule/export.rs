@@ -87,6 +87,7 @@ pub fn from_json(text: &str) -> Result<Schedule> {
         doc.op,
         &doc.algorithm,
     );
+    s.offsets = doc.offsets;
     for (prog, jp) in s.programs.iter_mut().zip(doc.programs) {
         *prog = Program {
             scratch: jp.scratch,

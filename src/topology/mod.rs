@@ -243,8 +243,10 @@ impl Topology {
             return Ok(());
         }
         let mut adj = vec![Vec::new(); self.num_nodes];
+        // Half-duplex links serve both directions, so connectivity is undirected.
         for l in &self.links {
             adj[l.from as usize].push(l.to);
+            adj[l.to as usize].push(l.from);
         }
         let start = self.rank_node.first().copied().unwrap_or(0);
         let mut seen = vec![false; self.num_nodes];
