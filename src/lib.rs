@@ -12,3 +12,4 @@ pub use error::{Error, Result};
 pub mod algorithms;
 pub mod cli;
 pub mod schedule;
+pub mod sim;

@@ -3,7 +3,10 @@
 use std::process::Command;
 
 fn topocoll(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_topocoll")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -15,32 +18,115 @@ fn topocoll(args: &[&str]) -> (i32, String, String) {
 fn list_names_everything() {
     let (code, out, _) = topocoll(&["list"]);
     assert_eq!(code, 0);
-    for word in ["torus:32x32", "tofu:4x3x4", "hypercube:4", "reduce_scatter", "linear", "binomial", "ring"] {
+    for word in [
+        "torus:32x32",
+        "tofu:4x3x4",
+        "hypercube:4",
+        "reduce_scatter",
+        "linear",
+        "binomial",
+        "ring",
+    ] {
         assert!(out.contains(word), "list lacks {word}");
     }
 }
 
 #[test]
 fn verify_succeeds_with_exit_0() {
-    let (code, out, err) =
-        topocoll(&["verify", "--topology", "torus:4x4", "--collective", "alltoall", "--algorithm", "linear", "--size", "1KiB"]);
+    let (code, out, err) = topocoll(&[
+        "verify",
+        "--topology",
+        "torus:4x4",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear",
+        "--size",
+        "1KiB",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("ok: alltoall linear on torus 4x4"), "{out}");
-    let (code, _, err) = topocoll(&["verify", "--ranks", "5", "-c", "bcast", "-a", "binomial", "--root", "3", "--size", "100"]);
+    let (code, _, err) = topocoll(&[
+        "verify", "--ranks", "5", "-c", "bcast", "-a", "binomial", "--root", "3", "--size", "100",
+    ]);
     assert_eq!(code, 0, "{err}");
 }
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     for args in [
-        vec!["verify", "--topology", "torus:0x4", "-c", "alltoall", "-a", "linear"],
-        vec!["verify", "--topology", "torus:4x4", "-c", "alltoall", "-a", "nosuch"],
-        vec!["verify", "--topology", "torus:4x4", "-c", "nosuch", "-a", "linear"],
-        vec!["verify", "--topology", "torus:4x4", "-c", "alltoall", "-a", "linear", "--size", "12QB"],
-        vec!["verify", "--topology", "torus:4x4", "-c", "bcast", "-a", "binomial", "--root", "16"],
-        vec!["verify", "--topology", "torus:4x4", "-c", "allreduce", "-a", "ring", "--size", "12"],
+        vec![
+            "verify",
+            "--topology",
+            "torus:0x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "nosuch",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "nosuch",
+            "-a",
+            "linear",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--size",
+            "12QB",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--root",
+            "16",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "12",
+        ],
         vec!["verify", "-c", "allreduce", "-a", "ring"],
-        vec!["schedule", "--ranks", "4", "-c", "allreduce", "-a", "ring", "--format", "xml"],
+        vec![
+            "schedule",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--format",
+            "xml",
+        ],
         vec!["verify", "--schedule", "/nonexistent.json"],
     ] {
         let (code, out, err) = topocoll(&args);
@@ -60,7 +146,18 @@ fn schedule_writes_json_and_goal_and_verify_reads_json_back() {
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("s.json");
     let (code, _, err) = topocoll(&[
-        "schedule", "--ranks", "6", "-c", "allreduce", "-a", "ring", "--size", "48", "--format", "json", "-o",
+        "schedule",
+        "--ranks",
+        "6",
+        "-c",
+        "allreduce",
+        "-a",
+        "ring",
+        "--size",
+        "48",
+        "--format",
+        "json",
+        "-o",
         json.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
@@ -68,12 +165,20 @@ fn schedule_writes_json_and_goal_and_verify_reads_json_back() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("ok: schedule"));
     // Break it: retag one message. Verification fails with exit 1 and says where.
-    let text = std::fs::read_to_string(&json).unwrap().replacen("\"tag\":0", "\"tag\":77", 1);
+    let text = std::fs::read_to_string(&json)
+        .unwrap()
+        .replacen("\"tag\":0", "\"tag\":77", 1);
     std::fs::write(&json, text).unwrap();
     let (code, _, err) = topocoll(&["verify", "--schedule", json.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("verification failed") && err.contains("tag"), "{err}");
-    let (code, out, _) = topocoll(&["schedule", "--ranks", "2", "-c", "bcast", "-a", "binomial", "--size", "4", "--format", "goal"]);
+    assert!(
+        err.contains("verification failed") && err.contains("tag"),
+        "{err}"
+    );
+    let (code, out, _) = topocoll(&[
+        "schedule", "--ranks", "2", "-c", "bcast", "-a", "binomial", "--size", "4", "--format",
+        "goal",
+    ]);
     assert_eq!(code, 0);
     assert_eq!(out, "num_ranks 2\n\nrank 0 {\nl0: send 4b to 1 tag 0\n}\n\nrank 1 {\nl0: recv 4b from 0 tag 0\n}\n");
     std::fs::remove_dir_all(&dir).ok();

@@ -4,7 +4,13 @@ use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::schedule::{self, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::{parse_spec, parse_toml, Kind, Topology};
 
-fn request(c: Collective, p: usize, bytes: u64, dtype: Dtype, topo: Option<&Topology>) -> Request<'_> {
+fn request(
+    c: Collective,
+    p: usize,
+    bytes: u64,
+    dtype: Dtype,
+    topo: Option<&Topology>,
+) -> Request<'_> {
     Request::new(c, p, bytes, dtype, ReduceOp::Sum, topo).unwrap()
 }
 
@@ -26,7 +32,11 @@ fn first_algorithms_verify_for_every_p_up_to_64() {
                 };
                 for root in roots {
                     let c = collective_for(a.collective, root);
-                    let dtype = if c.is_reduction() { Dtype::F64 } else { Dtype::U8 };
+                    let dtype = if c.is_reduction() {
+                        Dtype::F64
+                    } else {
+                        Dtype::U8
+                    };
                     let req = request(c, p, elems * dtype.size(), dtype, None);
                     let s = (a.build)(&req).unwrap();
                     verify(&s).unwrap_or_else(|e| panic!("{alg} P={p} n={elems} root={root}: {e}"));
@@ -37,10 +47,19 @@ fn first_algorithms_verify_for_every_p_up_to_64() {
 }
 
 fn all_kinds() -> Vec<Topology> {
-    let mut t: Vec<Topology> = ["torus:4x4", "mesh:3x5", "torus:2x3x4", "mesh:7", "hypercube:3", "hypercube:0", "tofu:1x1x1", "tofu:2x1x2"]
-        .iter()
-        .map(|s| parse_spec(s).unwrap())
-        .collect();
+    let mut t: Vec<Topology> = [
+        "torus:4x4",
+        "mesh:3x5",
+        "torus:2x3x4",
+        "mesh:7",
+        "hypercube:3",
+        "hypercube:0",
+        "tofu:1x1x1",
+        "tofu:2x1x2",
+    ]
+    .iter()
+    .map(|s| parse_spec(s).unwrap())
+    .collect();
     for f in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples")).unwrap() {
         let path = f.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
@@ -68,10 +87,19 @@ fn first_algorithms_verify_on_every_topology_kind() {
     for t in &topos {
         for (c, alg) in [
             (Collective::Alltoall, "linear"),
-            (Collective::Bcast { root: (t.num_ranks() as u32) / 2 }, "binomial"),
+            (
+                Collective::Bcast {
+                    root: (t.num_ranks() as u32) / 2,
+                },
+                "binomial",
+            ),
             (Collective::Allreduce, "ring"),
         ] {
-            let dtype = if c.is_reduction() { Dtype::F32 } else { Dtype::U8 };
+            let dtype = if c.is_reduction() {
+                Dtype::F32
+            } else {
+                Dtype::U8
+            };
             let req = request(c, t.num_ranks(), 12, dtype, Some(t));
             let s = algorithms::build(alg, &req).unwrap();
             verify(&s).unwrap_or_else(|e| panic!("{alg} on {}: {e}", t.name));
@@ -105,10 +133,19 @@ fn err(s: &Schedule) -> String {
 fn verifier_catches_a_dropped_send() {
     let mut s = ring4();
     // Rank 2's first send becomes a no-op: rank 3's first receive never gets its message.
-    rewrite(&mut s, 2, |i, op, d| if i == 0 { vec![(Op::Compute { seconds: 0.0 }, d)] } else { vec![(op, d)] });
+    rewrite(&mut s, 2, |i, op, d| {
+        if i == 0 {
+            vec![(Op::Compute { seconds: 0.0 }, d)]
+        } else {
+            vec![(op, d)]
+        }
+    });
     let e = err(&s);
     assert!(e.contains("deadlock"), "{e}");
-    assert!(e.contains("rank 3 op 1 waits for a message from rank 2 tag 0"), "{e}");
+    assert!(
+        e.contains("rank 3 op 1 waits for a message from rank 2 tag 0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -117,7 +154,16 @@ fn verifier_catches_a_duplicated_contribution() {
     // Rank 0 combines its own chunk 0 once more into itself: its contribution counts twice.
     rewrite(&mut s, 0, |i, op, d| {
         if i == 0 {
-            vec![(Op::Copy { src: Region::output(0, 1), dst: Region::scratch(0, 1) }, vec![]), (op, d)]
+            vec![
+                (
+                    Op::Copy {
+                        src: Region::output(0, 1),
+                        dst: Region::scratch(0, 1),
+                    },
+                    vec![],
+                ),
+                (op, d),
+            ]
         } else {
             vec![(op, d)]
         }
@@ -127,11 +173,21 @@ fn verifier_catches_a_duplicated_contribution() {
     let mut prog = schedule::Program::default();
     prog.scratch = 1;
     for (i, op) in old.ops.iter().enumerate() {
-        let deps: Vec<u32> = if i == 0 { vec![] } else { old.deps(i).iter().map(|d| d + 1).chain([0]).collect() };
+        let deps: Vec<u32> = if i == 0 {
+            vec![]
+        } else {
+            old.deps(i).iter().map(|d| d + 1).chain([0]).collect()
+        };
         prog.push(*op, &deps);
     }
     let last = prog.len() as u32 - 1;
-    prog.push(Op::Combine { src: Region::scratch(0, 1), dst: Region::output(0, 1) }, &[last, last - 1]);
+    prog.push(
+        Op::Combine {
+            src: Region::scratch(0, 1),
+            dst: Region::output(0, 1),
+        },
+        &[last, last - 1],
+    );
     s.programs[0] = prog;
     let e = err(&s);
     assert!(e.contains("rank 0 output element 0"), "{e}");
@@ -142,11 +198,27 @@ fn verifier_catches_a_duplicated_contribution() {
 fn verifier_catches_a_swapped_tag() {
     let mut s = ring4();
     rewrite(&mut s, 1, |i, op, d| match op {
-        Op::Send { peer, region, route, .. } if i == 2 => vec![(Op::Send { peer, tag: 99, region, route }, d)],
+        Op::Send {
+            peer,
+            region,
+            route,
+            ..
+        } if i == 2 => vec![(
+            Op::Send {
+                peer,
+                tag: 99,
+                region,
+                route,
+            },
+            d,
+        )],
         _ => vec![(op, d)],
     });
     let e = err(&s);
-    assert!(e.contains("rank 2 op 3 waits for a message from rank 1 tag 1"), "{e}");
+    assert!(
+        e.contains("rank 2 op 3 waits for a message from rank 1 tag 1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -155,13 +227,51 @@ fn verifier_catches_a_deadlock() {
     let mut s = req.schedule("handmade");
     let all = Region::output(0, 8);
     // Each rank waits to receive before it sends: a cycle.
-    let r0 = s.programs[0].push(Op::Recv { peer: 1, tag: 5, region: Region::output(0, 8), combine: false }, &[]);
-    s.programs[0].push(Op::Send { peer: 1, tag: 6, region: all, route: 0 }, &[r0]);
-    let r1 = s.programs[1].push(Op::Recv { peer: 0, tag: 6, region: all, combine: false }, &[]);
-    s.programs[1].push(Op::Send { peer: 0, tag: 5, region: all, route: 0 }, &[r1]);
+    let r0 = s.programs[0].push(
+        Op::Recv {
+            peer: 1,
+            tag: 5,
+            region: Region::output(0, 8),
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 6,
+            region: all,
+            route: 0,
+        },
+        &[r0],
+    );
+    let r1 = s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 6,
+            region: all,
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Send {
+            peer: 0,
+            tag: 5,
+            region: all,
+            route: 0,
+        },
+        &[r1],
+    );
     let e = err(&s);
-    assert!(e.contains("deadlock: 4 of 4 operations can never run"), "{e}");
-    assert!(e.contains("rank 0 op 0 waits for a message from rank 1 tag 5"), "{e}");
+    assert!(
+        e.contains("deadlock: 4 of 4 operations can never run"),
+        "{e}"
+    );
+    assert!(
+        e.contains("rank 0 op 0 waits for a message from rank 1 tag 5"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -170,17 +280,40 @@ fn verifier_catches_missing_data_and_wrong_blocks() {
     let req = request(Collective::Alltoall, 3, 2, Dtype::U8, None);
     let mut s = algorithms::build("linear", &req).unwrap();
     rewrite(&mut s, 0, |_, op, d| match op {
-        Op::Send { peer: 1, tag, route, .. } => vec![(Op::Send { peer: 1, tag, region: Region::input(4, 2), route }, d)],
+        Op::Send {
+            peer: 1,
+            tag,
+            route,
+            ..
+        } => vec![(
+            Op::Send {
+                peer: 1,
+                tag,
+                region: Region::input(4, 2),
+                route,
+            },
+            d,
+        )],
         _ => vec![(op, d)],
     });
     let e = err(&s);
-    assert!(e.contains("rank 1 output element 0: expected rank 0 element 2, found rank 0 element 4"), "{e}");
+    assert!(
+        e.contains("rank 1 output element 0: expected rank 0 element 2, found rank 0 element 4"),
+        "{e}"
+    );
     // An allreduce in which rank 3 skips its last receive: element missing contributions.
     let mut s = ring4();
     let n = s.programs[3].len();
-    rewrite(&mut s, 3, |i, op, d| if i == n - 1 { vec![] } else { vec![(op, d)] });
+    rewrite(
+        &mut s,
+        3,
+        |i, op, d| if i == n - 1 { vec![] } else { vec![(op, d)] },
+    );
     let e = err(&s);
-    assert!(e.contains("never receives") || e.contains("no data") || e.contains("missing"), "{e}");
+    assert!(
+        e.contains("never receives") || e.contains("no data") || e.contains("missing"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -190,8 +323,24 @@ fn verifier_catches_races_and_bad_structure() {
     for r in 0..2u32 {
         let prog = &mut s.programs[r as usize];
         prog.scratch = 2;
-        prog.push(Op::Send { peer: 1 - r, tag: 0, region: Region::output(0, 2), route: 0 }, &[]);
-        prog.push(Op::Recv { peer: 1 - r, tag: 0, region: Region::output(0, 2), combine: true }, &[]);
+        prog.push(
+            Op::Send {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::output(0, 2),
+                route: 0,
+            },
+            &[],
+        );
+        prog.push(
+            Op::Recv {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::output(0, 2),
+                combine: true,
+            },
+            &[],
+        );
     }
     let e = err(&s);
     assert!(e.contains("race on output element 0"), "{e}");
@@ -201,23 +350,79 @@ fn verifier_catches_races_and_bad_structure() {
     assert!(err(&s).contains("depends on op 1, which is not an earlier operation"));
     // A region past the buffer.
     let mut s = req.schedule("oob");
-    s.programs[0].push(Op::Send { peer: 1, tag: 0, region: Region::output(1, 2), route: 0 }, &[]);
-    assert!(err(&s).contains("ends past the Output buffer's 2 elements"), "{}", err(&s));
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(1, 2),
+            route: 0,
+        },
+        &[],
+    );
+    assert!(
+        err(&s).contains("ends past the Output buffer's 2 elements"),
+        "{}",
+        err(&s)
+    );
     // A peer that is not a rank.
     let mut s = req.schedule("peer");
-    s.programs[0].push(Op::Send { peer: 7, tag: 0, region: Region::output(0, 1), route: 0 }, &[]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 7,
+            tag: 0,
+            region: Region::output(0, 1),
+            route: 0,
+        },
+        &[],
+    );
     assert!(err(&s).contains("peer 7 is not a rank"));
     // Two unordered receives with the same peer and tag.
     let mut s = req.schedule("keys");
     s.programs[0].scratch = 2;
-    s.programs[0].push(Op::Recv { peer: 1, tag: 3, region: Region::scratch(0, 1), combine: false }, &[]);
-    s.programs[0].push(Op::Recv { peer: 1, tag: 3, region: Region::scratch(1, 1), combine: false }, &[]);
+    s.programs[0].push(
+        Op::Recv {
+            peer: 1,
+            tag: 3,
+            region: Region::scratch(0, 1),
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Recv {
+            peer: 1,
+            tag: 3,
+            region: Region::scratch(1, 1),
+            combine: false,
+        },
+        &[],
+    );
     assert!(err(&s).contains("share peer and tag but are not ordered"));
     // Size mismatch between a send and its receive.
     let mut s = request(Collective::Bcast { root: 0 }, 2, 4, Dtype::U8, None).schedule("sizes");
-    s.programs[0].push(Op::Send { peer: 1, tag: 0, region: Region::output(0, 4), route: 0 }, &[]);
-    s.programs[1].push(Op::Recv { peer: 0, tag: 0, region: Region::output(0, 3), combine: false }, &[]);
-    assert!(err(&s).contains("expects 3 elements but rank 0 op 0 sends 4"), "{}", err(&s));
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 4),
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: Region::output(0, 3),
+            combine: false,
+        },
+        &[],
+    );
+    assert!(
+        err(&s).contains("expects 3 elements but rank 0 op 0 sends 4"),
+        "{}",
+        err(&s)
+    );
 }
 
 #[test]
@@ -235,7 +440,10 @@ fn json_round_trip_and_goal_export() {
     schedule::to_goal(&ring4(), &mut goal).unwrap();
     let text = String::from_utf8(goal).unwrap();
     assert!(text.starts_with("num_ranks 4\n"));
-    assert!(text.contains("rank 0 {\nl0: send 8b to 1 tag 0\nl1: recv 8b from 3 tag 0\n"), "{text}");
+    assert!(
+        text.contains("rank 0 {\nl0: send 8b to 1 tag 0\nl1: recv 8b from 3 tag 0\n"),
+        "{text}"
+    );
     assert!(text.contains("l2 requires l0\nl2 requires l1\n"));
     assert!(schedule::from_json("{\"collective\": 5}").is_err());
 }
@@ -263,7 +471,12 @@ fn tofu_virtual_torus_keeps_neighbours_neighbours() {
                             let q = shape.rank(&n);
                             route.clear();
                             t.route(r, q, &mut route);
-                            assert_eq!(route.len(), 1, "tofu {x}x{y}x{z}: virtual {c:?} -> {n:?} takes {} hops", route.len());
+                            assert_eq!(
+                                route.len(),
+                                1,
+                                "tofu {x}x{y}x{z}: virtual {c:?} -> {n:?} takes {} hops",
+                                route.len()
+                            );
                             let l = &t.links[route[0] as usize];
                             assert_eq!((l.from, l.to), (t.rank_node[r], t.rank_node[q]));
                         }
@@ -273,7 +486,10 @@ fn tofu_virtual_torus_keeps_neighbours_neighbours() {
         }
     }
     // The example: tofu:4x3x4 is the virtual torus 8x9x8.
-    assert_eq!(parse_spec("tofu:4x3x4").unwrap().grid_shape().unwrap().dims, vec![8, 9, 8]);
+    assert_eq!(
+        parse_spec("tofu:4x3x4").unwrap().grid_shape().unwrap().dims,
+        vec![8, 9, 8]
+    );
 }
 
 #[test]
@@ -295,7 +511,11 @@ fn routes_are_connected_paths_on_every_kind() {
                         link.from
                     };
                 }
-                assert_eq!(at, t.rank_node[b], "{}: route {a}->{b} ends elsewhere", t.name);
+                assert_eq!(
+                    at, t.rank_node[b],
+                    "{}: route {a}->{b} ends elsewhere",
+                    t.name
+                );
             }
         }
     }
@@ -306,7 +526,10 @@ fn hypercube_routes_lowest_bit_first() {
     let t = parse_spec("hypercube:3").unwrap();
     let mut route = Vec::new();
     t.route(0, 7, &mut route);
-    let hops: Vec<(u32, u32)> = route.iter().map(|&l| (t.links[l as usize].from, t.links[l as usize].to)).collect();
+    let hops: Vec<(u32, u32)> = route
+        .iter()
+        .map(|&l| (t.links[l as usize].from, t.links[l as usize].to))
+        .collect();
     assert_eq!(hops, vec![(0, 1), (1, 3), (3, 7)]);
 }
 
@@ -359,15 +582,43 @@ fn bad_topologies_are_clear_errors() {
 
 #[test]
 fn bad_requests_are_clear_errors() {
-    let e = Request::new(Collective::Allreduce, 4, 12, Dtype::F64, ReduceOp::Sum, None).unwrap_err();
+    let e = Request::new(
+        Collective::Allreduce,
+        4,
+        12,
+        Dtype::F64,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("not a whole number of f64 elements"));
-    let e = Request::new(Collective::Bcast { root: 4 }, 4, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
+    let e = Request::new(
+        Collective::Bcast { root: 4 },
+        4,
+        8,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("--root 4 is not a rank"));
-    let e = Request::new(Collective::Alltoall, 1 << 20, 1 << 40, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
+    let e = Request::new(
+        Collective::Alltoall,
+        1 << 20,
+        1 << 40,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("larger than 2^50"));
     let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
     assert!(e.to_string().contains("at least 1"));
-    assert!(algorithms::find("alltoall", "nope").err().unwrap().to_string().contains("one of: linear"));
+    assert!(algorithms::find("alltoall", "nope")
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("one of: linear"));
     assert!(ReduceOp::parse("bxor", Dtype::F32).is_err());
 }
 
@@ -381,7 +632,11 @@ fn alltoall_1024_ranks_is_compact() {
     let s = algorithms::build("linear", &req).unwrap();
     let built = t0.elapsed().as_secs_f64();
     assert_eq!(s.num_transfers(), 1024 * 1023);
-    assert!(s.heap_bytes() < 256 << 20, "schedule takes {} bytes", s.heap_bytes());
+    assert!(
+        s.heap_bytes() < 256 << 20,
+        "schedule takes {} bytes",
+        s.heap_bytes()
+    );
     let report = verify(&s).unwrap();
     assert_eq!(report.bytes_moved, 1024 * 1023 * 1024);
     // Generous bound: the machine is shared; docs/PERFORMANCE.md has the real figure.

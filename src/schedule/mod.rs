@@ -13,6 +13,7 @@
 
 mod collective;
 mod export;
+mod graph;
 mod verify;
 
 pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIVES};
@@ -22,6 +23,7 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
 }
 pub use export::{from_json, to_goal, to_json};
+pub use graph::{dependency_counts, match_messages, Successors};
 pub use verify::{verify, VerifyReport};
 
 use serde::{Deserialize, Serialize};

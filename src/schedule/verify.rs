@@ -19,7 +19,10 @@
 //! 4. outputs: every constrained output element holds exactly the expected
 //!    contributions, each exactly once.
 
-use super::{Buf, Collective, Op, OpId, Program, Region, Schedule, Term};
+use super::{
+    dependency_counts, Buf, Collective, Expect, Op, OpId, Program, Region, Schedule, Successors,
+    Term,
+};
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -419,40 +422,15 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
             }
         }
     }
-    // Successor lists and remaining-dependency counts.
-    let mut remaining: Vec<Vec<u32>> = Vec::with_capacity(p);
-    let mut succ_start: Vec<Vec<u32>> = Vec::with_capacity(p);
-    let mut succ: Vec<Vec<OpId>> = Vec::with_capacity(p);
+    let succ: Vec<Successors> = s.programs.iter().map(Successors::new).collect();
+    let mut remaining: Vec<Vec<u32>> = s.programs.iter().map(dependency_counts).collect();
     let mut ready: Vec<(u32, OpId)> = Vec::new();
-    for (rank, prog) in s.programs.iter().enumerate() {
-        let n = prog.len();
-        let mut rem = vec![0u32; n];
-        let mut count = vec![0u32; n + 1];
-        for (i, r) in rem.iter_mut().enumerate() {
-            *r = prog.deps(i).len() as u32;
-            for &d in prog.deps(i) {
-                count[d as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            count[i + 1] += count[i];
-        }
-        let mut fill = count.clone();
-        let mut list = vec![0; count[n] as usize];
-        for i in 0..n {
-            for &d in prog.deps(i) {
-                list[fill[d as usize] as usize] = i as OpId;
-                fill[d as usize] += 1;
-            }
-        }
+    for (rank, rem) in remaining.iter().enumerate() {
         for (i, &r) in rem.iter().enumerate().rev() {
             if r == 0 {
                 ready.push((rank as u32, i as OpId));
             }
         }
-        remaining.push(rem);
-        succ_start.push(count);
-        succ.push(list);
     }
 
     let mut messages: FxHashMap<(u32, u32, u32), VecDeque<Message>> = FxHashMap::default();
@@ -473,8 +451,7 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
         ($rank:expr, $i:expr) => {{
             let (rank, i) = ($rank as usize, $i as usize);
             done += 1;
-            for k in succ_start[rank][i]..succ_start[rank][i + 1] {
-                let j = succ[rank][k as usize];
+            for &j in succ[rank].of(i) {
                 remaining[rank][j as usize] -= 1;
                 if remaining[rank][j as usize] == 0 {
                     ready.push((rank as u32, j));
@@ -659,8 +636,6 @@ fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) 
     }
     Ok(())
 }
-
-use super::Expect;
 
 fn multiset_minus(a: &[Term], b: &[Term]) -> Vec<Term> {
     let mut out = Vec::new();

@@ -1,0 +1,405 @@
+//! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
+
+use super::BuildArgs;
+use crate::error::Error;
+use crate::schedule::{self, Schedule};
+use crate::sim::{self, Fairness, Sharing, SimConfig, SimResult, Skew};
+use crate::topology::{Topology, TorusTie};
+use crate::units::{format_bytes, parse_bytes, parse_size_list};
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::Write;
+
+#[derive(Args, Clone)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Transfers each node drives at once (NCT / RDMA engines); a list (1,2,4) sweeps.
+    #[arg(long, default_value = "1")]
+    pub engines: String,
+    /// Bandwidth of every link, bytes/s (overrides the topology's).
+    #[arg(long)]
+    pub bandwidth: Option<f64>,
+    /// Latency of every link, seconds (overrides the topology's).
+    #[arg(long)]
+    pub latency: Option<f64>,
+    /// Per-message software overhead on the sender's CPU, seconds.
+    #[arg(long, default_value_t = 0.0)]
+    pub overhead: f64,
+    /// Bytes per second one CPU combines (reductions); free if absent.
+    #[arg(long)]
+    pub compute_bandwidth: Option<f64>,
+    /// Per-node injection bandwidth, bytes/s.
+    #[arg(long)]
+    pub injection_bandwidth: Option<f64>,
+    /// Per-node ejection bandwidth, bytes/s.
+    #[arg(long)]
+    pub ejection_bandwidth: Option<f64>,
+    /// maxmin (flows share links max-min fairly) or reservation (a flow reserves its path's bottleneck).
+    #[arg(long, default_value = "maxmin")]
+    pub sharing: String,
+    /// equal (plain max-min) or rtt (shares proportional to 1/route latency, as SimGrid).
+    #[arg(long, default_value = "equal")]
+    pub fairness: String,
+    /// plus (half an even ring goes +) or simgrid (+, except from coordinate n/2, which goes -).
+    #[arg(long, default_value = "plus")]
+    pub torus_tie: String,
+    /// Cap on any one flow's rate, bytes/s.
+    #[arg(long)]
+    pub flow_cap: Option<f64>,
+    /// TCP window in bytes: caps each flow at window / (2 x route latency).
+    #[arg(long)]
+    pub tcp_window: Option<f64>,
+    /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
+    #[arg(long, default_value_t = 0)]
+    pub header_bytes: u64,
+    /// Ranks start at random offsets in [0, SKEW) seconds.
+    #[arg(long)]
+    pub skew: Option<f64>,
+    /// Seed for --skew.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
+    #[arg(long)]
+    pub trace: Option<String>,
+    /// text, json (one object; a sweep: an array), or csv (sweeps).
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// Run as a sweep even with single values: --size, --engines and --algorithm
+    /// take comma lists (sizes also ranges like 1KiB..1MiB).
+    #[arg(long)]
+    pub sweep: bool,
+    /// Write the sweep table here instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+    /// Skip the verifier (it runs by default before simulating).
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+/// One simulation's report, as printed in JSON.
+#[derive(Serialize)]
+pub struct Report {
+    pub topology: String,
+    pub collective: String,
+    pub algorithm: String,
+    pub ranks: usize,
+    pub size_bytes: u64,
+    pub engines: usize,
+    pub time_s: f64,
+    pub lower_bound_s: Option<f64>,
+    pub flows: u64,
+    pub links_shared_fraction: f64,
+    pub links_used_fraction: f64,
+    pub events: u64,
+    pub wall_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<SimResult>,
+}
+
+impl SimulateArgs {
+    pub fn config(&self, engines: usize) -> Result<SimConfig> {
+        let sharing = match self.sharing.as_str() {
+            "maxmin" => Sharing::MaxMin,
+            "reservation" => Sharing::Reservation,
+            other => {
+                return Err(Error::Invalid(format!(
+                    "--sharing '{other}' is not maxmin or reservation"
+                ))
+                .into())
+            }
+        };
+        let fairness = match self.fairness.as_str() {
+            "equal" => Fairness::Equal,
+            "rtt" => Fairness::Rtt,
+            other => {
+                return Err(
+                    Error::Invalid(format!("--fairness '{other}' is not equal or rtt")).into(),
+                )
+            }
+        };
+        Ok(SimConfig {
+            engines,
+            overhead_s: self.overhead,
+            compute_bandwidth: self.compute_bandwidth,
+            injection_bandwidth: self.injection_bandwidth,
+            ejection_bandwidth: self.ejection_bandwidth,
+            sharing,
+            fairness,
+            flow_cap: self.flow_cap,
+            tcp_window: self.tcp_window,
+            header_bytes: self.header_bytes,
+            skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
+                max_s,
+                seed: self.seed,
+            }),
+            trace: self.trace.is_some(),
+        })
+    }
+
+    /// The topology with the link and routing overrides applied.
+    pub fn topology(&self) -> Result<Topology> {
+        let mut topo = self
+            .build
+            .topology()?
+            .ok_or_else(|| Error::Invalid("simulate needs --topology".into()))?;
+        topo.set_uniform_links(self.bandwidth, self.latency)?;
+        match self.torus_tie.as_str() {
+            "plus" => {}
+            "simgrid" => topo.set_torus_tie(TorusTie::SimGrid),
+            other => {
+                return Err(
+                    Error::Invalid(format!("--torus-tie '{other}' is not plus or simgrid")).into(),
+                )
+            }
+        }
+        Ok(topo)
+    }
+}
+
+fn parse_engines(text: &str) -> Result<Vec<usize>> {
+    text.split(',')
+        .map(|e| {
+            e.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "--engines '{e}' is not a whole number of at least 1"
+                    ))
+                    .into()
+                })
+        })
+        .collect()
+}
+
+/// Builds, verifies (unless told not to) and simulates one point.
+pub fn simulate_one(
+    a: &SimulateArgs,
+    build: &BuildArgs,
+    topo: &Topology,
+    engines: usize,
+    detail: bool,
+) -> Result<(Report, Schedule, SimResult)> {
+    let s = build.build(Some(topo))?;
+    if !a.no_verify {
+        schedule::verify(&s)?;
+    }
+    let result = sim::simulate(&s, topo, &a.config(engines)?)?;
+    let report = Report {
+        topology: topo.name.clone(),
+        collective: build.collective_name()?.to_string(),
+        algorithm: build.algorithm_name()?.to_string(),
+        ranks: s.ranks,
+        size_bytes: parse_bytes(&build.size)?,
+        engines,
+        time_s: result.time_s,
+        lower_bound_s: crate::sim::lower_bound(&s, topo),
+        flows: result.flows,
+        links_shared_fraction: result.links_shared_fraction,
+        links_used_fraction: result.links_used_fraction,
+        events: result.events,
+        wall_s: result.wall_s,
+        detail: detail.then(|| result.clone()),
+    };
+    Ok((report, s, result))
+}
+
+pub fn run(a: SimulateArgs) -> Result<i32> {
+    let topo = a.topology()?;
+    let sizes =
+        parse_size_list(&a.build.size).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
+    let engines = parse_engines(&a.engines)?;
+    let algorithms: Vec<String> = a
+        .build
+        .algorithm_name()?
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    if a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1 {
+        return sweep(&a, &topo, &sizes, &engines, &algorithms);
+    }
+    let (report, s, result) = simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?;
+    if let Some(path) = &a.trace {
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
+        );
+        sim::write_chrome_trace(&result.spans, s.ranks, &mut f)?;
+        f.flush()?;
+    }
+    let mut out = std::io::stdout().lock();
+    match a.format.as_str() {
+        "json" => writeln!(out, "{}", serde_json::to_string(&report)?)?,
+        "text" => print_text(&mut out, &report, &topo, &s, &result, &a)?,
+        other => {
+            return Err(Error::Invalid(format!("--format '{other}' is not text or json")).into())
+        }
+    }
+    Ok(0)
+}
+
+fn print_text(
+    out: &mut dyn Write,
+    r: &Report,
+    topo: &Topology,
+    s: &Schedule,
+    res: &SimResult,
+    a: &SimulateArgs,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{} {} on {}",
+        r.collective,
+        r.algorithm,
+        topo.describe()
+    )?;
+    writeln!(
+        out,
+        "size {} per {} ({} x {}), engines {}, sharing {}/{}",
+        format_bytes(r.size_bytes),
+        if s.collective.size_is_block() {
+            "block"
+        } else {
+            "buffer"
+        },
+        s.count,
+        s.dtype.name(),
+        r.engines,
+        a.sharing,
+        a.fairness
+    )?;
+    writeln!(out, "time            {:.9e} s", r.time_s)?;
+    match r.lower_bound_s {
+        Some(lb) => writeln!(
+            out,
+            "lower bound     {lb:.9e} s  (time / bound = {:.6})",
+            r.time_s / lb
+        )?,
+        None => writeln!(out, "lower bound     unknown")?,
+    }
+    writeln!(out, "flows           {}", r.flows)?;
+    let n = res.links.len();
+    writeln!(
+        out,
+        "links           {:.2}% ever shared by 2+ flows, {:.2}% used, of {n} directed links",
+        100.0 * r.links_shared_fraction,
+        100.0 * r.links_used_fraction
+    )?;
+    if let Some(busiest) = res
+        .links
+        .iter()
+        .max_by(|x, y| x.utilisation.total_cmp(&y.utilisation))
+    {
+        writeln!(
+            out,
+            "busiest link    {} -> {}: {:.1}% utilised, {} bytes, peak {} flows",
+            busiest.from,
+            busiest.to,
+            100.0 * busiest.utilisation,
+            busiest.bytes,
+            busiest.peak_flows
+        )?;
+    }
+    let (lo, hi) = res
+        .rank_finish_s
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
+            (lo.min(t), hi.max(t))
+        });
+    writeln!(out, "rank finish     {lo:.6e} .. {hi:.6e} s")?;
+    writeln!(
+        out,
+        "simulated in    {:.3} s wall ({} events, {} rate recomputations over {} flows)",
+        r.wall_s, r.events, res.recomputes, res.recomputed_flows
+    )?;
+    Ok(())
+}
+
+fn sweep(
+    a: &SimulateArgs,
+    topo: &Topology,
+    sizes: &[u64],
+    engines: &[usize],
+    algorithms: &[String],
+) -> Result<i32> {
+    let mut points = Vec::new();
+    for alg in algorithms {
+        for &size in sizes {
+            for &e in engines {
+                let mut b = a.build.clone();
+                b.algorithm = Some(alg.clone());
+                b.size = size.to_string();
+                points.push((b, e));
+            }
+        }
+    }
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} simulate [{bar:30}] {pos}/{len} {elapsed_precise} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let results: Vec<Result<Report>> = points
+        .par_iter()
+        .map(|(b, e)| {
+            let r = simulate_one(a, b, topo, *e, false).map(|x| x.0);
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    let reports: Vec<Report> = results.into_iter().collect::<Result<_>>()?;
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
+        )),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    match a.format.as_str() {
+        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&reports)?)?,
+        "csv" | "text" => write_csv(&mut out, &reports)?,
+        other => {
+            return Err(Error::Invalid(format!("--format '{other}' is not csv or json")).into())
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// The sweep table as CSV.
+pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
+    writeln!(
+        out,
+        "topology,collective,algorithm,ranks,size_bytes,engines,time_s,lower_bound_s,ratio,flows,links_shared_fraction,wall_s"
+    )?;
+    for r in reports {
+        let lb = r
+            .lower_bound_s
+            .map_or(String::new(), |x| format!("{x:.9e}"));
+        let ratio = r
+            .lower_bound_s
+            .map_or(String::new(), |x| format!("{:.6}", r.time_s / x));
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{:.9e},{},{},{},{:.6},{:.3}",
+            r.topology,
+            r.collective,
+            r.algorithm,
+            r.ranks,
+            r.size_bytes,
+            r.engines,
+            r.time_s,
+            lb,
+            ratio,
+            r.flows,
+            r.links_shared_fraction,
+            r.wall_s
+        )?;
+    }
+    Ok(())
+}

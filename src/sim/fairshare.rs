@@ -1,0 +1,563 @@
+//! Bandwidth sharing between flows.
+//!
+//! [`MaxMin`] is weighted max-min fairness over directed links, solved by
+//! progressive filling and kept up to date incrementally: when flows start or
+//! end, only the connected component of the flow–link graph they touch is
+//! recomputed (flows elsewhere cannot change rate). Levels within a relative
+//! 1e-12 of each other are merged while filling, so flows that are symmetric in
+//! exact arithmetic get bit-identical rates and finish at the same instant —
+//! which lets the simulator batch their events.
+//!
+//! [`Reservation`] is the tree-broadcast paper's rule: a flow takes the
+//! bottleneck bandwidth of its path for its whole life, and waits until that
+//! much is free on every link of the path. It never shares.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Relative tolerance under which two fair-share levels are the same level.
+pub const LEVEL_TOLERANCE: f64 = 1e-12;
+
+/// Orders non-negative floats through their bit patterns (monotone for x ≥ 0).
+fn key(x: f64) -> u64 {
+    x.max(0.0).to_bits()
+}
+
+#[derive(Clone, Debug, Default)]
+struct Flow {
+    links: Vec<u32>,
+    /// Position of this flow in each of its links' flow lists.
+    pos: Vec<u32>,
+    weight: f64,
+    /// Largest rate the flow may take (bytes/s), `f64::INFINITY` when uncapped.
+    cap: f64,
+    rate: f64,
+    /// Bytes left as of `since`.
+    remaining: f64,
+    since: f64,
+    version: u32,
+    active: bool,
+}
+
+/// A flow whose completion time changed: the caller schedules `(end, flow,
+/// version)`, and ignores older versions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reschedule {
+    pub flow: u32,
+    pub end: f64,
+    pub version: u32,
+}
+
+/// Weighted max-min fair sharing with incremental recomputation.
+pub struct MaxMin {
+    capacity: Vec<f64>,
+    /// Active flows on each link: (flow, index of the link in the flow's route).
+    on_link: Vec<Vec<(u32, u32)>>,
+    flows: Vec<Flow>,
+    dirty: Vec<u32>,
+    // Scratch for recomputation, reused across calls.
+    link_mark: Vec<u32>,
+    flow_mark: Vec<u32>,
+    generation: u32,
+    rem: Vec<f64>,
+    wsum: Vec<f64>,
+    unfrozen: Vec<u32>,
+    new_rate: Vec<f64>,
+    frozen: Vec<bool>,
+    comp_links: Vec<u32>,
+    comp_flows: Vec<u32>,
+    stack: Vec<u32>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Flows recomputed so far, and recomputations (for statistics).
+    pub recomputed_flows: u64,
+    pub recomputes: u64,
+    pub recomputed_links: u64,
+}
+
+const CAP_ITEM: u32 = 1 << 31;
+
+impl MaxMin {
+    pub fn new(capacity: Vec<f64>) -> MaxMin {
+        let n = capacity.len();
+        MaxMin {
+            capacity,
+            on_link: vec![Vec::new(); n],
+            flows: Vec::new(),
+            dirty: Vec::new(),
+            link_mark: vec![0; n],
+            flow_mark: Vec::new(),
+            generation: 0,
+            rem: vec![0.0; n],
+            wsum: vec![0.0; n],
+            unfrozen: vec![0; n],
+            new_rate: Vec::new(),
+            frozen: Vec::new(),
+            comp_links: Vec::new(),
+            comp_flows: Vec::new(),
+            stack: Vec::new(),
+            heap: BinaryHeap::new(),
+            recomputed_flows: 0,
+            recomputes: 0,
+            recomputed_links: 0,
+        }
+    }
+
+    /// Starts flow `id` (an id the caller manages; ids may be reused once a
+    /// flow has ended) at time `now` over `links`.
+    pub fn add(&mut self, id: u32, now: f64, links: &[u32], bytes: f64, weight: f64, cap: f64) {
+        let i = id as usize;
+        if i >= self.flows.len() {
+            self.flows.resize_with(i + 1, Flow::default);
+            self.flow_mark.resize(i + 1, 0);
+            self.new_rate.resize(i + 1, 0.0);
+            self.frozen.resize(i + 1, false);
+        }
+        let f = &mut self.flows[i];
+        debug_assert!(!f.active, "flow {id} is already active");
+        f.links.clear();
+        f.links.extend_from_slice(links);
+        f.pos.clear();
+        for (hop, &l) in links.iter().enumerate() {
+            f.pos.push(self.on_link[l as usize].len() as u32);
+            self.on_link[l as usize].push((id, hop as u32));
+        }
+        f.weight = weight;
+        f.cap = cap;
+        f.rate = 0.0;
+        f.remaining = bytes;
+        f.since = now;
+        f.active = true;
+        f.version = f.version.wrapping_add(1);
+        self.dirty.extend_from_slice(links);
+    }
+
+    /// Ends flow `id`.
+    pub fn remove(&mut self, id: u32) {
+        let f = &mut self.flows[id as usize];
+        f.active = false;
+        f.version = f.version.wrapping_add(1);
+        let links = std::mem::take(&mut f.links);
+        let pos = std::mem::take(&mut f.pos);
+        for (&l, &p) in links.iter().zip(&pos) {
+            let list = &mut self.on_link[l as usize];
+            list.swap_remove(p as usize);
+            if let Some(&(moved, hop)) = list.get(p as usize) {
+                self.flows[moved as usize].pos[hop as usize] = p;
+            }
+        }
+        self.dirty.extend_from_slice(&links);
+        let f = &mut self.flows[id as usize];
+        f.links = links;
+        f.pos = pos;
+        f.links.clear();
+        f.pos.clear();
+    }
+
+    /// Current rate of a flow (bytes/s).
+    pub fn rate(&self, id: u32) -> f64 {
+        self.flows[id as usize].rate
+    }
+
+    /// The version an end event for `id` must carry to be current.
+    pub fn version(&self, id: u32) -> u32 {
+        self.flows[id as usize].version
+    }
+
+    /// Recomputes the rates of every flow connected to a link touched since the
+    /// last call, and appends to `out` the flows whose completion time changed.
+    pub fn recompute(&mut self, now: f64, out: &mut Vec<Reschedule>) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        let generation = self.generation;
+        // 1. The component: links and flows reachable from the dirty links.
+        self.comp_links.clear();
+        self.comp_flows.clear();
+        self.stack.clear();
+        for &l in &self.dirty {
+            if self.link_mark[l as usize] != generation {
+                self.link_mark[l as usize] = generation;
+                self.stack.push(l);
+            }
+        }
+        self.dirty.clear();
+        while let Some(l) = self.stack.pop() {
+            self.comp_links.push(l);
+            for &(f, _) in &self.on_link[l as usize] {
+                if self.flow_mark[f as usize] != generation {
+                    self.flow_mark[f as usize] = generation;
+                    self.comp_flows.push(f);
+                    for &l2 in &self.flows[f as usize].links {
+                        if self.link_mark[l2 as usize] != generation {
+                            self.link_mark[l2 as usize] = generation;
+                            self.stack.push(l2);
+                        }
+                    }
+                }
+            }
+        }
+        self.recomputed_flows += self.comp_flows.len() as u64;
+        self.recomputed_links += self.comp_links.len() as u64;
+        self.recomputes += 1;
+        if std::env::var_os("TOPOCOLL_DEBUG_SOLVER").is_some() && self.recomputes % 20000 == 0 {
+            eprintln!(
+                "recompute {}: {} flows {} links",
+                self.recomputes,
+                self.comp_flows.len(),
+                self.comp_links.len()
+            );
+        }
+        // 2. Progressive filling over the component.
+        self.heap.clear();
+        for &l in &self.comp_links {
+            let li = l as usize;
+            let mut w = 0.0;
+            for &(f, _) in &self.on_link[li] {
+                w += self.flows[f as usize].weight;
+            }
+            self.rem[li] = self.capacity[li];
+            self.wsum[li] = w;
+            self.unfrozen[li] = self.on_link[li].len() as u32;
+            if self.unfrozen[li] > 0 {
+                self.heap.push(Reverse((key(self.rem[li] / w), l, 0)));
+            }
+        }
+        for &f in &self.comp_flows {
+            let fl = &self.flows[f as usize];
+            self.frozen[f as usize] = false;
+            if fl.cap.is_finite() {
+                self.heap
+                    .push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
+            }
+        }
+        // Freezing flows at the current level never lowers a link's share
+        // (each frozen flow takes at most the share it leaves), so link keys
+        // only grow: a popped key that is stale is pushed back with its
+        // current share instead of being updated at every freeze.
+        let mut level = 0.0f64;
+        while let Some(Reverse((k, item, _))) = self.heap.pop() {
+            if item & CAP_ITEM != 0 {
+                let f = item & !CAP_ITEM;
+                if !self.frozen[f as usize] {
+                    let share = f64::from_bits(k);
+                    level = if share <= level * (1.0 + LEVEL_TOLERANCE) {
+                        level
+                    } else {
+                        share
+                    };
+                    let cap = self.flows[f as usize].cap;
+                    self.freeze(f, cap);
+                }
+                continue;
+            }
+            let li = item as usize;
+            if self.unfrozen[li] == 0 {
+                continue;
+            }
+            let share = (self.rem[li] / self.wsum[li]).max(0.0);
+            if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
+                self.heap.push(Reverse((key(share), item, 0)));
+                continue;
+            }
+            let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
+                level
+            } else {
+                share
+            };
+            level = lambda;
+            // Freeze every unfrozen flow of this bottleneck at the level.
+            for k in 0..self.on_link[li].len() {
+                let f = self.on_link[li][k].0;
+                if !self.frozen[f as usize] {
+                    let rate = lambda * self.flows[f as usize].weight;
+                    self.freeze(f, rate);
+                }
+            }
+        }
+        // 3. Report flows whose rate changed.
+        for idx in 0..self.comp_flows.len() {
+            let id = self.comp_flows[idx];
+            let f = &mut self.flows[id as usize];
+            let rate = self.new_rate[id as usize];
+            if rate.to_bits() == f.rate.to_bits() {
+                continue;
+            }
+            f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
+            f.since = now;
+            f.rate = rate;
+            f.version = f.version.wrapping_add(1);
+            let end = if rate > 0.0 {
+                now + f.remaining / rate
+            } else {
+                f64::INFINITY
+            };
+            out.push(Reschedule {
+                flow: id,
+                end,
+                version: f.version,
+            });
+        }
+    }
+
+    fn freeze(&mut self, f: u32, rate: f64) {
+        self.frozen[f as usize] = true;
+        self.new_rate[f as usize] = rate;
+        let flow = &self.flows[f as usize];
+        let w = flow.weight;
+        for &l in &flow.links {
+            let l = l as usize;
+            self.rem[l] -= rate;
+            self.wsum[l] -= w;
+            self.unfrozen[l] -= 1;
+        }
+    }
+}
+
+/// Brute-force weighted max-min by progressive filling over every flow at
+/// once, kept deliberately simple: the reference the incremental solver is
+/// tested against. `routes[f]` are link indices; returns each flow's rate.
+pub fn reference_maxmin(
+    capacity: &[f64],
+    routes: &[Vec<u32>],
+    weights: &[f64],
+    caps: &[f64],
+) -> Vec<f64> {
+    let n = routes.len();
+    let mut rate = vec![0.0; n];
+    let mut frozen = vec![false; n];
+    let mut rem = capacity.to_vec();
+    loop {
+        // The smallest level any unfrozen flow can reach: a link's fair share or a flow's cap.
+        let mut best = f64::INFINITY;
+        for (l, &c) in rem.iter().enumerate() {
+            let w: f64 = (0..n)
+                .filter(|&f| !frozen[f] && routes[f].contains(&(l as u32)))
+                .map(|f| weights[f])
+                .sum();
+            if w > 0.0 {
+                best = best.min(c / w);
+            }
+        }
+        for f in 0..n {
+            if !frozen[f] {
+                best = best.min(caps[f] / weights[f]);
+            }
+        }
+        if !best.is_finite() {
+            break;
+        }
+        // Freeze the flows limited at that level.
+        let mut to_freeze = Vec::new();
+        for f in 0..n {
+            if frozen[f] {
+                continue;
+            }
+            let capped = caps[f] / weights[f] <= best * (1.0 + 1e-12);
+            let on_bottleneck = routes[f].iter().any(|&l| {
+                let w: f64 = (0..n)
+                    .filter(|&g| !frozen[g] && routes[g].contains(&l))
+                    .map(|g| weights[g])
+                    .sum();
+                rem[l as usize] / w <= best * (1.0 + 1e-12)
+            });
+            if capped || on_bottleneck {
+                to_freeze.push(f);
+            }
+        }
+        for f in to_freeze {
+            frozen[f] = true;
+            rate[f] = (best * weights[f]).min(caps[f]);
+            for &l in &routes[f] {
+                rem[l as usize] -= rate[f];
+            }
+        }
+        if frozen.iter().all(|&x| x) {
+            break;
+        }
+    }
+    rate
+}
+
+/// A flow waiting for bandwidth under the reservation rule.
+#[derive(Clone, Debug)]
+struct Waiting {
+    id: u32,
+    links: Vec<u32>,
+    rate: f64,
+}
+
+/// The reservation rule: each flow reserves `rate` (its path's bottleneck
+/// bandwidth, or less if capped) on every link of its path, and starts only
+/// when that much is free on all of them. Waiting flows are admitted in the
+/// order they asked, each as soon as it fits (a later one that fits may pass
+/// an earlier one that does not).
+pub struct Reservation {
+    capacity: Vec<f64>,
+    reserved: Vec<f64>,
+    waiting: VecDeque<Waiting>,
+    held: Vec<(Vec<u32>, f64)>,
+}
+
+impl Reservation {
+    pub fn new(capacity: Vec<f64>) -> Reservation {
+        let n = capacity.len();
+        Reservation {
+            capacity,
+            reserved: vec![0.0; n],
+            waiting: VecDeque::new(),
+            held: Vec::new(),
+        }
+    }
+
+    fn fits(&self, links: &[u32], rate: f64) -> bool {
+        links.iter().all(|&l| {
+            let l = l as usize;
+            self.reserved[l] + rate <= self.capacity[l] * (1.0 + LEVEL_TOLERANCE)
+        })
+    }
+
+    fn take(&mut self, id: u32, links: Vec<u32>, rate: f64) {
+        for &l in &links {
+            self.reserved[l as usize] += rate;
+        }
+        if id as usize >= self.held.len() {
+            self.held.resize(id as usize + 1, (Vec::new(), 0.0));
+        }
+        self.held[id as usize] = (links, rate);
+    }
+
+    /// Asks for bandwidth; returns the rate if the flow starts now, or `None`
+    /// when it must wait (it is then returned by a later [`Reservation::release`]).
+    pub fn request(&mut self, id: u32, links: &[u32], cap: f64) -> Option<f64> {
+        let bottleneck = links
+            .iter()
+            .map(|&l| self.capacity[l as usize])
+            .fold(f64::INFINITY, f64::min);
+        let rate = bottleneck.min(cap);
+        if self.waiting.is_empty() && self.fits(links, rate) {
+            self.take(id, links.to_vec(), rate);
+            Some(rate)
+        } else {
+            self.waiting.push_back(Waiting {
+                id,
+                links: links.to_vec(),
+                rate,
+            });
+            None
+        }
+    }
+
+    /// Releases flow `id`'s reservation and returns the waiting flows that now
+    /// start, with their rates.
+    pub fn release(&mut self, id: u32, started: &mut Vec<(u32, f64)>) {
+        let (links, rate) = std::mem::take(&mut self.held[id as usize]);
+        for &l in &links {
+            self.reserved[l as usize] = (self.reserved[l as usize] - rate).max(0.0);
+        }
+        let mut i = 0;
+        while i < self.waiting.len() {
+            if self.fits(&self.waiting[i].links, self.waiting[i].rate) {
+                let w = self.waiting.remove(i).expect("index in range");
+                started.push((w.id, w.rate));
+                self.take(w.id, w.links, w.rate);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solve(capacity: Vec<f64>, routes: &[Vec<u32>], weights: &[f64], caps: &[f64]) -> Vec<f64> {
+        let mut m = MaxMin::new(capacity);
+        for (i, r) in routes.iter().enumerate() {
+            m.add(i as u32, 0.0, r, 1.0, weights[i], caps[i]);
+        }
+        let mut out = Vec::new();
+        m.recompute(0.0, &mut out);
+        (0..routes.len() as u32).map(|f| m.rate(f)).collect()
+    }
+
+    #[test]
+    fn one_flow_gets_its_bottleneck() {
+        let r = solve(
+            vec![10.0, 4.0, 7.0],
+            &[vec![0, 1, 2]],
+            &[1.0],
+            &[f64::INFINITY],
+        );
+        assert_eq!(r, vec![4.0]);
+    }
+
+    #[test]
+    fn k_equal_flows_share_a_link_equally() {
+        for k in 1..20 {
+            let routes = vec![vec![0u32]; k];
+            let r = solve(vec![3.0], &routes, &vec![1.0; k], &vec![f64::INFINITY; k]);
+            for x in r {
+                assert!((x - 3.0 / k as f64).abs() <= 1e-9 * 3.0 / k as f64);
+            }
+        }
+    }
+
+    /// The parking lot: one long flow over n links, one short flow on each
+    /// link. Max-min gives every flow C/2.
+    #[test]
+    fn parking_lot() {
+        for n in 1..10u32 {
+            let mut routes = vec![(0..n).collect::<Vec<u32>>()];
+            routes.extend((0..n).map(|l| vec![l]));
+            let k = routes.len();
+            let r = solve(
+                vec![1.0; n as usize],
+                &routes,
+                &vec![1.0; k],
+                &vec![f64::INFINITY; k],
+            );
+            for x in r {
+                assert!((x - 0.5).abs() <= 1e-9 * 0.5, "{x}");
+            }
+        }
+    }
+
+    #[test]
+    fn caps_and_weights() {
+        // Two flows on one link of 1.0; one capped at 0.2: the other gets 0.8.
+        let r = solve(
+            vec![1.0],
+            &[vec![0], vec![0]],
+            &[1.0, 1.0],
+            &[0.2, f64::INFINITY],
+        );
+        assert!((r[0] - 0.2).abs() < 1e-12 && (r[1] - 0.8).abs() < 1e-12);
+        // Weights 1 and 2 (a 2-hop and a 1-hop flow under RTT fairness): 1/3 and 2/3.
+        let r = solve(
+            vec![1.0, 10.0],
+            &[vec![0, 1], vec![0]],
+            &[1.0, 2.0],
+            &[f64::INFINITY; 2],
+        );
+        assert!((r[0] - 1.0 / 3.0).abs() < 1e-12 && (r[1] - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn reservation_waits_for_free_bandwidth() {
+        let mut r = Reservation::new(vec![1.0, 0.5]);
+        assert_eq!(r.request(0, &[0], f64::INFINITY), Some(1.0));
+        assert_eq!(r.request(1, &[1], f64::INFINITY), Some(0.5));
+        assert_eq!(r.request(2, &[0, 1], f64::INFINITY), None);
+        let mut started = Vec::new();
+        r.release(0, &mut started);
+        assert!(started.is_empty(), "link 1 is still fully reserved");
+        r.release(1, &mut started);
+        assert_eq!(started, vec![(2, 0.5)]);
+    }
+}

@@ -1,0 +1,844 @@
+//! Discrete-event, flow-level simulation of a schedule on a topology.
+//!
+//! Semantics (DESIGN.md, "Simulation semantics"):
+//! - A transfer is a flow along its route. Its rate is its max-min fair share
+//!   of every directed link it crosses (optionally weighted by 1/route latency,
+//!   as SimGrid does), recomputed whenever a flow starts or ends, with an
+//!   optional cap per flow; or, under the reservation policy, the bottleneck
+//!   bandwidth of its path, reserved for its whole life.
+//! - Time of a transfer = start-up latency (per-message overhead `o` on the
+//!   sender's CPU, plus the route's summed link latencies) + bytes at the
+//!   allocated rate. Routes are cut-through: during the bandwidth phase the
+//!   flow holds every link of its route at once. The latency elapses before
+//!   the flow takes bandwidth (as in SimGrid).
+//! - Nodes: `engines` transfers driven at once per rank; a rank's ready sends
+//!   go to free engines in program order; an engine is busy from the moment it
+//!   takes a send until the data has arrived. One CPU per rank serialises
+//!   per-message overhead, combine operations (bytes / compute bandwidth) and
+//!   compute operations. Messages are eager: a transfer does not wait for its
+//!   receive to be posted; the receive completes when it is posted and the data
+//!   has arrived (plus the combine, for a combining receive). Local copies are free.
+//! - Events at the same instant (within a relative 1e-12) are handled together
+//!   and the rates are recomputed once for the batch, so symmetric patterns
+//!   cost one recomputation per wave rather than one per flow.
+//! - The run is deterministic: the same inputs give the same result, bit for bit.
+
+mod fairshare;
+mod trace;
+
+pub use fairshare::{reference_maxmin, MaxMin, Reschedule, Reservation, LEVEL_TOLERANCE};
+pub use trace::write_chrome_trace;
+
+use crate::error::{Error, Result};
+use crate::invalid;
+use crate::schedule::{dependency_counts, match_messages, Op, OpId, Schedule, Successors};
+use crate::topology::{LinkId, Topology};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+/// The best analytical lower bound known for a schedule on a topology, in
+/// seconds (`None` when no model applies).
+pub fn lower_bound(_s: &Schedule, _topo: &Topology) -> Option<f64> {
+    None
+}
+
+/// How links are shared between flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Sharing {
+    #[default]
+    MaxMin,
+    Reservation,
+}
+
+/// How a bottleneck is divided under max-min sharing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Fairness {
+    /// Every flow gets an equal share.
+    #[default]
+    Equal,
+    /// Shares proportional to 1 / (route latency), as SimGrid's flow models.
+    Rtt,
+}
+
+/// Per-rank start offsets.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Skew {
+    #[default]
+    None,
+    /// Each rank starts at an offset drawn uniformly from [0, max_s), seeded.
+    Random { max_s: f64, seed: u64 },
+    /// Rank r starts at offsets[r].
+    Fixed(Vec<f64>),
+}
+
+/// The node and network model parameters.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Transfers each node drives at once (NCT, RDMA engines). At least 1.
+    pub engines: usize,
+    /// Per-message software overhead on the sender's CPU (s).
+    pub overhead_s: f64,
+    /// Bytes per second a CPU combines; `None`: combines are free.
+    pub compute_bandwidth: Option<f64>,
+    /// Per-node injection / ejection bandwidth (bytes/s); `None`: unlimited.
+    pub injection_bandwidth: Option<f64>,
+    pub ejection_bandwidth: Option<f64>,
+    pub sharing: Sharing,
+    pub fairness: Fairness,
+    /// Largest rate of any one flow (bytes/s).
+    pub flow_cap: Option<f64>,
+    /// TCP window (bytes): caps each flow at window / (2 × route latency).
+    pub tcp_window: Option<f64>,
+    /// Bytes added to every message on the wire (SimGrid's SMPI adds 16).
+    pub header_bytes: u64,
+    pub skew: Skew,
+    /// Record spans for a Chrome trace.
+    pub trace: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            engines: 1,
+            overhead_s: 0.0,
+            compute_bandwidth: None,
+            injection_bandwidth: None,
+            ejection_bandwidth: None,
+            sharing: Sharing::MaxMin,
+            fairness: Fairness::Equal,
+            flow_cap: None,
+            tcp_window: None,
+            header_bytes: 0,
+            skew: Skew::None,
+            trace: false,
+        }
+    }
+}
+
+impl SimConfig {
+    fn check(&self, ranks: usize) -> Result<()> {
+        if self.engines == 0 {
+            return Err(invalid!("--engines must be at least 1"));
+        }
+        if !(self.overhead_s.is_finite() && self.overhead_s >= 0.0) {
+            return Err(invalid!(
+                "--overhead must be a non-negative number of seconds"
+            ));
+        }
+        for (name, v) in [
+            ("--compute-bandwidth", self.compute_bandwidth),
+            ("--injection-bandwidth", self.injection_bandwidth),
+            ("--ejection-bandwidth", self.ejection_bandwidth),
+            ("--flow-cap", self.flow_cap),
+            ("--tcp-window", self.tcp_window),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(invalid!("{name} must be a positive number, got {v}"));
+                }
+            }
+        }
+        match &self.skew {
+            Skew::Random { max_s, .. } if !(max_s.is_finite() && *max_s >= 0.0) => {
+                Err(invalid!("--skew must be a non-negative number of seconds"))
+            }
+            Skew::Fixed(v) if v.len() != ranks => Err(invalid!(
+                "skew list has {} offsets for {ranks} ranks",
+                v.len()
+            )),
+            Skew::Fixed(v) if v.iter().any(|x| !(x.is_finite() && *x >= 0.0)) => {
+                Err(invalid!("skew offsets must be non-negative seconds"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Each rank's start time.
+    pub fn start_offsets(&self, ranks: usize) -> Vec<f64> {
+        match &self.skew {
+            Skew::None => vec![0.0; ranks],
+            Skew::Fixed(v) => v.clone(),
+            Skew::Random { max_s, seed } => {
+                let mut state = *seed;
+                (0..ranks)
+                    .map(|_| max_s * unit_random(&mut state))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// SplitMix64 step mapped to [0, 1): deterministic on every platform.
+fn unit_random(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// What happened on one directed link.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LinkStats {
+    pub from: u32,
+    pub to: u32,
+    /// Bytes carried.
+    pub bytes: f64,
+    /// Seconds during which at least one flow was on the link.
+    pub busy_s: f64,
+    /// bytes / (bandwidth × completion time).
+    pub utilisation: f64,
+    /// Most flows on the link at once.
+    pub peak_flows: u32,
+}
+
+/// One span of a rank's timeline (for traces).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub rank: u32,
+    pub name: String,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// The outcome of a simulation.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimResult {
+    /// Completion time: when the last operation of any rank completed (s).
+    pub time_s: f64,
+    /// When each rank's last operation completed (its start if it has none).
+    pub rank_finish_s: Vec<f64>,
+    /// Point-to-point transfers simulated.
+    pub flows: u64,
+    /// Bytes moved over the network (not counting self-sends).
+    pub network_bytes: f64,
+    /// Network links (injection/ejection links excluded).
+    pub links: Vec<LinkStats>,
+    /// Share of the network's directed links that ever carried two or more flows at once.
+    pub links_shared_fraction: f64,
+    /// Share of links that carried anything.
+    pub links_used_fraction: f64,
+    /// Events handled and flows whose rate was recomputed (solver work).
+    pub events: u64,
+    pub recomputes: u64,
+    pub recomputed_flows: u64,
+    /// Wall time of the simulation itself (s).
+    pub wall_s: f64,
+    #[serde(skip)]
+    pub spans: Vec<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EvKind {
+    /// A rank starts (after its skew).
+    Start,
+    /// A CPU task finished: the overhead of a send (then its latency phase
+    /// begins), or a local combine/compute/combining receive (then the op completes).
+    CpuDone,
+    /// A transfer's latency has elapsed: its bandwidth phase starts.
+    FlowStart,
+    /// A transfer's bandwidth phase may have ended (if `b` is its current version).
+    FlowEnd,
+    /// A zero-byte or self transfer arrives.
+    Arrive,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    time: f64,
+    seq: u64,
+    kind: EvKind,
+    a: u32,
+    b: u32,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Self) -> bool {
+        self.seq == o.seq
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.time.to_bits(), self.seq).cmp(&(o.time.to_bits(), o.seq))
+    }
+}
+
+/// A transfer in progress.
+#[derive(Clone, Debug, Default)]
+struct Transfer {
+    src: u32,
+    send_op: OpId,
+    dst: u32,
+    recv_op: OpId,
+    bytes: f64,
+    route: Vec<LinkId>,
+    rate: f64,
+    bw_start: f64,
+    dispatched: f64,
+}
+
+struct RankState {
+    remaining: Vec<u32>,
+    succ: Successors,
+    /// Ready sends, smallest program index first.
+    ready_sends: BinaryHeap<Reverse<OpId>>,
+    engines_busy: usize,
+    cpu_free: f64,
+    /// Per receive: bit 0 posted, bit 1 data arrived.
+    recv_state: Vec<u8>,
+    finish: f64,
+    done: usize,
+}
+
+/// Simulates `s` on `topo`. The schedule should have passed the verifier;
+/// the simulator still returns an error (never hangs) if it cannot complete.
+pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
+    let wall = Instant::now();
+    cfg.check(s.ranks)?;
+    if topo.num_ranks() != s.ranks {
+        return Err(invalid!(
+            "the schedule has {} ranks but topology {} has {}",
+            s.ranks,
+            topo.name,
+            topo.num_ranks()
+        ));
+    }
+    Sim::new(s, topo, cfg)?.run(wall)
+}
+
+struct Sim<'a> {
+    s: &'a Schedule,
+    topo: &'a Topology,
+    cfg: &'a SimConfig,
+    partner: Vec<Vec<OpId>>,
+    ranks: Vec<RankState>,
+    events: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+    transfers: Vec<Transfer>,
+    free_transfers: Vec<u32>,
+    maxmin: Option<MaxMin>,
+    reservation: Option<Reservation>,
+    /// Latency of every link: the network's, then (if configured) one
+    /// injection and one ejection link per node.
+    latency: Vec<f64>,
+    inj_base: Option<usize>,
+    ej_base: Option<usize>,
+    // Link statistics (network and node links).
+    link_bytes: Vec<f64>,
+    link_busy: Vec<f64>,
+    link_since: Vec<f64>,
+    link_count: Vec<u32>,
+    link_peak: Vec<u32>,
+    flows: u64,
+    network_bytes: f64,
+    handled: u64,
+    spans: Vec<Span>,
+    /// Ops that became ready at the current instant, handled before time moves.
+    ready_now: Vec<(u32, OpId)>,
+    resched: Vec<Reschedule>,
+    started: Vec<(u32, f64)>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(s: &'a Schedule, topo: &'a Topology, cfg: &'a SimConfig) -> Result<Sim<'a>> {
+        let partner = match_messages(s)?;
+        let mut capacity: Vec<f64> = topo.links.iter().map(|l| l.bandwidth).collect();
+        let mut latency: Vec<f64> = topo.links.iter().map(|l| l.latency).collect();
+        let mut inj_base = None;
+        let mut ej_base = None;
+        if let Some(bw) = cfg.injection_bandwidth {
+            inj_base = Some(capacity.len());
+            capacity.extend(std::iter::repeat_n(bw, topo.num_nodes));
+            latency.extend(std::iter::repeat_n(0.0, topo.num_nodes));
+        }
+        if let Some(bw) = cfg.ejection_bandwidth {
+            ej_base = Some(capacity.len());
+            capacity.extend(std::iter::repeat_n(bw, topo.num_nodes));
+            latency.extend(std::iter::repeat_n(0.0, topo.num_nodes));
+        }
+        let n = capacity.len();
+        let ranks = s
+            .programs
+            .iter()
+            .map(|p| RankState {
+                remaining: dependency_counts(p),
+                succ: Successors::new(p),
+                ready_sends: BinaryHeap::new(),
+                engines_busy: 0,
+                cpu_free: 0.0,
+                recv_state: vec![0; p.len()],
+                finish: 0.0,
+                done: 0,
+            })
+            .collect();
+        Ok(Sim {
+            s,
+            topo,
+            cfg,
+            partner,
+            ranks,
+            events: BinaryHeap::new(),
+            seq: 0,
+            transfers: Vec::new(),
+            free_transfers: Vec::new(),
+            maxmin: (cfg.sharing == Sharing::MaxMin).then(|| MaxMin::new(capacity.clone())),
+            reservation: (cfg.sharing == Sharing::Reservation)
+                .then(|| Reservation::new(capacity.clone())),
+            latency,
+            inj_base,
+            ej_base,
+            link_bytes: vec![0.0; n],
+            link_busy: vec![0.0; n],
+            link_since: vec![0.0; n],
+            link_count: vec![0; n],
+            link_peak: vec![0; n],
+            flows: 0,
+            network_bytes: 0.0,
+            handled: 0,
+            spans: Vec::new(),
+            ready_now: Vec::new(),
+            resched: Vec::new(),
+            started: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, time: f64, kind: EvKind, a: u32, b: u32) {
+        self.seq += 1;
+        self.events.push(Reverse(Event {
+            time,
+            seq: self.seq,
+            kind,
+            a,
+            b,
+        }));
+    }
+
+    fn run(mut self, wall: Instant) -> Result<SimResult> {
+        for (r, t) in self.cfg.start_offsets(self.s.ranks).into_iter().enumerate() {
+            self.ranks[r].finish = t;
+            self.push(t, EvKind::Start, r as u32, 0);
+        }
+        while let Some(Reverse(first)) = self.events.pop() {
+            let now = first.time;
+            let horizon = now + now.abs() * LEVEL_TOLERANCE;
+            self.handle(first)?;
+            loop {
+                self.drain_ready(now)?;
+                match self.events.peek() {
+                    Some(Reverse(e)) if e.time <= horizon => {
+                        let e = self.events.pop().expect("peeked").0;
+                        self.handle(e)?;
+                    }
+                    _ => break,
+                }
+            }
+            self.update_rates(now);
+        }
+        self.finish(wall)
+    }
+
+    fn handle(&mut self, e: Event) -> Result<()> {
+        self.handled += 1;
+        let t = e.time;
+        match e.kind {
+            EvKind::Start => {
+                let r = e.a as usize;
+                for i in 0..self.ranks[r].remaining.len() {
+                    if self.ranks[r].remaining[i] == 0 {
+                        self.ready_now.push((e.a, i as OpId));
+                    }
+                }
+            }
+            EvKind::CpuDone => {
+                let (r, i) = (e.a, e.b);
+                match self.s.programs[r as usize].ops[i as usize] {
+                    Op::Send { .. } => self.begin_latency(t, e.a, i)?,
+                    _ => self.complete(t, r, i),
+                }
+            }
+            EvKind::FlowStart => self.begin_bandwidth(t, e.a),
+            EvKind::FlowEnd => {
+                let id = e.a;
+                let current = self.maxmin.as_ref().is_none_or(|m| m.version(id) == e.b);
+                if current {
+                    self.end_bandwidth(t, id);
+                }
+            }
+            EvKind::Arrive => self.arrive(t, e.a),
+        }
+        Ok(())
+    }
+
+    /// Handles every op that became ready at `now`.
+    fn drain_ready(&mut self, now: f64) -> Result<()> {
+        while let Some((r, i)) = self.ready_now.pop() {
+            let rank = &mut self.ranks[r as usize];
+            match self.s.programs[r as usize].ops[i as usize] {
+                Op::Send { .. } => {
+                    rank.ready_sends.push(Reverse(i));
+                    self.dispatch(now, r)?;
+                }
+                Op::Recv { .. } => {
+                    rank.recv_state[i as usize] |= 1;
+                    if rank.recv_state[i as usize] == 3 {
+                        self.received(now, r, i);
+                    }
+                }
+                Op::Copy { .. } => self.complete(now, r, i),
+                Op::Combine { src, .. } => {
+                    let bytes = src.count * self.s.elem_bytes();
+                    self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
+                }
+                Op::Compute { seconds } => self.cpu_task(now, r, i, seconds, "compute"),
+            }
+        }
+        Ok(())
+    }
+
+    fn combine_time(&self, bytes: u64) -> f64 {
+        self.cfg
+            .compute_bandwidth
+            .map_or(0.0, |bw| bytes as f64 / bw)
+    }
+
+    /// Runs a task of `dur` seconds on rank r's CPU, then completes op i
+    /// (or, for a send, starts its latency phase).
+    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, what: &str) {
+        let rank = &mut self.ranks[r as usize];
+        if dur <= 0.0 && rank.cpu_free <= now {
+            self.push(now, EvKind::CpuDone, r, i);
+            return;
+        }
+        let start = rank.cpu_free.max(now);
+        rank.cpu_free = start + dur;
+        let end = rank.cpu_free;
+        if self.cfg.trace && dur > 0.0 {
+            self.spans.push(Span {
+                rank: r,
+                name: what.to_string(),
+                start_s: start,
+                end_s: end,
+            });
+        }
+        self.push(end, EvKind::CpuDone, r, i);
+    }
+
+    /// Gives ready sends of rank r to free engines, in program order.
+    fn dispatch(&mut self, now: f64, r: u32) -> Result<()> {
+        loop {
+            let rank = &mut self.ranks[r as usize];
+            if rank.engines_busy >= self.cfg.engines {
+                return Ok(());
+            }
+            let Some(Reverse(i)) = rank.ready_sends.pop() else {
+                return Ok(());
+            };
+            rank.engines_busy += 1;
+            if self.cfg.overhead_s > 0.0 {
+                self.cpu_task(now, r, i, self.cfg.overhead_s, "overhead");
+            } else {
+                self.begin_latency(now, r, i)?;
+            }
+        }
+    }
+
+    /// The send's overhead is paid: route it and wait out its latency.
+    fn begin_latency(&mut self, now: f64, r: u32, i: OpId) -> Result<()> {
+        let Op::Send {
+            peer,
+            region,
+            route,
+            ..
+        } = self.s.programs[r as usize].ops[i as usize]
+        else {
+            unreachable!("only sends start transfers")
+        };
+        let id = self.free_transfers.pop().unwrap_or_else(|| {
+            self.transfers.push(Transfer::default());
+            self.transfers.len() as u32 - 1
+        });
+        let mut path = std::mem::take(&mut self.transfers[id as usize].route);
+        path.clear();
+        if peer != r {
+            if route == 0 {
+                self.topo.route(r as usize, peer as usize, &mut path);
+            } else {
+                let offset = &self.s.offsets[route as usize - 1];
+                let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
+                if dest != peer as usize {
+                    return Err(Error::Invalid(format!(
+                        "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
+                    )));
+                }
+            }
+            if let Some(base) = self.inj_base {
+                path.insert(
+                    0,
+                    (base + self.topo.rank_node[r as usize] as usize) as LinkId,
+                );
+            }
+            if let Some(base) = self.ej_base {
+                path.push((base + self.topo.rank_node[peer as usize] as usize) as LinkId);
+            }
+        }
+        let lat: f64 = path.iter().map(|&l| self.latency[l as usize]).sum();
+        let bytes = if peer == r {
+            0.0
+        } else {
+            (region.count * self.s.elem_bytes() + self.cfg.header_bytes) as f64
+        };
+        let recv_op = self.partner[r as usize][i as usize];
+        self.transfers[id as usize] = Transfer {
+            src: r,
+            send_op: i,
+            dst: peer,
+            recv_op,
+            bytes,
+            route: path,
+            rate: 0.0,
+            bw_start: now + lat,
+            dispatched: now,
+        };
+        self.flows += 1;
+        if bytes == 0.0 || self.transfers[id as usize].route.is_empty() {
+            self.push(now + lat, EvKind::Arrive, id, 0);
+        } else {
+            self.push(now + lat, EvKind::FlowStart, id, 0);
+        }
+        Ok(())
+    }
+
+    fn cap_of(&self, route: &[LinkId]) -> f64 {
+        let mut cap = self.cfg.flow_cap.unwrap_or(f64::INFINITY);
+        if let Some(w) = self.cfg.tcp_window {
+            let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
+            if lat > 0.0 {
+                cap = cap.min(w / (2.0 * lat));
+            }
+        }
+        cap
+    }
+
+    fn begin_bandwidth(&mut self, now: f64, id: u32) {
+        let route = std::mem::take(&mut self.transfers[id as usize].route);
+        let bytes = self.transfers[id as usize].bytes;
+        let cap = self.cap_of(&route);
+        if let Some(m) = self.maxmin.as_mut() {
+            let weight = match self.cfg.fairness {
+                Fairness::Equal => 1.0,
+                Fairness::Rtt => {
+                    let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
+                    1.0 / lat.max(1e-12)
+                }
+            };
+            m.add(id, now, &route, bytes, weight, cap);
+            self.occupy(now, &route, bytes);
+        } else if let Some(res) = self.reservation.as_mut() {
+            if let Some(rate) = res.request(id, &route, cap) {
+                self.transfers[id as usize].route = route;
+                self.reserve_started(now, id, rate);
+                return;
+            }
+        }
+        self.transfers[id as usize].route = route;
+    }
+
+    /// A flow admitted under the reservation rule starts its bandwidth phase.
+    fn reserve_started(&mut self, now: f64, id: u32, rate: f64) {
+        let t = &mut self.transfers[id as usize];
+        t.rate = rate;
+        t.bw_start = now;
+        let (bytes, route) = (t.bytes, std::mem::take(&mut t.route));
+        self.occupy(now, &route, bytes);
+        self.transfers[id as usize].route = route;
+        let version = 0;
+        self.push(now + bytes / rate, EvKind::FlowEnd, id, version);
+    }
+
+    fn occupy(&mut self, now: f64, route: &[LinkId], bytes: f64) {
+        for &l in route {
+            let l = l as usize;
+            self.link_bytes[l] += bytes;
+            if self.link_count[l] == 0 {
+                self.link_since[l] = now;
+            }
+            self.link_count[l] += 1;
+            self.link_peak[l] = self.link_peak[l].max(self.link_count[l]);
+        }
+    }
+
+    fn vacate(&mut self, now: f64, route: &[LinkId]) {
+        for &l in route {
+            let l = l as usize;
+            self.link_count[l] -= 1;
+            if self.link_count[l] == 0 {
+                self.link_busy[l] += now - self.link_since[l];
+            }
+        }
+    }
+
+    fn end_bandwidth(&mut self, now: f64, id: u32) {
+        let route = std::mem::take(&mut self.transfers[id as usize].route);
+        self.vacate(now, &route);
+        if let Some(m) = self.maxmin.as_mut() {
+            m.remove(id);
+        } else if let Some(res) = self.reservation.as_mut() {
+            let mut started = std::mem::take(&mut self.started);
+            res.release(id, &mut started);
+            for (w, rate) in started.drain(..) {
+                self.reserve_started(now, w, rate);
+            }
+            self.started = started;
+        }
+        self.network_bytes += self.transfers[id as usize].bytes;
+        self.transfers[id as usize].route = route;
+        self.arrive(now, id);
+    }
+
+    /// Data of transfer `id` has fully arrived: free the sender's engine,
+    /// complete the send, and deliver to the receive.
+    fn arrive(&mut self, now: f64, id: u32) {
+        let t = &self.transfers[id as usize];
+        let (src, send_op, dst, recv_op, start) =
+            (t.src, t.send_op, t.dst, t.recv_op, t.dispatched);
+        if self.cfg.trace {
+            self.spans.push(Span {
+                rank: src,
+                name: format!("send to {dst}"),
+                start_s: start,
+                end_s: now,
+            });
+            self.spans.push(Span {
+                rank: dst,
+                name: format!("recv from {src}"),
+                start_s: start,
+                end_s: now,
+            });
+        }
+        self.free_transfers.push(id);
+        self.ranks[src as usize].engines_busy -= 1;
+        self.complete(now, src, send_op);
+        // Re-dispatch after the batch: dispatch needs no error path here.
+        let _ = self.dispatch(now, src);
+        let st = &mut self.ranks[dst as usize].recv_state[recv_op as usize];
+        *st |= 2;
+        if *st == 3 {
+            self.received(now, dst, recv_op);
+        }
+    }
+
+    /// A receive is posted and its data is here.
+    fn received(&mut self, now: f64, r: u32, i: OpId) {
+        match self.s.programs[r as usize].ops[i as usize] {
+            Op::Recv {
+                combine: true,
+                region,
+                ..
+            } => {
+                let bytes = region.count * self.s.elem_bytes();
+                self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
+            }
+            _ => self.complete(now, r, i),
+        }
+    }
+
+    fn complete(&mut self, now: f64, r: u32, i: OpId) {
+        let rank = &mut self.ranks[r as usize];
+        rank.done += 1;
+        rank.finish = rank.finish.max(now);
+        for &j in rank.succ.of(i as usize) {
+            rank.remaining[j as usize] -= 1;
+            if rank.remaining[j as usize] == 0 {
+                self.ready_now.push((r, j));
+            }
+        }
+    }
+
+    fn update_rates(&mut self, now: f64) {
+        let Some(m) = self.maxmin.as_mut() else {
+            return;
+        };
+        let mut out = std::mem::take(&mut self.resched);
+        out.clear();
+        m.recompute(now, &mut out);
+        for r in &out {
+            self.transfers[r.flow as usize].rate = m.rate(r.flow);
+            if r.end.is_finite() {
+                self.seq += 1;
+                self.events.push(Reverse(Event {
+                    time: r.end,
+                    seq: self.seq,
+                    kind: EvKind::FlowEnd,
+                    a: r.flow,
+                    b: r.version,
+                }));
+            }
+        }
+        self.resched = out;
+    }
+
+    fn finish(self, wall: Instant) -> Result<SimResult> {
+        let total: usize = self.s.programs.iter().map(|p| p.len()).sum();
+        let done: usize = self.ranks.iter().map(|r| r.done).sum();
+        if done < total {
+            let stuck = self
+                .ranks
+                .iter()
+                .enumerate()
+                .find(|(r, st)| st.done < self.s.programs[*r].len())
+                .map(|(r, _)| r)
+                .unwrap_or(0);
+            let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
+            return Err(Error::Verify(format!(
+                "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{}); verify the schedule",
+                total - done,
+                if waiting > 0 { format!(", {waiting} transfers wait for bandwidth no link can give") } else { String::new() }
+            )));
+        }
+        let rank_finish_s: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
+        let time_s = rank_finish_s.iter().copied().fold(0.0, f64::max);
+        let n = self.topo.links.len();
+        let links: Vec<LinkStats> = self.topo.links[..n]
+            .iter()
+            .enumerate()
+            .map(|(l, link)| LinkStats {
+                from: link.from,
+                to: link.to,
+                bytes: self.link_bytes[l],
+                busy_s: self.link_busy[l],
+                utilisation: if time_s > 0.0 {
+                    self.link_bytes[l] / (link.bandwidth * time_s)
+                } else {
+                    0.0
+                },
+                peak_flows: self.link_peak[l],
+            })
+            .collect();
+        let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
+        let used = links.iter().filter(|l| l.peak_flows >= 1).count();
+        let frac = |k: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+        Ok(SimResult {
+            time_s,
+            rank_finish_s,
+            flows: self.flows,
+            network_bytes: self.network_bytes,
+            links_shared_fraction: frac(shared),
+            links_used_fraction: frac(used),
+            links,
+            events: self.handled,
+            recomputes: self.maxmin.as_ref().map_or(0, |m| m.recomputes),
+            recomputed_flows: self.maxmin.as_ref().map_or(0, |m| m.recomputed_flows),
+            wall_s: wall.elapsed().as_secs_f64(),
+            spans: self.spans,
+        })
+    }
+}
