@@ -336,6 +336,32 @@ pub fn chain_tree(p: usize, root: usize) -> Result<Tree> {
     Tree::from_parents(root as u32, parent, vec![NO_AXIS; p])
 }
 
+/// A text picture of a tree on a 2D grid: one character per rank, x to the
+/// right and y downwards, showing the hop that reaches it: `R` the root, `>`
+/// a +x hop (parent on the left, or at the far right across the wrap), `v` a
+/// +y hop (parent above, or at the bottom across the wrap), `?` otherwise.
+pub fn render_2d(shape: &GridShape, tree: &Tree) -> String {
+    let (w, h) = match shape.dims[..] {
+        [w] => (w, 1),
+        [w, h] => (w, h),
+        _ => return String::new(),
+    };
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            let v = y * w + x;
+            out.push(match (tree.parent_of(v), tree.axis[v]) {
+                (None, _) => 'R',
+                (Some(_), 0) => '>',
+                (Some(_), 1) => 'v',
+                _ => '?',
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// What [`check_trees`] proved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeReport {
@@ -579,6 +605,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The pictures in docs/allreduce.md: `cargo test --lib pictures -- --nocapture`.
+    #[test]
+    fn pictures_of_the_2d_trees() {
+        let shape = torus(&[5, 4]);
+        let trees = torus_trees(&shape, 6).unwrap();
+        let pics: Vec<String> = trees.iter().map(|t| render_2d(&shape, t)).collect();
+        for (k, p) in pics.iter().enumerate() {
+            println!("5x4 torus, root (1,1), tree {k}:\n{p}");
+        }
+        assert_eq!(pics[0], "v>vvv\n>R>>>\nv>vvv\nv>vvv\n");
+        assert_eq!(pics[1], ">v>>>\nvRvvv\n>v>>>\n>v>>>\n");
     }
 
     #[test]

@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::time::Instant;
 
+mod model;
+
 #[derive(Parser)]
 #[command(
     name = "topocoll",
@@ -31,6 +33,8 @@ enum Verb {
     Verify(VerifyArgs),
     /// Build a schedule and write it as GOAL (LogGOPSim) or JSON.
     Schedule(ScheduleArgs),
+    /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
+    Model(model::ModelArgs),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
@@ -167,6 +171,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::List => list(),
         Verb::Verify(a) => verify(a),
         Verb::Schedule(a) => write_schedule(a),
+        Verb::Model(a) => model::run(a),
     }
 }
 
