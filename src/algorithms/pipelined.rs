@@ -353,7 +353,20 @@ impl Pipeline {
             .sum()
     }
 
-    /// Writes every rank's program into `s` (segments outer, trees inner).
+    /// The (tree, segment) of each block of a rank's program, in program
+    /// order: segments outer, trees inner (trees with fewer segments drop out
+    /// at the end). The same for every rank.
+    pub fn block_order(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let nt = self.trees.len();
+        let max_segs = (0..nt).map(|t| self.segments(t)).max().unwrap_or(0);
+        (0..max_segs).flat_map(move |seg| {
+            (0..nt)
+                .filter(move |&t| seg < self.segments(t))
+                .map(move |t| (t, seg))
+        })
+    }
+
+    /// Writes every rank's program into `s`, blocks in [`Pipeline::block_order`].
     pub fn materialise(&self, s: &mut Schedule) -> Result<()> {
         let total = self.total_ops();
         if total > MAX_MATERIALISED_OPS {
@@ -361,31 +374,18 @@ impl Pipeline {
                 "{total} operations are too many to materialise (at most {MAX_MATERIALISED_OPS}); use larger --segment or a smaller --size"
             ));
         }
-        let nt = self.trees.len();
-        let max_segs = (0..nt).map(|t| self.segments(t)).max().unwrap_or(0);
         let mut block = Vec::new();
+        let mut deps: SmallVec<[u32; 2]> = SmallVec::new();
         for (r, prog) in s.programs.iter_mut().enumerate() {
-            let mut views = Vec::with_capacity(nt);
-            let mut base = 0;
-            for t in 0..nt {
-                let v = self.view_at(r, t, base);
-                base += self.scratch_for(t, v.children.len());
-                views.push(v);
-            }
-            prog.scratch = base;
-            let mut deps: SmallVec<[u32; 2]> = SmallVec::new();
-            for seg in 0..max_segs {
-                for (t, v) in views.iter().enumerate() {
-                    if seg >= self.segments(t) {
-                        continue;
-                    }
-                    self.block(v, seg, &mut block);
-                    let first = prog.len() as u32;
-                    for b in &block {
-                        deps.clear();
-                        deps.extend(b.deps().iter().map(|d| d + first));
-                        prog.push(b.op, &deps);
-                    }
+            let views: Vec<RankView> = (0..self.trees.len()).map(|t| self.view(r, t)).collect();
+            prog.scratch = self.scratch(r);
+            for (t, seg) in self.block_order() {
+                self.block(&views[t], seg, &mut block);
+                let first = prog.len() as u32;
+                for b in &block {
+                    deps.clear();
+                    deps.extend(b.deps().iter().map(|d| d + first));
+                    prog.push(b.op, &deps);
                 }
             }
         }
@@ -489,6 +489,46 @@ mod tests {
                     assert_eq!(b.len(), pl.block_len(&v));
                 }
             }
+        }
+    }
+
+    /// What a streaming consumer would do (views once per rank, then blocks in
+    /// `block_order`, op ids by arithmetic) gives exactly the materialised programs.
+    #[test]
+    fn streamed_blocks_rebuild_the_programs() {
+        use crate::schedule::{Collective, Dtype, ReduceOp};
+        let shape = GridShape {
+            dims: vec![4, 3, 2],
+            wrap: vec![true; 3],
+        };
+        let trees = torus_trees(&shape, 7).unwrap();
+        let pl = Pipeline::new(trees, Pipeline::split(101, 3), 6, true, true).unwrap();
+        let p = shape.size();
+        let mut s = Schedule::new(
+            Collective::Allreduce,
+            p,
+            101,
+            Dtype::F64,
+            ReduceOp::Sum,
+            "t",
+        );
+        pl.materialise(&mut s).unwrap();
+        let mut b = Vec::new();
+        for r in 0..p {
+            let views: Vec<RankView> = (0..3).map(|t| pl.view(r, t)).collect();
+            let prog = &s.programs[r];
+            let mut base = 0usize;
+            for (t, seg) in pl.block_order() {
+                pl.block(&views[t], seg, &mut b);
+                assert_eq!(b.len(), pl.block_len(&views[t]));
+                for (k, op) in b.iter().enumerate() {
+                    assert_eq!(prog.ops[base + k], op.op);
+                    let want: Vec<u32> = op.deps().iter().map(|d| d + base as u32).collect();
+                    assert_eq!(prog.deps(base + k), &want[..]);
+                }
+                base += b.len();
+            }
+            assert_eq!(base, prog.len());
         }
     }
 

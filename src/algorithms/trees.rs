@@ -230,35 +230,23 @@ pub fn torus_parent(
     if v == root {
         return None;
     }
-    let mut step_axis = None;
-    let mut stride_of = 1;
-    // Offset from the root along axis a, and v's neighbour −1 along it.
-    let offset = |a: usize| -> (usize, usize) {
+    // v's offset from the root along axis a.
+    let offset = |a: usize| {
         let stride: usize = shape.dims[..a].iter().product();
         let d = shape.dims[a];
-        let c = (v / stride) % d;
-        let r = (root / stride) % d;
-        ((c + d - r) % d, stride)
+        ((v / stride) % d + d - (root / stride) % d) % d
     };
-    let (o0, s0) = offset(order[0]);
-    if order.len() >= 2 && o0 == 0 {
-        step_axis = Some(order[0]);
-        stride_of = s0;
+    let a = if order.len() >= 2 && offset(order[0]) == 0 {
+        // The root's plane, closed by a + hop along the first axis.
+        order[0]
     } else {
-        for &a in order.iter().rev() {
-            let (o, s) = offset(a);
-            if o != 0 {
-                step_axis = Some(a);
-                stride_of = s;
-                break;
-            }
-        }
-    }
-    let a = step_axis?;
+        // On the chain of the last axis along which v is off the root.
+        *order.iter().rev().find(|&&a| offset(a) != 0)?
+    };
+    let stride: usize = shape.dims[..a].iter().product();
     let d = shape.dims[a];
-    let c = (v / stride_of) % d;
-    let prev = (c + d - 1) % d;
-    Some((v - c * stride_of + prev * stride_of, a))
+    let c = (v / stride) % d;
+    Some((v - c * stride + (c + d - 1) % d * stride, a))
 }
 
 /// The edge-disjoint spanning trees of Trinaryx3 on a torus, rooted at `root`:
