@@ -16,9 +16,10 @@
 //! and have their own tags), so blocks can be produced lazily, in any amount,
 //! and concatenated; the number of ops in a block ([`Pipeline::block_len`])
 //! does not depend on the segment, so the op id where a block starts is
-//! arithmetic. [`Pipeline::materialise`] is the simple consumer: for each rank,
-//! segments outer, trees inner, so the trees advance together and a rank's
-//! sends enter its engines oldest segment first.
+//! arithmetic. [`Pipeline::block_order`] fixes the order of a rank's blocks
+//! (segments outer, trees inner, so the trees advance together and a rank's
+//! sends enter its engines oldest segment first) and [`Pipeline::materialise`]
+//! is the simple consumer.
 //!
 //! # A block
 //!
