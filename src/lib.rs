@@ -11,5 +11,6 @@ pub mod units;
 pub use error::{Error, Result};
 pub mod algorithms;
 pub mod cli;
+pub mod model;
 pub mod schedule;
 pub mod sim;

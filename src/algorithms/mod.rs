@@ -6,6 +6,9 @@
 pub mod allreduce;
 pub mod alltoall;
 pub mod bcast;
+pub mod pipelined;
+pub mod reduce;
+pub mod trees;
 
 use crate::error::{Error, Result};
 use crate::invalid;
@@ -115,6 +118,15 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::linear::ALGORITHM,
     bcast::binomial::ALGORITHM,
     allreduce::ring::ALGORITHM,
+    bcast::trinaryx3::ALGORITHM,
+    bcast::pipeline::ALGORITHM,
+    bcast::scatter_allgather::ALGORITHM,
+    reduce::trinaryx3::ALGORITHM,
+    reduce::binomial::ALGORITHM,
+    allreduce::trinaryx3::ALGORITHM,
+    allreduce::recursive_doubling::ALGORITHM,
+    allreduce::rabenseifner::ALGORITHM,
+    allreduce::reduce_bcast::ALGORITHM,
 ];
 
 /// The algorithm `name` for `collective`, or an error listing what exists.

@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::time::Instant;
 
+mod model;
 mod simulate;
 
 #[derive(Parser)]
@@ -35,6 +36,8 @@ enum Verb {
     Schedule(ScheduleArgs),
     /// Simulate a schedule on a network model (flow-level, max-min or reservation sharing).
     Simulate(simulate::SimulateArgs),
+    /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
+    Model(model::ModelArgs),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
@@ -172,6 +175,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::Verify(a) => verify(a),
         Verb::Schedule(a) => write_schedule(a),
         Verb::Simulate(a) => simulate::run(a),
+        Verb::Model(a) => model::run(a),
     }
 }
 

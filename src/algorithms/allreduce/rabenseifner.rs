@@ -1,0 +1,194 @@
+//! Rabenseifner's allreduce (MPICH's long-message algorithm, the allreduce
+//! paper's §2.2.3 "reduce scatter + allgather" with recursive halving and
+//! doubling), for any P, with the fold of `recursive_doubling` for non-powers
+//! of two (the extra ranks hand their buffer to a partner first and get the
+//! result back last).
+//!
+//! Among the p2 participants (new rank q) the buffer is cut in p2 chunks (the
+//! standard split). Reduce-scatter, for mask = p2/2, p2/4, …, 1: q keeps the
+//! half of its current chunk range on its side of bit `mask` (the lower half if
+//! the bit is 0), sends the other half to q ⊕ mask, receives the partner's copy
+//! of the kept half into Scratch and combines it in. q then holds chunk q
+//! reduced. Allgather, for mask = 1, 2, …, p2/2: swap the ranges held with
+//! q ⊕ mask. Each chunk is combined on one rank only, then copied: identical
+//! bits everywhere. Empty ranges (count < p2) send nothing.
+
+use super::recursive_doubling::Fold;
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{chunk, Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "allreduce",
+    name: "rabenseifner",
+    summary: "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let n = req.count;
+    if p == 1 || n == 0 {
+        return Ok(s);
+    }
+    let fold = Fold::new(p);
+    let p2 = fold.p2;
+    let steps = fold.steps();
+    let last_tag = 1 + 2 * steps;
+    let start = |i: usize| {
+        if i >= p2 {
+            n
+        } else {
+            chunk(n, p2 as u64, i as u64).0
+        }
+    };
+    // Chunks a..b of the Output (or the same elements of Scratch).
+    let out = |a: usize, b: usize| Region::output(start(a), start(b) - start(a));
+    let tmp = |a: usize, b: usize| Region::scratch(start(a), start(b) - start(a));
+    let all = Region::output(0, n);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let Some(q) = fold.newrank(r) else {
+            let peer = r as u32 + 1;
+            let send = prog.push(
+                Op::Send {
+                    peer,
+                    tag: 0,
+                    region: all,
+                    route: 0,
+                },
+                &[],
+            );
+            prog.push(
+                Op::Recv {
+                    peer,
+                    tag: last_tag,
+                    region: all,
+                    combine: false,
+                },
+                &[send],
+            );
+            continue;
+        };
+        prog.scratch = n;
+        let mut deps: Vec<u32> = Vec::new();
+        if r < 2 * fold.rem {
+            let whole = Region::scratch(0, n);
+            let recv = prog.push(
+                Op::Recv {
+                    peer: r as u32 - 1,
+                    tag: 0,
+                    region: whole,
+                    combine: false,
+                },
+                &[],
+            );
+            deps = vec![prog.push(
+                Op::Combine {
+                    src: whole,
+                    dst: all,
+                },
+                &[recv],
+            )];
+        }
+        // Reduce-scatter by recursive halving.
+        let (mut lo, mut hi) = (0usize, p2);
+        for k in 0..steps {
+            let mask = p2 >> (k + 1);
+            let peer = fold.real(q ^ mask);
+            let tag = 1 + k;
+            let mid = (lo + hi) / 2;
+            let (keep, give) = if q & mask == 0 {
+                ((lo, mid), (mid, hi))
+            } else {
+                ((mid, hi), (lo, mid))
+            };
+            let mut next = Vec::new();
+            if start(give.1) > start(give.0) {
+                next.push(prog.push(
+                    Op::Send {
+                        peer,
+                        tag,
+                        region: out(give.0, give.1),
+                        route: 0,
+                    },
+                    &deps,
+                ));
+            }
+            if start(keep.1) > start(keep.0) {
+                let slot = tmp(keep.0, keep.1);
+                let recv = prog.push(
+                    Op::Recv {
+                        peer,
+                        tag,
+                        region: slot,
+                        combine: false,
+                    },
+                    &deps,
+                );
+                next.push(prog.push(
+                    Op::Combine {
+                        src: slot,
+                        dst: out(keep.0, keep.1),
+                    },
+                    &[recv],
+                ));
+            }
+            if !next.is_empty() {
+                deps = next;
+            }
+            (lo, hi) = keep;
+        }
+        // Allgather by recursive doubling.
+        for k in 0..steps {
+            let mask = 1usize << k;
+            let peer = fold.real(q ^ mask);
+            let tag = 1 + steps + k;
+            let size = hi - lo;
+            let theirs = if q & mask == 0 {
+                (hi, hi + size)
+            } else {
+                (lo - size, lo)
+            };
+            let mut next = Vec::new();
+            if start(hi) > start(lo) {
+                next.push(prog.push(
+                    Op::Send {
+                        peer,
+                        tag,
+                        region: out(lo, hi),
+                        route: 0,
+                    },
+                    &deps,
+                ));
+            }
+            if start(theirs.1) > start(theirs.0) {
+                next.push(prog.push(
+                    Op::Recv {
+                        peer,
+                        tag,
+                        region: out(theirs.0, theirs.1),
+                        combine: false,
+                    },
+                    &deps,
+                ));
+            }
+            if !next.is_empty() {
+                deps = next;
+            }
+            (lo, hi) = (lo.min(theirs.0), hi.max(theirs.1));
+        }
+        if r < 2 * fold.rem {
+            prog.push(
+                Op::Send {
+                    peer: r as u32 - 1,
+                    tag: last_tag,
+                    region: all,
+                    route: 0,
+                },
+                &deps,
+            );
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,29 @@
+//! Reduce + broadcast on a binomial tree rooted at rank 0 (the allreduce
+//! paper's §2.2.1 baseline), pipelined in `--segment` pieces (default 64 KiB):
+//! a segment is combined up the tree (children smallest subtree first, a fixed
+//! order) and starts back down as soon as the root has it.
+
+use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
+use crate::algorithms::trees::binomial_tree;
+use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "allreduce",
+    name: "reduce_bcast",
+    summary: "binomial reduce then binomial bcast from rank 0, pipelined in segments",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let tree = binomial_tree(req.ranks, 0)?;
+    pipelined::single_tree(
+        req,
+        ALGORITHM.name,
+        tree,
+        true,
+        true,
+        Some(DEFAULT_SEGMENT_BYTES),
+    )
+}

@@ -1,0 +1,29 @@
+//! Pipelined chain broadcast: root → root+1 → … → root−1 (mod P), the buffer
+//! cut in `--segment` pieces (default 64 KiB) that follow each other down the
+//! chain, each rank forwarding a segment as soon as it has it.
+
+use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
+use crate::algorithms::trees::chain_tree;
+use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "bcast",
+    name: "pipeline",
+    summary: "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let tree = chain_tree(req.ranks, root)?;
+    pipelined::single_tree(
+        req,
+        ALGORITHM.name,
+        tree,
+        false,
+        true,
+        Some(DEFAULT_SEGMENT_BYTES),
+    )
+}

@@ -1,0 +1,23 @@
+//! Trinaryx3 broadcast (the allreduce paper, §4.1): the buffer split in three
+//! (two on a 2D torus; one part per dimension of size > 1), each part pipelined
+//! in segments down its own edge-disjoint spanning tree of the torus (see
+//! `algorithms::trees`). Every hop is between torus neighbours and the trees
+//! share no link, so the three streams never collide. A node forwards each
+//! segment to its children deepest subtree first (the reverse of the reduction
+//! order, §4.2). Segments: `--segment`, default 64 KiB.
+
+use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "bcast",
+    name: "trinaryx3",
+    summary: "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let root = req.collective.root().unwrap_or(0) as usize;
+    pipelined::trinaryx3(req, ALGORITHM.name, root, false, true)
+}

@@ -1,0 +1,22 @@
+//! Binomial-tree reduce (as in MPICH): with v = (r − root) mod P, a rank
+//! combines its children v + 1, v + 2, v + 4, … (lower subtree first, a fixed
+//! order), then sends to v − lowbit(v). The whole buffer moves in one message
+//! unless `--segment` asks for a pipeline.
+
+use crate::algorithms::trees::binomial_tree;
+use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "reduce",
+    name: "binomial",
+    summary: "binomial tree: combine children smallest subtree first, then send to the parent",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let tree = binomial_tree(req.ranks, root)?;
+    pipelined::single_tree(req, ALGORITHM.name, tree, true, false, None)
+}

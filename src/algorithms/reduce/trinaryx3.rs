@@ -1,0 +1,25 @@
+//! Trinaryx3 reduce (the allreduce paper, §4.2): the Trinaryx3 broadcast's
+//! trees reversed. The buffer is split in three (one part per torus dimension
+//! of size > 1), each part pipelined in segments up its tree to the root. A
+//! node combines its children's segments in a fixed order, children with lower
+//! subtree height first, never in arrival order: the first child is
+//! receive-combined in place, the others land in Scratch slots and are combined
+//! one after the other, each combine waiting for the previous one. So the
+//! result's bits do not depend on timing. Segments: `--segment`, default 64 KiB.
+
+use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "reduce",
+    name: "trinaryx3",
+    summary:
+        "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let root = req.collective.root().unwrap_or(0) as usize;
+    pipelined::trinaryx3(req, ALGORITHM.name, root, true, false)
+}

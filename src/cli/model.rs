@@ -1,0 +1,140 @@
+//! `topocoll model`: evaluates the papers' analytical models.
+
+use crate::algorithms::trees::{check_trees, torus_trees};
+use crate::error::Error;
+use crate::model::trinaryx3::{self as trix, Params};
+use crate::topology;
+use crate::units::{format_bytes, parse_bytes};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+#[derive(Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    model: Model,
+}
+
+#[derive(Subcommand)]
+enum Model {
+    /// The allreduce paper's eqs (1)-(4): pipelined Bcast and Reduce on one
+    /// tree and on Trinaryx3's three (defaults: the paper's K-computer values).
+    Trinaryx3(Trinaryx3Args),
+}
+
+#[derive(Args)]
+struct Trinaryx3Args {
+    /// H: pipeline stages (tree height).
+    #[arg(long, default_value_t = trix::PAPER_H)]
+    height: f64,
+    /// Take H from the Trinaryx3 trees of this torus instead (e.g. tofu:24x2x16 = 48x6x32).
+    #[arg(long, conflicts_with = "height")]
+    topology: Option<String>,
+    /// L: per-message latency, seconds.
+    #[arg(long, default_value_t = trix::PAPER_LATENCY_S)]
+    latency: f64,
+    /// BWcomm: one path's bandwidth, bytes/s (default 11.6e9/3).
+    #[arg(long, default_value_t = trix::PAPER_BW_COMM)]
+    bandwidth: f64,
+    /// BWcomp: reduction throughput, bytes/s.
+    #[arg(long, default_value_t = trix::PAPER_BW_COMP)]
+    compute_bandwidth: f64,
+    /// N: message size in bytes (1GiB, 64KiB, ...).
+    #[arg(long, default_value = "1GiB")]
+    size: String,
+    /// SS for the Bcast equations (1) and (3), bytes.
+    #[arg(long, default_value = "64KiB")]
+    segment: String,
+    /// SS for the Reduce equations (2) and (4), bytes.
+    #[arg(long, default_value = "48KiB")]
+    reduce_segment: String,
+}
+
+pub fn run(a: ModelArgs) -> Result<i32> {
+    match a.model {
+        Model::Trinaryx3(t) => trinaryx3(t),
+    }
+}
+
+fn bytes(flag: &str, text: &str) -> Result<u64> {
+    parse_bytes(text).map_err(|e| Error::Invalid(format!("--{flag}: {e}")).into())
+}
+
+fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
+    let mut h = a.height;
+    let mut from = "--height".to_string();
+    if let Some(spec) = &a.topology {
+        let topo = topology::parse_spec(spec)?;
+        let shape = topo
+            .grid_shape()
+            .ok_or_else(|| Error::Invalid(format!("--topology {spec}: the trees need a torus")))?;
+        let trees = torus_trees(&shape, 0)?;
+        let report = check_trees(&shape, &trees)?;
+        h = report.heights.iter().copied().max().unwrap_or(0) as f64;
+        let dims: Vec<String> = shape.dims.iter().map(|d| d.to_string()).collect();
+        from = format!(
+            "height of the {} Trinaryx3 trees on the {} torus",
+            trees.len(),
+            dims.join("x")
+        );
+    }
+    let n = bytes("size", &a.size)?;
+    let ss_bc = bytes("segment", &a.segment)?;
+    let ss_rd = bytes("reduce-segment", &a.reduce_segment)?;
+    let base = Params {
+        h,
+        l: a.latency,
+        bw_comm: a.bandwidth,
+        bw_comp: a.compute_bandwidth,
+        n: n as f64,
+        ss: ss_bc as f64,
+    };
+    let bc = base;
+    let rd = Params {
+        ss: ss_rd as f64,
+        ..base
+    };
+    bc.check()?;
+    rd.check()?;
+    let ms = |t: f64| t * 1e3;
+    println!("Trinaryx3 performance model (allreduce paper, section 4.3):");
+    println!("  H = {h} ({from})");
+    println!(
+        "  L = {} us, BWcomm = {:.4} GB/s, BWcomp = {:.4} GB/s (GB = 1e9 bytes)",
+        a.latency * 1e6,
+        a.bandwidth / 1e9,
+        a.compute_bandwidth / 1e9
+    );
+    println!(
+        "  N = {} ({n} bytes), SS = {} (bcast), {} (reduce)",
+        format_bytes(n),
+        format_bytes(ss_bc),
+        format_bytes(ss_rd)
+    );
+    let t1 = trix::bcast(&bc);
+    let t2 = trix::reduce(&rd);
+    let t3 = trix::trinaryx3_bcast(&bc);
+    let t4 = trix::trinaryx3_reduce(&rd);
+    println!(
+        "  (1) Bcast, one tree         T_bc        = {:10.3} ms",
+        ms(t1)
+    );
+    println!(
+        "  (2) Reduce, one tree        T_rd        = {:10.3} ms",
+        ms(t2)
+    );
+    println!(
+        "  (3) Trinaryx3 Bcast         T_Trix3_bc  = {:10.3} ms",
+        ms(t3)
+    );
+    println!(
+        "  (4) Trinaryx3 Reduce        T_Trix3_rd  = {:10.3} ms",
+        ms(t4)
+    );
+    let all = t3 + t4;
+    println!(
+        "  Trinaryx3 Allreduce (3)+(4)              = {:10.3} ms, bandwidth 2N/T = {:.3} GB/s",
+        ms(all),
+        2.0 * n as f64 / all / 1e9
+    );
+    Ok(0)
+}
