@@ -113,6 +113,12 @@ pub struct Algorithm {
 /// Every algorithm, one line each.
 pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::linear::ALGORITHM,
+    alltoall::a2and::ALGORITHM,
+    alltoall::a2at::ALGORITHM,
+    alltoall::dragon::ALGORITHM,
+    alltoall::bruck::ALGORITHM,
+    alltoall::pairwise::ALGORITHM,
+    alltoall::ring::ALGORITHM,
     bcast::binomial::ALGORITHM,
     allreduce::ring::ALGORITHM,
 ];
