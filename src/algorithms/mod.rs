@@ -52,7 +52,7 @@ impl<'a> Request<'a> {
         }
         collective.check(ranks)?;
         let elem = dtype.size();
-        if size_bytes % elem != 0 {
+        if !size_bytes.is_multiple_of(elem) {
             return Err(invalid!(
                 "--size {size_bytes} bytes is not a whole number of {} elements ({elem} bytes each)",
                 dtype.name()
