@@ -117,7 +117,9 @@ pub fn lower_bound(s: &Schedule, t: &Topology) -> Option<f64> {
         if let Some(bw) = uniform_bandwidth(t) {
             let cut = match &t.kind {
                 Kind::Grid(g) => Some(alltoall::grid(&g.dims, &g.wrap, block, bw)),
-                Kind::Tofu(tofu) => Some(alltoall::grid(&tofu.grid.dims, &tofu.grid.wrap, block, bw)),
+                Kind::Tofu(tofu) => {
+                    Some(alltoall::grid(&tofu.grid.dims, &tofu.grid.wrap, block, bw))
+                }
                 Kind::Hypercube(h) => Some(alltoall::hypercube(h.dim, block, bw)),
                 _ => None,
             };

@@ -22,13 +22,13 @@
 //! | square, even      | 1, 2, 3                 | 1, 2T, 3_T                     |
 //! | odd × odd         | 1, 2, 3_Odd             | 1, 2T, 3_Odd                   |
 //! | even × odd        | 1, 2, 3_Odd, 4_Odd      | 1, 2T, 3_Odd, 4_OddT (ours)    |
-//! | odd/even × even   | 1, 2, 3_Even, 4_Even, 5 | 1, 2T, 3_EvenT, 4_EvenT, 5T (ours) |
+//! | odd/even × even   | 1, 2, 3_Even, 4_Even, 5 | 1, 2T, then ours (regrouped)   |
 //!
 //! Corrections to the printed pseudo-code (checked in the seeds README):
 //! - Step 4_Even's loop runs i = Ny/2+1 ..= ⌊(Nx−1)/2⌋ (printed ⌊Nx/2 − 1⌋,
 //!   which misses the column (Nx−1)/2 when Nx is odd).
-//! - Step 3_T's loop starts at i = 1 (printed 0, which sends (N/2, 0) and
-//!   (0, N/2) twice more and (−N/2, 0) ≡ (N/2, 0) once more).
+//! - Step 3_T's loop starts at i = 1 (from 0 it would send each of the nodes
+//!   (N/2, 0) and (0, N/2) three times, ±N/2 being the same node).
 //! - Torus Step 2 ("2T"): the printed groups of four, (i,j), (−j,−i), (i,−j),
 //!   (−j,i), load +x with 2i and −x with 2j. We send the same set regrouped as
 //!   (i,j), (−i,−j), (−j,i), (j,−i): each group loads +x, −x, +y and −y with
@@ -38,10 +38,20 @@
 //! are ours: the same destinations as the mesh steps, with the half-ring
 //! offsets (±Nx/2 when Nx is even, ±Ny/2 when Ny is even) signed so that as
 //! many go − as + (a half-ring destination may be reached either way), and
-//! grouped in fours that load both directions of x alike. The static
-//! per-direction link load then equals T_lb/2 whenever a half-ring set has an
-//! even size (odd×even, even×even); for even×odd the Ny blocks at x-offset
-//! Nx/2 cannot split evenly and the load is T_lb/2 + Nx/4.
+//! grouped in fours that load both directions of x alike (see the comments in
+//! [`order`]). The static per-direction link load then equals T_lb/2 whenever
+//! a half-ring set has an even size (odd×even, even×even); for even×odd the Ny
+//! blocks at x-offset Nx/2 cannot split evenly between the directions and the
+//! load is T_lb/2 + Nx/4 blocks, the best any translation-invariant order of
+//! whole blocks can do.
+//!
+//! A scratch fluid simulation (not in the repository, to be redone with the
+//! project's simulator: unit links and blocks, FIFO engines, the paper's
+//! sharing rule and max-min) put every order of this file exactly at
+//! its link-load bound for all shapes 1..12 × 1..12: T_lb on the mesh with
+//! 2 engines, T_lb/2 on the torus with 4 (T_lb/2 + Nx/4 for even×odd).
+//! Placing the last send of the odd×even torus mattered: a lone (0, Ny/2) at
+//! the end cost Ny/2 more.
 //!
 //! Nx < Ny: the paper assumes Nx ≥ Ny. We run it on the transposed grid: the
 //! paper's x is the topology's longer dimension. Routing in the network stays
@@ -63,7 +73,8 @@ use crate::topology::Kind;
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
     name: "a2at",
-    summary: "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound",
+    summary:
+        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound",
     build,
 };
 
@@ -159,32 +170,68 @@ pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
         v.push((-hy, 0));
         return v;
     }
-    // Torus, Ny even, Nx > Ny (open in the paper). Columns ±hy and the row
-    // y ≡ hy first, in groups that load +x, −x, +y, −y alike.
+    // Torus, Ny even, Nx > Ny (open in the paper). Row y ≡ hy is a half ring:
+    // its entries alternate between +hy and −hy. Columns ±hy first, in groups
+    // that load +x, −x, +y and −y alike.
     for i in 1..hy {
         v.extend([(hy, i), (-hy, -i), (-i, hy), (i, -hy)]);
     }
-    for i in 1..hy {
-        v.extend([(hy, -i), (-hy, i)]);
+    if nx % 2 == 0 {
+        for i in 1..hy {
+            v.extend([(hy, -i), (-hy, i)]);
+        }
+        v.extend([(hy, 0), (-hy, 0), (hy, hy), (-hy, -hy)]);
+        // Columns hy+1 ..= Nx/2 − 1, both ways.
+        for i in hy + 1..=s2 {
+            for j in 1..hy {
+                v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
+            }
+            v.extend([(i, 0), (-i, 0), (i, hy), (-i, -hy)]);
+        }
+        // Column Nx/2, half of it reached going −x; its half-row entry goes
+        // −y to balance (0, hy).
+        for i in 1..hy {
+            v.extend([(hx, i), (-hx, -i)]);
+        }
+        v.extend([(hx, 0), (-hx, -hy), (0, hy)]);
+        return v;
     }
-    v.extend([(hy, 0), (-hy, 0), (hy, hy), (-hy, -hy)]);
-    // Columns hy+1 ..= ⌊(Nx−1)/2⌋ both ways; the half-row entries alternate sign.
+    // Nx odd. Ending as above, with (0, hy) alone after the last group of
+    // four, leaves the x links idle for hy at the end (the simulated time is
+    // T_lb/2 + hy); instead the last five sends share the x and y links.
+    // Columns c = hy ..= (Nx−1)/2 split into pairs A_c = (c,0), (−c,−hy) and
+    // B_c = (c,hy), (−c,0), each loading +x and −x alike; a group B_c + A_c'
+    // loads all four directions alike.
     for i in hy + 1..=s2 {
         for j in 1..hy {
             v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
         }
-        v.extend([(i, 0), (-i, 0), (i, hy), (-i, -hy)]);
     }
-    // Column Nx/2 (Nx even), half of it reached going −x; its y-half entry
-    // goes −y to balance (0, hy) below.
-    if nx % 2 == 0 {
-        for i in 1..hy {
-            v.extend([(hx, i), (-hx, -i)]);
+    let a = |c: i64| [(c, 0), (-c, -hy)];
+    let b = |c: i64| [(c, hy), (-c, 0)];
+    let mut h: Vec<[(i64, i64); 2]> = (1..hy).map(|i| [(hy, -i), (-hy, i)]).collect();
+    let pairs_of_h = h.len() / 2 * 2;
+    for pair in h.drain(..pairs_of_h) {
+        v.extend(pair);
+    }
+    // B of the last column goes with a leftover H pair, or waits for the end.
+    let lone = match h.pop() {
+        Some(last) => {
+            v.extend(last);
+            v.extend(b(s2));
+            None
         }
-        v.extend([(hx, 0), (-hx, -hy)]);
+        None => Some(b(s2)),
+    };
+    for c in hy..s2 {
+        v.extend(b(c));
+        v.extend(a(c + 1));
     }
-    // The row's centre last, alone, so the groups of four above stay aligned.
-    v.push((0, hy));
+    if let Some(pair) = lone {
+        v.extend(pair);
+    }
+    // A_hy with (0, hy) between its two sends.
+    v.extend([(hy, 0), (0, hy), (-hy, -hy)]);
     v
 }
 

@@ -11,13 +11,14 @@
 //!    owes r;
 //! 3. inverse rotation: output block (r − i) mod P = tmp[i].
 //!
-//! Scratch holds tmp (P blocks), the packed send buffer and the packed receive
-//! buffer (each as large as the largest step). Blocks with bit k set come in
-//! runs of 2^k, so packing and unpacking copy whole runs. Every operation
-//! waits for exactly what it needs: a pack for the last write of its slots and
-//! for the previous step's send (which read the pack buffer); a receive for the
-//! previous step's unpacks (which read the receive buffer); an unpack for the
-//! receive and for this step's pack of the same slots. Tag = step.
+//! Scratch holds tmp (P blocks) and, for every step, its own packed send
+//! buffer and packed receive buffer (so a step never waits for the buffers of
+//! the step before: every receive is posted at once). Blocks with bit k set
+//! come in runs of 2^k, so packing and unpacking copy whole runs. A pack waits
+//! for the last write of its slots, a send for its packs, an unpack for its
+//! receive and for this step's pack of the same slots (which read them); the
+//! inverse rotation waits for the last write of each slot. Tag = step. Scratch
+//! is P + 2·Σ_k |{i < P : bit k of i set}| blocks, about P·(1 + log2 P).
 
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
@@ -43,19 +44,26 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);
     let p = req.ranks;
     let b = req.count;
-    let steps: Vec<u32> = (0..usize::BITS).take_while(|&k| (1usize << k) < p).collect();
+    let steps: Vec<u32> = (0..usize::BITS)
+        .take_while(|&k| (1usize << k) < p)
+        .collect();
     let step_runs: Vec<Vec<(usize, usize)>> = steps.iter().map(|&k| runs(p, k)).collect();
-    let most = step_runs
+    // Blocks moved in each step, and where its buffers start (in blocks).
+    let sizes: Vec<u64> = step_runs
         .iter()
-        .map(|rs| rs.iter().map(|(lo, hi)| hi - lo).sum::<usize>())
-        .max()
-        .unwrap_or(0) as u64;
+        .map(|rs| rs.iter().map(|(lo, hi)| (hi - lo) as u64).sum())
+        .collect();
     let pu = p as u64;
+    let mut bufs_at: Vec<u64> = Vec::with_capacity(sizes.len());
+    let mut next = pu;
+    for &n in &sizes {
+        bufs_at.push(next);
+        next += 2 * n;
+    }
+    let scratch_blocks = next;
     let tmp = |i: usize, n: usize| Region::scratch(i as u64 * b, n as u64 * b);
-    let pack = |j: u64, n: u64| Region::scratch((pu + j) * b, n * b);
-    let rbuf = |j: u64, n: u64| Region::scratch((pu + most + j) * b, n * b);
     for (r, prog) in s.programs.iter_mut().enumerate() {
-        prog.scratch = (pu + 2 * most) * b;
+        prog.scratch = scratch_blocks * b;
         // 1. Rotation: two contiguous copies.
         let head = p - r;
         let c1 = prog.push(
@@ -77,33 +85,32 @@ fn build(req: &Request) -> Result<Schedule> {
             last_write[head..].fill(c2);
         }
         // 2. The log steps.
-        let mut prev_send: Option<OpId> = None;
-        let mut prev_unpacks: Vec<OpId> = Vec::new();
-        for (&k, rs) in steps.iter().zip(&step_runs) {
+        for (step, (&k, rs)) in steps.iter().zip(&step_runs).enumerate() {
             let pof2 = 1usize << k;
+            let (total, at) = (sizes[step], bufs_at[step]);
+            let packed = |j: u64, n: u64| Region::scratch((at + j) * b, n * b);
+            let received = |j: u64, n: u64| Region::scratch((at + total + j) * b, n * b);
             let mut packs: Vec<OpId> = Vec::with_capacity(rs.len());
             let mut j = 0u64;
             for &(lo, hi) in rs {
                 let mut deps: Vec<OpId> = last_write[lo..hi].to_vec();
                 deps.sort_unstable();
                 deps.dedup();
-                deps.extend(prev_send);
                 let n = (hi - lo) as u64;
                 packs.push(prog.push(
                     Op::Copy {
                         src: tmp(lo, hi - lo),
-                        dst: pack(j, n),
+                        dst: packed(j, n),
                     },
                     &deps,
                 ));
                 j += n;
             }
-            let total = j;
-            let send = prog.push(
+            prog.push(
                 Op::Send {
                     peer: ((r + pof2) % p) as u32,
                     tag: k,
-                    region: pack(0, total),
+                    region: packed(0, total),
                     route: 0,
                 },
                 &packs,
@@ -112,27 +119,24 @@ fn build(req: &Request) -> Result<Schedule> {
                 Op::Recv {
                     peer: ((r + p - pof2) % p) as u32,
                     tag: k,
-                    region: rbuf(0, total),
+                    region: received(0, total),
                     combine: false,
                 },
-                &prev_unpacks,
+                &[],
             );
-            prev_unpacks.clear();
             let mut j = 0u64;
             for (&(lo, hi), &pk) in rs.iter().zip(&packs) {
                 let n = (hi - lo) as u64;
                 let u = prog.push(
                     Op::Copy {
-                        src: rbuf(j, n),
+                        src: received(j, n),
                         dst: tmp(lo, hi - lo),
                     },
                     &[recv, pk],
                 );
                 last_write[lo..hi].fill(u);
-                prev_unpacks.push(u);
                 j += n;
             }
-            prev_send = Some(send);
         }
         // 3. Inverse rotation.
         for (i, &w) in last_write.iter().enumerate() {
@@ -157,7 +161,8 @@ mod tests {
     fn runs_are_the_bit_k_indices() {
         for p in 1..40usize {
             for k in 0..6u32 {
-                let from_runs: Vec<usize> = runs(p, k).iter().flat_map(|&(lo, hi)| lo..hi).collect();
+                let from_runs: Vec<usize> =
+                    runs(p, k).iter().flat_map(|&(lo, hi)| lo..hi).collect();
                 let direct: Vec<usize> = (0..p).filter(|i| i & (1 << k) != 0).collect();
                 assert_eq!(from_runs, direct);
             }

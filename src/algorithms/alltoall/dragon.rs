@@ -23,7 +23,8 @@ use crate::schedule::{Op, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
     name: "dragon",
-    summary: "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
+    summary:
+        "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
     build,
 };
 
@@ -32,7 +33,9 @@ fn build(req: &Request) -> Result<Schedule> {
     if !p.is_power_of_two() {
         return Err(req.unsupported(
             ALGORITHM.name,
-            format!("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"),
+            format!(
+                "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"
+            ),
         ));
     }
     let mut s = req.schedule(ALGORITHM.name);

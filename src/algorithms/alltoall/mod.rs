@@ -38,10 +38,7 @@ pub(crate) fn grid_of<'a>(req: &Request<'a>, name: &str) -> Result<(&'a Topology
     let Some(shape) = topo.grid_shape() else {
         return Err(req.unsupported(
             name,
-            format!(
-                "needs a mesh or torus topology, not {}",
-                topo.describe()
-            ),
+            format!("needs a mesh or torus topology, not {}", topo.describe()),
         ));
     };
     Ok((topo, shape))
