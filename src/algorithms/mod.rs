@@ -55,7 +55,7 @@ impl<'a> Request<'a> {
         }
         collective.check(ranks)?;
         let elem = dtype.size();
-        if size_bytes % elem != 0 {
+        if !size_bytes.is_multiple_of(elem) {
             return Err(invalid!(
                 "--size {size_bytes} bytes is not a whole number of {} elements ({elem} bytes each)",
                 dtype.name()
@@ -116,6 +116,12 @@ pub struct Algorithm {
 /// Every algorithm, one line each.
 pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::linear::ALGORITHM,
+    alltoall::a2and::ALGORITHM,
+    alltoall::a2at::ALGORITHM,
+    alltoall::dragon::ALGORITHM,
+    alltoall::bruck::ALGORITHM,
+    alltoall::pairwise::ALGORITHM,
+    alltoall::ring::ALGORITHM,
     bcast::binomial::ALGORITHM,
     allreduce::ring::ALGORITHM,
     bcast::trinaryx3::ALGORITHM,

@@ -198,7 +198,7 @@ pub fn simulate_one(
         size_bytes: parse_bytes(&build.size)?,
         engines,
         time_s: result.time_s,
-        lower_bound_s: crate::sim::lower_bound(&s, topo),
+        lower_bound_s: crate::model::lower_bound(&s, topo),
         flows: result.flows,
         links_shared_fraction: result.links_shared_fraction,
         links_used_fraction: result.links_used_fraction,

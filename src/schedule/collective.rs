@@ -130,13 +130,7 @@ impl Collective {
         match *self {
             Collective::Alltoall => p * count,
             Collective::Allgather | Collective::Gather { .. } => count,
-            Collective::Scatter { root } => {
-                if rank as u32 == root {
-                    p * count
-                } else {
-                    0
-                }
-            }
+            Collective::Scatter { root } if rank as u32 == root => p * count,
             _ => 0,
         }
     }

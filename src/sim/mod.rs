@@ -38,12 +38,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-/// The best analytical lower bound known for a schedule on a topology, in
-/// seconds (`None` when no model applies).
-pub fn lower_bound(_s: &Schedule, _topo: &Topology) -> Option<f64> {
-    None
-}
-
 /// How links are shared between flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Sharing {

@@ -63,8 +63,12 @@ impl Tofu {
         let k = w - n;
         let row = k / 2;
         let y = n - 1 - row;
-        let first = if row % 2 == 0 { 1 } else { 2 };
-        let b = if k % 2 == 0 { first } else { 3 - first };
+        let first = if row.is_multiple_of(2) { 1 } else { 2 };
+        let b = if k.is_multiple_of(2) {
+            first
+        } else {
+            3 - first
+        };
         (y, b)
     }
 

@@ -1,3 +1,73 @@
 //! All-to-all algorithms.
+//!
+//! Direct algorithms (linear, A2AND, A2AT, Dragon, pairwise, ring) move every
+//! block straight from its source to its destination; Bruck forwards packed
+//! blocks in log2 P steps. See `docs/alltoall.md`.
 
+pub mod a2and;
+pub mod a2at;
+pub mod bruck;
+pub mod dragon;
 pub mod linear;
+pub mod pairwise;
+pub mod ring;
+
+use crate::algorithms::Request;
+use crate::error::Result;
+use crate::invalid;
+use crate::schedule::{Op, Program, Region};
+use crate::topology::{GridShape, Topology};
+
+/// The request's topology and its grid shape, for grid-aware algorithms;
+/// `unsupported` when there is no topology or it is not a grid.
+pub(crate) fn grid_of<'a>(req: &Request<'a>, name: &str) -> Result<(&'a Topology, GridShape)> {
+    let Some(topo) = req.topology else {
+        return Err(req.unsupported(
+            name,
+            "needs a mesh or torus topology (--topology mesh:8x8, torus:8x8)",
+        ));
+    };
+    if topo.num_ranks() != req.ranks {
+        return Err(invalid!(
+            "{name}: the request has {} ranks but topology {} has {}",
+            req.ranks,
+            topo.name,
+            topo.num_ranks()
+        ));
+    }
+    let Some(shape) = topo.grid_shape() else {
+        return Err(req.unsupported(
+            name,
+            format!("needs a mesh or torus topology, not {}", topo.describe()),
+        ));
+    };
+    Ok((topo, shape))
+}
+
+/// The local copy of a rank's own block (input block r to output block r).
+pub(crate) fn self_copy(prog: &mut Program, rank: usize, block: u64) -> u32 {
+    let at = rank as u64 * block;
+    prog.push(
+        Op::Copy {
+            src: Region::input(at, block),
+            dst: Region::output(at, block),
+        },
+        &[],
+    )
+}
+
+/// Posts, with no dependencies, a receive of every other rank's block into
+/// its output slot (tag 0): what direct algorithms whose sends never wait do.
+pub(crate) fn post_all_receives(prog: &mut Program, rank: usize, ranks: usize, block: u64) {
+    for q in (0..ranks).filter(|&q| q != rank) {
+        prog.push(
+            Op::Recv {
+                peer: q as u32,
+                tag: 0,
+                region: Region::output(q as u64 * block, block),
+                combine: false,
+            },
+            &[],
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! Dragon routing (Noguchi, Take, Yokota: "All-to-all communication network
+//! controlled by local intelligence"): in phase s = 0..P−1 rank v sends its
+//! block to v XOR s. Phase 0 is the self-send, here the local copy of the own
+//! block (it uses no link, so it does not hold phase 1 back). P must be a
+//! power of two (the paper's binary n-cube).
+//!
+//! Phases are separated per rank: rank v starts phase s+1 only when its phase-s
+//! send and receive are both complete (explicit dependencies; tag = s). This
+//! is the paper's distributed control: every distributor/concentrator keeps a
+//! local phase and advances it on the phase-switch tag that travels with the
+//! packets, so phases stay in step without a global barrier. On a hypercube
+//! with e-cube routing the transfers of one phase never share a directed link
+//! (v and v XOR s cross bit b at node v with its lower bits of s flipped, a
+//! different node for every v), so with one engine per node and phases in
+//! step no two transfers share a link at any time. Rank-based: it runs on any
+//! topology (the contention-freedom argument is the hypercube's).
+
+use super::self_copy;
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "alltoall",
+    name: "dragon",
+    summary:
+        "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
+    build,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let p = req.ranks;
+    if !p.is_power_of_two() {
+        return Err(req.unsupported(
+            ALGORITHM.name,
+            format!(
+                "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"
+            ),
+        ));
+    }
+    let mut s = req.schedule(ALGORITHM.name);
+    let b = req.count;
+    for (v, prog) in s.programs.iter_mut().enumerate() {
+        prog.ops.reserve(2 * p - 1);
+        self_copy(prog, v, b);
+        let mut deps: Vec<u32> = Vec::new();
+        for phase in 1..p {
+            let peer = v ^ phase;
+            let send = prog.push(
+                Op::Send {
+                    peer: peer as u32,
+                    tag: phase as u32,
+                    region: Region::input(peer as u64 * b, b),
+                    route: 0,
+                },
+                &deps,
+            );
+            let recv = prog.push(
+                Op::Recv {
+                    peer: peer as u32,
+                    tag: phase as u32,
+                    region: Region::output(peer as u64 * b, b),
+                    combine: false,
+                },
+                &deps,
+            );
+            deps = vec![send, recv];
+        }
+    }
+    Ok(s)
+}
