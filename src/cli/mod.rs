@@ -35,7 +35,7 @@ enum Verb {
     /// Build a schedule and write it as GOAL (LogGOPSim) or JSON.
     Schedule(ScheduleArgs),
     /// Simulate a schedule on a network model (flow-level, max-min or reservation sharing).
-    Simulate(simulate::SimulateArgs),
+    Simulate(Box<simulate::SimulateArgs>),
     /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
     Model(model::ModelArgs),
 }
@@ -174,7 +174,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::List => list(),
         Verb::Verify(a) => verify(a),
         Verb::Schedule(a) => write_schedule(a),
-        Verb::Simulate(a) => simulate::run(a),
+        Verb::Simulate(a) => simulate::run(*a),
         Verb::Model(a) => model::run(a),
     }
 }

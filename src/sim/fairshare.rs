@@ -200,14 +200,6 @@ impl MaxMin {
         self.recomputed_flows += self.comp_flows.len() as u64;
         self.recomputed_links += self.comp_links.len() as u64;
         self.recomputes += 1;
-        if std::env::var_os("TOPOCOLL_DEBUG_SOLVER").is_some() && self.recomputes % 20000 == 0 {
-            eprintln!(
-                "recompute {}: {} flows {} links",
-                self.recomputes,
-                self.comp_flows.len(),
-                self.comp_links.len()
-            );
-        }
         // 2. Progressive filling over the component.
         self.heap.clear();
         for &l in &self.comp_links {
