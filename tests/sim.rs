@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use topocoll::algorithms::{self, Request};
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll::sim::{reference_maxmin, simulate, Fairness, MaxMin, Reschedule, Sharing, SimConfig, Skew};
+use topocoll::sim::{
+    reference_maxmin, simulate, Fairness, MaxMin, Reschedule, Sharing, SimConfig, Skew,
+};
 use topocoll::topology::{parse_spec, parse_toml, Topology};
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -96,7 +98,11 @@ fn parking_lot_closed_form() {
         let mut out = Vec::new();
         m.recompute(0.0, &mut out);
         for f in 0..=n {
-            assert!(close(m.rate(f), 1.25, 1e-9), "n={n} flow {f}: {}", m.rate(f));
+            assert!(
+                close(m.rate(f), 1.25, 1e-9),
+                "n={n} flow {f}: {}",
+                m.rate(f)
+            );
         }
     }
 }
@@ -104,12 +110,32 @@ fn parking_lot_closed_form() {
 /// A hand-made schedule: (src, dst, bytes) messages, each with its own tag, all at once.
 fn messages(p: usize, msgs: &[(u32, u32, u64)]) -> Schedule {
     let count = msgs.iter().map(|m| m.2).max().unwrap_or(0);
-    let mut s = Schedule::new(Collective::Alltoall, p, count, Dtype::U8, ReduceOp::Sum, "handmade");
+    let mut s = Schedule::new(
+        Collective::Alltoall,
+        p,
+        count,
+        Dtype::U8,
+        ReduceOp::Sum,
+        "handmade",
+    );
     for (tag, &(src, dst, bytes)) in msgs.iter().enumerate() {
         let region = Region::input(0, bytes);
-        s.programs[src as usize].push(Op::Send { peer: dst, tag: tag as u32, region, route: 0 }, &[]);
+        s.programs[src as usize].push(
+            Op::Send {
+                peer: dst,
+                tag: tag as u32,
+                region,
+                route: 0,
+            },
+            &[],
+        );
         s.programs[dst as usize].push(
-            Op::Recv { peer: src, tag: tag as u32, region: Region::output(0, bytes), combine: false },
+            Op::Recv {
+                peer: src,
+                tag: tag as u32,
+                region: Region::output(0, bytes),
+                combine: false,
+            },
             &[],
         );
     }
@@ -130,7 +156,10 @@ fn chain() -> Topology {
 fn one_transfer_is_overhead_plus_latency_plus_bytes_over_bandwidth() {
     let t = parse_spec("mesh:4").unwrap();
     let s = messages(4, &[(0, 3, 1_000_000)]);
-    let cfg = SimConfig { overhead_s: 2e-6, ..SimConfig::default() };
+    let cfg = SimConfig {
+        overhead_s: 2e-6,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &cfg).unwrap();
     // 3 hops of 1 µs, 1 MB at 1 GB/s.
     assert!(close(r.time_s, 2e-6 + 3e-6 + 1e-3, 1e-12), "{}", r.time_s);
@@ -145,9 +174,18 @@ fn rtt_fairness_reproduces_cm02() {
     let t = chain();
     // Ranks: a=0, b=1, c=2. a->b crosses a-b; c->b crosses c-a and a-b.
     let s = messages(3, &[(0, 1, 1_000_000), (2, 1, 1_000_000)]);
-    let mut cfg = SimConfig { fairness: Fairness::Rtt, trace: true, ..SimConfig::default() };
+    let mut cfg = SimConfig {
+        fairness: Fairness::Rtt,
+        trace: true,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &cfg).unwrap();
-    let ends: Vec<f64> = r.spans.iter().filter(|s| s.name.starts_with("send")).map(|s| s.end_s).collect();
+    let ends: Vec<f64> = r
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("send"))
+        .map(|s| s.end_s)
+        .collect();
     assert!(close(ends[0], 1.5e-3, 1e-5), "{ends:?}");
     assert!(close(ends[1], 2.0e-3, 1e-5), "{ends:?}");
     // Plain max-min: both get half until the first ends.
@@ -163,13 +201,22 @@ fn engines_take_sends_in_program_order() {
         [[node]]\nname = \"h0\"\n[[node]]\nname = \"h1\"\n[[node]]\nname = \"h2\"\n[[node]]\nname = \"h3\"\n\
         [[edge]]\na = \"h0\"\nb = \"s\"\nbandwidth = 3e9\n[[edge]]\na = \"h1\"\nb = \"s\"\n[[edge]]\na = \"h2\"\nb = \"s\"\n[[edge]]\na = \"h3\"\nb = \"s\"\n";
     let t = parse_toml("star.toml", star).unwrap();
-    let s = messages(4, &[(0, 3, 1_000_000), (0, 1, 1_000_000), (0, 2, 1_000_000)]);
-    let one = SimConfig { engines: 1, ..SimConfig::default() };
+    let s = messages(
+        4,
+        &[(0, 3, 1_000_000), (0, 1, 1_000_000), (0, 2, 1_000_000)],
+    );
+    let one = SimConfig {
+        engines: 1,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &one).unwrap();
     assert!(close(r.rank_finish_s[3], 1e-3, 1e-12));
     assert!(close(r.rank_finish_s[1], 2e-3, 1e-12));
     assert!(close(r.rank_finish_s[2], 3e-3, 1e-12));
-    let three = SimConfig { engines: 3, ..SimConfig::default() };
+    let three = SimConfig {
+        engines: 3,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &three).unwrap();
     for rank in 1..4 {
         assert!(close(r.rank_finish_s[rank], 1e-3, 1e-12));
@@ -181,9 +228,22 @@ fn combines_and_overheads_are_serialised_on_one_cpu() {
     // Ring allreduce on 2 ranks, 8 MB: one reduce-scatter step (4 MB, combined
     // at 1 GB/s) and one allgather step.
     let t = parse_spec("torus:2").unwrap();
-    let req = Request::new(Collective::Allreduce, 2, 8_000_000, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Allreduce,
+        2,
+        8_000_000,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("ring", &req).unwrap();
-    let cfg = SimConfig { compute_bandwidth: Some(1e9), overhead_s: 1e-6, engines: 2, ..SimConfig::default() };
+    let cfg = SimConfig {
+        compute_bandwidth: Some(1e9),
+        overhead_s: 1e-6,
+        engines: 2,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &cfg).unwrap();
     let step = 1e-6 + 1e-6 + 4e-3; // overhead + one hop + 4 MB at 1 GB/s
     assert!(close(r.time_s, step + 4e-3 + step, 1e-12), "{}", r.time_s);
@@ -193,7 +253,10 @@ fn combines_and_overheads_are_serialised_on_one_cpu() {
 fn reservation_serialises_flows_that_do_not_fit() {
     let t = chain();
     let s = messages(3, &[(0, 1, 1_000_000), (2, 1, 1_000_000)]);
-    let cfg = SimConfig { sharing: Sharing::Reservation, ..SimConfig::default() };
+    let cfg = SimConfig {
+        sharing: Sharing::Reservation,
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &cfg).unwrap();
     // The second flow waits until the first (1 ns of latency, then 1 ms)
     // frees the whole link: they run back to back.
@@ -213,24 +276,55 @@ fn zero_bytes_cost_latency_and_self_sends_cost_nothing() {
 #[test]
 fn skew_delays_ranks_and_is_seeded() {
     let t = parse_spec("torus:4x4").unwrap();
-    let req = Request::new(Collective::Alltoall, 16, 4096, Dtype::U8, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Alltoall,
+        16,
+        4096,
+        Dtype::U8,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("linear", &req).unwrap();
     let base = simulate(&s, &t, &SimConfig::default()).unwrap();
-    let fixed = SimConfig { skew: Skew::Fixed(vec![1.0; 16]), ..SimConfig::default() };
+    let fixed = SimConfig {
+        skew: Skew::Fixed(vec![1.0; 16]),
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &fixed).unwrap();
     assert!(close(r.time_s, base.time_s + 1.0, 1e-9));
-    let a = SimConfig { skew: Skew::Random { max_s: 1e-5, seed: 7 }, ..SimConfig::default() };
+    let a = SimConfig {
+        skew: Skew::Random {
+            max_s: 1e-5,
+            seed: 7,
+        },
+        ..SimConfig::default()
+    };
     let r1 = simulate(&s, &t, &a).unwrap();
     let r2 = simulate(&s, &t, &a).unwrap();
     assert_eq!(r1.time_s.to_bits(), r2.time_s.to_bits());
-    let b = SimConfig { skew: Skew::Random { max_s: 1e-5, seed: 8 }, ..SimConfig::default() };
+    let b = SimConfig {
+        skew: Skew::Random {
+            max_s: 1e-5,
+            seed: 8,
+        },
+        ..SimConfig::default()
+    };
     assert_ne!(simulate(&s, &t, &b).unwrap().time_s, r1.time_s);
 }
 
 #[test]
 fn simulation_is_reproducible_bit_for_bit() {
     let t = parse_spec("torus:8x8").unwrap();
-    let req = Request::new(Collective::Alltoall, 64, 1, Dtype::U8, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Alltoall,
+        64,
+        1,
+        Dtype::U8,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("linear", &req).unwrap();
     let mut t1 = t.clone();
     t1.set_uniform_links(Some(1.0), Some(0.0)).unwrap();
@@ -245,9 +339,25 @@ fn simulation_is_reproducible_bit_for_bit() {
 #[test]
 fn link_statistics_add_up() {
     let t = parse_spec("torus:4x4").unwrap();
-    let req = Request::new(Collective::Alltoall, 16, 1000, Dtype::U8, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Alltoall,
+        16,
+        1000,
+        Dtype::U8,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("linear", &req).unwrap();
-    let r = simulate(&s, &t, &SimConfig { engines: 4, ..SimConfig::default() }).unwrap();
+    let r = simulate(
+        &s,
+        &t,
+        &SimConfig {
+            engines: 4,
+            ..SimConfig::default()
+        },
+    )
+    .unwrap();
     // Bytes over links = Σ over transfers of bytes × hops.
     let mut route = Vec::new();
     let mut want = 0.0;
@@ -264,7 +374,10 @@ fn link_statistics_add_up() {
     assert!(close(got, want, 1e-12));
     for l in &r.links {
         assert!(l.busy_s <= r.time_s * (1.0 + 1e-12) && l.utilisation <= 1.0 + 1e-9);
-        assert!(l.bytes <= l.busy_s * 1e9 * (1.0 + 1e-9), "a link never exceeds its bandwidth");
+        assert!(
+            l.bytes <= l.busy_s * 1e9 * (1.0 + 1e-9),
+            "a link never exceeds its bandwidth"
+        );
     }
     assert!(r.links_shared_fraction > 0.0 && r.links_shared_fraction <= 1.0);
 }
@@ -274,32 +387,69 @@ fn bad_configurations_are_errors() {
     let t = parse_spec("torus:2x2").unwrap();
     let s = messages(4, &[(0, 1, 8)]);
     for cfg in [
-        SimConfig { engines: 0, ..SimConfig::default() },
-        SimConfig { overhead_s: -1.0, ..SimConfig::default() },
-        SimConfig { compute_bandwidth: Some(0.0), ..SimConfig::default() },
-        SimConfig { skew: Skew::Fixed(vec![0.0; 3]), ..SimConfig::default() },
+        SimConfig {
+            engines: 0,
+            ..SimConfig::default()
+        },
+        SimConfig {
+            overhead_s: -1.0,
+            ..SimConfig::default()
+        },
+        SimConfig {
+            compute_bandwidth: Some(0.0),
+            ..SimConfig::default()
+        },
+        SimConfig {
+            skew: Skew::Fixed(vec![0.0; 3]),
+            ..SimConfig::default()
+        },
     ] {
         assert!(simulate(&s, &t, &cfg).is_err());
     }
     let wrong = parse_spec("torus:3x3").unwrap();
-    assert!(simulate(&s, &wrong, &SimConfig::default()).unwrap_err().to_string().contains("4 ranks"));
+    assert!(simulate(&s, &wrong, &SimConfig::default())
+        .unwrap_err()
+        .to_string()
+        .contains("4 ranks"));
     // A receive that is never matched is an error, not a hang.
     let mut s = messages(4, &[(0, 1, 8)]);
-    s.programs[2].push(Op::Recv { peer: 3, tag: 9, region: Region::output(0, 1), combine: false }, &[]);
+    s.programs[2].push(
+        Op::Recv {
+            peer: 3,
+            tag: 9,
+            region: Region::output(0, 1),
+            combine: false,
+        },
+        &[],
+    );
     assert!(simulate(&s, &t, &SimConfig::default()).is_err());
 }
 
 #[test]
 fn trace_is_chrome_json() {
     let t = parse_spec("torus:2x2").unwrap();
-    let req = Request::new(Collective::Allreduce, 4, 64, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Allreduce,
+        4,
+        64,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("ring", &req).unwrap();
-    let cfg = SimConfig { trace: true, compute_bandwidth: Some(1e9), ..SimConfig::default() };
+    let cfg = SimConfig {
+        trace: true,
+        compute_bandwidth: Some(1e9),
+        ..SimConfig::default()
+    };
     let r = simulate(&s, &t, &cfg).unwrap();
     let mut buf = Vec::new();
     topocoll::sim::write_chrome_trace(&r.spans, 4, &mut buf).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
-    assert!(events.iter().any(|e| e["ph"] == "X" && e["name"] == "combine"));
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "X" && e["name"] == "combine"));
     assert_eq!(events.iter().filter(|e| e["ph"] == "M").count(), 4);
 }

@@ -12,6 +12,7 @@
 //! bottleneck bandwidth of its path for its whole life, and waits until that
 //! much is free on every link of the path. It never shares.
 
+use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -25,7 +26,8 @@ fn key(x: f64) -> u64 {
 
 #[derive(Clone, Debug, Default)]
 struct Flow {
-    links: Vec<u32>,
+    /// The route, inline so that a pass over flows reads memory in order.
+    links: SmallVec<[u32; 24]>,
     /// Position of this flow in each of its links' flow lists.
     pos: Vec<u32>,
     weight: f64,
@@ -55,6 +57,12 @@ pub struct MaxMin {
     on_link: Vec<Vec<(u32, u32)>>,
     flows: Vec<Flow>,
     dirty: Vec<u32>,
+    /// Active flows (and each one's index in this list), for dense recomputes.
+    active: Vec<u32>,
+    active_pos: Vec<u32>,
+    /// The last component search found most active flows connected: recompute
+    /// them all without searching (a superset gives the same solution).
+    dense: bool,
     // Scratch for recomputation, reused across calls.
     link_mark: Vec<u32>,
     flow_mark: Vec<u32>,
@@ -84,6 +92,9 @@ impl MaxMin {
             on_link: vec![Vec::new(); n],
             flows: Vec::new(),
             dirty: Vec::new(),
+            active: Vec::new(),
+            active_pos: Vec::new(),
+            dense: false,
             link_mark: vec![0; n],
             flow_mark: Vec::new(),
             generation: 0,
@@ -111,7 +122,10 @@ impl MaxMin {
             self.flow_mark.resize(i + 1, 0);
             self.new_rate.resize(i + 1, 0.0);
             self.frozen.resize(i + 1, false);
+            self.active_pos.resize(i + 1, 0);
         }
+        self.active_pos[i] = self.active.len() as u32;
+        self.active.push(id);
         let f = &mut self.flows[i];
         debug_assert!(!f.active, "flow {id} is already active");
         f.links.clear();
@@ -133,6 +147,11 @@ impl MaxMin {
 
     /// Ends flow `id`.
     pub fn remove(&mut self, id: u32) {
+        let p = self.active_pos[id as usize] as usize;
+        self.active.swap_remove(p);
+        if let Some(&moved) = self.active.get(p) {
+            self.active_pos[moved as usize] = p as u32;
+        }
         let f = &mut self.flows[id as usize];
         f.active = false;
         f.version = f.version.wrapping_add(1);
@@ -172,30 +191,43 @@ impl MaxMin {
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
         // 1. The component: links and flows reachable from the dirty links.
+        // When the last search found most active flows connected, take them
+        // all (searching again every 64 recomputes, to notice a split).
         self.comp_links.clear();
         self.comp_flows.clear();
-        self.stack.clear();
-        for &l in &self.dirty {
-            if self.link_mark[l as usize] != generation {
-                self.link_mark[l as usize] = generation;
-                self.stack.push(l);
+        if self.dense && !self.recomputes.is_multiple_of(64) {
+            self.dirty.clear();
+            self.comp_flows.extend_from_slice(&self.active);
+            for (l, flows) in self.on_link.iter().enumerate() {
+                if !flows.is_empty() {
+                    self.comp_links.push(l as u32);
+                }
             }
-        }
-        self.dirty.clear();
-        while let Some(l) = self.stack.pop() {
-            self.comp_links.push(l);
-            for &(f, _) in &self.on_link[l as usize] {
-                if self.flow_mark[f as usize] != generation {
-                    self.flow_mark[f as usize] = generation;
-                    self.comp_flows.push(f);
-                    for &l2 in &self.flows[f as usize].links {
-                        if self.link_mark[l2 as usize] != generation {
-                            self.link_mark[l2 as usize] = generation;
-                            self.stack.push(l2);
+        } else {
+            self.stack.clear();
+            for &l in &self.dirty {
+                if self.link_mark[l as usize] != generation {
+                    self.link_mark[l as usize] = generation;
+                    self.stack.push(l);
+                }
+            }
+            self.dirty.clear();
+            while let Some(l) = self.stack.pop() {
+                self.comp_links.push(l);
+                for &(f, _) in &self.on_link[l as usize] {
+                    if self.flow_mark[f as usize] != generation {
+                        self.flow_mark[f as usize] = generation;
+                        self.comp_flows.push(f);
+                        for &l2 in &self.flows[f as usize].links {
+                            if self.link_mark[l2 as usize] != generation {
+                                self.link_mark[l2 as usize] = generation;
+                                self.stack.push(l2);
+                            }
                         }
                     }
                 }
             }
+            self.dense = self.comp_flows.len() * 2 >= self.active.len() && self.active.len() >= 64;
         }
         self.recomputed_flows += self.comp_flows.len() as u64;
         self.recomputed_links += self.comp_links.len() as u64;
@@ -204,15 +236,22 @@ impl MaxMin {
         self.heap.clear();
         for &l in &self.comp_links {
             let li = l as usize;
-            let mut w = 0.0;
-            for &(f, _) in &self.on_link[li] {
-                w += self.flows[f as usize].weight;
-            }
             self.rem[li] = self.capacity[li];
-            self.wsum[li] = w;
-            self.unfrozen[li] = self.on_link[li].len() as u32;
+            self.wsum[li] = 0.0;
+            self.unfrozen[li] = 0;
+        }
+        for &f in &self.comp_flows {
+            let fl = &self.flows[f as usize];
+            for &l in &fl.links {
+                self.wsum[l as usize] += fl.weight;
+                self.unfrozen[l as usize] += 1;
+            }
+        }
+        for &l in &self.comp_links {
+            let li = l as usize;
             if self.unfrozen[li] > 0 {
-                self.heap.push(Reverse((key(self.rem[li] / w), l, 0)));
+                self.heap
+                    .push(Reverse((key(self.rem[li] / self.wsum[li]), l, 0)));
             }
         }
         for &f in &self.comp_flows {
