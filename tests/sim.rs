@@ -13,8 +13,11 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
 }
 
-/// A random instance: link capacities, then flows (route, weight, cap).
-fn instance() -> impl Strategy<Value = (Vec<f64>, Vec<(Vec<u32>, f64, f64)>)> {
+/// A flow of a random instance: route, weight, cap.
+type FlowSpec = (Vec<u32>, f64, f64);
+
+/// A random instance: link capacities, then flows.
+fn instance() -> impl Strategy<Value = (Vec<f64>, Vec<FlowSpec>)> {
     (1usize..7).prop_flat_map(|links| {
         let caps = proptest::collection::vec(0.5f64..4.0, links);
         let flow = (
