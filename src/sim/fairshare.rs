@@ -2,8 +2,8 @@
 //!
 //! [`MaxMin`] is weighted max-min fairness over directed links, solved by
 //! progressive filling and kept up to date incrementally: when flows start or
-//! end, only the connected component of the flow–link graph they touch is
-//! recomputed (flows elsewhere cannot change rate). Levels within a relative
+//! end, only the flows whose rate can change are solved again (see its doc).
+//! Levels within a relative
 //! 1e-12 of each other are merged while filling, so flows that are symmetric in
 //! exact arithmetic get bit-identical rates and finish at the same instant —
 //! which lets the simulator batch their events.
@@ -51,20 +51,32 @@ pub struct Reschedule {
 }
 
 /// Weighted max-min fair sharing with incremental recomputation.
+///
+/// After flows start or end, only the *affected* flows are solved again:
+/// first the flows that share a link with a changed flow, by progressive
+/// filling on the capacity the other flows leave. The result is then checked
+/// against the conditions that characterise the max-min allocation uniquely
+/// (every link within capacity; every flow at its cap or on a saturated link
+/// where its normalised rate is the largest), on every link the affected flows
+/// cross. Flows that break a condition join the affected set and the solve is
+/// repeated. Flows are coupled only through saturated links, so the affected
+/// set stays small unless the network really is coupled; when it grows past
+/// half the active flows, all active flows are solved at once.
 pub struct MaxMin {
     capacity: Vec<f64>,
     /// Active flows on each link: (flow, index of the link in the flow's route).
     on_link: Vec<Vec<(u32, u32)>>,
     flows: Vec<Flow>,
     dirty: Vec<u32>,
-    /// Active flows (and each one's index in this list), for dense recomputes.
+    /// Active flows (and each one's index in this list).
     active: Vec<u32>,
     active_pos: Vec<u32>,
-    /// The last component search found most active flows connected: recompute
-    /// them all without searching (a superset gives the same solution).
-    dense: bool,
+    /// The link whose saturation fixes each flow's rate (or `CAP_BOTTLENECK`).
+    bottleneck: Vec<u32>,
     // Scratch for recomputation, reused across calls.
+    new_bottleneck: Vec<u32>,
     link_mark: Vec<u32>,
+    link_generation: u32,
     flow_mark: Vec<u32>,
     generation: u32,
     rem: Vec<f64>,
@@ -74,15 +86,19 @@ pub struct MaxMin {
     frozen: Vec<bool>,
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
-    stack: Vec<u32>,
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
-    /// Flows recomputed so far, and recomputations (for statistics).
+    /// Statistics: recomputations, flows solved, and solve rounds.
     pub recomputed_flows: u64,
     pub recomputes: u64,
-    pub recomputed_links: u64,
+    pub rounds: u64,
+    pub full_solves: u64,
 }
 
 const CAP_ITEM: u32 = 1 << 31;
+const NO_BOTTLENECK: u32 = u32::MAX;
+const CAP_BOTTLENECK: u32 = u32::MAX - 1;
+/// Relative slack in the optimality checks.
+const CHECK_TOLERANCE: f64 = 1e-11;
 
 impl MaxMin {
     pub fn new(capacity: Vec<f64>) -> MaxMin {
@@ -94,8 +110,10 @@ impl MaxMin {
             dirty: Vec::new(),
             active: Vec::new(),
             active_pos: Vec::new(),
-            dense: false,
+            bottleneck: Vec::new(),
+            new_bottleneck: Vec::new(),
             link_mark: vec![0; n],
+            link_generation: 0,
             flow_mark: Vec::new(),
             generation: 0,
             rem: vec![0.0; n],
@@ -105,11 +123,11 @@ impl MaxMin {
             frozen: Vec::new(),
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
-            stack: Vec::new(),
             heap: BinaryHeap::new(),
             recomputed_flows: 0,
             recomputes: 0,
-            recomputed_links: 0,
+            rounds: 0,
+            full_solves: 0,
         }
     }
 
@@ -123,6 +141,8 @@ impl MaxMin {
             self.new_rate.resize(i + 1, 0.0);
             self.frozen.resize(i + 1, false);
             self.active_pos.resize(i + 1, 0);
+            self.bottleneck.resize(i + 1, NO_BOTTLENECK);
+            self.new_bottleneck.resize(i + 1, NO_BOTTLENECK);
         }
         self.active_pos[i] = self.active.len() as u32;
         self.active.push(id);
@@ -138,6 +158,7 @@ impl MaxMin {
         f.weight = weight;
         f.cap = cap;
         f.rate = 0.0;
+        self.bottleneck[i] = NO_BOTTLENECK;
         f.remaining = bytes;
         f.since = now;
         f.active = true;
@@ -182,103 +203,121 @@ impl MaxMin {
         self.flows[id as usize].version
     }
 
-    /// Recomputes the rates of every flow connected to a link touched since the
+    /// Recomputes the rates affected by the flows started or ended since the
     /// last call, and appends to `out` the flows whose completion time changed.
     pub fn recompute(&mut self, now: f64, out: &mut Vec<Reschedule>) {
         if self.dirty.is_empty() {
             return;
         }
+        self.recomputes += 1;
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
-        // 1. The component: links and flows reachable from the dirty links.
-        // When the last search found most active flows connected, take them
-        // all (searching again every 64 recomputes, to notice a split).
-        self.comp_links.clear();
+        // The initial affected set: every flow on a link whose set of flows changed.
         self.comp_flows.clear();
-        if self.dense && !self.recomputes.is_multiple_of(64) {
-            self.dirty.clear();
-            self.comp_flows.extend_from_slice(&self.active);
-            for (l, flows) in self.on_link.iter().enumerate() {
-                if !flows.is_empty() {
-                    self.comp_links.push(l as u32);
+        let dirty = std::mem::take(&mut self.dirty);
+        for &l in &dirty {
+            for &(f, _) in &self.on_link[l as usize] {
+                if self.flow_mark[f as usize] != generation {
+                    self.flow_mark[f as usize] = generation;
+                    self.comp_flows.push(f);
                 }
             }
-        } else {
-            self.stack.clear();
-            for &l in &self.dirty {
-                if self.link_mark[l as usize] != generation {
-                    self.link_mark[l as usize] = generation;
-                    self.stack.push(l);
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+        loop {
+            self.rounds += 1;
+            if self.comp_flows.len() * 2 > self.active.len() {
+                // Most flows are affected: solve them all (nothing is left to check).
+                self.full_solves += 1;
+                self.comp_flows.clear();
+                self.comp_flows.extend_from_slice(&self.active);
+                for &f in &self.active {
+                    self.flow_mark[f as usize] = generation;
                 }
+                self.fill();
+                break;
             }
-            self.dirty.clear();
-            while let Some(l) = self.stack.pop() {
-                self.comp_links.push(l);
-                for &(f, _) in &self.on_link[l as usize] {
-                    if self.flow_mark[f as usize] != generation {
-                        self.flow_mark[f as usize] = generation;
-                        self.comp_flows.push(f);
-                        for &l2 in &self.flows[f as usize].links {
-                            if self.link_mark[l2 as usize] != generation {
-                                self.link_mark[l2 as usize] = generation;
-                                self.stack.push(l2);
-                            }
-                        }
-                    }
-                }
+            self.fill();
+            if !self.expand() {
+                break;
             }
-            self.dense = self.comp_flows.len() * 2 >= self.active.len() && self.active.len() >= 64;
         }
         self.recomputed_flows += self.comp_flows.len() as u64;
-        self.recomputed_links += self.comp_links.len() as u64;
-        self.recomputes += 1;
-        // 2. Progressive filling over the component.
-        self.heap.clear();
-        for &l in &self.comp_links {
-            let li = l as usize;
-            self.rem[li] = self.capacity[li];
-            self.wsum[li] = 0.0;
-            self.unfrozen[li] = 0;
-        }
-        for &f in &self.comp_flows {
-            let fl = &self.flows[f as usize];
-            for &l in &fl.links {
-                self.wsum[l as usize] += fl.weight;
-                self.unfrozen[l as usize] += 1;
+        for idx in 0..self.comp_flows.len() {
+            let id = self.comp_flows[idx];
+            self.bottleneck[id as usize] = self.new_bottleneck[id as usize];
+            let f = &mut self.flows[id as usize];
+            let rate = self.new_rate[id as usize];
+            if rate.to_bits() == f.rate.to_bits() {
+                continue;
             }
+            f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
+            f.since = now;
+            f.rate = rate;
+            f.version = f.version.wrapping_add(1);
+            let end = if rate > 0.0 { now + f.remaining / rate } else { f64::INFINITY };
+            out.push(Reschedule { flow: id, end, version: f.version });
         }
-        for &l in &self.comp_links {
-            let li = l as usize;
-            if self.unfrozen[li] > 0 {
-                self.heap
-                    .push(Reverse((key(self.rem[li] / self.wsum[li]), l, 0)));
-            }
-        }
+    }
+
+    fn in_set(&self, f: u32) -> bool {
+        self.flow_mark[f as usize] == self.generation
+    }
+
+    /// Progressive filling of the affected flows on the capacity the other
+    /// flows (at their current rates) leave.
+    ///
+    /// Freezing flows at the current level never lowers a link's share (each
+    /// frozen flow takes at most the share it leaves), so link keys only grow:
+    /// a popped key that is stale is pushed back with its current share.
+    fn fill(&mut self) {
+        self.link_generation = self.link_generation.wrapping_add(1);
+        let lg = self.link_generation;
+        self.comp_links.clear();
         for &f in &self.comp_flows {
             let fl = &self.flows[f as usize];
             self.frozen[f as usize] = false;
-            if fl.cap.is_finite() {
-                self.heap
-                    .push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
+            for &l in &fl.links {
+                let li = l as usize;
+                if self.link_mark[li] != lg {
+                    self.link_mark[li] = lg;
+                    self.comp_links.push(l);
+                    self.rem[li] = self.capacity[li];
+                    self.wsum[li] = 0.0;
+                    self.unfrozen[li] = 0;
+                }
+                self.wsum[li] += fl.weight;
+                self.unfrozen[li] += 1;
             }
         }
-        // Freezing flows at the current level never lowers a link's share
-        // (each frozen flow takes at most the share it leaves), so link keys
-        // only grow: a popped key that is stale is pushed back with its
-        // current share instead of being updated at every freeze.
+        self.heap.clear();
+        for k in 0..self.comp_links.len() {
+            let li = self.comp_links[k] as usize;
+            let mut fixed = 0.0;
+            for &(h, _) in &self.on_link[li] {
+                if !self.in_set(h) {
+                    fixed += self.flows[h as usize].rate;
+                }
+            }
+            self.rem[li] = (self.rem[li] - fixed).max(0.0);
+            self.heap.push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
+        }
+        for &f in &self.comp_flows {
+            let fl = &self.flows[f as usize];
+            if fl.cap.is_finite() {
+                self.heap.push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
+            }
+        }
         let mut level = 0.0f64;
         while let Some(Reverse((k, item, _))) = self.heap.pop() {
             if item & CAP_ITEM != 0 {
                 let f = item & !CAP_ITEM;
                 if !self.frozen[f as usize] {
                     let share = f64::from_bits(k);
-                    level = if share <= level * (1.0 + LEVEL_TOLERANCE) {
-                        level
-                    } else {
-                        share
-                    };
+                    level = if share <= level * (1.0 + LEVEL_TOLERANCE) { level } else { share };
                     let cap = self.flows[f as usize].cap;
-                    self.freeze(f, cap);
+                    self.freeze(f, cap, CAP_BOTTLENECK);
                 }
                 continue;
             }
@@ -291,49 +330,23 @@ impl MaxMin {
                 self.heap.push(Reverse((key(share), item, 0)));
                 continue;
             }
-            let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
-                level
-            } else {
-                share
-            };
+            let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) { level } else { share };
             level = lambda;
-            // Freeze every unfrozen flow of this bottleneck at the level.
+            // Freeze every unfrozen affected flow of this bottleneck at the level.
             for k in 0..self.on_link[li].len() {
                 let f = self.on_link[li][k].0;
-                if !self.frozen[f as usize] {
+                if self.in_set(f) && !self.frozen[f as usize] {
                     let rate = lambda * self.flows[f as usize].weight;
-                    self.freeze(f, rate);
+                    self.freeze(f, rate, li as u32);
                 }
             }
         }
-        // 3. Report flows whose rate changed.
-        for idx in 0..self.comp_flows.len() {
-            let id = self.comp_flows[idx];
-            let f = &mut self.flows[id as usize];
-            let rate = self.new_rate[id as usize];
-            if rate.to_bits() == f.rate.to_bits() {
-                continue;
-            }
-            f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
-            f.since = now;
-            f.rate = rate;
-            f.version = f.version.wrapping_add(1);
-            let end = if rate > 0.0 {
-                now + f.remaining / rate
-            } else {
-                f64::INFINITY
-            };
-            out.push(Reschedule {
-                flow: id,
-                end,
-                version: f.version,
-            });
-        }
     }
 
-    fn freeze(&mut self, f: u32, rate: f64) {
+    fn freeze(&mut self, f: u32, rate: f64, bottleneck: u32) {
         self.frozen[f as usize] = true;
         self.new_rate[f as usize] = rate;
+        self.new_bottleneck[f as usize] = bottleneck;
         let flow = &self.flows[f as usize];
         let w = flow.weight;
         for &l in &flow.links {
@@ -342,6 +355,64 @@ impl MaxMin {
             self.wsum[l] -= w;
             self.unfrozen[l] -= 1;
         }
+    }
+
+    /// Checks the max-min conditions on every link the affected flows cross,
+    /// against the flows outside the set; adds the flows that break one.
+    /// Returns whether the set grew.
+    fn expand(&mut self) -> bool {
+        let generation = self.generation;
+        let before = self.comp_flows.len();
+        for k in 0..self.comp_links.len() {
+            let l = self.comp_links[k];
+            let li = l as usize;
+            let mut load = 0.0;
+            let mut outside = false;
+            // Largest normalised rate among affected flows on the link, and
+            // among those whose bottleneck it is.
+            let mut max_in = 0.0f64;
+            let mut max_in_bottlenecked = 0.0f64;
+            for &(f, _) in &self.on_link[li] {
+                let fl = &self.flows[f as usize];
+                if self.flow_mark[f as usize] == generation {
+                    let r = self.new_rate[f as usize];
+                    load += r;
+                    let rho = r / fl.weight;
+                    max_in = max_in.max(rho);
+                    if self.new_bottleneck[f as usize] == l {
+                        max_in_bottlenecked = max_in_bottlenecked.max(rho);
+                    }
+                } else {
+                    load += fl.rate;
+                    outside = true;
+                }
+            }
+            if !outside {
+                continue;
+            }
+            let cap = self.capacity[li];
+            let over = load > cap * (1.0 + CHECK_TOLERANCE);
+            let tight = load >= cap * (1.0 - CHECK_TOLERANCE);
+            for idx in 0..self.on_link[li].len() {
+                let h = self.on_link[li][idx].0;
+                if self.flow_mark[h as usize] == generation {
+                    continue;
+                }
+                let fl = &self.flows[h as usize];
+                let rho = fl.rate / fl.weight;
+                let violated = over
+                    // An affected flow bottlenecked here gets less than h.
+                    || (tight && max_in_bottlenecked > 0.0 && rho > max_in_bottlenecked * (1.0 + CHECK_TOLERANCE))
+                    // h's bottleneck is here but it is no longer saturated, or h is no longer the largest.
+                    || (self.bottleneck[h as usize] == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
+                    || self.bottleneck[h as usize] == NO_BOTTLENECK;
+                if violated {
+                    self.flow_mark[h as usize] = generation;
+                    self.comp_flows.push(h);
+                }
+            }
+        }
+        self.comp_flows.len() > before
     }
 }
 

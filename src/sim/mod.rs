@@ -24,6 +24,7 @@
 //! - The run is deterministic: the same inputs give the same result, bit for bit.
 
 mod fairshare;
+mod queue;
 mod trace;
 
 pub use fairshare::{reference_maxmin, MaxMin, Reschedule, Reservation, LEVEL_TOLERANCE};
@@ -218,6 +219,10 @@ pub struct SimResult {
     /// Events handled and flows whose rate was recomputed (solver work).
     pub events: u64,
     pub recomputes: u64,
+    /// Solve rounds (a recomputation takes more than one when its affected set grows).
+    pub rounds: u64,
+    /// Recomputations that solved every active flow.
+    pub full_solves: u64,
     pub recomputed_flows: u64,
     /// Wall time of the simulation itself (s).
     pub wall_s: f64,
@@ -344,6 +349,8 @@ struct Sim<'a> {
     to_dispatch: Vec<u32>,
     dispatch_pending: Vec<bool>,
     resched: Vec<Reschedule>,
+    /// Completion times of flows in their bandwidth phase (max-min sharing).
+    ends: queue::EndQueue,
     started: Vec<(u32, f64)>,
 }
 
@@ -408,6 +415,7 @@ impl<'a> Sim<'a> {
             to_dispatch: Vec::new(),
             dispatch_pending: vec![false; s.ranks],
             resched: Vec::new(),
+            ends: queue::EndQueue::default(),
             started: Vec::new(),
         })
     }
@@ -428,12 +436,26 @@ impl<'a> Sim<'a> {
             self.ranks[r].finish = t;
             self.push(t, EvKind::Start, r as u32, 0);
         }
-        while let Some(Reverse(first)) = self.events.pop() {
-            let now = first.time;
+        loop {
+            let next_event = self.events.peek().map(|Reverse(e)| e.time);
+            let next_end = self.ends.peek().map(|(t, _)| t);
+            let now = match (next_event, next_end) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+            };
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
-            self.handle(first)?;
             loop {
                 self.drain_ready(now);
+                if let Some((t, id)) = self.ends.peek() {
+                    if t <= horizon {
+                        self.ends.remove(id);
+                        self.handled += 1;
+                        self.end_bandwidth(t, id);
+                        continue;
+                    }
+                }
                 match self.events.peek() {
                     Some(Reverse(e)) if e.time <= horizon => {
                         let e = self.events.pop().expect("peeked").0;
@@ -479,13 +501,8 @@ impl<'a> Sim<'a> {
                 }
             }
             EvKind::FlowStart => self.begin_bandwidth(t, e.a),
-            EvKind::FlowEnd => {
-                let id = e.a;
-                let current = self.maxmin.as_ref().is_none_or(|m| m.version(id) == e.b);
-                if current {
-                    self.end_bandwidth(t, id);
-                }
-            }
+            // Only reservation-sharing flows end through the event heap.
+            EvKind::FlowEnd => self.end_bandwidth(t, e.a),
             EvKind::Arrive => self.arrive(t, e.a),
         }
         Ok(())
@@ -792,14 +809,9 @@ impl<'a> Sim<'a> {
         for r in &out {
             self.transfers[r.flow as usize].rate = m.rate(r.flow);
             if r.end.is_finite() {
-                self.seq += 1;
-                self.events.push(Reverse(Event {
-                    time: r.end,
-                    seq: self.seq,
-                    kind: EvKind::FlowEnd,
-                    a: r.flow,
-                    b: r.version,
-                }));
+                self.ends.set(r.flow, r.end);
+            } else {
+                self.ends.remove(r.flow);
             }
         }
         self.resched = out;
@@ -855,6 +867,8 @@ impl<'a> Sim<'a> {
             links,
             events: self.handled,
             recomputes: self.maxmin.as_ref().map_or(0, |m| m.recomputes),
+            rounds: self.maxmin.as_ref().map_or(0, |m| m.rounds),
+            full_solves: self.maxmin.as_ref().map_or(0, |m| m.full_solves),
             recomputed_flows: self.maxmin.as_ref().map_or(0, |m| m.recomputed_flows),
             wall_s: wall.elapsed().as_secs_f64(),
             spans: self.spans,
