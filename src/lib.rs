@@ -12,5 +12,6 @@ pub use error::{Error, Result};
 pub mod algorithms;
 pub mod cli;
 pub mod model;
+pub mod reproduce;
 pub mod schedule;
 pub mod sim;

@@ -13,6 +13,7 @@ use std::io::Write;
 use std::time::Instant;
 
 mod model;
+mod reproduce;
 mod simulate;
 
 #[derive(Parser)]
@@ -36,6 +37,8 @@ enum Verb {
     Schedule(ScheduleArgs),
     /// Simulate a schedule on a network model (flow-level, max-min or reservation sharing).
     Simulate(Box<simulate::SimulateArgs>),
+    /// Reproduce a paper's experiments into a directory (tables, SVG and PNG plots).
+    Reproduce(reproduce::ReproduceArgs),
     /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
     Model(model::ModelArgs),
 }
@@ -175,6 +178,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::Verify(a) => verify(a),
         Verb::Schedule(a) => write_schedule(a),
         Verb::Simulate(a) => simulate::run(*a),
+        Verb::Reproduce(a) => reproduce::run(a),
         Verb::Model(a) => model::run(a),
     }
 }

@@ -312,7 +312,10 @@ fn print_text(
         });
     writeln!(out, "rank finish     {lo:.6e} .. {hi:.6e} s")?;
     if std::env::var_os("TOPOCOLL_SOLVER_STATS").is_some() {
-        eprintln!("solver: recomputes {} rounds {} full {} flows {}", res.recomputes, res.rounds, res.full_solves, res.recomputed_flows);
+        eprintln!(
+            "solver: recomputes {} rounds {} full {} flows {}",
+            res.recomputes, res.rounds, res.full_solves, res.recomputed_flows
+        );
     }
     writeln!(
         out,

@@ -256,8 +256,16 @@ impl MaxMin {
             f.since = now;
             f.rate = rate;
             f.version = f.version.wrapping_add(1);
-            let end = if rate > 0.0 { now + f.remaining / rate } else { f64::INFINITY };
-            out.push(Reschedule { flow: id, end, version: f.version });
+            let end = if rate > 0.0 {
+                now + f.remaining / rate
+            } else {
+                f64::INFINITY
+            };
+            out.push(Reschedule {
+                flow: id,
+                end,
+                version: f.version,
+            });
         }
     }
 
@@ -301,12 +309,14 @@ impl MaxMin {
                 }
             }
             self.rem[li] = (self.rem[li] - fixed).max(0.0);
-            self.heap.push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
+            self.heap
+                .push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
         }
         for &f in &self.comp_flows {
             let fl = &self.flows[f as usize];
             if fl.cap.is_finite() {
-                self.heap.push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
+                self.heap
+                    .push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
             }
         }
         let mut level = 0.0f64;
@@ -315,7 +325,11 @@ impl MaxMin {
                 let f = item & !CAP_ITEM;
                 if !self.frozen[f as usize] {
                     let share = f64::from_bits(k);
-                    level = if share <= level * (1.0 + LEVEL_TOLERANCE) { level } else { share };
+                    level = if share <= level * (1.0 + LEVEL_TOLERANCE) {
+                        level
+                    } else {
+                        share
+                    };
                     let cap = self.flows[f as usize].cap;
                     self.freeze(f, cap, CAP_BOTTLENECK);
                 }
@@ -330,7 +344,11 @@ impl MaxMin {
                 self.heap.push(Reverse((key(share), item, 0)));
                 continue;
             }
-            let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) { level } else { share };
+            let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
+                level
+            } else {
+                share
+            };
             level = lambda;
             // Freeze every unfrozen affected flow of this bottleneck at the level.
             for k in 0..self.on_link[li].len() {

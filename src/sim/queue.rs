@@ -39,7 +39,9 @@ impl EndQueue {
 
     /// Removes flow `id` if it is queued.
     pub fn remove(&mut self, id: u32) {
-        let Some(&p) = self.pos.get(id as usize) else { return };
+        let Some(&p) = self.pos.get(id as usize) else {
+            return;
+        };
         if p == NONE {
             return;
         }
@@ -88,7 +90,11 @@ impl EndQueue {
                 break;
             }
             let r = l + 1;
-            let child = if r < self.heap.len() && Self::less(self.heap[r], self.heap[l]) { r } else { l };
+            let child = if r < self.heap.len() && Self::less(self.heap[r], self.heap[l]) {
+                r
+            } else {
+                l
+            };
             if Self::less(self.heap[child], self.heap[at]) {
                 self.swap(at, child);
                 at = child;
@@ -109,7 +115,9 @@ mod tests {
         let mut model: Vec<(f64, u32)> = Vec::new();
         let mut state = 12345u64;
         for step in 0..5000u32 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let id = (state >> 33) as u32 % 50;
             let t = ((state >> 11) % 1000) as f64;
             if step % 3 == 0 {
@@ -120,10 +128,13 @@ mod tests {
                 model.retain(|e| e.1 != id);
                 model.push((t, id));
             }
-            let want = model.iter().copied().fold(None, |m: Option<(f64, u32)>, e| match m {
-                Some(x) if (x.0, x.1) <= (e.0, e.1) => Some(x),
-                _ => Some(e),
-            });
+            let want = model
+                .iter()
+                .copied()
+                .fold(None, |m: Option<(f64, u32)>, e| match m {
+                    Some(x) if (x.0, x.1) <= (e.0, e.1) => Some(x),
+                    _ => Some(e),
+                });
             assert_eq!(q.peek(), want);
         }
     }

@@ -1,0 +1,278 @@
+//! `topocoll reproduce a2at`: the all-to-all paper's results on the simulator,
+//! in its normalised units (link bandwidth 1, block 1, latency 0).
+//!
+//! 1. `bounds.csv`: A2AT's time / lower bound on every mesh (2 engines) and
+//!    torus (4 engines) with 2 ≤ Ny ≤ Nx ≤ 12.
+//! 2. `fig7.csv`, `fig7.svg`, `fig7.png`: the paper's Figure 7, all-to-all time
+//!    on a 32×32 torus against the number of engines (NCT) 1..8, for A2A
+//!    (`linear`), A2AND, A2AT, and `dragon` and `pairwise` for reference.
+//! 3. `skew.csv`: how far each algorithm moves when ranks start up to 0.1 and
+//!    1 block-time apart (random offsets, seeded).
+
+use super::{alltoall_time, normalised, plot, progress, write};
+use crate::error::Result;
+use crate::model::alltoall;
+use crate::sim::{SimConfig, Skew};
+use rayon::prelude::*;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What to run: the full reproduction, or a quick one (16×16 for Figure 7).
+pub struct Options {
+    pub quick: bool,
+}
+
+struct ShapeRow {
+    family: &'static str,
+    nx: usize,
+    ny: usize,
+    engines: usize,
+    time: f64,
+    bound: f64,
+}
+
+pub fn run(out: &Path, opts: &Options) -> Result<String> {
+    let mut summary = String::new();
+    let t0 = std::time::Instant::now();
+
+    // 1. Every shape against its bound.
+    let mut shapes = Vec::new();
+    for (family, engines) in [("mesh", 2usize), ("torus", 4usize)] {
+        for ny in 2..=12 {
+            for nx in ny..=12 {
+                shapes.push((family, nx, ny, engines));
+            }
+        }
+    }
+    let bar = progress(shapes.len(), "a2at shapes");
+    let rows: Vec<Result<ShapeRow>> = shapes
+        .par_iter()
+        .map(|&(family, nx, ny, engines)| {
+            let t = normalised(&format!("{family}:{nx}x{ny}"))?;
+            let (r, _) = alltoall_time(
+                &t,
+                "a2at",
+                &SimConfig {
+                    engines,
+                    ..SimConfig::default()
+                },
+            )?;
+            bar.inc(1);
+            Ok(ShapeRow {
+                family,
+                nx,
+                ny,
+                engines,
+                time: r.time_s,
+                bound: alltoall::grid(&[nx, ny], &[family == "torus"; 2], 1.0, 1.0),
+            })
+        })
+        .collect();
+    bar.finish_and_clear();
+    let rows: Vec<ShapeRow> = rows.into_iter().collect::<Result<_>>()?;
+    let mut csv = String::from("topology,nx,ny,engines,time,lower_bound,ratio\n");
+    for r in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{:.9}",
+            r.family,
+            r.nx,
+            r.ny,
+            r.engines,
+            r.time,
+            r.bound,
+            r.time / r.bound
+        );
+    }
+    write(out, "bounds.csv", &csv)?;
+    let at_bound = |fam: &str, pred: &dyn Fn(&ShapeRow) -> bool| {
+        let sel: Vec<&ShapeRow> = rows.iter().filter(|r| r.family == fam && pred(r)).collect();
+        let exact = sel
+            .iter()
+            .filter(|r| (r.time - r.bound).abs() <= 1e-9 * r.bound)
+            .count();
+        let worst = sel.iter().map(|r| r.time / r.bound).fold(1.0, f64::max);
+        (exact, sel.len(), worst)
+    };
+    let (e, n, w) = at_bound("mesh", &|_| true);
+    let _ = writeln!(
+        summary,
+        "A2AT mesh, 2 engines: {e}/{n} shapes at T_lb exactly (worst ratio {w:.6})"
+    );
+    let (e, n, w) = at_bound("torus", &|r| {
+        r.nx == r.ny || (r.nx % 2 == 1 && r.ny % 2 == 1)
+    });
+    let _ = writeln!(
+        summary,
+        "A2AT torus, 4 engines, square and odd x odd: {e}/{n} at T_lb/2 (worst {w:.6})"
+    );
+    for (label, pred) in [
+        (
+            "even x odd",
+            &(|r: &ShapeRow| r.nx != r.ny && r.nx % 2 == 0 && r.ny % 2 == 1)
+                as &dyn Fn(&ShapeRow) -> bool,
+        ),
+        ("odd x even", &|r: &ShapeRow| {
+            r.nx != r.ny && r.nx % 2 == 1 && r.ny % 2 == 0
+        }),
+        ("even x even", &|r: &ShapeRow| {
+            r.nx != r.ny && r.nx % 2 == 0 && r.ny % 2 == 0
+        }),
+    ] {
+        let (e, n, w) = at_bound("torus", pred);
+        let _ = writeln!(summary, "A2AT torus, 4 engines, {label} (left open by the paper): {e}/{n} at T_lb/2 (worst {w:.6})");
+    }
+
+    // 2. Figure 7.
+    let spec = if opts.quick {
+        "torus:16x16"
+    } else {
+        "torus:32x32"
+    };
+    let algorithms = ["linear", "a2and", "a2at", "dragon", "pairwise"];
+    let mut points = Vec::new();
+    for alg in algorithms {
+        for engines in 1..=8usize {
+            points.push((alg, engines));
+        }
+    }
+    // The slowest simulations first, so the two cores stay busy to the end.
+    points.sort_by_key(|&(alg, e)| (alg != "linear", std::cmp::Reverse(e)));
+    let bar = progress(points.len(), &format!("figure 7 on {spec}"));
+    let topo = normalised(spec)?;
+    let side = if opts.quick { 16 } else { 32 };
+    // The collective's bound (bisection of the torus), the same for every algorithm.
+    let lb = alltoall::grid(&[side, side], &[true, true], 1.0, 1.0);
+    let results: Vec<Result<(&str, usize, f64, f64, f64)>> = points
+        .par_iter()
+        .map(|&(alg, engines)| {
+            let (r, _) = alltoall_time(
+                &topo,
+                alg,
+                &SimConfig {
+                    engines,
+                    ..SimConfig::default()
+                },
+            )?;
+            bar.inc(1);
+            Ok((alg, engines, r.time_s, lb, r.wall_s))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut results: Vec<(&str, usize, f64, f64, f64)> =
+        results.into_iter().collect::<Result<_>>()?;
+    results.sort_by_key(|r| (algorithms.iter().position(|a| *a == r.0), r.1));
+    let mut csv = String::from("topology,algorithm,engines,time,lower_bound,ratio,wall_s\n");
+    for r in &results {
+        let _ = writeln!(
+            csv,
+            "{spec},{},{},{},{},{:.6},{:.3}",
+            r.0,
+            r.1,
+            r.2,
+            r.3,
+            r.2 / r.3,
+            r.4
+        );
+    }
+    write(out, "fig7.csv", &csv)?;
+    let mut series: Vec<plot::Series> = algorithms
+        .iter()
+        .map(|&alg| plot::Series {
+            name: match alg {
+                "linear" => "A2A (linear)".to_string(),
+                "a2and" => "A2AND".to_string(),
+                "a2at" => "A2AT".to_string(),
+                "dragon" => "dragon (= pairwise here)".to_string(),
+                other => other.to_string(),
+            },
+            points: results
+                .iter()
+                .filter(|r| r.0 == alg)
+                .map(|r| (r.1 as f64, r.2))
+                .collect(),
+        })
+        .collect();
+    series.push(plot::Series {
+        name: "lower bound T_lb/2".to_string(),
+        points: vec![(1.0, lb), (8.0, lb)],
+    });
+    plot::line_chart(
+        &out.join("fig7"),
+        &format!("All-to-all on {spec} (normalised: bandwidth 1, block 1)"),
+        ("engines (NCT)", plot::Scale::Linear),
+        ("time", plot::Scale::Linear),
+        &series,
+    )?;
+    let _ = writeln!(summary, "Figure 7 on {spec}: lower bound T_lb/2 = {lb}");
+    for alg in algorithms {
+        let line: Vec<String> = results
+            .iter()
+            .filter(|r| r.0 == alg)
+            .map(|r| format!("{}:{:.1}", r.1, r.2))
+            .collect();
+        let _ = writeln!(summary, "  {alg:<9} time by engines {}", line.join(" "));
+    }
+
+    // 3. Start skew.
+    let skew_spec = "torus:12x12";
+    let topo = normalised(skew_spec)?;
+    let mut cases = Vec::new();
+    for alg in ["linear", "a2and", "a2at"] {
+        for skew in [0.0, 0.1, 1.0] {
+            cases.push((alg, skew));
+        }
+    }
+    let bar = progress(cases.len(), "skew");
+    let skewed: Vec<Result<(&str, f64, f64)>> = cases
+        .par_iter()
+        .map(|&(alg, skew)| {
+            let cfg = SimConfig {
+                engines: 4,
+                skew: if skew > 0.0 {
+                    Skew::Random {
+                        max_s: skew,
+                        seed: 1,
+                    }
+                } else {
+                    Skew::None
+                },
+                ..SimConfig::default()
+            };
+            let (r, _) = alltoall_time(&topo, alg, &cfg)?;
+            bar.inc(1);
+            Ok((alg, skew, r.time_s))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let skewed: Vec<(&str, f64, f64)> = skewed.into_iter().collect::<Result<_>>()?;
+    let mut csv =
+        String::from("topology,algorithm,engines,skew_block_times,time,ratio_to_no_skew\n");
+    for &(alg, skew, time) in &skewed {
+        let base = skewed
+            .iter()
+            .find(|c| c.0 == alg && c.1 == 0.0)
+            .map_or(f64::NAN, |c| c.2);
+        let _ = writeln!(csv, "{skew_spec},{alg},4,{skew},{time},{:.6}", time / base);
+    }
+    write(out, "skew.csv", &csv)?;
+    let _ = writeln!(
+        summary,
+        "Start skew on {skew_spec}, 4 engines (time / time without skew):"
+    );
+    for alg in ["linear", "a2and", "a2at"] {
+        let base = skewed
+            .iter()
+            .find(|c| c.0 == alg && c.1 == 0.0)
+            .map_or(f64::NAN, |c| c.2);
+        let line: Vec<String> = skewed
+            .iter()
+            .filter(|c| c.0 == alg)
+            .map(|c| format!("skew {}: {:.4}", c.1, c.2 / base))
+            .collect();
+        let _ = writeln!(summary, "  {alg:<7} {}", line.join(", "));
+    }
+    let _ = writeln!(summary, "Reproduced in {:.1} s", t0.elapsed().as_secs_f64());
+    write(out, "summary.txt", &summary)?;
+    Ok(summary)
+}

@@ -1,0 +1,60 @@
+//! Reproductions of the papers' experiments: each writes CSV tables, plots
+//! (SVG and PNG) and a short summary into a directory. They call the
+//! algorithms, the simulator and the models like any other user would.
+
+pub mod a2at;
+pub mod plot;
+
+use crate::algorithms::{self, Request};
+use crate::error::{Error, Result};
+use crate::schedule::{Collective, Dtype, ReduceOp};
+use crate::sim::{simulate, SimConfig, SimResult};
+use crate::topology::{parse_spec, Topology};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress(len: usize, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed_precise}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// A topology in the papers' normalised units: every link bandwidth 1, latency 0.
+pub fn normalised(spec: &str) -> Result<Topology> {
+    let mut t = parse_spec(spec)?;
+    t.set_uniform_links(Some(1.0), Some(0.0))?;
+    Ok(t)
+}
+
+/// Builds `algorithm` for an all-to-all of one-byte blocks on `t` and simulates it.
+pub fn alltoall_time(
+    t: &Topology,
+    algorithm: &str,
+    cfg: &SimConfig,
+) -> Result<(SimResult, Option<f64>)> {
+    let req = Request::new(
+        Collective::Alltoall,
+        t.num_ranks(),
+        1,
+        Dtype::U8,
+        ReduceOp::Sum,
+        Some(t),
+    )?;
+    let s = algorithms::build(algorithm, &req)?;
+    let r = simulate(&s, t, cfg)?;
+    Ok((r, crate::model::lower_bound(&s, t)))
+}
+
+/// Writes a text file, creating its directory.
+pub fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+    let path = dir.join(name);
+    std::fs::write(&path, text)
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+}
