@@ -376,18 +376,26 @@ impl Pipeline {
             ));
         }
         let mut block = Vec::new();
-        let mut deps: SmallVec<[u32; 2]> = SmallVec::new();
+        let mut deps: SmallVec<[u32; 3]> = SmallVec::new();
         for (r, prog) in s.programs.iter_mut().enumerate() {
             let views: Vec<RankView> = (0..self.trees.len()).map(|t| self.view(r, t)).collect();
             prog.scratch = self.scratch(r);
+            // First op of each tree's previous block: a tree edge carries one
+            // segment at a time, so each send also waits for the same send of
+            // the previous segment (blocks of a tree all have the same layout).
+            let mut previous: Vec<Option<u32>> = vec![None; self.trees.len()];
             for (t, seg) in self.block_order() {
                 self.block(&views[t], seg, &mut block);
                 let first = prog.len() as u32;
-                for b in &block {
+                for (k, b) in block.iter().enumerate() {
                     deps.clear();
                     deps.extend(b.deps().iter().map(|d| d + first));
+                    if let (Op::Send { .. }, Some(prev)) = (b.op, previous[t]) {
+                        deps.push(prev + k as u32);
+                    }
                     prog.push(b.op, &deps);
                 }
+                previous[t] = Some(first);
             }
         }
         Ok(())

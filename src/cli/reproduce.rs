@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: a2at.
+    /// Which paper: a2at or trinaryx3.
     pub paper: String,
     /// Directory for the tables and plots.
     #[arg(long, short = 'o', default_value = "out")]
     pub out: PathBuf,
-    /// A smaller, faster run (Figure 7 on 16x16 instead of 32x32).
+    /// A smaller, faster run (smaller tori).
     #[arg(long)]
     pub quick: bool,
 }
@@ -22,10 +22,14 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
     let dir = a.out.join(&a.paper);
     let summary = match a.paper.as_str() {
         "a2at" => reproduce::a2at::run(&dir, &reproduce::a2at::Options { quick: a.quick })?,
+        "trinaryx3" => {
+            reproduce::trinaryx3::run(&dir, &reproduce::trinaryx3::Options { quick: a.quick })?
+        }
         other => {
-            return Err(
-                Error::Invalid(format!("nothing to reproduce for '{other}' (try: a2at)")).into(),
-            )
+            return Err(Error::Invalid(format!(
+                "nothing to reproduce for '{other}' (a2at or trinaryx3)"
+            ))
+            .into())
         }
     };
     print!("{summary}");
