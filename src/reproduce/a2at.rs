@@ -85,6 +85,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         );
     }
     write(out, "bounds.csv", &csv)?;
+    let even = |n: usize| n.is_multiple_of(2);
     let at_bound = |fam: &str, pred: &dyn Fn(&ShapeRow) -> bool| {
         let sel: Vec<&ShapeRow> = rows.iter().filter(|r| r.family == fam && pred(r)).collect();
         let exact = sel
@@ -99,9 +100,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         summary,
         "A2AT mesh, 2 engines: {e}/{n} shapes at T_lb exactly (worst ratio {w:.6})"
     );
-    let (e, n, w) = at_bound("torus", &|r| {
-        r.nx == r.ny || (r.nx % 2 == 1 && r.ny % 2 == 1)
-    });
+    let (e, n, w) = at_bound("torus", &|r| r.nx == r.ny || (!even(r.nx) && !even(r.ny)));
     let _ = writeln!(
         summary,
         "A2AT torus, 4 engines, square and odd x odd: {e}/{n} at T_lb/2 (worst {w:.6})"
@@ -109,14 +108,14 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     for (label, pred) in [
         (
             "even x odd",
-            &(|r: &ShapeRow| r.nx != r.ny && r.nx % 2 == 0 && r.ny % 2 == 1)
+            &(|r: &ShapeRow| r.nx != r.ny && even(r.nx) && !even(r.ny))
                 as &dyn Fn(&ShapeRow) -> bool,
         ),
         ("odd x even", &|r: &ShapeRow| {
-            r.nx != r.ny && r.nx % 2 == 1 && r.ny % 2 == 0
+            r.nx != r.ny && !even(r.nx) && even(r.ny)
         }),
         ("even x even", &|r: &ShapeRow| {
-            r.nx != r.ny && r.nx % 2 == 0 && r.ny % 2 == 0
+            r.nx != r.ny && even(r.nx) && even(r.ny)
         }),
     ] {
         let (e, n, w) = at_bound("torus", pred);
