@@ -22,6 +22,9 @@ pub struct Options {
     pub quick: bool,
 }
 
+/// Figure 7 row: algorithm, engines, time, lower bound, wall seconds.
+type Fig7Row<'a> = (&'a str, usize, f64, f64, f64);
+
 struct ShapeRow {
     family: &'static str,
     nx: usize,
@@ -142,7 +145,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let side = if opts.quick { 16 } else { 32 };
     // The collective's bound (bisection of the torus), the same for every algorithm.
     let lb = alltoall::grid(&[side, side], &[true, true], 1.0, 1.0);
-    let results: Vec<Result<(&str, usize, f64, f64, f64)>> = points
+    let results: Vec<Result<Fig7Row>> = points
         .par_iter()
         .map(|&(alg, engines)| {
             let (r, _) = alltoall_time(
@@ -158,8 +161,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         })
         .collect();
     bar.finish_and_clear();
-    let mut results: Vec<(&str, usize, f64, f64, f64)> =
-        results.into_iter().collect::<Result<_>>()?;
+    let mut results: Vec<Fig7Row> = results.into_iter().collect::<Result<_>>()?;
     results.sort_by_key(|r| (algorithms.iter().position(|a| *a == r.0), r.1));
     let mut csv = String::from("topology,algorithm,engines,time,lower_bound,ratio,wall_s\n");
     for r in &results {

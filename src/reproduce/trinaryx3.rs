@@ -27,6 +27,9 @@ pub const LATENCY_S: f64 = 1.27e-6;
 pub const BW_COMP: f64 = 6.58e9;
 pub const ENGINES: usize = 4;
 
+/// A size-sweep row: topology, algorithm, bytes, time, shared-link fraction.
+type SizeRow = (String, String, u64, f64, f64);
+
 pub struct Options {
     pub quick: bool,
 }
@@ -105,7 +108,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         }
     }
     let bar = progress(points.len(), "allreduce sizes");
-    let res: Vec<Result<(String, String, u64, f64, f64)>> = points
+    let res: Vec<Result<SizeRow>> = points
         .par_iter()
         .map(|&(spec, t, alg, n)| {
             let r = point(t, Collective::Allreduce, alg, n, None)?;
@@ -120,7 +123,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         })
         .collect();
     bar.finish_and_clear();
-    let mut res: Vec<(String, String, u64, f64, f64)> = res.into_iter().collect::<Result<_>>()?;
+    let mut res: Vec<SizeRow> = res.into_iter().collect::<Result<_>>()?;
     res.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
     let mut csv =
         String::from("topology,algorithm,size_bytes,time_s,bandwidth_gb_s,links_shared_fraction\n");
