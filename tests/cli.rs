@@ -192,3 +192,95 @@ fn every_verb_has_help() {
         assert!(out.contains("Usage"), "{verb}");
     }
 }
+
+#[test]
+fn simulate_json_is_reproducible_bit_for_bit() {
+    let args = [
+        "simulate",
+        "--topology",
+        "torus:8x8",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear",
+        "--size",
+        "1",
+        "--bandwidth",
+        "1",
+        "--latency",
+        "0",
+        "--engines",
+        "1",
+        "--format",
+        "json",
+    ];
+    let (code, a, err) = topocoll(&args);
+    assert_eq!(code, 0, "{err}");
+    let (_, b, _) = topocoll(&args);
+    let va: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let vb: serde_json::Value = serde_json::from_str(&b).unwrap();
+    for key in [
+        "time_s",
+        "lower_bound_s",
+        "flows",
+        "links_shared_fraction",
+        "wall_s",
+    ] {
+        assert!(va.get(key).is_some(), "missing {key}");
+    }
+    assert!(va["time_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        va["time_s"].as_f64().unwrap().to_bits(),
+        vb["time_s"].as_f64().unwrap().to_bits()
+    );
+    assert_eq!(va["detail"]["links"], vb["detail"]["links"]);
+    assert_eq!(va["flows"], 64 * 63);
+}
+
+#[test]
+fn simulate_sweeps_write_a_table() {
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "--topology",
+        "torus:4x4",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear,a2at",
+        "--size",
+        "1KiB,4KiB",
+        "--engines",
+        "1,4",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("topology,collective,algorithm,ranks,size_bytes,engines,time_s"));
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2);
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--engines",
+        "0",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--sharing",
+        "fifo",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--sharing 'fifo'"), "{err}");
+}
