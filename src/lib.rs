@@ -11,4 +11,5 @@ pub mod units;
 pub use error::{Error, Result};
 pub mod algorithms;
 pub mod cli;
+pub mod runtime;
 pub mod schedule;
