@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::time::Instant;
 
+mod run;
+
 #[derive(Parser)]
 #[command(
     name = "topocoll",
@@ -31,6 +33,10 @@ enum Verb {
     Verify(VerifyArgs),
     /// Build a schedule and write it as GOAL (LogGOPSim) or JSON.
     Schedule(ScheduleArgs),
+    /// Execute a schedule on real buffers (threads, or MPI under mpirun).
+    Run(run::RunArgs),
+    /// Time schedules (and MPI's own collectives) over a range of sizes.
+    Bench(run::BenchArgs),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
@@ -167,6 +173,8 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::List => list(),
         Verb::Verify(a) => verify(a),
         Verb::Schedule(a) => write_schedule(a),
+        Verb::Run(a) => run::run(a),
+        Verb::Bench(a) => run::bench(a),
     }
 }
 
