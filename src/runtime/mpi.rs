@@ -63,8 +63,11 @@ impl World {
         let universe = mpi::initialize()
             .ok_or_else(|| Error::Runtime("MPI was already initialised".into()))?;
         let (mut rank, mut size) = (0, 0);
-        // SAFETY: plain queries on the world communicator.
+        // SAFETY: plain queries on the world communicator. Errors come back
+        // as return codes (reported naming the rank and operation) instead
+        // of aborting the job.
         unsafe {
+            ffi::MPI_Comm_set_errhandler(world(), ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_rank(world(), &mut rank);
             ffi::MPI_Comm_size(world(), &mut size);
         }
@@ -334,15 +337,15 @@ fn notify_all(w: &World, msg: &str) {
         }
         reqs.push(r);
     }
+    // Notices are tiny (eager): wait for them briefly, then let go of any
+    // still pending (a completed request is already freed by MPI_Test).
     let t0 = Instant::now();
-    let mut left = reqs.len();
-    while left > 0 && t0.elapsed() < Duration::from_secs(2) {
-        left = 0;
-        for r in reqs.iter_mut() {
+    while !reqs.is_empty() && t0.elapsed() < Duration::from_secs(2) {
+        reqs.retain_mut(|r| {
             let mut flag = 0;
             unsafe { ffi::MPI_Test(r, &mut flag, std::ptr::null_mut()) };
-            left += usize::from(flag == 0);
-        }
+            flag == 0
+        });
     }
     for r in reqs.iter_mut() {
         unsafe { ffi::MPI_Request_free(r) };

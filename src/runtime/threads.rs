@@ -378,7 +378,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                 }
                 let (r, op) = Self::task_op(t);
                 let msg = format!(
-                    "rank {rank}: op {op} of rank {r} ({}) touches memory another running operation uses (a race the verifier rejects: run without --no-verify)",
+                    "rank {rank}: op {op} of rank {r} ({}) touches memory in use by itself or another running operation (a race the verifier rejects: run without --no-verify)",
                     self.op(r, op).describe()
                 );
                 self.fail(st, msg);
