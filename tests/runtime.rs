@@ -31,12 +31,26 @@ fn build(
 
 fn run_and_check<T: Elem>(s: &Schedule, opts: &Options) -> Vec<RankBuffers<T>> {
     let plan = Plan::new(s).unwrap();
-    let mut bufs: Vec<RankBuffers<T>> = (0..s.ranks).map(|r| runtime::initial_buffers(s, r)).collect();
+    let mut bufs: Vec<RankBuffers<T>> = (0..s.ranks)
+        .map(|r| runtime::initial_buffers(s, r))
+        .collect();
     threads::run(&plan, &mut bufs, opts).unwrap_or_else(|e| {
-        panic!("{} {} P={} n={}: {e}", s.collective.name(), s.algorithm, s.ranks, s.count)
+        panic!(
+            "{} {} P={} n={}: {e}",
+            s.collective.name(),
+            s.algorithm,
+            s.ranks,
+            s.count
+        )
     });
     runtime::check(s, &bufs).unwrap_or_else(|e| {
-        panic!("{} {} P={} n={}: {e}", s.collective.name(), s.algorithm, s.ranks, s.count)
+        panic!(
+            "{} {} P={} n={}: {e}",
+            s.collective.name(),
+            s.algorithm,
+            s.ranks,
+            s.count
+        )
     });
     bufs
 }
@@ -56,7 +70,11 @@ fn counts(p: usize, block: bool) -> Vec<u64> {
     if matches!(p, 3 | 4 | 8) {
         // 3 MiB of f64 (block collectives: 3 MiB over all P blocks).
         let elems = (3 << 20) / 8;
-        v.push(if block { elems / p as u64 + 1 } else { elems + 5 });
+        v.push(if block {
+            elems / p as u64 + 1
+        } else {
+            elems + 5
+        });
     }
     v
 }
@@ -159,7 +177,8 @@ fn a_failing_rank_stops_every_rank_with_an_error() {
         }
         let op = nops / 2;
         let plan = Plan::new(&s).unwrap();
-        let mut bufs: Vec<RankBuffers<f64>> = (0..8).map(|r| runtime::initial_buffers(&s, r)).collect();
+        let mut bufs: Vec<RankBuffers<f64>> =
+            (0..8).map(|r| runtime::initial_buffers(&s, r)).collect();
         let o = Options {
             fault: Some(Fault { rank, op }),
             timeout: Some(timeout),
@@ -168,7 +187,10 @@ fn a_failing_rank_stops_every_rank_with_an_error() {
         let t0 = Instant::now();
         let err = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
         assert!(t0.elapsed() < timeout, "{err}");
-        assert!(err.contains(&format!("rank {rank} failed at op {op}")), "{err}");
+        assert!(
+            err.contains(&format!("rank {rank} failed at op {op}")),
+            "{err}"
+        );
         assert!(err.contains("all 8 ranks stopped"), "{err}");
         tried += 1;
     }
@@ -176,7 +198,14 @@ fn a_failing_rank_stops_every_rank_with_an_error() {
 }
 
 fn hand_made(p: usize, count: u64) -> Schedule {
-    Schedule::new(Collective::Bcast { root: 0 }, p, count, Dtype::U8, ReduceOp::Sum, "hand")
+    Schedule::new(
+        Collective::Bcast { root: 0 },
+        p,
+        count,
+        Dtype::U8,
+        ReduceOp::Sum,
+        "hand",
+    )
 }
 
 #[test]
@@ -185,10 +214,42 @@ fn sends_are_eager_even_with_one_engine() {
     // A's receive. With one engine and rendezvous this would deadlock.
     let mut s = hand_made(2, 8);
     let half = |o| Region::output(o, 4);
-    s.programs[0].push(Op::Send { peer: 1, tag: 1, region: half(0), route: 0 }, &[]);
-    s.programs[0].push(Op::Send { peer: 1, tag: 2, region: half(4), route: 0 }, &[]);
-    let b = s.programs[1].push(Op::Recv { peer: 0, tag: 2, region: half(4), combine: false }, &[]);
-    s.programs[1].push(Op::Recv { peer: 0, tag: 1, region: half(0), combine: false }, &[b]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 1,
+            region: half(0),
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 2,
+            region: half(4),
+            route: 0,
+        },
+        &[],
+    );
+    let b = s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 2,
+            region: half(4),
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 1,
+            region: half(0),
+            combine: false,
+        },
+        &[b],
+    );
     verify(&s).unwrap();
     run_and_check::<u8>(&s, &opts(1));
 }
@@ -197,32 +258,96 @@ fn sends_are_eager_even_with_one_engine() {
 fn unverified_schedules_fail_cleanly() {
     let plan_err = |s: &Schedule| {
         let plan = Plan::new(s).unwrap();
-        let mut bufs: Vec<RankBuffers<u8>> = (0..s.ranks).map(|r| runtime::initial_buffers(s, r)).collect();
+        let mut bufs: Vec<RankBuffers<u8>> = (0..s.ranks)
+            .map(|r| runtime::initial_buffers(s, r))
+            .collect();
         let t0 = Instant::now();
-        let e = threads::run(&plan, &mut bufs, &opts(2)).unwrap_err().to_string();
+        let e = threads::run(&plan, &mut bufs, &opts(2))
+            .unwrap_err()
+            .to_string();
         assert!(t0.elapsed() < Duration::from_secs(5));
         e
     };
     // A receive nobody sends: a deadlock, reported at once.
     let mut s = hand_made(2, 8);
-    s.programs[1].push(Op::Recv { peer: 0, tag: 9, region: Region::output(0, 8), combine: false }, &[]);
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 9,
+            region: Region::output(0, 8),
+            combine: false,
+        },
+        &[],
+    );
     let e = plan_err(&s);
     assert!(e.contains("deadlock") && e.contains("rank 1"), "{e}");
     // Sizes that differ.
     let mut s = hand_made(2, 8);
-    s.programs[0].push(Op::Send { peer: 1, tag: 0, region: Region::output(0, 8), route: 0 }, &[]);
-    s.programs[1].push(Op::Recv { peer: 0, tag: 0, region: Region::output(0, 4), combine: false }, &[]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: Region::output(0, 4),
+            combine: false,
+        },
+        &[],
+    );
     let e = plan_err(&s);
-    assert!(e.contains("mismatched message") && e.contains("rank 1 op 0"), "{e}");
+    assert!(
+        e.contains("mismatched message") && e.contains("rank 1 op 0"),
+        "{e}"
+    );
     // A copy whose source and destination overlap: refused, not undefined.
     let mut s = hand_made(2, 8);
-    s.programs[0].push(Op::Copy { src: Region::output(0, 6), dst: Region::output(2, 6) }, &[]);
-    s.programs[0].push(Op::Send { peer: 1, tag: 0, region: Region::output(0, 8), route: 0 }, &[0]);
-    s.programs[1].push(Op::Recv { peer: 0, tag: 0, region: Region::output(0, 8), combine: false }, &[]);
+    s.programs[0].push(
+        Op::Copy {
+            src: Region::output(0, 6),
+            dst: Region::output(2, 6),
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[0],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: Region::output(0, 8),
+            combine: false,
+        },
+        &[],
+    );
     let e = plan_err(&s);
-    assert!(e.contains("touches memory in use") && e.contains("rank 0"), "{e}");
+    assert!(
+        e.contains("touches memory in use") && e.contains("rank 0"),
+        "{e}"
+    );
     // Out of bounds is caught before running.
     let mut s = hand_made(2, 8);
-    s.programs[0].push(Op::Send { peer: 1, tag: 0, region: Region::output(4, 8), route: 0 }, &[]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(4, 8),
+            route: 0,
+        },
+        &[],
+    );
     assert!(Plan::new(&s).is_err());
 }

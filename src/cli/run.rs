@@ -109,7 +109,9 @@ impl ExecArgs {
             return Err(Error::Invalid("--engines must be at least 1".into()).into());
         }
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
-            return Err(Error::Invalid("--timeout must be a positive number of seconds".into()).into());
+            return Err(
+                Error::Invalid("--timeout must be a positive number of seconds".into()).into(),
+            );
         }
         let fault = match &self.fault {
             None => None,
@@ -118,8 +120,12 @@ impl ExecArgs {
                     .split_once(':')
                     .ok_or_else(|| Error::Invalid("--fault takes RANK:OP".into()))?;
                 Some(Fault {
-                    rank: r.parse().map_err(|_| Error::Invalid("--fault: bad rank".into()))?,
-                    op: o.parse().map_err(|_| Error::Invalid("--fault: bad op".into()))?,
+                    rank: r
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad rank".into()))?,
+                    op: o
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad op".into()))?,
                 })
             }
         };
@@ -192,10 +198,9 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
     if let Some(p) = ctx.size() {
         match b.ranks {
             Some(r) if r != p && b.topology.is_none() => {
-                return Err(Error::Invalid(format!(
-                    "--ranks {r} but mpirun started {p} processes"
-                ))
-                .into())
+                return Err(
+                    Error::Invalid(format!("--ranks {r} but mpirun started {p} processes")).into(),
+                )
             }
             _ => b.ranks = Some(p),
         }
@@ -276,7 +281,9 @@ fn time_runs<T: Elem>(
 
 fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Vec<RankBuffers<T>> {
     match backend {
-        Backend::Threads => (0..s.ranks).map(|r| runtime::initial_buffers(s, r)).collect(),
+        Backend::Threads => (0..s.ranks)
+            .map(|r| runtime::initial_buffers(s, r))
+            .collect(),
         Backend::Mpi => vec![runtime::initial_buffers(s, ctx.rank())],
     }
 }
@@ -318,13 +325,19 @@ pub fn run(a: RunArgs) -> Result<i32> {
             let msg = format!("{e:#}").replace('\n', " ");
             eprintln!("topocoll: rank {}: {msg}", ctx.rank());
             #[cfg(feature = "mpi")]
-            runtime::mpi::exit_after_error(2);
+            runtime::mpi::exit_all(2);
         }
     }
     result
 }
 
-fn run_typed<T: Elem>(ctx: &Ctx, backend: Backend, plan: &Plan, opts: &Options, a: &RunArgs) -> Result<i32> {
+fn run_typed<T: Elem>(
+    ctx: &Ctx,
+    backend: Backend,
+    plan: &Plan,
+    opts: &Options,
+    a: &RunArgs,
+) -> Result<i32> {
     let s = plan.schedule;
     let mut bufs = fresh::<T>(ctx, backend, s);
     let times = time_runs(ctx, backend, plan, &mut bufs, opts, 0, a.iterations, true)?;
@@ -379,7 +392,10 @@ fn run_typed<T: Elem>(ctx: &Ctx, backend: Backend, plan: &Plan, opts: &Options, 
                 "check: {} output elements bit-identical to the schedule executed in order",
                 c.elements
             );
-            if s.collective.is_reduction() && s.dtype.is_float() && matches!(s.op, schedule::ReduceOp::Sum | schedule::ReduceOp::Prod) {
+            if s.collective.is_reduction()
+                && s.dtype.is_float()
+                && matches!(s.op, schedule::ReduceOp::Sum | schedule::ReduceOp::Prod)
+            {
                 line += &format!(
                     ", within {:.1e} (relative) of the rank-order reduction",
                     c.max_rel_error
@@ -442,7 +458,7 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
             let msg = format!("{e:#}").replace('\n', " ");
             eprintln!("topocoll: rank {}: {msg}", ctx.rank());
             #[cfg(feature = "mpi")]
-            runtime::mpi::exit_after_error(2);
+            runtime::mpi::exit_all(2);
         }
     }
     result
@@ -504,8 +520,18 @@ fn bench_inner(
                         }
                     }
                 });
-                let name = if backend == Backend::Threads { "threads" } else { "mpi" };
-                rows.push((alg.clone(), name.into(), summarize(&times), bytes as f64, runtime::bus_factor(s.collective, s.ranks)));
+                let name = if backend == Backend::Threads {
+                    "threads"
+                } else {
+                    "mpi"
+                };
+                rows.push((
+                    alg.clone(),
+                    name.into(),
+                    summarize(&times),
+                    bytes as f64,
+                    runtime::bus_factor(s.collective, s.ranks),
+                ));
             }
             shape.get_or_insert((s.collective, s.ranks, s.dtype, s.op, bytes, iters, warm));
         }
@@ -514,8 +540,15 @@ fn bench_inner(
             if let Some((c, p, dtype, op, bytes, iters, warm)) = shape {
                 let w = ctx.mpi.as_ref().expect("MPI");
                 let s = Schedule::new(c, p, size / dtype.size(), dtype, op, "native");
-                let times = with_dtype!(dtype, T => runtime::mpi::time_native::<T>(w, &s, warm, iters)?);
-                rows.push(("native".into(), format!("mpi:{}", runtime::mpi::native_name(c)), summarize(&times), bytes as f64, runtime::bus_factor(c, p)));
+                let times =
+                    with_dtype!(dtype, T => runtime::mpi::time_native::<T>(w, &s, warm, iters)?);
+                rows.push((
+                    "native".into(),
+                    format!("mpi:{}", runtime::mpi::native_name(c)),
+                    summarize(&times),
+                    bytes as f64,
+                    runtime::bus_factor(c, p),
+                ));
             }
         }
         #[cfg(not(feature = "mpi"))]
@@ -529,12 +562,23 @@ fn bench_inner(
                         dtype.name(),
                         op.name(),
                         opts.engines,
-                        if c.size_is_block() { "; size = block per peer, bytes = P blocks" } else { "" }
+                        if c.size_is_block() {
+                            "; size = block per peer, bytes = P blocks"
+                        } else {
+                            ""
+                        }
                     );
                     println!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
                     println!(
                         "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}",
-                        "# Size", "Algorithm", "Backend", "Avg(us)", "Min(us)", "Max(us)", "BW(MB/s)", "BusBW(MB/s)"
+                        "# Size",
+                        "Algorithm",
+                        "Backend",
+                        "Avg(us)",
+                        "Min(us)",
+                        "Max(us)",
+                        "BW(MB/s)",
+                        "BusBW(MB/s)"
                     );
                     header = true;
                 }
@@ -562,16 +606,27 @@ fn bench_inner(
 /// every kernel, on arrays larger than the caches, in one run. Bandwidth
 /// counts the bytes the loop must move: 3 arrays for both kernel forms.
 fn bench_kernels(a: &BenchArgs) -> Result<i32> {
-    let bytes = parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
+    let bytes =
+        parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
     let iters = a.iterations.unwrap_or(10).max(1);
     println!("# topocoll bench --kernels: arrays of {} each, best of {iters} runs; GB/s = 10^9 bytes/s counting 2 reads + 1 write per element", format_bytes(bytes));
-    println!("{:>6} {:>6} {:>16} {:>10} {:>12}", "# type", "op", "kernel", "GB/s", "of stream");
+    println!(
+        "{:>6} {:>6} {:>16} {:>10} {:>12}",
+        "# type", "op", "kernel", "GB/s", "of stream"
+    );
     let stream = stream_add(bytes, iters);
-    println!("{:>6} {:>6} {:>16} {:>10.2} {:>11.0}%", "f64", "add", "stream a=b+c", stream, 100.0);
+    println!(
+        "{:>6} {:>6} {:>16} {:>10.2} {:>11.0}%",
+        "f64", "add", "stream a=b+c", stream, 100.0
+    );
     fn one<T: Elem>(bytes: u64, iters: usize, stream: f64) {
         let n = (bytes / T::DTYPE.size()) as usize;
-        let x: Vec<T> = (0..n).map(|i| T::pattern(1, i as u64, schedule::ReduceOp::Sum)).collect();
-        let y: Vec<T> = (0..n).map(|i| T::pattern(2, i as u64, schedule::ReduceOp::Sum)).collect();
+        let x: Vec<T> = (0..n)
+            .map(|i| T::pattern(1, i as u64, schedule::ReduceOp::Sum))
+            .collect();
+        let y: Vec<T> = (0..n)
+            .map(|i| T::pattern(2, i as u64, schedule::ReduceOp::Sum))
+            .collect();
         let mut d = x.clone();
         let mut o = vec![T::default(); n];
         for &op in kernels::ops_for(T::DTYPE) {

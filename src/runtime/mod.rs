@@ -355,7 +355,11 @@ pub(crate) struct Claims {
 impl Claims {
     /// Claims `regs` (region, writes) for claim `id`; on a conflict returns the
     /// id holding the conflicting region.
-    pub(crate) fn claim(&mut self, id: u64, regs: &[(Region, bool)]) -> std::result::Result<(), u64> {
+    pub(crate) fn claim(
+        &mut self,
+        id: u64,
+        regs: &[(Region, bool)],
+    ) -> std::result::Result<(), u64> {
         for (k, (r, w)) in regs.iter().enumerate() {
             if r.count == 0 {
                 continue;
@@ -451,9 +455,18 @@ pub fn run_sequential<T: Elem>(s: &Schedule, bufs: &mut [RankBuffers<T>]) -> Res
     let mut st: Vec<RankState> = (0..p).map(|r| plan.rank_state(r, usize::MAX)).collect();
     let mut msgs: FxHashMap<(u32, u32, u32), VecDeque<(OpId, Vec<T>)>> = FxHashMap::default();
     let mut posted: FxHashMap<(u32, u32, u32), VecDeque<OpId>> = FxHashMap::default();
-    let deliver = |bufs: &mut [RankBuffers<T>], dst: usize, rop: OpId, src: usize, sop: OpId, data: &[T]| -> Result<()> {
+    let deliver = |bufs: &mut [RankBuffers<T>],
+                   dst: usize,
+                   rop: OpId,
+                   src: usize,
+                   sop: OpId,
+                   data: &[T]|
+     -> Result<()> {
         let op = &s.programs[dst].ops[rop as usize];
-        let Op::Recv { region, combine, .. } = *op else {
+        let Op::Recv {
+            region, combine, ..
+        } = *op
+        else {
             unreachable!()
         };
         if region.count as usize != data.len() {
@@ -476,7 +489,10 @@ pub fn run_sequential<T: Elem>(s: &Schedule, bufs: &mut [RankBuffers<T>]) -> Res
                 progressed = true;
             }
             while let Some(i) = st[r].start_send() {
-                let Op::Send { peer, tag, region, .. } = s.programs[r].ops[i as usize] else {
+                let Op::Send {
+                    peer, tag, region, ..
+                } = s.programs[r].ops[i as usize]
+                else {
                     unreachable!()
                 };
                 let data = bufs[r].region(region).to_vec();
@@ -586,7 +602,14 @@ pub fn check_rank<T: Elem>(s: &Schedule, rank: usize, got: &RankBuffers<T>) -> R
         ranks_identical: true,
         ..Default::default()
     };
-    check_one(s, rank, got, &seq[rank], &mut rep, &mut FxHashMap::default())?;
+    check_one(
+        s,
+        rank,
+        got,
+        &seq[rank],
+        &mut rep,
+        &mut FxHashMap::default(),
+    )?;
     Ok(rep)
 }
 
@@ -628,7 +651,11 @@ fn check_one<T: Elem>(
         let refs = (e.terms.len() > 1).then(|| {
             cache
                 .entry((e.terms.clone(), e.count))
-                .or_insert_with(|| (0..e.count).map(|i| fold_terms::<T>(s, &e.terms, i)).collect())
+                .or_insert_with(|| {
+                    (0..e.count)
+                        .map(|i| fold_terms::<T>(s, &e.terms, i))
+                        .collect()
+                })
                 .clone()
         });
         for i in 0..e.count {
@@ -712,7 +739,15 @@ mod tests {
 
     #[test]
     fn sequential_ring_allreduce_checks() {
-        let req = Request::new(Collective::Allreduce, 5, 8 * 13, Dtype::F64, ReduceOp::Sum, None).unwrap();
+        let req = Request::new(
+            Collective::Allreduce,
+            5,
+            8 * 13,
+            Dtype::F64,
+            ReduceOp::Sum,
+            None,
+        )
+        .unwrap();
         let s = build("ring", &req).unwrap();
         let mut b: Vec<RankBuffers<f64>> = (0..5).map(|r| initial_buffers(&s, r)).collect();
         run_sequential(&s, &mut b).unwrap();
@@ -730,6 +765,15 @@ mod tests {
         c.claim(3, &[(Region::input(9, 1), true)]).unwrap();
         c.release(1);
         assert_eq!(c.claim(4, &[(Region::output(0, 5), true)]), Ok(()));
-        assert_eq!(c.claim(5, &[(Region::scratch(0, 5), true), (Region::scratch(4, 1), false)]), Err(5));
+        assert_eq!(
+            c.claim(
+                5,
+                &[
+                    (Region::scratch(0, 5), true),
+                    (Region::scratch(4, 1), false)
+                ]
+            ),
+            Err(5)
+        );
     }
 }

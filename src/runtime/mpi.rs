@@ -148,10 +148,11 @@ impl World {
     }
 }
 
-/// Ends the process after an error that every rank has seen: waits (at most
-/// 10 s) until all ranks get here, then exits without `MPI_Finalize`, which
-/// could wait forever on transfers the failure left unmatched.
-pub fn exit_after_error(code: i32) -> ! {
+/// Ends the process, also after a failed run: waits (at most 10 s) until
+/// every rank gets here, finalises MPI if they all did, and exits with
+/// `code`. (After a timeout some rank may never arrive; exiting without
+/// `MPI_Finalize` then lets mpirun end the job instead of hanging.)
+pub fn exit_all(code: i32) -> ! {
     let mut req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
     // SAFETY: non-blocking barrier polled to completion or a deadline.
     unsafe {
@@ -241,7 +242,12 @@ pub struct RankRun {
 }
 
 /// Runs this process's rank of the schedule on its buffers.
-pub fn run_rank<T: Elem>(w: &World, plan: &Plan, b: &mut RankBuffers<T>, opts: &Options) -> Result<RankRun> {
+pub fn run_rank<T: Elem>(
+    w: &World,
+    plan: &Plan,
+    b: &mut RankBuffers<T>,
+    opts: &Options,
+) -> Result<RankRun> {
     let s = plan.schedule;
     let rank = w.rank;
     if s.ranks != w.size {
@@ -267,7 +273,16 @@ pub fn run_rank<T: Elem>(w: &World, plan: &Plan, b: &mut RankBuffers<T>, opts: &
     let mut reqs: Vec<ffi::MPI_Request> = Vec::new();
     let mut active: Vec<Active<T>> = Vec::new();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        drive(w, plan, b, opts, &mut reqs, &mut active, &mut notice_req, &notice)
+        drive(
+            w,
+            plan,
+            b,
+            opts,
+            &mut reqs,
+            &mut active,
+            &mut notice_req,
+            &notice,
+        )
     }))
     .unwrap_or_else(|e| {
         let text = e
@@ -389,7 +404,8 @@ fn drive<T: Elem>(
     let mut indices: Vec<c_int> = Vec::new();
     let mut statuses: Vec<ffi::MPI_Status> = Vec::new();
     let bytes_of = |count: u64, op: OpId| -> std::result::Result<c_int, Failure> {
-        c_int::try_from(count as usize * elem).map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
+        c_int::try_from(count as usize * elem)
+            .map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
     };
     loop {
         let mut progressed = false;
@@ -405,7 +421,13 @@ fn drive<T: Elem>(
             if fault(op) {
                 return Err(fail(op, "injected fault"));
             }
-            let Op::Recv { peer, tag, region, combine } = prog.ops[op as usize] else {
+            let Op::Recv {
+                peer,
+                tag,
+                region,
+                combine,
+            } = prog.ops[op as usize]
+            else {
                 unreachable!()
             };
             let n = region.count as usize;
@@ -458,7 +480,10 @@ fn drive<T: Elem>(
             if fault(op) {
                 return Err(fail(op, "injected fault"));
             }
-            let Op::Send { peer, tag, region, .. } = prog.ops[op as usize] else {
+            let Op::Send {
+                peer, tag, region, ..
+            } = prog.ops[op as usize]
+            else {
                 unreachable!()
             };
             let mut r: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
@@ -500,7 +525,10 @@ fn drive<T: Elem>(
                 )
             };
             if rc != 0 {
-                return Err(fail(active[0].op, &format!("MPI_Testsome returned error {rc}")));
+                return Err(fail(
+                    active[0].op,
+                    &format!("MPI_Testsome returned error {rc}"),
+                ));
             }
             if out > 0 {
                 let mut done: Vec<(usize, usize)> = (0..out as usize)
@@ -510,9 +538,16 @@ fn drive<T: Elem>(
                 for &(i, k) in &done {
                     let op = active[i].op;
                     match prog.ops[op as usize] {
-                        Op::Recv { peer, region, combine, .. } => {
+                        Op::Recv {
+                            peer,
+                            region,
+                            combine,
+                            ..
+                        } => {
                             let mut got: c_int = 0;
-                            unsafe { ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got) };
+                            unsafe {
+                                ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got)
+                            };
                             if got as usize != region.count as usize * elem {
                                 return Err(Failure::Mine(format!(
                                     "rank {rank} failed at op {op} ({}): rank {peer} sent {} bytes, the receive expects {}",
@@ -629,7 +664,8 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
     let dt = datatype(s.dtype);
     let op = mpi_op(s.op);
     let c = world();
-    let n = c_int::try_from(s.count).map_err(|_| Error::Runtime("count over 2^31 elements".into()))?;
+    let n =
+        c_int::try_from(s.count).map_err(|_| Error::Runtime("count over 2^31 elements".into()))?;
     let inp = b.input.as_ptr() as *const c_void;
     let out = b.output.as_mut_ptr() as *mut c_void;
     let sp = send.as_ptr() as *const c_void;
@@ -647,10 +683,21 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
                     .map(|r| crate::schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int)
                     .collect();
                 let (start, _) = crate::schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
-                ffi::MPI_Reduce_scatter(sp, out.cast::<T>().add(start as usize) as *mut c_void, counts.as_ptr(), dt, op, c)
+                ffi::MPI_Reduce_scatter(
+                    sp,
+                    out.cast::<T>().add(start as usize) as *mut c_void,
+                    counts.as_ptr(),
+                    dt,
+                    op,
+                    c,
+                )
             }
-            Collective::Scatter { root } => ffi::MPI_Scatter(inp, n, dt, out, n, dt, root as c_int, c),
-            Collective::Gather { root } => ffi::MPI_Gather(inp, n, dt, out, n, dt, root as c_int, c),
+            Collective::Scatter { root } => {
+                ffi::MPI_Scatter(inp, n, dt, out, n, dt, root as c_int, c)
+            }
+            Collective::Gather { root } => {
+                ffi::MPI_Gather(inp, n, dt, out, n, dt, root as c_int, c)
+            }
         }
     };
     check_rc(rc, native_name(s.collective))
@@ -664,7 +711,12 @@ fn w_rank() -> usize {
 
 /// Times the native collective like `bench` times a schedule: barrier, run,
 /// per-iteration seconds of the slowest rank.
-pub fn time_native<T: Elem>(w: &World, s: &Schedule, warmup: usize, iters: usize) -> Result<Vec<f64>> {
+pub fn time_native<T: Elem>(
+    w: &World,
+    s: &Schedule,
+    warmup: usize,
+    iters: usize,
+) -> Result<Vec<f64>> {
     let mut b = super::initial_buffers::<T>(s, w.rank);
     let send = b.output.clone();
     let mut times = Vec::with_capacity(iters);

@@ -85,15 +85,34 @@ impl<T: Elem> Memory<T> {
 }
 
 enum Task<T> {
-    Local { rank: usize, op: OpId },
+    Local {
+        rank: usize,
+        op: OpId,
+    },
     /// Sender's region straight into the posted receive.
-    Transfer { src: usize, sop: OpId, dst: usize, rop: OpId },
+    Transfer {
+        src: usize,
+        sop: OpId,
+        dst: usize,
+        rop: OpId,
+    },
     /// A buffered message into its receive.
-    Deliver { dst: usize, rop: OpId, data: Vec<T> },
+    Deliver {
+        dst: usize,
+        rop: OpId,
+        data: Vec<T>,
+    },
     /// A parked send copied into a message buffer.
-    Eager { src: usize, sop: OpId, data: Vec<T> },
+    Eager {
+        src: usize,
+        sop: OpId,
+        data: Vec<T>,
+    },
     /// An injected failure.
-    Fault { rank: usize, op: OpId },
+    Fault {
+        rank: usize,
+        op: OpId,
+    },
 }
 
 enum Pending<T> {
@@ -152,12 +171,17 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
     let s = plan.schedule;
     let p = s.ranks;
     if bufs.len() != p {
-        return Err(Error::Runtime(format!("{} buffers for {p} ranks", bufs.len())));
+        return Err(Error::Runtime(format!(
+            "{} buffers for {p} ranks",
+            bufs.len()
+        )));
     }
     for (r, b) in bufs.iter().enumerate() {
         for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
             if (b.get(buf).len() as u64) < s.buffer_len(r, buf) {
-                return Err(Error::Runtime(format!("rank {r}: {buf:?} buffer too small")));
+                return Err(Error::Runtime(format!(
+                    "rank {r}: {buf:?} buffer too small"
+                )));
             }
         }
     }
@@ -291,7 +315,9 @@ impl<T: Elem> Exec<'_, '_, T> {
         let (src, dst) = (key.0 as usize, key.1 as usize);
         loop {
             let chan = st.chans.get_mut(&key).expect("channel");
-            if chan.recvs.is_empty() || matches!(chan.sends.front(), None | Some((_, Pending::Copying))) {
+            if chan.recvs.is_empty()
+                || matches!(chan.sends.front(), None | Some((_, Pending::Copying)))
+            {
                 return;
             }
             let rop = chan.recvs.pop_front().unwrap();
@@ -308,13 +334,26 @@ impl<T: Elem> Exec<'_, '_, T> {
     }
 
     /// A send met its receive: queue the copy (or report a size mismatch).
-    fn matched(&self, st: &mut State<T>, src: usize, sop: OpId, dst: usize, rop: OpId, data: Option<Vec<T>>) {
-        let (Op::Send { region: a, .. }, Op::Recv { region: b, .. }) = (self.op(src, sop), self.op(dst, rop)) else {
+    fn matched(
+        &self,
+        st: &mut State<T>,
+        src: usize,
+        sop: OpId,
+        dst: usize,
+        rop: OpId,
+        data: Option<Vec<T>>,
+    ) {
+        let (Op::Send { region: a, .. }, Op::Recv { region: b, .. }) =
+            (self.op(src, sop), self.op(dst, rop))
+        else {
             unreachable!()
         };
         if a.count != b.count {
             let e = mismatch(self.s, src, sop, dst, rop);
-            self.fail(st, e.to_string().trim_start_matches("run failed: ").to_string());
+            self.fail(
+                st,
+                e.to_string().trim_start_matches("run failed: ").to_string(),
+            );
             return;
         }
         st.tasks.push_back(match data {
@@ -342,7 +381,10 @@ impl<T: Elem> Exec<'_, '_, T> {
                 .map(|(r, w)| (rank, r, w))
                 .collect(),
             Task::Transfer { src, sop, dst, rop } => {
-                vec![(src, region(src, sop), false), (dst, region(dst, rop), true)]
+                vec![
+                    (src, region(src, sop), false),
+                    (dst, region(dst, rop), true),
+                ]
             }
             Task::Deliver { dst, rop, .. } => vec![(dst, region(dst, rop), true)],
             Task::Eager { src, sop, .. } => vec![(src, region(src, sop), false)],
@@ -393,16 +435,19 @@ impl<T: Elem> Exec<'_, '_, T> {
         let s = self.s;
         let region = |rank: usize, op: OpId| match *self.op(rank, op) {
             Op::Send { region, .. } => (region, false),
-            Op::Recv { region, combine, .. } => (region, combine),
+            Op::Recv {
+                region, combine, ..
+            } => (region, combine),
             _ => unreachable!(),
         };
         // SAFETY (all slices below): the task's regions are claimed.
         unsafe {
             match t {
                 Task::Local { rank, op } => match *self.op(*rank, *op) {
-                    Op::Copy { src, dst } => {
-                        self.mem.get_mut(*rank, dst).copy_from_slice(self.mem.get(*rank, src))
-                    }
+                    Op::Copy { src, dst } => self
+                        .mem
+                        .get_mut(*rank, dst)
+                        .copy_from_slice(self.mem.get(*rank, src)),
                     Op::Combine { src, dst } => {
                         T::reduce_into(s.op, self.mem.get_mut(*rank, dst), self.mem.get(*rank, src))
                     }
