@@ -113,7 +113,7 @@ fn main() {
     if let Some(alg) = ALGORITHMS.iter().find(|a| a.collective == "allreduce") {
         if let Ok(Some(s)) = build(alg, p, 1 << 18, Dtype::F64, ReduceOp::Sum) {
             let op = s.programs[victim].len() / 2;
-            if s.programs[victim].len() > 0 {
+            if !s.programs[victim].is_empty() {
                 let plan = Plan::new(&s).unwrap();
                 let timeout = Duration::from_secs(20);
                 let opts = Options {

@@ -230,7 +230,7 @@ fn time_runs<T: Elem>(
     ctx: &Ctx,
     backend: Backend,
     plan: &Plan,
-    bufs: &mut Vec<RankBuffers<T>>,
+    bufs: &mut [RankBuffers<T>],
     opts: &Options,
     warmup: usize,
     iters: usize,
@@ -603,23 +603,36 @@ fn bench_inner(
 }
 
 /// Kernel benchmark: a STREAM-add-like loop (`a[i] = b[i] + c[i]`, f64) and
-/// every kernel, on arrays larger than the caches, in one run. Bandwidth
-/// counts the bytes the loop must move: 3 arrays for both kernel forms.
+/// every kernel, on arrays larger than the caches, in one run. Each kernel is
+/// timed alternately with the STREAM loop (best of `iters` each), so both
+/// see the same machine load; bandwidth counts the bytes each loop must move
+/// (2 reads + 1 write per element, for both kernel forms).
 fn bench_kernels(a: &BenchArgs) -> Result<i32> {
     let bytes =
         parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
+    if bytes < 1024 {
+        return Err(Error::Invalid("--kernel-bytes must be at least 1KiB".into()).into());
+    }
     let iters = a.iterations.unwrap_or(10).max(1);
-    println!("# topocoll bench --kernels: arrays of {} each, best of {iters} runs; GB/s = 10^9 bytes/s counting 2 reads + 1 write per element", format_bytes(bytes));
     println!(
-        "{:>6} {:>6} {:>16} {:>10} {:>12}",
-        "# type", "op", "kernel", "GB/s", "of stream"
+        "# topocoll bench --kernels: arrays of {} each, best of {iters} runs; GB/s = 10^9 bytes/s, 2 reads + 1 write per element",
+        format_bytes(bytes)
     );
-    let stream = stream_add(bytes, iters);
     println!(
-        "{:>6} {:>6} {:>16} {:>10.2} {:>11.0}%",
-        "f64", "add", "stream a=b+c", stream, 100.0
+        "{:>6} {:>6} {:>12} {:>10} {:>14} {:>10}",
+        "# type", "op", "kernel", "GB/s", "stream GB/s", "of stream"
     );
-    fn one<T: Elem>(bytes: u64, iters: usize, stream: f64) {
+    let n = (bytes / 8) as usize;
+    let sb: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let sc: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
+    let mut sa = vec![0.0f64; n];
+    let mut stream = || {
+        for ((x, y), z) in sa.iter_mut().zip(&sb).zip(&sc) {
+            *x = y + z;
+        }
+        std::hint::black_box(&mut sa);
+    };
+    fn one<T: Elem>(bytes: u64, iters: usize, stream: &mut dyn FnMut()) {
         let n = (bytes / T::DTYPE.size()) as usize;
         let x: Vec<T> = (0..n)
             .map(|i| T::pattern(1, i as u64, schedule::ReduceOp::Sum))
@@ -630,52 +643,49 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         let mut d = x.clone();
         let mut o = vec![T::default(); n];
         for &op in kernels::ops_for(T::DTYPE) {
-            let best_into = best(iters, || T::reduce_into(op, &mut d, &y));
-            let best3 = best(iters, || T::reduce3(op, &mut o, &x, &y));
-            for (name, t) in [("dst=dst∘src", best_into), ("dst=a∘b", best3)] {
-                let gbs = 3.0 * bytes as f64 / t / 1e9;
+            for form in ["dst=dst∘src", "dst=a∘b"] {
+                let (t, ts) = best_pair(
+                    iters,
+                    || match form {
+                        "dst=dst∘src" => T::reduce_into(op, &mut d, &y),
+                        _ => T::reduce3(op, &mut o, &x, &y),
+                    },
+                    &mut *stream,
+                );
+                let (gbs, sgbs) = (3.0 * bytes as f64 / t / 1e9, 3.0 * bytes as f64 / ts / 1e9);
                 println!(
-                    "{:>6} {:>6} {:>16} {:>10.2} {:>11.0}%",
+                    "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
                     T::DTYPE.name(),
                     op.name(),
-                    name,
+                    form,
                     gbs,
-                    100.0 * gbs / stream
+                    sgbs,
+                    100.0 * gbs / sgbs
                 );
             }
         }
         std::hint::black_box((&d, &o));
     }
-    one::<f64>(bytes, iters, stream);
-    one::<f32>(bytes, iters, stream);
-    one::<i64>(bytes, iters, stream);
-    one::<i32>(bytes, iters, stream);
-    one::<u8>(bytes, iters, stream);
+    one::<f64>(bytes, iters, &mut stream);
+    one::<f32>(bytes, iters, &mut stream);
+    one::<i64>(bytes, iters, &mut stream);
+    one::<i32>(bytes, iters, &mut stream);
+    one::<u8>(bytes, iters, &mut stream);
     Ok(0)
 }
 
-fn best(iters: usize, mut f: impl FnMut()) -> f64 {
+/// Best times of `f` and `g`, run alternately `iters` times after a warm-up.
+fn best_pair(iters: usize, mut f: impl FnMut(), g: &mut dyn FnMut()) -> (f64, f64) {
     f();
-    (0..iters)
-        .map(|_| {
-            let t0 = Instant::now();
-            f();
-            t0.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// STREAM's add (`a = b + c`) on f64 arrays of `bytes` each; GB/s.
-fn stream_add(bytes: u64, iters: usize) -> f64 {
-    let n = (bytes / 8) as usize;
-    let b: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let c: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
-    let mut a = vec![0.0f64; n];
-    let t = best(iters, || {
-        for ((x, y), z) in a.iter_mut().zip(&b).zip(&c) {
-            *x = y + z;
-        }
-        std::hint::black_box(&mut a);
-    });
-    3.0 * bytes as f64 / t / 1e9
+    g();
+    let (mut bf, mut bg) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..iters {
+        let t0 = Instant::now();
+        f();
+        bf = bf.min(t0.elapsed().as_secs_f64());
+        let t0 = Instant::now();
+        g();
+        bg = bg.min(t0.elapsed().as_secs_f64());
+    }
+    (bf, bg)
 }

@@ -453,7 +453,8 @@ pub fn run_sequential<T: Elem>(s: &Schedule, bufs: &mut [RankBuffers<T>]) -> Res
     let plan = Plan::new(s)?;
     let p = s.ranks;
     let mut st: Vec<RankState> = (0..p).map(|r| plan.rank_state(r, usize::MAX)).collect();
-    let mut msgs: FxHashMap<(u32, u32, u32), VecDeque<(OpId, Vec<T>)>> = FxHashMap::default();
+    type Queue<T> = VecDeque<(OpId, Vec<T>)>;
+    let mut msgs: FxHashMap<(u32, u32, u32), Queue<T>> = FxHashMap::default();
     let mut posted: FxHashMap<(u32, u32, u32), VecDeque<OpId>> = FxHashMap::default();
     let deliver = |bufs: &mut [RankBuffers<T>],
                    dst: usize,

@@ -24,7 +24,7 @@
 //! minimum `MPI_TAG_UB`); larger ones are renumbered per (source, destination)
 //! pair, which every process can do alone since each holds the whole schedule.
 
-use super::{mismatch, Elem, Options, Plan, RankBuffers};
+use super::{Elem, Options, Plan, RankBuffers};
 use crate::error::{Error, Result};
 use crate::schedule::{Collective, Dtype, Op, OpId, ReduceOp, Schedule};
 use mpi::ffi;
@@ -608,7 +608,6 @@ fn drive<T: Elem>(
             std::thread::yield_now();
         }
     }
-    let _ = mismatch;
     Ok(RankRun {
         seconds: t0.elapsed().as_secs_f64(),
         stall_escapes: escapes,
