@@ -3,7 +3,7 @@
 use super::BuildArgs;
 use crate::error::Error;
 use crate::runtime::{self, kernels, threads, Elem, Fault, Options, Plan, RankBuffers};
-use crate::schedule::{self, Schedule};
+use crate::schedule::{self, Dtype, Schedule};
 use crate::units::{format_bytes, parse_bytes, parse_size_list};
 use crate::with_dtype;
 use anyhow::Result;
@@ -602,18 +602,24 @@ fn bench_inner(
     Ok(0)
 }
 
-/// Kernel benchmark: a STREAM-add-like loop (`a[i] = b[i] + c[i]`, f64) and
-/// every kernel, on arrays larger than the caches, in one run. Each kernel is
-/// timed alternately with the STREAM loop (best of `iters` each), so both
-/// see the same machine load; bandwidth counts the bytes each loop must move
-/// (2 reads + 1 write per element, for both kernel forms).
+/// Kernel benchmark: every kernel next to a STREAM-add-like f64 loop with the
+/// same memory traffic **on the same memory** (on a VM, two allocations of the
+/// same size can differ twofold in bandwidth), in one run: `dst=a∘b` against
+/// STREAM's add `a[i] = b[i] + c[i]` (three arrays) and `dst=dst∘src` against
+/// its in-place form `a[i] += b[i]` (two arrays). Arrays of `--kernel-bytes`
+/// each (make them larger than the last-level cache). Each kernel is timed
+/// alternately with its STREAM loop, best of `iters` each, so both see the
+/// same machine load. Bandwidth counts 2 reads + 1 write per element.
 fn bench_kernels(a: &BenchArgs) -> Result<i32> {
     let bytes =
         parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
-    if bytes < 1024 {
-        return Err(Error::Invalid("--kernel-bytes must be at least 1KiB".into()).into());
+    if bytes < 1024 || bytes % 8 != 0 {
+        return Err(Error::Invalid(
+            "--kernel-bytes must be at least 1KiB and a multiple of 8".into(),
+        )
+        .into());
     }
-    let iters = a.iterations.unwrap_or(10).max(1);
+    let iters = a.iterations.unwrap_or(5).max(1);
     println!(
         "# topocoll bench --kernels: arrays of {} each, best of {iters} runs; GB/s = 10^9 bytes/s, 2 reads + 1 write per element",
         format_bytes(bytes)
@@ -622,70 +628,91 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         "{:>6} {:>6} {:>12} {:>10} {:>14} {:>10}",
         "# type", "op", "kernel", "GB/s", "stream GB/s", "of stream"
     );
-    let n = (bytes / 8) as usize;
-    let sb: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let sc: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
-    let mut sa = vec![0.0f64; n];
-    let mut stream = || {
-        for ((x, y), z) in sa.iter_mut().zip(&sb).zip(&sc) {
-            *x = y + z;
+    let words = (bytes / 8) as usize;
+    let mut mem: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0u64; words]);
+    let only = a.build.dtype.as_deref();
+    for dtype in [Dtype::F64, Dtype::F32, Dtype::I64, Dtype::I32, Dtype::U8] {
+        if only.is_some_and(|d| d != dtype.name()) {
+            continue;
         }
-        std::hint::black_box(&mut sa);
-    };
-    fn one<T: Elem>(bytes: u64, iters: usize, stream: &mut dyn FnMut()) {
-        let n = (bytes / T::DTYPE.size()) as usize;
-        let x: Vec<T> = (0..n)
-            .map(|i| T::pattern(1, i as u64, schedule::ReduceOp::Sum))
-            .collect();
-        let y: Vec<T> = (0..n)
-            .map(|i| T::pattern(2, i as u64, schedule::ReduceOp::Sum))
-            .collect();
-        let mut d = x.clone();
-        let mut o = vec![T::default(); n];
-        for &op in kernels::ops_for(T::DTYPE) {
-            for form in ["dst=dst∘src", "dst=a∘b"] {
-                let (t, ts) = best_pair(
-                    iters,
-                    || match form {
-                        "dst=dst∘src" => T::reduce_into(op, &mut d, &y),
-                        _ => T::reduce3(op, &mut o, &x, &y),
-                    },
-                    &mut *stream,
-                );
-                let (gbs, sgbs) = (3.0 * bytes as f64 / t / 1e9, 3.0 * bytes as f64 / ts / 1e9);
-                println!(
-                    "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
-                    T::DTYPE.name(),
-                    op.name(),
-                    form,
-                    gbs,
-                    sgbs,
-                    100.0 * gbs / sgbs
-                );
-            }
-        }
-        std::hint::black_box((&d, &o));
+        with_dtype!(dtype, T => kernel_rows::<T>(&mut mem, iters));
     }
-    one::<f64>(bytes, iters, &mut stream);
-    one::<f32>(bytes, iters, &mut stream);
-    one::<i64>(bytes, iters, &mut stream);
-    one::<i32>(bytes, iters, &mut stream);
-    one::<u8>(bytes, iters, &mut stream);
     Ok(0)
 }
 
-/// Best times of `f` and `g`, run alternately `iters` times after a warm-up.
-fn best_pair(iters: usize, mut f: impl FnMut(), g: &mut dyn FnMut()) -> (f64, f64) {
-    f();
-    g();
-    let (mut bf, mut bg) = (f64::INFINITY, f64::INFINITY);
+/// Views 8-byte words as elements of `T`.
+fn view<T: Elem>(v: &mut [u64]) -> &mut [T] {
+    let n = v.len() * 8 / T::DTYPE.size() as usize;
+    // SAFETY: every Elem type is plain data of size 1, 4 or 8 (alignment at
+    // most 8, the words'), valid for any bit pattern; the length covers the
+    // same bytes.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, n) }
+}
+
+fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
+    let [m0, m1, m2] = mem;
+    for &op in kernels::ops_for(T::DTYPE) {
+        for in_place in [true, false] {
+            // Fresh operands for each row (outside the timing), so repeated
+            // products never drift into denormals.
+            for (k, m) in [&mut *m0, &mut *m1, &mut *m2].into_iter().enumerate() {
+                for (i, x) in view::<T>(m).iter_mut().enumerate() {
+                    *x = T::pattern(k, i as u64, op);
+                }
+            }
+            let (t, ts) = best_pair(iters, |stream| {
+                if !stream {
+                    if in_place {
+                        T::reduce_into(op, view::<T>(m0), view::<T>(m1));
+                    } else {
+                        T::reduce3(op, view::<T>(m0), view::<T>(m1), view::<T>(m2));
+                    }
+                    return;
+                }
+                let (a, b, c) = (view::<f64>(m0), view::<f64>(m1), view::<f64>(m2));
+                if in_place {
+                    for (x, y) in a.iter_mut().zip(b.iter()) {
+                        *x += y;
+                    }
+                } else {
+                    for ((x, y), z) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
+                        *x = y + z;
+                    }
+                }
+                std::hint::black_box(a);
+            });
+            let bytes = (m0.len() * 8) as f64;
+            let (gbs, sgbs) = (3.0 * bytes / t / 1e9, 3.0 * bytes / ts / 1e9);
+            println!(
+                "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
+                T::DTYPE.name(),
+                op.name(),
+                if in_place {
+                    "dst=dst∘src"
+                } else {
+                    "dst=a∘b"
+                },
+                gbs,
+                sgbs,
+                100.0 * gbs / sgbs
+            );
+        }
+    }
+}
+
+/// Best times of `f(false)` (the kernel) and `f(true)` (its STREAM loop),
+/// run alternately `iters` times after a warm-up.
+fn best_pair(iters: usize, mut f: impl FnMut(bool)) -> (f64, f64) {
+    f(false);
+    f(true);
+    let (mut bk, mut bs) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..iters {
         let t0 = Instant::now();
-        f();
-        bf = bf.min(t0.elapsed().as_secs_f64());
+        f(false);
+        bk = bk.min(t0.elapsed().as_secs_f64());
         let t0 = Instant::now();
-        g();
-        bg = bg.min(t0.elapsed().as_secs_f64());
+        f(true);
+        bs = bs.min(t0.elapsed().as_secs_f64());
     }
-    (bf, bg)
+    (bk, bs)
 }
