@@ -338,6 +338,22 @@ fn unverified_schedules_fail_cleanly() {
         e.contains("touches memory in use") && e.contains("rank 0"),
         "{e}"
     );
+    // A message nobody receives.
+    let mut s = hand_made(2, 8);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 4,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[],
+    );
+    let e = plan_err(&s);
+    assert!(
+        e.contains("never received") && e.contains("rank 0 op 0"),
+        "{e}"
+    );
     // Out of bounds is caught before running.
     let mut s = hand_made(2, 8);
     s.programs[0].push(

@@ -29,6 +29,8 @@ pub trait Elem: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'st
     fn bits(self) -> u64;
     /// As a float, for tolerance checks and messages.
     fn to_f64(self) -> f64;
+    /// From a float (an `as` conversion), for cheap fills.
+    fn from_f64(x: f64) -> Self;
 }
 
 /// A 64-bit mix of (rank, index) (SplitMix64's finaliser): cheap and well spread.
@@ -118,6 +120,9 @@ macro_rules! int_elem {
             fn to_f64(self) -> f64 {
                 self as f64
             }
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
         }
     };
 }
@@ -164,6 +169,9 @@ macro_rules! float_elem {
             }
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            fn from_f64(x: f64) -> Self {
+                x as $t
             }
         }
     };

@@ -91,6 +91,24 @@ impl World {
         unsafe { ffi::MPI_Barrier(world()) };
     }
 
+    /// A barrier that sleeps while it waits (1 ms polls), leaving the CPU to
+    /// whatever runs meanwhile (bench: the threads backend inside rank 0).
+    pub fn sleepy_barrier(&self) {
+        let mut req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: a non-blocking barrier polled to completion.
+        unsafe {
+            ffi::MPI_Ibarrier(world(), &mut req);
+            let mut flag = 0;
+            loop {
+                ffi::MPI_Test(&mut req, &mut flag, std::ptr::null_mut());
+                if flag != 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
     /// Element-wise maximum over ranks, in place.
     pub fn max_in_place(&self, v: &mut [f64]) {
         let send = v.to_vec();

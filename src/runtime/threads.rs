@@ -231,6 +231,19 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
     if let Some(e) = st.error {
         return Err(e);
     }
+    let mut left: Vec<_> = st
+        .chans
+        .iter()
+        .filter(|(_, c)| !c.sends.is_empty())
+        .map(|(k, c)| (*k, c.sends[0].0))
+        .collect();
+    left.sort_unstable();
+    if let Some(&((src, dst, tag), op)) = left.first() {
+        return Err(Error::Runtime(format!(
+            "mismatched message: rank {src} op {op} ({}) sent to rank {dst} with tag {tag} is never received",
+            s.programs[src as usize].ops[op as usize].describe()
+        )));
+    }
     Ok(RunStats {
         seconds: t0.elapsed().as_secs_f64(),
         eager_copies: st.eager_copies,
