@@ -570,8 +570,11 @@ fn bench_inner(
                         }
                     );
                     println!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
+                    if native {
+                        println!("# Speedup: the native MPI collective's average latency over this row's");
+                    }
                     println!(
-                        "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}",
+                        "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}{}",
                         "# Size",
                         "Algorithm",
                         "Backend",
@@ -579,15 +582,17 @@ fn bench_inner(
                         "Min(us)",
                         "Max(us)",
                         "BW(MB/s)",
-                        "BusBW(MB/s)"
+                        "BusBW(MB/s)",
+                        if native { "      Speedup" } else { "" }
                     );
                     header = true;
                 }
             }
+            let native_avg = rows.iter().find(|r| r.0 == "native").map(|r| r.2.avg);
             for (alg, be, t, bytes, factor) in &rows {
                 let bw = bytes / t.avg / 1e6;
                 println!(
-                    "{:>10} {:>14} {:>18} {:>12.2} {:>12.2} {:>12.2} {:>12.1} {:>12.1}",
+                    "{:>10} {:>14} {:>18} {:>12.2} {:>12.2} {:>12.2} {:>12.1} {:>12.1}{}",
                     size,
                     alg,
                     be,
@@ -595,7 +600,10 @@ fn bench_inner(
                     t.min * 1e6,
                     t.max * 1e6,
                     bw,
-                    bw * factor
+                    bw * factor,
+                    native_avg
+                        .map(|n| format!(" {:>12.2}", n / t.avg))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -622,7 +630,7 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
     }
     let iters = a.iterations.unwrap_or(5).max(1);
     println!(
-        "# topocoll bench --kernels: arrays of {} each, best of {iters} runs; GB/s = 10^9 bytes/s, 2 reads + 1 write per element",
+        "# topocoll bench --kernels: arrays of {} each; GB/s: best of {iters} runs (10^9 bytes/s, 2 reads + 1 write per element); of stream: median over the {iters} back-to-back pairs",
         format_bytes(bytes)
     );
     println!(
@@ -661,7 +669,7 @@ fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
                     *x = T::from_f64(1.0 + (i & 1023) as f64 / 1024.0);
                 }
             }
-            let (t, ts) = best_pair(iters, |stream| {
+            let (t, ts, ratio) = best_pair(iters, |stream| {
                 if !stream {
                     if in_place {
                         T::reduce_into(op, view::<T>(m0), view::<T>(m1));
@@ -695,25 +703,32 @@ fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
                 },
                 gbs,
                 sgbs,
-                100.0 * gbs / sgbs
+                100.0 * ratio
             );
         }
     }
 }
 
-/// Best times of `f(false)` (the kernel) and `f(true)` (its STREAM loop),
-/// run alternately `iters` times after a warm-up.
-fn best_pair(iters: usize, mut f: impl FnMut(bool)) -> (f64, f64) {
+/// Times `f(false)` (the kernel) and `f(true)` (its STREAM loop) alternately
+/// `iters` times after a warm-up: the best time of each, and the median of
+/// the per-pair ratios stream/kernel (a pair runs back to back, under the
+/// same load from the rest of the machine, so the ratio is the robust figure).
+fn best_pair(iters: usize, mut f: impl FnMut(bool)) -> (f64, f64, f64) {
     f(false);
     f(true);
     let (mut bk, mut bs) = (f64::INFINITY, f64::INFINITY);
+    let mut ratios = Vec::with_capacity(iters);
     for _ in 0..iters {
         let t0 = Instant::now();
         f(false);
-        bk = bk.min(t0.elapsed().as_secs_f64());
+        let tk = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         f(true);
-        bs = bs.min(t0.elapsed().as_secs_f64());
+        let ts = t0.elapsed().as_secs_f64();
+        bk = bk.min(tk);
+        bs = bs.min(ts);
+        ratios.push(ts / tk);
     }
-    (bk, bs)
+    ratios.sort_by(f64::total_cmp);
+    (bk, bs, ratios[ratios.len() / 2])
 }

@@ -46,7 +46,7 @@ pub fn mix(rank: usize, index: u64) -> u64 {
 }
 
 #[inline(always)]
-fn zip2<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+fn zip2_body<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
     let n = dst.len().min(src.len());
     let (dst, src) = (&mut dst[..n], &src[..n]);
     for (d, s) in dst.iter_mut().zip(src) {
@@ -55,12 +55,88 @@ fn zip2<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
 }
 
 #[inline(always)]
-fn zip3<T: Copy>(out: &mut [T], a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+fn zip3_body<T: Copy>(out: &mut [T], a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
     let n = out.len().min(a.len()).min(b.len());
     let (out, a, b) = (&mut out[..n], &a[..n], &b[..n]);
     for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
         *o = f(*x, *y);
     }
+}
+
+// The same loops compiled for wider vector units, chosen at run time: the
+// default x86-64 target only has SSE2, which lacks 64-bit multiplies and
+// compares (i64 prod, min, max) and processes half as much per instruction.
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn zip2_avx2<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+        super::zip2_body(dst, src, f)
+    }
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn zip3_avx2<T: Copy>(out: &mut [T], a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+        super::zip3_body(out, a, b, f)
+    }
+    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+    pub unsafe fn zip2_avx512<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+        super::zip2_body(dst, src, f)
+    }
+    #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
+    pub unsafe fn zip3_avx512<T: Copy>(out: &mut [T], a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+        super::zip3_body(out, a, b, f)
+    }
+
+    /// 2: AVX-512 (F, DQ, BW, VL), 1: AVX2, 0: baseline.
+    pub fn level() -> u8 {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+        let l = LEVEL.load(Ordering::Relaxed);
+        if l != u8::MAX {
+            return l;
+        }
+        let l = if std::env::var_os("TOPOCOLL_NO_SIMD_DISPATCH").is_some() {
+            0
+        } else if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            2
+        } else if is_x86_feature_detected!("avx2") {
+            1
+        } else {
+            0
+        };
+        LEVEL.store(l, Ordering::Relaxed);
+        l
+    }
+}
+
+#[inline(always)]
+fn zip2<T: Copy>(dst: &mut [T], src: &[T], f: impl Fn(T, T) -> T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has the features each variant is compiled for.
+    unsafe {
+        match wide::level() {
+            2 => return wide::zip2_avx512(dst, src, f),
+            1 => return wide::zip2_avx2(dst, src, f),
+            _ => {}
+        }
+    }
+    zip2_body(dst, src, f)
+}
+
+#[inline(always)]
+fn zip3<T: Copy>(out: &mut [T], a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has the features each variant is compiled for.
+    unsafe {
+        match wide::level() {
+            2 => return wide::zip3_avx512(out, a, b, f),
+            1 => return wide::zip3_avx2(out, a, b, f),
+            _ => {}
+        }
+    }
+    zip3_body(out, a, b, f)
 }
 
 /// Expands to a match on the operator with one monomorphic loop per arm.
@@ -96,8 +172,10 @@ macro_rules! int_elem {
             const DTYPE: Dtype = $d;
             #[inline]
             fn apply(op: ReduceOp, a: Self, b: Self) -> Self {
+                // The baseline loop, not the dispatched one: the tests
+                // compare the vector variants against this.
                 let mut x = [a];
-                Self::reduce_into(op, &mut x, &[b]);
+                per_op!(op, zip2_body, [&mut x, &[b]], int);
                 x[0]
             }
             fn reduce_into(op: ReduceOp, dst: &mut [Self], src: &[Self]) {
@@ -137,8 +215,10 @@ macro_rules! float_elem {
             const DTYPE: Dtype = $d;
             #[inline]
             fn apply(op: ReduceOp, a: Self, b: Self) -> Self {
+                // The baseline loop, not the dispatched one: the tests
+                // compare the vector variants against this.
                 let mut x = [a];
-                Self::reduce_into(op, &mut x, &[b]);
+                per_op!(op, zip2_body, [&mut x, &[b]], float);
                 x[0]
             }
             fn reduce_into(op: ReduceOp, dst: &mut [Self], src: &[Self]) {
@@ -224,16 +304,19 @@ mod tests {
     use super::*;
 
     fn check<T: Elem>() {
-        for &op in ops_for(T::DTYPE) {
-            let a: Vec<T> = (0..100).map(|i| T::pattern(1, i, op)).collect();
-            let b: Vec<T> = (0..100).map(|i| T::pattern(2, i, op)).collect();
-            let mut d = a.clone();
-            T::reduce_into(op, &mut d, &b);
-            let mut o = vec![T::default(); 100];
-            T::reduce3(op, &mut o, &a, &b);
-            for i in 0..100 {
-                assert_eq!(d[i].bits(), T::apply(op, a[i], b[i]).bits());
-                assert_eq!(o[i].bits(), d[i].bits());
+        // Lengths around every vector width, so tails are covered too.
+        for n in [0usize, 1, 3, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 257] {
+            for &op in ops_for(T::DTYPE) {
+                let a: Vec<T> = (0..n as u64).map(|i| T::pattern(1, i, op)).collect();
+                let b: Vec<T> = (0..n as u64).map(|i| T::pattern(2, i, op)).collect();
+                let mut d = a.clone();
+                T::reduce_into(op, &mut d, &b);
+                let mut o = vec![T::default(); n];
+                T::reduce3(op, &mut o, &a, &b);
+                for i in 0..n {
+                    assert_eq!(d[i].bits(), T::apply(op, a[i], b[i]).bits());
+                    assert_eq!(o[i].bits(), d[i].bits());
+                }
             }
         }
     }
