@@ -146,6 +146,10 @@ pub fn reset_buffers<T: Elem>(s: &Schedule, rank: usize, b: &mut RankBuffers<T>)
 pub struct Plan<'s> {
     pub schedule: &'s Schedule,
     ranks: Vec<RankPlan>,
+    /// Bytes all sends move together.
+    pub bytes_moved: u64,
+    /// The largest tag any send or receive uses.
+    pub max_tag: u32,
 }
 
 struct RankPlan {
@@ -169,8 +173,20 @@ impl<'s> Plan<'s> {
             )));
         }
         let mut ranks = Vec::with_capacity(s.ranks);
+        let mut bytes_moved = 0;
+        let mut max_tag = 0;
         for (rank, prog) in s.programs.iter().enumerate() {
             check_program(s, rank, prog)?;
+            for op in &prog.ops {
+                match op {
+                    Op::Send { region, tag, .. } => {
+                        bytes_moved += region.count * s.elem_bytes();
+                        max_tag = max_tag.max(*tag);
+                    }
+                    Op::Recv { tag, .. } => max_tag = max_tag.max(*tag),
+                    _ => {}
+                }
+            }
             let n = prog.len();
             let mut ndeps = vec![0u32; n];
             let mut start = vec![0u32; n + 1];
@@ -197,7 +213,12 @@ impl<'s> Plan<'s> {
                 ndeps,
             });
         }
-        Ok(Plan { schedule: s, ranks })
+        Ok(Plan {
+            schedule: s,
+            ranks,
+            bytes_moved,
+            max_tag,
+        })
     }
 
     /// A fresh execution state for one rank.

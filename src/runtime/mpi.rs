@@ -195,17 +195,7 @@ struct Tags {
 }
 
 impl Tags {
-    fn new(s: &Schedule, rank: usize) -> Result<Tags> {
-        let max = s
-            .programs
-            .iter()
-            .flat_map(|p| p.ops.iter())
-            .filter_map(|o| match o {
-                Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
+    fn new(s: &Schedule, rank: usize, max: u32) -> Result<Tags> {
         let mut map = FxHashMap::default();
         if max >= ABORT_TAG as u32 {
             // Dense numbering of the distinct tags of each (peer, direction),
@@ -401,7 +391,7 @@ fn drive<T: Elem>(
     let rank = w.rank;
     let prog = &s.programs[rank];
     let elem = s.elem_bytes() as usize;
-    let tags = Tags::new(s, rank).map_err(|e| Failure::Mine(e.to_string()))?;
+    let tags = Tags::new(s, rank, plan.max_tag).map_err(|e| Failure::Mine(e.to_string()))?;
     let fail = |op: OpId, why: &str| {
         Failure::Mine(format!(
             "rank {rank} failed at op {op} ({}): {why}",

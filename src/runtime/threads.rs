@@ -23,8 +23,15 @@ use crate::schedule::{Buf, Op, OpId, Region, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// How long an idle worker spins before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// Below this many bytes moved in all, the default is one worker.
+pub const SMALL_BYTES: u64 = 1 << 20;
 
 /// What a run measured.
 #[derive(Clone, Debug, Default)]
@@ -162,6 +169,9 @@ struct Exec<'a, 's, T> {
     mem: Memory<T>,
     state: Mutex<State<T>>,
     wake: Condvar,
+    /// Bumped (under the lock) whenever there may be new work, so an idle
+    /// worker can spin briefly before it sleeps on `wake`.
+    events: AtomicU64,
 }
 
 /// Runs the schedule on `bufs` (one per rank, as from
@@ -185,10 +195,15 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
             }
         }
     }
-    let workers = if opts.workers == 0 {
-        std::thread::available_parallelism().map_or(2, |n| n.get())
-    } else {
+    // Default: one worker per core, except for small schedules, where
+    // starting threads and handing tasks between them costs more than the
+    // copies (one worker runs everything on the calling thread).
+    let workers = if opts.workers > 0 {
         opts.workers
+    } else if plan.bytes_moved < SMALL_BYTES {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
     }
     .min(p.max(1));
     let t0 = Instant::now();
@@ -213,6 +228,7 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
             pool: Vec::new(),
         }),
         wake: Condvar::new(),
+        events: AtomicU64::new(0),
     };
     {
         let mut st = exec.state.lock().unwrap();
@@ -273,6 +289,12 @@ impl<T: Elem> Exec<'_, '_, T> {
                 self.s.ranks
             )));
         }
+        self.signal();
+    }
+
+    /// There may be new work (call with the lock held).
+    fn signal(&self) {
+        self.events.fetch_add(1, Ordering::Release);
         self.wake.notify_all();
     }
 
@@ -320,7 +342,7 @@ impl<T: Elem> Exec<'_, '_, T> {
             st.parked += 1;
             self.pump(st, key);
         }
-        self.wake.notify_all();
+        self.signal();
     }
 
     /// Matches a key's first unmatched send and receive while both exist.
@@ -562,14 +584,14 @@ impl<T: Elem> Exec<'_, '_, T> {
                 data: Vec::new(),
             });
         }
-        self.wake.notify_all();
+        self.signal();
     }
 
     fn worker(&self, deadline: Option<Instant>) {
         let mut st = self.state.lock().unwrap();
         loop {
             if st.error.is_some() || st.unfinished == 0 {
-                self.wake.notify_all();
+                self.signal();
                 return;
             }
             if let Some(mut t) = st.tasks.pop_front() {
@@ -609,6 +631,19 @@ impl<T: Elem> Exec<'_, '_, T> {
                     let msg = self.deadlock_text(&st);
                     self.fail(&mut st, msg);
                 }
+                continue;
+            }
+            // Spin a little before sleeping: waking a sleeping thread costs
+            // tens of microseconds, more on a loaded machine, and the work
+            // usually comes from the other worker very soon.
+            let seen = self.events.load(Ordering::Acquire);
+            drop(st);
+            let t0 = Instant::now();
+            while self.events.load(Ordering::Acquire) == seen && t0.elapsed() < SPIN {
+                std::hint::spin_loop();
+            }
+            st = self.state.lock().unwrap();
+            if self.events.load(Ordering::Acquire) != seen {
                 continue;
             }
             match deadline {
