@@ -24,9 +24,9 @@
 //! minimum `MPI_TAG_UB`); larger ones are renumbered per (source, destination)
 //! pair, which every process can do alone since each holds the whole schedule.
 
-use super::{Elem, Options, Plan, RankBuffers};
+use super::{op_regions, Claims, Elem, Options, Plan, RankBuffers};
 use crate::error::{Error, Result};
-use crate::schedule::{Collective, Dtype, Op, OpId, ReduceOp, Schedule};
+use crate::schedule::{Buf, Collective, Dtype, Op, OpId, ReduceOp, Schedule};
 use mpi::ffi;
 use rustc_hash::FxHashMap;
 use std::os::raw::{c_int, c_void};
@@ -405,6 +405,22 @@ fn drive<T: Elem>(
     let t0 = Instant::now();
     let deadline = opts.timeout.map(|t| t0 + t);
     let mut st = plan.rank_state(rank, opts.engines);
+    for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
+        if (b.get(buf).len() as u64) < s.buffer_len(rank, buf) {
+            return Err(Failure::Mine(format!(
+                "rank {rank}: {buf:?} buffer too small"
+            )));
+        }
+    }
+    // Regions MPI may be reading or writing (claim id = op id + 1), so a
+    // racy unverified schedule fails instead of racing with the library.
+    let mut claims = Claims::default();
+    let race = |op: OpId| {
+        fail(
+            op,
+            "touches memory an outstanding transfer uses (a race the verifier rejects: run without --no-verify)",
+        )
+    };
     let mut pool: Vec<Vec<T>> = Vec::new();
     let mut last_progress = Instant::now();
     let mut stall = Duration::from_millis(20);
@@ -421,6 +437,11 @@ fn drive<T: Elem>(
             if fault(op) {
                 return Err(fail(op, "injected fault"));
             }
+            let id = u64::from(op) + 1;
+            claims
+                .claim(id, &op_regions(&prog.ops[op as usize]))
+                .map_err(|_| race(op))?;
+            claims.release(id);
             super::run_local(s, b, &prog.ops[op as usize]);
             plan.complete(rank, &mut st, op);
             progressed = true;
@@ -467,6 +488,11 @@ fn drive<T: Elem>(
             if rc != 0 {
                 return Err(fail(op, &format!("MPI_Irecv returned error {rc}")));
             }
+            if !combine {
+                claims
+                    .claim(u64::from(op) + 1, &[(region, true)])
+                    .map_err(|_| race(op))?;
+            }
             reqs.push(r);
             active.push(Active { op, temp });
             progressed = true;
@@ -510,6 +536,9 @@ fn drive<T: Elem>(
             if rc != 0 {
                 return Err(fail(op, &format!("MPI_Isend returned error {rc}")));
             }
+            claims
+                .claim(u64::from(op) + 1, &[(region, false)])
+                .map_err(|_| race(op))?;
             reqs.push(r);
             active.push(Active { op, temp: None });
             progressed = true;
@@ -565,6 +594,9 @@ fn drive<T: Elem>(
                                 )));
                             }
                             if combine {
+                                let id = u64::from(op) + 1;
+                                claims.claim(id, &[(region, true)]).map_err(|_| race(op))?;
+                                claims.release(id);
                                 let t = active[i].temp.take().expect("landing buffer");
                                 T::reduce_into(s.op, b.region_mut(region), &t);
                                 pool.push(t);
@@ -573,6 +605,7 @@ fn drive<T: Elem>(
                         Op::Send { .. } => st.send_finished(),
                         _ => unreachable!(),
                     }
+                    claims.release(u64::from(op) + 1);
                     plan.complete(rank, &mut st, op);
                 }
                 // Drop the completed entries (highest index first keeps the
