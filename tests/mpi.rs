@@ -144,6 +144,44 @@ fn main() {
             }
         }
     }
+    // A deadlocked (unverified) schedule: every rank waits for a message
+    // nobody sends; --timeout must turn that into an error on every rank.
+    {
+        let mut s = Schedule::new(
+            Collective::Allreduce,
+            p,
+            4,
+            Dtype::F64,
+            ReduceOp::Sum,
+            "hang",
+        );
+        for r in 0..p {
+            s.programs[r].push(
+                topocoll::schedule::Op::Recv {
+                    peer: ((r + 1) % p) as u32,
+                    tag: 99,
+                    region: topocoll::schedule::Region::output(0, 4),
+                    combine: false,
+                },
+                &[],
+            );
+        }
+        let plan = Plan::new(&s).unwrap();
+        let timeout = Duration::from_secs(2);
+        let opts = Options {
+            timeout: Some(timeout),
+            ..Options::default()
+        };
+        let mut b = runtime::initial_buffers::<f64>(&s, w.rank());
+        let t0 = Instant::now();
+        let mine = match run_rank(&w, &plan, &mut b, &opts) {
+            Ok(_) => Err("the run succeeded".to_string()),
+            Err(e) if !e.to_string().contains("timed out") => Err(format!("not a timeout: {e}")),
+            Err(_) if t0.elapsed() > timeout * 3 => Err("the error came late".to_string()),
+            Err(_) => Ok(()),
+        };
+        report(format!("timeout: a deadlocked schedule on {p} ranks"), mine);
+    }
     if lead {
         println!("\n{passed} passed, {failed} failed");
     }

@@ -367,3 +367,21 @@ fn unverified_schedules_fail_cleanly() {
     );
     assert!(Plan::new(&s).is_err());
 }
+
+#[test]
+fn timeout_bounds_a_run() {
+    // A run longer than its timeout stops with an error saying what waits.
+    let alg = ALGORITHMS
+        .iter()
+        .find(|a| a.collective == "allreduce")
+        .expect("an allreduce");
+    let s = build(alg, 4, 4 << 20, Dtype::F64, ReduceOp::Sum, None).expect("supported");
+    let plan = Plan::new(&s).unwrap();
+    let mut bufs: Vec<RankBuffers<f64>> = (0..4).map(|r| runtime::initial_buffers(&s, r)).collect();
+    let o = Options {
+        timeout: Some(Duration::from_micros(200)),
+        ..opts(4)
+    };
+    let e = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
+    assert!(e.contains("timed out") && e.contains("rank "), "{e}");
+}

@@ -628,7 +628,8 @@ fn drive<T: Elem>(
         }
         if progressed {
             last_progress = Instant::now();
-        } else if let Some(d) = deadline {
+        }
+        if let Some(d) = deadline {
             if Instant::now() >= d {
                 let waiting: Vec<String> = active
                     .iter()

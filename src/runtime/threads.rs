@@ -594,6 +594,15 @@ impl<T: Elem> Exec<'_, '_, T> {
                 self.signal();
                 return;
             }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                let msg = format!(
+                    "timed out after {:.3} s: {}",
+                    self.opts.timeout.unwrap_or_default().as_secs_f64(),
+                    self.waiting_text(&st)
+                );
+                self.fail(&mut st, msg);
+                continue;
+            }
             if let Some(mut t) = st.tasks.pop_front() {
                 let Some(id) = self.claim(&mut st, &t) else {
                     continue;
@@ -648,19 +657,10 @@ impl<T: Elem> Exec<'_, '_, T> {
             }
             match deadline {
                 Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        let msg = format!(
-                            "timed out after {:.1} s: {}",
-                            self.opts.timeout.unwrap_or_default().as_secs_f64(),
-                            self.waiting_text(&st)
-                        );
-                        self.fail(&mut st, msg);
-                        continue;
-                    }
+                    let left = d.saturating_duration_since(Instant::now());
                     st = self
                         .wake
-                        .wait_timeout(st, (d - now).min(Duration::from_secs(1)))
+                        .wait_timeout(st, left.min(Duration::from_secs(1)))
                         .unwrap()
                         .0;
                 }
