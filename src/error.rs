@@ -15,6 +15,11 @@ pub enum Error {
     /// A schedule failed verification.
     #[error("verification failed: {0}")]
     Verify(String),
+    /// Executing a schedule failed: a rank failed, a message did not match, a
+    /// transport error, or the run timed out. The message names the rank and
+    /// the operation.
+    #[error("run failed: {0}")]
+    Runtime(String),
     /// Reading or writing a file failed.
     #[error("{0}")]
     Io(String),

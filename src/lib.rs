@@ -13,5 +13,6 @@ pub mod algorithms;
 pub mod cli;
 pub mod model;
 pub mod reproduce;
+pub mod runtime;
 pub mod schedule;
 pub mod sim;

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 mod model;
 mod reproduce;
+mod run;
 mod simulate;
 
 #[derive(Parser)]
@@ -41,6 +42,10 @@ enum Verb {
     Reproduce(reproduce::ReproduceArgs),
     /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
     Model(model::ModelArgs),
+    /// Execute a schedule on real buffers (threads, or MPI under mpirun).
+    Run(run::RunArgs),
+    /// Time schedules (and MPI's own collectives) over a range of sizes.
+    Bench(run::BenchArgs),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
@@ -180,6 +185,8 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::Simulate(a) => simulate::run(*a),
         Verb::Reproduce(a) => reproduce::run(a),
         Verb::Model(a) => model::run(a),
+        Verb::Run(a) => run::run(a),
+        Verb::Bench(a) => run::bench(a),
     }
 }
 

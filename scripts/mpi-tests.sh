@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds topocoll with the MPI backend and runs its tests under mpirun:
+# every registered algorithm on the mpi backend, checked against the
+# references, plus fault injection; then a `topocoll run --backend mpi
+# --check` smoke test through the command line.
+#
+#   scripts/mpi-tests.sh            # mpirun -np 4
+#   MPI_NPS="1 2 3 4 7 8 16" scripts/mpi-tests.sh
+#
+# Needs an MPI library and libclang (Debian/Ubuntu: libopenmpi-dev
+# openmpi-bin libclang-dev). As root, Open MPI needs the two ALLOW_RUN_AS_ROOT
+# variables; on a machine with fewer cores than ranks, oversubscription.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+CARGO="${CARGO:-cargo}"
+$CARGO build --release --features mpi
+bin=$($CARGO test --release --features mpi --test mpi --no-run --message-format=json \
+  | grep -o '"executable":"[^"]*"' | sed 's/"executable":"//; s/"$//' | tail -1)
+[ -x "$bin" ] || { echo "mpi test binary not found" >&2; exit 1; }
+status=0
+for np in ${MPI_NPS:-4}; do
+  echo "== mpirun -np $np $bin"
+  timeout 900 mpirun -np "$np" "$bin" || status=1
+done
+echo "== topocoll run --backend mpi --check (mpirun -np 4)"
+timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
+  --collective allreduce --algorithm ring --size 1MiB --check || status=1
+exit $status

@@ -1,0 +1,734 @@
+//! `topocoll run` and `topocoll bench`: execute schedules on real buffers.
+
+use super::BuildArgs;
+use crate::error::Error;
+use crate::runtime::{self, kernels, threads, Elem, Fault, Options, Plan, RankBuffers};
+use crate::schedule::{self, Dtype, Schedule};
+use crate::units::{format_bytes, parse_bytes, parse_size_list};
+use crate::with_dtype;
+use anyhow::Result;
+use clap::Args;
+use std::time::{Duration, Instant};
+
+/// Flags shared by `run` and `bench`.
+#[derive(Args, Clone, Debug)]
+pub struct ExecArgs {
+    /// Sends each rank keeps in flight (the node's engines).
+    #[arg(long, default_value_t = 4)]
+    pub engines: usize,
+    /// threads (P ranks in this process) or mpi (one rank per MPI process,
+    /// under mpirun; needs a build with --features mpi). `bench` takes a
+    /// list, e.g. threads,mpi.
+    #[arg(long, default_value = "threads")]
+    pub backend: String,
+    /// Fail (every rank, with an error) when a run takes longer than this.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Threads backend: worker threads (default: one per core).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Testing: make rank R fail when its operation OP becomes ready (R:OP).
+    #[arg(long, hide = true)]
+    pub fault: Option<String>,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Times to run the collective (inputs are refilled before each).
+    #[arg(long, default_value_t = 1)]
+    pub iterations: usize,
+    /// Compare every output element with the references (see docs/runtime.md).
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// Sizes: a range of powers of two (8B..64MiB) or a list (1KiB,1MiB).
+    #[arg(long, default_value = "8B..1MiB")]
+    pub sizes: String,
+    /// Timed iterations per size (default: 200 up to 64 KiB, 50 up to 4 MiB, 10 above).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Untimed iterations first (default: a tenth of the timed ones, at least 1).
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// `native`: also time the MPI library's own collective (mpi backend).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Benchmark the reduction kernels against a STREAM-add-like loop instead.
+    #[arg(long)]
+    pub kernels: bool,
+    /// Kernel benchmark: elements per array (default: 8M, 64 MiB of f64).
+    #[arg(long, default_value = "64MiB")]
+    pub kernel_bytes: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Backend {
+    Threads,
+    Mpi,
+}
+
+fn backends(text: &str) -> Result<Vec<Backend>> {
+    text.split(',')
+        .map(|b| match b.trim() {
+            "threads" => Ok(Backend::Threads),
+            "mpi" => {
+                if cfg!(feature = "mpi") {
+                    Ok(Backend::Mpi)
+                } else {
+                    Err(Error::Invalid(
+                        "--backend mpi: this topocoll was built without MPI (cargo build --release --features mpi)".into(),
+                    )
+                    .into())
+                }
+            }
+            other => Err(Error::Invalid(format!(
+                "unknown --backend '{other}' (threads or mpi)"
+            ))
+            .into()),
+        })
+        .collect()
+}
+
+impl ExecArgs {
+    fn options(&self) -> Result<Options> {
+        if self.engines == 0 {
+            return Err(Error::Invalid("--engines must be at least 1".into()).into());
+        }
+        if !(self.timeout.is_finite() && self.timeout > 0.0) {
+            return Err(
+                Error::Invalid("--timeout must be a positive number of seconds".into()).into(),
+            );
+        }
+        let fault = match &self.fault {
+            None => None,
+            Some(f) => {
+                let (r, o) = f
+                    .split_once(':')
+                    .ok_or_else(|| Error::Invalid("--fault takes RANK:OP".into()))?;
+                Some(Fault {
+                    rank: r
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad rank".into()))?,
+                    op: o
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad op".into()))?,
+                })
+            }
+        };
+        Ok(Options {
+            engines: self.engines,
+            timeout: Some(Duration::from_secs_f64(self.timeout)),
+            fault,
+            workers: self.workers.unwrap_or(0),
+        })
+    }
+}
+
+/// The process's MPI world, when a backend needs it.
+struct Ctx {
+    #[cfg(feature = "mpi")]
+    mpi: Option<runtime::mpi::World>,
+}
+
+impl Ctx {
+    fn new(backends: &[Backend]) -> Result<Ctx> {
+        #[cfg(feature = "mpi")]
+        {
+            let mpi = if backends.contains(&Backend::Mpi) {
+                Some(runtime::mpi::World::init()?)
+            } else {
+                None
+            };
+            Ok(Ctx { mpi })
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = backends;
+            Ok(Ctx {})
+        }
+    }
+
+    /// This process's rank among the MPI processes (0 without MPI).
+    fn rank(&self) -> usize {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.mpi {
+            return w.rank();
+        }
+        0
+    }
+
+    fn size(&self) -> Option<usize> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.mpi {
+            return Some(w.size());
+        }
+        None
+    }
+
+    /// Waits for every process, sleeping (not spinning) meanwhile.
+    fn sleepy_barrier(&self) {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.mpi {
+            w.sleepy_barrier();
+        }
+    }
+
+    /// Rank 0 prints.
+    fn lead(&self) -> bool {
+        self.rank() == 0
+    }
+}
+
+/// Builds (and verifies) a schedule; under MPI the rank count is the world's.
+fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
+    let mut b = b.clone();
+    if let Some(p) = ctx.size() {
+        match b.ranks {
+            Some(r) if r != p && b.topology.is_none() => {
+                return Err(
+                    Error::Invalid(format!("--ranks {r} but mpirun started {p} processes")).into(),
+                )
+            }
+            _ => b.ranks = Some(p),
+        }
+    }
+    let topo = b.topology()?;
+    let s = b.build(topo.as_ref())?;
+    if let Some(p) = ctx.size() {
+        if s.ranks != p {
+            return Err(Error::Invalid(format!(
+                "the schedule has {} ranks but mpirun started {p} processes",
+                s.ranks
+            ))
+            .into());
+        }
+    }
+    if verify {
+        schedule::verify(&s)?;
+    }
+    Ok(s)
+}
+
+/// Runs `iters` timed iterations after `warmup` untimed ones; returns each
+/// timed iteration's seconds (for MPI the slowest rank's). With `reset`,
+/// inputs are refilled before each iteration (outside the timing).
+#[allow(clippy::too_many_arguments)]
+fn time_runs<T: Elem>(
+    ctx: &Ctx,
+    backend: Backend,
+    plan: &Plan,
+    bufs: &mut [RankBuffers<T>],
+    opts: &Options,
+    warmup: usize,
+    iters: usize,
+    reset: bool,
+) -> Result<Vec<f64>> {
+    let s = plan.schedule;
+    let mut times = Vec::with_capacity(iters);
+    for it in 0..warmup + iters {
+        if reset && it > 0 {
+            match backend {
+                Backend::Threads => {
+                    for (r, b) in bufs.iter_mut().enumerate() {
+                        runtime::reset_buffers(s, r, b);
+                    }
+                }
+                Backend::Mpi => runtime::reset_buffers(s, ctx.rank(), &mut bufs[0]),
+            }
+        }
+        let dt = match backend {
+            Backend::Threads => {
+                let t0 = Instant::now();
+                threads::run(plan, bufs, opts)?;
+                t0.elapsed().as_secs_f64()
+            }
+            Backend::Mpi => {
+                #[cfg(feature = "mpi")]
+                {
+                    let w = ctx.mpi.as_ref().expect("MPI initialised");
+                    w.barrier();
+                    let t0 = Instant::now();
+                    runtime::mpi::run_rank(w, plan, &mut bufs[0], opts)?;
+                    t0.elapsed().as_secs_f64()
+                }
+                #[cfg(not(feature = "mpi"))]
+                unreachable!()
+            }
+        };
+        if it >= warmup {
+            times.push(dt);
+        }
+    }
+    #[cfg(feature = "mpi")]
+    if backend == Backend::Mpi {
+        ctx.mpi.as_ref().expect("MPI").max_in_place(&mut times);
+    }
+    Ok(times)
+}
+
+fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Vec<RankBuffers<T>> {
+    match backend {
+        Backend::Threads => (0..s.ranks)
+            .map(|r| runtime::initial_buffers(s, r))
+            .collect(),
+        Backend::Mpi => vec![runtime::initial_buffers(s, ctx.rank())],
+    }
+}
+
+struct Summary {
+    avg: f64,
+    min: f64,
+    max: f64,
+}
+
+fn summarize(times: &[f64]) -> Summary {
+    let n = times.len().max(1) as f64;
+    Summary {
+        avg: times.iter().sum::<f64>() / n,
+        min: times.iter().cloned().fold(f64::INFINITY, f64::min),
+        max: times.iter().cloned().fold(0.0, f64::max),
+    }
+}
+
+pub fn run(a: RunArgs) -> Result<i32> {
+    let bk = backends(&a.exec.backend)?;
+    if bk.len() != 1 {
+        return Err(Error::Invalid("run takes one --backend".into()).into());
+    }
+    let backend = bk[0];
+    let opts = a.exec.options()?;
+    if a.iterations == 0 {
+        return Err(Error::Invalid("--iterations must be at least 1".into()).into());
+    }
+    let ctx = Ctx::new(&bk)?;
+    let result = (|| -> Result<i32> {
+        let s = build(&ctx, &a.build, !a.exec.no_verify)?;
+        let plan = Plan::new(&s)?;
+        with_dtype!(s.dtype, T => run_typed::<T>(&ctx, backend, &plan, &opts, &a))
+    })();
+    if let Err(e) = &result {
+        if ctx.size().is_some() {
+            // Every process reports its own error, naming its rank.
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("topocoll: rank {}: {msg}", ctx.rank());
+            #[cfg(feature = "mpi")]
+            runtime::mpi::exit_all(2);
+        }
+    }
+    result
+}
+
+fn run_typed<T: Elem>(
+    ctx: &Ctx,
+    backend: Backend,
+    plan: &Plan,
+    opts: &Options,
+    a: &RunArgs,
+) -> Result<i32> {
+    let s = plan.schedule;
+    let mut bufs = fresh::<T>(ctx, backend, s);
+    let times = time_runs(ctx, backend, plan, &mut bufs, opts, 0, a.iterations, true)?;
+    let check = if a.check {
+        Some(match backend {
+            Backend::Threads => runtime::check(s, &bufs)?,
+            Backend::Mpi => {
+                #[cfg(feature = "mpi")]
+                {
+                    let w = ctx.mpi.as_ref().expect("MPI");
+                    let mine = runtime::check_rank(s, ctx.rank(), &bufs[0]);
+                    // Every rank's check must pass, and allreduce outputs agree.
+                    let all = w.all_true(mine.is_ok());
+                    let mut rep = mine?;
+                    if !all {
+                        return Err(Error::Runtime("check failed on another rank".into()).into());
+                    }
+                    rep.ranks_identical = w.all_same(runtime::output_hash(&bufs[0]));
+                    rep.elements = w.sum_u64(rep.elements);
+                    rep
+                }
+                #[cfg(not(feature = "mpi"))]
+                unreachable!()
+            }
+        })
+    } else {
+        None
+    };
+    if ctx.lead() {
+        let t = summarize(&times);
+        let bytes = runtime::data_bytes(s);
+        let alg = bytes as f64 / t.avg;
+        println!(
+            "ok: {} {} on {} ranks, {} of {} {}, backend {} (engines {}): {} iteration(s), avg {:.3} ms (min {:.3}, max {:.3}); {:.1} MB/s, bus {:.1} MB/s",
+            s.collective.name(),
+            s.algorithm,
+            s.ranks,
+            format_bytes(s.count * s.elem_bytes()),
+            s.dtype.name(),
+            s.op.name(),
+            if backend == Backend::Threads { "threads" } else { "mpi" },
+            opts.engines,
+            times.len(),
+            t.avg * 1e3,
+            t.min * 1e3,
+            t.max * 1e3,
+            alg / 1e6,
+            alg * runtime::bus_factor(s.collective, s.ranks) / 1e6,
+        );
+        if let Some(c) = check {
+            let mut line = format!(
+                "check: {} output elements bit-identical to the schedule executed in order",
+                c.elements
+            );
+            if s.collective.is_reduction()
+                && s.dtype.is_float()
+                && matches!(s.op, schedule::ReduceOp::Sum | schedule::ReduceOp::Prod)
+            {
+                line += &format!(
+                    ", within {:.1e} (relative) of the rank-order reduction",
+                    c.max_rel_error
+                );
+            } else {
+                line += " and exactly equal to the reference";
+            }
+            if s.collective == schedule::Collective::Allreduce {
+                line += if c.ranks_identical {
+                    "; every rank's result has the same bits"
+                } else {
+                    "; NOTE: ranks' results differ in their bits (the algorithm reduces in a different order on different ranks)"
+                };
+            }
+            println!("{line}");
+        }
+    }
+    Ok(0)
+}
+
+fn default_iterations(bytes: u64) -> usize {
+    if bytes <= 64 << 10 {
+        200
+    } else if bytes <= 4 << 20 {
+        50
+    } else {
+        10
+    }
+}
+
+pub fn bench(a: BenchArgs) -> Result<i32> {
+    if a.kernels {
+        return bench_kernels(&a);
+    }
+    let bk = backends(&a.exec.backend)?;
+    let opts = a.exec.options()?;
+    let native = match a.baseline.as_deref() {
+        None => false,
+        Some("native") => {
+            if !bk.contains(&Backend::Mpi) {
+                return Err(Error::Invalid("--baseline native needs --backend mpi".into()).into());
+            }
+            true
+        }
+        Some(other) => {
+            return Err(Error::Invalid(format!("unknown --baseline '{other}' (native)")).into())
+        }
+    };
+    let sizes = parse_size_list(&a.sizes)?;
+    let algs: Vec<String> = a
+        .build
+        .algorithm_name()?
+        .split(',')
+        .map(|x| x.trim().to_string())
+        .collect();
+    let ctx = Ctx::new(&bk)?;
+    let result = bench_inner(&ctx, &a, &bk, &opts, native, &sizes, &algs);
+    if let Err(e) = &result {
+        if ctx.size().is_some() {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("topocoll: rank {}: {msg}", ctx.rank());
+            #[cfg(feature = "mpi")]
+            runtime::mpi::exit_all(2);
+        }
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_inner(
+    ctx: &Ctx,
+    a: &BenchArgs,
+    bk: &[Backend],
+    opts: &Options,
+    native: bool,
+    sizes: &[u64],
+    algs: &[String],
+) -> Result<i32> {
+    let mut header = false;
+    for &size in sizes {
+        let mut rows: Vec<(String, String, Summary, f64, f64)> = Vec::new();
+        let mut shape = None;
+        for alg in algs {
+            let mut b = a.build.clone();
+            b.size = size.to_string();
+            b.algorithm = Some(alg.clone());
+            let s = match build(ctx, &b, !a.exec.no_verify) {
+                Ok(s) => s,
+                Err(e) => {
+                    if matches!(e.downcast_ref::<Error>(), Some(Error::Unsupported { .. })) {
+                        if ctx.lead() {
+                            println!("# {alg} at {}: {e}", format_bytes(size));
+                        }
+                        continue;
+                    }
+                    return Err(e);
+                }
+            };
+            let plan = Plan::new(&s)?;
+            let bytes = runtime::data_bytes(&s);
+            let iters = a.iterations.unwrap_or_else(|| default_iterations(bytes));
+            let warm = a.warmup.unwrap_or((iters / 10).max(1));
+            for &backend in bk {
+                let times = with_dtype!(s.dtype, T => {
+                    match backend {
+                        // Under mpirun the threads backend runs on rank 0
+                        // alone while the others wait, so the two backends
+                        // are compared on the same machine in one run.
+                        Backend::Threads if ctx.size().is_some() => {
+                            let t = if ctx.lead() {
+                                let mut bufs = fresh::<T>(ctx, backend, &s);
+                                time_runs(ctx, backend, &plan, &mut bufs, opts, warm, iters, false)
+                            } else {
+                                Ok(Vec::new())
+                            };
+                            ctx.sleepy_barrier();
+                            t?
+                        }
+                        _ => {
+                            let mut bufs = fresh::<T>(ctx, backend, &s);
+                            time_runs(ctx, backend, &plan, &mut bufs, opts, warm, iters, false)?
+                        }
+                    }
+                });
+                let name = if backend == Backend::Threads {
+                    "threads"
+                } else {
+                    "mpi"
+                };
+                rows.push((
+                    alg.clone(),
+                    name.into(),
+                    summarize(&times),
+                    bytes as f64,
+                    runtime::bus_factor(s.collective, s.ranks),
+                ));
+            }
+            shape.get_or_insert((s.collective, s.ranks, s.dtype, s.op, bytes, iters, warm));
+        }
+        #[cfg(feature = "mpi")]
+        if native {
+            if let Some((c, p, dtype, op, bytes, iters, warm)) = shape {
+                let w = ctx.mpi.as_ref().expect("MPI");
+                let s = Schedule::new(c, p, size / dtype.size(), dtype, op, "native");
+                let times =
+                    with_dtype!(dtype, T => runtime::mpi::time_native::<T>(w, &s, warm, iters)?);
+                rows.push((
+                    "native".into(),
+                    format!("mpi:{}", runtime::mpi::native_name(c)),
+                    summarize(&times),
+                    bytes as f64,
+                    runtime::bus_factor(c, p),
+                ));
+            }
+        }
+        #[cfg(not(feature = "mpi"))]
+        let _ = native;
+        if ctx.lead() {
+            if !header {
+                if let Some((c, p, dtype, op, _, _, _)) = shape {
+                    println!(
+                        "# topocoll bench: {} on {p} ranks, {} {}, engines {}{}",
+                        c.name(),
+                        dtype.name(),
+                        op.name(),
+                        opts.engines,
+                        if c.size_is_block() {
+                            "; size = block per peer, bytes = P blocks"
+                        } else {
+                            ""
+                        }
+                    );
+                    println!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
+                    if native {
+                        println!("# Speedup: the native MPI collective's average latency over this row's");
+                    }
+                    println!(
+                        "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}{}",
+                        "# Size",
+                        "Algorithm",
+                        "Backend",
+                        "Avg(us)",
+                        "Min(us)",
+                        "Max(us)",
+                        "BW(MB/s)",
+                        "BusBW(MB/s)",
+                        if native { "      Speedup" } else { "" }
+                    );
+                    header = true;
+                }
+            }
+            let native_avg = rows.iter().find(|r| r.0 == "native").map(|r| r.2.avg);
+            for (alg, be, t, bytes, factor) in &rows {
+                let bw = bytes / t.avg / 1e6;
+                println!(
+                    "{:>10} {:>14} {:>18} {:>12.2} {:>12.2} {:>12.2} {:>12.1} {:>12.1}{}",
+                    size,
+                    alg,
+                    be,
+                    t.avg * 1e6,
+                    t.min * 1e6,
+                    t.max * 1e6,
+                    bw,
+                    bw * factor,
+                    native_avg
+                        .map(|n| format!(" {:>12.2}", n / t.avg))
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// Kernel benchmark: every kernel next to a STREAM-add-like f64 loop with the
+/// same memory traffic **on the same memory** (on a VM, two allocations of the
+/// same size can differ twofold in bandwidth), in one run: `dst=a∘b` against
+/// STREAM's add `a[i] = b[i] + c[i]` (three arrays) and `dst=dst∘src` against
+/// its in-place form `a[i] += b[i]` (two arrays). Arrays of `--kernel-bytes`
+/// each (make them larger than the last-level cache). Each kernel is timed
+/// alternately with its STREAM loop, best of `iters` each, so both see the
+/// same machine load. Bandwidth counts 2 reads + 1 write per element.
+fn bench_kernels(a: &BenchArgs) -> Result<i32> {
+    let bytes =
+        parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
+    if bytes < 1024 || bytes % 8 != 0 {
+        return Err(Error::Invalid(
+            "--kernel-bytes must be at least 1KiB and a multiple of 8".into(),
+        )
+        .into());
+    }
+    let iters = a.iterations.unwrap_or(5).max(1);
+    println!(
+        "# topocoll bench --kernels: arrays of {} each; GB/s: best of {iters} runs (10^9 bytes/s, 2 reads + 1 write per element); of stream: median over the {iters} back-to-back pairs",
+        format_bytes(bytes)
+    );
+    println!(
+        "{:>6} {:>6} {:>12} {:>10} {:>14} {:>10}",
+        "# type", "op", "kernel", "GB/s", "stream GB/s", "of stream"
+    );
+    let words = (bytes / 8) as usize;
+    let mut mem: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0u64; words]);
+    let only = a.build.dtype.as_deref();
+    for dtype in [Dtype::F64, Dtype::F32, Dtype::I64, Dtype::I32, Dtype::U8] {
+        if only.is_some_and(|d| d != dtype.name()) {
+            continue;
+        }
+        with_dtype!(dtype, T => kernel_rows::<T>(&mut mem, iters));
+    }
+    Ok(0)
+}
+
+/// Views 8-byte words as elements of `T`.
+fn view<T: Elem>(v: &mut [u64]) -> &mut [T] {
+    let n = v.len() * 8 / T::DTYPE.size() as usize;
+    // SAFETY: every Elem type is plain data of size 1, 4 or 8 (alignment at
+    // most 8, the words'), valid for any bit pattern; the length covers the
+    // same bytes.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, n) }
+}
+
+fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
+    let [m0, m1, m2] = mem;
+    for &op in kernels::ops_for(T::DTYPE) {
+        for in_place in [true, false] {
+            // Fresh operands for each row (outside the timing): values in
+            // [1, 2) (never denormal, products stay finite), cheap to write.
+            for m in [&mut *m0, &mut *m1, &mut *m2] {
+                for (i, x) in view::<T>(m).iter_mut().enumerate() {
+                    *x = T::from_f64(1.0 + (i & 1023) as f64 / 1024.0);
+                }
+            }
+            let (t, ts, ratio) = best_pair(iters, |stream| {
+                if !stream {
+                    if in_place {
+                        T::reduce_into(op, view::<T>(m0), view::<T>(m1));
+                    } else {
+                        T::reduce3(op, view::<T>(m0), view::<T>(m1), view::<T>(m2));
+                    }
+                    return;
+                }
+                let (a, b, c) = (view::<f64>(m0), view::<f64>(m1), view::<f64>(m2));
+                if in_place {
+                    for (x, y) in a.iter_mut().zip(b.iter()) {
+                        *x += y;
+                    }
+                } else {
+                    for ((x, y), z) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
+                        *x = y + z;
+                    }
+                }
+                std::hint::black_box(a);
+            });
+            let bytes = (m0.len() * 8) as f64;
+            let (gbs, sgbs) = (3.0 * bytes / t / 1e9, 3.0 * bytes / ts / 1e9);
+            println!(
+                "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
+                T::DTYPE.name(),
+                op.name(),
+                if in_place {
+                    "dst=dst∘src"
+                } else {
+                    "dst=a∘b"
+                },
+                gbs,
+                sgbs,
+                100.0 * ratio
+            );
+        }
+    }
+}
+
+/// Times `f(false)` (the kernel) and `f(true)` (its STREAM loop) alternately
+/// `iters` times after a warm-up: the best time of each, and the median of
+/// the per-pair ratios stream/kernel (a pair runs back to back, under the
+/// same load from the rest of the machine, so the ratio is the robust figure).
+fn best_pair(iters: usize, mut f: impl FnMut(bool)) -> (f64, f64, f64) {
+    f(false);
+    f(true);
+    let (mut bk, mut bs) = (f64::INFINITY, f64::INFINITY);
+    let mut ratios = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let t0 = Instant::now();
+        f(false);
+        let tk = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        f(true);
+        let ts = t0.elapsed().as_secs_f64();
+        bk = bk.min(tk);
+        bs = bs.min(ts);
+        ratios.push(ts / tk);
+    }
+    ratios.sort_by(f64::total_cmp);
+    (bk, bs, ratios[ratios.len() / 2])
+}

@@ -1,0 +1,774 @@
+//! The MPI backend: one MPI process per rank (`mpirun -np P topocoll run
+//! --backend mpi ...`). Every process builds the same schedule and runs its
+//! own rank's program with the shared executor core ([`RankState`]):
+//! local operations run inline, ready receives are posted at once as
+//! `MPI_Irecv`, ready sends go out as `MPI_Isend` (tag = the schedule's tag),
+//! at most `engines` outstanding, lowest program index first; completions are
+//! polled with `MPI_Testsome`. A combining receive lands in a temporary buffer
+//! and is combined into its region when it completes, so the order of
+//! combination is the schedule's, not the network's.
+//!
+//! Rendezvous: MPI may hold a large send until its receive is posted, while
+//! the IR's sends are eager. A schedule that is correct with eager sends can
+//! then stall if every engine holds a send whose receiver first needs a send
+//! still queued behind them. The backend posts every receive as soon as it is
+//! ready (so a posted receive never waits on the engines), and when nothing
+//! completes for a while (20 ms, doubling after each use) with sends queued,
+//! it starts one send beyond the engine limit. Progress is thus guaranteed
+//! for every verified schedule; the engine limit is exact otherwise.
+//!
+//! Failures: a rank that fails (injected fault, size mismatch, timeout, a
+//! panic) sends a short notice with a reserved tag to every other rank;
+//! every rank polls for notices and returns an error naming the failed rank
+//! and operation. Tags: schedule tags must be below 32767 (the MPI standard's
+//! minimum `MPI_TAG_UB`); larger ones are renumbered per (source, destination)
+//! pair, which every process can do alone since each holds the whole schedule.
+
+use super::{op_regions, Claims, Elem, Options, Plan, RankBuffers};
+use crate::error::{Error, Result};
+use crate::schedule::{Buf, Collective, Dtype, Op, OpId, ReduceOp, Schedule};
+use mpi::ffi;
+use rustc_hash::FxHashMap;
+use std::os::raw::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+/// The tag failure notices travel with; schedule tags are kept below it.
+const ABORT_TAG: c_int = 32767;
+const NOTICE_BYTES: usize = 1024;
+
+/// The MPI world of this process.
+pub struct World {
+    _universe: mpi::environment::Universe,
+    rank: usize,
+    size: usize,
+}
+
+fn world() -> ffi::MPI_Comm {
+    // SAFETY: a constant the MPI library initialises.
+    unsafe { ffi::RSMPI_COMM_WORLD }
+}
+
+fn check_rc(rc: c_int, what: &str) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::Runtime(format!("{what} returned MPI error {rc}")))
+    }
+}
+
+impl World {
+    /// Initialises MPI (once per process).
+    pub fn init() -> Result<World> {
+        let universe = mpi::initialize()
+            .ok_or_else(|| Error::Runtime("MPI was already initialised".into()))?;
+        let (mut rank, mut size) = (0, 0);
+        // SAFETY: plain queries on the world communicator. Errors come back
+        // as return codes (reported naming the rank and operation) instead
+        // of aborting the job.
+        unsafe {
+            ffi::MPI_Comm_set_errhandler(world(), ffi::RSMPI_ERRORS_RETURN);
+            ffi::MPI_Comm_rank(world(), &mut rank);
+            ffi::MPI_Comm_size(world(), &mut size);
+        }
+        Ok(World {
+            _universe: universe,
+            rank: rank as usize,
+            size: size as usize,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub fn barrier(&self) {
+        // SAFETY: collective on the world communicator.
+        unsafe { ffi::MPI_Barrier(world()) };
+    }
+
+    /// A barrier that sleeps while it waits (1 ms polls), leaving the CPU to
+    /// whatever runs meanwhile (bench: the threads backend inside rank 0).
+    pub fn sleepy_barrier(&self) {
+        let mut req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: a non-blocking barrier polled to completion.
+        unsafe {
+            ffi::MPI_Ibarrier(world(), &mut req);
+            let mut flag = 0;
+            loop {
+                ffi::MPI_Test(&mut req, &mut flag, std::ptr::null_mut());
+                if flag != 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    /// Element-wise maximum over ranks, in place.
+    pub fn max_in_place(&self, v: &mut [f64]) {
+        let send = v.to_vec();
+        // SAFETY: buffers of v.len() doubles on every rank.
+        unsafe {
+            ffi::MPI_Allreduce(
+                send.as_ptr() as *const c_void,
+                v.as_mut_ptr() as *mut c_void,
+                v.len() as c_int,
+                ffi::RSMPI_DOUBLE,
+                ffi::RSMPI_MAX,
+                world(),
+            );
+        }
+    }
+
+    pub fn sum_u64(&self, x: u64) -> u64 {
+        let mut out = 0u64;
+        // SAFETY: one u64 on every rank.
+        unsafe {
+            ffi::MPI_Allreduce(
+                &x as *const u64 as *const c_void,
+                &mut out as *mut u64 as *mut c_void,
+                1,
+                ffi::RSMPI_UINT64_T,
+                ffi::RSMPI_SUM,
+                world(),
+            );
+        }
+        out
+    }
+
+    /// Whether every rank passes `ok`.
+    pub fn all_true(&self, ok: bool) -> bool {
+        let x = u64::from(!ok);
+        self.sum_u64(x) == 0
+    }
+
+    /// Whether every rank has the same `h`.
+    pub fn all_same(&self, h: u64) -> bool {
+        let mut all = vec![0u64; self.size];
+        // SAFETY: one u64 per rank.
+        unsafe {
+            ffi::MPI_Allgather(
+                &h as *const u64 as *const c_void,
+                1,
+                ffi::RSMPI_UINT64_T,
+                all.as_mut_ptr() as *mut c_void,
+                1,
+                ffi::RSMPI_UINT64_T,
+                world(),
+            );
+        }
+        all.iter().all(|&x| x == h)
+    }
+}
+
+/// Ends the process, also after a failed run: waits (at most 10 s) until
+/// every rank gets here, finalises MPI if they all did, and exits with
+/// `code`. (After a timeout some rank may never arrive; exiting without
+/// `MPI_Finalize` then lets mpirun end the job instead of hanging.)
+pub fn exit_all(code: i32) -> ! {
+    let mut req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: non-blocking barrier polled to completion or a deadline.
+    unsafe {
+        ffi::MPI_Ibarrier(world(), &mut req);
+        let t0 = Instant::now();
+        let mut flag = 0;
+        while flag == 0 && t0.elapsed() < Duration::from_secs(10) {
+            ffi::MPI_Test(&mut req, &mut flag, std::ptr::null_mut());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if flag != 0 {
+            ffi::MPI_Finalize();
+        }
+    }
+    std::process::exit(code)
+}
+
+/// Maps schedule tags to MPI tags below [`ABORT_TAG`].
+struct Tags {
+    /// (peer, schedule tag, is_send) -> MPI tag; empty means identity.
+    map: FxHashMap<(u32, u32, bool), c_int>,
+}
+
+impl Tags {
+    fn new(s: &Schedule, rank: usize, max: u32) -> Result<Tags> {
+        let mut map = FxHashMap::default();
+        if max >= ABORT_TAG as u32 {
+            // Dense numbering of the distinct tags of each (peer, direction),
+            // in increasing order: the sender's view of its sends to d equals
+            // d's view of its receives from the sender.
+            let mut by: FxHashMap<(u32, bool), Vec<u32>> = FxHashMap::default();
+            for o in &s.programs[rank].ops {
+                match *o {
+                    Op::Send { peer, tag, .. } => by.entry((peer, true)).or_default().push(tag),
+                    Op::Recv { peer, tag, .. } => by.entry((peer, false)).or_default().push(tag),
+                    _ => {}
+                }
+            }
+            for ((peer, send), mut tags) in by {
+                tags.sort_unstable();
+                tags.dedup();
+                if tags.len() >= ABORT_TAG as usize {
+                    return Err(Error::Runtime(format!(
+                        "rank {rank} uses {} distinct tags with rank {peer}; MPI guarantees only 32767",
+                        tags.len()
+                    )));
+                }
+                for (i, t) in tags.into_iter().enumerate() {
+                    map.insert((peer, t, send), i as c_int);
+                }
+            }
+        }
+        Ok(Tags { map })
+    }
+
+    fn get(&self, peer: u32, tag: u32, send: bool) -> c_int {
+        if self.map.is_empty() {
+            tag as c_int
+        } else {
+            self.map[&(peer, tag, send)]
+        }
+    }
+}
+
+struct Active<T> {
+    op: OpId,
+    /// A combining receive's landing buffer.
+    temp: Option<Vec<T>>,
+}
+
+/// What one rank's run did.
+#[derive(Clone, Debug, Default)]
+pub struct RankRun {
+    pub seconds: f64,
+    /// Sends started beyond the engine limit to escape a rendezvous stall.
+    pub stall_escapes: usize,
+}
+
+/// Runs this process's rank of the schedule on its buffers.
+pub fn run_rank<T: Elem>(
+    w: &World,
+    plan: &Plan,
+    b: &mut RankBuffers<T>,
+    opts: &Options,
+) -> Result<RankRun> {
+    let s = plan.schedule;
+    let rank = w.rank;
+    if s.ranks != w.size {
+        return Err(Error::Runtime(format!(
+            "the schedule has {} ranks but MPI has {} processes",
+            s.ranks, w.size
+        )));
+    }
+    let mut notice = vec![0u8; NOTICE_BYTES];
+    let mut notice_req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: `notice` outlives the request (cancelled or completed below).
+    unsafe {
+        ffi::MPI_Irecv(
+            notice.as_mut_ptr() as *mut c_void,
+            NOTICE_BYTES as c_int,
+            ffi::RSMPI_UINT8_T,
+            ffi::RSMPI_ANY_SOURCE,
+            ABORT_TAG,
+            world(),
+            &mut notice_req,
+        );
+    }
+    let mut reqs: Vec<ffi::MPI_Request> = Vec::new();
+    let mut active: Vec<Active<T>> = Vec::new();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        drive(
+            w,
+            plan,
+            b,
+            opts,
+            &mut reqs,
+            &mut active,
+            &mut notice_req,
+            &notice,
+        )
+    }))
+    .unwrap_or_else(|e| {
+        let text = e
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| e.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into());
+        Err(Failure::Mine(format!("rank {rank} panicked: {text}")))
+    });
+    match result {
+        Ok(run) => {
+            // SAFETY: the notice receive is unmatched (no failure): cancel it.
+            unsafe {
+                ffi::MPI_Cancel(&mut notice_req);
+                ffi::MPI_Wait(&mut notice_req, std::ptr::null_mut());
+            }
+            Ok(run)
+        }
+        Err(f) => {
+            let msg = match f {
+                Failure::Mine(msg) => {
+                    notify_all(w, &msg);
+                    msg
+                }
+                Failure::Theirs(msg) => format!("rank {rank} stopped because {msg}"),
+            };
+            // Leave the transfers in flight: their buffers may still be
+            // touched by MPI, so leak them rather than free them under it.
+            for mut r in reqs {
+                unsafe {
+                    ffi::MPI_Cancel(&mut r);
+                    ffi::MPI_Request_free(&mut r);
+                }
+            }
+            for a in active {
+                std::mem::forget(a.temp);
+            }
+            std::mem::forget(notice);
+            Err(Error::Runtime(msg))
+        }
+    }
+}
+
+enum Failure {
+    /// This rank failed (the message names it and the operation).
+    Mine(String),
+    /// Another rank's notice.
+    Theirs(String),
+}
+
+fn notify_all(w: &World, msg: &str) {
+    let bytes: Vec<u8> = msg.bytes().take(NOTICE_BYTES).collect();
+    let mut reqs = Vec::new();
+    for peer in (0..w.size).filter(|&p| p != w.rank) {
+        let mut r: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: `bytes` lives until the requests complete or are freed below.
+        unsafe {
+            ffi::MPI_Isend(
+                bytes.as_ptr() as *const c_void,
+                bytes.len() as c_int,
+                ffi::RSMPI_UINT8_T,
+                peer as c_int,
+                ABORT_TAG,
+                world(),
+                &mut r,
+            );
+        }
+        reqs.push(r);
+    }
+    // Notices are tiny (eager): wait for them briefly, then let go of any
+    // still pending (a completed request is already freed by MPI_Test).
+    let t0 = Instant::now();
+    while !reqs.is_empty() && t0.elapsed() < Duration::from_secs(2) {
+        reqs.retain_mut(|r| {
+            let mut flag = 0;
+            unsafe { ffi::MPI_Test(r, &mut flag, std::ptr::null_mut()) };
+            flag == 0
+        });
+    }
+    for r in reqs.iter_mut() {
+        unsafe { ffi::MPI_Request_free(r) };
+    }
+    std::mem::forget(bytes);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn drive<T: Elem>(
+    w: &World,
+    plan: &Plan,
+    b: &mut RankBuffers<T>,
+    opts: &Options,
+    reqs: &mut Vec<ffi::MPI_Request>,
+    active: &mut Vec<Active<T>>,
+    notice_req: &mut ffi::MPI_Request,
+    notice: &[u8],
+) -> std::result::Result<RankRun, Failure> {
+    let s = plan.schedule;
+    let rank = w.rank;
+    let prog = &s.programs[rank];
+    let elem = s.elem_bytes() as usize;
+    let tags = Tags::new(s, rank, plan.max_tag).map_err(|e| Failure::Mine(e.to_string()))?;
+    let fail = |op: OpId, why: &str| {
+        Failure::Mine(format!(
+            "rank {rank} failed at op {op} ({}): {why}",
+            prog.ops[op as usize].describe()
+        ))
+    };
+    let fault = |op: OpId| {
+        opts.fault
+            .is_some_and(|f| f.rank == rank && f.op == op as usize)
+    };
+    let t0 = Instant::now();
+    let deadline = opts.timeout.map(|t| t0 + t);
+    let mut st = plan.rank_state(rank, opts.engines);
+    for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
+        if (b.get(buf).len() as u64) < s.buffer_len(rank, buf) {
+            return Err(Failure::Mine(format!(
+                "rank {rank}: {buf:?} buffer too small"
+            )));
+        }
+    }
+    // Regions MPI may be reading or writing (claim id = op id + 1), so a
+    // racy unverified schedule fails instead of racing with the library.
+    let mut claims = Claims::default();
+    let race = |op: OpId| {
+        fail(
+            op,
+            "touches memory an outstanding transfer uses (a race the verifier rejects: run without --no-verify)",
+        )
+    };
+    let mut pool: Vec<Vec<T>> = Vec::new();
+    let mut last_progress = Instant::now();
+    let mut stall = Duration::from_millis(20);
+    let mut escapes = 0;
+    let mut indices: Vec<c_int> = Vec::new();
+    let mut statuses: Vec<ffi::MPI_Status> = Vec::new();
+    let bytes_of = |count: u64, op: OpId| -> std::result::Result<c_int, Failure> {
+        c_int::try_from(count as usize * elem)
+            .map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
+    };
+    loop {
+        let mut progressed = false;
+        while let Some(op) = st.pop_local() {
+            if fault(op) {
+                return Err(fail(op, "injected fault"));
+            }
+            let id = u64::from(op) + 1;
+            claims
+                .claim(id, &op_regions(&prog.ops[op as usize]))
+                .map_err(|_| race(op))?;
+            claims.release(id);
+            super::run_local(s, b, &prog.ops[op as usize]);
+            plan.complete(rank, &mut st, op);
+            progressed = true;
+        }
+        while let Some(op) = st.pop_recv() {
+            if fault(op) {
+                return Err(fail(op, "injected fault"));
+            }
+            let Op::Recv {
+                peer,
+                tag,
+                region,
+                combine,
+            } = prog.ops[op as usize]
+            else {
+                unreachable!()
+            };
+            let n = region.count as usize;
+            let mut temp = None;
+            let ptr = if combine {
+                let mut t = pool.pop().unwrap_or_default();
+                t.resize(n, T::default());
+                let p = t.as_mut_ptr();
+                temp = Some(t);
+                p
+            } else {
+                b.region_mut(region).as_mut_ptr()
+            };
+            let mut r: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: the landing region stays untouched until completion
+            // (verified schedules order every other access after it), and
+            // `temp` is kept in `active` until then.
+            let rc = unsafe {
+                ffi::MPI_Irecv(
+                    ptr as *mut c_void,
+                    bytes_of(region.count, op)?,
+                    ffi::RSMPI_UINT8_T,
+                    peer as c_int,
+                    tags.get(peer, tag, false),
+                    world(),
+                    &mut r,
+                )
+            };
+            if rc != 0 {
+                return Err(fail(op, &format!("MPI_Irecv returned error {rc}")));
+            }
+            if !combine {
+                claims
+                    .claim(u64::from(op) + 1, &[(region, true)])
+                    .map_err(|_| race(op))?;
+            }
+            reqs.push(r);
+            active.push(Active { op, temp });
+            progressed = true;
+        }
+        let mut escape = false;
+        if st.queued_sends() > 0 && last_progress.elapsed() > stall {
+            escape = true;
+        }
+        while let Some(op) = if escape {
+            st.start_send_beyond_engines()
+        } else {
+            st.start_send()
+        } {
+            if escape {
+                escapes += 1;
+                stall *= 2;
+                escape = false;
+            }
+            if fault(op) {
+                return Err(fail(op, "injected fault"));
+            }
+            let Op::Send {
+                peer, tag, region, ..
+            } = prog.ops[op as usize]
+            else {
+                unreachable!()
+            };
+            let mut r: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: the region is only read until completion.
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    b.region(region).as_ptr() as *const c_void,
+                    bytes_of(region.count, op)?,
+                    ffi::RSMPI_UINT8_T,
+                    peer as c_int,
+                    tags.get(peer, tag, true),
+                    world(),
+                    &mut r,
+                )
+            };
+            if rc != 0 {
+                return Err(fail(op, &format!("MPI_Isend returned error {rc}")));
+            }
+            claims
+                .claim(u64::from(op) + 1, &[(region, false)])
+                .map_err(|_| race(op))?;
+            reqs.push(r);
+            active.push(Active { op, temp: None });
+            progressed = true;
+        }
+        if st.finished() && active.is_empty() {
+            break;
+        }
+        if !reqs.is_empty() {
+            let n = reqs.len();
+            indices.resize(n, 0);
+            // SAFETY: MPI_Status is plain data.
+            statuses.resize(n, unsafe { std::mem::zeroed() });
+            let mut out: c_int = 0;
+            let rc = unsafe {
+                ffi::MPI_Testsome(
+                    n as c_int,
+                    reqs.as_mut_ptr(),
+                    &mut out,
+                    indices.as_mut_ptr(),
+                    statuses.as_mut_ptr(),
+                )
+            };
+            if rc != 0 {
+                return Err(fail(
+                    active[0].op,
+                    &format!("MPI_Testsome returned error {rc}"),
+                ));
+            }
+            if out > 0 {
+                let mut done: Vec<(usize, usize)> = (0..out as usize)
+                    .map(|k| (indices[k] as usize, k))
+                    .collect();
+                done.sort_unstable();
+                for &(i, k) in &done {
+                    let op = active[i].op;
+                    match prog.ops[op as usize] {
+                        Op::Recv {
+                            peer,
+                            region,
+                            combine,
+                            ..
+                        } => {
+                            let mut got: c_int = 0;
+                            unsafe {
+                                ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got)
+                            };
+                            if got as usize != region.count as usize * elem {
+                                return Err(Failure::Mine(format!(
+                                    "rank {rank} failed at op {op} ({}): rank {peer} sent {} bytes, the receive expects {}",
+                                    prog.ops[op as usize].describe(),
+                                    got,
+                                    region.count as usize * elem
+                                )));
+                            }
+                            if combine {
+                                let id = u64::from(op) + 1;
+                                claims.claim(id, &[(region, true)]).map_err(|_| race(op))?;
+                                claims.release(id);
+                                let t = active[i].temp.take().expect("landing buffer");
+                                T::reduce_into(s.op, b.region_mut(region), &t);
+                                pool.push(t);
+                            }
+                        }
+                        Op::Send { .. } => st.send_finished(),
+                        _ => unreachable!(),
+                    }
+                    claims.release(u64::from(op) + 1);
+                    plan.complete(rank, &mut st, op);
+                }
+                // Drop the completed entries (highest index first keeps the
+                // others in place; order among the rest does not matter).
+                for &(i, _) in done.iter().rev() {
+                    reqs.swap_remove(i);
+                    active.swap_remove(i);
+                }
+                progressed = true;
+            }
+        }
+        let mut flag = 0;
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        unsafe { ffi::MPI_Test(notice_req, &mut flag, &mut status) };
+        if flag != 0 {
+            let mut len: c_int = 0;
+            unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut len) };
+            let text = String::from_utf8_lossy(&notice[..len.max(0) as usize]).into_owned();
+            return Err(Failure::Theirs(text));
+        }
+        if progressed {
+            last_progress = Instant::now();
+        }
+        if let Some(d) = deadline {
+            if Instant::now() >= d {
+                let waiting: Vec<String> = active
+                    .iter()
+                    .take(3)
+                    .map(|a| format!("op {} ({})", a.op, prog.ops[a.op as usize].describe()))
+                    .collect();
+                return Err(Failure::Mine(format!(
+                    "rank {rank} timed out after {:.1} s with {} of {} operations done; waiting: {}",
+                    opts.timeout.unwrap_or_default().as_secs_f64(),
+                    st.done,
+                    st.total(),
+                    waiting.join(", ")
+                )));
+            }
+        }
+        // Let other ranks on an oversubscribed node run.
+        if !progressed && last_progress.elapsed() > Duration::from_micros(200) {
+            std::thread::yield_now();
+        }
+    }
+    Ok(RankRun {
+        seconds: t0.elapsed().as_secs_f64(),
+        stall_escapes: escapes,
+    })
+}
+
+fn datatype(d: Dtype) -> ffi::MPI_Datatype {
+    // SAFETY: constants the MPI library initialises.
+    unsafe {
+        match d {
+            Dtype::U8 => ffi::RSMPI_UINT8_T,
+            Dtype::I32 => ffi::RSMPI_INT32_T,
+            Dtype::I64 => ffi::RSMPI_INT64_T,
+            Dtype::F32 => ffi::RSMPI_FLOAT,
+            Dtype::F64 => ffi::RSMPI_DOUBLE,
+        }
+    }
+}
+
+fn mpi_op(o: ReduceOp) -> ffi::MPI_Op {
+    // SAFETY: constants the MPI library initialises.
+    unsafe {
+        match o {
+            ReduceOp::Sum => ffi::RSMPI_SUM,
+            ReduceOp::Prod => ffi::RSMPI_PROD,
+            ReduceOp::Min => ffi::RSMPI_MIN,
+            ReduceOp::Max => ffi::RSMPI_MAX,
+            ReduceOp::Band => ffi::RSMPI_BAND,
+            ReduceOp::Bor => ffi::RSMPI_BOR,
+            ReduceOp::Bxor => ffi::RSMPI_BXOR,
+        }
+    }
+}
+
+/// The MPI function the native baseline calls for a collective.
+pub fn native_name(c: Collective) -> &'static str {
+    match c {
+        Collective::Alltoall => "MPI_Alltoall",
+        Collective::Allgather => "MPI_Allgather",
+        Collective::Bcast { .. } => "MPI_Bcast",
+        Collective::Reduce { .. } => "MPI_Reduce",
+        Collective::Allreduce => "MPI_Allreduce",
+        Collective::ReduceScatter => "MPI_Reduce_scatter",
+        Collective::Scatter { .. } => "MPI_Scatter",
+        Collective::Gather { .. } => "MPI_Gather",
+    }
+}
+
+/// Runs the MPI library's own collective for `s`'s shape on this rank's
+/// buffers (reductions read a separate send buffer, as MPI requires without
+/// MPI_IN_PLACE).
+pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Result<()> {
+    let dt = datatype(s.dtype);
+    let op = mpi_op(s.op);
+    let c = world();
+    let n =
+        c_int::try_from(s.count).map_err(|_| Error::Runtime("count over 2^31 elements".into()))?;
+    let inp = b.input.as_ptr() as *const c_void;
+    let out = b.output.as_mut_ptr() as *mut c_void;
+    let sp = send.as_ptr() as *const c_void;
+    // SAFETY: buffer sizes follow the collective's definition (input_len,
+    // output_len), which is what MPI expects for these calls.
+    let rc = unsafe {
+        match s.collective {
+            Collective::Alltoall => ffi::MPI_Alltoall(inp, n, dt, out, n, dt, c),
+            Collective::Allgather => ffi::MPI_Allgather(inp, n, dt, out, n, dt, c),
+            Collective::Bcast { root } => ffi::MPI_Bcast(out, n, dt, root as c_int, c),
+            Collective::Reduce { root } => ffi::MPI_Reduce(sp, out, n, dt, op, root as c_int, c),
+            Collective::Allreduce => ffi::MPI_Allreduce(sp, out, n, dt, op, c),
+            Collective::ReduceScatter => {
+                let counts: Vec<c_int> = (0..s.ranks)
+                    .map(|r| crate::schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int)
+                    .collect();
+                let (start, _) = crate::schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
+                ffi::MPI_Reduce_scatter(
+                    sp,
+                    out.cast::<T>().add(start as usize) as *mut c_void,
+                    counts.as_ptr(),
+                    dt,
+                    op,
+                    c,
+                )
+            }
+            Collective::Scatter { root } => {
+                ffi::MPI_Scatter(inp, n, dt, out, n, dt, root as c_int, c)
+            }
+            Collective::Gather { root } => {
+                ffi::MPI_Gather(inp, n, dt, out, n, dt, root as c_int, c)
+            }
+        }
+    };
+    check_rc(rc, native_name(s.collective))
+}
+
+fn w_rank() -> usize {
+    let mut r = 0;
+    unsafe { ffi::MPI_Comm_rank(world(), &mut r) };
+    r as usize
+}
+
+/// Times the native collective like `bench` times a schedule: barrier, run,
+/// per-iteration seconds of the slowest rank.
+pub fn time_native<T: Elem>(
+    w: &World,
+    s: &Schedule,
+    warmup: usize,
+    iters: usize,
+) -> Result<Vec<f64>> {
+    let mut b = super::initial_buffers::<T>(s, w.rank);
+    let send = b.output.clone();
+    let mut times = Vec::with_capacity(iters);
+    for it in 0..warmup + iters {
+        w.barrier();
+        let t0 = Instant::now();
+        native(s, &mut b, &send)?;
+        if it >= warmup {
+            times.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    w.max_in_place(&mut times);
+    Ok(times)
+}

@@ -1,0 +1,189 @@
+//! The MPI backend on every registered algorithm. Run under mpirun (see
+//! scripts/mpi-tests.sh): `mpirun -np 4 <this test binary>`; the rank count
+//! is the world's. Without mpirun it runs as a single rank.
+//!
+//! Every process runs every case; the outcome of a case is agreed on by all
+//! ranks (an allreduce of "ok"), and rank 0 prints one line per case and a
+//! closing `N passed, M failed` line. The fault-injection case runs last,
+//! because a failed run leaves abandoned transfers behind.
+
+use std::time::{Duration, Instant};
+use topocoll::algorithms::{Request, ALGORITHMS};
+use topocoll::runtime::mpi::{exit_all, run_rank, World};
+use topocoll::runtime::{self, Elem, Fault, Options, Plan};
+use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
+use topocoll::{with_dtype, Error};
+
+fn build(
+    alg: &topocoll::algorithms::Algorithm,
+    p: usize,
+    elems: u64,
+    dtype: Dtype,
+    op: ReduceOp,
+) -> Result<Option<Schedule>, String> {
+    let c = Collective::parse(alg.collective, (p / 2) as u32).map_err(|e| e.to_string())?;
+    let req =
+        Request::new(c, p, elems * dtype.size(), dtype, op, None).map_err(|e| e.to_string())?;
+    match (alg.build)(&req) {
+        Ok(s) => Ok(Some(s)),
+        Err(Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn case<T: Elem>(w: &World, s: &Schedule, engines: usize) -> Result<(), String> {
+    verify(s).map_err(|e| e.to_string())?;
+    let plan = Plan::new(s).map_err(|e| e.to_string())?;
+    let opts = Options {
+        engines,
+        timeout: Some(Duration::from_secs(60)),
+        ..Options::default()
+    };
+    let mut b = runtime::initial_buffers::<T>(s, w.rank());
+    // Twice: the second run must give the same bits (inputs refilled).
+    run_rank(w, &plan, &mut b, &opts).map_err(|e| e.to_string())?;
+    let first = runtime::output_hash(&b);
+    runtime::check_rank(s, w.rank(), &b).map_err(|e| e.to_string())?;
+    runtime::reset_buffers(s, w.rank(), &mut b);
+    run_rank(w, &plan, &mut b, &opts).map_err(|e| e.to_string())?;
+    if runtime::output_hash(&b) != first {
+        return Err("a second run gave different bits".into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let w = World::init().expect("MPI");
+    let p = w.size();
+    let lead = w.rank() == 0;
+    let (mut passed, mut failed) = (0, 0);
+    let mut report = |name: String, mine: Result<(), String>| {
+        let all = w.all_true(mine.is_ok());
+        if let Err(e) = &mine {
+            eprintln!("rank {}: {name}: {e}", w.rank());
+        }
+        if all {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+        if lead {
+            println!("test mpi {name} ... {}", if all { "ok" } else { "FAILED" });
+        }
+    };
+    for alg in ALGORITHMS {
+        let c = Collective::parse(alg.collective, 0).unwrap();
+        let block = c.size_is_block();
+        let big = if block {
+            (2 << 20) / 8 / p as u64 + 1
+        } else {
+            (2 << 20) / 8 + 3
+        };
+        for n in [0, 1, 3 * p as u64 + 1, big] {
+            let types: &[(Dtype, ReduceOp)] = if c.is_reduction() {
+                &[(Dtype::F64, ReduceOp::Sum), (Dtype::I64, ReduceOp::Max)]
+            } else {
+                &[(Dtype::U8, ReduceOp::Sum), (Dtype::F32, ReduceOp::Sum)]
+            };
+            for &(dtype, op) in types {
+                let name = format!(
+                    "{} {} P={p} n={n} {} {}",
+                    alg.collective,
+                    alg.name,
+                    dtype.name(),
+                    op.name()
+                );
+                let s = match build(alg, p, n, dtype, op) {
+                    Ok(Some(s)) => s,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        report(name, Err(e));
+                        continue;
+                    }
+                };
+                let engines = if n % 2 == 0 { 1 } else { 4 };
+                let r = with_dtype!(dtype, T => case::<T>(&w, &s, engines));
+                report(name, r);
+            }
+        }
+    }
+    // Fault injection: rank 1 (or 0 alone) fails half-way through its program;
+    // every rank must return an error naming it, well within the timeout.
+    let victim = usize::from(p > 1);
+    if let Some(alg) = ALGORITHMS.iter().find(|a| a.collective == "allreduce") {
+        if let Ok(Some(s)) = build(alg, p, 1 << 18, Dtype::F64, ReduceOp::Sum) {
+            let op = s.programs[victim].len() / 2;
+            if !s.programs[victim].is_empty() {
+                let plan = Plan::new(&s).unwrap();
+                let timeout = Duration::from_secs(20);
+                let opts = Options {
+                    fault: Some(Fault { rank: victim, op }),
+                    timeout: Some(timeout),
+                    ..Options::default()
+                };
+                let mut b = runtime::initial_buffers::<f64>(&s, w.rank());
+                let t0 = Instant::now();
+                let r = run_rank(&w, &plan, &mut b, &opts);
+                let mine = match r {
+                    Ok(_) => Err("the run succeeded".to_string()),
+                    Err(e) => {
+                        let e = e.to_string();
+                        if t0.elapsed() >= timeout {
+                            Err(format!("error only after the timeout: {e}"))
+                        } else if !e.contains(&format!("rank {victim} failed at op {op}")) {
+                            Err(format!("error does not name the failed rank and op: {e}"))
+                        } else {
+                            Ok(())
+                        }
+                    }
+                };
+                report(
+                    format!("fault injection: rank {victim} op {op} of {p}"),
+                    mine,
+                );
+            }
+        }
+    }
+    // A deadlocked (unverified) schedule: every rank waits for a message
+    // nobody sends; --timeout must turn that into an error on every rank.
+    {
+        let mut s = Schedule::new(
+            Collective::Allreduce,
+            p,
+            4,
+            Dtype::F64,
+            ReduceOp::Sum,
+            "hang",
+        );
+        for r in 0..p {
+            s.programs[r].push(
+                topocoll::schedule::Op::Recv {
+                    peer: ((r + 1) % p) as u32,
+                    tag: 99,
+                    region: topocoll::schedule::Region::output(0, 4),
+                    combine: false,
+                },
+                &[],
+            );
+        }
+        let plan = Plan::new(&s).unwrap();
+        let timeout = Duration::from_secs(2);
+        let opts = Options {
+            timeout: Some(timeout),
+            ..Options::default()
+        };
+        let mut b = runtime::initial_buffers::<f64>(&s, w.rank());
+        let t0 = Instant::now();
+        let mine = match run_rank(&w, &plan, &mut b, &opts) {
+            Ok(_) => Err("the run succeeded".to_string()),
+            Err(e) if !e.to_string().contains("timed out") => Err(format!("not a timeout: {e}")),
+            Err(_) if t0.elapsed() > timeout * 3 => Err("the error came late".to_string()),
+            Err(_) => Ok(()),
+        };
+        report(format!("timeout: a deadlocked schedule on {p} ranks"), mine);
+    }
+    if lead {
+        println!("\n{passed} passed, {failed} failed");
+    }
+    exit_all(i32::from(failed > 0));
+}

@@ -1,0 +1,387 @@
+//! The runtime's threads backend on every registered algorithm: outputs equal
+//! the references bit for bit, runs are deterministic, failures are errors.
+//! The sweep iterates over `ALGORITHMS`, so a new algorithm is covered with
+//! no change here; shapes an algorithm reports Unsupported for are skipped.
+
+use std::time::{Duration, Instant};
+use topocoll::algorithms::{Request, ALGORITHMS};
+use topocoll::runtime::{self, threads, Elem, Fault, Options, Plan, RankBuffers};
+use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
+use topocoll::topology::{parse_spec, Topology};
+use topocoll::{with_dtype, Error};
+
+/// Builds `alg` for a shape; None when the algorithm does not support it.
+fn build(
+    alg: &topocoll::algorithms::Algorithm,
+    p: usize,
+    elems: u64,
+    dtype: Dtype,
+    op: ReduceOp,
+    topo: Option<&Topology>,
+) -> Option<Schedule> {
+    let root = (p / 2) as u32;
+    let c = Collective::parse(alg.collective, root).unwrap();
+    let req = Request::new(c, p, elems * dtype.size(), dtype, op, topo).unwrap();
+    match (alg.build)(&req) {
+        Ok(s) => Some(s),
+        Err(Error::Unsupported { .. }) => None,
+        Err(e) => panic!("{} {}: P={p} n={elems}: {e}", alg.collective, alg.name),
+    }
+}
+
+fn run_and_check<T: Elem>(s: &Schedule, opts: &Options) -> Vec<RankBuffers<T>> {
+    let plan = Plan::new(s).unwrap();
+    let mut bufs: Vec<RankBuffers<T>> = (0..s.ranks)
+        .map(|r| runtime::initial_buffers(s, r))
+        .collect();
+    threads::run(&plan, &mut bufs, opts).unwrap_or_else(|e| {
+        panic!(
+            "{} {} P={} n={}: {e}",
+            s.collective.name(),
+            s.algorithm,
+            s.ranks,
+            s.count
+        )
+    });
+    runtime::check(s, &bufs).unwrap_or_else(|e| {
+        panic!(
+            "{} {} P={} n={}: {e}",
+            s.collective.name(),
+            s.algorithm,
+            s.ranks,
+            s.count
+        )
+    });
+    bufs
+}
+
+fn opts(engines: usize) -> Options {
+    Options {
+        engines,
+        timeout: Some(Duration::from_secs(60)),
+        ..Options::default()
+    }
+}
+
+/// Element counts: 0, one element, counts P does not divide, and (for the
+/// small rank counts only) a few MiB.
+fn counts(p: usize, block: bool) -> Vec<u64> {
+    let mut v = vec![0, 1, 3 * p as u64 + 1, 7];
+    if matches!(p, 3 | 4 | 8) {
+        // 3 MiB of f64 (block collectives: 3 MiB over all P blocks).
+        let elems = (3 << 20) / 8;
+        v.push(if block {
+            elems / p as u64 + 1
+        } else {
+            elems + 5
+        });
+    }
+    v
+}
+
+fn sweep(ps: &[usize], topo_for: impl Fn(usize) -> Option<&'static str>) -> usize {
+    let mut ran = 0;
+    for alg in ALGORITHMS {
+        let c = Collective::parse(alg.collective, 0).unwrap();
+        for &p in ps {
+            let topo = topo_for(p).map(|t| parse_spec(t).unwrap());
+            for n in counts(p, c.size_is_block()) {
+                // Reductions: f64 sum (order-sensitive) and i32 bxor; data
+                // movement: u8 and i64.
+                let types: &[(Dtype, ReduceOp)] = if c.is_reduction() {
+                    &[(Dtype::F64, ReduceOp::Sum), (Dtype::I32, ReduceOp::Bxor)]
+                } else {
+                    &[(Dtype::U8, ReduceOp::Sum), (Dtype::I64, ReduceOp::Sum)]
+                };
+                for (k, &(dtype, op)) in types.iter().enumerate() {
+                    if n > 1 << 16 && k > 0 {
+                        continue; // one type is enough for the big sizes
+                    }
+                    let Some(s) = build(alg, p, n, dtype, op, topo.as_ref()) else {
+                        continue;
+                    };
+                    verify(&s).unwrap();
+                    let engines = [1, 2, 4][(p + k) % 3];
+                    with_dtype!(s.dtype, T => { run_and_check::<T>(&s, &opts(engines)); });
+                    ran += 1;
+                }
+            }
+        }
+    }
+    ran
+}
+
+#[test]
+fn every_algorithm_small_rank_counts() {
+    let ran = sweep(&[1, 2, 3, 4, 7, 8, 16], |_| None);
+    assert!(ran > 0);
+}
+
+#[test]
+fn every_algorithm_64_and_256_ranks() {
+    let ran = sweep(&[64, 256], |_| None);
+    assert!(ran > 0);
+}
+
+#[test]
+fn every_algorithm_on_topologies() {
+    // Topology-aware algorithms need a network; rank-based ones ignore it.
+    sweep(&[4, 8, 16, 64], |p| match p {
+        4 => Some("torus:2x2"),
+        8 => Some("torus:2x4"),
+        16 => Some("torus:4x4"),
+        64 => Some("torus:8x8"),
+        _ => None,
+    });
+}
+
+#[test]
+fn float_reductions_are_deterministic() {
+    // Same bits whatever the worker count, engine count or timing, and the
+    // same as the sequential executor (checked inside run_and_check).
+    for alg in ALGORITHMS {
+        let c = Collective::parse(alg.collective, 0).unwrap();
+        if !c.is_reduction() {
+            continue;
+        }
+        for dtype in [Dtype::F64, Dtype::F32] {
+            let Some(s) = build(alg, 7, 100_003, dtype, ReduceOp::Sum, None) else {
+                continue;
+            };
+            with_dtype!(dtype, T => {
+                let first: Vec<RankBuffers<T>> = run_and_check(&s, &opts(4));
+                for (workers, engines) in [(1, 1), (2, 2), (3, 8), (8, 1)] {
+                    let o = Options { workers, ..opts(engines) };
+                    let again: Vec<RankBuffers<T>> = run_and_check(&s, &o);
+                    for (a, b) in first.iter().zip(&again) {
+                        assert!(a.output.iter().zip(&b.output).all(|(x, y)| x.bits() == y.bits()));
+                    }
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn a_failing_rank_stops_every_rank_with_an_error() {
+    let timeout = Duration::from_secs(10);
+    let mut tried = 0;
+    for alg in ALGORITHMS {
+        let Some(s) = build(alg, 8, 4096, Dtype::F64, ReduceOp::Sum, None) else {
+            continue;
+        };
+        let rank = 3;
+        let nops = s.programs[rank].len();
+        if nops == 0 {
+            continue;
+        }
+        let op = nops / 2;
+        let plan = Plan::new(&s).unwrap();
+        let mut bufs: Vec<RankBuffers<f64>> =
+            (0..8).map(|r| runtime::initial_buffers(&s, r)).collect();
+        let o = Options {
+            fault: Some(Fault { rank, op }),
+            timeout: Some(timeout),
+            ..opts(2)
+        };
+        let t0 = Instant::now();
+        let err = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
+        assert!(t0.elapsed() < timeout, "{err}");
+        assert!(
+            err.contains(&format!("rank {rank} failed at op {op}")),
+            "{err}"
+        );
+        assert!(err.contains("all 8 ranks stopped"), "{err}");
+        tried += 1;
+    }
+    assert!(tried > 0);
+}
+
+fn hand_made(p: usize, count: u64) -> Schedule {
+    Schedule::new(
+        Collective::Bcast { root: 0 },
+        p,
+        count,
+        Dtype::U8,
+        ReduceOp::Sum,
+        "hand",
+    )
+}
+
+#[test]
+fn sends_are_eager_even_with_one_engine() {
+    // Rank 0 sends A (tag 1) then B (tag 2); rank 1 needs B before it posts
+    // A's receive. With one engine and rendezvous this would deadlock.
+    let mut s = hand_made(2, 8);
+    let half = |o| Region::output(o, 4);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 1,
+            region: half(0),
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 2,
+            region: half(4),
+            route: 0,
+        },
+        &[],
+    );
+    let b = s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 2,
+            region: half(4),
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 1,
+            region: half(0),
+            combine: false,
+        },
+        &[b],
+    );
+    verify(&s).unwrap();
+    run_and_check::<u8>(&s, &opts(1));
+}
+
+#[test]
+fn unverified_schedules_fail_cleanly() {
+    let plan_err = |s: &Schedule| {
+        let plan = Plan::new(s).unwrap();
+        let mut bufs: Vec<RankBuffers<u8>> = (0..s.ranks)
+            .map(|r| runtime::initial_buffers(s, r))
+            .collect();
+        let t0 = Instant::now();
+        let e = threads::run(&plan, &mut bufs, &opts(2))
+            .unwrap_err()
+            .to_string();
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        e
+    };
+    // A receive nobody sends: a deadlock, reported at once.
+    let mut s = hand_made(2, 8);
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 9,
+            region: Region::output(0, 8),
+            combine: false,
+        },
+        &[],
+    );
+    let e = plan_err(&s);
+    assert!(e.contains("deadlock") && e.contains("rank 1"), "{e}");
+    // Sizes that differ.
+    let mut s = hand_made(2, 8);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: Region::output(0, 4),
+            combine: false,
+        },
+        &[],
+    );
+    let e = plan_err(&s);
+    assert!(
+        e.contains("mismatched message") && e.contains("rank 1 op 0"),
+        "{e}"
+    );
+    // A copy whose source and destination overlap: refused, not undefined.
+    let mut s = hand_made(2, 8);
+    s.programs[0].push(
+        Op::Copy {
+            src: Region::output(0, 6),
+            dst: Region::output(2, 6),
+        },
+        &[],
+    );
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[0],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: Region::output(0, 8),
+            combine: false,
+        },
+        &[],
+    );
+    let e = plan_err(&s);
+    assert!(
+        e.contains("touches memory in use") && e.contains("rank 0"),
+        "{e}"
+    );
+    // A message nobody receives.
+    let mut s = hand_made(2, 8);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 4,
+            region: Region::output(0, 8),
+            route: 0,
+        },
+        &[],
+    );
+    let e = plan_err(&s);
+    assert!(
+        e.contains("never received") && e.contains("rank 0 op 0"),
+        "{e}"
+    );
+    // Out of bounds is caught before running.
+    let mut s = hand_made(2, 8);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: Region::output(4, 8),
+            route: 0,
+        },
+        &[],
+    );
+    assert!(Plan::new(&s).is_err());
+}
+
+#[test]
+fn timeout_bounds_a_run() {
+    // A run longer than its timeout stops with an error saying what waits.
+    let alg = ALGORITHMS
+        .iter()
+        .find(|a| a.collective == "allreduce")
+        .expect("an allreduce");
+    let s = build(alg, 4, 4 << 20, Dtype::F64, ReduceOp::Sum, None).expect("supported");
+    let plan = Plan::new(&s).unwrap();
+    let mut bufs: Vec<RankBuffers<f64>> = (0..4).map(|r| runtime::initial_buffers(&s, r)).collect();
+    let o = Options {
+        timeout: Some(Duration::from_micros(200)),
+        ..opts(4)
+    };
+    let e = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
+    assert!(e.contains("timed out") && e.contains("rank "), "{e}");
+}
