@@ -390,15 +390,23 @@ impl Pipeline {
                 for (k, b) in block.iter().enumerate() {
                     deps.clear();
                     deps.extend(b.deps().iter().map(|d| d + first));
-                    if let (Op::Send { .. }, Some(prev)) = (b.op, previous[t]) {
-                        deps.push(prev + k as u32);
-                    }
+                    deps.extend(edge_order_dep(&b.op, k, previous[t]));
                     prog.push(b.op, &deps);
                 }
                 previous[t] = Some(first);
             }
         }
         Ok(())
+    }
+}
+
+/// The dependency that keeps one segment at a time on a tree edge: op `k` of
+/// a block, if it is a send, waits for op `k` of the same tree's previous block
+/// (which starts at op `previous`). Blocks of a tree all have the same layout.
+pub fn edge_order_dep(op: &Op, k: usize, previous: Option<u32>) -> Option<u32> {
+    match (op, previous) {
+        (Op::Send { .. }, Some(prev)) => Some(prev + k as u32),
+        _ => None,
     }
 }
 
@@ -527,14 +535,17 @@ mod tests {
             let views: Vec<RankView> = (0..3).map(|t| pl.view(r, t)).collect();
             let prog = &s.programs[r];
             let mut base = 0usize;
+            let mut previous: Vec<Option<u32>> = vec![None; 3];
             for (t, seg) in pl.block_order() {
                 pl.block(&views[t], seg, &mut b);
                 assert_eq!(b.len(), pl.block_len(&views[t]));
                 for (k, op) in b.iter().enumerate() {
                     assert_eq!(prog.ops[base + k], op.op);
-                    let want: Vec<u32> = op.deps().iter().map(|d| d + base as u32).collect();
+                    let mut want: Vec<u32> = op.deps().iter().map(|d| d + base as u32).collect();
+                    want.extend(edge_order_dep(&op.op, k, previous[t]));
                     assert_eq!(prog.deps(base + k), &want[..]);
                 }
+                previous[t] = Some(base as u32);
                 base += b.len();
             }
             assert_eq!(base, prog.len());
