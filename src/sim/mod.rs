@@ -338,6 +338,11 @@ struct Sim<'a> {
     spans: Vec<Span>,
     /// Ops that became ready at the current instant, handled before time moves.
     ready_now: Vec<(u32, OpId)>,
+    /// Ranks that may have sends to give to engines. Dispatch waits until
+    /// everything that becomes ready at this instant is queued, so engines
+    /// take sends in program order.
+    to_dispatch: Vec<u32>,
+    dispatch_pending: Vec<bool>,
     resched: Vec<Reschedule>,
     started: Vec<(u32, f64)>,
 }
@@ -400,6 +405,8 @@ impl<'a> Sim<'a> {
             handled: 0,
             spans: Vec::new(),
             ready_now: Vec::new(),
+            to_dispatch: Vec::new(),
+            dispatch_pending: vec![false; s.ranks],
             resched: Vec::new(),
             started: Vec::new(),
         })
@@ -426,14 +433,26 @@ impl<'a> Sim<'a> {
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             self.handle(first)?;
             loop {
-                self.drain_ready(now)?;
+                self.drain_ready(now);
                 match self.events.peek() {
                     Some(Reverse(e)) if e.time <= horizon => {
                         let e = self.events.pop().expect("peeked").0;
                         self.handle(e)?;
+                        continue;
                     }
-                    _ => break,
+                    _ => {}
                 }
+                if self.to_dispatch.is_empty() {
+                    break;
+                }
+                let mut ranks = std::mem::take(&mut self.to_dispatch);
+                ranks.sort_unstable();
+                for &r in &ranks {
+                    self.dispatch_pending[r as usize] = false;
+                    self.dispatch(now, r)?;
+                }
+                ranks.clear();
+                self.to_dispatch = ranks;
             }
             self.update_rates(now);
         }
@@ -472,14 +491,22 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
+    /// Asks for rank r's engines to be given work at the end of this instant.
+    fn want_dispatch(&mut self, r: u32) {
+        if !self.dispatch_pending[r as usize] {
+            self.dispatch_pending[r as usize] = true;
+            self.to_dispatch.push(r);
+        }
+    }
+
     /// Handles every op that became ready at `now`.
-    fn drain_ready(&mut self, now: f64) -> Result<()> {
+    fn drain_ready(&mut self, now: f64) {
         while let Some((r, i)) = self.ready_now.pop() {
             let rank = &mut self.ranks[r as usize];
             match self.s.programs[r as usize].ops[i as usize] {
                 Op::Send { .. } => {
                     rank.ready_sends.push(Reverse(i));
-                    self.dispatch(now, r)?;
+                    self.want_dispatch(r);
                 }
                 Op::Recv { .. } => {
                     rank.recv_state[i as usize] |= 1;
@@ -495,7 +522,6 @@ impl<'a> Sim<'a> {
                 Op::Compute { seconds } => self.cpu_task(now, r, i, seconds, "compute"),
             }
         }
-        Ok(())
     }
 
     fn combine_time(&self, bytes: u64) -> f64 {
@@ -721,8 +747,7 @@ impl<'a> Sim<'a> {
         self.free_transfers.push(id);
         self.ranks[src as usize].engines_busy -= 1;
         self.complete(now, src, send_op);
-        // Re-dispatch after the batch: dispatch needs no error path here.
-        let _ = self.dispatch(now, src);
+        self.want_dispatch(src);
         let st = &mut self.ranks[dst as usize].recv_state[recv_op as usize];
         *st |= 2;
         if *st == 3 {
