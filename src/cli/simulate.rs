@@ -56,6 +56,10 @@ pub struct SimulateArgs {
     /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
     #[arg(long, default_value_t = 0)]
     pub header_bytes: u64,
+    /// A transfer starts only once its receive is posted (as SimGrid's
+    /// mailboxes); without it messages are eager.
+    #[arg(long)]
+    pub rendezvous: bool,
     /// Ranks start at random offsets in [0, SKEW) seconds.
     #[arg(long)]
     pub skew: Option<f64>,
@@ -132,6 +136,7 @@ impl SimulateArgs {
             flow_cap: self.flow_cap,
             tcp_window: self.tcp_window,
             header_bytes: self.header_bytes,
+            rendezvous: self.rendezvous,
             skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
                 max_s,
                 seed: self.seed,

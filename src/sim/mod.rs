@@ -18,6 +18,8 @@
 //!   compute operations. Messages are eager: a transfer does not wait for its
 //!   receive to be posted; the receive completes when it is posted and the data
 //!   has arrived (plus the combine, for a combining receive). Local copies are free.
+//!   Under `rendezvous` (SimGrid's mailbox matching) a send that has an engine
+//!   waits, holding it, until its receive is posted; then its latency phase starts.
 //! - Events at the same instant (within a relative 1e-12) are handled together
 //!   and the rates are recomputed once for the batch, so symmetric patterns
 //!   cost one recomputation per wave rather than one per flow.
@@ -88,6 +90,9 @@ pub struct SimConfig {
     pub tcp_window: Option<f64>,
     /// Bytes added to every message on the wire (SimGrid's SMPI adds 16).
     pub header_bytes: u64,
+    /// A transfer starts only once its receive is posted (SimGrid's mailbox
+    /// matching, MPI rendezvous); otherwise messages are eager.
+    pub rendezvous: bool,
     pub skew: Skew,
     /// Record spans for a Chrome trace.
     pub trace: bool,
@@ -106,6 +111,7 @@ impl Default for SimConfig {
             flow_cap: None,
             tcp_window: None,
             header_bytes: 0,
+            rendezvous: false,
             skew: Skew::None,
             trace: false,
         }
@@ -343,6 +349,9 @@ struct Sim<'a> {
     spans: Vec<Span>,
     /// Ops that became ready at the current instant, handled before time moves.
     ready_now: Vec<(u32, OpId)>,
+    /// Rendezvous: sends holding an engine until their receive is posted,
+    /// keyed by (receiving rank, receive op).
+    parked: std::collections::HashMap<(u32, OpId), (u32, OpId)>,
     /// Ranks that may have sends to give to engines. Dispatch waits until
     /// everything that becomes ready at this instant is queued, so engines
     /// take sends in program order.
@@ -412,6 +421,7 @@ impl<'a> Sim<'a> {
             handled: 0,
             spans: Vec::new(),
             ready_now: Vec::new(),
+            parked: std::collections::HashMap::new(),
             to_dispatch: Vec::new(),
             dispatch_pending: vec![false; s.ranks],
             resched: Vec::new(),
@@ -447,7 +457,7 @@ impl<'a> Sim<'a> {
             };
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             loop {
-                self.drain_ready(now);
+                self.drain_ready(now)?;
                 if let Some((t, id)) = self.ends.peek() {
                     if t <= horizon {
                         self.ends.remove(id);
@@ -517,7 +527,7 @@ impl<'a> Sim<'a> {
     }
 
     /// Handles every op that became ready at `now`.
-    fn drain_ready(&mut self, now: f64) {
+    fn drain_ready(&mut self, now: f64) -> Result<()> {
         while let Some((r, i)) = self.ready_now.pop() {
             let rank = &mut self.ranks[r as usize];
             match self.s.programs[r as usize].ops[i as usize] {
@@ -530,6 +540,9 @@ impl<'a> Sim<'a> {
                     if rank.recv_state[i as usize] == 3 {
                         self.received(now, r, i);
                     }
+                    if let Some((sr, si)) = self.parked.remove(&(r, i)) {
+                        self.begin_latency(now, sr, si)?;
+                    }
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
                 Op::Combine { src, .. } => {
@@ -539,6 +552,7 @@ impl<'a> Sim<'a> {
                 Op::Compute { seconds } => self.cpu_task(now, r, i, seconds, "compute"),
             }
         }
+        Ok(())
     }
 
     fn combine_time(&self, bytes: u64) -> f64 {
@@ -599,6 +613,14 @@ impl<'a> Sim<'a> {
         else {
             unreachable!("only sends start transfers")
         };
+        let recv_op = self.partner[r as usize][i as usize];
+        if self.cfg.rendezvous
+            && peer != r
+            && self.ranks[peer as usize].recv_state[recv_op as usize] & 1 == 0
+        {
+            self.parked.insert((peer, recv_op), (r, i));
+            return Ok(());
+        }
         let id = self.free_transfers.pop().unwrap_or_else(|| {
             self.transfers.push(Transfer::default());
             self.transfers.len() as u32 - 1
@@ -633,7 +655,6 @@ impl<'a> Sim<'a> {
         } else {
             (region.count * self.s.elem_bytes() + self.cfg.header_bytes) as f64
         };
-        let recv_op = self.partner[r as usize][i as usize];
         self.transfers[id as usize] = Transfer {
             src: r,
             send_op: i,
@@ -829,10 +850,19 @@ impl<'a> Sim<'a> {
                 .map(|(r, _)| r)
                 .unwrap_or(0);
             let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
+            let parked = if self.parked.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} sends wait for a receive that is never posted",
+                    self.parked.len()
+                )
+            };
             return Err(Error::Verify(format!(
-                "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{}); verify the schedule",
+                "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{}{}); verify the schedule",
                 total - done,
-                if waiting > 0 { format!(", {waiting} transfers wait for bandwidth no link can give") } else { String::new() }
+                if waiting > 0 { format!(", {waiting} transfers wait for bandwidth no link can give") } else { String::new() },
+                parked
             )));
         }
         let rank_finish_s: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();

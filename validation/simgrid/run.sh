@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Cross-check of topocoll's flow-level simulator against SimGrid 3.32 (SMPI, CM02).
+#
+#   bash validation/simgrid/run.sh [--quick | --big | --all] [--only REGEX] [--keep DIR]
+#
+#   --quick  the required scenarios: alltoall pair/ring on torus 8x8 and 16x16, allreduce lr
+#            on 16x16, bcast binomial_tree on 8x8x8, each at 64 KiB and 1 MiB (default)
+#   --big    alltoall pair on torus 32x32 at 64 KiB (SimGrid: ~5 min per mode)
+#   --all    both
+#   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
+#   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
+#   TOPOCOLL_TIMEOUT (seconds, default 3600): limit on each topocoll run
+#   TOPOCOLL_MODEL, SG_EXTRA_CFG: change the model flags, for experiments (see below)
+#
+# Each scenario runs three times: SimGrid live (smpirun on bench.c), SimGrid replay
+# (smpirun -replay on a time-independent trace of the same collective) and
+# `topocoll simulate` with the same algorithm, network and sharing rule. The table
+# gives the three predicted times, topocoll / SimGrid live, and the wall times.
+# docs/VALIDATION.md explains the settings and every difference.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+mode=quick
+only=""
+keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --big) mode=big ;;
+    --all) mode=all ;;
+    --only) only="$2"; shift ;;
+    --keep) keep="$2"; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# --- prerequisites -------------------------------------------------------------------------
+need_install=0
+command -v smpirun >/dev/null || need_install=1
+command -v smpicc >/dev/null || need_install=1
+ls /usr/lib/*/simgrid/smpireplaymain >/dev/null 2>&1 || need_install=1
+if [ "$need_install" = 1 ]; then
+  echo "== installing SimGrid (libsimgrid-dev)" >&2
+  sudo_=""
+  [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+  $sudo_ apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq libsimgrid-dev gcc python3 >&2
+fi
+ver="$(dpkg-query -W -f='${Version}' libsimgrid-dev 2>/dev/null || echo unknown)"
+case "$ver" in
+  3.32*) ;;
+  *) echo "run.sh: warning: libsimgrid-dev $ver, the notes and figures are for 3.32" >&2 ;;
+esac
+
+topocoll="$repo/target/release/topocoll"
+if [ ! -x "$topocoll" ] || [ -n "$(find "$repo/src" "$repo/Cargo.toml" -newer "$topocoll" -print -quit)" ]; then
+  echo "== building topocoll (release)" >&2
+  if [ -e /tmp/cargo.lock ] && command -v flock >/dev/null; then
+    (cd "$repo" && flock /tmp/cargo.lock cargo build --release --quiet)
+  else
+    (cd "$repo" && cargo build --release --quiet)
+  fi
+fi
+
+if [ -n "$keep" ]; then
+  work="$(mkdir -p "$keep" && cd "$keep" && pwd)"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
+# smpirun puts its per-run copies of the program in TMPDIR (passing -tmpdir breaks on this
+# version); keep them in the work directory.
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
+
+smpicc -O2 -o "$work/bench" "$here/bench.c" 2>"$work/smpicc.log" || { cat "$work/smpicc.log" >&2; exit 1; }
+
+# --- scenarios -----------------------------------------------------------------------------
+# name topology collective topocoll-algorithm simgrid-algorithm bytes
+scenarios=()
+if [ "$mode" = quick ] || [ "$mode" = all ]; then
+  for size in 65536 1048576; do
+    for tp in 8x8 16x16; do
+      scenarios+=("torus:$tp alltoall pairwise pair $size")
+      scenarios+=("torus:$tp alltoall ring ring $size")
+    done
+    scenarios+=("torus:16x16 allreduce ring lr $size")
+    scenarios+=("torus:8x8x8 bcast binomial binomial_tree $size")
+  done
+fi
+if [ "$mode" = big ] || [ "$mode" = all ]; then
+  scenarios+=("torus:32x32 alltoall pairwise pair 65536")
+fi
+
+BW=1e9      # bytes/s per link and direction
+LAT=1e-6    # s per link (hop)
+# SimGrid: CM02 (no correction factors: latency and bandwidth factors 1, weight-S 0), no reverse
+# traffic, nothing charged for the host code or MPI_Wtime.
+SG_CFG=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0
+        --cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0)
+# topocoll: the same network and the same node behaviour (docs/VALIDATION.md):
+#   --fairness rtt        max-min weighted by 1 / route latency (CM02's penalty = summed latency)
+#   --torus-tie simgrid   SimGrid's direction at exactly half an even ring
+#   --header-bytes 16     SMPI's envelope, added to every message
+#   --tcp-window 4194304  CM02's TCP-gamma bound, gamma / (2 x route latency) (never binding here)
+#   --engines 1           a rank's transfers start in program order, each held until its data has
+#                         arrived: SimGrid's blocking send / sendrecv (messages >= 64 KiB)
+#   --rendezvous          a transfer starts only when its receive is posted (SimGrid's mailboxes)
+# TOPOCOLL_MODEL replaces this list, for experiments (e.g. without --rendezvous).
+read -r -a TC_MODEL <<<"${TOPOCOLL_MODEL:---fairness rtt --torus-tie simgrid --header-bytes 16 --tcp-window 4194304 --engines 1 --rendezvous}"
+TC_FLAGS=(--bandwidth "$BW" --latency "$LAT" "${TC_MODEL[@]}" --no-verify --sweep --format csv)
+# SG_EXTRA_CFG adds SimGrid options, for experiments (e.g. --cfg=network/optim:Full).
+read -r -a SG_EXTRA <<<"${SG_EXTRA_CFG:-}"
+SG_CFG+=("${SG_EXTRA[@]}")
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
+
+human() { # bytes -> 64KiB / 1MiB
+  local b=$1
+  if [ $((b % 1048576)) -eq 0 ]; then echo "$((b / 1048576))MiB"
+  elif [ $((b % 1024)) -eq 0 ]; then echo "$((b / 1024))KiB"
+  else echo "${b}B"; fi
+}
+
+results="$work/results.tsv"
+: >"$results"
+for sc in "${scenarios[@]}"; do
+  read -r topo coll talg salg bytes <<<"$sc"
+  name="$coll/$talg ${topo#torus:} $(human "$bytes")"
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$name"; then continue; fi
+  shape="${topo#torus:}"
+  ranks=1
+  for d in ${shape//x/ }; do ranks=$((ranks * d)); done
+  tag="${coll}_${talg}_${shape}_${bytes}"
+  xml="$work/torus_$shape.xml"
+  hosts="$work/hosts_$shape.txt"
+  [ -f "$xml" ] || python3 "$here/platform.py" "$topo" --bandwidth "$BW" --latency "$LAT" --xml "$xml" --hostfile "$hosts"
+  echo "== $name ($ranks ranks)" >&2
+
+  # Buffers: SMPI_SHARED_MALLOC maps its file once per block; one block per buffer keeps
+  # 1,024 ranks under the kernel's memory-map limit.
+  case "$coll" in
+    alltoall) buf=$((bytes * ranks)) ;;
+    *) buf=$bytes ;;
+  esac
+  common=(-np "$ranks" -platform "$xml" -hostfile "$hosts" -no-privatize
+          "${SG_CFG[@]}" "--cfg=smpi/$coll:$salg")
+
+  # SimGrid live.
+  t0=$(now)
+  smpirun "${common[@]}" "--cfg=smpi/shared-malloc-blocksize:$buf" \
+    "$work/bench" "$coll" "$bytes" >"$work/$tag.live.out" 2>"$work/$tag.live.err" \
+    || { echo "smpirun (live) failed, see $work/$tag.live.err" >&2; tail -5 "$work/$tag.live.err" >&2; exit 1; }
+  t1=$(now)
+  sg_live_wall=$(elapsed "$t0" "$t1")
+  read -r n maxstart sg_live < <(awk '$1=="TIME"{n++; if($3>s)s=$3; if($4>e)e=$4} END{printf "%d %.12e %.12e\n", n, s, e}' "$work/$tag.live.out")
+  if [ "$n" -ne "$ranks" ]; then echo "live: $n of $ranks ranks reported" >&2; exit 1; fi
+  if ! python3 -c "import sys; sys.exit(float(sys.argv[1]) != 0.0)" "$maxstart"; then
+    echo "live: warning: a rank started the collective at $maxstart s, not 0" >&2
+  fi
+
+  # SimGrid replay: one shared trace, counts in bytes (init without argument: MPI_BYTE).
+  trace="$work/$tag.trace"
+  case "$coll" in
+    alltoall) action="alltoall $bytes $bytes" ;;
+    allreduce) action="allreduce $bytes 0" ;;
+    bcast) action="bcast $bytes 0" ;;
+  esac
+  awk -v p="$ranks" -v a="$action" 'BEGIN{for(r=0;r<p;r++)print r" init"; for(r=0;r<p;r++)print r" "a; for(r=0;r<p;r++)print r" finalize"}' >"$trace"
+  echo "$trace" >"$trace.list"
+  t0=$(now)
+  smpirun "${common[@]}" -replay "$trace.list" \
+    --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n \
+    >"$work/$tag.replay.out" 2>"$work/$tag.replay.err" \
+    || { echo "smpirun (replay) failed, see $work/$tag.replay.err" >&2; tail -5 "$work/$tag.replay.err" >&2; exit 1; }
+  t1=$(now)
+  sg_replay_wall=$(elapsed "$t0" "$t1")
+  # Each action is logged at its end as "<clock> <rank> <action> <args> <duration>".
+  read -r n sg_replay < <(awk -v c="$coll" '$3==c{n++; if($1>e)e=$1} END{printf "%d %.9e\n", n, e}' "$work/$tag.replay.err")
+  if [ "$n" -ne "$ranks" ]; then echo "replay: $n of $ranks ranks logged the collective" >&2; exit 1; fi
+
+  # topocoll.
+  t0=$(now)
+  timeout "${TOPOCOLL_TIMEOUT:-3600}" "$topocoll" simulate --topology "$topo" --collective "$coll" \
+    --algorithm "$talg" --size "$bytes" "${TC_FLAGS[@]}" >"$work/$tag.topocoll.csv" 2>"$work/$tag.topocoll.err" \
+    && tc_ok=1 || tc_ok=0
+  t1=$(now)
+  tc_wall=$(elapsed "$t0" "$t1")
+  if [ "$tc_ok" = 1 ]; then
+    tc=$(awk -F, 'NR==2{print $7}' "$work/$tag.topocoll.csv")
+  else
+    tc=nan
+    echo "topocoll did not finish (timeout ${TOPOCOLL_TIMEOUT:-3600} s or error), see $work/$tag.topocoll.err" >&2
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$sg_live" "$sg_replay" "$tc" \
+    "$sg_live_wall" "$sg_replay_wall" "$tc_wall" "$ranks" >>"$results"
+done
+
+# --- table ---------------------------------------------------------------------------------
+python3 - "$results" <<'EOF'
+import math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+print("| scenario | SimGrid live (s) | SimGrid replay (s) | topocoll (s) | topocoll / SimGrid | SimGrid wall live / replay (s) | topocoll wall (s) |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for name, live, replay, tc, wl, wr, wt, _ in rows:
+    live, replay, tc = float(live), float(replay), float(tc)
+    ratio = tc / live if not math.isnan(tc) else float("nan")
+    rep = f"{replay:.6e}" + ("" if abs(replay - live) <= 1e-9 * max(live, 1e-30) + 1e-9 else " (≠)")
+    print(f"| {name} | {live:.6e} | {rep} | {tc:.6e} | {ratio:.4f} | {wl} / {wr} | {wt} |")
+EOF
