@@ -15,10 +15,10 @@
 //! step no two transfers share a link at any time. Rank-based: it runs on any
 //! topology (the contention-freedom argument is the hypercube's).
 
-use super::self_copy;
+use super::stepped_exchange;
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
@@ -38,34 +38,8 @@ fn build(req: &Request) -> Result<Schedule> {
             ),
         ));
     }
-    let mut s = req.schedule(ALGORITHM.name);
-    let b = req.count;
-    for (v, prog) in s.programs.iter_mut().enumerate() {
-        prog.ops.reserve(2 * p - 1);
-        self_copy(prog, v, b);
-        let mut deps: Vec<u32> = Vec::new();
-        for phase in 1..p {
-            let peer = v ^ phase;
-            let send = prog.push(
-                Op::Send {
-                    peer: peer as u32,
-                    tag: phase as u32,
-                    region: Region::input(peer as u64 * b, b),
-                    route: 0,
-                },
-                &deps,
-            );
-            let recv = prog.push(
-                Op::Recv {
-                    peer: peer as u32,
-                    tag: phase as u32,
-                    region: Region::output(peer as u64 * b, b),
-                    combine: false,
-                },
-                &deps,
-            );
-            deps = vec![send, recv];
-        }
-    }
-    Ok(s)
+    // Phases in step: phase s waits for the send and receive of phase s-1.
+    Ok(stepped_exchange(req, ALGORITHM.name, |v, phase| {
+        (v ^ phase, v ^ phase)
+    }))
 }

@@ -15,7 +15,7 @@ pub mod ring;
 use crate::algorithms::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Op, Program, Region};
+use crate::schedule::{Op, Program, Region, Schedule};
 use crate::topology::{GridShape, Topology};
 
 /// The request's topology and its grid shape, for grid-aware algorithms;
@@ -70,4 +70,46 @@ pub(crate) fn post_all_receives(prog: &mut Program, rank: usize, ranks: usize, b
             &[],
         );
     }
+}
+
+/// A step-separated exchange: in step i = 1..P−1 rank r sends its block for
+/// `partners(r, i).0` there and receives the block of `partners(r, i).1` from
+/// it; the step's send and receive start together and the next step waits for
+/// both (tag = step). The self block is a local copy that holds nothing back.
+/// Pairwise, ring and Dragon differ only in their partners.
+pub(crate) fn stepped_exchange(
+    req: &Request,
+    name: &str,
+    partners: impl Fn(usize, usize) -> (usize, usize),
+) -> Schedule {
+    let mut s = req.schedule(name);
+    let (p, b) = (req.ranks, req.count);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        prog.ops.reserve(2 * p - 1);
+        self_copy(prog, r, b);
+        let mut deps: Vec<u32> = Vec::new();
+        for step in 1..p {
+            let (to, from) = partners(r, step);
+            let send = prog.push(
+                Op::Send {
+                    peer: to as u32,
+                    tag: step as u32,
+                    region: Region::input(to as u64 * b, b),
+                    route: 0,
+                },
+                &deps,
+            );
+            let recv = prog.push(
+                Op::Recv {
+                    peer: from as u32,
+                    tag: step as u32,
+                    region: Region::output(from as u64 * b, b),
+                    combine: false,
+                },
+                &deps,
+            );
+            deps = vec![send, recv];
+        }
+    }
+    s
 }

@@ -6,10 +6,10 @@
 //! Each step's send and receive start together (isend + irecv) and the next
 //! step waits for both (waitall); there is no barrier. Tag = step.
 
-use super::self_copy;
+use super::stepped_exchange;
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
@@ -28,34 +28,7 @@ fn build(req: &Request) -> Result<Schedule> {
             format!("partners are rank XOR step, which needs a power-of-two rank count, not {p} (as in SimGrid)"),
         ));
     }
-    let mut s = req.schedule(ALGORITHM.name);
-    let b = req.count;
-    for (r, prog) in s.programs.iter_mut().enumerate() {
-        prog.ops.reserve(2 * p - 1);
-        self_copy(prog, r, b);
-        let mut deps: Vec<u32> = Vec::new();
-        for step in 1..p {
-            let partner = (r ^ step) as u64;
-            let send = prog.push(
-                Op::Send {
-                    peer: partner as u32,
-                    tag: step as u32,
-                    region: Region::input(partner * b, b),
-                    route: 0,
-                },
-                &deps,
-            );
-            let recv = prog.push(
-                Op::Recv {
-                    peer: partner as u32,
-                    tag: step as u32,
-                    region: Region::output(partner * b, b),
-                    combine: false,
-                },
-                &deps,
-            );
-            deps = vec![send, recv];
-        }
-    }
-    Ok(s)
+    Ok(stepped_exchange(req, ALGORITHM.name, |r, step| {
+        (r ^ step, r ^ step)
+    }))
 }
