@@ -46,51 +46,13 @@ fn build(req: &Request) -> Result<Schedule> {
     // Chunks a..b of the Output (or the same elements of Scratch).
     let out = |a: usize, b: usize| Region::output(start(a), start(b) - start(a));
     let tmp = |a: usize, b: usize| Region::scratch(start(a), start(b) - start(a));
-    let all = Region::output(0, n);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let Some(q) = fold.newrank(r) else {
-            let peer = r as u32 + 1;
-            let send = prog.push(
-                Op::Send {
-                    peer,
-                    tag: 0,
-                    region: all,
-                    route: 0,
-                },
-                &[],
-            );
-            prog.push(
-                Op::Recv {
-                    peer,
-                    tag: last_tag,
-                    region: all,
-                    combine: false,
-                },
-                &[send],
-            );
+            fold.sit_out(prog, r, n, last_tag);
             continue;
         };
         prog.scratch = n;
-        let mut deps: Vec<u32> = Vec::new();
-        if r < 2 * fold.rem {
-            let whole = Region::scratch(0, n);
-            let recv = prog.push(
-                Op::Recv {
-                    peer: r as u32 - 1,
-                    tag: 0,
-                    region: whole,
-                    combine: false,
-                },
-                &[],
-            );
-            deps = vec![prog.push(
-                Op::Combine {
-                    src: whole,
-                    dst: all,
-                },
-                &[recv],
-            )];
-        }
+        let mut deps = fold.absorb(prog, r, n);
         // Reduce-scatter by recursive halving.
         let (mut lo, mut hi) = (0usize, p2);
         for k in 0..steps {
@@ -178,17 +140,7 @@ fn build(req: &Request) -> Result<Schedule> {
             }
             (lo, hi) = (lo.min(theirs.0), hi.max(theirs.1));
         }
-        if r < 2 * fold.rem {
-            prog.push(
-                Op::Send {
-                    peer: r as u32 - 1,
-                    tag: last_tag,
-                    region: all,
-                    route: 0,
-                },
-                &deps,
-            );
-        }
+        fold.give_back(prog, r, n, last_tag, &deps);
     }
     Ok(s)
 }

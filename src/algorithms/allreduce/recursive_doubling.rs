@@ -13,7 +13,7 @@
 
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::{Op, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "allreduce",
@@ -59,6 +59,72 @@ impl Fold {
     pub fn steps(&self) -> u32 {
         self.p2.trailing_zeros()
     }
+
+    /// A rank that sits out (`newrank` is None): it hands its whole buffer to
+    /// its odd neighbour (tag 0) and gets the result back (tag `last_tag`).
+    pub fn sit_out(&self, prog: &mut Program, r: usize, n: u64, last_tag: u32) {
+        let (peer, all) = (r as u32 + 1, Region::output(0, n));
+        let send = prog.push(
+            Op::Send {
+                peer,
+                tag: 0,
+                region: all,
+                route: 0,
+            },
+            &[],
+        );
+        prog.push(
+            Op::Recv {
+                peer,
+                tag: last_tag,
+                region: all,
+                combine: false,
+            },
+            &[send],
+        );
+    }
+
+    /// A participant whose even neighbour sits out first takes in that
+    /// neighbour's buffer (through Scratch[0..n]) and combines it; returns the
+    /// ops the rest must wait for (none for other ranks).
+    pub fn absorb(&self, prog: &mut Program, r: usize, n: u64) -> Vec<u32> {
+        if r >= 2 * self.rem {
+            return Vec::new();
+        }
+        let (whole, all) = (Region::scratch(0, n), Region::output(0, n));
+        let recv = prog.push(
+            Op::Recv {
+                peer: r as u32 - 1,
+                tag: 0,
+                region: whole,
+                combine: false,
+            },
+            &[],
+        );
+        vec![prog.push(
+            Op::Combine {
+                src: whole,
+                dst: all,
+            },
+            &[recv],
+        )]
+    }
+
+    /// A participant with a neighbour that sat out gives it the result.
+    pub fn give_back(&self, prog: &mut Program, r: usize, n: u64, last_tag: u32, deps: &[u32]) {
+        if r < 2 * self.rem {
+            let region = Region::output(0, n);
+            prog.push(
+                Op::Send {
+                    peer: r as u32 - 1,
+                    tag: last_tag,
+                    region,
+                    route: 0,
+                },
+                deps,
+            );
+        }
+    }
 }
 
 fn build(req: &Request) -> Result<Schedule> {
@@ -74,43 +140,11 @@ fn build(req: &Request) -> Result<Schedule> {
     let tmp = Region::scratch(0, n);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let Some(q) = fold.newrank(r) else {
-            // An even folded rank: hand over, get the result back.
-            let peer = r as u32 + 1;
-            let send = prog.push(
-                Op::Send {
-                    peer,
-                    tag: 0,
-                    region: all,
-                    route: 0,
-                },
-                &[],
-            );
-            prog.push(
-                Op::Recv {
-                    peer,
-                    tag: last_tag,
-                    region: all,
-                    combine: false,
-                },
-                &[send],
-            );
+            fold.sit_out(prog, r, n, last_tag);
             continue;
         };
         prog.scratch = n;
-        let mut deps: Vec<u32> = Vec::new();
-        if r < 2 * fold.rem {
-            let peer = r as u32 - 1;
-            let recv = prog.push(
-                Op::Recv {
-                    peer,
-                    tag: 0,
-                    region: tmp,
-                    combine: false,
-                },
-                &[],
-            );
-            deps = vec![prog.push(Op::Combine { src: tmp, dst: all }, &[recv])];
-        }
+        let mut deps = fold.absorb(prog, r, n);
         for k in 0..fold.steps() {
             let peer = fold.real(q ^ (1 << k));
             let tag = 1 + k;
@@ -134,17 +168,7 @@ fn build(req: &Request) -> Result<Schedule> {
             );
             deps = vec![prog.push(Op::Combine { src: tmp, dst: all }, &[send, recv])];
         }
-        if r < 2 * fold.rem {
-            prog.push(
-                Op::Send {
-                    peer: r as u32 - 1,
-                    tag: last_tag,
-                    region: all,
-                    route: 0,
-                },
-                &deps,
-            );
-        }
+        fold.give_back(prog, r, n, last_tag, &deps);
     }
     Ok(s)
 }
