@@ -316,16 +316,10 @@ fn print_text(
             (lo.min(t), hi.max(t))
         });
     writeln!(out, "rank finish     {lo:.6e} .. {hi:.6e} s")?;
-    if std::env::var_os("TOPOCOLL_SOLVER_STATS").is_some() {
-        eprintln!(
-            "solver: recomputes {} rounds {} full {} flows {}",
-            res.recomputes, res.rounds, res.full_solves, res.recomputed_flows
-        );
-    }
     writeln!(
         out,
-        "simulated in    {:.3} s wall ({} events, {} rate recomputations in {} rounds over {} flows)",
-        r.wall_s, r.events, res.recomputes, res.rounds, res.recomputed_flows
+        "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
+        r.wall_s, r.events, res.recomputes, res.rounds, res.recomputed_flows, res.full_solves
     )?;
     Ok(())
 }

@@ -37,17 +37,14 @@ struct Flow {
     /// Bytes left as of `since`.
     remaining: f64,
     since: f64,
-    version: u32,
     active: bool,
 }
 
-/// A flow whose completion time changed: the caller schedules `(end, flow,
-/// version)`, and ignores older versions.
+/// A flow whose rate, and so its completion time, changed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reschedule {
     pub flow: u32,
     pub end: f64,
-    pub version: u32,
 }
 
 /// Weighted max-min fair sharing with incremental recomputation.
@@ -162,7 +159,6 @@ impl MaxMin {
         f.remaining = bytes;
         f.since = now;
         f.active = true;
-        f.version = f.version.wrapping_add(1);
         self.dirty.extend_from_slice(links);
     }
 
@@ -175,7 +171,6 @@ impl MaxMin {
         }
         let f = &mut self.flows[id as usize];
         f.active = false;
-        f.version = f.version.wrapping_add(1);
         let links = std::mem::take(&mut f.links);
         let pos = std::mem::take(&mut f.pos);
         for (&l, &p) in links.iter().zip(&pos) {
@@ -196,11 +191,6 @@ impl MaxMin {
     /// Current rate of a flow (bytes/s).
     pub fn rate(&self, id: u32) -> f64 {
         self.flows[id as usize].rate
-    }
-
-    /// The version an end event for `id` must carry to be current.
-    pub fn version(&self, id: u32) -> u32 {
-        self.flows[id as usize].version
     }
 
     /// Recomputes the rates affected by the flows started or ended since the
@@ -255,17 +245,12 @@ impl MaxMin {
             f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
             f.since = now;
             f.rate = rate;
-            f.version = f.version.wrapping_add(1);
             let end = if rate > 0.0 {
                 now + f.remaining / rate
             } else {
                 f64::INFINITY
             };
-            out.push(Reschedule {
-                flow: id,
-                end,
-                version: f.version,
-            });
+            out.push(Reschedule { flow: id, end });
         }
     }
 
