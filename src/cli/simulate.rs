@@ -17,8 +17,9 @@ use std::io::Write;
 pub struct SimulateArgs {
     #[command(flatten)]
     pub build: BuildArgs,
-    /// Transfers each node drives at once (NCT / RDMA engines); a list (1,2,4) sweeps.
-    #[arg(long, default_value = "1")]
+    /// Transfers each node drives at once (NCT / RDMA engines; 4 as on Tofu, and
+    /// as `topocoll run`); a list (1,2,4) sweeps.
+    #[arg(long, default_value = "4")]
     pub engines: String,
     /// Bandwidth of every link, bytes/s (overrides the topology's).
     #[arg(long)]
