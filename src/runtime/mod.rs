@@ -47,7 +47,9 @@ pub mod mpi;
 pub use kernels::Elem;
 
 use crate::error::{Error, Result};
-use crate::schedule::{Buf, Collective, Op, OpId, Program, Region, Schedule};
+use crate::schedule::{
+    dependency_counts, Buf, Collective, Op, OpId, Program, Region, Schedule, Successors,
+};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -153,9 +155,7 @@ pub struct Plan<'s> {
 }
 
 struct RankPlan {
-    /// Successors of op i are `succ[succ_start[i]..succ_start[i+1]]`.
-    succ_start: Vec<u32>,
-    succ: Vec<OpId>,
+    succ: Successors,
     ndeps: Vec<u32>,
 }
 
@@ -187,30 +187,9 @@ impl<'s> Plan<'s> {
                     _ => {}
                 }
             }
-            let n = prog.len();
-            let mut ndeps = vec![0u32; n];
-            let mut start = vec![0u32; n + 1];
-            for (i, nd) in ndeps.iter_mut().enumerate() {
-                *nd = prog.deps(i).len() as u32;
-                for &d in prog.deps(i) {
-                    start[d as usize + 1] += 1;
-                }
-            }
-            for i in 0..n {
-                start[i + 1] += start[i];
-            }
-            let mut fill = start.clone();
-            let mut succ = vec![0; start[n] as usize];
-            for i in 0..n {
-                for &d in prog.deps(i) {
-                    succ[fill[d as usize] as usize] = i as OpId;
-                    fill[d as usize] += 1;
-                }
-            }
             ranks.push(RankPlan {
-                succ_start: start,
-                succ,
-                ndeps,
+                succ: Successors::new(prog),
+                ndeps: dependency_counts(prog),
             });
         }
         Ok(Plan {
@@ -248,8 +227,7 @@ impl<'s> Plan<'s> {
         let rp = &self.ranks[rank];
         let prog = &self.schedule.programs[rank];
         st.done += 1;
-        for k in rp.succ_start[op as usize]..rp.succ_start[op as usize + 1] {
-            let j = rp.succ[k as usize];
+        for &j in rp.succ.of(op as usize) {
             st.remaining[j as usize] -= 1;
             if st.remaining[j as usize] == 0 {
                 st.classify(prog, j);
