@@ -245,7 +245,8 @@ enum EvKind {
     CpuDone,
     /// A transfer's latency has elapsed: its bandwidth phase starts.
     FlowStart,
-    /// A transfer's bandwidth phase may have ended (if `b` is its current version).
+    /// A reservation-sharing transfer's bandwidth phase ends (max-min flows
+    /// end through the completion queue).
     FlowEnd,
     /// A zero-byte or self transfer arrives.
     Arrive,
@@ -286,8 +287,6 @@ struct Transfer {
     recv_op: OpId,
     bytes: f64,
     route: Vec<LinkId>,
-    rate: f64,
-    bw_start: f64,
     dispatched: f64,
 }
 
@@ -662,8 +661,6 @@ impl<'a> Sim<'a> {
             recv_op,
             bytes,
             route: path,
-            rate: 0.0,
-            bw_start: now + lat,
             dispatched: now,
         };
         self.flows += 1;
@@ -713,13 +710,10 @@ impl<'a> Sim<'a> {
     /// A flow admitted under the reservation rule starts its bandwidth phase.
     fn reserve_started(&mut self, now: f64, id: u32, rate: f64) {
         let t = &mut self.transfers[id as usize];
-        t.rate = rate;
-        t.bw_start = now;
         let (bytes, route) = (t.bytes, std::mem::take(&mut t.route));
         self.occupy(now, &route, bytes);
         self.transfers[id as usize].route = route;
-        let version = 0;
-        self.push(now + bytes / rate, EvKind::FlowEnd, id, version);
+        self.push(now + bytes / rate, EvKind::FlowEnd, id, 0);
     }
 
     fn occupy(&mut self, now: f64, route: &[LinkId], bytes: f64) {
@@ -828,7 +822,6 @@ impl<'a> Sim<'a> {
         out.clear();
         m.recompute(now, &mut out);
         for r in &out {
-            self.transfers[r.flow as usize].rate = m.rate(r.flow);
             if r.end.is_finite() {
                 self.ends.set(r.flow, r.end);
             } else {
