@@ -284,3 +284,52 @@ fn simulate_sweeps_write_a_table() {
     assert_eq!(code, 2);
     assert!(err.contains("--sharing 'fifo'"), "{err}");
 }
+
+/// `--stream` runs a pipeline generated op by op: the same time as the
+/// written-out schedule, and a clear error for algorithms that are not
+/// generated pipelines.
+#[test]
+fn simulate_stream_matches_the_written_out_schedule() {
+    let base = [
+        "simulate",
+        "-t",
+        "torus:4x3x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "trinaryx3",
+        "--size",
+        "96KiB",
+        "--segment",
+        "4KiB",
+        "--overhead",
+        "1e-6",
+        "--compute-bandwidth",
+        "5e9",
+        "--format",
+        "json",
+    ];
+    let (code, written, err) = topocoll(&base);
+    assert_eq!(code, 0, "{err}");
+    let mut args = base.to_vec();
+    args.push("--stream");
+    let (code, streamed, err) = topocoll(&args);
+    assert_eq!(code, 0, "{err}");
+    let time = |s: &str| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(s).unwrap();
+        v["time_s"].as_f64().unwrap()
+    };
+    assert_eq!(time(&written), time(&streamed));
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--stream",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a generated pipeline"), "{err}");
+}

@@ -111,6 +111,9 @@ pub struct Algorithm {
     pub name: &'static str,
     pub summary: &'static str,
     pub build: fn(&Request) -> Result<Schedule>,
+    /// For generated pipelines: the schedule as a generator, which the
+    /// simulator runs without writing out its operations.
+    pub stream: Option<fn(&Request) -> Result<pipelined::PipelineStream>>,
 }
 
 /// Every algorithm, one line each.
@@ -161,4 +164,17 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
 pub fn build(name: &str, req: &Request) -> Result<Schedule> {
     let alg = find(req.collective.name(), name)?;
     (alg.build)(req)
+}
+
+/// The schedule of algorithm `name` as a generator of its operations, for
+/// algorithms that are generated pipelines.
+pub fn build_stream(name: &str, req: &Request) -> Result<pipelined::PipelineStream> {
+    let alg = find(req.collective.name(), name)?;
+    let stream = alg.stream.ok_or_else(|| {
+        invalid!(
+            "{} {name} is not a generated pipeline, so it cannot be streamed; simulate it written out",
+            req.collective.name()
+        )
+    })?;
+    stream(req)
 }

@@ -18,8 +18,12 @@
 //! does not depend on the segment, so the op id where a block starts is
 //! arithmetic. [`Pipeline::block_order`] fixes the order of a rank's blocks
 //! (segments outer, trees inner, so the trees advance together and a rank's
-//! sends enter its engines oldest segment first) and [`Pipeline::materialise`]
-//! is the simple consumer.
+//! sends enter its engines oldest segment first). There are two consumers:
+//! [`Pipeline::materialise`] writes the programs out, and [`PipelineStream`]
+//! computes any op, its dependencies, successors and message partner on
+//! demand from one block template per rank and tree (the segment only shifts
+//! regions and tags), which is how the simulator runs a 1 GiB allreduce on
+//! 9,216 ranks in memory proportional to the ranks.
 //!
 //! # A block
 //!
@@ -43,7 +47,7 @@ use super::trees::{torus_trees, Tree, NO_AXIS};
 use super::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::{Op, OpId, OpSource, Region, Schedule};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 
@@ -410,6 +414,30 @@ pub fn edge_order_dep(op: &Op, k: usize, previous: Option<u32>) -> Option<u32> {
     }
 }
 
+/// A pipelined algorithm's schedule before it is written out: the header
+/// (collective, ranks, offset routes) and the pipeline (none when there is
+/// nothing to move: one rank or an empty buffer).
+pub struct Plan {
+    pub header: Schedule,
+    pub pipeline: Option<Pipeline>,
+}
+
+impl Plan {
+    /// The schedule with every operation written out.
+    pub fn materialise(self) -> Result<Schedule> {
+        let mut s = self.header;
+        if let Some(pl) = &self.pipeline {
+            pl.materialise(&mut s)?;
+        }
+        Ok(s)
+    }
+
+    /// The schedule as a generator of its operations.
+    pub fn stream(self) -> Result<PipelineStream> {
+        PipelineStream::new(self.header, self.pipeline)
+    }
+}
+
 /// Trinaryx3 on the request's torus: the trees of
 /// [`super::trees::torus_trees`] rooted at `root`, the buffer split in one part
 /// per tree, each pipelined in `--segment` pieces (default 64 KiB). On a
@@ -421,7 +449,7 @@ pub fn trinaryx3(
     root: usize,
     reduce: bool,
     bcast: bool,
-) -> Result<Schedule> {
+) -> Result<Plan> {
     let torus_hint = "needs a torus topology (--topology torus:XxYxZ or tofu:XxYxZ)";
     let Some(topo) = req.topology else {
         return Err(req.unsupported(name, torus_hint));
@@ -438,7 +466,10 @@ pub fn trinaryx3(
     let trees = torus_trees(&shape, root).map_err(|e| req.unsupported(name, e.to_string()))?;
     let mut s = req.schedule(name);
     if req.count == 0 || req.ranks == 1 {
-        return Ok(s);
+        return Ok(Plan {
+            header: s,
+            pipeline: None,
+        });
     }
     let seg = Pipeline::seg_elems_for(req.segment_bytes, DEFAULT_SEGMENT_BYTES, req.dtype.size());
     let parts = Pipeline::split(req.count, trees.len());
@@ -453,8 +484,10 @@ pub fn trinaryx3(
             pl.up_routes.push(s.offset_route(&off));
         }
     }
-    pl.materialise(&mut s)?;
-    Ok(s)
+    Ok(Plan {
+        header: s,
+        pipeline: Some(pl),
+    })
 }
 
 /// A pipelined reduce and/or broadcast over one rank-based tree carrying the
@@ -467,10 +500,13 @@ pub fn single_tree(
     reduce: bool,
     bcast: bool,
     default_segment: Option<u64>,
-) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+) -> Result<Plan> {
+    let s = req.schedule(name);
     if req.count == 0 || req.ranks == 1 {
-        return Ok(s);
+        return Ok(Plan {
+            header: s,
+            pipeline: None,
+        });
     }
     let elem = req.dtype.size();
     let seg = match req.segment_bytes.or(default_segment) {
@@ -478,8 +514,280 @@ pub fn single_tree(
         None => req.count,
     };
     let pl = Pipeline::new(vec![tree], vec![(0, req.count)], seg, reduce, bcast)?;
-    pl.materialise(&mut s)?;
-    Ok(s)
+    Ok(Plan {
+        header: s,
+        pipeline: Some(pl),
+    })
+}
+
+/// One op of a block template (the block of segment 0).
+#[derive(Clone, Debug)]
+struct TemplateOp {
+    op: Op,
+    /// Dependencies inside the block.
+    deps: u8,
+    /// Ops of the block that wait for this one, in increasing order.
+    succ: SmallVec<[u8; 4]>,
+    /// For a send: the index of the receive it meets in the peer's block of
+    /// the same tree and segment.
+    peer_op: u32,
+}
+
+/// One rank's block of one tree, and where it sits in a round (the blocks of
+/// one segment of every tree, in tree order).
+#[derive(Clone, Debug, Default)]
+struct TreeBlock {
+    ops: Vec<TemplateOp>,
+    /// First op of the block in a full round, and in the last round when
+    /// that one is partial (some trees have one segment fewer).
+    start: u64,
+    start_last: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RankBlocks {
+    trees: SmallVec<[TreeBlock; 3]>,
+    round_len: u64,
+    last_round_len: u64,
+}
+
+/// A pipeline read op by op ([`OpSource`]): the same programs as
+/// [`Pipeline::materialise`] writes (a test checks it op by op), computed
+/// on demand. Op `k` of the block of (tree `t`, segment `s`) is op `k` of the
+/// segment-0 template with its regions moved `s` segments on, its count the
+/// segment's, and its tag `2·s·trees` higher; a send also waits for the same
+/// send of segment `s − 1` ([`edge_order_dep`]).
+pub struct PipelineStream {
+    header: Schedule,
+    pl: Option<Pipeline>,
+    ranks: Vec<RankBlocks>,
+    /// Rounds in which every tree has a segment.
+    full_rounds: u64,
+    /// Whether one more, partial, round follows (some trees have a segment more).
+    partial_round: bool,
+}
+
+impl PipelineStream {
+    pub fn new(mut header: Schedule, pl: Option<Pipeline>) -> Result<PipelineStream> {
+        let Some(pl) = pl else {
+            return Ok(PipelineStream {
+                ranks: vec![RankBlocks::default(); header.ranks],
+                header,
+                pl: None,
+                full_rounds: 0,
+                partial_round: false,
+            });
+        };
+        let nt = pl.trees.len();
+        let segs: Vec<u64> = (0..nt).map(|t| pl.segments(t)).collect();
+        let full_rounds = segs.iter().copied().min().unwrap_or(0);
+        let rounds = segs.iter().copied().max().unwrap_or(0);
+        if rounds > full_rounds + 1 {
+            return Err(invalid!(
+                "pipeline stream: trees differ by more than one segment ({full_rounds} to {rounds})"
+            ));
+        }
+        let mut block = Vec::new();
+        let mut ranks = Vec::with_capacity(header.ranks);
+        for (r, prog) in header.programs.iter_mut().enumerate() {
+            prog.scratch = pl.scratch(r);
+            let mut rb = RankBlocks::default();
+            for (t, &nseg) in segs.iter().enumerate() {
+                let mut tb = TreeBlock {
+                    start: rb.round_len,
+                    start_last: rb.last_round_len,
+                    ..TreeBlock::default()
+                };
+                if nseg > 0 {
+                    pl.block(&pl.view(r, t), 0, &mut block);
+                    tb.ops = block
+                        .iter()
+                        .map(|b| TemplateOp {
+                            op: b.op,
+                            deps: b.deps().len() as u8,
+                            succ: SmallVec::new(),
+                            peer_op: u32::MAX,
+                        })
+                        .collect();
+                    for (k, b) in block.iter().enumerate() {
+                        if b.deps().is_empty() && !matches!(b.op, Op::Send { .. } | Op::Recv { .. })
+                        {
+                            return Err(invalid!(
+                                "pipeline stream: only sends and receives may start a block"
+                            ));
+                        }
+                        for &d in b.deps() {
+                            tb.ops[d as usize].succ.push(k as u8);
+                        }
+                    }
+                    let len = tb.ops.len() as u64;
+                    rb.round_len += len;
+                    if nseg == rounds {
+                        rb.last_round_len += len;
+                    }
+                }
+                rb.trees.push(tb);
+            }
+            if full_rounds * rb.round_len + rb.last_round_len > OpId::MAX as u64 {
+                return Err(invalid!(
+                    "pipeline stream: rank {r} would run more than 2^32 operations; use larger --segment"
+                ));
+            }
+            ranks.push(rb);
+        }
+        // Match each send of a template to its receive in the peer's template
+        // (a message is unique per (source, destination, tag)).
+        for r in 0..ranks.len() {
+            for t in 0..nt {
+                for k in 0..ranks[r].trees[t].ops.len() {
+                    let Op::Send { peer, tag, .. } = ranks[r].trees[t].ops[k].op else {
+                        continue;
+                    };
+                    let j = ranks[peer as usize].trees[t]
+                        .ops
+                        .iter()
+                        .position(|o| matches!(o.op, Op::Recv { peer: p, tag: g, .. } if p as usize == r && g == tag))
+                        .ok_or_else(|| invalid!("pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
+                    ranks[r].trees[t].ops[k].peer_op = j as u32;
+                }
+            }
+        }
+        Ok(PipelineStream {
+            header,
+            pl: Some(pl),
+            ranks,
+            full_rounds,
+            partial_round: rounds > full_rounds,
+        })
+    }
+
+    /// The collective, ranks and routes, without the pipeline.
+    pub fn into_header(self) -> Schedule {
+        self.header
+    }
+
+    /// Total operations over all ranks.
+    pub fn num_ops(&self) -> u64 {
+        (0..self.ranks.len()).map(|r| self.len(r)).sum()
+    }
+
+    fn pipeline(&self) -> &Pipeline {
+        self.pl.as_ref().expect("a stream with ops has a pipeline")
+    }
+
+    /// The first op of rank `r`'s block of tree `t`, segment `s`.
+    fn block_start(&self, r: usize, t: usize, s: u64) -> u64 {
+        let rb = &self.ranks[r];
+        if s < self.full_rounds {
+            s * rb.round_len + rb.trees[t].start
+        } else {
+            self.full_rounds * rb.round_len + rb.trees[t].start_last
+        }
+    }
+
+    /// (tree, segment, index in the block) of op `i` of rank `r`.
+    fn locate(&self, r: usize, i: OpId) -> (usize, u64, usize) {
+        let rb = &self.ranks[r];
+        let i = i as u64;
+        let full = self.full_rounds * rb.round_len;
+        let (s, off, last) = if i < full {
+            (i / rb.round_len, i % rb.round_len, false)
+        } else {
+            (self.full_rounds, i - full, true)
+        };
+        for (t, tb) in rb.trees.iter().enumerate() {
+            let start = if last { tb.start_last } else { tb.start };
+            let present = !last || self.pipeline().segments(t) > self.full_rounds;
+            if present && off >= start && off < start + tb.ops.len() as u64 {
+                return (t, s, (off - start) as usize);
+            }
+        }
+        unreachable!("op {i} of rank {r} is past its program")
+    }
+}
+
+impl OpSource for PipelineStream {
+    fn header(&self) -> &Schedule {
+        &self.header
+    }
+
+    fn len(&self, r: usize) -> u64 {
+        let rb = &self.ranks[r];
+        self.full_rounds * rb.round_len
+            + if self.partial_round {
+                rb.last_round_len
+            } else {
+                0
+            }
+    }
+
+    fn op(&self, r: usize, i: OpId) -> Op {
+        let (t, s, k) = self.locate(r, i);
+        let pl = self.pipeline();
+        let shift = s * pl.seg_elems;
+        let count = pl.segment(t, s).1;
+        let tag_shift = (2 * s * pl.trees.len() as u64) as u32;
+        let mut op = self.ranks[r].trees[t].ops[k].op;
+        let mv = |g: &mut Region| {
+            g.offset += shift;
+            g.count = count;
+        };
+        match &mut op {
+            Op::Send { tag, region, .. } | Op::Recv { tag, region, .. } => {
+                *tag += tag_shift;
+                mv(region);
+            }
+            Op::Combine { src, dst } | Op::Copy { src, dst } => {
+                mv(src);
+                mv(dst);
+            }
+            Op::Compute { .. } => {}
+        }
+        op
+    }
+
+    fn dep_count(&self, r: usize, i: OpId) -> u32 {
+        let (t, s, k) = self.locate(r, i);
+        let o = &self.ranks[r].trees[t].ops[k];
+        o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
+    }
+
+    fn successors(&self, r: usize, i: OpId, mut f: impl FnMut(OpId)) {
+        let (t, s, k) = self.locate(r, i);
+        let o = &self.ranks[r].trees[t].ops[k];
+        let base = self.block_start(r, t, s);
+        for &j in &o.succ {
+            f((base + j as u64) as OpId);
+        }
+        if matches!(o.op, Op::Send { .. }) && s + 1 < self.pipeline().segments(t) {
+            f((self.block_start(r, t, s + 1) + k as u64) as OpId);
+        }
+    }
+
+    fn partner(&self, r: usize, i: OpId) -> OpId {
+        let (t, s, k) = self.locate(r, i);
+        let o = &self.ranks[r].trees[t].ops[k];
+        let Op::Send { peer, .. } = o.op else {
+            return OpId::MAX;
+        };
+        (self.block_start(peer as usize, t, s) + o.peer_op as u64) as OpId
+    }
+
+    fn initial(&self, r: usize, out: &mut Vec<OpId>) {
+        // Only segment 0 has ops without dependencies other than receives:
+        // later sends wait for their predecessor, and combines for receives.
+        for (t, tb) in self.ranks[r].trees.iter().enumerate() {
+            if tb.ops.is_empty() {
+                continue;
+            }
+            let base = self.block_start(r, t, 0);
+            for (k, o) in tb.ops.iter().enumerate() {
+                if o.deps == 0 && !matches!(o.op, Op::Recv { .. }) {
+                    out.push((base + k as u64) as OpId);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,14 @@ impl BuildArgs {
 
     /// Builds the schedule on `topo` (or on `--ranks`).
     pub fn build(&self, topo: Option<&Topology>) -> Result<Schedule> {
+        Ok(algorithms::build(
+            self.algorithm_name()?,
+            &self.request(topo)?,
+        )?)
+    }
+
+    /// The request these arguments describe.
+    pub fn request<'t>(&self, topo: Option<&'t Topology>) -> Result<Request<'t>> {
         let ranks = match (topo, self.ranks) {
             (Some(t), Some(r)) if r != t.num_ranks() => {
                 return Err(Error::Invalid(format!(
@@ -121,7 +129,7 @@ impl BuildArgs {
             }
             req.segment_bytes = Some(seg);
         }
-        Ok(algorithms::build(self.algorithm_name()?, &req)?)
+        Ok(req)
     }
 
     pub fn collective_name(&self) -> Result<&str> {

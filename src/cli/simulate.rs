@@ -1,6 +1,7 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
 use super::BuildArgs;
+use crate::algorithms::{self, pipelined::MAX_MATERIALISED_OPS};
 use crate::error::Error;
 use crate::schedule::{self, Schedule};
 use crate::sim::{self, Fairness, Sharing, SimConfig, SimResult, Skew};
@@ -83,6 +84,14 @@ pub struct SimulateArgs {
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
+    /// For pipelined algorithms (trinaryx3, pipeline, reduce_bcast, binomial
+    /// reduce): generate each operation when the simulator reaches it instead
+    /// of writing the schedule out, in memory proportional to the ranks. The
+    /// verifier needs the schedule written out, so it does not run (the test
+    /// suite checks the generator op by op against the written-out schedule).
+    /// Chosen automatically when the written-out schedule would be too large.
+    #[arg(long)]
+    pub stream: bool,
 }
 
 /// One simulation's report, as printed in JSON.
@@ -191,11 +200,47 @@ pub fn simulate_one(
     engines: usize,
     detail: bool,
 ) -> Result<(Report, Schedule, SimResult)> {
-    let s = build.build(Some(topo))?;
-    if !a.no_verify {
-        schedule::verify(&s)?;
-    }
-    let result = sim::simulate(&s, topo, &a.config(engines)?)?;
+    let req = build.request(Some(topo))?;
+    let name = build.algorithm_name()?;
+    let streams = algorithms::find(req.collective.name(), name)?
+        .stream
+        .is_some();
+    let stream = if streams {
+        let st = algorithms::build_stream(name, &req)?;
+        (a.stream || st.num_ops() > MAX_MATERIALISED_OPS).then_some(st)
+    } else if a.stream {
+        return Err(Error::Invalid(format!(
+            "--stream: {} {name} is not a generated pipeline",
+            req.collective.name()
+        ))
+        .into());
+    } else {
+        None
+    };
+    let cfg = a.config(engines)?;
+    let (s, result, lower_bound_s) = match stream {
+        Some(st) => {
+            let result = sim::simulate_source(&st, topo, &cfg)?;
+            // The link-load bound from the bytes the simulation moved (the
+            // schedule is not there to route again).
+            let lb = result
+                .links
+                .iter()
+                .zip(&topo.links)
+                .map(|(l, link)| l.bytes / link.bandwidth)
+                .fold(0.0, f64::max);
+            (st.into_header(), result, Some(lb))
+        }
+        None => {
+            let s = algorithms::build(name, &req)?;
+            if !a.no_verify {
+                schedule::verify(&s)?;
+            }
+            let result = sim::simulate(&s, topo, &cfg)?;
+            let lb = crate::model::lower_bound(&s, topo);
+            (s, result, lb)
+        }
+    };
     let report = Report {
         topology: topo.name.clone(),
         collective: build.collective_name()?.to_string(),
@@ -204,7 +249,7 @@ pub fn simulate_one(
         size_bytes: parse_bytes(&build.size)?,
         engines,
         time_s: result.time_s,
-        lower_bound_s: crate::model::lower_bound(&s, topo),
+        lower_bound_s,
         flows: result.flows,
         links_shared_fraction: result.links_shared_fraction,
         links_used_fraction: result.links_used_fraction,

@@ -15,7 +15,7 @@ use crate::algorithms::{self, trees, Request};
 use crate::error::Result;
 use crate::model::trinaryx3 as model;
 use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::{simulate, SimConfig, SimResult};
+use crate::sim::{simulate, simulate_source, SimConfig, SimResult};
 use crate::topology::{parse_spec, Topology};
 use crate::units::format_bytes;
 use rayon::prelude::*;
@@ -67,6 +67,12 @@ pub fn point(
         Some(t),
     )?;
     req.segment_bytes = segment;
+    // Pipelines are generated op by op as the simulator needs them (the same
+    // result as written out, in memory proportional to the ranks).
+    if algorithms::find(collective.name(), alg)?.stream.is_some() {
+        let st = algorithms::build_stream(alg, &req)?;
+        return simulate_source(&st, t, &config());
+    }
     let s = algorithms::build(alg, &req)?;
     simulate(&s, t, &config())
 }

@@ -14,6 +14,7 @@
 mod collective;
 mod export;
 mod graph;
+mod source;
 mod verify;
 
 pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIVES};
@@ -24,6 +25,7 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
 }
 pub use export::{from_json, to_goal, to_json};
 pub use graph::{dependency_counts, match_messages, Successors};
+pub use source::{Materialised, OpSource};
 pub use verify::{verify, VerifyReport};
 
 use serde::{Deserialize, Serialize};

@@ -88,8 +88,9 @@ impl Content {
         self.runs.insert(pos, tail);
     }
 
-    /// The content of `[off, off+count)`, or the first undefined element.
-    fn read(&self, off: u64, count: u64) -> std::result::Result<Vec<Piece>, u64> {
+    /// The content of `[off, off+count)`, or the first undefined element;
+    /// adds the terms it copies to `made`.
+    fn read(&self, off: u64, count: u64, made: &mut u64) -> std::result::Result<Vec<Piece>, u64> {
         let end = off + count;
         let mut pieces = Vec::new();
         let mut pos = off;
@@ -119,6 +120,7 @@ impl Content {
         if pos < end {
             return Err(pos);
         }
+        *made += pieces.iter().map(|p| p.terms.len() as u64).sum::<u64>();
         Ok(pieces)
     }
 
@@ -144,8 +146,13 @@ impl Content {
     }
 
     /// `dst = dst ∘ pieces` over `[off, off+count)`; errors with the first
-    /// undefined destination element.
-    fn combine(&mut self, off: u64, pieces: Vec<Piece>) -> std::result::Result<(), u64> {
+    /// undefined destination element. Adds the terms it makes to `made`.
+    fn combine(
+        &mut self,
+        off: u64,
+        pieces: Vec<Piece>,
+        made: &mut u64,
+    ) -> std::result::Result<(), u64> {
         for p in pieces {
             if p.len == 0 {
                 continue;
@@ -161,6 +168,7 @@ impl Content {
                 let add = shifted(&p.terms, start - lo);
                 let mut merged: Terms = run.terms.iter().chain(add.iter()).copied().collect();
                 merged.sort_unstable();
+                *made += merged.len() as u64;
                 run.terms = merged;
                 pos = start + run.len;
             }
@@ -399,6 +407,12 @@ struct Message {
     pieces: Vec<Piece>,
 }
 
+/// Symbolic terms the verifier may copy or make before it gives up: a
+/// reduction over P ranks holds P terms per element piece on every rank, so
+/// checking one on thousands of ranks would need tens of gigabytes. Roughly
+/// 4 GB at worst.
+pub const MAX_TERMS: u64 = 1 << 28;
+
 fn execute_and_check(s: &Schedule) -> Result<u64> {
     let p = s.ranks;
     // Buffers: [input, output, scratch] per rank.
@@ -437,6 +451,17 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
     let mut waiting: FxHashMap<(u32, u32, u32), VecDeque<OpId>> = FxHashMap::default();
     let mut done: usize = 0;
     let mut bytes_moved: u64 = 0;
+    let mut made: u64 = 0;
+    let too_big = |made: u64| {
+        if made > MAX_TERMS {
+            Err(verr(format!(
+                "too large to verify: more than {MAX_TERMS} symbolic terms (each element of a reduction over {} ranks carries one per rank); verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
+                s.ranks
+            )))
+        } else {
+            Ok(())
+        }
+    };
     let elem = s.elem_bytes();
     let undefined = |rank: usize, i: OpId, what: &str, buf: Buf, at: u64| {
         verr(format!(
@@ -465,7 +490,8 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
                    rank: usize,
                    i: OpId,
                    src: u32,
-                   msg: Message|
+                   msg: Message,
+                   made: &mut u64|
      -> Result<()> {
         let Op::Recv {
             region,
@@ -487,7 +513,7 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
         }
         let dst = &mut bufs[rank][region.buf as usize];
         if combine {
-            dst.combine(region.offset, msg.pieces)
+            dst.combine(region.offset, msg.pieces, made)
                 .map_err(|at| undefined(rank, i, "combines into", region.buf, at))?;
         } else {
             dst.write(region.offset, region.count, msg.pieces);
@@ -496,13 +522,14 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
     };
 
     while let Some((rank, i)) = ready.pop() {
+        too_big(made)?;
         let r = rank as usize;
         match s.programs[r].ops[i as usize] {
             Op::Send {
                 peer, tag, region, ..
             } => {
                 let pieces = bufs[r][region.buf as usize]
-                    .read(region.offset, region.count)
+                    .read(region.offset, region.count, &mut made)
                     .map_err(|at| undefined(r, i, "sends", region.buf, at))?;
                 bytes_moved += region.count * elem;
                 let key = (rank, peer, tag);
@@ -512,7 +539,7 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
                     pieces,
                 };
                 if let Some(j) = waiting.get_mut(&key).and_then(|q| q.pop_front()) {
-                    deliver(&mut bufs, peer as usize, j, rank, msg)?;
+                    deliver(&mut bufs, peer as usize, j, rank, msg, &mut made)?;
                     complete!(peer, j);
                 } else {
                     messages.entry(key).or_default().push_back(msg);
@@ -522,7 +549,7 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
             Op::Recv { peer, tag, .. } => {
                 let key = (peer, rank, tag);
                 if let Some(msg) = messages.get_mut(&key).and_then(|q| q.pop_front()) {
-                    deliver(&mut bufs, r, i, peer, msg)?;
+                    deliver(&mut bufs, r, i, peer, msg, &mut made)?;
                     complete!(rank, i);
                 } else {
                     waiting.entry(key).or_default().push_back(i);
@@ -530,17 +557,17 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
             }
             Op::Copy { src, dst } => {
                 let pieces = bufs[r][src.buf as usize]
-                    .read(src.offset, src.count)
+                    .read(src.offset, src.count, &mut made)
                     .map_err(|at| undefined(r, i, "copies from", src.buf, at))?;
                 bufs[r][dst.buf as usize].write(dst.offset, dst.count, pieces);
                 complete!(rank, i);
             }
             Op::Combine { src, dst } => {
                 let pieces = bufs[r][src.buf as usize]
-                    .read(src.offset, src.count)
+                    .read(src.offset, src.count, &mut made)
                     .map_err(|at| undefined(r, i, "combines from", src.buf, at))?;
                 bufs[r][dst.buf as usize]
-                    .combine(dst.offset, pieces)
+                    .combine(dst.offset, pieces, &mut made)
                     .map_err(|at| undefined(r, i, "combines into", dst.buf, at))?;
                 complete!(rank, i);
             }
@@ -596,7 +623,7 @@ fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) 
         if e.count == 0 {
             continue;
         }
-        let pieces = out.read(e.offset, e.count).map_err(|at| {
+        let pieces = out.read(e.offset, e.count, &mut 0).map_err(|at| {
             verr(format!(
                 "rank {rank} output element {at}: expected {}, found no data ({} never delivered it)",
                 describe_terms(&e.terms, at - e.offset, 4),

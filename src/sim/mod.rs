@@ -34,11 +34,11 @@ pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{dependency_counts, match_messages, Op, OpId, Schedule, Successors};
+use crate::schedule::{Materialised, Op, OpId, OpSource, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::Instant;
 
 /// How links are shared between flows.
@@ -290,23 +290,120 @@ struct Transfer {
     dispatched: f64,
 }
 
+/// A receive has been posted (its dependencies are done).
+const POSTED: u32 = 1 << 31;
+/// A receive's data has arrived.
+const ARRIVED: u32 = 1 << 30;
+const DONE: u32 = 1 << 29;
+/// The low bits count the dependencies not yet done.
+const REMAINING: u32 = DONE - 1;
+
+/// An op's flags and its count of dependencies not yet done, in four bytes
+/// (a streamed pipeline can have a few hundred million ops in flight).
+#[derive(Clone, Copy, Debug)]
+struct OpState {
+    flags: u32,
+}
+
+impl OpState {
+    fn remaining(&self) -> u32 {
+        self.flags & REMAINING
+    }
+}
+
+/// States per chunk of an [`OpWindow`].
+const WINDOW_CHUNK: usize = 4096;
+
+/// The state of one rank's ops from the oldest unfinished one to the furthest
+/// one touched so far, in chunks freed as the front finishes: ops before
+/// `base + head` are done, ops from `base + len` on untouched. Memory follows
+/// the ops in flight, not the length of the program.
+#[derive(Default)]
+struct OpWindow {
+    /// The op of the first state of the first chunk.
+    base: OpId,
+    chunks: VecDeque<Vec<OpState>>,
+    /// States set, from `base` on.
+    len: usize,
+    /// States retired at the front of the first chunk.
+    head: usize,
+}
+
+impl OpWindow {
+    fn get<P: OpSource>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
+        debug_assert!(i >= self.base, "op {i} of rank {r} is already done");
+        let k = (i - self.base) as usize;
+        while self.len <= k {
+            if self.len == self.chunks.len() * WINDOW_CHUNK {
+                self.chunks.push_back(Vec::new());
+            }
+            let j = self.base + self.len as OpId;
+            let flags = src.dep_count(r, j).min(REMAINING);
+            self.chunks
+                .back_mut()
+                .expect("pushed")
+                .push(OpState { flags });
+            self.len += 1;
+        }
+        &mut self.chunks[k / WINDOW_CHUNK][k % WINDOW_CHUNK]
+    }
+
+    /// Retires the finished ops at the front, freeing chunks.
+    fn retire(&mut self) {
+        while self.head < self.len && self.chunks[0][self.head].flags & DONE != 0 {
+            self.head += 1;
+            if self.head == WINDOW_CHUNK {
+                self.chunks.pop_front();
+                self.base += WINDOW_CHUNK as OpId;
+                self.len -= WINDOW_CHUNK;
+                self.head = 0;
+            }
+        }
+    }
+
+    /// The ops touched and not retired, with their states.
+    fn touched(&self) -> impl Iterator<Item = (OpId, &OpState)> + '_ {
+        (self.head..self.len).map(move |k| {
+            (
+                self.base + k as OpId,
+                &self.chunks[k / WINDOW_CHUNK][k % WINDOW_CHUNK],
+            )
+        })
+    }
+}
+
 struct RankState {
-    remaining: Vec<u32>,
-    succ: Successors,
+    ops: OpWindow,
+    started: bool,
     /// Ready sends, smallest program index first.
     ready_sends: BinaryHeap<Reverse<OpId>>,
     engines_busy: usize,
     cpu_free: f64,
-    /// Per receive: bit 0 posted, bit 1 data arrived.
-    recv_state: Vec<u8>,
     finish: f64,
-    done: usize,
+    done: u64,
 }
 
 /// Simulates `s` on `topo`. The schedule should have passed the verifier;
 /// the simulator still returns an error (never hangs) if it cannot complete.
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
     let wall = Instant::now();
+    check(s, topo, cfg)?;
+    Sim::new(&Materialised::new(s)?, topo, cfg).run(wall)
+}
+
+/// Simulates a schedule read op by op (a generated pipeline, say), with the
+/// same semantics and the same result as [`simulate`] on its materialised form.
+pub fn simulate_source<P: OpSource>(
+    src: &P,
+    topo: &Topology,
+    cfg: &SimConfig,
+) -> Result<SimResult> {
+    let wall = Instant::now();
+    check(src.header(), topo, cfg)?;
+    Sim::new(src, topo, cfg).run(wall)
+}
+
+fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
     cfg.check(s.ranks)?;
     if topo.num_ranks() != s.ranks {
         return Err(invalid!(
@@ -316,14 +413,13 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
             topo.num_ranks()
         ));
     }
-    Sim::new(s, topo, cfg)?.run(wall)
+    Ok(())
 }
 
-struct Sim<'a> {
-    s: &'a Schedule,
+struct Sim<'a, P: OpSource> {
+    src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
-    partner: Vec<Vec<OpId>>,
     ranks: Vec<RankState>,
     events: BinaryHeap<Reverse<Event>>,
     seq: u64,
@@ -362,9 +458,9 @@ struct Sim<'a> {
     started: Vec<(u32, f64)>,
 }
 
-impl<'a> Sim<'a> {
-    fn new(s: &'a Schedule, topo: &'a Topology, cfg: &'a SimConfig) -> Result<Sim<'a>> {
-        let partner = match_messages(s)?;
+impl<'a, P: OpSource> Sim<'a, P> {
+    fn new(src: &'a P, topo: &'a Topology, cfg: &'a SimConfig) -> Sim<'a, P> {
+        let ranks = src.header().ranks;
         let mut capacity: Vec<f64> = topo.links.iter().map(|l| l.bandwidth).collect();
         let mut latency: Vec<f64> = topo.links.iter().map(|l| l.latency).collect();
         let mut inj_base = None;
@@ -380,26 +476,22 @@ impl<'a> Sim<'a> {
             latency.extend(std::iter::repeat_n(0.0, topo.num_nodes));
         }
         let n = capacity.len();
-        let ranks = s
-            .programs
-            .iter()
-            .map(|p| RankState {
-                remaining: dependency_counts(p),
-                succ: Successors::new(p),
+        let rank_states = (0..ranks)
+            .map(|_| RankState {
+                ops: OpWindow::default(),
+                started: false,
                 ready_sends: BinaryHeap::new(),
                 engines_busy: 0,
                 cpu_free: 0.0,
-                recv_state: vec![0; p.len()],
                 finish: 0.0,
                 done: 0,
             })
             .collect();
-        Ok(Sim {
-            s,
+        Sim {
+            src,
             topo,
             cfg,
-            partner,
-            ranks,
+            ranks: rank_states,
             events: BinaryHeap::new(),
             seq: 0,
             transfers: Vec::new(),
@@ -422,11 +514,23 @@ impl<'a> Sim<'a> {
             ready_now: Vec::new(),
             parked: std::collections::HashMap::new(),
             to_dispatch: Vec::new(),
-            dispatch_pending: vec![false; s.ranks],
+            dispatch_pending: vec![false; ranks],
             resched: Vec::new(),
             ends: queue::EndQueue::default(),
             started: Vec::new(),
-        })
+        }
+    }
+
+    fn elem_bytes(&self) -> u64 {
+        self.src.header().elem_bytes()
+    }
+
+    /// Whether receive `i` of rank `r` is posted: its dependencies are done,
+    /// or it has none and the rank has started.
+    fn posted(&mut self, r: u32, i: OpId) -> bool {
+        let rank = &mut self.ranks[r as usize];
+        rank.ops.get(self.src, r as usize, i).flags & POSTED != 0
+            || (rank.started && self.src.dep_count(r as usize, i) == 0)
     }
 
     fn push(&mut self, time: f64, kind: EvKind, a: u32, b: u32) {
@@ -441,7 +545,12 @@ impl<'a> Sim<'a> {
     }
 
     fn run(mut self, wall: Instant) -> Result<SimResult> {
-        for (r, t) in self.cfg.start_offsets(self.s.ranks).into_iter().enumerate() {
+        for (r, t) in self
+            .cfg
+            .start_offsets(self.ranks.len())
+            .into_iter()
+            .enumerate()
+        {
             self.ranks[r].finish = t;
             self.push(t, EvKind::Start, r as u32, 0);
         }
@@ -494,17 +603,10 @@ impl<'a> Sim<'a> {
         self.handled += 1;
         let t = e.time;
         match e.kind {
-            EvKind::Start => {
-                let r = e.a as usize;
-                for i in 0..self.ranks[r].remaining.len() {
-                    if self.ranks[r].remaining[i] == 0 {
-                        self.ready_now.push((e.a, i as OpId));
-                    }
-                }
-            }
+            EvKind::Start => self.start(e.a),
             EvKind::CpuDone => {
                 let (r, i) = (e.a, e.b);
-                match self.s.programs[r as usize].ops[i as usize] {
+                match self.src.op(r as usize, i) {
                     Op::Send { .. } => self.begin_latency(t, e.a, i)?,
                     _ => self.complete(t, r, i),
                 }
@@ -515,6 +617,29 @@ impl<'a> Sim<'a> {
             EvKind::Arrive => self.arrive(t, e.a),
         }
         Ok(())
+    }
+
+    /// Rank r starts: the ops without dependencies become ready, in program
+    /// order. Receives without dependencies count as posted from now on; the
+    /// ones whose data came first, or whose sender waits for them
+    /// (rendezvous), are handled now like the rest.
+    fn start(&mut self, r: u32) {
+        let ru = r as usize;
+        self.ranks[ru].started = true;
+        let mut ids = Vec::new();
+        self.src.initial(ru, &mut ids);
+        ids.extend(self.ranks[ru].ops.touched().filter_map(|(i, st)| {
+            (st.flags & ARRIVED != 0 && self.src.dep_count(ru, i) == 0).then_some(i)
+        }));
+        ids.extend(
+            self.parked
+                .keys()
+                .filter(|&&(pr, pi)| pr == r && self.src.dep_count(ru, pi) == 0)
+                .map(|&(_, pi)| pi),
+        );
+        ids.sort_unstable();
+        ids.dedup();
+        self.ready_now.extend(ids.into_iter().map(|i| (r, i)));
     }
 
     /// Asks for rank r's engines to be given work at the end of this instant.
@@ -529,14 +654,15 @@ impl<'a> Sim<'a> {
     fn drain_ready(&mut self, now: f64) -> Result<()> {
         while let Some((r, i)) = self.ready_now.pop() {
             let rank = &mut self.ranks[r as usize];
-            match self.s.programs[r as usize].ops[i as usize] {
+            match self.src.op(r as usize, i) {
                 Op::Send { .. } => {
                     rank.ready_sends.push(Reverse(i));
                     self.want_dispatch(r);
                 }
                 Op::Recv { .. } => {
-                    rank.recv_state[i as usize] |= 1;
-                    if rank.recv_state[i as usize] == 3 {
+                    let st = rank.ops.get(self.src, r as usize, i);
+                    st.flags |= POSTED;
+                    if st.flags & ARRIVED != 0 {
                         self.received(now, r, i);
                     }
                     if let Some((sr, si)) = self.parked.remove(&(r, i)) {
@@ -545,7 +671,7 @@ impl<'a> Sim<'a> {
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
                 Op::Combine { src, .. } => {
-                    let bytes = src.count * self.s.elem_bytes();
+                    let bytes = src.count * self.elem_bytes();
                     self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
                 }
                 Op::Compute { seconds } => self.cpu_task(now, r, i, seconds, "compute"),
@@ -608,15 +734,12 @@ impl<'a> Sim<'a> {
             region,
             route,
             ..
-        } = self.s.programs[r as usize].ops[i as usize]
+        } = self.src.op(r as usize, i)
         else {
             unreachable!("only sends start transfers")
         };
-        let recv_op = self.partner[r as usize][i as usize];
-        if self.cfg.rendezvous
-            && peer != r
-            && self.ranks[peer as usize].recv_state[recv_op as usize] & 1 == 0
-        {
+        let recv_op = self.src.partner(r as usize, i);
+        if self.cfg.rendezvous && peer != r && !self.posted(peer, recv_op) {
             self.parked.insert((peer, recv_op), (r, i));
             return Ok(());
         }
@@ -630,7 +753,7 @@ impl<'a> Sim<'a> {
             if route == 0 {
                 self.topo.route(r as usize, peer as usize, &mut path);
             } else {
-                let offset = &self.s.offsets[route as usize - 1];
+                let offset = &self.src.header().offsets[route as usize - 1];
                 let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
                 if dest != peer as usize {
                     return Err(Error::Invalid(format!(
@@ -652,7 +775,7 @@ impl<'a> Sim<'a> {
         let bytes = if peer == r {
             0.0
         } else {
-            (region.count * self.s.elem_bytes() + self.cfg.header_bytes) as f64
+            (region.count * self.elem_bytes() + self.cfg.header_bytes) as f64
         };
         self.transfers[id as usize] = Transfer {
             src: r,
@@ -780,22 +903,25 @@ impl<'a> Sim<'a> {
         self.ranks[src as usize].engines_busy -= 1;
         self.complete(now, src, send_op);
         self.want_dispatch(src);
-        let st = &mut self.ranks[dst as usize].recv_state[recv_op as usize];
-        *st |= 2;
-        if *st == 3 {
+        let posted = self.posted(dst, recv_op);
+        let st = self.ranks[dst as usize]
+            .ops
+            .get(self.src, dst as usize, recv_op);
+        st.flags |= ARRIVED;
+        if posted {
             self.received(now, dst, recv_op);
         }
     }
 
     /// A receive is posted and its data is here.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
-        match self.s.programs[r as usize].ops[i as usize] {
+        match self.src.op(r as usize, i) {
             Op::Recv {
                 combine: true,
                 region,
                 ..
             } => {
-                let bytes = region.count * self.s.elem_bytes();
+                let bytes = region.count * self.elem_bytes();
                 self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
             }
             _ => self.complete(now, r, i),
@@ -803,15 +929,24 @@ impl<'a> Sim<'a> {
     }
 
     fn complete(&mut self, now: f64, r: u32, i: OpId) {
-        let rank = &mut self.ranks[r as usize];
+        let Sim {
+            src,
+            ranks,
+            ready_now,
+            ..
+        } = self;
+        let rank = &mut ranks[r as usize];
         rank.done += 1;
         rank.finish = rank.finish.max(now);
-        for &j in rank.succ.of(i as usize) {
-            rank.remaining[j as usize] -= 1;
-            if rank.remaining[j as usize] == 0 {
-                self.ready_now.push((r, j));
+        rank.ops.get(*src, r as usize, i).flags |= DONE;
+        src.successors(r as usize, i, |j| {
+            let st = rank.ops.get(*src, r as usize, j);
+            st.flags -= 1;
+            if st.remaining() == 0 {
+                ready_now.push((r, j));
             }
-        }
+        });
+        rank.ops.retire();
     }
 
     fn update_rates(&mut self, now: f64) {
@@ -832,14 +967,14 @@ impl<'a> Sim<'a> {
     }
 
     fn finish(self, wall: Instant) -> Result<SimResult> {
-        let total: usize = self.s.programs.iter().map(|p| p.len()).sum();
-        let done: usize = self.ranks.iter().map(|r| r.done).sum();
+        let total: u64 = (0..self.ranks.len()).map(|r| self.src.len(r)).sum();
+        let done: u64 = self.ranks.iter().map(|r| r.done).sum();
         if done < total {
             let stuck = self
                 .ranks
                 .iter()
                 .enumerate()
-                .find(|(r, st)| st.done < self.s.programs[*r].len())
+                .find(|(r, st)| st.done < self.src.len(*r))
                 .map(|(r, _)| r)
                 .unwrap_or(0);
             let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());

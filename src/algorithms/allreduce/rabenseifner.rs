@@ -23,6 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "rabenseifner",
     summary: "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

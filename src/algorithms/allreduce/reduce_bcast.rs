@@ -14,9 +14,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "reduce_bcast",
     summary: "binomial reduce then binomial bcast from rank 0, pipelined in segments",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     let tree = binomial_tree(req.ranks, 0)?;
     pipelined::single_tree(
         req,

@@ -20,6 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ring",
     summary: "ring reduce-scatter then ring allgather, 2(P-1) steps of n/P elements",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -16,8 +16,17 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary:
         "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     pipelined::trinaryx3(req, ALGORITHM.name, 0, true, true)
 }

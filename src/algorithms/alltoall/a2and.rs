@@ -22,6 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "a2and",
     summary: "A2AND: relative grid offsets in loop order (x outer), all sends at once (grids)",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -76,6 +76,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary:
         "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound",
     build,
+    stream: None,
 };
 
 /// The A2AT send order of one rank in the paper's frame: offsets (i, j) along

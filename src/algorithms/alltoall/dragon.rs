@@ -26,6 +26,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary:
         "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

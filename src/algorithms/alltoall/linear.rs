@@ -12,6 +12,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "linear",
     summary: "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

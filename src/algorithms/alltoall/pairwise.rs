@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "pairwise",
     summary: "SimGrid's pair: step i = 1..P-1 send-receive with rank XOR i (P a power of two)",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -15,6 +15,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "ring",
     summary: "SimGrid's ring: step i = 1..P-1 send to r+i, receive from r-i, one step at a time",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -12,6 +12,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "binomial",
     summary: "binomial tree: receive from the parent, then send to children, largest subtree first",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -13,9 +13,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "pipeline",
     summary: "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = chain_tree(req.ranks, root)?;
     pipelined::single_tree(

@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "scatter_allgather",
     summary: "van de Geijn: binomial scatter of P chunks then ring allgather",
     build,
+    stream: None,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -15,9 +15,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "trinaryx3",
     summary: "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     pipelined::trinaryx3(req, ALGORITHM.name, root, false, true)
 }

@@ -13,9 +13,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "binomial",
     summary: "binomial tree: combine children smallest subtree first, then send to the parent",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = binomial_tree(req.ranks, root)?;
     pipelined::single_tree(req, ALGORITHM.name, tree, true, false, None)

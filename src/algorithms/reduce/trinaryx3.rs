@@ -17,9 +17,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary:
         "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
     build,
+    stream: Some(stream),
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    plan(req)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
+    plan(req)?.stream()
+}
+
+fn plan(req: &Request) -> Result<pipelined::Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     pipelined::trinaryx3(req, ALGORITHM.name, root, true, false)
 }
