@@ -203,14 +203,16 @@ pub fn torus_cube(n: usize) -> Vec<Offset> {
     for pair in &rest[..whole] {
         out.extend(pair);
     }
-    // Up to two pairs and T: 3, 5 or 7 sends. Seven (N ≡ 2 mod 6, or N = 2
-    // where Q has no pair) leaves one send alone at the end; it is the
-    // nearest pair's second half, one hop per dimension.
+    // Up to two pairs and T: 3, 5 or 7 sends. Seven (N ≡ 2 mod 6) leaves one
+    // send alone at the end: T, the pair (2,2,2), (−2,−2,−2) and (1,1,1)
+    // first, then (−1,−1,−1), one hop per dimension. Of the orders of these
+    // seven tried on 8×8×8 this was the best (the bound + 0.57 blocks; the
+    // lone pair last gave + 1.14, T last + 4).
     let tail = &rest[whole..];
     if tail.len() == 2 {
         out.extend(&t);
-        out.extend(tail[1]);
         out.extend(tail[0]);
+        out.extend(tail[1]);
     } else {
         for pair in tail {
             out.extend(pair);
