@@ -291,6 +291,11 @@ fn imbalance(s: [i64; 3], crit: [bool; 3]) -> i64 {
     top - low
 }
 
+/// Hops per dimension.
+type Hops = [i64; 3];
+/// (imbalance, −total hops) of a candidate group: smaller is better.
+type Score = (i64, i64);
+
 /// Groups `items` (each with a weight) into threes: the heaviest left with
 /// the two that balance the group best. Items of equal weight are
 /// interchangeable, so the search runs over weight classes.
@@ -324,7 +329,8 @@ fn group_in_threes<T: Copy>(items: Vec<([i64; 3], T)>, crit: [bool; 3]) -> Vec<T
         let add = |a: [i64; 3], b: [i64; 3]| [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
         let score = |s: [i64; 3]| (imbalance(s, crit), -s.iter().sum::<i64>());
         let keys: Vec<[i64; 3]> = classes.keys().copied().collect();
-        let mut best: Option<((i64, i64), Vec<[i64; 3]>)> = None;
+        // (score, partners' weight classes)
+        let mut best: Option<(Score, Vec<Hops>)> = None;
         for (ia, &a) in keys.iter().enumerate() {
             let sa = add(first, a);
             if left == 1 {
