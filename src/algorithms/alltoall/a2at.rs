@@ -59,10 +59,13 @@
 //! the link loads, and hence the bound, are the same.
 //! 1-wide shapes (Ny = 1, including 1D grids): S = 0, so Steps 1 and 2 are
 //! empty and Steps 3_Odd/4_Odd send (i, 0), (−i, 0) pairs and finally
-//! (Nx/2, 0): the optimal ring/line exchange. Grids of more than two
-//! dimensions of size > 1 (and Tofu, whose routes are not signed offsets) are
-//! unsupported. A grid that wraps in only one of its two dimensions gets the
-//! mesh order.
+//! (Nx/2, 0): the optimal ring/line exchange. A grid that wraps in only one
+//! of its two dimensions gets the mesh order.
+//!
+//! Three dimensions of size > 1: the 3D order of [`super::a2at3d`] (torus
+//! for 6 engines, mesh for 3; a grid that does not wrap in all three gets the
+//! mesh order). More than three, and Tofu (whose routes are not signed
+//! offsets), are unsupported.
 
 use super::{a2at3d, grid_of, post_all_receives, self_copy};
 use crate::algorithms::{Algorithm, Request};
@@ -74,7 +77,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
     name: "a2at",
     summary:
-        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound",
+        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6",
     build,
 };
 
