@@ -24,7 +24,8 @@
 //! These are chained so that groups of six stay aligned: Q with one diagonal
 //! pair, the other diagonal pairs in threes, and the rest (T and up to two
 //! pairs) last. The count works out on every cube except N ≡ 2 (mod 6), where
-//! N³ − 1 ≡ 1 (mod 6) forces one lone send at the end (see [`torus_cube`]).
+//! N³ − 1 ≡ 1 (mod 6): there the last 13 sends are regrouped so that the one
+//! left over starts when an engine frees early (see [`torus_cube`]).
 //!
 //! Mesh (meant for 3 engines: x, y, z, as the 2D mesh uses 2). On a mesh the
 //! middle link of a line of n nodes carries min(c, n−c) of the blocks at
@@ -182,7 +183,7 @@ pub fn torus_cube(n: usize) -> Vec<Offset> {
         }
         out.extend(group);
     }
-    // Nearest diagonal pairs last: a lone send at the end then costs least.
+    // Farthest diagonal pairs first, the nearest last.
     diag.reverse();
     if n % 2 == 1 {
         for pair in diag {
@@ -192,33 +193,38 @@ pub fn torus_cube(n: usize) -> Vec<Offset> {
     }
     let h = (n / 2) as i64;
     let (q, t) = half_ring_sets([h; 3]);
-    let mut diag = diag.into_iter();
-    out.extend(&q);
-    // Q (4 sends) + one diagonal pair make a group of six.
-    if let Some(pair) = diag.next() {
-        out.extend(pair);
-    }
-    let rest: Vec<[Offset; 2]> = diag.collect();
+    // The farthest pair goes with Q (4 sends + 2), the others in threes, and
+    // T with up to two pairs last (3, 5 or 7 sends).
+    let far = diag.first().copied();
+    let rest = diag.get(1..).unwrap_or_default();
     let whole = rest.len() / 3 * 3;
-    for pair in &rest[..whole] {
-        out.extend(pair);
-    }
-    // Up to two pairs and T: 3, 5 or 7 sends. Seven (N ≡ 2 mod 6) leaves one
-    // send alone at the end: T, the pair (2,2,2), (−2,−2,−2) and (1,1,1)
-    // first, then (−1,−1,−1), one hop per dimension. Of the orders of these
-    // seven tried on 8×8×8 this was the best (the bound + 0.57 blocks; the
-    // lone pair last gave + 1.14, T last + 4).
     let tail = &rest[whole..];
-    if tail.len() == 2 {
-        out.extend(&t);
-        out.extend(tail[0]);
-        out.extend(tail[1]);
-    } else {
-        for pair in tail {
+    if let (Some(far), &[b, a]) = (far, tail) {
+        // Seven sends would leave one alone at the end (N ≡ 2 mod 6, where
+        // N³ − 1 ≡ 1 mod 6). Instead the last 13 are regrouped (found by a
+        // search over orders of the tail on 8×8×8; the test
+        // a2at_3d_torus_tail_for_n_2_mod_6 checks it on 8×8×8 and 14×14×14):
+        // (−h,0,−h), (0,−h,h) of T with (0,h,0), (h,0,0) of Q and the far
+        // pair make a balanced six; then (h,h,0), b, (0,0,h), a load the +
+        // directions h + |b| + |a| and the − ones |b| + |a| only, so the −
+        // flows end first and free an engine for the corner (−h,−h,−h),
+        // which brings the − directions up to the same total.
+        for pair in &rest[..whole] {
             out.extend(pair);
         }
-        out.extend(&t);
+        out.extend([t[2], far[1], far[0], t[1], q[1], q[0]]);
+        out.extend([t[0], b[0], b[1], q[2], a[1], a[0]]);
+        out.push(q[3]);
+        return out;
     }
+    out.extend(&q);
+    if let Some(pair) = far {
+        out.extend(pair);
+    }
+    for pair in rest {
+        out.extend(pair);
+    }
+    out.extend(&t);
     out
 }
 
