@@ -106,8 +106,11 @@ fn destinations(n: [usize; 3]) -> Vec<Offset> {
 
 /// The nodes whose components are all 0 or N/2, in two balanced sets: Q
 /// (the axes one way, the far corner the other) and T (the face diagonals,
-/// each direction once), with `h` the half ring of each dimension (0 where
-/// the dimension is odd: such a node is not in the grid and is dropped).
+/// each direction once), with `h` the half ring of each dimension. Where a
+/// dimension is odd, h = 0 there and the sets shrink to the 2D pattern
+/// (h,0), (0,h), (−h,−h) or to the lone (h): entries that become the sender
+/// or repeat a node are dropped, and what is left still splits every even
+/// dimension's half rings evenly (with two or three even sides).
 fn half_ring_sets(h: [i64; 3]) -> (Vec<Offset>, Vec<Offset>) {
     let q = [
         [h[0], 0, 0],
