@@ -131,9 +131,10 @@ fn grid_algorithms_need_a_grid() {
         let cube = parse_spec("hypercube:4").unwrap();
         assert!(is_unsupported(&on(&cube, alg, 1)), "{alg} on a hypercube");
     }
-    // A2AT is two-dimensional, and Tofu's routes are not signed offsets.
+    // A2AT is defined up to three dimensions, and Tofu's routes are not
+    // signed offsets.
     assert!(is_unsupported(&on(
-        &parse_spec("torus:3x3x3").unwrap(),
+        &parse_spec("torus:3x3x3x2").unwrap(),
         "a2at",
         1
     )));
@@ -150,6 +151,60 @@ fn grid_algorithms_need_a_grid() {
     for spec in ["tofu:1x1x1", "tofu:2x1x1", "torus:3x2x4", "mesh:2x3x2x2"] {
         let t = parse_spec(spec).unwrap();
         verify(&on(&t, "a2and", 2).unwrap()).unwrap();
+    }
+}
+
+/// Every 3D shape with sides 1..=6, mesh and torus: the A2AT order verifies
+/// and every send reaches its peer by its offset route. With three sides > 1
+/// the link-load bound is the bisection bound: every torus dimension's
+/// half-ring blocks split evenly between the two directions (v with −v, and
+/// the balanced half-ring sets).
+#[test]
+fn a2at_verifies_on_3d_grids() {
+    let mut links = Vec::new();
+    for a in 1..=6usize {
+        for b in 1..=6usize {
+            for c in 1..=6usize {
+                for family in ["mesh", "torus"] {
+                    let spec = format!("{family}:{a}x{b}x{c}");
+                    let t = parse_spec(&spec).unwrap();
+                    let s = on(&t, "a2at", 1).unwrap();
+                    verify(&s).unwrap_or_else(|e| panic!("a2at on {spec}: {e}"));
+                    for (rank, prog) in s.programs.iter().enumerate() {
+                        for op in &prog.ops {
+                            if let Op::Send { peer, route, .. } = op {
+                                let off = &s.offsets[*route as usize - 1];
+                                links.clear();
+                                let to = t.route_offset(rank, off, &mut links).unwrap();
+                                assert_eq!(to, *peer as usize, "{spec}: rank {rank} {off:?}");
+                            }
+                        }
+                    }
+                    if a.min(b).min(c) == 1 {
+                        continue; // the 2D order (a2at_link_load_is_the_papers_bound)
+                    }
+                    let n = [a, b, c];
+                    let torus = family == "torus";
+                    let ll = model::link_load(&s, &t).unwrap().seconds;
+                    let mut lb = bound::grid(&n, &[torus; 3], 4.0, BW);
+                    // One even side e on a torus: the lone node (0,…,e/2,…,0)
+                    // cannot split between the directions (as 2D even×odd).
+                    let even: Vec<usize> = n.into_iter().filter(|x| x % 2 == 0).collect();
+                    if let (&[e], true) = (even.as_slice(), torus) {
+                        let p = a * b * c;
+                        let h = (e / 2) as f64;
+                        let load = h * h * (p / e) as f64 / 2.0 + e as f64 / 4.0;
+                        lb = lb.max(load * 4.0 / BW);
+                    }
+                    assert!(close(ll, lb), "{spec}: link load {ll} vs bound {lb}");
+                }
+            }
+        }
+    }
+    // Three dimensions of size > 1 among more: the others are ignored.
+    for spec in ["torus:1x3x4x5", "mesh:2x1x3x2"] {
+        let t = parse_spec(spec).unwrap();
+        verify(&on(&t, "a2at", 3).unwrap()).unwrap();
     }
 }
 

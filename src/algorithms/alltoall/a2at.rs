@@ -59,12 +59,15 @@
 //! the link loads, and hence the bound, are the same.
 //! 1-wide shapes (Ny = 1, including 1D grids): S = 0, so Steps 1 and 2 are
 //! empty and Steps 3_Odd/4_Odd send (i, 0), (−i, 0) pairs and finally
-//! (Nx/2, 0): the optimal ring/line exchange. Grids of more than two
-//! dimensions of size > 1 (and Tofu, whose routes are not signed offsets) are
-//! unsupported. A grid that wraps in only one of its two dimensions gets the
-//! mesh order.
+//! (Nx/2, 0): the optimal ring/line exchange. A grid that wraps in only one
+//! of its two dimensions gets the mesh order.
+//!
+//! Three dimensions of size > 1: the 3D order of [`super::a2at3d`] (torus
+//! for 6 engines, mesh for 3; a grid that does not wrap in all three gets the
+//! mesh order). More than three, and Tofu (whose routes are not signed
+//! offsets), are unsupported.
 
-use super::{grid_of, post_all_receives, self_copy};
+use super::{a2at3d, grid_of, post_all_receives, self_copy};
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
 use crate::schedule::{Op, Region, Schedule};
@@ -74,7 +77,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
     name: "a2at",
     summary:
-        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound",
+        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6",
     build,
     stream: None,
 };
@@ -252,41 +255,57 @@ fn build(req: &Request) -> Result<Schedule> {
     let big: Vec<usize> = (0..shape.dims.len())
         .filter(|&d| shape.dims[d] > 1)
         .collect();
-    if big.len() > 2 {
+    if big.len() > 3 {
         return Err(req.unsupported(
             name,
             format!(
-                "A2AT is defined on 2D grids; {:?} has {} dimensions of size > 1",
+                "A2AT is defined on 2D and 3D grids; {:?} has {} dimensions of size > 1",
                 shape.dims,
                 big.len()
             ),
         ));
     }
-    let (dx, dy) = match big.as_slice() {
-        [] => (None, None),
-        [a] => (Some(*a), None),
-        [a, b] if shape.dims[*a] >= shape.dims[*b] => (Some(*a), Some(*b)),
-        // Nx < Ny: transpose, the paper's x is the topology's dimension b.
-        [a, b] => (Some(*b), Some(*a)),
-        _ => unreachable!(),
+    // Each send's offset as (dimension, component) pairs.
+    let frame: Vec<Vec<(usize, i64)>> = if let [a, b, c] = big[..] {
+        // Three dimensions: the 3D order (a2at3d), in the topology's order.
+        let torus = big.iter().all(|&d| shape.wrap[d]);
+        let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
+        a2at3d::order(n, torus)
+            .into_iter()
+            .map(|v| vec![(a, v[0]), (b, v[1]), (c, v[2])])
+            .collect()
+    } else {
+        let (dx, dy) = match big.as_slice() {
+            [] => (None, None),
+            [a] => (Some(*a), None),
+            [a, b] if shape.dims[*a] >= shape.dims[*b] => (Some(*a), Some(*b)),
+            // Nx < Ny: transpose, the paper's x is the topology's dimension b.
+            [a, b] => (Some(*b), Some(*a)),
+            _ => unreachable!(),
+        };
+        let nx = dx.map_or(1, |d| shape.dims[d]);
+        let ny = dy.map_or(1, |d| shape.dims[d]);
+        let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
+        order(nx, ny, torus)
+            .into_iter()
+            .map(|(i, j)| {
+                dx.map(|d| (d, i))
+                    .into_iter()
+                    .chain(dy.map(|d| (d, j)))
+                    .collect()
+            })
+            .collect()
     };
-    let nx = dx.map_or(1, |d| shape.dims[d]);
-    let ny = dy.map_or(1, |d| shape.dims[d]);
-    let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
-    let frame = order(nx, ny, torus);
 
     let mut s = req.schedule(name);
     // Route id and rank delta per send, shared by every rank's program.
     let nd = shape.dims.len();
     let routes: Vec<(u32, Vec<i64>)> = frame
         .iter()
-        .map(|&(i, j)| {
+        .map(|parts| {
             let mut off = vec![0i64; nd];
-            if let Some(d) = dx {
-                off[d] = i;
-            }
-            if let Some(d) = dy {
-                off[d] = j;
+            for &(d, c) in parts {
+                off[d] = c;
             }
             (s.offset_route(&off), off)
         })

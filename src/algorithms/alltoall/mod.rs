@@ -6,6 +6,7 @@
 
 pub mod a2and;
 pub mod a2at;
+pub mod a2at3d;
 pub mod bruck;
 pub mod dragon;
 pub mod linear;
