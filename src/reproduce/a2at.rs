@@ -3,6 +3,8 @@
 //!
 //! 1. `bounds.csv`: A2AT's time / lower bound on every mesh (2 engines) and
 //!    torus (4 engines) with 2 ≤ Ny ≤ Nx ≤ 12.
+//!    `bounds3d.csv`: the same in 3D (the paper's future work), cubes 3..8,
+//!    torus and mesh, 3 and 6 engines.
 //! 2. `fig7.csv`, `fig7.svg`, `fig7.png`: the paper's Figure 7, all-to-all time
 //!    on a 32×32 torus against the number of engines (NCT) 1..8, for A2A
 //!    (`linear`), A2AND, A2AT, and `dragon` and `pairwise` for reference.
@@ -123,6 +125,58 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     ] {
         let (e, n, w) = at_bound("torus", pred);
         let _ = writeln!(summary, "A2AT torus, 4 engines, {label} (left open by the paper): {e}/{n} at T_lb/2 (worst {w:.6})");
+    }
+
+    // 1b. 3D cubes (the paper's future work): A2AT against the bisection
+    // bound, torus and mesh, 3 and 6 engines.
+    let mut cubes = Vec::new();
+    for family in ["torus", "mesh"] {
+        for n in 3..=8usize {
+            for engines in [3usize, 6] {
+                cubes.push((family, n, engines));
+            }
+        }
+    }
+    let bar = progress(cubes.len(), "a2at 3D cubes");
+    let rows3: Vec<Result<(&str, usize, usize, f64, f64)>> = cubes
+        .par_iter()
+        .map(|&(family, n, engines)| {
+            let t = normalised(&format!("{family}:{n}x{n}x{n}"))?;
+            let (r, _) = alltoall_time(
+                &t,
+                "a2at",
+                &SimConfig {
+                    engines,
+                    ..SimConfig::default()
+                },
+            )?;
+            bar.inc(1);
+            let bound = alltoall::grid(&[n, n, n], &[family == "torus"; 3], 1.0, 1.0);
+            Ok((family, n, engines, r.time_s, bound))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let rows3: Vec<(&str, usize, usize, f64, f64)> = rows3.into_iter().collect::<Result<_>>()?;
+    let mut csv = String::from("topology,n,engines,time,lower_bound,ratio\n");
+    for &(family, n, engines, time, bound) in &rows3 {
+        let _ = writeln!(
+            csv,
+            "{family}:{n}x{n}x{n},{n},{engines},{time},{bound},{:.9}",
+            time / bound
+        );
+    }
+    write(out, "bounds3d.csv", &csv)?;
+    for (family, engines) in [("torus", 6), ("torus", 3), ("mesh", 3), ("mesh", 6)] {
+        let line: Vec<String> = rows3
+            .iter()
+            .filter(|r| r.0 == family && r.2 == engines)
+            .map(|r| format!("{}: {:.4}", r.1, r.3 / r.4))
+            .collect();
+        let _ = writeln!(
+            summary,
+            "A2AT 3D {family} cubes, {engines} engines, time / bisection bound: {}",
+            line.join(", ")
+        );
     }
 
     // 2. Figure 7.
