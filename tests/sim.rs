@@ -456,3 +456,72 @@ fn trace_is_chrome_json() {
         .any(|e| e["ph"] == "X" && e["name"] == "combine"));
     assert_eq!(events.iter().filter(|e| e["ph"] == "M").count(), 4);
 }
+
+/// A node's one CPU takes its waiting tasks in program order, like its
+/// engines: a combine that becomes ready while a long compute runs goes
+/// before a later compute that has waited longer (first come, first served
+/// would run it last and delay the send that waits for it).
+#[test]
+fn cpu_takes_waiting_tasks_in_program_order() {
+    let mut t = parse_spec("mesh:2").unwrap();
+    t.set_uniform_links(Some(8.0), Some(0.0)).unwrap();
+    let mut s = Schedule::new(
+        Collective::Allreduce,
+        2,
+        1,
+        Dtype::F64,
+        ReduceOp::Sum,
+        "hand",
+    );
+    let one = Region::output(0, 1);
+    // Rank 1 sends its element at once (arrives at t = 1) and waits for the result.
+    s.programs[1].push(
+        Op::Send {
+            peer: 0,
+            tag: 0,
+            region: one,
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 1,
+            region: one,
+            combine: false,
+        },
+        &[],
+    );
+    // Rank 0: the combining receive (1 s of CPU once the data is in), two
+    // computes ready at once (2 s and 3 s), and the reply after the combine.
+    let recv = s.programs[0].push(
+        Op::Recv {
+            peer: 1,
+            tag: 0,
+            region: one,
+            combine: true,
+        },
+        &[],
+    );
+    s.programs[0].push(Op::Compute { seconds: 2.0 }, &[]);
+    s.programs[0].push(Op::Compute { seconds: 3.0 }, &[]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 1,
+            region: one,
+            route: 0,
+        },
+        &[recv],
+    );
+    let cfg = SimConfig {
+        compute_bandwidth: Some(8.0),
+        ..SimConfig::default()
+    };
+    let r = simulate(&s, &t, &cfg).unwrap();
+    // CPU: compute 0..2, combine 2..3 (lower index than the 3 s compute),
+    // compute 3..6; the reply travels 3..4. First come first served: 7.
+    assert_eq!(r.rank_finish_s, vec![6.0, 4.0]);
+    assert_eq!(r.time_s, 6.0);
+}

@@ -13,9 +13,10 @@
 //!   the flow takes bandwidth (as in SimGrid).
 //! - Nodes: `engines` transfers driven at once per rank; a rank's ready sends
 //!   go to free engines in program order; an engine is busy from the moment it
-//!   takes a send until the data has arrived. One CPU per rank serialises
+//!   takes a send until the data has arrived. One CPU per rank runs
 //!   per-message overhead, combine operations (bytes / compute bandwidth) and
-//!   compute operations. Messages are eager: a transfer does not wait for its
+//!   compute operations one at a time, uninterrupted, taking the waiting task
+//!   first in program order (tasks ready at one instant are all queued first). Messages are eager: a transfer does not wait for its
 //!   receive to be posted; the receive completes when it is posted and the data
 //!   has arrived (plus the combine, for a combining receive). Local copies are free.
 //!   Under `rendezvous` (SimGrid's mailbox matching) a send that has an engine
@@ -378,7 +379,11 @@ struct RankState {
     /// Ready sends, smallest program index first.
     ready_sends: BinaryHeap<Reverse<OpId>>,
     engines_busy: usize,
-    cpu_free: f64,
+    /// The op whose task the CPU is running, if any.
+    cpu_running: Option<OpId>,
+    /// Tasks waiting for the CPU (overheads, combines, compute), smallest
+    /// program index first.
+    cpu_queue: BinaryHeap<Reverse<OpId>>,
     finish: f64,
     done: u64,
 }
@@ -482,7 +487,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 started: false,
                 ready_sends: BinaryHeap::new(),
                 engines_busy: 0,
-                cpu_free: 0.0,
+                cpu_running: None,
+                cpu_queue: BinaryHeap::new(),
                 finish: 0.0,
                 done: 0,
             })
@@ -591,8 +597,11 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     self.dispatch_pending[r as usize] = false;
                     self.dispatch(now, r)?;
                 }
+                // Dispatching can ask for more (a send's overhead queues a
+                // CPU task); keep those requests.
                 ranks.clear();
-                self.to_dispatch = ranks;
+                let asked = std::mem::replace(&mut self.to_dispatch, ranks);
+                self.to_dispatch.extend(asked);
             }
             self.update_rates(now);
         }
@@ -606,6 +615,13 @@ impl<'a, P: OpSource> Sim<'a, P> {
             EvKind::Start => self.start(e.a),
             EvKind::CpuDone => {
                 let (r, i) = (e.a, e.b);
+                let rank = &mut self.ranks[r as usize];
+                if rank.cpu_running == Some(i) {
+                    rank.cpu_running = None;
+                    if !rank.cpu_queue.is_empty() {
+                        self.want_dispatch(r);
+                    }
+                }
                 match self.src.op(r as usize, i) {
                     Op::Send { .. } => self.begin_latency(t, e.a, i)?,
                     _ => self.complete(t, r, i),
@@ -670,11 +686,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     }
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
-                Op::Combine { src, .. } => {
-                    let bytes = src.count * self.elem_bytes();
-                    self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
-                }
-                Op::Compute { seconds } => self.cpu_task(now, r, i, seconds, "compute"),
+                Op::Combine { .. } | Op::Compute { .. } => self.cpu_task(now, r, i),
             }
         }
         Ok(())
@@ -686,45 +698,71 @@ impl<'a, P: OpSource> Sim<'a, P> {
             .map_or(0.0, |bw| bytes as f64 / bw)
     }
 
-    /// Runs a task of `dur` seconds on rank r's CPU, then completes op i
-    /// (or, for a send, starts its latency phase).
-    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, what: &str) {
+    /// The CPU time of op i's task: a send's overhead, a combine, a compute.
+    fn cpu_time(&self, r: u32, i: OpId) -> (f64, &'static str) {
+        match self.src.op(r as usize, i) {
+            Op::Send { .. } => (self.cfg.overhead_s, "overhead"),
+            Op::Recv { region, .. } => (
+                self.combine_time(region.count * self.elem_bytes()),
+                "combine",
+            ),
+            Op::Combine { src, .. } => {
+                (self.combine_time(src.count * self.elem_bytes()), "combine")
+            }
+            Op::Compute { seconds } => (seconds, "compute"),
+            Op::Copy { .. } => (0.0, "copy"),
+        }
+    }
+
+    /// Queues op i's task for rank r's CPU, which completes the op (or, for
+    /// a send, starts its latency phase) when it is done. A free task on an
+    /// idle CPU is done at once.
+    fn cpu_task(&mut self, now: f64, r: u32, i: OpId) {
         let rank = &mut self.ranks[r as usize];
-        if dur <= 0.0 && rank.cpu_free <= now {
+        if rank.cpu_running.is_none() && rank.cpu_queue.is_empty() && self.cpu_time(r, i).0 <= 0.0 {
             self.push(now, EvKind::CpuDone, r, i);
             return;
         }
-        let start = rank.cpu_free.max(now);
-        rank.cpu_free = start + dur;
-        let end = rank.cpu_free;
-        if self.cfg.trace && dur > 0.0 {
-            self.spans.push(Span {
-                rank: r,
-                name: what.to_string(),
-                start_s: start,
-                end_s: end,
-            });
-        }
-        self.push(end, EvKind::CpuDone, r, i);
+        self.ranks[r as usize].cpu_queue.push(Reverse(i));
+        self.want_dispatch(r);
     }
 
-    /// Gives ready sends of rank r to free engines, in program order.
+    /// Gives ready sends of rank r to free engines, in program order, and
+    /// an idle CPU the waiting task that comes first in program order (a
+    /// single thread walking its schedule; tasks are not interrupted).
     fn dispatch(&mut self, now: f64, r: u32) -> Result<()> {
         loop {
             let rank = &mut self.ranks[r as usize];
             if rank.engines_busy >= self.cfg.engines {
-                return Ok(());
+                break;
             }
             let Some(Reverse(i)) = rank.ready_sends.pop() else {
-                return Ok(());
+                break;
             };
             rank.engines_busy += 1;
             if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(now, r, i, self.cfg.overhead_s, "overhead");
+                self.cpu_task(now, r, i);
             } else {
                 self.begin_latency(now, r, i)?;
             }
         }
+        let rank = &mut self.ranks[r as usize];
+        if rank.cpu_running.is_none() {
+            if let Some(Reverse(i)) = rank.cpu_queue.pop() {
+                rank.cpu_running = Some(i);
+                let (dur, what) = self.cpu_time(r, i);
+                if self.cfg.trace && dur > 0.0 {
+                    self.spans.push(Span {
+                        rank: r,
+                        name: what.to_string(),
+                        start_s: now,
+                        end_s: now + dur,
+                    });
+                }
+                self.push(now + dur, EvKind::CpuDone, r, i);
+            }
+        }
+        Ok(())
     }
 
     /// The send's overhead is paid: route it and wait out its latency.
@@ -916,14 +954,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// A receive is posted and its data is here.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
         match self.src.op(r as usize, i) {
-            Op::Recv {
-                combine: true,
-                region,
-                ..
-            } => {
-                let bytes = region.count * self.elem_bytes();
-                self.cpu_task(now, r, i, self.combine_time(bytes), "combine");
-            }
+            Op::Recv { combine: true, .. } => self.cpu_task(now, r, i),
             _ => self.complete(now, r, i),
         }
     }
