@@ -24,6 +24,9 @@ pub struct Options {
     pub quick: bool,
 }
 
+/// 3D row: family, side, engines, time, lower bound.
+type CubeRow<'a> = (&'a str, usize, usize, f64, f64);
+
 /// Figure 7 row: algorithm, engines, time, lower bound, wall seconds.
 type Fig7Row<'a> = (&'a str, usize, f64, f64, f64);
 
@@ -138,7 +141,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         }
     }
     let bar = progress(cubes.len(), "a2at 3D cubes");
-    let rows3: Vec<Result<(&str, usize, usize, f64, f64)>> = cubes
+    let rows3: Vec<Result<CubeRow>> = cubes
         .par_iter()
         .map(|&(family, n, engines)| {
             let t = normalised(&format!("{family}:{n}x{n}x{n}"))?;
@@ -156,7 +159,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         })
         .collect();
     bar.finish_and_clear();
-    let rows3: Vec<(&str, usize, usize, f64, f64)> = rows3.into_iter().collect::<Result<_>>()?;
+    let rows3: Vec<CubeRow> = rows3.into_iter().collect::<Result<_>>()?;
     let mut csv = String::from("topology,n,engines,time,lower_bound,ratio\n");
     for &(family, n, engines, time, bound) in &rows3 {
         let _ = writeln!(
