@@ -331,5 +331,5 @@ fn simulate_stream_matches_the_written_out_schedule() {
         "--stream",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not a generated pipeline"), "{err}");
+    assert!(err.contains("has no generator"), "{err}");
 }

@@ -12,7 +12,7 @@ pub mod trees;
 
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Collective, Dtype, ReduceOp, Schedule};
+use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule};
 use crate::topology::Topology;
 
 /// Everything an algorithm needs to build a schedule.
@@ -104,6 +104,74 @@ impl<'a> Request<'a> {
     }
 }
 
+/// A schedule generated op by op as the simulator reaches it (see
+/// [`crate::schedule::OpSource`]): the algorithms whose programs are long and
+/// regular enough to compute rather than write out.
+pub enum Stream {
+    Pipeline(pipelined::PipelineStream),
+    Ring(allreduce::ring::RingStream),
+}
+
+impl Stream {
+    /// Total operations over all ranks.
+    pub fn num_ops(&self) -> u64 {
+        (0..self.header().ranks).map(|r| self.len(r)).sum()
+    }
+
+    /// The collective, ranks and routes, without the programs.
+    pub fn into_header(self) -> Schedule {
+        match self {
+            Stream::Pipeline(s) => s.into_header(),
+            Stream::Ring(s) => s.into_header(),
+        }
+    }
+}
+
+impl OpSource for Stream {
+    fn header(&self) -> &Schedule {
+        match self {
+            Stream::Pipeline(s) => s.header(),
+            Stream::Ring(s) => s.header(),
+        }
+    }
+    fn len(&self, r: usize) -> u64 {
+        match self {
+            Stream::Pipeline(s) => s.len(r),
+            Stream::Ring(s) => s.len(r),
+        }
+    }
+    fn op(&self, r: usize, i: OpId) -> Op {
+        match self {
+            Stream::Pipeline(s) => s.op(r, i),
+            Stream::Ring(s) => s.op(r, i),
+        }
+    }
+    fn dep_count(&self, r: usize, i: OpId) -> u32 {
+        match self {
+            Stream::Pipeline(s) => s.dep_count(r, i),
+            Stream::Ring(s) => s.dep_count(r, i),
+        }
+    }
+    fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId)) {
+        match self {
+            Stream::Pipeline(s) => s.successors(r, i, f),
+            Stream::Ring(s) => s.successors(r, i, f),
+        }
+    }
+    fn partner(&self, r: usize, i: OpId) -> OpId {
+        match self {
+            Stream::Pipeline(s) => s.partner(r, i),
+            Stream::Ring(s) => s.partner(r, i),
+        }
+    }
+    fn initial(&self, r: usize, out: &mut Vec<OpId>) {
+        match self {
+            Stream::Pipeline(s) => s.initial(r, out),
+            Stream::Ring(s) => s.initial(r, out),
+        }
+    }
+}
+
 /// A registered algorithm.
 pub struct Algorithm {
     /// The collective it implements (a name from [`crate::schedule::collective`]).
@@ -113,7 +181,7 @@ pub struct Algorithm {
     pub build: fn(&Request) -> Result<Schedule>,
     /// For generated pipelines: the schedule as a generator, which the
     /// simulator runs without writing out its operations.
-    pub stream: Option<fn(&Request) -> Result<pipelined::PipelineStream>>,
+    pub stream: Option<fn(&Request) -> Result<Stream>>,
 }
 
 /// Every algorithm, one line each.
@@ -168,11 +236,11 @@ pub fn build(name: &str, req: &Request) -> Result<Schedule> {
 
 /// The schedule of algorithm `name` as a generator of its operations, for
 /// algorithms that are generated pipelines.
-pub fn build_stream(name: &str, req: &Request) -> Result<pipelined::PipelineStream> {
+pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
     let alg = find(req.collective.name(), name)?;
     let stream = alg.stream.ok_or_else(|| {
         invalid!(
-            "{} {name} is not a generated pipeline, so it cannot be streamed; simulate it written out",
+            "{} {name} has no generator, so it cannot be streamed; simulate it written out",
             req.collective.name()
         )
     })?;

@@ -84,8 +84,8 @@ pub struct SimulateArgs {
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
-    /// For pipelined algorithms (trinaryx3, pipeline, reduce_bcast, binomial
-    /// reduce): generate each operation when the simulator reaches it instead
+    /// For generated algorithms (trinaryx3, pipeline, reduce_bcast, binomial
+    /// reduce, ring allreduce): generate each operation when the simulator reaches it instead
     /// of writing the schedule out, in memory proportional to the ranks. The
     /// verifier needs the schedule written out, so it does not run (the test
     /// suite checks the generator op by op against the written-out schedule).
@@ -213,7 +213,7 @@ pub fn simulate_one(
         (a.stream || st.num_ops() > MAX_MATERIALISED_OPS).then_some(st)
     } else if a.stream {
         return Err(Error::Invalid(format!(
-            "--stream: {} {name} is not a generated pipeline",
+            "--stream: {} {name} has no generator (see `topocoll list`: trinaryx3, pipeline, reduce_bcast, binomial reduce, ring allreduce)",
             req.collective.name()
         ))
         .into());

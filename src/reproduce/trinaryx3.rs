@@ -7,10 +7,10 @@
 //! Scale. The paper's machine is the 48×6×32 torus (9,216 nodes). Trinaryx3
 //! runs there up to 1 GiB (about 300 M transfers), its schedule generated op
 //! by op as the simulator reaches it (`PipelineStream`); recursive doubling
-//! is small at any size. The ring is written out and needs 2(P−1) steps per
-//! rank (170 M transfers at any size), so it runs on a 12×6×8 torus (576
-//! nodes) only, as does the segment sweep; the output says which torus each
-//! figure comes from.
+//! is small at any size. The ring needs 2(P−1) steps per rank there (170 M
+//! transfers at any size, also generated: `RingStream`), so it runs at three
+//! sizes there and at all of them on a 12×6×8 torus (576 nodes), which also
+//! hosts the segment sweep; the output says which torus each figure comes from.
 
 use super::{plot, progress, write};
 use crate::algorithms::{self, trees, Request};
@@ -29,8 +29,9 @@ pub const LATENCY_S: f64 = 1.27e-6;
 pub const BW_COMP: f64 = 6.58e9;
 pub const ENGINES: usize = 4;
 
-/// A size-sweep row: topology, algorithm, bytes, time, shared-link fraction.
-type SizeRow = (String, String, u64, f64, f64);
+/// A size-sweep row: topology, algorithm, bytes, time, shared-link fraction,
+/// wall seconds the simulation took.
+type SizeRow = (String, String, u64, f64, f64, f64);
 
 pub struct Options {
     pub quick: bool,
@@ -69,7 +70,7 @@ pub fn point(
         Some(t),
     )?;
     req.segment_bytes = segment;
-    // Pipelines are generated op by op as the simulator needs them (the same
+    // Pipelines and the ring are generated op by op as the simulator needs them (the same
     // result as written out, in memory proportional to the ranks).
     if algorithms::find(collective.name(), alg)?.stream.is_some() {
         let st = algorithms::build_stream(alg, &req)?;
@@ -186,16 +187,20 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
                 jobs.push(Job::allreduce(small, &small_t, alg, n));
             }
         }
-        // On the paper's torus: not the ring, which runs 2(P-1) = 18,430
-        // steps per rank at any size (170 M transfers, written out).
+        // On the paper's torus. The ring runs 2(P-1) = 18,430 steps per rank
+        // there at any size (170 M transfers, generated op by op, about
+        // 100 s each), so only at 16 B, 1 MiB and the top size.
         if n <= 16 << 20 {
             for alg in ["trinaryx3", "recursive_doubling"] {
                 jobs.push(Job::allreduce(big, &big_t, alg, n));
             }
+            if n == 16 || n == 1 << 20 || n == paper_n {
+                jobs.push(Job::allreduce(big, &big_t, "ring", n));
+            }
         }
     }
     if paper_n > 16 << 20 {
-        for alg in ["trinaryx3", "recursive_doubling"] {
+        for alg in ["trinaryx3", "recursive_doubling", "ring"] {
             jobs.push(Job::allreduce(big, &big_t, alg, paper_n));
         }
     }
@@ -221,22 +226,25 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
                 j.bytes,
                 r.time_s,
                 r.links_shared_fraction,
+                r.wall_s,
             )
         })
         .collect();
     res.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
-    let mut csv =
-        String::from("topology,algorithm,size_bytes,time_s,bandwidth_gb_s,links_shared_fraction\n");
+    let mut csv = String::from(
+        "topology,algorithm,size_bytes,time_s,bandwidth_gb_s,links_shared_fraction,wall_s\n",
+    );
     for r in &res {
         let _ = writeln!(
             csv,
-            "{},{},{},{:.9e},{:.6},{:.6}",
+            "{},{},{},{:.9e},{:.6},{:.6},{:.1}",
             r.0,
             r.1,
             r.2,
             r.3,
             2.0 * r.2 as f64 / r.3 / 1e9,
-            r.4
+            r.4,
+            r.5
         );
     }
     write(out, "allreduce_bandwidth.csv", &csv)?;
@@ -285,7 +293,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let shape = big_t.grid_shape().expect("a torus");
     let h = trees::torus_tree_height(&shape) as f64;
     let n = paper_n;
-    let eq: Vec<(Collective, u64, f64, f64)> = model_cases
+    let eq: Vec<(Collective, u64, f64, f64, f64)> = model_cases
         .iter()
         .zip(&results[first_model_job..])
         .map(|(&(c, ss), r)| {
@@ -302,21 +310,21 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             } else {
                 model::trinaryx3_reduce(&p)
             };
-            (c, ss, r.time_s, m)
+            (c, ss, r.time_s, m, r.wall_s)
         })
         .collect();
     let mut csv = String::from(
-        "topology,collective,size_bytes,segment_bytes,tree_height,simulated_s,model_s,ratio\n",
+        "topology,collective,size_bytes,segment_bytes,tree_height,simulated_s,model_s,ratio,wall_s\n",
     );
     let _ = writeln!(
         summary,
         "Trinaryx3 against the model on {big} (H = {h}), {}:",
         format_bytes(n)
     );
-    for (c, ss, sim_t, model_t) in eq {
+    for (c, ss, sim_t, model_t, wall) in eq {
         let _ = writeln!(
             csv,
-            "{big},{},{n},{ss},{h},{sim_t:.9e},{model_t:.9e},{:.6}",
+            "{big},{},{n},{ss},{h},{sim_t:.9e},{model_t:.9e},{:.6},{wall:.1}",
             c.name(),
             sim_t / model_t
         );

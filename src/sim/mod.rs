@@ -658,7 +658,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
         self.ready_now.extend(ids.into_iter().map(|i| (r, i)));
     }
 
-    /// Asks for rank r's engines to be given work at the end of this instant.
+    /// Asks for rank r's engines and CPU to be given work at the end of this
+    /// instant, once everything that becomes ready at it is queued.
     fn want_dispatch(&mut self, r: u32) {
         if !self.dispatch_pending[r as usize] {
             self.dispatch_pending[r as usize] = true;

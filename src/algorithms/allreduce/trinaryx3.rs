@@ -6,7 +6,7 @@
 //! in a fixed order, then copied: every rank gets identical bits.
 //! Segments: `--segment`, default 64 KiB.
 
-use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::algorithms::{pipelined, Algorithm, Request, Stream};
 use crate::error::Result;
 use crate::schedule::Schedule;
 
@@ -23,8 +23,8 @@ fn build(req: &Request) -> Result<Schedule> {
     plan(req)?.materialise()
 }
 
-fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
-    plan(req)?.stream()
+fn stream(req: &Request) -> Result<Stream> {
+    Ok(Stream::Pipeline(plan(req)?.stream()?))
 }
 
 fn plan(req: &Request) -> Result<pipelined::Plan> {

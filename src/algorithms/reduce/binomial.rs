@@ -4,7 +4,7 @@
 //! unless `--segment` asks for a pipeline.
 
 use crate::algorithms::trees::binomial_tree;
-use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::algorithms::{pipelined, Algorithm, Request, Stream};
 use crate::error::Result;
 use crate::schedule::Schedule;
 
@@ -20,8 +20,8 @@ fn build(req: &Request) -> Result<Schedule> {
     plan(req)?.materialise()
 }
 
-fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
-    plan(req)?.stream()
+fn stream(req: &Request) -> Result<Stream> {
+    Ok(Stream::Pipeline(plan(req)?.stream()?))
 }
 
 fn plan(req: &Request) -> Result<pipelined::Plan> {

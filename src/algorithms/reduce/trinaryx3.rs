@@ -7,7 +7,7 @@
 //! one after the other, each combine waiting for the previous one. So the
 //! result's bits do not depend on timing. Segments: `--segment`, default 64 KiB.
 
-use crate::algorithms::{pipelined, Algorithm, Request};
+use crate::algorithms::{pipelined, Algorithm, Request, Stream};
 use crate::error::Result;
 use crate::schedule::Schedule;
 
@@ -24,8 +24,8 @@ fn build(req: &Request) -> Result<Schedule> {
     plan(req)?.materialise()
 }
 
-fn stream(req: &Request) -> Result<pipelined::PipelineStream> {
-    plan(req)?.stream()
+fn stream(req: &Request) -> Result<Stream> {
+    Ok(Stream::Pipeline(plan(req)?.stream()?))
 }
 
 fn plan(req: &Request) -> Result<pipelined::Plan> {
