@@ -39,6 +39,15 @@ struct ShapeRow {
     bound: f64,
 }
 
+/// A2AT's normalised time on a grid with `engines` engines.
+fn a2at_time(spec: &str, engines: usize) -> Result<f64> {
+    let cfg = SimConfig {
+        engines,
+        ..SimConfig::default()
+    };
+    Ok(alltoall_time(&normalised(spec)?, "a2at", &cfg)?.0.time_s)
+}
+
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let mut summary = String::new();
     let t0 = std::time::Instant::now();
@@ -56,22 +65,14 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let rows: Vec<Result<ShapeRow>> = shapes
         .par_iter()
         .map(|&(family, nx, ny, engines)| {
-            let t = normalised(&format!("{family}:{nx}x{ny}"))?;
-            let (r, _) = alltoall_time(
-                &t,
-                "a2at",
-                &SimConfig {
-                    engines,
-                    ..SimConfig::default()
-                },
-            )?;
+            let time = a2at_time(&format!("{family}:{nx}x{ny}"), engines)?;
             bar.inc(1);
             Ok(ShapeRow {
                 family,
                 nx,
                 ny,
                 engines,
-                time: r.time_s,
+                time,
                 bound: alltoall::grid(&[nx, ny], &[family == "torus"; 2], 1.0, 1.0),
             })
         })
@@ -144,18 +145,10 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let rows3: Vec<Result<CubeRow>> = cubes
         .par_iter()
         .map(|&(family, n, engines)| {
-            let t = normalised(&format!("{family}:{n}x{n}x{n}"))?;
-            let (r, _) = alltoall_time(
-                &t,
-                "a2at",
-                &SimConfig {
-                    engines,
-                    ..SimConfig::default()
-                },
-            )?;
+            let time = a2at_time(&format!("{family}:{n}x{n}x{n}"), engines)?;
             bar.inc(1);
             let bound = alltoall::grid(&[n, n, n], &[family == "torus"; 3], 1.0, 1.0);
-            Ok((family, n, engines, r.time_s, bound))
+            Ok((family, n, engines, time, bound))
         })
         .collect();
     bar.finish_and_clear();
