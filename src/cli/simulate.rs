@@ -86,7 +86,7 @@ pub struct SimulateArgs {
     pub no_verify: bool,
     /// For generated algorithms (trinaryx3, pipeline, reduce_bcast, binomial
     /// reduce, ring allreduce): generate each operation when the simulator reaches it instead
-    /// of writing the schedule out, in memory proportional to the ranks. The
+    /// of writing the schedule out, in memory that follows the ops in flight. The
     /// verifier needs the schedule written out, so it does not run (the test
     /// suite checks the generator op by op against the written-out schedule).
     /// Chosen automatically when the written-out schedule would be too large.

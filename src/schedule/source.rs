@@ -6,7 +6,7 @@
 //! materialised [`Schedule`] implements it through [`Materialised`] (which
 //! precomputes successors and the message matching); a generator implements it
 //! by arithmetic, so a pipeline of hundreds of millions of operations can be
-//! simulated in memory proportional to the ranks, not to the operations
+//! simulated in memory that follows the operations in flight, not all of them
 //! (`algorithms::pipelined::PipelineStream`).
 //!
 //! Receives with no dependencies count as posted from the moment their rank
