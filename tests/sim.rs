@@ -525,3 +525,47 @@ fn cpu_takes_waiting_tasks_in_program_order() {
     assert_eq!(r.rank_finish_s, vec![6.0, 4.0]);
     assert_eq!(r.time_s, 6.0);
 }
+
+/// A send's overhead goes before any other waiting task, whatever its place
+/// in the program: a node posts its ready transfers before it computes.
+#[test]
+fn cpu_posts_ready_sends_before_computing() {
+    let mut t = parse_spec("mesh:2").unwrap();
+    t.set_uniform_links(Some(8.0), Some(0.0)).unwrap();
+    let mut s = Schedule::new(
+        Collective::Allreduce,
+        2,
+        1,
+        Dtype::F64,
+        ReduceOp::Sum,
+        "hand",
+    );
+    let one = Region::output(0, 1);
+    s.programs[0].push(Op::Compute { seconds: 2.0 }, &[]);
+    s.programs[0].push(Op::Compute { seconds: 1.0 }, &[]);
+    s.programs[0].push(
+        Op::Send {
+            peer: 1,
+            tag: 0,
+            region: one,
+            route: 0,
+        },
+        &[],
+    );
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 0,
+            region: one,
+            combine: false,
+        },
+        &[],
+    );
+    let cfg = SimConfig {
+        overhead_s: 0.5,
+        ..SimConfig::default()
+    };
+    let r = simulate(&s, &t, &cfg).unwrap();
+    // Overhead 0..0.5, transfer 0.5..1.5; computes 0.5..2.5 and 2.5..3.5.
+    assert_eq!(r.rank_finish_s, vec![3.5, 1.5]);
+}

@@ -221,7 +221,7 @@ pub fn verify(s: &Schedule) -> Result<VerifyReport> {
     for (rank, prog) in s.programs.iter().enumerate() {
         check_races(rank, prog)?;
     }
-    let bytes_moved = execute_and_check(s)?;
+    let bytes_moved = execute_and_check(s, MAX_TERMS)?;
     Ok(VerifyReport {
         ops: s.num_ops(),
         transfers: s.num_transfers(),
@@ -413,7 +413,9 @@ struct Message {
 /// 4 GB at worst.
 pub const MAX_TERMS: u64 = 1 << 28;
 
-fn execute_and_check(s: &Schedule) -> Result<u64> {
+/// Runs the schedule symbolically and checks the outputs, giving up past
+/// `max_terms` symbolic terms.
+fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
     let p = s.ranks;
     // Buffers: [input, output, scratch] per rank.
     let mut bufs: Vec<[Content; 3]> = (0..p).map(|_| Default::default()).collect();
@@ -453,9 +455,9 @@ fn execute_and_check(s: &Schedule) -> Result<u64> {
     let mut bytes_moved: u64 = 0;
     let mut made: u64 = 0;
     let too_big = |made: u64| {
-        if made > MAX_TERMS {
+        if made > max_terms {
             Err(verr(format!(
-                "too large to verify: more than {MAX_TERMS} symbolic terms (each element of a reduction over {} ranks carries one per rank); verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
+                "too large to verify: more than {max_terms} symbolic terms (each element of a reduction over {} ranks carries one per rank); verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
                 s.ranks
             )))
         } else {
@@ -678,4 +680,34 @@ fn multiset_minus(a: &[Term], b: &[Term]) -> Vec<Term> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{build, Request};
+    use crate::schedule::{Dtype, ReduceOp};
+
+    /// A reduction too large for the term budget stops with a clear error
+    /// instead of exhausting memory (the budget is MAX_TERMS in `verify`).
+    #[test]
+    fn gives_up_past_the_term_budget() {
+        let req = Request::new(
+            Collective::Allreduce,
+            64,
+            64 * 8,
+            Dtype::F64,
+            ReduceOp::Sum,
+            None,
+        )
+        .unwrap();
+        let s = build("ring", &req).unwrap();
+        assert!(execute_and_check(&s, u64::MAX).is_ok());
+        let err = execute_and_check(&s, 1000).unwrap_err().to_string();
+        assert!(
+            err.contains("too large to verify: more than 1000 symbolic terms"),
+            "{err}"
+        );
+        assert!(err.contains("64 ranks"), "{err}");
+    }
 }

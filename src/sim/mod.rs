@@ -15,8 +15,9 @@
 //!   go to free engines in program order; an engine is busy from the moment it
 //!   takes a send until the data has arrived. One CPU per rank runs
 //!   per-message overhead, combine operations (bytes / compute bandwidth) and
-//!   compute operations one at a time, uninterrupted, taking the waiting task
-//!   first in program order (tasks ready at one instant are all queued first). Messages are eager: a transfer does not wait for its
+//!   compute operations one at a time, uninterrupted: the overhead of a send
+//!   that holds an engine first, otherwise the waiting task first in program
+//!   order (tasks ready at one instant are all queued first). Messages are eager: a transfer does not wait for its
 //!   receive to be posted; the receive completes when it is posted and the data
 //!   has arrived (plus the combine, for a combining receive). Local copies are free.
 //!   Under `rendezvous` (SimGrid's mailbox matching) a send that has an engine
@@ -381,9 +382,9 @@ struct RankState {
     engines_busy: usize,
     /// The op whose task the CPU is running, if any.
     cpu_running: Option<OpId>,
-    /// Tasks waiting for the CPU (overheads, combines, compute), smallest
-    /// program index first.
-    cpu_queue: BinaryHeap<Reverse<OpId>>,
+    /// Tasks waiting for the CPU: send overheads first (key false), then
+    /// combines and compute (true); each kind smallest program index first.
+    cpu_queue: BinaryHeap<Reverse<(bool, OpId)>>,
     finish: f64,
     done: u64,
 }
@@ -724,13 +725,16 @@ impl<'a, P: OpSource> Sim<'a, P> {
             self.push(now, EvKind::CpuDone, r, i);
             return;
         }
-        self.ranks[r as usize].cpu_queue.push(Reverse(i));
+        let compute = !matches!(self.src.op(r as usize, i), Op::Send { .. });
+        self.ranks[r as usize].cpu_queue.push(Reverse((compute, i)));
         self.want_dispatch(r);
     }
 
     /// Gives ready sends of rank r to free engines, in program order, and
-    /// an idle CPU the waiting task that comes first in program order (a
-    /// single thread walking its schedule; tasks are not interrupted).
+    /// an idle CPU its next task: a waiting send's overhead first (a node
+    /// posts its transfers before it computes), else the waiting task first
+    /// in program order (a single thread walking its schedule). Tasks are
+    /// not interrupted.
     fn dispatch(&mut self, now: f64, r: u32) -> Result<()> {
         loop {
             let rank = &mut self.ranks[r as usize];
@@ -749,7 +753,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
         }
         let rank = &mut self.ranks[r as usize];
         if rank.cpu_running.is_none() {
-            if let Some(Reverse(i)) = rank.cpu_queue.pop() {
+            if let Some(Reverse((_, i))) = rank.cpu_queue.pop() {
                 rank.cpu_running = Some(i);
                 let (dur, what) = self.cpu_time(r, i);
                 if self.cfg.trace && dur > 0.0 {
