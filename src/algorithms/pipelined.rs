@@ -666,11 +666,6 @@ impl PipelineStream {
         self.header
     }
 
-    /// Total operations over all ranks.
-    pub fn num_ops(&self) -> u64 {
-        (0..self.ranks.len()).map(|r| self.len(r)).sum()
-    }
-
     fn pipeline(&self) -> &Pipeline {
         self.pl.as_ref().expect("a stream with ops has a pipeline")
     }
