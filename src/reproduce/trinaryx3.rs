@@ -29,9 +29,10 @@ pub const LATENCY_S: f64 = 1.27e-6;
 pub const BW_COMP: f64 = 6.58e9;
 pub const ENGINES: usize = 4;
 
-/// A size-sweep row: topology, algorithm, bytes, time, shared-link fraction,
-/// wall seconds the simulation took.
-type SizeRow = (String, String, u64, f64, f64, f64);
+/// Allreduce bandwidth as the paper plots it: 2 × bytes / time, in GB/s.
+fn gb_s(bytes: u64, time_s: f64) -> f64 {
+    2.0 * bytes as f64 / time_s / 1e9
+}
 
 pub struct Options {
     pub quick: bool,
@@ -216,35 +217,23 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         });
     }
     let results = run_jobs(&jobs, "allreduce sizes and model")?;
-    let mut res: Vec<SizeRow> = jobs[..first_model_job]
-        .iter()
-        .zip(&results)
-        .map(|(j, r)| {
-            (
-                j.spec.to_string(),
-                j.alg.to_string(),
-                j.bytes,
-                r.time_s,
-                r.links_shared_fraction,
-                r.wall_s,
-            )
-        })
-        .collect();
-    res.sort_by(|a, b| (&a.0, &a.1, a.2).cmp(&(&b.0, &b.1, b.2)));
+    // The size sweep's rows: each job with its result, by torus, algorithm, size.
+    let mut res: Vec<(&Job, &SimResult)> = jobs[..first_model_job].iter().zip(&results).collect();
+    res.sort_by_key(|(j, _)| (j.spec, j.alg, j.bytes));
     let mut csv = String::from(
         "topology,algorithm,size_bytes,time_s,bandwidth_gb_s,links_shared_fraction,wall_s\n",
     );
-    for r in &res {
+    for (j, r) in &res {
         let _ = writeln!(
             csv,
             "{},{},{},{:.9e},{:.6},{:.6},{:.1}",
-            r.0,
-            r.1,
-            r.2,
-            r.3,
-            2.0 * r.2 as f64 / r.3 / 1e9,
-            r.4,
-            r.5
+            j.spec,
+            j.alg,
+            j.bytes,
+            r.time_s,
+            gb_s(j.bytes, r.time_s),
+            r.links_shared_fraction,
+            r.wall_s
         );
     }
     write(out, "allreduce_bandwidth.csv", &csv)?;
@@ -253,8 +242,8 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         for alg in ["trinaryx3", "ring", "recursive_doubling"] {
             let pts: Vec<(f64, f64)> = res
                 .iter()
-                .filter(|r| r.0 == spec && r.1 == alg)
-                .map(|r| (r.2 as f64, 2.0 * r.2 as f64 / r.3 / 1e9))
+                .filter(|(j, _)| j.spec == spec && j.alg == alg)
+                .map(|(j, r)| (j.bytes as f64, gb_s(j.bytes, r.time_s)))
                 .collect();
             if !pts.is_empty() {
                 series.push(plot::Series {
@@ -272,21 +261,27 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         &series,
     )?;
     let _ = writeln!(summary, "Allreduce bandwidth, GB/s = 2 x bytes / time (paper, 48x6x32 at 1 GiB: Trinaryx3 7.1, ring 1.4):");
-    for r in &res {
+    for (j, r) in &res {
         let _ = writeln!(
             summary,
             "  {:<14} {:<19} {:>8}: {:>9.4} GB/s",
-            r.0,
-            r.1,
-            format_bytes(r.2),
-            2.0 * r.2 as f64 / r.3 / 1e9
+            j.spec,
+            j.alg,
+            format_bytes(j.bytes),
+            gb_s(j.bytes, r.time_s)
         );
     }
 
     // 2. Links that ever carried two flows at once, 1 MiB allreduce.
     let _ = writeln!(summary, "Links ever shared by 2+ flows, 1 MiB allreduce (paper: recursive doubling 36%, Trinaryx3 0.89%):");
-    for r in res.iter().filter(|r| r.2 == 1 << 20) {
-        let _ = writeln!(summary, "  {:<14} {:<19} {:.2}%", r.0, r.1, 100.0 * r.4);
+    for (j, r) in res.iter().filter(|(j, _)| j.bytes == 1 << 20) {
+        let _ = writeln!(
+            summary,
+            "  {:<14} {:<19} {:.2}%",
+            j.spec,
+            j.alg,
+            100.0 * r.links_shared_fraction
+        );
     }
 
     // 3. Bcast and reduce against eqs (3) and (4), on the big torus.
