@@ -28,8 +28,9 @@ fn key(x: f64) -> u64 {
 struct Flow {
     /// The route, inline so that a pass over flows reads memory in order.
     links: SmallVec<[u32; 24]>,
-    /// Position of this flow in each of its links' flow lists.
-    pos: Vec<u32>,
+    /// Position of this flow in each of its links' flow lists (inline for
+    /// short routes, which are the ones where a pointer chase shows).
+    pos: SmallVec<[u32; 4]>,
     weight: f64,
     /// Largest rate the flow may take (bytes/s), `f64::INFINITY` when uncapped.
     cap: f64,

@@ -242,9 +242,10 @@ pub struct SimResult {
 enum EvKind {
     /// A rank starts (after its skew).
     Start,
-    /// A CPU task finished: the overhead of a send (then its latency phase
-    /// begins), or a local combine/compute/combining receive (then the op completes).
-    CpuDone,
+    /// The CPU paid a send's overhead: its latency phase begins.
+    OverheadDone,
+    /// The CPU finished a combine, compute or combining receive: the op completes.
+    TaskDone,
     /// A transfer's latency has elapsed: its bandwidth phase starts.
     FlowStart,
     /// A reservation-sharing transfer's bandwidth phase ends (max-min flows
@@ -280,6 +281,9 @@ impl Ord for Event {
     }
 }
 
+/// A transfer's links.
+type Route = smallvec::SmallVec<[LinkId; 6]>;
+
 /// A transfer in progress.
 #[derive(Clone, Debug, Default)]
 struct Transfer {
@@ -288,7 +292,8 @@ struct Transfer {
     dst: u32,
     recv_op: OpId,
     bytes: f64,
-    route: Vec<LinkId>,
+    /// Inline for short routes: one cache line less per transfer.
+    route: Route,
     dispatched: f64,
 }
 
@@ -297,8 +302,10 @@ const POSTED: u32 = 1 << 31;
 /// A receive's data has arrived.
 const ARRIVED: u32 = 1 << 30;
 const DONE: u32 = 1 << 29;
+/// The op has no dependencies at all (so a receive is posted once its rank starts).
+const NO_DEPS: u32 = 1 << 28;
 /// The low bits count the dependencies not yet done.
-const REMAINING: u32 = DONE - 1;
+const REMAINING: u32 = NO_DEPS - 1;
 
 /// An op's flags and its count of dependencies not yet done, in four bytes
 /// (a streamed pipeline can have a few hundred million ops in flight).
@@ -337,10 +344,15 @@ impl OpWindow {
         let k = (i - self.base) as usize;
         while self.len <= k {
             if self.len == self.chunks.len() * WINDOW_CHUNK {
-                self.chunks.push_back(Vec::new());
+                self.chunks.push_back(Vec::with_capacity(WINDOW_CHUNK));
             }
             let j = self.base + self.len as OpId;
-            let flags = src.dep_count(r, j).min(REMAINING);
+            let deps = src.dep_count(r, j);
+            let flags = if deps == 0 {
+                NO_DEPS
+            } else {
+                deps.min(REMAINING)
+            };
             self.chunks
                 .back_mut()
                 .expect("pushed")
@@ -374,6 +386,21 @@ impl OpWindow {
     }
 }
 
+/// What the simulator counts on one link, in one place (a flow updates all
+/// of it at once; separate arrays cost a cache miss each on large networks).
+#[derive(Clone, Copy, Default)]
+struct LinkUse {
+    /// Bytes carried.
+    bytes: f64,
+    /// Seconds with at least one flow, up to `since`.
+    busy: f64,
+    /// When the link last went from no flows to one.
+    since: f64,
+    /// Flows on the link now, and the most at once.
+    count: u32,
+    peak: u32,
+}
+
 struct RankState {
     ops: OpWindow,
     started: bool,
@@ -384,7 +411,9 @@ struct RankState {
     cpu_running: Option<OpId>,
     /// Tasks waiting for the CPU: send overheads first (key false), then
     /// combines and compute (true); each kind smallest program index first.
-    cpu_queue: BinaryHeap<Reverse<(bool, OpId)>>,
+    /// The last field is the task's duration (its bits), kept so the op need
+    /// not be read again.
+    cpu_queue: BinaryHeap<Reverse<(bool, OpId, u64)>>,
     finish: f64,
     done: u64,
 }
@@ -438,12 +467,8 @@ struct Sim<'a, P: OpSource> {
     latency: Vec<f64>,
     inj_base: Option<usize>,
     ej_base: Option<usize>,
-    // Link statistics (network and node links).
-    link_bytes: Vec<f64>,
-    link_busy: Vec<f64>,
-    link_since: Vec<f64>,
-    link_count: Vec<u32>,
-    link_peak: Vec<u32>,
+    /// Statistics of every link (network and node links).
+    link_use: Vec<LinkUse>,
     flows: u64,
     network_bytes: f64,
     handled: u64,
@@ -462,6 +487,8 @@ struct Sim<'a, P: OpSource> {
     /// Completion times of flows in their bandwidth phase (max-min sharing).
     ends: queue::EndQueue,
     started: Vec<(u32, f64)>,
+    /// Scratch for routing a transfer.
+    route_buf: Vec<LinkId>,
 }
 
 impl<'a, P: OpSource> Sim<'a, P> {
@@ -509,11 +536,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             latency,
             inj_base,
             ej_base,
-            link_bytes: vec![0.0; n],
-            link_busy: vec![0.0; n],
-            link_since: vec![0.0; n],
-            link_count: vec![0; n],
-            link_peak: vec![0; n],
+            link_use: vec![LinkUse::default(); n],
             flows: 0,
             network_bytes: 0.0,
             handled: 0,
@@ -525,6 +548,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             resched: Vec::new(),
             ends: queue::EndQueue::default(),
             started: Vec::new(),
+            route_buf: Vec::new(),
         }
     }
 
@@ -536,8 +560,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// or it has none and the rank has started.
     fn posted(&mut self, r: u32, i: OpId) -> bool {
         let rank = &mut self.ranks[r as usize];
-        rank.ops.get(self.src, r as usize, i).flags & POSTED != 0
-            || (rank.started && self.src.dep_count(r as usize, i) == 0)
+        let flags = rank.ops.get(self.src, r as usize, i).flags;
+        flags & POSTED != 0 || (rank.started && flags & NO_DEPS != 0)
     }
 
     fn push(&mut self, time: f64, kind: EvKind, a: u32, b: u32) {
@@ -614,7 +638,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
         let t = e.time;
         match e.kind {
             EvKind::Start => self.start(e.a),
-            EvKind::CpuDone => {
+            EvKind::OverheadDone | EvKind::TaskDone => {
                 let (r, i) = (e.a, e.b);
                 let rank = &mut self.ranks[r as usize];
                 if rank.cpu_running == Some(i) {
@@ -623,9 +647,10 @@ impl<'a, P: OpSource> Sim<'a, P> {
                         self.want_dispatch(r);
                     }
                 }
-                match self.src.op(r as usize, i) {
-                    Op::Send { .. } => self.begin_latency(t, e.a, i)?,
-                    _ => self.complete(t, r, i),
+                if e.kind == EvKind::OverheadDone {
+                    self.begin_latency(t, r, i)?;
+                } else {
+                    self.complete(t, r, i);
                 }
             }
             EvKind::FlowStart => self.begin_bandwidth(t, e.a),
@@ -688,7 +713,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     }
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
-                Op::Combine { .. } | Op::Compute { .. } => self.cpu_task(now, r, i),
+                op @ (Op::Combine { .. } | Op::Compute { .. }) => self.cpu_task(now, r, i, &op),
             }
         }
         Ok(())
@@ -700,9 +725,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
             .map_or(0.0, |bw| bytes as f64 / bw)
     }
 
-    /// The CPU time of op i's task: a send's overhead, a combine, a compute.
-    fn cpu_time(&self, r: u32, i: OpId) -> (f64, &'static str) {
-        match self.src.op(r as usize, i) {
+    /// The CPU time of an op's task: a send's overhead, a combine, a compute.
+    fn cpu_time(&self, op: &Op) -> (f64, &'static str) {
+        match *op {
             Op::Send { .. } => (self.cfg.overhead_s, "overhead"),
             Op::Recv { region, .. } => (
                 self.combine_time(region.count * self.elem_bytes()),
@@ -719,14 +744,16 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// Queues op i's task for rank r's CPU, which completes the op (or, for
     /// a send, starts its latency phase) when it is done. A free task on an
     /// idle CPU is done at once.
-    fn cpu_task(&mut self, now: f64, r: u32, i: OpId) {
+    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, op: &Op) {
+        let dur = self.cpu_time(op).0;
+        let compute = !matches!(op, Op::Send { .. });
         let rank = &mut self.ranks[r as usize];
-        if rank.cpu_running.is_none() && rank.cpu_queue.is_empty() && self.cpu_time(r, i).0 <= 0.0 {
-            self.push(now, EvKind::CpuDone, r, i);
+        if rank.cpu_running.is_none() && rank.cpu_queue.is_empty() && dur <= 0.0 {
+            // Only sends with an overhead come here, so a free task is never a send's.
+            self.push(now, EvKind::TaskDone, r, i);
             return;
         }
-        let compute = !matches!(self.src.op(r as usize, i), Op::Send { .. });
-        self.ranks[r as usize].cpu_queue.push(Reverse((compute, i)));
+        rank.cpu_queue.push(Reverse((compute, i, dur.to_bits())));
         self.want_dispatch(r);
     }
 
@@ -746,17 +773,18 @@ impl<'a, P: OpSource> Sim<'a, P> {
             };
             rank.engines_busy += 1;
             if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(now, r, i);
+                self.cpu_task(now, r, i, &self.src.op(r as usize, i));
             } else {
                 self.begin_latency(now, r, i)?;
             }
         }
         let rank = &mut self.ranks[r as usize];
         if rank.cpu_running.is_none() {
-            if let Some(Reverse((_, i))) = rank.cpu_queue.pop() {
+            if let Some(Reverse((compute, i, dur))) = rank.cpu_queue.pop() {
                 rank.cpu_running = Some(i);
-                let (dur, what) = self.cpu_time(r, i);
+                let dur = f64::from_bits(dur);
                 if self.cfg.trace && dur > 0.0 {
+                    let what = self.cpu_time(&self.src.op(r as usize, i)).1;
                     self.spans.push(Span {
                         rank: r,
                         name: what.to_string(),
@@ -764,7 +792,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
                         end_s: now + dur,
                     });
                 }
-                self.push(now + dur, EvKind::CpuDone, r, i);
+                let kind = if compute {
+                    EvKind::TaskDone
+                } else {
+                    EvKind::OverheadDone
+                };
+                self.push(now + dur, kind, r, i);
             }
         }
         Ok(())
@@ -790,7 +823,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             self.transfers.push(Transfer::default());
             self.transfers.len() as u32 - 1
         });
-        let mut path = std::mem::take(&mut self.transfers[id as usize].route);
+        let mut path = std::mem::take(&mut self.route_buf);
         path.clear();
         if peer != r {
             if route == 0 {
@@ -820,18 +853,29 @@ impl<'a, P: OpSource> Sim<'a, P> {
         } else {
             (region.count * self.elem_bytes() + self.cfg.header_bytes) as f64
         };
-        self.transfers[id as usize] = Transfer {
+        let t = &mut self.transfers[id as usize];
+        *t = Transfer {
             src: r,
             send_op: i,
             dst: peer,
             recv_op,
             bytes,
-            route: path,
+            route: std::mem::take(&mut t.route),
             dispatched: now,
         };
+        t.route.clear();
+        t.route.extend_from_slice(&path);
+        self.route_buf = path;
         self.flows += 1;
         if bytes == 0.0 || self.transfers[id as usize].route.is_empty() {
             self.push(now + lat, EvKind::Arrive, id, 0);
+        } else if lat == 0.0 {
+            // No latency phase: the flow takes bandwidth now rather than
+            // through an event later in this instant. Rates are solved once
+            // per instant, after every start, so nothing else changes (unless
+            // routes mix zero and non-zero latencies, where flows starting at
+            // one instant may join the solve in another order).
+            self.begin_bandwidth(now, id);
         } else {
             self.push(now + lat, EvKind::FlowStart, id, 0);
         }
@@ -884,22 +928,22 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     fn occupy(&mut self, now: f64, route: &[LinkId], bytes: f64) {
         for &l in route {
-            let l = l as usize;
-            self.link_bytes[l] += bytes;
-            if self.link_count[l] == 0 {
-                self.link_since[l] = now;
+            let u = &mut self.link_use[l as usize];
+            u.bytes += bytes;
+            if u.count == 0 {
+                u.since = now;
             }
-            self.link_count[l] += 1;
-            self.link_peak[l] = self.link_peak[l].max(self.link_count[l]);
+            u.count += 1;
+            u.peak = u.peak.max(u.count);
         }
     }
 
     fn vacate(&mut self, now: f64, route: &[LinkId]) {
         for &l in route {
-            let l = l as usize;
-            self.link_count[l] -= 1;
-            if self.link_count[l] == 0 {
-                self.link_busy[l] += now - self.link_since[l];
+            let u = &mut self.link_use[l as usize];
+            u.count -= 1;
+            if u.count == 0 {
+                u.busy += now - u.since;
             }
         }
     }
@@ -946,10 +990,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
         self.ranks[src as usize].engines_busy -= 1;
         self.complete(now, src, send_op);
         self.want_dispatch(src);
-        let posted = self.posted(dst, recv_op);
-        let st = self.ranks[dst as usize]
-            .ops
-            .get(self.src, dst as usize, recv_op);
+        let rank = &mut self.ranks[dst as usize];
+        let st = rank.ops.get(self.src, dst as usize, recv_op);
+        let posted = st.flags & POSTED != 0 || (rank.started && st.flags & NO_DEPS != 0);
         st.flags |= ARRIVED;
         if posted {
             self.received(now, dst, recv_op);
@@ -959,7 +1002,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// A receive is posted and its data is here.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
         match self.src.op(r as usize, i) {
-            Op::Recv { combine: true, .. } => self.cpu_task(now, r, i),
+            op @ Op::Recv { combine: true, .. } => self.cpu_task(now, r, i, &op),
             _ => self.complete(now, r, i),
         }
     }
@@ -1038,14 +1081,14 @@ impl<'a, P: OpSource> Sim<'a, P> {
             .map(|(l, link)| LinkStats {
                 from: link.from,
                 to: link.to,
-                bytes: self.link_bytes[l],
-                busy_s: self.link_busy[l],
+                bytes: self.link_use[l].bytes,
+                busy_s: self.link_use[l].busy,
                 utilisation: if time_s > 0.0 {
-                    self.link_bytes[l] / (link.bandwidth * time_s)
+                    self.link_use[l].bytes / (link.bandwidth * time_s)
                 } else {
                     0.0
                 },
-                peak_flows: self.link_peak[l],
+                peak_flows: self.link_use[l].peak,
             })
             .collect();
         let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
