@@ -226,10 +226,10 @@ impl MaxMin {
                 for &f in &self.active {
                     self.flow_mark[f as usize] = generation;
                 }
-                self.fill();
+                self.fill(true);
                 break;
             }
-            self.fill();
+            self.fill(false);
             if !self.expand() {
                 break;
             }
@@ -265,7 +265,10 @@ impl MaxMin {
     /// Freezing flows at the current level never lowers a link's share (each
     /// frozen flow takes at most the share it leaves), so link keys only grow:
     /// a popped key that is stale is pushed back with its current share.
-    fn fill(&mut self) {
+    ///
+    /// `all`: the affected flows are all the active flows, so every flow on
+    /// their links is affected and nothing needs checking flow by flow.
+    fn fill(&mut self, all: bool) {
         self.link_generation = self.link_generation.wrapping_add(1);
         let lg = self.link_generation;
         self.comp_links.clear();
@@ -288,13 +291,15 @@ impl MaxMin {
         self.heap.clear();
         for k in 0..self.comp_links.len() {
             let li = self.comp_links[k] as usize;
-            let mut fixed = 0.0;
-            for &(h, _) in &self.on_link[li] {
-                if !self.in_set(h) {
-                    fixed += self.flows[h as usize].rate;
+            if !all {
+                let mut fixed = 0.0;
+                for &(h, _) in &self.on_link[li] {
+                    if !self.in_set(h) {
+                        fixed += self.flows[h as usize].rate;
+                    }
                 }
+                self.rem[li] = (self.rem[li] - fixed).max(0.0);
             }
-            self.rem[li] = (self.rem[li] - fixed).max(0.0);
             self.heap
                 .push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
         }
@@ -339,7 +344,7 @@ impl MaxMin {
             // Freeze every unfrozen affected flow of this bottleneck at the level.
             for k in 0..self.on_link[li].len() {
                 let f = self.on_link[li][k].0;
-                if self.in_set(f) && !self.frozen[f as usize] {
+                if (all || self.in_set(f)) && !self.frozen[f as usize] {
                     let rate = lambda * self.flows[f as usize].weight;
                     self.freeze(f, rate, li as u32);
                 }
