@@ -10,8 +10,9 @@
 //! is small at any size. The ring needs 2(P−1) steps per rank there (170 M
 //! transfers at any size, also generated: `RingStream`), one to two minutes
 //! each; it runs at every size there too. A 12×6×8 torus (576 nodes) runs
-//! the same sweep and hosts the segment sweep; the output says which torus
-//! each figure comes from.
+//! the same size sweep for comparison; everything else (the model check and
+//! the segment sweep) runs on 48×6×32. The output says which torus each
+//! figure comes from. `--quick` moves each to a smaller torus and size.
 
 use super::{plot, progress, write};
 use crate::algorithms::{self, trees, Request};
@@ -21,7 +22,6 @@ use crate::schedule::{Collective, Dtype, ReduceOp};
 use crate::sim::{simulate, simulate_source, SimConfig, SimResult};
 use crate::topology::{parse_spec, Topology};
 use crate::units::format_bytes;
-use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -214,7 +214,27 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             segment: Some(ss),
         });
     }
-    let results = run_jobs(&jobs, "allreduce sizes and model")?;
+    // 4. (simulated with the rest) Best segment size per message size (Fig. 14).
+    let seg_sizes: Vec<u64> = (13..=18).map(|k| 1u64 << k).collect(); // 8 KiB .. 256 KiB
+    let msg_sizes: Vec<u64> = if opts.quick {
+        vec![1 << 20, 4 << 20]
+    } else {
+        vec![1 << 20, 4 << 20, 16 << 20]
+    };
+    let first_sweep_job = jobs.len();
+    for &m in &msg_sizes {
+        for &ss in &seg_sizes {
+            jobs.push(Job {
+                spec: big,
+                t: &big_t,
+                collective: Collective::Allreduce,
+                alg: "trinaryx3",
+                bytes: m,
+                segment: Some(ss),
+            });
+        }
+    }
+    let results = run_jobs(&jobs, "allreduce sizes, model and segment sizes")?;
     // The size sweep's rows: each job with its result, by torus, algorithm, size.
     let mut res: Vec<(&Job, &SimResult)> = jobs[..first_model_job].iter().zip(&results).collect();
     res.sort_by_key(|(j, _)| (j.spec, j.alg, j.bytes));
@@ -288,7 +308,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let n = paper_n;
     let eq: Vec<(Collective, u64, f64, f64, f64)> = model_cases
         .iter()
-        .zip(&results[first_model_job..])
+        .zip(&results[first_model_job..first_sweep_job])
         .map(|(&(c, ss), r)| {
             let p = model::Params {
                 h,
@@ -342,33 +362,21 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     );
     write(out, "model.csv", &csv)?;
 
-    // 4. Best segment size per message size (Fig. 14).
-    let seg_sizes: Vec<u64> = (13..=18).map(|k| 1u64 << k).collect(); // 8 KiB .. 256 KiB
-    let msg_sizes: Vec<u64> = if opts.quick {
-        vec![1 << 20, 4 << 20]
-    } else {
-        vec![1 << 20, 4 << 20, 16 << 20]
-    };
-    let mut grid = Vec::new();
-    for &m in &msg_sizes {
-        for &ss in &seg_sizes {
-            grid.push((m, ss));
-        }
-    }
-    let bar = progress(grid.len(), "segment sizes");
-    let seg: Vec<Result<(u64, u64, f64)>> = grid
-        .par_iter()
-        .map(|&(m, ss)| {
-            let r = point(&small_t, Collective::Allreduce, "trinaryx3", m, Some(ss))?;
-            bar.inc(1);
-            Ok((m, ss, r.time_s))
+    // 4. Best segment size per message size (Fig. 14), on the paper's torus.
+    let seg: Vec<(u64, u64, f64)> = jobs[first_sweep_job..]
+        .iter()
+        .zip(&results[first_sweep_job..])
+        .map(|(j, r)| {
+            (
+                j.bytes,
+                j.segment.expect("a sweep job has a segment"),
+                r.time_s,
+            )
         })
         .collect();
-    bar.finish_and_clear();
-    let seg: Vec<(u64, u64, f64)> = seg.into_iter().collect::<Result<_>>()?;
-    let mut csv = String::from("topology,size_bytes,segment_bytes,time_s\n");
-    for s in &seg {
-        let _ = writeln!(csv, "{small},{},{},{:.9e}", s.0, s.1, s.2);
+    let mut csv = String::from("topology,size_bytes,segment_bytes,time_s,wall_s\n");
+    for ((m, ss, t), r) in seg.iter().zip(&results[first_sweep_job..]) {
+        let _ = writeln!(csv, "{big},{m},{ss},{t:.9e},{:.1}", r.wall_s);
     }
     write(out, "segments.csv", &csv)?;
     let series: Vec<plot::Series> = msg_sizes
@@ -384,14 +392,14 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         .collect();
     plot::line_chart(
         &out.join("segments"),
-        &format!("Trinaryx3 allreduce on {small}: time against segment size"),
+        &format!("Trinaryx3 allreduce on {big}: time against segment size"),
         ("segment bytes", plot::Scale::Log),
         ("time (ms)", plot::Scale::Log),
         &series,
     )?;
     let _ = writeln!(
         summary,
-        "Best segment size for the Trinaryx3 allreduce on {small}:"
+        "Best segment size for the Trinaryx3 allreduce on {big}:"
     );
     for &m in &msg_sizes {
         if let Some(best) = seg
