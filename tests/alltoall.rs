@@ -188,12 +188,15 @@ fn a2at_verifies_on_3d_grids() {
                     let ll = model::link_load(&s, &t).unwrap().seconds;
                     let mut lb = bound::grid(&n, &[torus; 3], 4.0, BW);
                     // One even side e on a torus: the lone node (0,…,e/2,…,0)
-                    // cannot split between the directions (as 2D even×odd).
+                    // goes +e at even coordinates and −e at odd ones (as 2D
+                    // even×odd), which balances the two directions when 4
+                    // divides e and leaves half a block over when it does not.
                     let even: Vec<usize> = n.into_iter().filter(|x| x % 2 == 0).collect();
                     if let (&[e], true) = (even.as_slice(), torus) {
                         let p = a * b * c;
                         let h = (e / 2) as f64;
-                        let load = h * h * (p / e) as f64 / 2.0 + e as f64 / 4.0;
+                        let over = if e % 4 == 2 { 0.5 } else { 0.0 };
+                        let load = h * h * (p / e) as f64 / 2.0 + over;
                         lb = lb.max(load * 4.0 / BW);
                     }
                     assert!(close(ll, lb), "{spec}: link load {ll} vs bound {lb}");
@@ -267,8 +270,11 @@ fn a2at_link_load_is_the_papers_bound() {
             let ll = model::link_load(&s, &torus).unwrap().seconds;
             let half = bound::torus_2d(nx, ny, bytes, BW);
             let (long, short) = (nx.max(ny), nx.min(ny));
-            let expect = if long % 2 == 0 && short % 2 == 1 && long != short {
-                half + (long as f64 / 4.0) * bytes / BW
+            // Even×odd: ranks at odd x send the lone half-ring block the
+            // other way, which balances the directions when 4 divides Nx and
+            // leaves half a block over when it does not.
+            let expect = if long % 4 == 2 && short % 2 == 1 && long != short {
+                half + 0.5 * bytes / BW
             } else {
                 half
             };

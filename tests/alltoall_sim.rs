@@ -69,6 +69,33 @@ fn a2at_on_the_torus_with_4_engines_reaches_half_the_bound() {
     }
 }
 
+/// The rectangles the paper leaves open. Odd×even and even×even reach
+/// T_lb/2; even×odd reaches it when 4 divides Nx and is half a block-time
+/// above it otherwise (T_lb/2 is then a half-integer), in both orientations.
+#[test]
+fn a2at_on_the_open_torus_rectangles() {
+    for ny in 2..=12 {
+        for nx in ny + 1..=12 {
+            if nx % 2 == 1 && ny % 2 == 1 {
+                continue;
+            }
+            let lb = bound(nx, ny, true);
+            let want = if nx % 2 == 0 && ny % 2 == 1 && nx % 4 == 2 {
+                lb + 0.5
+            } else {
+                lb
+            };
+            for spec in [format!("torus:{nx}x{ny}"), format!("torus:{ny}x{nx}")] {
+                let t = time(&spec, "a2at", 4);
+                assert!(
+                    (t - want).abs() <= 1e-9 * want,
+                    "{spec}: {t} vs {want} (T_lb/2 = {lb})"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn dragon_on_the_hypercube_never_shares_a_link() {
     for n in 1..=8 {

@@ -40,16 +40,21 @@
 //! many go − as + (a half-ring destination may be reached either way), and
 //! grouped in fours that load both directions of x alike (see the comments in
 //! [`order`]). The static per-direction link load then equals T_lb/2 whenever
-//! a half-ring set has an even size (odd×even, even×even); for even×odd the Ny
-//! blocks at x-offset Nx/2 cannot split evenly between the directions and the
-//! load is T_lb/2 + Nx/4 blocks, the best any translation-invariant order of
-//! whole blocks can do.
+//! a half-ring set has an even size (odd×even, even×even). For even×odd the Ny
+//! blocks at x-offset Nx/2 cannot split evenly between the directions within
+//! one rank: a translation-invariant order loads one direction with T_lb/2 +
+//! Nx/4 blocks. So the order is not translation-invariant there: ranks at odd
+//! x send the lone (Nx/2, 0) as (−Nx/2, 0), which balances the two directions
+//! over every Nx/2 consecutive sources when 4 divides Nx (time T_lb/2) and to
+//! one block when it does not (T_lb/2 + 1/2, T_lb/2 being a half-integer).
 //!
 //! A scratch fluid simulation (not in the repository, to be redone with the
 //! project's simulator: unit links and blocks, FIFO engines, the paper's
 //! sharing rule and max-min) put every order of this file exactly at
 //! its link-load bound for all shapes 1..12 × 1..12: T_lb on the mesh with
-//! 2 engines, T_lb/2 on the torus with 4 (T_lb/2 + Nx/4 for even×odd).
+//! 2 engines, T_lb/2 on the torus with 4 (then T_lb/2 + Nx/4 for even×odd,
+//! before the odd ranks sent the lone half-ring block the other way;
+//! `tests/alltoall_sim.rs` now checks the simulated times).
 //! Placing the last send of the odd×even torus mattered: a lone (0, Ny/2) at
 //! the end cost Ny/2 more.
 //!
@@ -265,12 +270,25 @@ fn build(req: &Request) -> Result<Schedule> {
             ),
         ));
     }
+    // The one send of each rank that goes half way round an even ring and
+    // nowhere else, when the order has it alone (2D even×odd torus: (Nx/2, 0);
+    // 3D torus with one even side): its dimension and place in the order.
+    let mut lone_half_ring: Option<(usize, usize)> = None;
     // Each send's offset as (dimension, component) pairs.
     let frame: Vec<Vec<(usize, i64)>> = if let [a, b, c] = big[..] {
         // Three dimensions: the 3D order (a2at3d), in the topology's order.
         let torus = big.iter().all(|&d| shape.wrap[d]);
         let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
-        a2at3d::order(n, torus)
+        let order = a2at3d::order(n, torus);
+        let even: Vec<usize> = (0..3).filter(|&q| n[q] % 2 == 0).collect();
+        if let (true, &[e]) = (torus, &even[..]) {
+            let h = (n[e] / 2) as i64;
+            lone_half_ring = order
+                .iter()
+                .position(|v| (0..3).all(|q| v[q].abs() == if q == e { h } else { 0 }))
+                .map(|k| ([a, b, c][e], k));
+        }
+        order
             .into_iter()
             .map(|v| vec![(a, v[0]), (b, v[1]), (c, v[2])])
             .collect()
@@ -286,7 +304,12 @@ fn build(req: &Request) -> Result<Schedule> {
         let nx = dx.map_or(1, |d| shape.dims[d]);
         let ny = dy.map_or(1, |d| shape.dims[d]);
         let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
-        order(nx, ny, torus)
+        let order = order(nx, ny, torus);
+        if let (Some(d), true) = (dx, torus && nx > ny && nx % 2 == 0 && ny % 2 == 1) {
+            let hx = (nx / 2) as i64;
+            lone_half_ring = order.iter().position(|&o| o == (hx, 0)).map(|k| (d, k));
+        }
+        order
             .into_iter()
             .map(|(i, j)| {
                 dx.map(|d| (d, i))
@@ -310,6 +333,18 @@ fn build(req: &Request) -> Result<Schedule> {
             (s.offset_route(&off), off)
         })
         .collect();
+    // The even×odd torus: each rank sends Ny = 2S+1 blocks at x-offset Nx/2,
+    // S each way and (Nx/2, 0) last. If every rank sent that one +x, the +x
+    // links would carry Nx/2 more blocks than the −x ones (the order's only
+    // imbalance; the time was T_lb/2 + Nx/4). Ranks at odd x send it −x (the
+    // same node): over any Nx/2 consecutive sources, half go each way when
+    // Nx/2 is even, and all but one block balance when it is odd. The same
+    // holds for the lone half-ring send of a 3D torus with one even side.
+    let flipped = lone_half_ring.map(|(d, k)| {
+        let mut off = routes[k].1.clone();
+        off[d] = -off[d];
+        (d, k, (s.offset_route(&off), off))
+    });
     let p = req.ranks;
     let b = req.count;
     let mut to = vec![0usize; nd];
@@ -317,7 +352,11 @@ fn build(req: &Request) -> Result<Schedule> {
         prog.ops.reserve(2 * p - 1);
         self_copy(prog, r, b);
         let me = shape.coords(r);
-        for (route, off) in &routes {
+        for (k, (route, off)) in routes.iter().enumerate() {
+            let (route, off) = match &flipped {
+                Some((d, fk, (fr, fo))) if *fk == k && me[*d] % 2 == 1 => (fr, fo),
+                _ => (route, off),
+            };
             for d in 0..nd {
                 let k = shape.dims[d] as i64;
                 to[d] = (me[d] as i64 + off[d]).rem_euclid(k) as usize;
