@@ -215,8 +215,8 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         });
     }
     // 4. (simulated with the rest) Best segment size per message size (Fig. 14),
-    // 8 KiB .. 256 KiB, and 4 KiB for messages up to 1 MiB, whose best
-    // segment on 48x6x32 is 8 KiB (a sweep's best must not be its end).
+    // 8 KiB .. 256 KiB, and 4 KiB for messages up to 1 MiB: their best
+    // segment on 48x6x32 is 8 KiB, which must not be the end of the sweep.
     let seg_sizes = |m: u64| {
         let smallest = if m <= 1 << 20 { 12 } else { 13 };
         (smallest..=18).map(|k| 1u64 << k).collect::<Vec<u64>>()
@@ -368,20 +368,18 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     write(out, "model.csv", &csv)?;
 
     // 4. Best segment size per message size (Fig. 14), on the paper's torus.
-    let seg: Vec<(u64, u64, f64)> = jobs[first_sweep_job..]
+    // (message, segment, time, wall) per sweep job.
+    let seg: Vec<(u64, u64, f64, f64)> = jobs[first_sweep_job..]
         .iter()
         .zip(&results[first_sweep_job..])
         .map(|(j, r)| {
-            (
-                j.bytes,
-                j.segment.expect("a sweep job has a segment"),
-                r.time_s,
-            )
+            let ss = j.segment.expect("a sweep job has a segment");
+            (j.bytes, ss, r.time_s, r.wall_s)
         })
         .collect();
     let mut csv = String::from("topology,size_bytes,segment_bytes,time_s,wall_s\n");
-    for ((m, ss, t), r) in seg.iter().zip(&results[first_sweep_job..]) {
-        let _ = writeln!(csv, "{big},{m},{ss},{t:.9e},{:.1}", r.wall_s);
+    for (m, ss, t, wall) in &seg {
+        let _ = writeln!(csv, "{big},{m},{ss},{t:.9e},{wall:.1}");
     }
     write(out, "segments.csv", &csv)?;
     let series: Vec<plot::Series> = msg_sizes
