@@ -234,15 +234,28 @@ pub fn build(name: &str, req: &Request) -> Result<Schedule> {
     (alg.build)(req)
 }
 
-/// The schedule of algorithm `name` as a generator of its operations, for
-/// algorithms that are generated pipelines.
+/// The schedule of algorithm `name` as a generator of its operations, or
+/// `None` when the algorithm only writes its schedule out.
+pub fn generator(name: &str, req: &Request) -> Result<Option<Stream>> {
+    find(req.collective.name(), name)?
+        .stream
+        .map(|stream| stream(req))
+        .transpose()
+}
+
+/// The schedule of algorithm `name` as a generator of its operations; an
+/// error naming the algorithms that have one when it does not.
 pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
-    let alg = find(req.collective.name(), name)?;
-    let stream = alg.stream.ok_or_else(|| {
+    generator(name, req)?.ok_or_else(|| {
+        let generated: Vec<String> = ALGORITHMS
+            .iter()
+            .filter(|a| a.stream.is_some())
+            .map(|a| format!("{} {}", a.collective, a.name))
+            .collect();
         invalid!(
-            "{} {name} has no generator, so it cannot be streamed; simulate it written out",
-            req.collective.name()
+            "{} {name} has no generator, so it cannot be streamed; simulate it written out (generated: {})",
+            req.collective.name(),
+            generated.join(", ")
         )
-    })?;
-    stream(req)
+    })
 }

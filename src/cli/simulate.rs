@@ -205,20 +205,12 @@ pub fn simulate_one(
 ) -> Result<(Report, Schedule, SimResult)> {
     let req = build.request(Some(topo))?;
     let name = build.algorithm_name()?;
-    let streams = algorithms::find(req.collective.name(), name)?
-        .stream
-        .is_some();
-    let stream = if streams {
-        let st = algorithms::build_stream(name, &req)?;
-        (a.stream || st.num_ops() > MAX_MATERIALISED_OPS).then_some(st)
-    } else if a.stream {
-        return Err(Error::Invalid(format!(
-            "--stream: {} {name} has no generator (see `topocoll list`: trinaryx3, pipeline, reduce_bcast, binomial reduce, ring allreduce)",
-            req.collective.name()
-        ))
-        .into());
+    // Streamed when asked (an error for algorithms without a generator), or
+    // when the written-out schedule would be too large.
+    let stream = if a.stream {
+        Some(algorithms::build_stream(name, &req)?)
     } else {
-        None
+        algorithms::generator(name, &req)?.filter(|st| st.num_ops() > MAX_MATERIALISED_OPS)
     };
     let cfg = a.config(engines)?;
     let streamed = stream.is_some();

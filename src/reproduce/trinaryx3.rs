@@ -74,8 +74,7 @@ pub fn point(
     req.segment_bytes = segment;
     // Pipelines and the ring are generated op by op as the simulator needs them (the same
     // result as written out, in memory that follows the ops in flight).
-    if algorithms::find(collective.name(), alg)?.stream.is_some() {
-        let st = algorithms::build_stream(alg, &req)?;
+    if let Some(st) = algorithms::generator(alg, &req)? {
         return simulate_source(&st, t, &config());
     }
     let s = algorithms::build(alg, &req)?;

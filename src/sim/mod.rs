@@ -671,7 +671,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
         let mut ids = Vec::new();
         self.src.initial(ru, &mut ids);
         ids.extend(self.ranks[ru].ops.touched().filter_map(|(i, st)| {
-            (st.flags & ARRIVED != 0 && self.src.dep_count(ru, i) == 0).then_some(i)
+            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
         }));
         ids.extend(
             self.parked
