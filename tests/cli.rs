@@ -14,6 +14,21 @@ fn topocoll(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `topocoll simulate` of the linear all-to-all on a 4×4 torus, with `extra` flags.
+fn simulate_linear_4x4(extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+    ];
+    args.extend_from_slice(extra);
+    topocoll(&args)
+}
+
 #[test]
 fn list_names_everything() {
     let (code, out, _) = topocoll(&["list"]);
@@ -258,29 +273,9 @@ fn simulate_sweeps_write_a_table() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("topology,collective,algorithm,ranks,size_bytes,engines,time_s"));
     assert_eq!(lines.len(), 1 + 2 * 2 * 2);
-    let (code, _, err) = topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "alltoall",
-        "-a",
-        "linear",
-        "--engines",
-        "0",
-    ]);
+    let (code, _, err) = simulate_linear_4x4(&["--engines", "0"]);
     assert_eq!(code, 2, "{err}");
-    let (code, _, err) = topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "alltoall",
-        "-a",
-        "linear",
-        "--sharing",
-        "fifo",
-    ]);
+    let (code, _, err) = simulate_linear_4x4(&["--sharing", "fifo"]);
     assert_eq!(code, 2);
     assert!(err.contains("--sharing 'fifo'"), "{err}");
 }
@@ -320,16 +315,7 @@ fn simulate_stream_matches_the_written_out_schedule() {
         v["time_s"].as_f64().unwrap()
     };
     assert_eq!(time(&written), time(&streamed));
-    let (code, _, err) = topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "alltoall",
-        "-a",
-        "linear",
-        "--stream",
-    ]);
+    let (code, _, err) = simulate_linear_4x4(&["--stream"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no generator"), "{err}");
 }

@@ -457,15 +457,12 @@ fn trace_is_chrome_json() {
     assert_eq!(events.iter().filter(|e| e["ph"] == "M").count(), 4);
 }
 
-/// A node's one CPU takes its waiting tasks in program order, like its
-/// engines: a combine that becomes ready while a long compute runs goes
-/// before a later compute that has waited longer (first come, first served
-/// would run it last and delay the send that waits for it).
-#[test]
-fn cpu_takes_waiting_tasks_in_program_order() {
+/// Two nodes joined by 8 B/s links without latency, and an empty two-rank
+/// schedule of one f64 element, for hand-made CPU scenarios.
+fn two_nodes_one_element() -> (Topology, Schedule) {
     let mut t = parse_spec("mesh:2").unwrap();
     t.set_uniform_links(Some(8.0), Some(0.0)).unwrap();
-    let mut s = Schedule::new(
+    let s = Schedule::new(
         Collective::Allreduce,
         2,
         1,
@@ -473,48 +470,45 @@ fn cpu_takes_waiting_tasks_in_program_order() {
         ReduceOp::Sum,
         "hand",
     );
-    let one = Region::output(0, 1);
+    (t, s)
+}
+
+/// A send of the one element to `peer`.
+fn send_one(peer: u32, tag: u32) -> Op {
+    Op::Send {
+        peer,
+        tag,
+        region: Region::output(0, 1),
+        route: 0,
+    }
+}
+
+/// A receive of the one element from `peer`.
+fn recv_one(peer: u32, tag: u32, combine: bool) -> Op {
+    Op::Recv {
+        peer,
+        tag,
+        region: Region::output(0, 1),
+        combine,
+    }
+}
+
+/// A node's one CPU takes its waiting tasks in program order, like its
+/// engines: a combine that becomes ready while a long compute runs goes
+/// before a later compute that has waited longer (first come, first served
+/// would run it last and delay the send that waits for it).
+#[test]
+fn cpu_takes_waiting_tasks_in_program_order() {
+    let (t, mut s) = two_nodes_one_element();
     // Rank 1 sends its element at once (arrives at t = 1) and waits for the result.
-    s.programs[1].push(
-        Op::Send {
-            peer: 0,
-            tag: 0,
-            region: one,
-            route: 0,
-        },
-        &[],
-    );
-    s.programs[1].push(
-        Op::Recv {
-            peer: 0,
-            tag: 1,
-            region: one,
-            combine: false,
-        },
-        &[],
-    );
+    s.programs[1].push(send_one(0, 0), &[]);
+    s.programs[1].push(recv_one(0, 1, false), &[]);
     // Rank 0: the combining receive (1 s of CPU once the data is in), two
     // computes ready at once (2 s and 3 s), and the reply after the combine.
-    let recv = s.programs[0].push(
-        Op::Recv {
-            peer: 1,
-            tag: 0,
-            region: one,
-            combine: true,
-        },
-        &[],
-    );
+    let recv = s.programs[0].push(recv_one(1, 0, true), &[]);
     s.programs[0].push(Op::Compute { seconds: 2.0 }, &[]);
     s.programs[0].push(Op::Compute { seconds: 3.0 }, &[]);
-    s.programs[0].push(
-        Op::Send {
-            peer: 1,
-            tag: 1,
-            region: one,
-            route: 0,
-        },
-        &[recv],
-    );
+    s.programs[0].push(send_one(1, 1), &[recv]);
     let cfg = SimConfig {
         compute_bandwidth: Some(8.0),
         ..SimConfig::default()
@@ -530,37 +524,11 @@ fn cpu_takes_waiting_tasks_in_program_order() {
 /// in the program: a node posts its ready transfers before it computes.
 #[test]
 fn cpu_posts_ready_sends_before_computing() {
-    let mut t = parse_spec("mesh:2").unwrap();
-    t.set_uniform_links(Some(8.0), Some(0.0)).unwrap();
-    let mut s = Schedule::new(
-        Collective::Allreduce,
-        2,
-        1,
-        Dtype::F64,
-        ReduceOp::Sum,
-        "hand",
-    );
-    let one = Region::output(0, 1);
+    let (t, mut s) = two_nodes_one_element();
     s.programs[0].push(Op::Compute { seconds: 2.0 }, &[]);
     s.programs[0].push(Op::Compute { seconds: 1.0 }, &[]);
-    s.programs[0].push(
-        Op::Send {
-            peer: 1,
-            tag: 0,
-            region: one,
-            route: 0,
-        },
-        &[],
-    );
-    s.programs[1].push(
-        Op::Recv {
-            peer: 0,
-            tag: 0,
-            region: one,
-            combine: false,
-        },
-        &[],
-    );
+    s.programs[0].push(send_one(1, 0), &[]);
+    s.programs[1].push(recv_one(0, 0, false), &[]);
     let cfg = SimConfig {
         overhead_s: 0.5,
         ..SimConfig::default()
