@@ -198,6 +198,13 @@ fn a2at_verifies_on_3d_grids() {
                         let over = if e % 4 == 2 { 0.5 } else { 0.0 };
                         let load = h * h * (p / e) as f64 / 2.0 + over;
                         lb = lb.max(load * 4.0 / BW);
+                        // A block of two elements goes half each way (as in
+                        // 2D): exactly the bisection bound.
+                        let s2 = on(&t, "a2at", 2).unwrap();
+                        verify(&s2).unwrap_or_else(|e| panic!("a2at on {spec} block 2: {e}"));
+                        let ll2 = model::link_load(&s2, &t).unwrap().seconds;
+                        let lb2 = bound::grid(&n, &[true; 3], 8.0, BW);
+                        assert!(close(ll2, lb2), "{spec} block 2: {ll2} vs {lb2}");
                     }
                     assert!(close(ll, lb), "{spec}: link load {ll} vs bound {lb}");
                 }
@@ -271,10 +278,12 @@ fn a2at_link_load_is_the_papers_bound() {
             let half = bound::torus_2d(nx, ny, bytes, BW);
             let (long, short) = (nx.max(ny), nx.min(ny));
             // Even×odd: ranks at odd x send the lone half-ring block the
-            // other way, which balances the directions when 4 divides Nx and
-            // leaves half a block over when it does not.
+            // other way, which balances the directions when 4 divides Nx.
+            // When it does not, a block of one element leaves half a block
+            // over; a larger block goes half each way, which leaves nothing
+            // over when it is even and half an element when it is odd.
             let expect = if long % 4 == 2 && short % 2 == 1 && long != short {
-                half + 0.5 * bytes / BW
+                half + 0.5 * (block % 2 * 4) as f64 / BW
             } else {
                 half
             };

@@ -8,12 +8,17 @@ use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::parse_spec;
 
 fn time(spec: &str, alg: &str, engines: usize) -> f64 {
+    time_with_block(spec, alg, engines, 1)
+}
+
+/// As [`time`] with a block of `block` elements (one byte each).
+fn time_with_block(spec: &str, alg: &str, engines: usize, block: u64) -> f64 {
     let mut t = parse_spec(spec).unwrap();
     t.set_uniform_links(Some(1.0), Some(0.0)).unwrap();
     let req = Request::new(
         Collective::Alltoall,
         t.num_ranks(),
-        1,
+        block,
         Dtype::U8,
         ReduceOp::Sum,
         Some(&t),
@@ -72,6 +77,9 @@ fn a2at_on_the_torus_with_4_engines_reaches_half_the_bound() {
 /// The rectangles the paper leaves open. Odd×even and even×even reach
 /// T_lb/2; even×odd reaches it when 4 divides Nx and is half a block-time
 /// above it otherwise (T_lb/2 is then a half-integer), in both orientations.
+/// With blocks of two elements, which the lone block splits into halves,
+/// every open rectangle reaches T_lb/2; with three, the nearest whole
+/// element above it.
 #[test]
 fn a2at_on_the_open_torus_rectangles() {
     for ny in 2..=12 {
@@ -91,6 +99,13 @@ fn a2at_on_the_open_torus_rectangles() {
                     (t - want).abs() <= 1e-9 * want,
                     "{spec}: {t} vs {want} (T_lb/2 = {lb})"
                 );
+                for (block, want) in [(2, 2.0 * lb), (3, (3.0 * lb).ceil())] {
+                    let t = time_with_block(&spec, "a2at", 4, block);
+                    assert!(
+                        (t - want).abs() <= 1e-9 * want,
+                        "{spec} block {block}: {t} vs {want} (T_lb/2 = {lb} blocks)"
+                    );
+                }
             }
         }
     }

@@ -3,6 +3,9 @@
 //!
 //! 1. `bounds.csv`: A2AT's time / lower bound on every mesh (2 engines) and
 //!    torus (4 engines) with 2 ≤ Ny ≤ Nx ≤ 12.
+//!    `bounds_even_odd_block2.csv`: the even×odd tori again with blocks of
+//!    two elements, which lets A2AT send its lone half-ring block half each
+//!    way.
 //!    `bounds3d.csv`: the same in 3D (the paper's future work), cubes 3..8,
 //!    torus and mesh, 3 and 6 engines.
 //! 2. `fig7.csv`, `fig7.svg`, `fig7.png`: the paper's Figure 7, all-to-all time
@@ -11,7 +14,7 @@
 //! 3. `skew.csv`: how far each algorithm moves when ranks start up to 0.1 and
 //!    1 block-time apart (random offsets, seeded).
 
-use super::{alltoall_time, normalised, plot, progress, write};
+use super::{alltoall_time, alltoall_time_block, normalised, plot, progress, write};
 use crate::error::Result;
 use crate::model::alltoall;
 use crate::sim::{SimConfig, Skew};
@@ -41,11 +44,17 @@ struct ShapeRow {
 
 /// A2AT's normalised time on a grid with `engines` engines.
 fn a2at_time(spec: &str, engines: usize) -> Result<f64> {
+    a2at_time_block(spec, engines, 1)
+}
+
+/// As [`a2at_time`] with blocks of `block` elements, in block-times.
+fn a2at_time_block(spec: &str, engines: usize, block: u64) -> Result<f64> {
     let cfg = SimConfig {
         engines,
         ..SimConfig::default()
     };
-    Ok(alltoall_time(&normalised(spec)?, "a2at", &cfg)?.0.time_s)
+    let r = alltoall_time_block(&normalised(spec)?, "a2at", &cfg, block)?.0;
+    Ok(r.time_s / block as f64)
 }
 
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
@@ -132,6 +141,43 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let (e, n, w, excess) = at_bound("torus", pred);
         let _ = writeln!(summary, "A2AT torus, 4 engines, {label} (left open by the paper): {e}/{n} at T_lb/2 (worst {w:.6}, at most {excess:.3} block-times above)");
     }
+
+    // 1a. The even×odd tori with two-element blocks, in both orientations:
+    // the lone half-ring block goes half each way.
+    let mut even_odd = Vec::new();
+    for ny in (3..=11).step_by(2) {
+        for nx in (ny + 1..=12).filter(|&n| even(n)) {
+            even_odd.push((nx, ny));
+            even_odd.push((ny, nx));
+        }
+    }
+    let rows2: Vec<Result<(usize, usize, f64, f64)>> = even_odd
+        .par_iter()
+        .map(|&(nx, ny)| {
+            let time = a2at_time_block(&format!("torus:{nx}x{ny}"), 4, 2)?;
+            Ok((nx, ny, time, alltoall::grid(&[nx, ny], &[true; 2], 1.0, 1.0)))
+        })
+        .collect();
+    let rows2: Vec<(usize, usize, f64, f64)> = rows2.into_iter().collect::<Result<_>>()?;
+    let mut csv = String::from("topology,nx,ny,engines,block_elements,time_block_times,lower_bound,ratio\n");
+    for &(nx, ny, time, bound) in &rows2 {
+        let _ = writeln!(
+            csv,
+            "torus,{nx},{ny},4,2,{time},{bound},{:.9}",
+            time / bound
+        );
+    }
+    write(out, "bounds_even_odd_block2.csv", &csv)?;
+    let exact = rows2
+        .iter()
+        .filter(|r| (r.2 - r.3).abs() <= 1e-9 * r.3)
+        .count();
+    let worst = rows2.iter().map(|r| r.2 / r.3).fold(1.0, f64::max);
+    let _ = writeln!(
+        summary,
+        "A2AT torus, 4 engines, even x odd in both orientations with 2-element blocks (lone block half each way): {exact}/{} at T_lb/2 (worst {worst:.6})",
+        rows2.len()
+    );
 
     // 1b. 3D cubes (the paper's future work): A2AT against the bisection
     // bound, torus and mesh, 3 and 6 engines.

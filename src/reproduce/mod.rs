@@ -38,10 +38,20 @@ pub fn alltoall_time(
     algorithm: &str,
     cfg: &SimConfig,
 ) -> Result<(SimResult, Option<f64>)> {
+    alltoall_time_block(t, algorithm, cfg, 1)
+}
+
+/// As [`alltoall_time`] with blocks of `block` one-byte elements.
+pub fn alltoall_time_block(
+    t: &Topology,
+    algorithm: &str,
+    cfg: &SimConfig,
+    block: u64,
+) -> Result<(SimResult, Option<f64>)> {
     let req = Request::new(
         Collective::Alltoall,
         t.num_ranks(),
-        1,
+        block,
         Dtype::U8,
         ReduceOp::Sum,
         Some(t),

@@ -62,8 +62,10 @@ pub struct Reschedule {
 /// half the active flows, all active flows are solved at once.
 pub struct MaxMin {
     capacity: Vec<f64>,
-    /// Active flows on each link: (flow, index of the link in the flow's route).
-    on_link: Vec<Vec<(u32, u32)>>,
+    /// Active flows on each link: (flow, index of the link in the flow's
+    /// route). Inline up to two, so adding a flow to a quiet link touches one
+    /// cache line, not two.
+    on_link: Vec<SmallVec<[(u32, u32); 2]>>,
     flows: Vec<Flow>,
     dirty: Vec<u32>,
     /// Active flows (and each one's index in this list).
@@ -103,7 +105,7 @@ impl MaxMin {
         let n = capacity.len();
         MaxMin {
             capacity,
-            on_link: vec![Vec::new(); n],
+            on_link: vec![SmallVec::new(); n],
             flows: Vec::new(),
             dirty: Vec::new(),
             active: Vec::new(),

@@ -362,6 +362,11 @@ impl OpWindow {
         &mut self.chunks[k / WINDOW_CHUNK][k % WINDOW_CHUNK]
     }
 
+    /// The oldest op not yet retired.
+    fn front(&self) -> OpId {
+        self.base + self.head as OpId
+    }
+
     /// Retires the finished ops at the front, freeing chunks.
     fn retire(&mut self) {
         while self.head < self.len && self.chunks[0][self.head].flags & DONE != 0 {
@@ -713,7 +718,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     }
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
-                op @ (Op::Combine { .. } | Op::Compute { .. }) => self.cpu_task(now, r, i, &op),
+                op @ (Op::Combine { .. } | Op::Compute { .. }) => {
+                    self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
+                }
             }
         }
         Ok(())
@@ -741,12 +748,10 @@ impl<'a, P: OpSource> Sim<'a, P> {
         }
     }
 
-    /// Queues op i's task for rank r's CPU, which completes the op (or, for
-    /// a send, starts its latency phase) when it is done. A free task on an
-    /// idle CPU is done at once.
-    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, op: &Op) {
-        let dur = self.cpu_time(op).0;
-        let compute = !matches!(op, Op::Send { .. });
+    /// Queues op i's task of `dur` seconds for rank r's CPU, which completes
+    /// the op (`compute`) or, for a send's overhead, starts its latency phase
+    /// when it is done. A free task on an idle CPU is done at once.
+    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
         let rank = &mut self.ranks[r as usize];
         if rank.cpu_running.is_none() && rank.cpu_queue.is_empty() && dur <= 0.0 {
             // Only sends with an overhead come here, so a free task is never a send's.
@@ -773,7 +778,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             };
             rank.engines_busy += 1;
             if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(now, r, i, &self.src.op(r as usize, i));
+                self.cpu_task(now, r, i, self.cfg.overhead_s, false);
             } else {
                 self.begin_latency(now, r, i)?;
             }
@@ -1002,7 +1007,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// A receive is posted and its data is here.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
         match self.src.op(r as usize, i) {
-            op @ Op::Recv { combine: true, .. } => self.cpu_task(now, r, i, &op),
+            op @ Op::Recv { combine: true, .. } => {
+                self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
+            }
             _ => self.complete(now, r, i),
         }
     }
@@ -1025,7 +1032,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 ready_now.push((r, j));
             }
         });
-        rank.ops.retire();
+        // Only the front op's completion can let the front move: after every
+        // retire the front op is not done. (Reading the front's state for
+        // nothing would cost a cache miss on ranks whose window is long.)
+        if i == rank.ops.front() {
+            rank.ops.retire();
+        }
     }
 
     fn update_rates(&mut self, now: f64) {

@@ -347,14 +347,29 @@ fn build(req: &Request) -> Result<Schedule> {
     });
     let p = req.ranks;
     let b = req.count;
+    // When Nx/2 is odd that leaves one block of imbalance (T_lb/2 + 1/2). A
+    // block of two or more elements closes it: every rank sends part of its
+    // lone block +x (tag 0) and the rest −x (tag 1), half each way. With an
+    // odd block the larger part goes +x from even x and −x from odd x, so the
+    // directions differ by one element, not one block.
+    let split = match &flipped {
+        Some((d, _, _)) if (shape.dims[*d] / 2) % 2 == 1 && b >= 2 => Some(*d),
+        _ => None,
+    };
+    // The part of the lone block a rank at coordinate `x` sends +x.
+    let plus_part = |x: usize| if x % 2 == 0 { b.div_ceil(2) } else { b / 2 };
     let mut to = vec![0usize; nd];
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);
         self_copy(prog, r, b);
         let me = shape.coords(r);
+        // The source of this rank's lone block, when that block comes in halves.
+        let mut split_source = None;
         for (k, (route, off)) in routes.iter().enumerate() {
             let (route, off) = match &flipped {
-                Some((d, fk, (fr, fo))) if *fk == k && me[*d] % 2 == 1 => (fr, fo),
+                Some((d, fk, (fr, fo))) if *fk == k && split.is_none() && me[*d] % 2 == 1 => {
+                    (fr, fo)
+                }
                 _ => (route, off),
             };
             for d in 0..nd {
@@ -362,17 +377,66 @@ fn build(req: &Request) -> Result<Schedule> {
                 to[d] = (me[d] as i64 + off[d]).rem_euclid(k) as usize;
             }
             let dst = shape.rank(&to);
-            prog.push(
-                Op::Send {
-                    peer: dst as u32,
-                    tag: 0,
-                    region: Region::input(dst as u64 * b, b),
-                    route: *route,
-                },
-                &[],
-            );
+            let base = dst as u64 * b;
+            match (&flipped, split) {
+                (Some((_, fk, (fr, _))), Some(d)) if *fk == k => {
+                    let first = plus_part(me[d]);
+                    for (tag, region, route) in [
+                        (0, Region::input(base, first), *route),
+                        (1, Region::input(base + first, b - first), *fr),
+                    ] {
+                        prog.push(
+                            Op::Send {
+                                peer: dst as u32,
+                                tag,
+                                region,
+                                route,
+                            },
+                            &[],
+                        );
+                    }
+                    // The block this rank gets at the same offset comes from
+                    // the rank as far the other way, which is the same rank.
+                    split_source = Some(dst);
+                }
+                _ => {
+                    prog.push(
+                        Op::Send {
+                            peer: dst as u32,
+                            tag: 0,
+                            region: Region::input(base, b),
+                            route: *route,
+                        },
+                        &[],
+                    );
+                }
+            }
         }
-        post_all_receives(prog, r, p, b);
+        match (split_source, split) {
+            (Some(q), Some(d)) => {
+                let first = plus_part(shape.coords(q)[d]);
+                for src in (0..p).filter(|&src| src != r) {
+                    let base = src as u64 * b;
+                    let parts = if src == q {
+                        vec![(0, base, first), (1, base + first, b - first)]
+                    } else {
+                        vec![(0, base, b)]
+                    };
+                    for (tag, offset, count) in parts {
+                        prog.push(
+                            Op::Recv {
+                                peer: src as u32,
+                                tag,
+                                region: Region::output(offset, count),
+                                combine: false,
+                            },
+                            &[],
+                        );
+                    }
+                }
+            }
+            _ => post_all_receives(prog, r, p, b),
+        }
     }
     Ok(s)
 }
