@@ -64,7 +64,7 @@ fn verify_on_grids(family: &str, algs: &[&str]) {
                     continue;
                 }
                 let s = built.unwrap_or_else(|e| panic!("{alg} on {}: {e}", t.name));
-                let rank_based = !matches!(alg, "a2at" | "a2and");
+                let rank_based = !matches!(alg, "a2at" | "a2at_sync" | "a2and");
                 let key = (alg.to_string(), block, p);
                 if rank_based {
                     if let Some(done) = seen.get(&key) {
@@ -83,12 +83,12 @@ fn verify_on_grids(family: &str, algs: &[&str]) {
 
 #[test]
 fn a2at_verifies_on_meshes() {
-    verify_on_grids("mesh", &["a2at"]);
+    verify_on_grids("mesh", &["a2at", "a2at_sync"]);
 }
 
 #[test]
 fn a2at_verifies_on_tori() {
-    verify_on_grids("torus", &["a2at"]);
+    verify_on_grids("torus", &["a2at", "a2at_sync"]);
 }
 
 #[test]
@@ -170,6 +170,8 @@ fn a2at_verifies_on_3d_grids() {
                     let t = parse_spec(&spec).unwrap();
                     let s = on(&t, "a2at", 1).unwrap();
                     verify(&s).unwrap_or_else(|e| panic!("a2at on {spec}: {e}"));
+                    let synced = on(&t, "a2at_sync", 1).unwrap();
+                    verify(&synced).unwrap_or_else(|e| panic!("a2at_sync on {spec}: {e}"));
                     for (rank, prog) in s.programs.iter().enumerate() {
                         for op in &prog.ops {
                             if let Op::Send { peer, route, .. } = op {

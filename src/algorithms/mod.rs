@@ -189,6 +189,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::linear::ALGORITHM,
     alltoall::a2and::ALGORITHM,
     alltoall::a2at::ALGORITHM,
+    alltoall::a2at::SYNCED,
     alltoall::dragon::ALGORITHM,
     alltoall::bruck::ALGORITHM,
     alltoall::pairwise::ALGORITHM,

@@ -12,7 +12,8 @@
 //!    on a 32×32 torus against the number of engines (NCT) 1..8, for A2A
 //!    (`linear`), A2AND, A2AT, and `dragon` and `pairwise` for reference.
 //! 3. `skew.csv`: how far each algorithm moves when ranks start up to 0.1 and
-//!    1 block-time apart (random offsets, seeded).
+//!    1 block-time apart (random offsets, seeded), on the 12×12 torus, and
+//!    A2AT and `a2at_sync` on the 12×12 mesh.
 
 use super::{alltoall_time, alltoall_time_block, normalised, plot, progress, write};
 use crate::error::Result;
@@ -155,11 +156,17 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         .par_iter()
         .map(|&(nx, ny)| {
             let time = a2at_time_block(&format!("torus:{nx}x{ny}"), 4, 2)?;
-            Ok((nx, ny, time, alltoall::grid(&[nx, ny], &[true; 2], 1.0, 1.0)))
+            Ok((
+                nx,
+                ny,
+                time,
+                alltoall::grid(&[nx, ny], &[true; 2], 1.0, 1.0),
+            ))
         })
         .collect();
     let rows2: Vec<(usize, usize, f64, f64)> = rows2.into_iter().collect::<Result<_>>()?;
-    let mut csv = String::from("topology,nx,ny,engines,block_elements,time_block_times,lower_bound,ratio\n");
+    let mut csv =
+        String::from("topology,nx,ny,engines,block_elements,time_block_times,lower_bound,ratio\n");
     for &(nx, ny, time, bound) in &rows2 {
         let _ = writeln!(
             csv,
@@ -313,21 +320,29 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let _ = writeln!(summary, "  {alg:<9} time by engines {}", line.join(" "));
     }
 
-    // 3. Start skew.
-    let skew_spec = "torus:12x12";
-    let topo = normalised(skew_spec)?;
+    // 3. Start skew: the torus with its 4 engines, every algorithm; the mesh
+    // with its 2, A2AT and its synchronised variant.
     let mut cases = Vec::new();
-    for alg in ["linear", "a2and", "a2at"] {
-        for skew in [0.0, 0.1, 1.0] {
-            cases.push((alg, skew));
+    for (spec, engines, algs) in [
+        (
+            "torus:12x12",
+            4usize,
+            &["linear", "a2and", "a2at", "a2at_sync"][..],
+        ),
+        ("mesh:12x12", 2, &["a2at", "a2at_sync"][..]),
+    ] {
+        for &alg in algs {
+            for skew in [0.0, 0.1, 1.0] {
+                cases.push((spec, engines, alg, skew));
+            }
         }
     }
     let bar = progress(cases.len(), "skew");
-    let skewed: Vec<Result<(&str, f64, f64)>> = cases
+    let skewed: Vec<Result<f64>> = cases
         .par_iter()
-        .map(|&(alg, skew)| {
+        .map(|&(spec, engines, alg, skew)| {
             let cfg = SimConfig {
-                engines: 4,
+                engines,
                 skew: if skew > 0.0 {
                     Skew::Random {
                         max_s: skew,
@@ -338,38 +353,53 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
                 },
                 ..SimConfig::default()
             };
-            let (r, _) = alltoall_time(&topo, alg, &cfg)?;
+            let (r, _) = alltoall_time(&normalised(spec)?, alg, &cfg)?;
             bar.inc(1);
-            Ok((alg, skew, r.time_s))
+            Ok(r.time_s)
         })
         .collect();
     bar.finish_and_clear();
-    let skewed: Vec<(&str, f64, f64)> = skewed.into_iter().collect::<Result<_>>()?;
+    let times: Vec<f64> = skewed.into_iter().collect::<Result<_>>()?;
+    // Each case with its time and its time without skew.
+    let rows: Vec<(&str, usize, &str, f64, f64, f64)> = cases
+        .iter()
+        .zip(&times)
+        .map(|(&(spec, engines, alg, skew), &time)| {
+            let base = cases
+                .iter()
+                .zip(&times)
+                .find(|(c, _)| c.0 == spec && c.2 == alg && c.3 == 0.0)
+                .map_or(f64::NAN, |(_, &t)| t);
+            (spec, engines, alg, skew, time, base)
+        })
+        .collect();
     let mut csv =
         String::from("topology,algorithm,engines,skew_block_times,time,ratio_to_no_skew\n");
-    for &(alg, skew, time) in &skewed {
-        let base = skewed
-            .iter()
-            .find(|c| c.0 == alg && c.1 == 0.0)
-            .map_or(f64::NAN, |c| c.2);
-        let _ = writeln!(csv, "{skew_spec},{alg},4,{skew},{time},{:.6}", time / base);
+    for &(spec, engines, alg, skew, time, base) in &rows {
+        let _ = writeln!(
+            csv,
+            "{spec},{alg},{engines},{skew},{time},{:.6}",
+            time / base
+        );
     }
     write(out, "skew.csv", &csv)?;
-    let _ = writeln!(
-        summary,
-        "Start skew on {skew_spec}, 4 engines (time / time without skew):"
-    );
-    for alg in ["linear", "a2and", "a2at"] {
-        let base = skewed
-            .iter()
-            .find(|c| c.0 == alg && c.1 == 0.0)
-            .map_or(f64::NAN, |c| c.2);
-        let line: Vec<String> = skewed
-            .iter()
-            .filter(|c| c.0 == alg)
-            .map(|c| format!("skew {}: {:.4}", c.1, c.2 / base))
-            .collect();
-        let _ = writeln!(summary, "  {alg:<7} {}", line.join(", "));
+    let mut last = ("", "");
+    for &(spec, engines, alg, _, _, _) in &rows {
+        if last.0 != spec {
+            let _ = writeln!(
+                summary,
+                "Start skew on {spec}, {engines} engines (time / time without skew):"
+            );
+        }
+        if last != (spec, alg) {
+            let line: Vec<String> = rows
+                .iter()
+                .filter(|c| c.0 == spec && c.2 == alg)
+                .map(|c| format!("skew {}: {:.4}", c.3, c.4 / c.5))
+                .collect();
+            let _ = writeln!(summary, "  {alg:<9} {}", line.join(", "));
+        }
+        last = (spec, alg);
     }
     let _ = writeln!(summary, "Reproduced in {:.1} s", t0.elapsed().as_secs_f64());
     write(out, "summary.txt", &summary)?;

@@ -72,10 +72,10 @@
 //! mesh order). More than three, and Tofu (whose routes are not signed
 //! offsets), are unsupported.
 
-use super::{a2at3d, grid_of, post_all_receives, self_copy};
+use super::{a2at3d, grid_of, self_copy};
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::{Op, OpId, Region, Schedule};
 use crate::topology::Kind;
 
 pub const ALGORITHM: Algorithm = Algorithm {
@@ -86,6 +86,29 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
 };
+
+/// A2AT with its groups kept in step: the sends of each group of `engines`
+/// consecutive sends (the engine count the order is made for: 4 on a 2D
+/// torus, 2 on a 2D mesh, 6 and 3 in 3D) wait until the rank has received
+/// every block of the previous group. Without skew it runs as A2AT does;
+/// a rank that starts early waits for its late sources instead of running
+/// its next group into their links.
+pub const SYNCED: Algorithm = Algorithm {
+    collective: "alltoall",
+    name: "a2at_sync",
+    summary:
+        "A2AT with each group's sends waiting for the previous group's receives (for start skew)",
+    build: build_synced,
+    stream: None,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    build_with(req, false)
+}
+
+fn build_synced(req: &Request) -> Result<Schedule> {
+    build_with(req, true)
+}
 
 /// The A2AT send order of one rank in the paper's frame: offsets (i, j) along
 /// (x, y) with `nx ≥ ny ≥ 1`. `torus` picks the 4-engine torus variant.
@@ -244,8 +267,8 @@ pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
     v
 }
 
-fn build(req: &Request) -> Result<Schedule> {
-    let name = ALGORITHM.name;
+fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
+    let name = if synced { SYNCED.name } else { ALGORITHM.name };
     let (topo, shape) = grid_of(req, name)?;
     if !matches!(topo.kind, Kind::Grid(_)) {
         return Err(req.unsupported(
@@ -274,12 +297,15 @@ fn build(req: &Request) -> Result<Schedule> {
     // nowhere else, when the order has it alone (2D even×odd torus: (Nx/2, 0);
     // 3D torus with one even side): its dimension and place in the order.
     let mut lone_half_ring: Option<(usize, usize)> = None;
+    // The engine count the order is made for.
+    let design_engines;
     // Each send's offset as (dimension, component) pairs.
     let frame: Vec<Vec<(usize, i64)>> = if let [a, b, c] = big[..] {
         // Three dimensions: the 3D order (a2at3d), in the topology's order.
         let torus = big.iter().all(|&d| shape.wrap[d]);
         let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
         let order = a2at3d::order(n, torus);
+        design_engines = if torus { 6 } else { 3 };
         let even: Vec<usize> = (0..3).filter(|&q| n[q] % 2 == 0).collect();
         if let (true, &[e]) = (torus, &even[..]) {
             let h = (n[e] / 2) as i64;
@@ -305,6 +331,7 @@ fn build(req: &Request) -> Result<Schedule> {
         let ny = dy.map_or(1, |d| shape.dims[d]);
         let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
         let order = order(nx, ny, torus);
+        design_engines = if torus { 4 } else { 2 };
         if let (Some(d), true) = (dx, torus && nx > ny && nx % 2 == 0 && ny % 2 == 1) {
             let hx = (nx / 2) as i64;
             lone_half_ring = order.iter().position(|&o| o == (hx, 0)).map(|k| (d, k));
@@ -359,83 +386,94 @@ fn build(req: &Request) -> Result<Schedule> {
     // The part of the lone block a rank at coordinate `x` sends +x.
     let plus_part = |x: usize| if x % 2 == 0 { b.div_ceil(2) } else { b / 2 };
     let mut to = vec![0usize; nd];
+    let mut at = |me: &[usize], off: &[i64]| {
+        for d in 0..nd {
+            let k = shape.dims[d] as i64;
+            to[d] = (me[d] as i64 + off[d]).rem_euclid(k) as usize;
+        }
+        shape.rank(&to)
+    };
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);
         self_copy(prog, r, b);
         let me = shape.coords(r);
-        // The source of this rank's lone block, when that block comes in halves.
-        let mut split_source = None;
+        // Per slot of the order: its sends, and the receives of the blocks
+        // the other ranks send this rank in that slot.
+        let mut slot_sends: Vec<Vec<Op>> = Vec::with_capacity(routes.len());
+        let mut slot_recvs: Vec<Vec<Op>> = Vec::with_capacity(routes.len());
         for (k, (route, off)) in routes.iter().enumerate() {
-            let (route, off) = match &flipped {
-                Some((d, fk, (fr, fo))) if *fk == k && split.is_none() && me[*d] % 2 == 1 => {
-                    (fr, fo)
-                }
-                _ => (route, off),
+            let is_lone = matches!(&flipped, Some((_, fk, _)) if *fk == k);
+            let dst = at(&me, off);
+            // A half-ring offset leads to the same rank either way round, so
+            // the source of slot k is the rank at −offset whichever way it sends.
+            let neg: Vec<i64> = off.iter().map(|&c| -c).collect();
+            let src = at(&me, &neg);
+            let send = |tag, offset, count, route| Op::Send {
+                peer: dst as u32,
+                tag,
+                region: Region::input(offset, count),
+                route,
             };
-            for d in 0..nd {
-                let k = shape.dims[d] as i64;
-                to[d] = (me[d] as i64 + off[d]).rem_euclid(k) as usize;
-            }
-            let dst = shape.rank(&to);
-            let base = dst as u64 * b;
+            let recv = |tag, offset, count| Op::Recv {
+                peer: src as u32,
+                tag,
+                region: Region::output(offset, count),
+                combine: false,
+            };
+            let (out, inn) = (dst as u64 * b, src as u64 * b);
             match (&flipped, split) {
-                (Some((_, fk, (fr, _))), Some(d)) if *fk == k => {
-                    let first = plus_part(me[d]);
-                    for (tag, region, route) in [
-                        (0, Region::input(base, first), *route),
-                        (1, Region::input(base + first, b - first), *fr),
-                    ] {
-                        prog.push(
-                            Op::Send {
-                                peer: dst as u32,
-                                tag,
-                                region,
-                                route,
-                            },
-                            &[],
-                        );
-                    }
-                    // The block this rank gets at the same offset comes from
-                    // the rank as far the other way, which is the same rank.
-                    split_source = Some(dst);
+                (Some((_, _, (fr, _))), Some(d)) if is_lone => {
+                    let mine = plus_part(me[d]);
+                    let theirs = plus_part(shape.coords(src)[d]);
+                    slot_sends.push(vec![
+                        send(0, out, mine, *route),
+                        send(1, out + mine, b - mine, *fr),
+                    ]);
+                    slot_recvs.push(vec![
+                        recv(0, inn, theirs),
+                        recv(1, inn + theirs, b - theirs),
+                    ]);
+                }
+                (Some((d, _, (fr, _))), None) if is_lone && me[*d] % 2 == 1 => {
+                    slot_sends.push(vec![send(0, out, b, *fr)]);
+                    slot_recvs.push(vec![recv(0, inn, b)]);
                 }
                 _ => {
-                    prog.push(
-                        Op::Send {
-                            peer: dst as u32,
-                            tag: 0,
-                            region: Region::input(base, b),
-                            route: *route,
-                        },
-                        &[],
-                    );
+                    slot_sends.push(vec![send(0, out, b, *route)]);
+                    slot_recvs.push(vec![recv(0, inn, b)]);
                 }
             }
         }
-        match (split_source, split) {
-            (Some(q), Some(d)) => {
-                let first = plus_part(shape.coords(q)[d]);
-                for src in (0..p).filter(|&src| src != r) {
-                    let base = src as u64 * b;
-                    let parts = if src == q {
-                        vec![(0, base, first), (1, base + first, b - first)]
-                    } else {
-                        vec![(0, base, b)]
-                    };
-                    for (tag, offset, count) in parts {
-                        prog.push(
-                            Op::Recv {
-                                peer: src as u32,
-                                tag,
-                                region: Region::output(offset, count),
-                                combine: false,
-                            },
-                            &[],
-                        );
+        match synced.then_some(design_engines) {
+            // A2AT proper: every send at once (the engines take them in
+            // order), then every receive, by source rank.
+            None => {
+                for op in slot_sends.into_iter().flatten() {
+                    prog.push(op, &[]);
+                }
+                let mut recvs: Vec<Op> = slot_recvs.into_iter().flatten().collect();
+                recvs.sort_by_key(|op| match op {
+                    Op::Recv { peer, tag, .. } => (*peer, *tag),
+                    _ => unreachable!("receives only"),
+                });
+                for op in recvs {
+                    prog.push(op, &[]);
+                }
+            }
+            // Synchronised: each group's sends wait for the previous group's
+            // receives.
+            Some(g) => {
+                let mut previous: Vec<OpId> = Vec::new();
+                for (sends, recvs) in slot_sends.chunks(g).zip(slot_recvs.chunks(g)) {
+                    for op in sends.iter().flatten() {
+                        prog.push(*op, &previous);
+                    }
+                    previous.clear();
+                    for op in recvs.iter().flatten() {
+                        previous.push(prog.push(*op, &[]));
                     }
                 }
             }
-            _ => post_all_receives(prog, r, p, b),
         }
     }
     Ok(s)
