@@ -384,7 +384,13 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
         _ => None,
     };
     // The part of the lone block a rank at coordinate `x` sends +x.
-    let plus_part = |x: usize| if x % 2 == 0 { b.div_ceil(2) } else { b / 2 };
+    let plus_part = |x: usize| {
+        if x.is_multiple_of(2) {
+            b.div_ceil(2)
+        } else {
+            b / 2
+        }
+    };
     let mut to = vec![0usize; nd];
     let mut at = |me: &[usize], off: &[i64]| {
         for d in 0..nd {
