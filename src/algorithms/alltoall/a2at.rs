@@ -47,6 +47,9 @@
 //! x send the lone (Nx/2, 0) as (−Nx/2, 0), which balances the two directions
 //! over every Nx/2 consecutive sources when 4 divides Nx (time T_lb/2) and to
 //! one block when it does not (T_lb/2 + 1/2, T_lb/2 being a half-integer).
+//! Blocks of two elements or more close that last block: the lone block
+//! then goes in two messages, half each way (exactly T_lb/2 for even blocks,
+//! within one element for odd ones).
 //!
 //! A scratch fluid simulation (not in the repository, to be redone with the
 //! project's simulator: unit links and blocks, FIFO engines, the paper's
@@ -75,8 +78,9 @@
 use super::{a2at3d, grid_of, self_copy};
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, OpId, Region, Schedule};
+use crate::schedule::{Op, OpId, Program, Region, Schedule};
 use crate::topology::Kind;
+use smallvec::SmallVec;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
@@ -108,6 +112,64 @@ fn build(req: &Request) -> Result<Schedule> {
 
 fn build_synced(req: &Request) -> Result<Schedule> {
     build_with(req, true)
+}
+
+/// One slot of a rank's order: the block it sends to `dst` and the block
+/// `src` sends it in the same slot, in one message each, or (a split lone
+/// block) in two: the first `mine` / `theirs` elements +x with tag 0, the rest
+/// by `other_route` with tag 1.
+struct Slot {
+    dst: usize,
+    src: usize,
+    route: u32,
+    /// (mine, theirs, other_route).
+    halves: Option<(u64, u64, u32)>,
+}
+
+impl Slot {
+    fn push_sends(&self, prog: &mut Program, b: u64, deps: &[OpId]) {
+        let out = self.dst as u64 * b;
+        let parts: SmallVec<[(u32, u64, u64, u32); 2]> = match self.halves {
+            None => [(0, out, b, self.route)].into_iter().collect(),
+            Some((mine, _, other)) => {
+                [(0, out, mine, self.route), (1, out + mine, b - mine, other)]
+                    .into_iter()
+                    .collect()
+            }
+        };
+        for (tag, offset, count, route) in parts {
+            let send = Op::Send {
+                peer: self.dst as u32,
+                tag,
+                region: Region::input(offset, count),
+                route,
+            };
+            prog.push(send, deps);
+        }
+    }
+
+    /// Pushes the slot's receives; returns their op ids.
+    fn push_recvs(&self, prog: &mut Program, b: u64) -> SmallVec<[OpId; 2]> {
+        let inn = self.src as u64 * b;
+        let parts: SmallVec<[(u32, u64, u64); 2]> = match self.halves {
+            None => [(0, inn, b)].into_iter().collect(),
+            Some((_, theirs, _)) => [(0, inn, theirs), (1, inn + theirs, b - theirs)]
+                .into_iter()
+                .collect(),
+        };
+        parts
+            .into_iter()
+            .map(|(tag, offset, count)| {
+                let recv = Op::Recv {
+                    peer: self.src as u32,
+                    tag,
+                    region: Region::output(offset, count),
+                    combine: false,
+                };
+                prog.push(recv, &[])
+            })
+            .collect()
+    }
 }
 
 /// The A2AT send order of one rank in the paper's frame: offsets (i, j) along
@@ -392,91 +454,64 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
         }
     };
     let mut to = vec![0usize; nd];
-    let mut at = |me: &[usize], off: &[i64]| {
+    // The rank at `sign` × `off` from coordinates `me`.
+    let mut at = |me: &[usize], off: &[i64], sign: i64| {
         for d in 0..nd {
             let k = shape.dims[d] as i64;
-            to[d] = (me[d] as i64 + off[d]).rem_euclid(k) as usize;
+            to[d] = (me[d] as i64 + sign * off[d]).rem_euclid(k) as usize;
         }
         shape.rank(&to)
     };
+    let mut slot_of_source = vec![0usize; p];
+    let mut slots: Vec<Slot> = Vec::with_capacity(routes.len());
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);
         self_copy(prog, r, b);
         let me = shape.coords(r);
-        // Per slot of the order: its sends, and the receives of the blocks
-        // the other ranks send this rank in that slot.
-        let mut slot_sends: Vec<Vec<Op>> = Vec::with_capacity(routes.len());
-        let mut slot_recvs: Vec<Vec<Op>> = Vec::with_capacity(routes.len());
+        slots.clear();
         for (k, (route, off)) in routes.iter().enumerate() {
             let is_lone = matches!(&flipped, Some((_, fk, _)) if *fk == k);
-            let dst = at(&me, off);
             // A half-ring offset leads to the same rank either way round, so
             // the source of slot k is the rank at −offset whichever way it sends.
-            let neg: Vec<i64> = off.iter().map(|&c| -c).collect();
-            let src = at(&me, &neg);
-            let send = |tag, offset, count, route| Op::Send {
-                peer: dst as u32,
-                tag,
-                region: Region::input(offset, count),
-                route,
+            let (dst, src) = (at(&me, off, 1), at(&me, off, -1));
+            slot_of_source[src] = k;
+            let mut slot = Slot {
+                dst,
+                src,
+                route: *route,
+                halves: None,
             };
-            let recv = |tag, offset, count| Op::Recv {
-                peer: src as u32,
-                tag,
-                region: Region::output(offset, count),
-                combine: false,
-            };
-            let (out, inn) = (dst as u64 * b, src as u64 * b);
             match (&flipped, split) {
                 (Some((_, _, (fr, _))), Some(d)) if is_lone => {
-                    let mine = plus_part(me[d]);
-                    let theirs = plus_part(shape.coords(src)[d]);
-                    slot_sends.push(vec![
-                        send(0, out, mine, *route),
-                        send(1, out + mine, b - mine, *fr),
-                    ]);
-                    slot_recvs.push(vec![
-                        recv(0, inn, theirs),
-                        recv(1, inn + theirs, b - theirs),
-                    ]);
+                    slot.halves = Some((plus_part(me[d]), plus_part(shape.coords(src)[d]), *fr));
                 }
-                (Some((d, _, (fr, _))), None) if is_lone && me[*d] % 2 == 1 => {
-                    slot_sends.push(vec![send(0, out, b, *fr)]);
-                    slot_recvs.push(vec![recv(0, inn, b)]);
-                }
-                _ => {
-                    slot_sends.push(vec![send(0, out, b, *route)]);
-                    slot_recvs.push(vec![recv(0, inn, b)]);
-                }
+                (Some((d, _, (fr, _))), None) if is_lone && me[*d] % 2 == 1 => slot.route = *fr,
+                _ => {}
             }
+            slots.push(slot);
         }
         match synced.then_some(design_engines) {
             // A2AT proper: every send at once (the engines take them in
             // order), then every receive, by source rank.
             None => {
-                for op in slot_sends.into_iter().flatten() {
-                    prog.push(op, &[]);
+                for slot in &slots {
+                    slot.push_sends(prog, b, &[]);
                 }
-                let mut recvs: Vec<Op> = slot_recvs.into_iter().flatten().collect();
-                recvs.sort_by_key(|op| match op {
-                    Op::Recv { peer, tag, .. } => (*peer, *tag),
-                    _ => unreachable!("receives only"),
-                });
-                for op in recvs {
-                    prog.push(op, &[]);
+                for q in (0..p).filter(|&q| q != r) {
+                    slots[slot_of_source[q]].push_recvs(prog, b);
                 }
             }
             // Synchronised: each group's sends wait for the previous group's
             // receives.
             Some(g) => {
                 let mut previous: Vec<OpId> = Vec::new();
-                for (sends, recvs) in slot_sends.chunks(g).zip(slot_recvs.chunks(g)) {
-                    for op in sends.iter().flatten() {
-                        prog.push(*op, &previous);
+                for group in slots.chunks(g) {
+                    for slot in group {
+                        slot.push_sends(prog, b, &previous);
                     }
                     previous.clear();
-                    for op in recvs.iter().flatten() {
-                        previous.push(prog.push(*op, &[]));
+                    for slot in group {
+                        previous.extend(slot.push_recvs(prog, b));
                     }
                 }
             }
