@@ -12,13 +12,15 @@
 //!    on a 32×32 torus against the number of engines (NCT) 1..8, for A2A
 //!    (`linear`), A2AND, A2AT, and `dragon` and `pairwise` for reference.
 //! 3. `skew.csv`: how far each algorithm moves when ranks start up to 0.1 and
-//!    1 block-time apart (random offsets, seeded), on the 12×12 torus, and
-//!    A2AT and `a2at_sync` on the 12×12 mesh.
+//!    1 block-time apart (random offsets, seeded): every all-to-all
+//!    algorithm on the 16×16 torus, A2AT and `a2at_sync` on the 16×16 mesh
+//!    (8×8 for `--quick`).
 
-use super::{alltoall_time, alltoall_time_block, normalised, plot, progress, write};
+use super::{alltoall_time, alltoall_time_block, normalised, plot, progress, run_in_order, write};
 use crate::error::Result;
 use crate::model::alltoall;
 use crate::sim::{SimConfig, Skew};
+use crate::topology::Topology;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -33,6 +35,15 @@ type CubeRow<'a> = (&'a str, usize, usize, f64, f64);
 
 /// Figure 7 row: algorithm, engines, time, lower bound, wall seconds.
 type Fig7Row<'a> = (&'a str, usize, f64, f64, f64);
+
+/// One simulation of the Figure 7 and skew pool.
+struct NetJob<'a> {
+    spec: &'a str,
+    alg: &'a str,
+    engines: usize,
+    /// Start skew in block-times (0: none).
+    skew: f64,
+}
 
 struct ShapeRow {
     family: &'static str,
@@ -237,36 +248,98 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         "torus:32x32"
     };
     let algorithms = ["linear", "a2and", "a2at", "dragon", "pairwise"];
-    let mut points = Vec::new();
-    for alg in algorithms {
-        for engines in 1..=8usize {
-            points.push((alg, engines));
-        }
-    }
-    // The slowest simulations first, so the two cores stay busy to the end.
-    points.sort_by_key(|&(alg, e)| (alg != "linear", std::cmp::Reverse(e)));
-    let bar = progress(points.len(), &format!("figure 7 on {spec}"));
-    let topo = normalised(spec)?;
     let side = if opts.quick { 16 } else { 32 };
     // The collective's bound (bisection of the torus), the same for every algorithm.
     let lb = alltoall::grid(&[side, side], &[true, true], 1.0, 1.0);
-    let results: Vec<Result<Fig7Row>> = points
-        .par_iter()
-        .map(|&(alg, engines)| {
-            let (r, _) = alltoall_time(
-                &topo,
+    let mut jobs: Vec<NetJob> = Vec::new();
+    for alg in algorithms {
+        for engines in 1..=8usize {
+            jobs.push(NetJob {
+                spec,
                 alg,
-                &SimConfig {
-                    engines,
-                    ..SimConfig::default()
-                },
-            )?;
-            bar.inc(1);
-            Ok((alg, engines, r.time_s, lb, r.wall_s))
-        })
+                engines,
+                skew: 0.0,
+            });
+        }
+    }
+    // 3. (run with Figure 7, in one pool) Start skew: the torus with its 4
+    // engines, every all-to-all algorithm of the registry (16×16, or 8×8
+    // when quick: a power of two, for Dragon and pairwise); the mesh with its
+    // 2, A2AT and its synchronised variant.
+    let (skew_torus, skew_mesh) = if opts.quick {
+        ("torus:8x8", "mesh:8x8")
+    } else {
+        ("torus:16x16", "mesh:16x16")
+    };
+    let every: Vec<&str> = crate::algorithms::ALGORITHMS
+        .iter()
+        .filter(|a| a.collective == "alltoall")
+        .map(|a| a.name)
         .collect();
-    bar.finish_and_clear();
-    let mut results: Vec<Fig7Row> = results.into_iter().collect::<Result<_>>()?;
+    let fig7_jobs = jobs.len();
+    for (skew_spec, engines, algs) in [
+        (skew_torus, 4usize, &every[..]),
+        (skew_mesh, 2, &["a2at", "a2at_sync"][..]),
+    ] {
+        for &alg in algs {
+            for skew in [0.0, 0.1, 1.0] {
+                jobs.push(NetJob {
+                    spec: skew_spec,
+                    alg,
+                    engines,
+                    skew,
+                });
+            }
+        }
+    }
+    // The slowest simulations first, so the two cores stay busy to the end:
+    // `linear` for Figure 7 (slower with more engines), then skewed `linear`
+    // (a skew breaks its waves), then the other skewed runs, then the rest.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| {
+        let j = &jobs[i];
+        let class = match (j.alg, i < fig7_jobs, j.skew > 0.0) {
+            ("linear", true, _) => 0,
+            ("linear", false, true) => 1,
+            (_, _, true) => 2,
+            _ => 3,
+        };
+        (class, std::cmp::Reverse(j.engines))
+    });
+    let topos: Vec<(&str, Topology)> = [spec, skew_torus, skew_mesh]
+        .iter()
+        .map(|&sp| Ok((sp, normalised(sp)?)))
+        .collect::<Result<_>>()?;
+    let ran = run_in_order(
+        &order,
+        &format!("figure 7 on {spec}, and start skew"),
+        |&i| {
+            let j = &jobs[i];
+            let topo = &topos.iter().find(|t| t.0 == j.spec).expect("listed").1;
+            let cfg = SimConfig {
+                engines: j.engines,
+                skew: if j.skew > 0.0 {
+                    Skew::Random {
+                        max_s: j.skew,
+                        seed: 1,
+                    }
+                } else {
+                    Skew::None
+                },
+                ..SimConfig::default()
+            };
+            let (r, _) = alltoall_time(topo, j.alg, &cfg)?;
+            Ok((r.time_s, r.wall_s))
+        },
+    )?;
+    // (time, wall) of each job, in the jobs' order.
+    let mut outcome = vec![(0.0, 0.0); jobs.len()];
+    for (&i, r) in order.iter().zip(ran) {
+        outcome[i] = r;
+    }
+    let mut results: Vec<Fig7Row> = (0..fig7_jobs)
+        .map(|i| (jobs[i].alg, jobs[i].engines, outcome[i].0, lb, outcome[i].1))
+        .collect();
     results.sort_by_key(|r| (algorithms.iter().position(|a| *a == r.0), r.1));
     let mut csv = String::from("topology,algorithm,engines,time,lower_bound,ratio,wall_s\n");
     for r in &results {
@@ -320,46 +393,12 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let _ = writeln!(summary, "  {alg:<9} time by engines {}", line.join(" "));
     }
 
-    // 3. Start skew: the torus with its 4 engines, every algorithm; the mesh
-    // with its 2, A2AT and its synchronised variant.
-    let mut cases = Vec::new();
-    for (spec, engines, algs) in [
-        (
-            "torus:12x12",
-            4usize,
-            &["linear", "a2and", "a2at", "a2at_sync"][..],
-        ),
-        ("mesh:12x12", 2, &["a2at", "a2at_sync"][..]),
-    ] {
-        for &alg in algs {
-            for skew in [0.0, 0.1, 1.0] {
-                cases.push((spec, engines, alg, skew));
-            }
-        }
-    }
-    let bar = progress(cases.len(), "skew");
-    let skewed: Vec<Result<f64>> = cases
-        .par_iter()
-        .map(|&(spec, engines, alg, skew)| {
-            let cfg = SimConfig {
-                engines,
-                skew: if skew > 0.0 {
-                    Skew::Random {
-                        max_s: skew,
-                        seed: 1,
-                    }
-                } else {
-                    Skew::None
-                },
-                ..SimConfig::default()
-            };
-            let (r, _) = alltoall_time(&normalised(spec)?, alg, &cfg)?;
-            bar.inc(1);
-            Ok(r.time_s)
-        })
+    // 3. Start skew (simulated above with Figure 7).
+    let cases: Vec<(&str, usize, &str, f64)> = jobs[fig7_jobs..]
+        .iter()
+        .map(|j| (j.spec, j.engines, j.alg, j.skew))
         .collect();
-    bar.finish_and_clear();
-    let times: Vec<f64> = skewed.into_iter().collect::<Result<_>>()?;
+    let times: Vec<f64> = outcome[fig7_jobs..].iter().map(|o| o.0).collect();
     // Each case with its time and its time without skew.
     let rows: Vec<(&str, usize, &str, f64, f64, f64)> = cases
         .iter()

@@ -14,6 +14,43 @@ use crate::topology::{parse_spec, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 
+/// Runs `f` on every item with one worker per core, the items taken strictly
+/// in the given order (each worker takes the next one when it is free), with
+/// a progress bar; results in the items' order. Put the longest items first:
+/// rayon's splitting would hand a whole run of them to one thread.
+pub fn run_in_order<T: Sync, R: Send>(
+    items: &[T],
+    what: &str,
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<R>>>> =
+        items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let bar = progress(items.len(), what);
+    std::thread::scope(|scope| {
+        for _ in 0..rayon::current_num_threads().max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else {
+                    break;
+                };
+                let r = f(item);
+                *slots[i].lock().expect("no panics hold it") = Some(r);
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .expect("no panics hold it")
+                .expect("every item ran")
+        })
+        .collect()
+}
+
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn progress(len: usize, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len as u64);

@@ -14,7 +14,7 @@
 //! the segment sweep) runs on 48×6×32. The output says which torus each
 //! figure comes from. `--quick` moves each to a smaller torus and size.
 
-use super::{plot, progress, write};
+use super::{plot, run_in_order, write};
 use crate::algorithms::{self, trees, Request};
 use crate::error::Result;
 use crate::model::trinaryx3 as model;
@@ -121,33 +121,19 @@ impl<'t> Job<'t> {
 fn run_jobs(jobs: &[Job], what: &str) -> Result<Vec<SimResult>> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| jobs[b].cost().total_cmp(&jobs[a].cost()));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<SimResult>>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let bar = progress(jobs.len(), what);
-    std::thread::scope(|scope| {
-        for _ in 0..rayon::current_num_threads().max(1) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = order.get(k) else {
-                    break;
-                };
-                let j = &jobs[i];
-                let r = point(j.t, j.collective, j.alg, j.bytes, j.segment);
-                *slots[i].lock().expect("no panics hold it") = Some(r);
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    slots
+    let results = run_in_order(&order, what, |&i| {
+        let j = &jobs[i];
+        point(j.t, j.collective, j.alg, j.bytes, j.segment)
+    })?;
+    // Back in the jobs' order.
+    let mut slots: Vec<Option<SimResult>> = jobs.iter().map(|_| None).collect();
+    for (&i, r) in order.iter().zip(results) {
+        slots[i] = Some(r);
+    }
+    Ok(slots
         .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .expect("no panics hold it")
-                .expect("every job ran")
-        })
-        .collect()
+        .map(|r| r.expect("every job ran"))
+        .collect())
 }
 
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
