@@ -44,6 +44,18 @@ fn list_names_everything() {
     ] {
         assert!(out.contains(word), "list lacks {word}");
     }
+    // Every registered algorithm is listed, marked [stream] exactly when it
+    // has a generator.
+    for a in topocoll::algorithms::ALGORITHMS {
+        let line = out
+            .lines()
+            .find(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() > 1 && w[0] == a.collective && w[1] == a.name
+            })
+            .unwrap_or_else(|| panic!("list lacks {} {}", a.collective, a.name));
+        assert_eq!(line.ends_with("[stream]"), a.stream.is_some(), "{line}");
+    }
 }
 
 #[test]

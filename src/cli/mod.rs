@@ -214,9 +214,17 @@ fn list() -> Result<i32> {
     for (name, what) in schedule::collective_names() {
         writeln!(out, "  {name:<14} {what}")?;
     }
-    writeln!(out, "\nAlgorithms (--collective NAME --algorithm NAME):")?;
+    writeln!(
+        out,
+        "\nAlgorithms (--collective NAME --algorithm NAME; [stream]: can be generated op by op, see simulate --stream):"
+    )?;
     for a in ALGORITHMS {
-        writeln!(out, "  {:<14} {:<18} {}", a.collective, a.name, a.summary)?;
+        let stream = if a.stream.is_some() { " [stream]" } else { "" };
+        writeln!(
+            out,
+            "  {:<14} {:<18} {}{stream}",
+            a.collective, a.name, a.summary
+        )?;
     }
     Ok(0)
 }

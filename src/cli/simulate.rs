@@ -84,8 +84,8 @@ pub struct SimulateArgs {
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
-    /// For generated algorithms (trinaryx3, pipeline, reduce_bcast, binomial
-    /// reduce, ring allreduce): generate each operation when the simulator reaches it instead
+    /// For generated algorithms (marked [stream] by `topocoll list`):
+    /// generate each operation when the simulator reaches it instead
     /// of writing the schedule out, in memory that follows the ops in flight. The
     /// verifier needs the schedule written out, so it does not run (the test
     /// suite checks the generator op by op against the written-out schedule).
