@@ -155,6 +155,13 @@ fn bad_input_is_one_line_and_exit_2() {
             "xml",
         ],
         vec!["verify", "--schedule", "/nonexistent.json"],
+        vec![
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "--schedule",
+            "/nonexistent.json",
+        ],
     ] {
         let (code, out, err) = topocoll(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -208,6 +215,95 @@ fn schedule_writes_json_and_goal_and_verify_reads_json_back() {
     ]);
     assert_eq!(code, 0);
     assert_eq!(out, "num_ranks 2\n\nrank 0 {\nl0: send 4b to 1 tag 0\n}\n\nrank 1 {\nl0: recv 4b from 0 tag 0\n}\n");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `simulate --schedule` prices a schedule read from JSON exactly as the
+/// built one; a broken file is refused by the verifier (exit 1), and with
+/// --no-verify by the simulator (exit 1, no hang); a file and an algorithm
+/// together, or a file on a topology with another rank count, exit 2.
+#[test]
+fn simulate_reads_a_schedule_file() {
+    let dir = std::env::temp_dir().join(format!("topocoll-cli-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("a2at.json");
+    let path = json.to_str().unwrap();
+    let built = [
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "a2at",
+        "--size",
+        "2",
+    ];
+    let mut args = vec!["schedule"];
+    args.extend(built);
+    args.extend(["-o", path]);
+    assert_eq!(topocoll(&args).0, 0);
+    let flags = [
+        "--bandwidth",
+        "1",
+        "--latency",
+        "0",
+        "--engines",
+        "2",
+        "--format",
+        "json",
+    ];
+    let time = |out: &str| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        v["time_s"].as_f64().unwrap()
+    };
+    let mut direct = vec!["simulate"];
+    direct.extend(built);
+    direct.extend(flags);
+    let (code, out, err) = topocoll(&direct);
+    assert_eq!(code, 0, "{err}");
+    let want = time(&out);
+    let mut from_file = vec!["simulate", "-t", "torus:4x4", "--schedule", path];
+    from_file.extend(flags);
+    let (code, out, err) = topocoll(&from_file);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(time(&out).to_bits(), want.to_bits());
+    assert!(out.contains("\"algorithm\":\"a2at\""), "{out}");
+
+    // Retag one message: the verifier refuses it, and so does the simulator.
+    let text = std::fs::read_to_string(&json)
+        .unwrap()
+        .replacen("\"tag\":0", "\"tag\":77", 1);
+    std::fs::write(&json, text).unwrap();
+    let (code, _, err) = topocoll(&from_file);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("verification failed"), "{err}");
+    from_file.push("--no-verify");
+    let (code, _, err) = topocoll(&from_file);
+    assert_eq!(code, 1, "{err}");
+
+    for args in [
+        vec![
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "--schedule",
+            path,
+            "-c",
+            "alltoall",
+        ],
+        vec![
+            "simulate",
+            "-t",
+            "torus:4x5",
+            "--schedule",
+            path,
+            "--no-verify",
+        ],
+    ] {
+        let (code, _, err) = topocoll(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.starts_with("topocoll: "), "{err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -84,6 +84,15 @@ pub struct SimulateArgs {
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
+    /// Simulate a schedule read from a JSON file (as written by `topocoll
+    /// schedule --format json`, or by hand) instead of building one; its
+    /// collective, size and algorithm come from the file (--engines may
+    /// still be a list).
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// The schedule read from `--schedule`.
+    #[arg(skip)]
+    pub loaded: Option<std::sync::Arc<Schedule>>,
     /// For generated algorithms (marked [stream] by `topocoll list`):
     /// generate each operation when the simulator reaches it instead
     /// of writing the schedule out, in memory that follows the ops in flight. The
@@ -203,6 +212,9 @@ pub fn simulate_one(
     engines: usize,
     detail: bool,
 ) -> Result<(Report, Schedule, SimResult)> {
+    if let Some(s) = &a.loaded {
+        return simulate_schedule(a, s, topo, engines, detail);
+    }
     let req = build.request(Some(topo))?;
     let name = build.algorithm_name()?;
     // Streamed when asked (an error for algorithms without a generator), or
@@ -257,7 +269,60 @@ pub fn simulate_one(
     Ok((report, s, result))
 }
 
-pub fn run(a: SimulateArgs) -> Result<i32> {
+/// Simulates a schedule read from a file (`--schedule`), verified first
+/// unless `--no-verify`.
+fn simulate_schedule(
+    a: &SimulateArgs,
+    s: &Schedule,
+    topo: &Topology,
+    engines: usize,
+    detail: bool,
+) -> Result<(Report, Schedule, SimResult)> {
+    if !a.no_verify {
+        schedule::verify(s)?;
+    }
+    let result = sim::simulate(s, topo, &a.config(engines)?)?;
+    let report = Report {
+        topology: topo.name.clone(),
+        collective: s.collective.name().to_string(),
+        algorithm: s.algorithm.clone(),
+        ranks: s.ranks,
+        size_bytes: s.count * s.elem_bytes(),
+        engines,
+        time_s: result.time_s,
+        lower_bound_s: crate::model::lower_bound(s, topo),
+        flows: result.flows,
+        links_shared_fraction: result.links_shared_fraction,
+        links_used_fraction: result.links_used_fraction,
+        events: result.events,
+        wall_s: result.wall_s,
+        streamed: false,
+        detail: detail.then(|| result.clone()),
+    };
+    Ok((report, s.clone(), result))
+}
+
+/// Reads `--schedule`, which replaces --collective and --algorithm.
+fn load_schedule(path: &str, build: &BuildArgs) -> Result<Schedule> {
+    if build.collective.is_some() || build.algorithm.is_some() {
+        return Err(Error::Invalid(
+            "give either --schedule or --collective/--algorithm, not both".into(),
+        )
+        .into());
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read schedule '{path}'"))?;
+    Ok(schedule::from_json(&text)?)
+}
+
+pub fn run(mut a: SimulateArgs) -> Result<i32> {
+    if let Some(path) = &a.schedule {
+        let s = load_schedule(path, &a.build)?;
+        // The size and algorithm are the file's, for the sweep below too.
+        a.build.size = (s.count * s.elem_bytes()).to_string();
+        a.build.algorithm = Some(s.algorithm.clone());
+        a.loaded = Some(std::sync::Arc::new(s));
+    }
     let topo = a.topology()?;
     let sizes =
         parse_size_list(&a.build.size).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
