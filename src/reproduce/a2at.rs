@@ -6,7 +6,7 @@
 //!    `bounds_even_odd_block2.csv`: the even×odd tori again with blocks of
 //!    two elements, which lets A2AT send its lone half-ring block half each
 //!    way.
-//!    `bounds3d.csv`: the same in 3D (the paper's future work), cubes 3..8,
+//!    `bounds3d.csv`: the same in 3D (the paper's future work), cubes 2..8,
 //!    torus and mesh, 3 and 6 engines.
 //! 2. `fig7.csv`, `fig7.svg`, `fig7.png`: the paper's Figure 7, all-to-all time
 //!    on a 32×32 torus against the number of engines (NCT) 1..8, for A2A
@@ -201,7 +201,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     // bound, torus and mesh, 3 and 6 engines.
     let mut cubes = Vec::new();
     for family in ["torus", "mesh"] {
-        for n in 3..=8usize {
+        for n in 2..=8usize {
             for engines in [3usize, 6] {
                 cubes.push((family, n, engines));
             }
