@@ -221,7 +221,8 @@ fn schedule_writes_json_and_goal_and_verify_reads_json_back() {
 /// `simulate --schedule` prices a schedule read from JSON exactly as the
 /// built one; a broken file is refused by the verifier (exit 1), and with
 /// --no-verify by the simulator (exit 1, no hang); a file and an algorithm
-/// together, or a file on a topology with another rank count, exit 2.
+/// together, a file on a topology with another rank count, or a file with
+/// --stream, exit 2.
 #[test]
 fn simulate_reads_a_schedule_file() {
     let dir = std::env::temp_dir().join(format!("topocoll-cli-sim-{}", std::process::id()));
@@ -298,6 +299,14 @@ fn simulate_reads_a_schedule_file() {
             "--schedule",
             path,
             "--no-verify",
+        ],
+        vec![
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "--schedule",
+            path,
+            "--stream",
         ],
     ] {
         let (code, _, err) = topocoll(&args);

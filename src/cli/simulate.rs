@@ -317,6 +317,12 @@ fn load_schedule(path: &str, build: &BuildArgs) -> Result<Schedule> {
 
 pub fn run(mut a: SimulateArgs) -> Result<i32> {
     if let Some(path) = &a.schedule {
+        if a.stream {
+            return Err(Error::Invalid(
+                "--stream generates an algorithm's schedule; it cannot stream one read with --schedule".into(),
+            )
+            .into());
+        }
         let s = load_schedule(path, &a.build)?;
         // The size and algorithm are the file's, for the sweep below too.
         a.build.size = (s.count * s.elem_bytes()).to_string();
