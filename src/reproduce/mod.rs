@@ -106,3 +106,31 @@ pub fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     std::fs::write(&path, text)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::run_in_order;
+    use crate::error::Error;
+
+    /// Results come back in the items' order whatever the workers' timing,
+    /// and an error is returned, not swallowed.
+    #[test]
+    fn run_in_order_keeps_the_order_and_reports_errors() {
+        let items: Vec<u64> = (0..50).collect();
+        let out = run_in_order(&items, "test", |&x| {
+            // Early items take longest, as the reproductions order them.
+            std::thread::sleep(std::time::Duration::from_micros(50 * (50 - x)));
+            Ok(x * 2)
+        })
+        .unwrap();
+        assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        let r = run_in_order(&items, "test", |&x| {
+            if x == 17 {
+                Err(Error::Invalid("seventeen".into()))
+            } else {
+                Ok(x)
+            }
+        });
+        assert!(matches!(r, Err(Error::Invalid(m)) if m == "seventeen"));
+    }
+}
