@@ -116,14 +116,22 @@ fn build_synced(req: &Request) -> Result<Schedule> {
 
 /// One slot of a rank's order: the block it sends to `dst` and the block
 /// `src` sends it in the same slot, in one message each, or (a split lone
-/// block) in two: the first `mine` / `theirs` elements +x with tag 0, the rest
-/// by `other_route` with tag 1.
+/// block) in two.
 struct Slot {
     dst: usize,
     src: usize,
     route: u32,
-    /// (mine, theirs, other_route).
-    halves: Option<(u64, u64, u32)>,
+    halves: Option<Halves>,
+}
+
+/// A lone half-ring block split in two messages.
+struct Halves {
+    /// Elements of this rank's block that go +x (tag 0); the rest go −x.
+    mine: u64,
+    /// The same for the block `src` sends this rank.
+    theirs: u64,
+    /// The −x route of the second message.
+    minus_route: u32,
 }
 
 impl Slot {
@@ -131,11 +139,14 @@ impl Slot {
         let out = self.dst as u64 * b;
         let parts: SmallVec<[(u32, u64, u64, u32); 2]> = match self.halves {
             None => [(0, out, b, self.route)].into_iter().collect(),
-            Some((mine, _, other)) => {
-                [(0, out, mine, self.route), (1, out + mine, b - mine, other)]
-                    .into_iter()
-                    .collect()
-            }
+            Some(Halves {
+                mine, minus_route, ..
+            }) => [
+                (0, out, mine, self.route),
+                (1, out + mine, b - mine, minus_route),
+            ]
+            .into_iter()
+            .collect(),
         };
         for (tag, offset, count, route) in parts {
             let send = Op::Send {
@@ -153,7 +164,7 @@ impl Slot {
         let inn = self.src as u64 * b;
         let parts: SmallVec<[(u32, u64, u64); 2]> = match self.halves {
             None => [(0, inn, b)].into_iter().collect(),
-            Some((_, theirs, _)) => [(0, inn, theirs), (1, inn + theirs, b - theirs)]
+            Some(Halves { theirs, .. }) => [(0, inn, theirs), (1, inn + theirs, b - theirs)]
                 .into_iter()
                 .collect(),
         };
@@ -483,7 +494,11 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
             };
             match (&flipped, split) {
                 (Some((_, _, (fr, _))), Some(d)) if is_lone => {
-                    slot.halves = Some((plus_part(me[d]), plus_part(shape.coords(src)[d]), *fr));
+                    slot.halves = Some(Halves {
+                        mine: plus_part(me[d]),
+                        theirs: plus_part(shape.coords(src)[d]),
+                        minus_route: *fr,
+                    });
                 }
                 (Some((d, _, (fr, _))), None) if is_lone && me[*d] % 2 == 1 => slot.route = *fr,
                 _ => {}
