@@ -310,11 +310,12 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         .iter()
         .map(|&sp| Ok((sp, normalised(sp)?)))
         .collect::<Result<_>>()?;
-    let ran = run_in_order(
+    // (time, wall) of each job.
+    let outcome = run_in_order(
+        &jobs,
         &order,
         &format!("figure 7 on {spec}, and start skew"),
-        |&i| {
-            let j = &jobs[i];
+        |j| {
             let topo = &topos.iter().find(|t| t.0 == j.spec).expect("listed").1;
             let cfg = SimConfig {
                 engines: j.engines,
@@ -332,11 +333,6 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             Ok((r.time_s, r.wall_s))
         },
     )?;
-    // (time, wall) of each job, in the jobs' order.
-    let mut outcome = vec![(0.0, 0.0); jobs.len()];
-    for (&i, r) in order.iter().zip(ran) {
-        outcome[i] = r;
-    }
     let mut results: Vec<Fig7Row> = (0..fig7_jobs)
         .map(|i| (jobs[i].alg, jobs[i].engines, outcome[i].0, lb, outcome[i].1))
         .collect();
@@ -393,23 +389,21 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let _ = writeln!(summary, "  {alg:<9} time by engines {}", line.join(" "));
     }
 
-    // 3. Start skew (simulated above with Figure 7).
-    let cases: Vec<(&str, usize, &str, f64)> = jobs[fig7_jobs..]
+    // 3. Start skew (simulated above with Figure 7): each case with its time
+    // and its time without skew.
+    let skewed: Vec<(&NetJob, f64)> = jobs[fig7_jobs..]
         .iter()
-        .map(|j| (j.spec, j.engines, j.alg, j.skew))
+        .zip(&outcome[fig7_jobs..])
+        .map(|(j, o)| (j, o.0))
         .collect();
-    let times: Vec<f64> = outcome[fig7_jobs..].iter().map(|o| o.0).collect();
-    // Each case with its time and its time without skew.
-    let rows: Vec<(&str, usize, &str, f64, f64, f64)> = cases
+    let rows: Vec<(&str, usize, &str, f64, f64, f64)> = skewed
         .iter()
-        .zip(&times)
-        .map(|(&(spec, engines, alg, skew), &time)| {
-            let base = cases
+        .map(|&(j, time)| {
+            let base = skewed
                 .iter()
-                .zip(&times)
-                .find(|(c, _)| c.0 == spec && c.2 == alg && c.3 == 0.0)
-                .map_or(f64::NAN, |(_, &t)| t);
-            (spec, engines, alg, skew, time, base)
+                .find(|(c, _)| c.spec == j.spec && c.alg == j.alg && c.skew == 0.0)
+                .map_or(f64::NAN, |&(_, t)| t);
+            (j.spec, j.engines, j.alg, j.skew, time, base)
         })
         .collect();
     let mut csv =

@@ -15,14 +15,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 
 /// Runs `f` on every item with one worker per core, the items taken strictly
-/// in the given order (each worker takes the next one when it is free), with
-/// a progress bar; results in the items' order. Put the longest items first:
-/// rayon's splitting would hand a whole run of them to one thread.
+/// in `order` (indices into `items`; each worker takes the next one when it
+/// is free), with a progress bar; results in the items' order. Put the
+/// longest items first: rayon's splitting would hand a whole run of them to
+/// one thread.
 pub fn run_in_order<T: Sync, R: Send>(
     items: &[T],
+    order: &[usize],
     what: &str,
     f: impl Fn(&T) -> Result<R> + Sync,
 ) -> Result<Vec<R>> {
+    assert_eq!(order.len(), items.len(), "order must list every item once");
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Result<R>>>> =
         items.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -30,11 +33,11 @@ pub fn run_in_order<T: Sync, R: Send>(
     std::thread::scope(|scope| {
         for _ in 0..rayon::current_num_threads().max(1) {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(item) = items.get(i) else {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = order.get(k) else {
                     break;
                 };
-                let r = f(item);
+                let r = f(&items[i]);
                 *slots[i].lock().expect("no panics hold it") = Some(r);
                 bar.inc(1);
             });
@@ -112,19 +115,23 @@ mod tests {
     use super::run_in_order;
     use crate::error::Error;
 
-    /// Results come back in the items' order whatever the workers' timing,
-    /// and an error is returned, not swallowed.
+    /// Results come back in the items' order whatever the order they run in
+    /// and the workers' timing, and an error is returned, not swallowed.
     #[test]
     fn run_in_order_keeps_the_order_and_reports_errors() {
         let items: Vec<u64> = (0..50).collect();
-        let out = run_in_order(&items, "test", |&x| {
+        let forward: Vec<usize> = (0..50).collect();
+        let backward: Vec<usize> = (0..50).rev().collect();
+        let out = run_in_order(&items, &forward, "test", |&x| {
             // Early items take longest, as the reproductions order them.
             std::thread::sleep(std::time::Duration::from_micros(50 * (50 - x)));
             Ok(x * 2)
         })
         .unwrap();
         assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
-        let r = run_in_order(&items, "test", |&x| {
+        let out = run_in_order(&items, &backward, "test", |&x| Ok(x + 1)).unwrap();
+        assert_eq!(out, items.iter().map(|x| x + 1).collect::<Vec<_>>());
+        let r = run_in_order(&items, &forward, "test", |&x| {
             if x == 17 {
                 Err(Error::Invalid("seventeen".into()))
             } else {

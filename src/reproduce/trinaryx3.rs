@@ -121,19 +121,9 @@ impl<'t> Job<'t> {
 fn run_jobs(jobs: &[Job], what: &str) -> Result<Vec<SimResult>> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| jobs[b].cost().total_cmp(&jobs[a].cost()));
-    let results = run_in_order(&order, what, |&i| {
-        let j = &jobs[i];
+    run_in_order(jobs, &order, what, |j| {
         point(j.t, j.collective, j.alg, j.bytes, j.segment)
-    })?;
-    // Back in the jobs' order.
-    let mut slots: Vec<Option<SimResult>> = jobs.iter().map(|_| None).collect();
-    for (&i, r) in order.iter().zip(results) {
-        slots[i] = Some(r);
-    }
-    Ok(slots
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect())
+    })
 }
 
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
