@@ -318,6 +318,12 @@ impl OpState {
     fn remaining(&self) -> u32 {
         self.flags & REMAINING
     }
+
+    /// Whether a receive is posted: its dependencies are done, or it has
+    /// none and its rank (`started`) has started.
+    fn posted(&self, started: bool) -> bool {
+        self.flags & POSTED != 0 || (started && self.flags & NO_DEPS != 0)
+    }
 }
 
 /// States per chunk of an [`OpWindow`].
@@ -565,8 +571,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// or it has none and the rank has started.
     fn posted(&mut self, r: u32, i: OpId) -> bool {
         let rank = &mut self.ranks[r as usize];
-        let flags = rank.ops.get(self.src, r as usize, i).flags;
-        flags & POSTED != 0 || (rank.started && flags & NO_DEPS != 0)
+        let started = rank.started;
+        rank.ops.get(self.src, r as usize, i).posted(started)
     }
 
     fn push(&mut self, time: f64, kind: EvKind, a: u32, b: u32) {
@@ -996,8 +1002,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
         self.complete(now, src, send_op);
         self.want_dispatch(src);
         let rank = &mut self.ranks[dst as usize];
+        let started = rank.started;
         let st = rank.ops.get(self.src, dst as usize, recv_op);
-        let posted = st.flags & POSTED != 0 || (rank.started && st.flags & NO_DEPS != 0);
+        let posted = st.posted(started);
         st.flags |= ARRIVED;
         if posted {
             self.received(now, dst, recv_op);
