@@ -282,33 +282,14 @@ fn simulate_reads_a_schedule_file() {
     let (code, _, err) = topocoll(&from_file);
     assert_eq!(code, 1, "{err}");
 
-    for args in [
-        vec![
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "--schedule",
-            path,
-            "-c",
-            "alltoall",
-        ],
-        vec![
-            "simulate",
-            "-t",
-            "torus:4x5",
-            "--schedule",
-            path,
-            "--no-verify",
-        ],
-        vec![
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "--schedule",
-            path,
-            "--stream",
-        ],
+    // A file with --collective, on a topology of another size, with --stream.
+    for (topology, extra) in [
+        ("torus:4x4", &["-c", "alltoall"][..]),
+        ("torus:4x5", &["--no-verify"][..]),
+        ("torus:4x4", &["--stream"][..]),
     ] {
+        let mut args = vec!["simulate", "-t", topology, "--schedule", path];
+        args.extend(extra);
         let (code, _, err) = topocoll(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.starts_with("topocoll: "), "{err}");
