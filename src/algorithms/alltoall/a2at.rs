@@ -440,10 +440,11 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
     // same node): over any Nx/2 consecutive sources, half go each way when
     // Nx/2 is even, and all but one block balance when it is odd. The same
     // holds for the lone half-ring send of a 3D torus with one even side.
+    // (dimension, place in the order, route the other way round).
     let flipped = lone_half_ring.map(|(d, k)| {
         let mut off = routes[k].1.clone();
         off[d] = -off[d];
-        (d, k, (s.offset_route(&off), off))
+        (d, k, s.offset_route(&off))
     });
     let p = req.ranks;
     let b = req.count;
@@ -452,10 +453,7 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
     // lone block +x (tag 0) and the rest −x (tag 1), half each way. With an
     // odd block the larger part goes +x from even x and −x from odd x, so the
     // directions differ by one element, not one block.
-    let split = match &flipped {
-        Some((d, _, _)) if (shape.dims[*d] / 2) % 2 == 1 && b >= 2 => Some(*d),
-        _ => None,
-    };
+    let split = flipped.is_some_and(|(d, _, _)| (shape.dims[d] / 2) % 2 == 1 && b >= 2);
     // The part of the lone block a rank at coordinate `x` sends +x.
     let plus_part = |x: usize| {
         if x.is_multiple_of(2) {
@@ -481,7 +479,6 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
         let me = shape.coords(r);
         slots.clear();
         for (k, (route, off)) in routes.iter().enumerate() {
-            let is_lone = matches!(&flipped, Some((_, fk, _)) if *fk == k);
             // A half-ring offset leads to the same rank either way round, so
             // the source of slot k is the rank at −offset whichever way it sends.
             let (dst, src) = (at(&me, off, 1), at(&me, off, -1));
@@ -492,16 +489,16 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
                 route: *route,
                 halves: None,
             };
-            match (&flipped, split) {
-                (Some((_, _, (fr, _))), Some(d)) if is_lone => {
+            if let Some((d, _, minus_route)) = flipped.filter(|f| f.1 == k) {
+                if split {
                     slot.halves = Some(Halves {
                         mine: plus_part(me[d]),
                         theirs: plus_part(shape.coords(src)[d]),
-                        minus_route: *fr,
+                        minus_route,
                     });
+                } else if me[d] % 2 == 1 {
+                    slot.route = minus_route;
                 }
-                (Some((d, _, (fr, _))), None) if is_lone && me[*d] % 2 == 1 => slot.route = *fr,
-                _ => {}
             }
             slots.push(slot);
         }
