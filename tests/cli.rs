@@ -417,3 +417,39 @@ fn simulate_stream_matches_the_written_out_schedule() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no generator"), "{err}");
 }
+
+/// `simulate` folds a translation-invariant run and says so (text and JSON);
+/// `--no-fold` simulates every rank, to the same result.
+#[test]
+fn simulate_folds_unless_told_not_to() {
+    let base = [
+        "--size",
+        "1",
+        "--bandwidth",
+        "1",
+        "--latency",
+        "0",
+        "--engines",
+        "2",
+    ];
+    let (code, text, err) = simulate_linear_4x4(&base);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("stood for 4 translates"), "{text}");
+    let json = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(&["--format", "json"]);
+        args.extend_from_slice(extra);
+        let (code, out, err) = simulate_linear_4x4(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let (folded, full) = (json(&[]), json(&["--no-fold"]));
+    assert_eq!(folded["folded"], 4);
+    assert_eq!(full["folded"], 1);
+    assert_eq!(folded["flows"], full["flows"]);
+    let (a, b) = (
+        folded["time_s"].as_f64().unwrap(),
+        full["time_s"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+}

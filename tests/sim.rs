@@ -110,6 +110,38 @@ fn parking_lot_closed_form() {
     }
 }
 
+/// A route may list a link more than once (a folded run's routes do): the
+/// flow then takes its rate from the link that many times. And removing such
+/// a flow, whose list entries move into each other's places, leaves the
+/// solver consistent.
+#[test]
+fn a_route_that_crosses_a_link_twice_takes_its_rate_twice() {
+    let mut m = MaxMin::new(vec![1.0, 1.0]);
+    let mut out = Vec::new();
+    m.add(0, 0.0, &[0, 1, 0], 1.0, 1.0, f64::INFINITY);
+    m.add(1, 0.0, &[0], 1.0, 1.0, f64::INFINITY);
+    m.add(2, 0.0, &[1, 1, 1], 1.0, 1.0, f64::INFINITY);
+    m.recompute(0.0, &mut out);
+    // Link 0 carries 2·r0 + r1, link 1 carries r0 + 3·r2: link 1's level,
+    // 1/4, is the lowest and fixes flows 0 and 2; link 0 then leaves
+    // 1 − 2/4 to flow 1.
+    assert!(close(m.rate(0), 0.25, 1e-12), "{}", m.rate(0));
+    assert!(close(m.rate(1), 0.5, 1e-12), "{}", m.rate(1));
+    assert!(close(m.rate(2), 0.25, 1e-12), "{}", m.rate(2));
+    m.remove(0);
+    m.recompute(0.0, &mut out);
+    assert!(close(m.rate(1), 1.0, 1e-12));
+    assert!(close(m.rate(2), 1.0 / 3.0, 1e-12));
+    m.remove(2);
+    m.add(3, 0.0, &[0, 0], 1.0, 1.0, f64::INFINITY);
+    m.recompute(0.0, &mut out);
+    assert!(close(m.rate(1), 1.0 / 3.0, 1e-12));
+    assert!(close(m.rate(3), 1.0 / 3.0, 1e-12));
+    m.remove(3);
+    m.recompute(0.0, &mut out);
+    assert!(close(m.rate(1), 1.0, 1e-12));
+}
+
 /// A hand-made schedule: (src, dst, bytes) messages, each with its own tag, all at once.
 fn messages(p: usize, msgs: &[(u32, u32, u64)]) -> Schedule {
     let count = msgs.iter().map(|m| m.2).max().unwrap_or(0);

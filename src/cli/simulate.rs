@@ -84,6 +84,11 @@ pub struct SimulateArgs {
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
+    /// Simulate every rank even when the run is provably the same on every
+    /// translate of the torus (by default such runs are folded onto one
+    /// slice of ranks: same results to rounding, far faster).
+    #[arg(long)]
+    pub no_fold: bool,
     /// Simulate a schedule read from a JSON file (as written by `topocoll
     /// schedule --format json`, or by hand) instead of building one; its
     /// collective, size and algorithm come from the file (--engines may
@@ -119,6 +124,8 @@ pub struct Report {
     pub links_used_fraction: f64,
     pub events: u64,
     pub wall_s: f64,
+    /// Ranks each simulated rank stood for (1: not folded).
+    pub folded: u64,
     /// The schedule was generated op by op as the simulator ran (and so
     /// not verified here).
     pub streamed: bool,
@@ -164,6 +171,7 @@ impl SimulateArgs {
                 seed: self.seed,
             }),
             trace: self.trace.is_some(),
+            fold: !self.no_fold,
         })
     }
 
@@ -263,6 +271,7 @@ pub fn simulate_one(
         links_used_fraction: result.links_used_fraction,
         events: result.events,
         wall_s: result.wall_s,
+        folded: result.folded,
         streamed,
         detail: detail.then(|| result.clone()),
     };
@@ -296,6 +305,7 @@ fn simulate_schedule(
         links_used_fraction: result.links_used_fraction,
         events: result.events,
         wall_s: result.wall_s,
+        folded: result.folded,
         streamed: false,
         detail: detail.then(|| result.clone()),
     };
@@ -435,6 +445,13 @@ fn print_text(
         "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
         r.wall_s, r.events, res.recomputes, res.rounds, res.recomputed_flows, res.full_solves
     )?;
+    if res.folded > 1 {
+        writeln!(
+            out,
+            "folded          each simulated rank stood for {} translates (--no-fold to simulate all)",
+            res.folded
+        )?;
+    }
     if r.streamed {
         writeln!(
             out,

@@ -172,21 +172,23 @@ impl MaxMin {
         if let Some(&moved) = self.active.get(p) {
             self.active_pos[moved as usize] = p as u32;
         }
-        let f = &mut self.flows[id as usize];
-        f.active = false;
-        let links = std::mem::take(&mut f.links);
-        let pos = std::mem::take(&mut f.pos);
-        for (&l, &p) in links.iter().zip(&pos) {
+        self.flows[id as usize].active = false;
+        // A route may cross a link more than once (a folded run's routes do,
+        // see `sim::fold`), so the entry moved into a freed place can be this
+        // flow's own: positions are read from the flow as they change.
+        for hop in 0..self.flows[id as usize].links.len() {
+            let (l, p) = {
+                let f = &self.flows[id as usize];
+                (f.links[hop], f.pos[hop])
+            };
             let list = &mut self.on_link[l as usize];
             list.swap_remove(p as usize);
-            if let Some(&(moved, hop)) = list.get(p as usize) {
-                self.flows[moved as usize].pos[hop as usize] = p;
+            if let Some(&(moved, moved_hop)) = list.get(p as usize) {
+                self.flows[moved as usize].pos[moved_hop as usize] = p;
             }
         }
-        self.dirty.extend_from_slice(&links);
         let f = &mut self.flows[id as usize];
-        f.links = links;
-        f.pos = pos;
+        self.dirty.extend_from_slice(&f.links);
         f.links.clear();
         f.pos.clear();
     }

@@ -28,6 +28,7 @@
 //! - The run is deterministic: the same inputs give the same result, bit for bit.
 
 mod fairshare;
+mod fold;
 mod queue;
 mod trace;
 
@@ -98,6 +99,9 @@ pub struct SimConfig {
     pub skew: Skew,
     /// Record spans for a Chrome trace.
     pub trace: bool,
+    /// Simulate one slice of ranks when the run is provably the same on every
+    /// translate of a torus (`fold`); the results agree to rounding.
+    pub fold: bool,
 }
 
 impl Default for SimConfig {
@@ -116,6 +120,7 @@ impl Default for SimConfig {
             rendezvous: false,
             skew: Skew::None,
             trace: false,
+            fold: true,
         }
     }
 }
@@ -234,6 +239,10 @@ pub struct SimResult {
     pub recomputed_flows: u64,
     /// Wall time of the simulation itself (s).
     pub wall_s: f64,
+    /// Ranks each simulated rank stood for: above 1 when the run was folded
+    /// (`SimConfig::fold`); `events` and the solver counts are then the
+    /// folded run's.
+    pub folded: u64,
     #[serde(skip)]
     pub spans: Vec<Span>,
 }
@@ -434,7 +443,9 @@ struct RankState {
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
     let wall = Instant::now();
     check(s, topo, cfg)?;
-    Sim::new(&Materialised::new(s)?, topo, cfg).run(wall)
+    let src = Materialised::new(s)?;
+    let fold = fold::detect(&src, topo, cfg);
+    Sim::new(&src, topo, cfg, fold).run(wall)
 }
 
 /// Simulates a schedule read op by op (a generated pipeline, say), with the
@@ -446,7 +457,7 @@ pub fn simulate_source<P: OpSource>(
 ) -> Result<SimResult> {
     let wall = Instant::now();
     check(src.header(), topo, cfg)?;
-    Sim::new(src, topo, cfg).run(wall)
+    Sim::new(src, topo, cfg, fold::detect(src, topo, cfg)).run(wall)
 }
 
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
@@ -500,11 +511,18 @@ struct Sim<'a, P: OpSource> {
     started: Vec<(u32, f64)>,
     /// Scratch for routing a transfer.
     route_buf: Vec<LinkId>,
+    /// When set, only ranks 0..stride are simulated (see `fold`).
+    fold: Option<fold::Fold>,
 }
 
 impl<'a, P: OpSource> Sim<'a, P> {
-    fn new(src: &'a P, topo: &'a Topology, cfg: &'a SimConfig) -> Sim<'a, P> {
-        let ranks = src.header().ranks;
+    fn new(
+        src: &'a P,
+        topo: &'a Topology,
+        cfg: &'a SimConfig,
+        fold: Option<fold::Fold>,
+    ) -> Sim<'a, P> {
+        let ranks = fold.as_ref().map_or(src.header().ranks, |f| f.stride);
         let mut capacity: Vec<f64> = topo.links.iter().map(|l| l.bandwidth).collect();
         let mut latency: Vec<f64> = topo.links.iter().map(|l| l.latency).collect();
         let mut inj_base = None;
@@ -560,6 +578,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             ends: queue::EndQueue::default(),
             started: Vec::new(),
             route_buf: Vec::new(),
+            fold,
         }
     }
 
@@ -826,8 +845,10 @@ impl<'a, P: OpSource> Sim<'a, P> {
             unreachable!("only sends start transfers")
         };
         let recv_op = self.src.partner(r as usize, i);
-        if self.cfg.rendezvous && peer != r && !self.posted(peer, recv_op) {
-            self.parked.insert((peer, recv_op), (r, i));
+        // The simulated rank that receives: the peer, or its representative.
+        let dst = self.fold.as_ref().map_or(peer, |f| peer % f.stride as u32);
+        if self.cfg.rendezvous && peer != r && !self.posted(dst, recv_op) {
+            self.parked.insert((dst, recv_op), (r, i));
             return Ok(());
         }
         let id = self.free_transfers.pop().unwrap_or_else(|| {
@@ -848,6 +869,11 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     )));
                 }
             }
+            if let Some(f) = &self.fold {
+                for l in path.iter_mut() {
+                    *l = f.canon[*l as usize];
+                }
+            }
             if let Some(base) = self.inj_base {
                 path.insert(
                     0,
@@ -855,7 +881,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 );
             }
             if let Some(base) = self.ej_base {
-                path.push((base + self.topo.rank_node[peer as usize] as usize) as LinkId);
+                path.push((base + self.topo.rank_node[dst as usize] as usize) as LinkId);
             }
         }
         let lat: f64 = path.iter().map(|&l| self.latency[l as usize]).sum();
@@ -868,7 +894,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
         *t = Transfer {
             src: r,
             send_op: i,
-            dst: peer,
+            dst,
             recv_op,
             bytes,
             route: std::mem::take(&mut t.route),
@@ -1091,23 +1117,30 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 parked
             )));
         }
-        let rank_finish_s: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
+        let copies = self.fold.as_ref().map_or(1, |f| f.copies);
+        let simulated = self.ranks.len();
+        let rank_finish_s: Vec<f64> = (0..simulated * copies)
+            .map(|r| self.ranks[r % simulated].finish)
+            .collect();
         let time_s = rank_finish_s.iter().copied().fold(0.0, f64::max);
         let n = self.topo.links.len();
         let links: Vec<LinkStats> = self.topo.links[..n]
             .iter()
             .enumerate()
-            .map(|(l, link)| LinkStats {
-                from: link.from,
-                to: link.to,
-                bytes: self.link_use[l].bytes,
-                busy_s: self.link_use[l].busy,
-                utilisation: if time_s > 0.0 {
-                    self.link_use[l].bytes / (link.bandwidth * time_s)
-                } else {
-                    0.0
-                },
-                peak_flows: self.link_use[l].peak,
+            .map(|(l, link)| {
+                let u = &self.link_use[self.fold.as_ref().map_or(l, |f| f.canon[l] as usize)];
+                LinkStats {
+                    from: link.from,
+                    to: link.to,
+                    bytes: u.bytes,
+                    busy_s: u.busy,
+                    utilisation: if time_s > 0.0 {
+                        u.bytes / (link.bandwidth * time_s)
+                    } else {
+                        0.0
+                    },
+                    peak_flows: u.peak,
+                }
             })
             .collect();
         let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
@@ -1116,8 +1149,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
         Ok(SimResult {
             time_s,
             rank_finish_s,
-            flows: self.flows,
-            network_bytes: self.network_bytes,
+            flows: self.flows * copies as u64,
+            network_bytes: self.network_bytes * copies as f64,
             links_shared_fraction: frac(shared),
             links_used_fraction: frac(used),
             links,
@@ -1127,6 +1160,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             full_solves: self.maxmin.as_ref().map_or(0, |m| m.full_solves),
             recomputed_flows: self.maxmin.as_ref().map_or(0, |m| m.recomputed_flows),
             wall_s: wall.elapsed().as_secs_f64(),
+            folded: copies as u64,
             spans: self.spans,
         })
     }

@@ -124,6 +124,31 @@ impl Grid {
         (id != NO_LINK).then_some(id)
     }
 
+    /// The translation one step along the last dimension, when that
+    /// dimension wraps: node n goes to n + stride (mod nodes), an automorphism
+    /// of the grid. Returns the stride and the image of every link (same
+    /// dimension and direction, from the translated node).
+    pub fn shift_last(&self) -> Option<(usize, Vec<LinkId>)> {
+        let last = self.dims.len() - 1;
+        if !self.wrap[last] || self.dims[last] < 2 {
+            return None;
+        }
+        let nodes = self.num_nodes();
+        let stride = Self::stride(&self.dims, last);
+        let nd = self.dims.len();
+        let mut image = vec![NO_LINK; self.num_links];
+        for n in 0..nodes {
+            let m = (n + stride) % nodes;
+            for slot in 0..nd * 2 {
+                let id = self.slots[n * nd * 2 + slot];
+                if id != NO_LINK {
+                    image[id as usize] = self.slots[m * nd * 2 + slot];
+                }
+            }
+        }
+        Some((stride, image))
+    }
+
     pub fn links(&self) -> Vec<Link> {
         let mut links = Vec::with_capacity(self.num_links);
         for n in 0..self.num_nodes() {

@@ -167,6 +167,18 @@ impl Topology {
         }
     }
 
+    /// A translation of the network that maps rank r to rank r + stride
+    /// (mod ranks): on a mesh/torus whose last dimension wraps, one step
+    /// along it. Returns the stride and the image of every link. The
+    /// simulator uses it to fold runs that are the same on every translate
+    /// (`sim::fold`).
+    pub fn shift_symmetry(&self) -> Option<(usize, Vec<LinkId>)> {
+        match &self.kind {
+            Kind::Grid(g) => g.shift_last(),
+            _ => None,
+        }
+    }
+
     /// The rank space as a grid, when it is one.
     pub fn grid_shape(&self) -> Option<GridShape> {
         match &self.kind {
