@@ -26,6 +26,8 @@
 //!   and the rates are recomputed once for the batch, so symmetric patterns
 //!   cost one recomputation per wave rather than one per flow.
 //! - The run is deterministic: the same inputs give the same result, bit for bit.
+//! - A run that is the same on every translate of a torus is simulated on one
+//!   slice of ranks (`fold`), with the same results to rounding.
 
 mod fairshare;
 mod fold;
