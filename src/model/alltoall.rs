@@ -50,6 +50,35 @@ pub fn grid(dims: &[usize], wrap: &[bool], block_bytes: f64, bandwidth: f64) -> 
         .fold(0.0, f64::max)
 }
 
+/// [`grid`]'s bound when blocks are made of indivisible elements: a transfer
+/// carries whole elements, so of the E elements that must cross a cut over L
+/// directed links, the busiest link carries at least ⌈E/L⌉. Seconds, for
+/// blocks of `block_elements` elements of `elem_bytes` each. It exceeds
+/// [`grid`]'s only where E/L is fractional: on an Nx×Ny torus with Nx ≡ 2
+/// (mod 4) and Ny and the block odd, (Nx/2)²·Ny·block/2 elements per link
+/// round up by half an element.
+pub fn grid_whole_elements(
+    dims: &[usize],
+    wrap: &[bool],
+    block_elements: u64,
+    elem_bytes: f64,
+    bandwidth: f64,
+) -> f64 {
+    let p = dims.iter().product::<usize>() as u128;
+    dims.iter()
+        .zip(wrap)
+        .filter(|(&n, _)| n > 1)
+        .map(|(&n, &w)| {
+            let n128 = n as u128;
+            let others = p / n128;
+            let half = ((n / 2) * n.div_ceil(2)) as u128;
+            let elements = half * others * others * block_elements as u128;
+            let links = others * if w { 2 } else { 1 };
+            elements.div_ceil(links) as f64 * elem_bytes / bandwidth
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The hypercube bound, seconds: the cut across one bit separates 2^(n−1)
 /// nodes on each side, (2^(n−1))² blocks each way over 2^(n−1) links:
 /// 2^(n−1)·block/bandwidth.
@@ -116,6 +145,34 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-30)
+    }
+
+    #[test]
+    fn whole_elements_round_up_only_where_a_cut_cannot_share_evenly() {
+        let w = |dims: &[usize], wrap: bool, block| {
+            grid_whole_elements(dims, &vec![wrap; dims.len()], block, 1.0, 1.0)
+        };
+        // 6×3 torus: (3·3)·3/2 = 13.5 blocks per link, so 14 with 1-element
+        // blocks, 27 with 2, ⌈40.5⌉ = 41 with 3.
+        assert_eq!(w(&[6, 3], true, 1), 14.0);
+        assert_eq!(w(&[3, 6], true, 1), 14.0);
+        assert_eq!(w(&[6, 3], true, 2), 27.0);
+        assert_eq!(w(&[6, 3], true, 3), 41.0);
+        // Everywhere else it is grid()'s bound times the block.
+        for dims in [[4, 3], [8, 5], [6, 4], [5, 3], [7, 7], [10, 10]] {
+            for wrap in [false, true] {
+                for block in 1..=3 {
+                    let g = grid(&dims, &[wrap; 2], block as f64, 1.0);
+                    assert_eq!(w(&dims, wrap, block), g, "{dims:?} {wrap} {block}");
+                }
+            }
+        }
+        assert_eq!(
+            w(&[6, 6, 3], true, 1),
+            grid(&[6, 6, 3], &[true; 3], 1.0, 1.0)
+        );
+        assert_eq!(w(&[6, 3, 3], true, 1), 41.0);
+        assert_eq!(grid(&[6, 3, 3], &[true; 3], 1.0, 1.0), 40.5);
     }
 
     #[test]
