@@ -155,6 +155,7 @@ fn bad_input_is_one_line_and_exit_2() {
             "xml",
         ],
         vec!["verify", "--schedule", "/nonexistent.json"],
+        vec!["verify", "--schedule", "/nonexistent.json", "--size", "8"],
         vec![
             "simulate",
             "-t",
@@ -282,11 +283,15 @@ fn simulate_reads_a_schedule_file() {
     let (code, _, err) = topocoll(&from_file);
     assert_eq!(code, 1, "{err}");
 
-    // A file with --collective, on a topology of another size, with --stream.
+    // A file with --collective, on a topology of another size, with
+    // --stream, with a --size, --dtype or --segment the file would override.
     for (topology, extra) in [
         ("torus:4x4", &["-c", "alltoall"][..]),
         ("torus:4x5", &["--no-verify"][..]),
         ("torus:4x4", &["--stream"][..]),
+        ("torus:4x4", &["--size", "2"][..]),
+        ("torus:4x4", &["--dtype", "f64"][..]),
+        ("torus:4x4", &["--segment", "1KiB"][..]),
     ] {
         let mut args = vec!["simulate", "-t", topology, "--schedule", path];
         args.extend(extra);

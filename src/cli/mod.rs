@@ -64,9 +64,9 @@ pub struct BuildArgs {
     #[arg(long, short = 'a')]
     pub algorithm: Option<String>,
     /// Bytes: the block per peer for alltoall, allgather, scatter and gather; the
-    /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB.
-    #[arg(long, short = 's', default_value = "1KiB")]
-    pub size: String,
+    /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB [default: 1KiB].
+    #[arg(long, short = 's')]
+    pub size: Option<String>,
     /// Root rank of bcast, reduce, scatter and gather.
     #[arg(long, default_value_t = 0)]
     pub root: u32,
@@ -82,6 +82,12 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
+    /// `--size`, or its default. (An option, so that a verb that takes the
+    /// size from elsewhere can tell whether it was given.)
+    pub fn size(&self) -> &str {
+        self.size.as_deref().unwrap_or("1KiB")
+    }
+
     /// Loads the topology, if one was given.
     pub fn topology(&self) -> Result<Option<Topology>> {
         self.topology
@@ -89,6 +95,33 @@ impl BuildArgs {
             .map(topology::parse_spec)
             .transpose()
             .map_err(Into::into)
+    }
+
+    /// Reads a schedule from a JSON file (`--schedule`), which replaces
+    /// --collective and --algorithm and fixes the size, element type and
+    /// segments: giving any of them as well is an error, not silently ignored.
+    pub fn read_schedule(&self, path: &str) -> Result<Schedule> {
+        if self.collective.is_some() || self.algorithm.is_some() {
+            return Err(Error::Invalid(
+                "give either --schedule or --collective/--algorithm, not both".into(),
+            )
+            .into());
+        }
+        for (flag, given) in [
+            ("--size", self.size.is_some()),
+            ("--dtype", self.dtype.is_some()),
+            ("--segment", self.segment.is_some()),
+        ] {
+            if given {
+                return Err(Error::Invalid(format!(
+                    "{flag} cannot be given with --schedule: the schedule file fixes it"
+                ))
+                .into());
+            }
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read schedule '{path}'"))?;
+        Ok(schedule::from_json(&text)?)
     }
 
     /// Builds the schedule on `topo` (or on `--ranks`).
@@ -120,7 +153,7 @@ impl BuildArgs {
             None => Dtype::U8,
         };
         let op = ReduceOp::parse(&self.op, dtype)?;
-        let size = parse_bytes(&self.size).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
+        let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
         if let Some(seg) = &self.segment {
             let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
@@ -233,17 +266,7 @@ fn verify(a: VerifyArgs) -> Result<i32> {
     let t0 = Instant::now();
     let b = &a.build;
     let (s, what) = match &a.schedule {
-        Some(path) => {
-            if b.collective.is_some() || b.algorithm.is_some() {
-                return Err(Error::Invalid(
-                    "give either --schedule or --collective/--algorithm, not both".into(),
-                )
-                .into());
-            }
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read schedule '{path}'"))?;
-            (schedule::from_json(&text)?, format!("schedule {path}"))
-        }
+        Some(path) => (b.read_schedule(path)?, format!("schedule {path}")),
         None => {
             let topo = b.topology()?;
             let s = b.build(topo.as_ref())?;

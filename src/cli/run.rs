@@ -481,7 +481,7 @@ fn bench_inner(
         let mut shape = None;
         for alg in algs {
             let mut b = a.build.clone();
-            b.size = size.to_string();
+            b.size = Some(size.to_string());
             b.algorithm = Some(alg.clone());
             let s = match build(ctx, &b, !a.exec.no_verify) {
                 Ok(s) => s,

@@ -262,7 +262,7 @@ pub fn simulate_one(
         collective: build.collective_name()?.to_string(),
         algorithm: build.algorithm_name()?.to_string(),
         ranks: s.ranks,
-        size_bytes: parse_bytes(&build.size)?,
+        size_bytes: parse_bytes(build.size())?,
         engines,
         time_s: result.time_s,
         lower_bound_s,
@@ -312,19 +312,6 @@ fn simulate_schedule(
     Ok((report, s.clone(), result))
 }
 
-/// Reads `--schedule`, which replaces --collective and --algorithm.
-fn load_schedule(path: &str, build: &BuildArgs) -> Result<Schedule> {
-    if build.collective.is_some() || build.algorithm.is_some() {
-        return Err(Error::Invalid(
-            "give either --schedule or --collective/--algorithm, not both".into(),
-        )
-        .into());
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read schedule '{path}'"))?;
-    Ok(schedule::from_json(&text)?)
-}
-
 pub fn run(mut a: SimulateArgs) -> Result<i32> {
     if let Some(path) = &a.schedule {
         if a.stream {
@@ -333,15 +320,15 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             )
             .into());
         }
-        let s = load_schedule(path, &a.build)?;
+        let s = a.build.read_schedule(path)?;
         // The size and algorithm are the file's, for the sweep below too.
-        a.build.size = (s.count * s.elem_bytes()).to_string();
+        a.build.size = Some((s.count * s.elem_bytes()).to_string());
         a.build.algorithm = Some(s.algorithm.clone());
         a.loaded = Some(std::sync::Arc::new(s));
     }
     let topo = a.topology()?;
     let sizes =
-        parse_size_list(&a.build.size).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
+        parse_size_list(a.build.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
     let engines = parse_engines(&a.engines)?;
     let algorithms: Vec<String> = a
         .build
@@ -474,7 +461,7 @@ fn sweep(
             for &e in engines {
                 let mut b = a.build.clone();
                 b.algorithm = Some(alg.clone());
-                b.size = size.to_string();
+                b.size = Some(size.to_string());
                 points.push((b, e));
             }
         }
