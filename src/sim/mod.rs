@@ -846,9 +846,21 @@ impl<'a, P: OpSource> Sim<'a, P> {
         else {
             unreachable!("only sends start transfers")
         };
-        let recv_op = self.src.partner(r as usize, i);
-        // The simulated rank that receives: the peer, or its representative.
-        let dst = self.fold.as_ref().map_or(peer, |f| peer % f.stride as u32);
+        // The simulated rank that receives and its receive. Folded: the
+        // peer's representative, at the receive where this send's translate
+        // (from rank r − k·stride, to the representative) lands.
+        let (dst, recv_op) = match &self.fold {
+            None => (peer, self.src.partner(r as usize, i)),
+            Some(f) => {
+                let ranks = f.stride * f.copies;
+                let k = peer as usize / f.stride;
+                let sender = (r as usize + ranks - k * f.stride) % ranks;
+                (
+                    (peer as usize % f.stride) as u32,
+                    self.src.partner(sender, i),
+                )
+            }
+        };
         if self.cfg.rendezvous && peer != r && !self.posted(dst, recv_op) {
             self.parked.insert((dst, recv_op), (r, i));
             return Ok(());
@@ -1095,14 +1107,13 @@ impl<'a, P: OpSource> Sim<'a, P> {
     fn finish(self, wall: Instant) -> Result<SimResult> {
         let total: u64 = (0..self.ranks.len()).map(|r| self.src.len(r)).sum();
         let done: u64 = self.ranks.iter().map(|r| r.done).sum();
-        if done < total {
-            let stuck = self
-                .ranks
-                .iter()
-                .enumerate()
-                .find(|(r, st)| st.done < self.src.len(*r))
-                .map(|(r, _)| r)
-                .unwrap_or(0);
+        // Every op done: counted, and each rank's window retired to its end
+        // (the count alone would not see an op completed twice and another
+        // never).
+        let unfinished = |(r, st): &(usize, &RankState)| {
+            st.done < self.src.len(*r) || (st.ops.front() as u64) < self.src.len(*r)
+        };
+        if let Some((stuck, _)) = self.ranks.iter().enumerate().find(unfinished) {
             let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
             let parked = if self.parked.is_empty() {
                 String::new()
@@ -1114,7 +1125,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             };
             return Err(Error::Verify(format!(
                 "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{}{}); verify the schedule",
-                total - done,
+                total.saturating_sub(done).max(1),
                 if waiting > 0 { format!(", {waiting} transfers wait for bandwidth no link can give") } else { String::new() },
                 parked
             )));
