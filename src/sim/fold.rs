@@ -2,35 +2,38 @@
 //!
 //! Many all-to-all schedules on a torus (A2A, A2AND, A2AT) do the same thing
 //! on rank r and on rank r + s, where adding s is a translation of the torus:
-//! one step along its last dimension (or a few steps: the shortest that works). Their runs are then the same on every
-//! translate: rank r + k·s does at every instant what rank r does, shifted.
-//! Max-min sharing keeps that: its allocation is unique, so it is invariant
-//! under every symmetry of the problem.
+//! one step along its last dimension, or a few steps (the shortest that
+//! works; Dragon and pairwise on a power-of-two torus only under the half
+//! turn). Their runs are then the same on every translate: rank r + k·s does
+//! at every instant what rank r does, shifted. Max-min sharing keeps that:
+//! its allocation is unique, so it is invariant under every symmetry of the
+//! problem.
 //!
 //! The simulator then runs only ranks 0..s. A transfer from rank r to rank
 //! q = q₀ + k·s (q₀ < s) is delivered to rank q₀, at the receive where the
-//! same send of rank r − k·s lands (its translate), and its route is mapped link by link onto each link's
-//! representative: the member of its orbit that leaves a node below s. A
-//! representative stands for the `copies` links of its orbit, which all carry
-//! the same load, so a flow that crosses the orbit c times takes c times its
-//! rate from the representative (the max-min solver accepts a route that lists
-//! a link more than once). Counts (flows, bytes) are multiplied back by
-//! `copies`; per-link statistics are read from each link's representative;
-//! the solver's statistics and the event count are the folded run's own.
+//! same send of rank r − k·s lands (its translate), and its route is mapped
+//! link by link onto each link's representative: the member of its orbit
+//! that leaves a node below s. A representative stands for the `copies`
+//! links of its orbit, which all carry the same load, so a flow that crosses
+//! the orbit c times takes c times its rate from the representative (the
+//! max-min solver accepts a route that lists a link more than once). Counts
+//! (flows, bytes) are multiplied back by `copies`; per-link statistics are
+//! read from each link's representative; the solver's statistics and the
+//! event count are the folded run's own.
 //!
 //! The fold is used only where it is proven, by [`detect`]: the node model
 //! (no skew, no trace, max-min sharing) is the same on every rank; the
-//! translation maps links onto links of the same bandwidth and latency; and for
-//! every rank r ≥ s, op by op, rank r's program is rank r − s's shifted: the
-//! same kinds, sizes, tags, dependencies and successors, peers shifted by s,
-//! and routes that are the translates of rank r − s's. (Data offsets may
-//! differ: the simulator does not read them. So may the order of receives
-//! that wait for nothing, have no successors and do not combine: they only
-//! complete.) By induction
-//! every translate then behaves like its representative. The results agree
-//! with the unfolded run to rounding (tests/sim.rs); on chaotic runs, where
-//! rounding decides which of two flows ends first, they may differ as much as
-//! any 1e-12 change of the inputs would change them.
+//! translation maps links onto links of the same bandwidth and latency; and
+//! for every rank r ≥ s, op by op, rank r's program is rank r − s's shifted:
+//! the same kinds, sizes, tags, dependencies and successors, peers shifted
+//! by s, and routes that are the translates of rank r − s's. (Data offsets
+//! may differ: the simulator does not read them. So may the order of
+//! receives that wait for nothing, have no successors and do not combine:
+//! they only complete.) By induction every translate then behaves like its
+//! representative. The results agree with the unfolded run to rounding
+//! (tests/fold.rs); on chaotic runs, where rounding decides which of two
+//! flows ends first, they may differ as much as any 1e-12 change of the
+//! inputs would change them.
 
 use super::{Sharing, SimConfig, Skew};
 use crate::schedule::{Op, OpId, OpSource};
