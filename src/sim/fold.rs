@@ -42,7 +42,7 @@ use crate::topology::{LinkId, Topology};
 /// Schedules with more ops than this are not checked for symmetry (the check
 /// reads every op; generated pipelines of hundreds of millions are rooted
 /// trees anyway).
-const CHECK_LIMIT: u64 = 1 << 24;
+const CHECK_LIMIT: u64 = 1 << 32;
 
 /// A proven fold: ranks 0..stride stand for all; adding stride to a rank is
 /// a translation of the torus along its last dimension (one or more steps).
