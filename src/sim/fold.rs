@@ -39,9 +39,12 @@ use super::{Sharing, SimConfig, Skew};
 use crate::schedule::{Op, OpId, OpSource};
 use crate::topology::{LinkId, Topology};
 
-/// Schedules with more ops than this are not checked for symmetry (the check
-/// reads every op; generated pipelines of hundreds of millions are rooted
-/// trees anyway).
+/// Schedules with more ops than this are not checked for symmetry. The check
+/// reads every op and routes every send twice, which costs less than the
+/// unfolded run it may save (A2AT on a 64×64 torus, 33.5 M ops: 29 s folded,
+/// most of it the check, against 115 s unfolded), and it stops at the first
+/// op that differs (the generated pipelines, hundreds of millions of ops,
+/// are rooted trees and differ at once).
 const CHECK_LIMIT: u64 = 1 << 32;
 
 /// A proven fold: ranks 0..stride stand for all; adding stride to a rank is
