@@ -91,7 +91,8 @@ pub struct SimulateArgs {
     pub no_fold: bool,
     /// Simulate a schedule read from a JSON file (as written by `topocoll
     /// schedule --format json`, or by hand) instead of building one; its
-    /// collective, size and algorithm come from the file (--engines may
+    /// collective, algorithm, size and element type come from the file
+    /// (giving --size, --dtype or --segment too is an error; --engines may
     /// still be a list).
     #[arg(long)]
     pub schedule: Option<String>,
