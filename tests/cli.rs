@@ -14,6 +14,15 @@ fn topocoll(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The paper's normalised units for `simulate`: link bandwidth 1, latency 0.
+const NORMALISED: [&str; 4] = ["--bandwidth", "1", "--latency", "0"];
+
+/// `time_s` of a `simulate --format json` report.
+fn time_s(json: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["time_s"].as_f64().unwrap()
+}
+
 /// `topocoll simulate` of the linear all-to-all on a 4×4 torus, with `extra` flags.
 fn simulate_linear_4x4(extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
@@ -244,31 +253,19 @@ fn simulate_reads_a_schedule_file() {
     args.extend(built);
     args.extend(["-o", path]);
     assert_eq!(topocoll(&args).0, 0);
-    let flags = [
-        "--bandwidth",
-        "1",
-        "--latency",
-        "0",
-        "--engines",
-        "2",
-        "--format",
-        "json",
-    ];
-    let time = |out: &str| -> f64 {
-        let v: serde_json::Value = serde_json::from_str(out).unwrap();
-        v["time_s"].as_f64().unwrap()
-    };
+    let mut flags = NORMALISED.to_vec();
+    flags.extend(["--engines", "2", "--format", "json"]);
     let mut direct = vec!["simulate"];
     direct.extend(built);
-    direct.extend(flags);
+    direct.extend(&flags);
     let (code, out, err) = topocoll(&direct);
     assert_eq!(code, 0, "{err}");
-    let want = time(&out);
+    let want = time_s(&out);
     let mut from_file = vec!["simulate", "-t", "torus:4x4", "--schedule", path];
-    from_file.extend(flags);
+    from_file.extend(&flags);
     let (code, out, err) = topocoll(&from_file);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(time(&out).to_bits(), want.to_bits());
+    assert_eq!(time_s(&out).to_bits(), want.to_bits());
     assert!(out.contains("\"algorithm\":\"a2at\""), "{out}");
 
     // Retag one message: the verifier refuses it, and so does the simulator.
@@ -313,7 +310,7 @@ fn every_verb_has_help() {
 
 #[test]
 fn simulate_json_is_reproducible_bit_for_bit() {
-    let args = [
+    let mut args = vec![
         "simulate",
         "--topology",
         "torus:8x8",
@@ -323,15 +320,12 @@ fn simulate_json_is_reproducible_bit_for_bit() {
         "linear",
         "--size",
         "1",
-        "--bandwidth",
-        "1",
-        "--latency",
-        "0",
         "--engines",
         "1",
         "--format",
         "json",
     ];
+    args.extend(NORMALISED);
     let (code, a, err) = topocoll(&args);
     assert_eq!(code, 0, "{err}");
     let (_, b, _) = topocoll(&args);
@@ -413,11 +407,7 @@ fn simulate_stream_matches_the_written_out_schedule() {
     args.push("--stream");
     let (code, streamed, err) = topocoll(&args);
     assert_eq!(code, 0, "{err}");
-    let time = |s: &str| -> f64 {
-        let v: serde_json::Value = serde_json::from_str(s).unwrap();
-        v["time_s"].as_f64().unwrap()
-    };
-    assert_eq!(time(&written), time(&streamed));
+    assert_eq!(time_s(&written), time_s(&streamed));
     let (code, _, err) = simulate_linear_4x4(&["--stream"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no generator"), "{err}");
@@ -427,21 +417,13 @@ fn simulate_stream_matches_the_written_out_schedule() {
 /// `--no-fold` simulates every rank, to the same result.
 #[test]
 fn simulate_folds_unless_told_not_to() {
-    let base = [
-        "--size",
-        "1",
-        "--bandwidth",
-        "1",
-        "--latency",
-        "0",
-        "--engines",
-        "2",
-    ];
+    let mut base = vec!["--size", "1", "--engines", "2"];
+    base.extend(NORMALISED);
     let (code, text, err) = simulate_linear_4x4(&base);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("stood for 4 translates"), "{text}");
     let json = |extra: &[&str]| {
-        let mut args = base.to_vec();
+        let mut args = base.clone();
         args.extend_from_slice(&["--format", "json"]);
         args.extend_from_slice(extra);
         let (code, out, err) = simulate_linear_4x4(&args);
