@@ -134,6 +134,41 @@ pub struct Report {
     pub detail: Option<SimResult>,
 }
 
+impl Report {
+    /// The report of one run on `topo`: what was simulated (collective,
+    /// algorithm and size in bytes, as the caller names them) and what the
+    /// run gave. The ranks are the topology's (the simulator refuses a
+    /// schedule of another rank count).
+    fn new(
+        topo: &Topology,
+        (collective, algorithm, size_bytes): (String, String, u64),
+        engines: usize,
+        result: &SimResult,
+        lower_bound_s: Option<f64>,
+        streamed: bool,
+        detail: bool,
+    ) -> Report {
+        Report {
+            topology: topo.name.clone(),
+            collective,
+            algorithm,
+            ranks: topo.num_ranks(),
+            size_bytes,
+            engines,
+            time_s: result.time_s,
+            lower_bound_s,
+            flows: result.flows,
+            links_shared_fraction: result.links_shared_fraction,
+            links_used_fraction: result.links_used_fraction,
+            events: result.events,
+            wall_s: result.wall_s,
+            folded: result.folded,
+            streamed,
+            detail: detail.then(|| result.clone()),
+        }
+    }
+}
+
 impl SimulateArgs {
     pub fn config(&self, engines: usize) -> Result<SimConfig> {
         let sharing = match self.sharing.as_str() {
@@ -258,24 +293,20 @@ pub fn simulate_one(
             (s, result, lb)
         }
     };
-    let report = Report {
-        topology: topo.name.clone(),
-        collective: build.collective_name()?.to_string(),
-        algorithm: build.algorithm_name()?.to_string(),
-        ranks: s.ranks,
-        size_bytes: parse_bytes(build.size())?,
+    let what = (
+        build.collective_name()?.to_string(),
+        build.algorithm_name()?.to_string(),
+        parse_bytes(build.size())?,
+    );
+    let report = Report::new(
+        topo,
+        what,
         engines,
-        time_s: result.time_s,
+        &result,
         lower_bound_s,
-        flows: result.flows,
-        links_shared_fraction: result.links_shared_fraction,
-        links_used_fraction: result.links_used_fraction,
-        events: result.events,
-        wall_s: result.wall_s,
-        folded: result.folded,
         streamed,
-        detail: detail.then(|| result.clone()),
-    };
+        detail,
+    );
     Ok((report, s, result))
 }
 
@@ -292,24 +323,13 @@ fn simulate_schedule(
         schedule::verify(s)?;
     }
     let result = sim::simulate(s, topo, &a.config(engines)?)?;
-    let report = Report {
-        topology: topo.name.clone(),
-        collective: s.collective.name().to_string(),
-        algorithm: s.algorithm.clone(),
-        ranks: s.ranks,
-        size_bytes: s.count * s.elem_bytes(),
-        engines,
-        time_s: result.time_s,
-        lower_bound_s: crate::model::lower_bound(s, topo),
-        flows: result.flows,
-        links_shared_fraction: result.links_shared_fraction,
-        links_used_fraction: result.links_used_fraction,
-        events: result.events,
-        wall_s: result.wall_s,
-        folded: result.folded,
-        streamed: false,
-        detail: detail.then(|| result.clone()),
-    };
+    let what = (
+        s.collective.name().to_string(),
+        s.algorithm.clone(),
+        s.count * s.elem_bytes(),
+    );
+    let lower_bound_s = crate::model::lower_bound(s, topo);
+    let report = Report::new(topo, what, engines, &result, lower_bound_s, false, detail);
     Ok((report, s.clone(), result))
 }
 
