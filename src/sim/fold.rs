@@ -141,6 +141,15 @@ fn shifted<P: OpSource>(
     }
     let (mut route_r, mut route_q) = (Vec::new(), Vec::new());
     for i in 0..src.len(r) as OpId {
+        // Dependencies and successors first: the receive rule below reads them.
+        let deps = src.dep_count(r, i);
+        a.clear();
+        b.clear();
+        src.successors(r, i, |j| a.push(j));
+        src.successors(q, i, |j| b.push(j));
+        if deps != src.dep_count(q, i) || a != b {
+            return false;
+        }
         let (op_r, op_q) = (src.op(r, i), src.op(q, i));
         let same = match (op_r, op_q) {
             (
@@ -190,35 +199,19 @@ fn shifted<P: OpSource>(
                 // and that does not combine only completes: its place in the
                 // program does not matter (A2AND posts its receives in
                 // absolute rank order, for one).
-                let free = |r: usize, c: bool| {
-                    !c && src.dep_count(r, i) == 0 && !has_successors(src, r, i)
-                };
-                (free(r, c) && free(q, cq))
-                    || (p == shift(pq) && t == tq && x.count == xq.count && c == cq)
+                let free = deps == 0 && a.is_empty() && !c && !cq;
+                free || (p == shift(pq) && t == tq && x.count == xq.count && c == cq)
             }
             (Op::Copy { .. }, Op::Copy { .. }) => true,
             (Op::Combine { src: x, .. }, Op::Combine { src: xq, .. }) => x.count == xq.count,
             (Op::Compute { seconds: s }, Op::Compute { seconds: sq }) => s == sq,
             _ => false,
         };
-        if !same || src.dep_count(r, i) != src.dep_count(q, i) {
-            return false;
-        }
-        a.clear();
-        b.clear();
-        src.successors(r, i, |j| a.push(j));
-        src.successors(q, i, |j| b.push(j));
-        if a != b {
+        if !same {
             return false;
         }
     }
     true
-}
-
-fn has_successors<P: OpSource>(src: &P, r: usize, i: OpId) -> bool {
-    let mut any = false;
-    src.successors(r, i, |_| any = true);
-    any
 }
 
 /// Whether the route of rank r's send to p is the translate of rank q's to pq.
