@@ -109,7 +109,8 @@ fn folded_runs_report_what_full_runs_report() {
                         let u = simulate(&s, t, &unfolded(&cfg)).unwrap();
                         let what =
                             format!("{alg} on {spec}, block {block}, {engines} engines, model {m}");
-                        let last = *spec_dims(spec).last().unwrap() as u64;
+                        let dims = t.grid_shape().unwrap().dims;
+                        let last = *dims.last().unwrap() as u64;
                         assert!(
                             f.folded > 1 && last.is_multiple_of(f.folded),
                             "{what}: folded {}",
@@ -123,15 +124,6 @@ fn folded_runs_report_what_full_runs_report() {
         }
     }
     assert!(folds >= 300, "only {folds} folded runs compared");
-}
-
-fn spec_dims(spec: &str) -> Vec<usize> {
-    spec.split(':')
-        .nth(1)
-        .unwrap()
-        .split('x')
-        .map(|d| d.parse().unwrap())
-        .collect()
 }
 
 /// The ring allreduce folds too (combining receives with dependencies take
