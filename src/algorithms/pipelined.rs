@@ -686,7 +686,10 @@ impl PipelineStream {
         let i = i as u64;
         let full = self.full_rounds * rb.round_len;
         let (s, off, last) = if i < full {
-            (i / rb.round_len, i % rb.round_len, false)
+            // Both fit in 32 bits (`new` bounds a rank's ops by `OpId::MAX`),
+            // and a 32-bit division is the cheaper one on the hot path.
+            let (i, len) = (i as u32, rb.round_len as u32);
+            ((i / len) as u64, (i % len) as u64, false)
         } else {
             (self.full_rounds, i - full, true)
         };
