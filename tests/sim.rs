@@ -71,6 +71,69 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// The simulator keeps a flow that is alone on its links out of the
+    /// solver (`MaxMin::alone`) and enters it later (`MaxMin::admit`) when
+    /// another flow must be solved. That must leave the solver exactly where
+    /// adding and solving the flow at its start would have: the same rate
+    /// and end, bit for bit, and the same rates and reschedules while other
+    /// flows arrive and leave.
+    #[test]
+    fn a_flow_admitted_after_running_alone_is_where_the_solver_would_have_it(
+        (caps, flows) in instance(),
+        later in 0.0f64..3.0,
+        removals in proptest::collection::vec(any::<prop::sample::Index>(), 0..5),
+    ) {
+        let (route0, _, cap0) = &flows[0];
+        let t0 = 0.5;
+        let mut solved = MaxMin::new(caps.clone());
+        let mut out = Vec::new();
+        solved.add(0, t0, route0, 7.0, 1.0, *cap0);
+        solved.recompute(t0, &mut out);
+        let mut kept = MaxMin::new(caps.clone());
+        let (rate, bottleneck) = kept.alone(route0, *cap0);
+        prop_assert_eq!(rate.to_bits(), solved.rate(0).to_bits());
+        prop_assert_eq!(out[0].end.to_bits(), (t0 + 7.0 / rate).to_bits());
+        kept.admit(0, t0, route0, 7.0, *cap0, rate, bottleneck);
+        let step = |solved: &mut MaxMin, kept: &mut MaxMin, now: f64, active: &[u32]| {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            solved.recompute(now, &mut a);
+            kept.recompute(now, &mut b);
+            let bits = |v: &[Reschedule]| v.iter().map(|r| (r.flow, r.end.to_bits())).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&a), bits(&b));
+            for &f in active {
+                prop_assert_eq!(solved.rate(f).to_bits(), kept.rate(f).to_bits(), "flow {}", f);
+            }
+            // And the same work: the same flows solved again (its bottleneck
+            // decides whether flow 0 is), less the one solve of flow 0.
+            prop_assert_eq!(solved.recomputed_flows, kept.recomputed_flows + 1);
+            prop_assert_eq!(solved.rounds, kept.rounds + 1);
+            Ok(())
+        };
+        // The others arrive one at a time (so that later solves are local
+        // ones, which read flow 0's bottleneck), then some leave.
+        let mut now = t0 + later;
+        let mut active = vec![0u32];
+        for (i, (route, w, c)) in flows.iter().enumerate().skip(1) {
+            solved.add(i as u32, now, route, 1.0, *w, *c);
+            kept.add(i as u32, now, route, 1.0, *w, *c);
+            active.push(i as u32);
+            step(&mut solved, &mut kept, now, &active)?;
+            now += 0.125;
+        }
+        for idx in removals {
+            if active.is_empty() { break; }
+            let f = active.remove(idx.index(active.len()));
+            solved.remove(f);
+            kept.remove(f);
+            step(&mut solved, &mut kept, now, &active)?;
+            now += 0.125;
+        }
+    }
+}
+
 #[test]
 fn equal_share_closed_form() {
     for k in 1..=64u32 {
@@ -227,6 +290,39 @@ fn rtt_fairness_reproduces_cm02() {
     cfg.fairness = Fairness::Equal;
     let r = simulate(&s, &t, &cfg).unwrap();
     assert!(close(r.time_s, 2.0e-3, 1e-5));
+}
+
+/// A flow runs alone for a while (kept out of the solver), then another
+/// joins its link and both get half; the closed form of both ends.
+#[test]
+fn a_flow_that_ran_alone_shares_its_link_from_when_another_joins() {
+    let t = chain();
+    // Ranks: a=0, b=1, c=2. a sends 2 MB to b over a-b at once; c computes
+    // for 0.5 ms, then sends 1 MB to b over c-a and a-b.
+    let mut s = messages(3, &[(0, 1, 2_000_000), (2, 1, 1_000_000)]);
+    let prog = &mut s.programs[2];
+    let send = prog.ops[0];
+    *prog = Default::default();
+    prog.push(Op::Compute { seconds: 0.5e-3 }, &[]);
+    prog.push(send, &[0]);
+    let r = simulate(&s, &t, &SimConfig::default()).unwrap();
+    // a's flow: alone at 1 GB/s from 1 ns (one hop of latency) until c's
+    // starts at 0.5 ms + 2 ns, when 1.5 MB − 1 B is left; then 0.5 GB/s
+    // each: c's 1 MB ends 2 ms later, at 2.5 ms + 2 ns, leaving a's
+    // 0.5 MB − 1 B to go alone at 1 GB/s: it ends at 3 ms + 1 ns.
+    let tc = 0.5e-3 + 2e-9;
+    assert!(
+        close(r.rank_finish_s[2], tc + 2e-3, 1e-12),
+        "{:?}",
+        r.rank_finish_s
+    );
+    assert!(
+        close(r.rank_finish_s[0], 3e-3 + 1e-9, 1e-12),
+        "{:?}",
+        r.rank_finish_s
+    );
+    assert!(close(r.time_s, 3e-3 + 1e-9, 1e-12));
+    assert_eq!(r.links.iter().map(|l| l.peak_flows).max(), Some(2));
 }
 
 #[test]

@@ -134,6 +134,66 @@ impl MaxMin {
     /// Starts flow `id` (an id the caller manages; ids may be reused once a
     /// flow has ended) at time `now` over `links`.
     pub fn add(&mut self, id: u32, now: f64, links: &[u32], bytes: f64, weight: f64, cap: f64) {
+        self.insert(id, now, links, bytes, weight, cap, (0.0, NO_BOTTLENECK));
+        self.dirty.extend_from_slice(links);
+    }
+
+    /// Whether no flow is active.
+    pub fn is_idle(&self) -> bool {
+        self.active.is_empty()
+    }
+
+    /// The rate and bottleneck that a solve gives a flow of weight 1 and
+    /// `cap` that shares none of `links` (each crossed once): the smallest
+    /// capacity, the lowest such link being the bottleneck, unless the cap
+    /// is lower (the order in which `fill` takes links and caps).
+    pub fn alone(&self, links: &[u32], cap: f64) -> (f64, u32) {
+        let mut best = (f64::INFINITY, NO_BOTTLENECK);
+        for &l in links {
+            let c = self.capacity[l as usize];
+            if c < best.0 || (c == best.0 && l < best.1) {
+                best = (c, l);
+            }
+        }
+        if cap < best.0 {
+            (cap, CAP_BOTTLENECK)
+        } else {
+            best
+        }
+    }
+
+    /// Enters flow `id`, of weight 1, as a solve left it: started at `since`
+    /// with `bytes`, alone on its links since then at `rate` with
+    /// `bottleneck` (from [`MaxMin::alone`]). Its links are not marked
+    /// changed, so it is solved again only when a flow joins one of them:
+    /// the state `add` and the solves would have left, had the flow been
+    /// added when it started.
+    #[allow(clippy::too_many_arguments)]
+    pub fn admit(
+        &mut self,
+        id: u32,
+        since: f64,
+        links: &[u32],
+        bytes: f64,
+        cap: f64,
+        rate: f64,
+        bottleneck: u32,
+    ) {
+        self.insert(id, since, links, bytes, 1.0, cap, (rate, bottleneck));
+    }
+
+    /// Makes flow `id` active with its (rate, bottleneck) as given.
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &mut self,
+        id: u32,
+        now: f64,
+        links: &[u32],
+        bytes: f64,
+        weight: f64,
+        cap: f64,
+        (rate, bottleneck): (f64, u32),
+    ) {
         let i = id as usize;
         if i >= self.flows.len() {
             self.flows.resize_with(i + 1, Flow::default);
@@ -157,15 +217,13 @@ impl MaxMin {
         }
         f.weight = weight;
         f.cap = cap;
-        f.rate = 0.0;
-        self.bottleneck[i] = NO_BOTTLENECK;
+        f.rate = rate;
         f.remaining = bytes;
         f.since = now;
         f.active = true;
-        self.dirty.extend_from_slice(links);
+        self.bottleneck[i] = bottleneck;
     }
 
-    /// Ends flow `id`.
     pub fn remove(&mut self, id: u32) {
         let p = self.active_pos[id as usize] as usize;
         self.active.swap_remove(p);

@@ -43,7 +43,7 @@ use crate::schedule::{Materialised, Op, OpId, OpSource, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 /// How links are shared between flows.
@@ -306,6 +306,30 @@ struct Transfer {
     /// Inline for short routes: one cache line less per transfer.
     route: Route,
     dispatched: f64,
+    /// Set while the flow is alone on its links and kept out of the solver.
+    alone: Option<Alone>,
+}
+
+/// A max-min flow that started with no other flow in the solver and none on
+/// its links, and has been alone since. The solver would give it its
+/// bottleneck capacity and change nothing else, so it is not entered: in a
+/// pipeline whose flows never meet (Trinaryx3's edge-disjoint trees) that is
+/// every flow, and the solver's bookkeeping is a fifth of the run. It enters
+/// the solver, as the solves would have left it, when any flow must
+/// (`Sim::begin_bandwidth`).
+#[derive(Clone, Copy, Debug)]
+struct Alone {
+    /// When it started, then (once `solved`) the instant whose solve would
+    /// have set its rate: the solver's `since`.
+    since: f64,
+    cap: f64,
+    rate: f64,
+    bottleneck: u32,
+    /// Whether the end of its first instant has passed (its completion is
+    /// queued, as the solve at that instant would have queued it).
+    solved: bool,
+    /// Its place in `Sim::alone`.
+    index: u32,
 }
 
 /// A receive has been posted (its dependencies are done).
@@ -337,72 +361,88 @@ impl OpState {
     }
 }
 
-/// States per chunk of an [`OpWindow`].
-const WINDOW_CHUNK: usize = 4096;
-
 /// The state of one rank's ops from the oldest unfinished one to the furthest
-/// one touched so far, in chunks freed as the front finishes: ops before
-/// `base + head` are done, ops from `base + len` on untouched. Memory follows
-/// the ops in flight, not the length of the program.
+/// one touched so far, in a ring buffer that grows by doubling and shrinks
+/// when the window does: ops before `front` are done, ops from
+/// `front + len` on untouched. Memory follows the ops in flight, not the
+/// length of the program, and a short window is a few cache lines of one
+/// allocation (9,216 ranks each holding a 16 KiB chunk spread the hot states
+/// over thousands of pages: a TLB miss and two cache misses per access).
 #[derive(Default)]
 struct OpWindow {
-    /// The op of the first state of the first chunk.
-    base: OpId,
-    chunks: VecDeque<Vec<OpState>>,
-    /// States set, from `base` on.
+    /// The oldest op not yet retired.
+    front: OpId,
+    /// Where `front`'s state sits in `states` (a power-of-two length).
+    start: usize,
+    /// States set, from `front` on.
     len: usize,
-    /// States retired at the front of the first chunk.
-    head: usize,
+    states: Vec<OpState>,
 }
+
+/// The smallest ring a window allocates.
+const WINDOW_MIN: usize = 16;
 
 impl OpWindow {
     fn get<P: OpSource>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
-        debug_assert!(i >= self.base, "op {i} of rank {r} is already done");
-        let k = (i - self.base) as usize;
+        debug_assert!(i >= self.front, "op {i} of rank {r} is already done");
+        let k = (i - self.front) as usize;
         while self.len <= k {
-            if self.len == self.chunks.len() * WINDOW_CHUNK {
-                self.chunks.push_back(Vec::with_capacity(WINDOW_CHUNK));
+            if self.len == self.states.len() {
+                self.resize((2 * self.len).max(WINDOW_MIN));
             }
-            let j = self.base + self.len as OpId;
+            let j = self.front + self.len as OpId;
             let deps = src.dep_count(r, j);
             let flags = if deps == 0 {
                 NO_DEPS
             } else {
                 deps.min(REMAINING)
             };
-            self.chunks
-                .back_mut()
-                .expect("pushed")
-                .push(OpState { flags });
+            let mask = self.states.len() - 1;
+            self.states[(self.start + self.len) & mask] = OpState { flags };
             self.len += 1;
         }
-        &mut self.chunks[k / WINDOW_CHUNK][k % WINDOW_CHUNK]
+        let mask = self.states.len() - 1;
+        &mut self.states[(self.start + k) & mask]
+    }
+
+    /// Moves the window into a ring of `capacity` states (a power of two,
+    /// at least `len`), its front at the start.
+    fn resize(&mut self, capacity: usize) {
+        debug_assert!(capacity.is_power_of_two() && capacity >= self.len);
+        let mut states = Vec::with_capacity(capacity);
+        states
+            .extend((0..self.len).map(|k| self.states[(self.start + k) & (self.states.len() - 1)]));
+        states.resize(capacity, OpState { flags: 0 });
+        self.states = states;
+        self.start = 0;
     }
 
     /// The oldest op not yet retired.
     fn front(&self) -> OpId {
-        self.base + self.head as OpId
+        self.front
     }
 
-    /// Retires the finished ops at the front, freeing chunks.
+    /// Retires the finished ops at the front; a window that has shrunk to
+    /// an eighth of its ring moves into a smaller one.
     fn retire(&mut self) {
-        while self.head < self.len && self.chunks[0][self.head].flags & DONE != 0 {
-            self.head += 1;
-            if self.head == WINDOW_CHUNK {
-                self.chunks.pop_front();
-                self.base += WINDOW_CHUNK as OpId;
-                self.len -= WINDOW_CHUNK;
-                self.head = 0;
-            }
+        let mask = self.states.len().wrapping_sub(1);
+        while self.len > 0 && self.states[self.start].flags & DONE != 0 {
+            self.start = (self.start + 1) & mask;
+            self.front += 1;
+            self.len -= 1;
+        }
+        if self.states.len() > WINDOW_MIN && self.len * 8 <= self.states.len() {
+            self.resize((self.states.len() / 4).max(WINDOW_MIN));
         }
     }
 
     /// The ops touched and not retired, with their states.
     fn touched(&self) -> impl Iterator<Item = (OpId, &OpState)> + '_ {
-        (self.head..self.len).map(move |k| {
+        let mask = self.states.len().wrapping_sub(1);
+        (0..self.len).map(move |k| {
             (
-                self.base + k as OpId,
-                &self.chunks[k / WINDOW_CHUNK][k % WINDOW_CHUNK],
+                self.front + k as OpId,
+                &self.states[(self.start + k) & mask],
             )
         })
     }
@@ -511,6 +551,11 @@ struct Sim<'a, P: OpSource> {
     /// Completion times of flows in their bandwidth phase (max-min sharing).
     ends: queue::EndQueue,
     started: Vec<(u32, f64)>,
+    /// Flows kept out of the max-min solver (`Alone`), and those of them
+    /// that started at this instant (queued with the solver's flows at its
+    /// end).
+    alone: Vec<u32>,
+    alone_new: Vec<u32>,
     /// Scratch for routing a transfer.
     route_buf: Vec<LinkId>,
     /// When set, only ranks 0..stride are simulated (see `fold`).
@@ -579,6 +624,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
             resched: Vec::new(),
             ends: queue::EndQueue::default(),
             started: Vec::new(),
+            alone: Vec::new(),
+            alone_new: Vec::new(),
             route_buf: Vec::new(),
             fold,
         }
@@ -913,6 +960,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             bytes,
             route: std::mem::take(&mut t.route),
             dispatched: now,
+            alone: None,
         };
         t.route.clear();
         t.route.extend_from_slice(&path);
@@ -948,16 +996,48 @@ impl<'a, P: OpSource> Sim<'a, P> {
         let route = std::mem::take(&mut self.transfers[id as usize].route);
         let bytes = self.transfers[id as usize].bytes;
         let cap = self.cap_of(&route);
-        if let Some(m) = self.maxmin.as_mut() {
-            let weight = match self.cfg.fairness {
-                Fairness::Equal => 1.0,
-                Fairness::Rtt => {
-                    let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
-                    1.0 / lat.max(1e-12)
-                }
-            };
-            m.add(id, now, &route, bytes, weight, cap);
+        if self.maxmin.is_some() {
             self.occupy(now, &route, bytes);
+            // Alone: nothing in the solver, and each link carries this flow
+            // once and nothing else (the counts include it now).
+            let alone = self.cfg.fairness == Fairness::Equal
+                && self.maxmin.as_ref().is_some_and(MaxMin::is_idle)
+                && route.iter().all(|&l| self.link_use[l as usize].count == 1);
+            let m = self.maxmin.as_mut().expect("checked");
+            if alone {
+                let (rate, bottleneck) = m.alone(&route, cap);
+                self.transfers[id as usize].alone = Some(Alone {
+                    since: now,
+                    cap,
+                    rate,
+                    bottleneck,
+                    solved: false,
+                    index: self.alone.len() as u32,
+                });
+                self.alone.push(id);
+                self.alone_new.push(id);
+            } else {
+                // The flows kept out enter first, as `add` and the solves
+                // would have left them: one that started at this instant is
+                // still unsolved.
+                for a in self.alone.drain(..) {
+                    let t = &mut self.transfers[a as usize];
+                    let s = t.alone.take().expect("listed as alone");
+                    if s.solved {
+                        m.admit(a, s.since, &t.route, t.bytes, s.cap, s.rate, s.bottleneck);
+                    } else {
+                        m.add(a, s.since, &t.route, t.bytes, 1.0, s.cap);
+                    }
+                }
+                let weight = match self.cfg.fairness {
+                    Fairness::Equal => 1.0,
+                    Fairness::Rtt => {
+                        let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
+                        1.0 / lat.max(1e-12)
+                    }
+                };
+                m.add(id, now, &route, bytes, weight, cap);
+            }
         } else if let Some(res) = self.reservation.as_mut() {
             if let Some(rate) = res.request(id, &route, cap) {
                 self.transfers[id as usize].route = route;
@@ -1002,7 +1082,14 @@ impl<'a, P: OpSource> Sim<'a, P> {
     fn end_bandwidth(&mut self, now: f64, id: u32) {
         let route = std::mem::take(&mut self.transfers[id as usize].route);
         self.vacate(now, &route);
-        if let Some(m) = self.maxmin.as_mut() {
+        if let Some(a) = self.transfers[id as usize].alone.take() {
+            self.alone.swap_remove(a.index as usize);
+            if let Some(&moved) = self.alone.get(a.index as usize) {
+                if let Some(b) = self.transfers[moved as usize].alone.as_mut() {
+                    b.index = a.index;
+                }
+            }
+        } else if let Some(m) = self.maxmin.as_mut() {
             m.remove(id);
         } else if let Some(res) = self.reservation.as_mut() {
             let mut started = std::mem::take(&mut self.started);
@@ -1091,6 +1178,16 @@ impl<'a, P: OpSource> Sim<'a, P> {
         let Some(m) = self.maxmin.as_mut() else {
             return;
         };
+        // What the solve would do for a flow that started alone at this
+        // instant: its rate from 0 to `rate` as of now, all its bytes left.
+        for id in self.alone_new.drain(..) {
+            let t = &mut self.transfers[id as usize];
+            if let Some(a) = t.alone.as_mut() {
+                a.since = now;
+                a.solved = true;
+                self.ends.set(id, now + t.bytes / a.rate);
+            }
+        }
         let mut out = std::mem::take(&mut self.resched);
         out.clear();
         m.recompute(now, &mut out);
