@@ -224,6 +224,7 @@ impl MaxMin {
         self.bottleneck[i] = bottleneck;
     }
 
+    /// Ends flow `id`.
     pub fn remove(&mut self, id: u32) {
         let p = self.active_pos[id as usize] as usize;
         self.active.swap_remove(p);
