@@ -93,10 +93,10 @@ proptest! {
         solved.add(0, t0, route0, 7.0, 1.0, *cap0);
         solved.recompute(t0, &mut out);
         let mut kept = MaxMin::new(caps.clone());
-        let (rate, bottleneck) = kept.alone(route0, *cap0);
+        let (rate, _) = kept.alone(route0, *cap0);
         prop_assert_eq!(rate.to_bits(), solved.rate(0).to_bits());
         prop_assert_eq!(out[0].end.to_bits(), (t0 + 7.0 / rate).to_bits());
-        kept.admit(0, t0, route0, 7.0, *cap0, rate, bottleneck);
+        kept.admit(0, t0, route0, 7.0, *cap0);
         let step = |solved: &mut MaxMin, kept: &mut MaxMin, now: f64, active: &[u32]| {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             solved.recompute(now, &mut a);

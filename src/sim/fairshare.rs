@@ -163,23 +163,14 @@ impl MaxMin {
     }
 
     /// Enters flow `id`, of weight 1, as a solve left it: started at `since`
-    /// with `bytes`, alone on its links since then at `rate` with
-    /// `bottleneck` (from [`MaxMin::alone`]). Its links are not marked
-    /// changed, so it is solved again only when a flow joins one of them:
-    /// the state `add` and the solves would have left, had the flow been
-    /// added when it started.
-    #[allow(clippy::too_many_arguments)]
-    pub fn admit(
-        &mut self,
-        id: u32,
-        since: f64,
-        links: &[u32],
-        bytes: f64,
-        cap: f64,
-        rate: f64,
-        bottleneck: u32,
-    ) {
-        self.insert(id, since, links, bytes, 1.0, cap, (rate, bottleneck));
+    /// with `bytes`, alone on its links since then at the rate and with the
+    /// bottleneck of [`MaxMin::alone`]. Its links are not marked changed, so
+    /// it is solved again only when a flow joins one of them: the state
+    /// `add` and the solves would have left, had the flow been added when it
+    /// started.
+    pub fn admit(&mut self, id: u32, since: f64, links: &[u32], bytes: f64, cap: f64) {
+        let solved = self.alone(links, cap);
+        self.insert(id, since, links, bytes, 1.0, cap, solved);
     }
 
     /// Makes flow `id` active with its (rate, bottleneck) as given.

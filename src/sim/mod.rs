@@ -324,7 +324,6 @@ struct Alone {
     since: f64,
     cap: f64,
     rate: f64,
-    bottleneck: u32,
     /// Whether the end of its first instant has passed (its completion is
     /// queued, as the solve at that instant would have queued it).
     solved: bool,
@@ -1005,12 +1004,11 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 && route.iter().all(|&l| self.link_use[l as usize].count == 1);
             let m = self.maxmin.as_mut().expect("checked");
             if alone {
-                let (rate, bottleneck) = m.alone(&route, cap);
+                let (rate, _) = m.alone(&route, cap);
                 self.transfers[id as usize].alone = Some(Alone {
                     since: now,
                     cap,
                     rate,
-                    bottleneck,
                     solved: false,
                     index: self.alone.len() as u32,
                 });
@@ -1024,7 +1022,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     let t = &mut self.transfers[a as usize];
                     let s = t.alone.take().expect("listed as alone");
                     if s.solved {
-                        m.admit(a, s.since, &t.route, t.bytes, s.cap, s.rate, s.bottleneck);
+                        m.admit(a, s.since, &t.route, t.bytes, s.cap);
                     } else {
                         m.add(a, s.since, &t.route, t.bytes, 1.0, s.cap);
                     }
