@@ -466,7 +466,7 @@ struct RankState {
     ops: OpWindow,
     started: bool,
     /// Ready sends, smallest program index first.
-    ready_sends: BinaryHeap<Reverse<OpId>>,
+    ready_sends: queue::SortedQueue<OpId>,
     engines_busy: usize,
     /// The op whose task the CPU is running, if any.
     cpu_running: Option<OpId>,
@@ -474,7 +474,7 @@ struct RankState {
     /// combines and compute (true); each kind smallest program index first.
     /// The last field is the task's duration (its bits), kept so the op need
     /// not be read again.
-    cpu_queue: BinaryHeap<Reverse<(bool, OpId, u64)>>,
+    cpu_queue: queue::SortedQueue<(bool, OpId, u64)>,
     finish: f64,
     done: u64,
 }
@@ -588,10 +588,10 @@ impl<'a, P: OpSource> Sim<'a, P> {
             .map(|_| RankState {
                 ops: OpWindow::default(),
                 started: false,
-                ready_sends: BinaryHeap::new(),
+                ready_sends: queue::SortedQueue::default(),
                 engines_busy: 0,
                 cpu_running: None,
-                cpu_queue: BinaryHeap::new(),
+                cpu_queue: queue::SortedQueue::default(),
                 finish: 0.0,
                 done: 0,
             })
@@ -777,7 +777,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             let rank = &mut self.ranks[r as usize];
             match self.src.op(r as usize, i) {
                 Op::Send { .. } => {
-                    rank.ready_sends.push(Reverse(i));
+                    rank.ready_sends.push(i);
                     self.want_dispatch(r);
                 }
                 Op::Recv { .. } => {
@@ -831,7 +831,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             self.push(now, EvKind::TaskDone, r, i);
             return;
         }
-        rank.cpu_queue.push(Reverse((compute, i, dur.to_bits())));
+        rank.cpu_queue.push((compute, i, dur.to_bits()));
         self.want_dispatch(r);
     }
 
@@ -846,7 +846,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             if rank.engines_busy >= self.cfg.engines {
                 break;
             }
-            let Some(Reverse(i)) = rank.ready_sends.pop() else {
+            let Some(i) = rank.ready_sends.pop() else {
                 break;
             };
             rank.engines_busy += 1;
@@ -858,7 +858,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
         }
         let rank = &mut self.ranks[r as usize];
         if rank.cpu_running.is_none() {
-            if let Some(Reverse((compute, i, dur))) = rank.cpu_queue.pop() {
+            if let Some((compute, i, dur)) = rank.cpu_queue.pop() {
                 rank.cpu_running = Some(i);
                 let dur = f64::from_bits(dur);
                 if self.cfg.trace && dur > 0.0 {
