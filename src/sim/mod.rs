@@ -372,9 +372,10 @@ struct OpWindow {
     /// The oldest op not yet retired.
     front: OpId,
     /// Where `front`'s state sits in `states` (a power-of-two length).
-    start: usize,
+    /// (32-bit like `front`: a rank's whole state fits two cache lines.)
+    start: u32,
     /// States set, from `front` on.
-    len: usize,
+    len: u32,
     states: Vec<OpState>,
 }
 
@@ -384,12 +385,12 @@ const WINDOW_MIN: usize = 16;
 impl OpWindow {
     fn get<P: OpSource>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
         debug_assert!(i >= self.front, "op {i} of rank {r} is already done");
-        let k = (i - self.front) as usize;
+        let k = i - self.front;
         while self.len <= k {
-            if self.len == self.states.len() {
-                self.resize((2 * self.len).max(WINDOW_MIN));
+            if self.len as usize == self.states.len() {
+                self.resize((2 * self.len as usize).max(WINDOW_MIN));
             }
-            let j = self.front + self.len as OpId;
+            let j = self.front + self.len;
             let deps = src.dep_count(r, j);
             let flags = if deps == 0 {
                 NO_DEPS
@@ -397,20 +398,20 @@ impl OpWindow {
                 deps.min(REMAINING)
             };
             let mask = self.states.len() - 1;
-            self.states[(self.start + self.len) & mask] = OpState { flags };
+            self.states[(self.start + self.len) as usize & mask] = OpState { flags };
             self.len += 1;
         }
         let mask = self.states.len() - 1;
-        &mut self.states[(self.start + k) & mask]
+        &mut self.states[(self.start + k) as usize & mask]
     }
 
     /// Moves the window into a ring of `capacity` states (a power of two,
     /// at least `len`), its front at the start.
     fn resize(&mut self, capacity: usize) {
-        debug_assert!(capacity.is_power_of_two() && capacity >= self.len);
+        debug_assert!(capacity.is_power_of_two() && capacity >= self.len as usize);
+        let mask = self.states.len().wrapping_sub(1);
         let mut states = Vec::with_capacity(capacity);
-        states
-            .extend((0..self.len).map(|k| self.states[(self.start + k) & (self.states.len() - 1)]));
+        states.extend((0..self.len).map(|k| self.states[(self.start + k) as usize & mask]));
         states.resize(capacity, OpState { flags: 0 });
         self.states = states;
         self.start = 0;
@@ -424,13 +425,13 @@ impl OpWindow {
     /// Retires the finished ops at the front; a window that has shrunk to
     /// an eighth of its ring moves into a smaller one.
     fn retire(&mut self) {
-        let mask = self.states.len().wrapping_sub(1);
-        while self.len > 0 && self.states[self.start].flags & DONE != 0 {
+        let mask = self.states.len().wrapping_sub(1) as u32;
+        while self.len > 0 && self.states[self.start as usize].flags & DONE != 0 {
             self.start = (self.start + 1) & mask;
             self.front += 1;
             self.len -= 1;
         }
-        if self.states.len() > WINDOW_MIN && self.len * 8 <= self.states.len() {
+        if self.states.len() > WINDOW_MIN && self.len as usize * 8 <= self.states.len() {
             self.resize((self.states.len() / 4).max(WINDOW_MIN));
         }
     }
@@ -440,8 +441,8 @@ impl OpWindow {
         let mask = self.states.len().wrapping_sub(1);
         (0..self.len).map(move |k| {
             (
-                self.front + k as OpId,
-                &self.states[(self.start + k) & mask],
+                self.front + k,
+                &self.states[(self.start + k) as usize & mask],
             )
         })
     }
@@ -462,21 +463,28 @@ struct LinkUse {
     peak: u32,
 }
 
+/// `RankState::cpu_running` of an idle CPU (no rank has `OpId::MAX` ops).
+const CPU_IDLE: OpId = OpId::MAX;
+
+/// One rank's state: 128 bytes, two cache lines, touched by nearly every
+/// event of the rank.
+#[repr(align(64))]
 struct RankState {
     ops: OpWindow,
     started: bool,
     /// Ready sends, smallest program index first.
     ready_sends: queue::SortedQueue<OpId>,
-    engines_busy: usize,
-    /// The op whose task the CPU is running, if any.
-    cpu_running: Option<OpId>,
+    engines_busy: u32,
+    /// The op whose task the CPU is running, or `CPU_IDLE` (not an
+    /// `Option`, which would take 8 bytes and the state a third cache line).
+    cpu_running: OpId,
     /// Tasks waiting for the CPU: send overheads first (key false), then
     /// combines and compute (true); each kind smallest program index first.
     /// The last field is the task's duration (its bits), kept so the op need
     /// not be read again.
     cpu_queue: queue::SortedQueue<(bool, OpId, u64)>,
     finish: f64,
-    done: u64,
+    done: OpId,
 }
 
 /// Simulates `s` on `topo`. The schedule should have passed the verifier;
@@ -590,7 +598,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 started: false,
                 ready_sends: queue::SortedQueue::default(),
                 engines_busy: 0,
-                cpu_running: None,
+                cpu_running: CPU_IDLE,
                 cpu_queue: queue::SortedQueue::default(),
                 finish: 0.0,
                 done: 0,
@@ -719,8 +727,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
             EvKind::OverheadDone | EvKind::TaskDone => {
                 let (r, i) = (e.a, e.b);
                 let rank = &mut self.ranks[r as usize];
-                if rank.cpu_running == Some(i) {
-                    rank.cpu_running = None;
+                if rank.cpu_running == i {
+                    rank.cpu_running = CPU_IDLE;
                     if !rank.cpu_queue.is_empty() {
                         self.want_dispatch(r);
                     }
@@ -826,7 +834,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// when it is done. A free task on an idle CPU is done at once.
     fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
         let rank = &mut self.ranks[r as usize];
-        if rank.cpu_running.is_none() && rank.cpu_queue.is_empty() && dur <= 0.0 {
+        if rank.cpu_running == CPU_IDLE && rank.cpu_queue.is_empty() && dur <= 0.0 {
             // Only sends with an overhead come here, so a free task is never a send's.
             self.push(now, EvKind::TaskDone, r, i);
             return;
@@ -843,7 +851,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
     fn dispatch(&mut self, now: f64, r: u32) -> Result<()> {
         loop {
             let rank = &mut self.ranks[r as usize];
-            if rank.engines_busy >= self.cfg.engines {
+            if rank.engines_busy as usize >= self.cfg.engines {
                 break;
             }
             let Some(i) = rank.ready_sends.pop() else {
@@ -857,9 +865,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
             }
         }
         let rank = &mut self.ranks[r as usize];
-        if rank.cpu_running.is_none() {
+        if rank.cpu_running == CPU_IDLE {
             if let Some((compute, i, dur)) = rank.cpu_queue.pop() {
-                rank.cpu_running = Some(i);
+                rank.cpu_running = i;
                 let dur = f64::from_bits(dur);
                 if self.cfg.trace && dur > 0.0 {
                     let what = self.cpu_time(&self.src.op(r as usize, i)).1;
@@ -1201,12 +1209,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     fn finish(self, wall: Instant) -> Result<SimResult> {
         let total: u64 = (0..self.ranks.len()).map(|r| self.src.len(r)).sum();
-        let done: u64 = self.ranks.iter().map(|r| r.done).sum();
+        let done: u64 = self.ranks.iter().map(|r| r.done as u64).sum();
         // Every op done: counted, and each rank's window retired to its end
         // (the count alone would not see an op completed twice and another
         // never).
         let unfinished = |(r, st): &(usize, &RankState)| {
-            st.done < self.src.len(*r) || (st.ops.front() as u64) < self.src.len(*r)
+            (st.done as u64) < self.src.len(*r) || (st.ops.front() as u64) < self.src.len(*r)
         };
         if let Some((stuck, _)) = self.ranks.iter().enumerate().find(unfinished) {
             let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
@@ -1272,4 +1280,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
             spans: self.spans,
         })
     }
+}
+
+#[cfg(test)]
+#[test]
+fn a_rank_state_is_two_cache_lines() {
+    // Nearly every event touches its rank's state; on 9,216 ranks each line
+    // of it is a cache miss.
+    assert_eq!(std::mem::size_of::<RankState>(), 128);
 }

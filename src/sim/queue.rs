@@ -1,6 +1,8 @@
-//! An indexed min-heap of flow completion times: one entry per active flow,
-//! moved in place when the flow's rate changes. Keeps the heap as small as the
-//! set of flows in flight, instead of piling up superseded completion events.
+//! The simulator's own queues. [`EndQueue`] is an indexed min-heap of flow
+//! completion times: one entry per active flow, moved in place when the
+//! flow's rate changes, so the heap stays as small as the set of flows in
+//! flight instead of piling up superseded completion events.
+//! [`SortedQueue`] holds a rank's ready sends and CPU tasks.
 
 /// Min-heap of (time, flow) with positions, so an entry can be updated or removed.
 #[derive(Default)]
@@ -125,6 +127,7 @@ impl<T> Default for SortedQueue<T> {
 }
 
 impl<T: Ord> SortedQueue<T> {
+    /// Adds an entry. Equal entries come out in no set order, as from a heap.
     pub fn push(&mut self, item: T) {
         let len = self.items.len();
         if len == 0 || item >= self.items[len - 1] {
@@ -211,14 +214,14 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             // Mostly increasing keys, some behind, some duplicates of the
             // kind flag: the CPU queue's pattern.
-            let key = if (state >> 40) % 4 == 0 {
+            let key = if (state >> 40).is_multiple_of(4) {
                 next.saturating_sub((state >> 20) as u32 % 64)
             } else {
                 next += 1;
                 next
             };
-            let item = ((state >> 60) % 2 == 0, key, step);
-            if (state >> 50) % 3 == 0 {
+            let item = ((state >> 60).is_multiple_of(2), key, step);
+            if (state >> 50).is_multiple_of(3) {
                 assert_eq!(q.pop(), heap.pop().map(|Reverse(e)| e));
             } else {
                 q.push(item);
