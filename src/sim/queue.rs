@@ -114,6 +114,9 @@ impl EndQueue {
 /// in program order, and when leaves race ahead of a parent it holds
 /// thousands of them, where a binary heap's pop misses the cache at every
 /// level (the 1 GiB Trinaryx3 reduce runs 1.34× faster with this queue).
+/// An entry landing in the middle of a long queue costs a move of the
+/// shorter side, linear where a heap's push is logarithmic; on the schedules
+/// measured (docs/PERFORMANCE.md, seventh session) nothing got slower.
 pub struct SortedQueue<T> {
     items: std::collections::VecDeque<T>,
 }
