@@ -397,21 +397,25 @@ impl OpWindow {
             } else {
                 deps.min(REMAINING)
             };
-            let mask = self.states.len() - 1;
-            self.states[(self.start + self.len) as usize & mask] = OpState { flags };
+            let at = self.slot(self.len);
+            self.states[at] = OpState { flags };
             self.len += 1;
         }
-        let mask = self.states.len() - 1;
-        &mut self.states[(self.start + k) as usize & mask]
+        let at = self.slot(k);
+        &mut self.states[at]
+    }
+
+    /// Where the state of op `front + k` sits in the ring.
+    fn slot(&self, k: u32) -> usize {
+        (self.start + k) as usize & self.states.len().wrapping_sub(1)
     }
 
     /// Moves the window into a ring of `capacity` states (a power of two,
     /// at least `len`), its front at the start.
     fn resize(&mut self, capacity: usize) {
         debug_assert!(capacity.is_power_of_two() && capacity >= self.len as usize);
-        let mask = self.states.len().wrapping_sub(1);
         let mut states = Vec::with_capacity(capacity);
-        states.extend((0..self.len).map(|k| self.states[(self.start + k) as usize & mask]));
+        states.extend((0..self.len).map(|k| self.states[self.slot(k)]));
         states.resize(capacity, OpState { flags: 0 });
         self.states = states;
         self.start = 0;
@@ -438,13 +442,7 @@ impl OpWindow {
 
     /// The ops touched and not retired, with their states.
     fn touched(&self) -> impl Iterator<Item = (OpId, &OpState)> + '_ {
-        let mask = self.states.len().wrapping_sub(1);
-        (0..self.len).map(move |k| {
-            (
-                self.front + k,
-                &self.states[(self.start + k) as usize & mask],
-            )
-        })
+        (0..self.len).map(move |k| (self.front + k, &self.states[self.slot(k)]))
     }
 }
 

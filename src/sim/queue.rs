@@ -117,16 +117,9 @@ impl EndQueue {
 /// An entry landing in the middle of a long queue costs a move of the
 /// shorter side, linear where a heap's push is logarithmic; on the schedules
 /// measured (docs/PERFORMANCE.md, seventh session) nothing got slower.
+#[derive(Default)]
 pub struct SortedQueue<T> {
     items: std::collections::VecDeque<T>,
-}
-
-impl<T> Default for SortedQueue<T> {
-    fn default() -> Self {
-        SortedQueue {
-            items: std::collections::VecDeque::new(),
-        }
-    }
 }
 
 impl<T: Ord> SortedQueue<T> {
