@@ -42,8 +42,6 @@ use crate::invalid;
 use crate::schedule::{Materialised, Op, OpId, OpSource, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 /// How links are shared between flows.
@@ -249,7 +247,7 @@ pub struct SimResult {
     pub spans: Vec<Span>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EvKind {
     /// A rank starts (after its skew).
     Start,
@@ -269,27 +267,9 @@ enum EvKind {
 #[derive(Clone, Copy, Debug)]
 struct Event {
     time: f64,
-    seq: u64,
     kind: EvKind,
     a: u32,
     b: u32,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        self.seq == o.seq
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.time.to_bits(), self.seq).cmp(&(o.time.to_bits(), o.seq))
-    }
 }
 
 /// A transfer's links.
@@ -525,7 +505,9 @@ struct Sim<'a, P: OpSource> {
     topo: &'a Topology,
     cfg: &'a SimConfig,
     ranks: Vec<RankState>,
-    events: BinaryHeap<Reverse<Event>>,
+    /// Pending events by (time, order of scheduling): a tie goes to the one
+    /// scheduled first. The value is (`seq`, kind, a, b).
+    events: queue::RadixQueue<(u64, EvKind, u32, u32)>,
     seq: u64,
     transfers: Vec<Transfer>,
     free_transfers: Vec<u32>,
@@ -607,7 +589,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             topo,
             cfg,
             ranks: rank_states,
-            events: BinaryHeap::new(),
+            events: queue::RadixQueue::default(),
             seq: 0,
             transfers: Vec::new(),
             free_transfers: Vec::new(),
@@ -650,13 +632,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     fn push(&mut self, time: f64, kind: EvKind, a: u32, b: u32) {
         self.seq += 1;
-        self.events.push(Reverse(Event {
-            time,
-            seq: self.seq,
-            kind,
-            a,
-            b,
-        }));
+        self.events.push(time, (self.seq, kind, a, b));
     }
 
     fn run(mut self, wall: Instant) -> Result<SimResult> {
@@ -670,7 +646,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             self.push(t, EvKind::Start, r as u32, 0);
         }
         loop {
-            let next_event = self.events.peek().map(|Reverse(e)| e.time);
+            let next_event = self.events.peek().map(|(t, _)| t);
             let next_end = self.ends.peek().map(|(t, _)| t);
             let now = match (next_event, next_end) {
                 (None, None) => break,
@@ -690,9 +666,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     }
                 }
                 match self.events.peek() {
-                    Some(Reverse(e)) if e.time <= horizon => {
-                        let e = self.events.pop().expect("peeked").0;
-                        self.handle(e)?;
+                    Some((t, _)) if t <= horizon => {
+                        let (time, (_, kind, a, b)) = self.events.pop().expect("peeked");
+                        self.handle(Event { time, kind, a, b })?;
                         continue;
                     }
                     _ => {}

@@ -1,107 +1,227 @@
-//! The simulator's own queues. [`EndQueue`] is an indexed min-heap of flow
-//! completion times: one entry per active flow, moved in place when the
-//! flow's rate changes, so the heap stays as small as the set of flows in
-//! flight instead of piling up superseded completion events.
-//! [`SortedQueue`] holds a rank's ready sends and CPU tasks.
+//! The simulator's own queues. [`RadixQueue`] is the event loop's
+//! priority queue: times only grow in a discrete-event loop, which lets a
+//! radix heap replace a binary heap's sifting by appends. [`EndQueue`]
+//! keeps flow completion times on one. [`SortedQueue`] holds a rank's ready
+//! sends and CPU tasks.
 
-/// Min-heap of (time, flow) with positions, so an entry can be updated or removed.
-#[derive(Default)]
-pub struct EndQueue {
-    heap: Vec<(f64, u32)>,
-    /// Position of each flow in `heap`, or `NONE`.
-    pos: Vec<u32>,
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A min-queue of (time, value) for a discrete-event loop, in the order of
+/// time and then value (a radix heap). Times only grow in such a loop,
+/// mostly: an entry lives in the bucket named by the highest bit in which
+/// its time's bits differ from `last`, the smallest time found so far. A
+/// push is an append to its bucket. Finding the minimum empties the first
+/// non-empty bucket into lower ones around its smallest time; each entry
+/// moves down a few times in its life, through memory read in order, where
+/// a binary heap's every pop sifts through log₂ n cache lines. Bucket 0
+/// holds the entries at `last`, sorted by value when it is filled: ties
+/// (every rank of a ring stepping at one instant) come out without a
+/// comparison each. Entries pushed below `last` (at the current instant,
+/// after a later time of the same instant was taken) wait in a small
+/// binary heap.
+pub struct RadixQueue<V> {
+    last: u64,
+    /// Bucket b holds times whose highest bit differing from `last` is bit
+    /// b − 1; bucket 0 holds times equal to `last`, sorted, read from `head`.
+    buckets: Vec<Vec<(u64, V)>>,
+    head: usize,
+    /// Bit b − 1 set when bucket b (b ≥ 1) is not empty.
+    occupied: u64,
+    late: BinaryHeap<Reverse<(u64, V)>>,
+    len: usize,
 }
 
-const NONE: u32 = u32::MAX;
+impl<V> Default for RadixQueue<V> {
+    fn default() -> Self {
+        RadixQueue {
+            last: 0,
+            buckets: (0..=64).map(|_| Vec::new()).collect(),
+            head: 0,
+            occupied: 0,
+            late: BinaryHeap::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<V: Copy + Ord> RadixQueue<V> {
+    fn file(&mut self, key: u64, value: V) {
+        let b = (64 - (key ^ self.last).leading_zeros()) as usize;
+        if b == 0 {
+            // At the time being read: in value order among the unread.
+            let zero = &mut self.buckets[0];
+            if zero.len() == self.head || zero[zero.len() - 1].1 <= value {
+                zero.push((key, value));
+            } else {
+                let at = self.head + zero[self.head..].partition_point(|e| e.1 <= value);
+                zero.insert(at, (key, value));
+            }
+            return;
+        }
+        self.buckets[b].push((key, value));
+        self.occupied |= 1 << (b - 1);
+    }
+
+    /// Adds an entry at `time` (not negative: the bits of non-negative
+    /// times order like the times).
+    pub fn push(&mut self, time: f64, value: V) {
+        debug_assert!(time >= 0.0);
+        let key = time.to_bits();
+        self.len += 1;
+        if key < self.last {
+            self.late.push(Reverse((key, value)));
+        } else {
+            self.file(key, value);
+        }
+    }
+
+    /// Brings the smallest time of the buckets into bucket 0 and returns it.
+    fn settle(&mut self) -> Option<u64> {
+        if self.head < self.buckets[0].len() {
+            return Some(self.last);
+        }
+        self.buckets[0].clear();
+        self.head = 0;
+        if self.occupied == 0 {
+            return None;
+        }
+        let b = self.occupied.trailing_zeros() as usize + 1;
+        self.occupied &= !(1 << (b - 1));
+        let mut moving = std::mem::take(&mut self.buckets[b]);
+        self.last = moving.iter().map(|e| e.0).min().expect("occupied");
+        // Every entry lands in a bucket below b: the buckets below b are
+        // empty, and the ones above keep their entries, as `last` changed
+        // only in bits below b.
+        for &(key, value) in &moving {
+            let to = (64 - (key ^ self.last).leading_zeros()) as usize;
+            self.buckets[to].push((key, value));
+            if to > 0 {
+                self.occupied |= 1 << (to - 1);
+            }
+        }
+        moving.clear();
+        self.buckets[b] = moving;
+        // Entries arrive in push order, often already sorted (a linear check).
+        self.buckets[0].sort_unstable_by_key(|e| e.1);
+        Some(self.last)
+    }
+
+    fn late_first(&mut self) -> bool {
+        match (self.settle(), self.late.peek()) {
+            (Some(k), Some(Reverse(l))) => l.0 < k,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        }
+    }
+
+    /// The earliest entry's time and value.
+    pub fn peek(&mut self) -> Option<(f64, V)> {
+        let &(key, value) = if self.late_first() {
+            &self.late.peek()?.0
+        } else {
+            self.buckets[0].get(self.head)?
+        };
+        Some((f64::from_bits(key), value))
+    }
+
+    /// Takes the earliest entry.
+    pub fn pop(&mut self) -> Option<(f64, V)> {
+        let (key, value) = if self.late_first() {
+            self.late.pop()?.0
+        } else {
+            let e = *self.buckets[0].get(self.head)?;
+            self.head += 1;
+            e
+        };
+        self.len -= 1;
+        Some((f64::from_bits(key), value))
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Takes every entry out, in no order.
+    fn drain(&mut self) -> Vec<(u64, V)> {
+        let head = self.head;
+        let mut all: Vec<(u64, V)> = self.buckets[0].drain(head..).collect();
+        for b in &mut self.buckets {
+            all.append(b);
+        }
+        all.extend(self.late.drain().map(|Reverse(e)| e));
+        self.head = 0;
+        self.occupied = 0;
+        self.len = 0;
+        all
+    }
+}
+
+/// Completion times of flows, smallest (time, flow) first, each flow's
+/// entry moved or removed as its rate changes. A move pushes a new entry
+/// and leaves the old one, recognised as stale when it comes to the front
+/// (its time is no longer the flow's). When stale entries outnumber live
+/// ones the queue is rebuilt, so it holds at most about twice the flows in
+/// flight.
+#[derive(Default)]
+pub struct EndQueue {
+    queue: RadixQueue<u32>,
+    /// Each flow's queued completion time (as bits), or `NO_END`.
+    current: Vec<u64>,
+    live: usize,
+}
+
+const NO_END: u64 = u64::MAX;
 
 impl EndQueue {
     /// Sets (or moves) flow `id`'s completion time.
     pub fn set(&mut self, id: u32, time: f64) {
         let i = id as usize;
-        if i >= self.pos.len() {
-            self.pos.resize(i + 1, NONE);
+        if i >= self.current.len() {
+            self.current.resize(i + 1, NO_END);
         }
-        let p = self.pos[i];
-        if p == NONE {
-            self.heap.push((time, id));
-            let at = self.heap.len() - 1;
-            self.pos[i] = at as u32;
-            self.up(at);
-        } else {
-            let at = p as usize;
-            let old = self.heap[at].0;
-            self.heap[at].0 = time;
-            if time < old {
-                self.up(at);
-            } else {
-                self.down(at);
-            }
+        if self.current[i] == time.to_bits() {
+            return;
+        }
+        if self.current[i] == NO_END {
+            self.live += 1;
+        }
+        self.current[i] = time.to_bits();
+        self.queue.push(time, id);
+        if self.queue.len() > 2 * self.live + 1024 {
+            self.rebuild();
         }
     }
 
     /// Removes flow `id` if it is queued.
     pub fn remove(&mut self, id: u32) {
-        let Some(&p) = self.pos.get(id as usize) else {
-            return;
-        };
-        if p == NONE {
-            return;
-        }
-        let at = p as usize;
-        self.pos[id as usize] = NONE;
-        let last = self.heap.pop().expect("non-empty");
-        if at < self.heap.len() {
-            self.heap[at] = last;
-            self.pos[last.1 as usize] = at as u32;
-            self.up(at);
-            self.down(at);
+        if let Some(c) = self.current.get_mut(id as usize) {
+            if *c != NO_END {
+                *c = NO_END;
+                self.live -= 1;
+            }
         }
     }
 
     /// The earliest completion.
-    pub fn peek(&self) -> Option<(f64, u32)> {
-        self.heap.first().copied()
-    }
-
-    fn less(a: (f64, u32), b: (f64, u32)) -> bool {
-        (a.0, a.1) < (b.0, b.1)
-    }
-
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a].1 as usize] = a as u32;
-        self.pos[self.heap[b].1 as usize] = b as u32;
-    }
-
-    fn up(&mut self, mut at: usize) {
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            if Self::less(self.heap[at], self.heap[parent]) {
-                self.swap(at, parent);
-                at = parent;
-            } else {
-                break;
+    pub fn peek(&mut self) -> Option<(f64, u32)> {
+        while let Some((time, id)) = self.queue.peek() {
+            if self.current[id as usize] == time.to_bits() {
+                return Some((time, id));
             }
+            self.queue.pop();
         }
+        None
     }
 
-    fn down(&mut self, mut at: usize) {
-        loop {
-            let l = 2 * at + 1;
-            if l >= self.heap.len() {
-                break;
-            }
-            let r = l + 1;
-            let child = if r < self.heap.len() && Self::less(self.heap[r], self.heap[l]) {
-                r
-            } else {
-                l
-            };
-            if Self::less(self.heap[child], self.heap[at]) {
-                self.swap(at, child);
-                at = child;
-            } else {
-                break;
+    /// Keeps only each flow's current entry.
+    fn rebuild(&mut self) {
+        let mut all = self.queue.drain();
+        all.sort_unstable();
+        all.dedup();
+        for (key, id) in all {
+            if self.current[id as usize] == key {
+                self.queue.push(f64::from_bits(key), id);
             }
         }
     }
@@ -194,6 +314,99 @@ mod tests {
                 });
             assert_eq!(q.peek(), want);
         }
+    }
+
+    #[test]
+    fn radix_queue_pops_by_time_then_value() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut q = RadixQueue::default();
+        let mut heap = BinaryHeap::new();
+        let mut state = 4242u64;
+        let mut now = 0.0f64;
+        for step in 0..50000u64 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // An event loop's times: at or after the last one taken, at
+            // every scale; many ties; a few just below it (late). Values
+            // mostly grow, as the event loop's sequence numbers do.
+            let time = match (state >> 58) % 8 {
+                0 => (now - ((state >> 20) % 3) as f64 * 1e-7).max(0.0),
+                1 | 2 => now,
+                3 => now * (1.0 + f64::EPSILON),
+                4 => now + ((state >> 8) % 1000) as f64 * 1e-3,
+                _ => now + ((state >> 40) % 5) as f64 * 1e-6,
+            };
+            let value = if (state >> 30).is_multiple_of(5) {
+                step / 2 // out of order, and duplicates
+            } else {
+                step
+            };
+            if (state >> 50).is_multiple_of(3) {
+                let want = heap.pop().map(|Reverse((t, v))| (f64::from_bits(t), v));
+                assert_eq!(q.pop(), want);
+                if let Some((t, _)) = want {
+                    now = now.max(t);
+                }
+            } else {
+                q.push(time, value);
+                heap.push(Reverse((time.to_bits(), value)));
+            }
+            assert_eq!(q.len(), heap.len());
+            let want = heap.peek().map(|Reverse((t, v))| (f64::from_bits(*t), *v));
+            assert_eq!(q.peek(), want);
+        }
+        while let Some(Reverse((t, v))) = heap.pop() {
+            assert_eq!(q.pop(), Some((f64::from_bits(t), v)));
+        }
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn radix_queue_orders_ties_pushed_while_read() {
+        let mut q = RadixQueue::default();
+        for v in [5u32, 9, 7] {
+            q.push(2.0, v);
+        }
+        q.push(3.0, 1);
+        assert_eq!(q.pop(), Some((2.0, 5)));
+        // At the time being read, below the unread ties, and below it.
+        q.push(2.0, 8);
+        q.push(2.0, 6);
+        q.push(1.5, 4);
+        q.push(2.0, 10);
+        let order: Vec<(f64, u32)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (1.5, 4),
+                (2.0, 6),
+                (2.0, 7),
+                (2.0, 8),
+                (2.0, 9),
+                (2.0, 10),
+                (3.0, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn end_queue_rebuilds_without_losing_flows() {
+        // Many moves of a few flows: stale entries pile up and are dropped.
+        let mut q = EndQueue::default();
+        for round in 0..10_000u32 {
+            for id in 0..3u32 {
+                q.set(id, f64::from(round * 3 + id) + 1.0);
+            }
+        }
+        assert!(q.queue.len() <= 2 * 3 + 1024);
+        assert_eq!(q.peek(), Some((29998.0, 0)));
+        q.remove(0);
+        assert_eq!(q.peek(), Some((29999.0, 1)));
+        q.set(2, 5.0);
+        assert_eq!(q.peek(), Some((5.0, 2)));
     }
 
     #[test]
