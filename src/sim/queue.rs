@@ -15,9 +15,11 @@ use std::collections::BinaryHeap;
 /// non-empty bucket into lower ones around its smallest time; each entry
 /// moves down a few times in its life, through memory read in order, where
 /// a binary heap's every pop sifts through log₂ n cache lines. Bucket 0
-/// holds the entries at `last`, sorted by value when it is filled: ties
-/// (every rank of a ring stepping at one instant) come out without a
-/// comparison each. Entries pushed below `last` (at the current instant,
+/// holds the entries at `last`, sorted by value once when it is filled
+/// (already in order when values grow with pushes): ties, like every rank
+/// of a ring stepping at one instant, are not sifted one by one. An entry
+/// pushed at `last` while bucket 0 is read is inserted in order, moving
+/// the entries after it. Entries pushed below `last` (at the current instant,
 /// after a later time of the same instant was taken) wait in a small
 /// binary heap.
 pub struct RadixQueue<V> {
