@@ -768,8 +768,11 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     if st.flags & ARRIVED != 0 {
                         self.received(now, r, i);
                     }
-                    if let Some((sr, si)) = self.parked.remove(&(r, i)) {
-                        self.begin_latency(now, sr, si)?;
+                    // (Only rendezvous parks sends: skip the hashing otherwise.)
+                    if !self.parked.is_empty() {
+                        if let Some((sr, si)) = self.parked.remove(&(r, i)) {
+                            self.begin_latency(now, sr, si)?;
+                        }
                     }
                 }
                 Op::Copy { .. } => self.complete(now, r, i),
