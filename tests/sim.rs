@@ -424,6 +424,18 @@ fn skew_delays_ranks_and_is_seeded() {
     };
     let r = simulate(&s, &t, &fixed).unwrap();
     assert!(close(r.time_s, base.time_s + 1.0, 1e-9));
+    // A start at −0.0 is a start at 0.0: event times are ordered by their
+    // bits, where −0.0 would come after every positive time.
+    let mut offsets = vec![0.0; 16];
+    offsets[5] = -0.0;
+    let negzero = SimConfig {
+        skew: Skew::Fixed(offsets),
+        ..SimConfig::default()
+    };
+    assert!(negzero
+        .start_offsets(16)
+        .iter()
+        .all(|x| x.to_bits() == 0.0f64.to_bits()));
     let a = SimConfig {
         skew: Skew::Random {
             max_s: 1e-5,

@@ -167,7 +167,9 @@ impl SimConfig {
     pub fn start_offsets(&self, ranks: usize) -> Vec<f64> {
         match &self.skew {
             Skew::None => vec![0.0; ranks],
-            Skew::Fixed(v) => v.clone(),
+            // + 0.0 turns a −0.0 into 0.0: event times are ordered by their
+            // bits (`queue::RadixQueue`), where −0.0 would come last.
+            Skew::Fixed(v) => v.iter().map(|x| x + 0.0).collect(),
             Skew::Random { max_s, seed } => {
                 let mut state = *seed;
                 (0..ranks)

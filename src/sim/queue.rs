@@ -68,7 +68,7 @@ impl<V: Copy + Ord> RadixQueue<V> {
     /// Adds an entry at `time` (not negative: the bits of non-negative
     /// times order like the times).
     pub fn push(&mut self, time: f64, value: V) {
-        debug_assert!(time >= 0.0);
+        debug_assert!(time >= 0.0 && time.is_sign_positive());
         let key = time.to_bits();
         self.len += 1;
         if key < self.last {
