@@ -147,8 +147,10 @@ impl<V: Copy + Ord> RadixQueue<V> {
     /// Takes every entry out, in no order.
     fn drain(&mut self) -> Vec<(u64, V)> {
         let head = self.head;
+        // Bucket 0 before `head` was taken already.
         let mut all: Vec<(u64, V)> = self.buckets[0].drain(head..).collect();
-        for b in &mut self.buckets {
+        self.buckets[0].clear();
+        for b in &mut self.buckets[1..] {
             all.append(b);
         }
         all.extend(self.late.drain().map(|Reverse(e)| e));
@@ -392,6 +394,22 @@ mod tests {
                 (3.0, 1)
             ]
         );
+    }
+
+    #[test]
+    fn radix_queue_drains_what_it_holds() {
+        let mut q = RadixQueue::default();
+        for (t, v) in [(1.0, 1u32), (1.0, 2), (1.0, 3), (2.0, 4)] {
+            q.push(t, v);
+        }
+        assert_eq!(q.pop(), Some((1.0, 1)));
+        q.push(0.5, 5); // below the time being read: late
+        let mut all = q.drain();
+        all.sort_unstable_by_key(|e| e.1);
+        let values: Vec<u32> = all.iter().map(|e| e.1).collect();
+        assert_eq!(values, [2, 3, 4, 5]);
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.pop(), None);
     }
 
     #[test]
