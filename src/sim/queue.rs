@@ -19,9 +19,11 @@ use std::collections::BinaryHeap;
 /// (already in order when values grow with pushes): ties, like every rank
 /// of a ring stepping at one instant, are not sifted one by one. An entry
 /// pushed at `last` while bucket 0 is read is inserted in order, moving
-/// the entries after it. Entries pushed below `last` (at the current instant,
-/// after a later time of the same instant was taken) wait in a small
-/// binary heap.
+/// the entries after it. Entries pushed below `last` wait in a small
+/// binary heap: the event loop looks at the next event before it handles a
+/// flow end that comes earlier, and that end can schedule an event before
+/// the one looked at (under 1% of pushes in the rings and Trinaryx3 runs
+/// measured).
 pub struct RadixQueue<V> {
     last: u64,
     /// Bucket b holds times whose highest bit differing from `last` is bit
@@ -48,8 +50,13 @@ impl<V> Default for RadixQueue<V> {
 }
 
 impl<V: Copy + Ord> RadixQueue<V> {
+    /// The bucket of a time not below `last`.
+    fn bucket(&self, key: u64) -> usize {
+        (64 - (key ^ self.last).leading_zeros()) as usize
+    }
+
     fn file(&mut self, key: u64, value: V) {
-        let b = (64 - (key ^ self.last).leading_zeros()) as usize;
+        let b = self.bucket(key);
         if b == 0 {
             // At the time being read: in value order among the unread.
             let zero = &mut self.buckets[0];
@@ -96,7 +103,7 @@ impl<V: Copy + Ord> RadixQueue<V> {
         // empty, and the ones above keep their entries, as `last` changed
         // only in bits below b.
         for &(key, value) in &moving {
-            let to = (64 - (key ^ self.last).leading_zeros()) as usize;
+            let to = self.bucket(key);
             self.buckets[to].push((key, value));
             if to > 0 {
                 self.occupied |= 1 << (to - 1);
