@@ -538,7 +538,7 @@ struct TemplateOp {
 
 /// One rank's block of one tree, and where it sits in a round (the blocks of
 /// one segment of every tree, in tree order).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct TreeBlock {
     /// The block's template (`PipelineStream::templates`) and its length.
     template: u32,
@@ -549,7 +549,9 @@ struct TreeBlock {
     start_last: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+/// A rank's blocks: shared, like templates, by every rank whose blocks
+/// have the same templates.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct RankBlocks {
     trees: SmallVec<[TreeBlock; 3]>,
     round_len: u64,
@@ -565,7 +567,10 @@ struct RankBlocks {
 pub struct PipelineStream {
     header: Schedule,
     pl: Option<Pipeline>,
-    ranks: Vec<RankBlocks>,
+    /// Each rank's blocks, as an index into `shapes`: 4 bytes per rank,
+    /// read at every decode, in cache where a rank's own 96 bytes were not.
+    rank_shape: Vec<u32>,
+    shapes: Vec<RankBlocks>,
     /// The distinct block templates. Every op the simulator reaches is
     /// decoded from one: the 27,648 blocks of the Trinaryx3 allreduce on
     /// the 48×6×32 torus share 60 templates, which stay in cache, where a
@@ -581,7 +586,8 @@ impl PipelineStream {
     pub fn new(mut header: Schedule, pl: Option<Pipeline>) -> Result<PipelineStream> {
         let Some(pl) = pl else {
             return Ok(PipelineStream {
-                ranks: vec![RankBlocks::default(); header.ranks],
+                rank_shape: vec![0; header.ranks],
+                shapes: vec![RankBlocks::default()],
                 header,
                 pl: None,
                 templates: Vec::new(),
@@ -655,19 +661,23 @@ impl PipelineStream {
         }
         // Match each send of a template to its receive in the peer's template
         // (a message is unique per (source, destination, tag)).
-        for r in 0..ranks.len() {
-            for t in 0..nt {
-                for k in 0..blocks[r][t].len() {
-                    let Op::Send { peer, tag, .. } = blocks[r][t][k].op else {
+        let mut matched = Vec::new();
+        for (r, rank_blocks) in blocks.iter().enumerate() {
+            for (t, ops) in rank_blocks.iter().enumerate() {
+                for (k, o) in ops.iter().enumerate() {
+                    let Op::Send { peer, tag, .. } = o.op else {
                         continue;
                     };
                     let j = blocks[peer as usize][t]
                         .iter()
                         .position(|o| matches!(o.op, Op::Recv { peer: p, tag: g, .. } if p as usize == r && g == tag))
                         .ok_or_else(|| invalid!("pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
-                    blocks[r][t][k].peer_op = j as u32;
+                    matched.push((r, t, k, j as u32));
                 }
             }
+        }
+        for (r, t, k, j) in matched {
+            blocks[r][t][k].peer_op = j;
         }
         // Peers relative to the rank, then one template per distinct block.
         let p = ranks.len();
@@ -689,10 +699,23 @@ impl PipelineStream {
                 ranks[r].trees[t].template = id;
             }
         }
+        let mut shapes = Vec::new();
+        let mut shape_index: std::collections::HashMap<RankBlocks, u32> = Default::default();
+        let rank_shape = ranks
+            .into_iter()
+            .map(|rb| {
+                let next = shapes.len() as u32;
+                *shape_index.entry(rb.clone()).or_insert_with(|| {
+                    shapes.push(rb);
+                    next
+                })
+            })
+            .collect();
         Ok(PipelineStream {
             header,
             pl: Some(pl),
-            ranks,
+            rank_shape,
+            shapes,
             templates,
             full_rounds,
             partial_round: rounds > full_rounds,
@@ -708,22 +731,27 @@ impl PipelineStream {
         self.pl.as_ref().expect("a stream with ops has a pipeline")
     }
 
+    /// Rank `r`'s blocks.
+    fn blocks(&self, r: usize) -> &RankBlocks {
+        &self.shapes[self.rank_shape[r] as usize]
+    }
+
     /// Rank `r`'s block template of tree `t`.
     fn template(&self, r: usize, t: usize) -> &[TemplateOp] {
-        &self.templates[self.ranks[r].trees[t].template as usize]
+        &self.templates[self.blocks(r).trees[t].template as usize]
     }
 
     /// The rank a template's relative peer names, seen from rank `r`.
     fn absolute(&self, r: usize, relative: u32) -> u32 {
         // Both are below P: one subtraction, not a division.
         let a = r + relative as usize;
-        let p = self.ranks.len();
+        let p = self.rank_shape.len();
         (if a >= p { a - p } else { a }) as u32
     }
 
     /// The first op of rank `r`'s block of tree `t`, segment `s`.
     fn block_start(&self, r: usize, t: usize, s: u64) -> u64 {
-        let rb = &self.ranks[r];
+        let rb = self.blocks(r);
         if s < self.full_rounds {
             s * rb.round_len + rb.trees[t].start
         } else {
@@ -733,7 +761,7 @@ impl PipelineStream {
 
     /// (tree, segment, index in the block) of op `i` of rank `r`.
     fn locate(&self, r: usize, i: OpId) -> (usize, u64, usize) {
-        let rb = &self.ranks[r];
+        let rb = self.blocks(r);
         let i = i as u64;
         let full = self.full_rounds * rb.round_len;
         let (s, off, last) = if i < full {
@@ -761,7 +789,7 @@ impl OpSource for PipelineStream {
     }
 
     fn len(&self, r: usize) -> u64 {
-        let rb = &self.ranks[r];
+        let rb = self.blocks(r);
         self.full_rounds * rb.round_len
             + if self.partial_round {
                 rb.last_round_len
@@ -832,7 +860,7 @@ impl OpSource for PipelineStream {
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {
         // Only segment 0 has ops without dependencies other than receives:
         // later sends wait for their predecessor, and combines for receives.
-        for (t, tb) in self.ranks[r].trees.iter().enumerate() {
+        for (t, tb) in self.blocks(r).trees.iter().enumerate() {
             if tb.len == 0 {
                 continue;
             }
@@ -937,13 +965,14 @@ mod tests {
         let st = PipelineStream::new(s, Some(pl)).unwrap();
         // 648 blocks (216 ranks, 3 trees); a rank's peers are its torus
         // neighbours, so most blocks repeat another's up to translation.
-        let blocks: usize = st.ranks.iter().map(|rb| rb.trees.len()).sum();
+        let blocks: usize = (0..p).map(|r| st.blocks(r).trees.len()).sum();
         assert_eq!(blocks, 648);
         assert!(
             st.templates.len() * 4 < blocks,
             "{} templates",
             st.templates.len()
         );
+        assert!(st.shapes.len() * 2 < p, "{} shapes", st.shapes.len());
         // A shared template still names each rank's own peers.
         for r in 0..p {
             for i in 0..st.len(r) as OpId {
