@@ -690,6 +690,8 @@ impl PipelineStream {
                         *peer = ((*peer as usize + p - r) % p) as u32;
                     }
                 }
+                // (An op can hold an f64, so ops are not `Hash`; their debug
+                // text, which prints every field and every f64 exactly, is.)
                 let key = format!("{ops:?}");
                 let next = templates.len() as u32;
                 let id = *index.entry(key).or_insert(next);
@@ -944,12 +946,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn blocks_that_differ_only_in_place_share_a_template() {
+    /// A Trinaryx3-style allreduce stream (three trees, root 0) on a torus.
+    fn allreduce_stream(dims: &[usize]) -> (GridShape, PipelineStream) {
         use crate::schedule::{Collective, Dtype, ReduceOp};
         let shape = GridShape {
-            dims: vec![6, 6, 6],
-            wrap: vec![true; 3],
+            dims: dims.to_vec(),
+            wrap: vec![true; dims.len()],
         };
         let trees = torus_trees(&shape, 0).unwrap();
         let pl = Pipeline::new(trees, Pipeline::split(3000, 3), 100, true, true).unwrap();
@@ -962,17 +964,20 @@ mod tests {
             ReduceOp::Sum,
             "t",
         );
-        let st = PipelineStream::new(s, Some(pl)).unwrap();
+        (shape, PipelineStream::new(s, Some(pl)).unwrap())
+    }
+
+    #[test]
+    fn blocks_that_differ_only_in_place_share_a_template() {
+        let (shape, st) = allreduce_stream(&[6, 6, 6]);
+        let p = shape.size();
         // 648 blocks (216 ranks, 3 trees); a rank's peers are its torus
         // neighbours, so most blocks repeat another's up to translation.
         let blocks: usize = (0..p).map(|r| st.blocks(r).trees.len()).sum();
         assert_eq!(blocks, 648);
-        assert!(
-            st.templates.len() * 4 < blocks,
-            "{} templates",
-            st.templates.len()
-        );
-        assert!(st.shapes.len() * 2 < p, "{} shapes", st.shapes.len());
+        let (templates, shapes) = (st.templates.len(), st.shapes.len());
+        assert!(templates * 4 < blocks, "{templates} templates");
+        assert!(shapes * 2 < p, "{shapes} shapes");
         // A shared template still names each rank's own peers.
         for r in 0..p {
             for i in 0..st.len(r) as OpId {
@@ -988,6 +993,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_papers_torus_needs_60_templates() {
+        // The allreduce of `reproduce trinaryx3` (48×6×32, root 0): the
+        // figures docs/allreduce.md and docs/PERFORMANCE.md quote.
+        let (_, st) = allreduce_stream(&[48, 6, 32]);
+        assert_eq!((st.templates.len(), st.shapes.len()), (60, 73));
     }
 
     #[test]
