@@ -520,6 +520,20 @@ pub fn single_tree(
     })
 }
 
+/// The index of the item with `key` in `items`, `item` pushed there if the
+/// key is new.
+fn intern<K: std::hash::Hash + Eq, T>(
+    index: &mut std::collections::HashMap<K, u32>,
+    items: &mut Vec<T>,
+    key: K,
+    item: T,
+) -> u32 {
+    *index.entry(key).or_insert_with(|| {
+        items.push(item);
+        items.len() as u32 - 1
+    })
+}
+
 /// One op of a block template (the block of segment 0). The peer of a
 /// send or receive is stored relative to the rank, `(peer − rank) mod P`,
 /// so that ranks whose blocks differ only by where they sit share one
@@ -540,7 +554,8 @@ struct TemplateOp {
 /// one segment of every tree, in tree order).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct TreeBlock {
-    /// The block's template (`PipelineStream::templates`) and its length.
+    /// The block's template (`PipelineStream::templates`) and its length
+    /// (the template's, kept here so that `locate` need not read it).
     template: u32,
     len: u32,
     /// First op of the block in a full round, and in the last round when
@@ -682,7 +697,7 @@ impl PipelineStream {
         // Peers relative to the rank, then one template per distinct block.
         let p = ranks.len();
         let mut templates = Vec::new();
-        let mut index: std::collections::HashMap<String, u32> = Default::default();
+        let mut index = std::collections::HashMap::new();
         for (r, rank_blocks) in blocks.into_iter().enumerate() {
             for (t, mut ops) in rank_blocks.into_iter().enumerate() {
                 for o in &mut ops {
@@ -693,25 +708,14 @@ impl PipelineStream {
                 // (An op can hold an f64, so ops are not `Hash`; their debug
                 // text, which prints every field and every f64 exactly, is.)
                 let key = format!("{ops:?}");
-                let next = templates.len() as u32;
-                let id = *index.entry(key).or_insert(next);
-                if id == next {
-                    templates.push(ops);
-                }
-                ranks[r].trees[t].template = id;
+                ranks[r].trees[t].template = intern(&mut index, &mut templates, key, ops);
             }
         }
         let mut shapes = Vec::new();
-        let mut shape_index: std::collections::HashMap<RankBlocks, u32> = Default::default();
+        let mut shape_index = std::collections::HashMap::new();
         let rank_shape = ranks
             .into_iter()
-            .map(|rb| {
-                let next = shapes.len() as u32;
-                *shape_index.entry(rb.clone()).or_insert_with(|| {
-                    shapes.push(rb);
-                    next
-                })
-            })
+            .map(|rb| intern(&mut shape_index, &mut shapes, rb.clone(), rb))
             .collect();
         Ok(PipelineStream {
             header,
