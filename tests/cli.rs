@@ -172,6 +172,14 @@ fn bad_input_is_one_line_and_exit_2() {
             "--schedule",
             "/nonexistent.json",
         ],
+        // The all-to-all paper has no segment sweep.
+        vec![
+            "reproduce",
+            "a2at",
+            "--full-sweep",
+            "-o",
+            "/nonexistent/out",
+        ],
     ] {
         let (code, out, err) = topocoll(&args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -16,15 +16,30 @@ pub struct ReproduceArgs {
     /// A smaller, faster run (smaller tori).
     #[arg(long)]
     pub quick: bool,
+    /// trinaryx3: run every segment size of the segment sweep (256 KiB down
+    /// to 8 KiB, 4 KiB for messages up to 1 MiB) instead of stopping each
+    /// message's sweep at the first size slower than the best before it.
+    #[arg(long)]
+    pub full_sweep: bool,
 }
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
     let dir = a.out.join(&a.paper);
     let summary = match a.paper.as_str() {
-        "a2at" => reproduce::a2at::run(&dir, &reproduce::a2at::Options { quick: a.quick })?,
-        "trinaryx3" => {
-            reproduce::trinaryx3::run(&dir, &reproduce::trinaryx3::Options { quick: a.quick })?
+        "a2at" if a.full_sweep => {
+            return Err(Error::Invalid(
+                "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
+            )
+            .into())
         }
+        "a2at" => reproduce::a2at::run(&dir, &reproduce::a2at::Options { quick: a.quick })?,
+        "trinaryx3" => reproduce::trinaryx3::run(
+            &dir,
+            &reproduce::trinaryx3::Options {
+                quick: a.quick,
+                full_sweep: a.full_sweep,
+            },
+        )?,
         other => {
             return Err(Error::Invalid(format!(
                 "nothing to reproduce for '{other}' (a2at or trinaryx3)"

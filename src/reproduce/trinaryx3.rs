@@ -8,10 +8,11 @@
 //! runs there up to 1 GiB (about 300 M transfers), its schedule generated op
 //! by op as the simulator reaches it (`PipelineStream`); recursive doubling
 //! is small at any size. The ring needs 2(P−1) steps per rank there (170 M
-//! transfers at any size, also generated: `RingStream`), one to two minutes
+//! transfers at any size, also generated: `RingStream`), under a minute
 //! each; it runs at every size there too. A 12×6×8 torus (576 nodes) runs
 //! the same size sweep for comparison; everything else (the model check and
-//! the segment sweep) runs on 48×6×32. The output says which torus each
+//! the segment sweep, which stops past each message's best segment unless
+//! `--full-sweep`) runs on 48×6×32. The output says which torus each
 //! figure comes from. `--quick` moves each to a smaller torus and size.
 
 use super::{plot, run_in_order, write};
@@ -37,6 +38,42 @@ fn gb_s(bytes: u64, time_s: f64) -> f64 {
 
 pub struct Options {
     pub quick: bool,
+    /// Run the whole segment grid instead of stopping each message's sweep
+    /// at its first rise (see [`segment_descent`]).
+    pub full_sweep: bool,
+}
+
+/// The largest segment the sweep tries.
+const SWEEP_TOP: u64 = 256 << 10;
+
+/// The segment sweep of one message (Fig. 14): segments from 256 KiB down
+/// by halves to `floor`, each simulated by `time`, stopping after the first
+/// one slower than the best before it, unless `full`. Coming down from the
+/// top, each point costs about twice the one before (twice the segments),
+/// so the sweep stops before the expensive small segments that are past the
+/// best; it finds the best segment when time against segment size falls to
+/// one minimum and rises after it, as in every full sweep measured
+/// (docs/allreduce.md). Returns (segment, result) for each point run, the
+/// largest segment first.
+fn segment_descent(
+    floor: u64,
+    full: bool,
+    mut time: impl FnMut(u64) -> Result<SimResult>,
+) -> Result<Vec<(u64, SimResult)>> {
+    let mut points: Vec<(u64, SimResult)> = Vec::new();
+    let mut best = f64::INFINITY;
+    let mut ss = SWEEP_TOP;
+    while ss >= floor {
+        let r = time(ss)?;
+        let t = r.time_s;
+        points.push((ss, r));
+        if t > best && !full {
+            break;
+        }
+        best = best.min(t);
+        ss /= 2;
+    }
+    Ok(points)
 }
 
 /// The paper's node and link model.
@@ -81,7 +118,10 @@ pub fn point(
     simulate(&s, t, &config())
 }
 
-/// One simulation of the reproduction.
+/// What a job ran: (segment, result) for each point.
+type Points = Vec<(Option<u64>, SimResult)>;
+
+/// One simulation of the reproduction, or one message's segment sweep.
 struct Job<'t> {
     spec: &'t str,
     t: &'t Topology,
@@ -89,6 +129,10 @@ struct Job<'t> {
     alg: &'static str,
     bytes: u64,
     segment: Option<u64>,
+    /// A Trinaryx3 allreduce segment sweep down to this segment size
+    /// (`segment_descent`), run as one job: each point decides whether
+    /// the next is needed.
+    sweep_floor: Option<u64>,
 }
 
 impl<'t> Job<'t> {
@@ -100,30 +144,55 @@ impl<'t> Job<'t> {
             alg,
             bytes,
             segment: None,
+            sweep_floor: None,
         }
     }
 
     /// A rough cost for ordering: transfers scale with ranks × segments
     /// (pipelines) or ranks × steps (the ring: 2(P−1)).
+    /// A sweep's cost is its whole grid's, an upper bound.
     fn cost(&self) -> f64 {
         let p = self.t.num_ranks() as f64;
-        let segment = self.segment.unwrap_or(64 << 10) as f64;
+        let segments = |segment: u64| (self.bytes as f64 / segment as f64).max(1.0);
+        if let Some(floor) = self.sweep_floor {
+            let mut ss = SWEEP_TOP;
+            let mut total = 0.0;
+            while ss >= floor {
+                total += p * segments(ss);
+                ss /= 2;
+            }
+            return total;
+        }
         match self.alg {
-            "trinaryx3" => p * (self.bytes as f64 / segment).max(1.0),
+            "trinaryx3" => p * segments(self.segment.unwrap_or(64 << 10)),
             "ring" => p * p,
             _ => p * p.log2(),
+        }
+    }
+
+    /// Simulates the job: (segment, result) for each point it ran.
+    fn run(&self, full_sweep: bool) -> Result<Points> {
+        match self.sweep_floor {
+            None => Ok(vec![(
+                self.segment,
+                point(self.t, self.collective, self.alg, self.bytes, self.segment)?,
+            )]),
+            Some(floor) => Ok(segment_descent(floor, full_sweep, |ss| {
+                point(self.t, self.collective, self.alg, self.bytes, Some(ss))
+            })?
+            .into_iter()
+            .map(|(ss, r)| (Some(ss), r))
+            .collect()),
         }
     }
 }
 
 /// Runs every job on all cores, the most expensive first (each worker takes
 /// the next job when it is free), and returns the results in job order.
-fn run_jobs(jobs: &[Job], what: &str) -> Result<Vec<SimResult>> {
+fn run_jobs(jobs: &[Job], what: &str, full_sweep: bool) -> Result<Vec<Points>> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by(|&a, &b| jobs[b].cost().total_cmp(&jobs[a].cost()));
-    run_in_order(jobs, &order, what, |j| {
-        point(j.t, j.collective, j.alg, j.bytes, j.segment)
-    })
+    run_in_order(jobs, &order, what, |j| j.run(full_sweep))
 }
 
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
@@ -165,8 +234,8 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             }
         }
         // On the paper's torus. The ring runs 2(P-1) = 18,430 steps per rank
-        // there at any size (170 M transfers, generated op by op, one to two
-        // minutes each).
+        // there at any size (170 M transfers, generated op by op, under a
+        // minute each).
         if n <= 16 << 20 {
             for alg in ["trinaryx3", "recursive_doubling", "ring"] {
                 jobs.push(Job::allreduce(big, &big_t, alg, n));
@@ -187,15 +256,14 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             alg: "trinaryx3",
             bytes: paper_n,
             segment: Some(ss),
+            sweep_floor: None,
         });
     }
-    // 4. (simulated with the rest) Best segment size per message size (Fig. 14),
-    // 8 KiB .. 256 KiB, and 4 KiB for messages up to 1 MiB: their best
-    // segment on 48x6x32 is 8 KiB, which must not be the end of the sweep.
-    let seg_sizes = |m: u64| {
-        let smallest = if m <= 1 << 20 { 12 } else { 13 };
-        (smallest..=18).map(|k| 1u64 << k).collect::<Vec<u64>>()
-    };
+    // 4. (simulated with the rest) Best segment size per message size (Fig. 14):
+    // from 256 KiB down to 8 KiB, and 4 KiB for messages up to 1 MiB (their
+    // best segment on 48x6x32 is 8 KiB, which must not be the end of the
+    // sweep), each message's sweep stopping at its first rise.
+    let floor = |m: u64| if m <= 1 << 20 { 4u64 << 10 } else { 8 << 10 };
     let msg_sizes: Vec<u64> = if opts.quick {
         vec![1 << 20, 4 << 20]
     } else {
@@ -203,20 +271,28 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     };
     let first_sweep_job = jobs.len();
     for &m in &msg_sizes {
-        for ss in seg_sizes(m) {
-            jobs.push(Job {
-                spec: big,
-                t: &big_t,
-                collective: Collective::Allreduce,
-                alg: "trinaryx3",
-                bytes: m,
-                segment: Some(ss),
-            });
-        }
+        jobs.push(Job {
+            spec: big,
+            t: &big_t,
+            collective: Collective::Allreduce,
+            alg: "trinaryx3",
+            bytes: m,
+            segment: None,
+            sweep_floor: Some(floor(m)),
+        });
     }
-    let results = run_jobs(&jobs, "allreduce sizes, model and segment sizes")?;
+    let ran = run_jobs(
+        &jobs,
+        "allreduce sizes, model and segment sizes",
+        opts.full_sweep,
+    )?;
+    // Every job but a sweep ran one point.
+    let results: Vec<&SimResult> = ran[..first_sweep_job].iter().map(|p| &p[0].1).collect();
     // The size sweep's rows: each job with its result, by torus, algorithm, size.
-    let mut res: Vec<(&Job, &SimResult)> = jobs[..first_model_job].iter().zip(&results).collect();
+    let mut res: Vec<(&Job, &SimResult)> = jobs[..first_model_job]
+        .iter()
+        .zip(results.iter().copied())
+        .collect();
     res.sort_by_key(|(j, _)| (j.spec, j.alg, j.bytes));
     let mut csv = String::from(
         "topology,algorithm,size_bytes,time_s,bandwidth_gb_s,links_shared_fraction,wall_s\n",
@@ -343,15 +419,18 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     write(out, "model.csv", &csv)?;
 
     // 4. Best segment size per message size (Fig. 14), on the paper's torus.
-    // (message, segment, time, wall) per sweep job.
-    let seg: Vec<(u64, u64, f64, f64)> = jobs[first_sweep_job..]
+    // (message, segment, time, wall) per point run, smallest segment first.
+    let mut seg: Vec<(u64, u64, f64, f64)> = jobs[first_sweep_job..]
         .iter()
-        .zip(&results[first_sweep_job..])
-        .map(|(j, r)| {
-            let ss = j.segment.expect("a sweep job has a segment");
-            (j.bytes, ss, r.time_s, r.wall_s)
+        .zip(&ran[first_sweep_job..])
+        .flat_map(|(j, points)| {
+            points.iter().map(|(ss, r)| {
+                let ss = ss.expect("a sweep point has a segment");
+                (j.bytes, ss, r.time_s, r.wall_s)
+            })
         })
         .collect();
+    seg.sort_by_key(|s| (s.0, s.1));
     let mut csv = String::from("topology,size_bytes,segment_bytes,time_s,wall_s\n");
     for (m, ss, t, wall) in &seg {
         let _ = writeln!(csv, "{big},{m},{ss},{t:.9e},{wall:.1}");
@@ -377,7 +456,12 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     )?;
     let _ = writeln!(
         summary,
-        "Best segment size for the Trinaryx3 allreduce on {big}:"
+        "Best segment size for the Trinaryx3 allreduce on {big} ({}):",
+        if opts.full_sweep {
+            "every segment from 256 KiB down"
+        } else {
+            "segments from 256 KiB down by halves, each message's sweep stopping at its first rise"
+        }
     );
     for &m in &msg_sizes {
         if let Some(best) = seg
@@ -397,4 +481,45 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let _ = writeln!(summary, "Reproduced in {:.1} s", t0.elapsed().as_secs_f64());
     write(out, "summary.txt", &summary)?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descent runs a prefix of the full grid, stops at the first point
+    /// slower than the best before it, and so finds the same best segment
+    /// as the full sweep where the curve has one minimum.
+    #[test]
+    fn the_segment_descent_stops_at_the_first_rise_and_finds_the_best() {
+        let t = topology("torus:6x6x4").unwrap();
+        for (m, floor) in [(1u64 << 20, 4u64 << 10), (4 << 20, 4 << 10)] {
+            let run = |ss| point(&t, Collective::Allreduce, "trinaryx3", m, Some(ss));
+            let full = segment_descent(floor, true, run).unwrap();
+            let descent = segment_descent(floor, false, run).unwrap();
+            let segs = |p: &[(u64, SimResult)]| p.iter().map(|x| x.0).collect::<Vec<_>>();
+            let expected: Vec<u64> = (12..=18).rev().map(|k| 1u64 << k).collect();
+            assert_eq!(segs(&full), expected, "{m}");
+            // Each point of the descent is the full sweep's, and the descent
+            // stops exactly after the first rise.
+            let times: Vec<f64> = full.iter().map(|x| x.1.time_s).collect();
+            let stop = (1..times.len())
+                .find(|&k| times[k] > times[..k].iter().copied().fold(f64::INFINITY, f64::min))
+                .map_or(times.len(), |k| k + 1);
+            assert!(
+                stop < times.len(),
+                "{m}: this torus's curve rises before 4 KiB"
+            );
+            assert_eq!(segs(&descent), expected[..stop], "{m}");
+            for (d, f) in descent.iter().zip(&full) {
+                assert_eq!(d.1.time_s, f.1.time_s);
+            }
+            let best = |p: &[(u64, SimResult)]| {
+                p.iter()
+                    .min_by(|a, b| a.1.time_s.total_cmp(&b.1.time_s))
+                    .map(|x| x.0)
+            };
+            assert_eq!(best(&descent), best(&full), "{m}");
+        }
+    }
 }

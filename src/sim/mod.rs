@@ -547,6 +547,10 @@ struct Sim<'a, P: OpSource> {
     alone_new: Vec<u32>,
     /// Scratch for routing a transfer.
     route_buf: Vec<LinkId>,
+    /// Each rank's last topology route (`Op::Send::route` 0): its peer and
+    /// links. A ring's rank sends to one peer thousands of times, and
+    /// computing a route divides its way through the coordinates.
+    last_route: Vec<(u32, Route)>,
     /// When set, only ranks 0..stride are simulated (see `fold`).
     fold: Option<fold::Fold>,
 }
@@ -616,6 +620,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             alone: Vec::new(),
             alone_new: Vec::new(),
             route_buf: Vec::new(),
+            last_route: vec![(u32::MAX, Route::new()); ranks],
             fold,
         }
     }
@@ -906,7 +911,15 @@ impl<'a, P: OpSource> Sim<'a, P> {
         path.clear();
         if peer != r {
             if route == 0 {
-                self.topo.route(r as usize, peer as usize, &mut path);
+                let (last_peer, last) = &mut self.last_route[r as usize];
+                if *last_peer != peer {
+                    self.topo.route(r as usize, peer as usize, &mut path);
+                    *last_peer = peer;
+                    last.clear();
+                    last.extend_from_slice(&path);
+                } else {
+                    path.extend_from_slice(last);
+                }
             } else {
                 let offset = &self.src.header().offsets[route as usize - 1];
                 let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
