@@ -547,10 +547,11 @@ struct Sim<'a, P: OpSource> {
     alone_new: Vec<u32>,
     /// Scratch for routing a transfer.
     route_buf: Vec<LinkId>,
-    /// Each rank's last topology route (`Op::Send::route` 0): its peer and
-    /// links. A ring's rank sends to one peer thousands of times, and
-    /// computing a route divides its way through the coordinates.
-    last_route: Vec<(u32, Route)>,
+    /// Each rank's last topology route (`Op::Send::route` 0): its peer, its
+    /// summed latency and its links (as `Sim::route_links` gives them). A
+    /// ring's rank sends to one peer thousands of times, and computing a
+    /// route divides its way through the coordinates.
+    last_route: Vec<(u32, f64, Route)>,
     /// When set, only ranks 0..stride are simulated (see `fold`).
     fold: Option<fold::Fold>,
 }
@@ -620,7 +621,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             alone: Vec::new(),
             alone_new: Vec::new(),
             route_buf: Vec::new(),
-            last_route: vec![(u32::MAX, Route::new()); ranks],
+            last_route: vec![(u32::MAX, 0.0, Route::new()); ranks],
             fold,
         }
     }
@@ -909,42 +910,30 @@ impl<'a, P: OpSource> Sim<'a, P> {
         });
         let mut path = std::mem::take(&mut self.route_buf);
         path.clear();
-        if peer != r {
-            if route == 0 {
-                let (last_peer, last) = &mut self.last_route[r as usize];
-                if *last_peer != peer {
-                    self.topo.route(r as usize, peer as usize, &mut path);
+        // A topology route is a function of the two ranks: the rank's last
+        // one is reused with its latency (the summed latencies miss the
+        // cache as often as the route's computation does).
+        let topology_route = route == 0 && peer != r;
+        let lat: f64 = match &self.last_route[r as usize] {
+            (last_peer, lat, last) if topology_route && *last_peer == peer => {
+                path.extend_from_slice(last);
+                *lat
+            }
+            _ => {
+                if peer != r {
+                    self.route_links(r, i, peer, dst, route, &mut path)?;
+                }
+                let lat = path.iter().map(|&l| self.latency[l as usize]).sum();
+                if topology_route {
+                    let (last_peer, last_lat, last) = &mut self.last_route[r as usize];
                     *last_peer = peer;
+                    *last_lat = lat;
                     last.clear();
                     last.extend_from_slice(&path);
-                } else {
-                    path.extend_from_slice(last);
                 }
-            } else {
-                let offset = &self.src.header().offsets[route as usize - 1];
-                let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
-                if dest != peer as usize {
-                    return Err(Error::Invalid(format!(
-                        "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
-                    )));
-                }
+                lat
             }
-            if let Some(f) = &self.fold {
-                for l in path.iter_mut() {
-                    *l = f.canon[*l as usize];
-                }
-            }
-            if let Some(base) = self.inj_base {
-                path.insert(
-                    0,
-                    (base + self.topo.rank_node[r as usize] as usize) as LinkId,
-                );
-            }
-            if let Some(base) = self.ej_base {
-                path.push((base + self.topo.rank_node[dst as usize] as usize) as LinkId);
-            }
-        }
-        let lat: f64 = path.iter().map(|&l| self.latency[l as usize]).sum();
+        };
         let bytes = if peer == r {
             0.0
         } else {
@@ -976,6 +965,46 @@ impl<'a, P: OpSource> Sim<'a, P> {
             self.begin_bandwidth(now, id);
         } else {
             self.push(now + lat, EvKind::FlowStart, id, 0);
+        }
+        Ok(())
+    }
+
+    /// The links of send `i` of rank r to `peer` (simulated as `dst`): the
+    /// topology's route (`route` 0) or the op's offset route, folded onto
+    /// the representatives' links, between the injection and ejection links.
+    fn route_links(
+        &self,
+        r: u32,
+        i: OpId,
+        peer: u32,
+        dst: u32,
+        route: u32,
+        path: &mut Vec<LinkId>,
+    ) -> Result<()> {
+        if route == 0 {
+            self.topo.route(r as usize, peer as usize, path);
+        } else {
+            let offset = &self.src.header().offsets[route as usize - 1];
+            let dest = self.topo.route_offset(r as usize, offset, path)?;
+            if dest != peer as usize {
+                return Err(Error::Invalid(format!(
+                    "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
+                )));
+            }
+        }
+        if let Some(f) = &self.fold {
+            for l in path.iter_mut() {
+                *l = f.canon[*l as usize];
+            }
+        }
+        if let Some(base) = self.inj_base {
+            path.insert(
+                0,
+                (base + self.topo.rank_node[r as usize] as usize) as LinkId,
+            );
+        }
+        if let Some(base) = self.ej_base {
+            path.push((base + self.topo.rank_node[dst as usize] as usize) as LinkId);
         }
         Ok(())
     }
