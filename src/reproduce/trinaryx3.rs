@@ -43,8 +43,11 @@ pub struct Options {
     pub full_sweep: bool,
 }
 
-/// The largest segment the sweep tries.
-const SWEEP_TOP: u64 = 256 << 10;
+/// The segments a message's sweep may try, largest first: 256 KiB down by
+/// halves to `floor`.
+fn sweep_segments(floor: u64) -> impl Iterator<Item = u64> {
+    std::iter::successors(Some(256u64 << 10), |ss| Some(ss / 2)).take_while(move |&ss| ss >= floor)
+}
 
 /// The segment sweep of one message (Fig. 14): segments from 256 KiB down
 /// by halves to `floor`, each simulated by `time`, stopping after the first
@@ -62,8 +65,7 @@ fn segment_descent(
 ) -> Result<Vec<(u64, SimResult)>> {
     let mut points: Vec<(u64, SimResult)> = Vec::new();
     let mut best = f64::INFINITY;
-    let mut ss = SWEEP_TOP;
-    while ss >= floor {
+    for ss in sweep_segments(floor) {
         let r = time(ss)?;
         let t = r.time_s;
         points.push((ss, r));
@@ -71,7 +73,6 @@ fn segment_descent(
             break;
         }
         best = best.min(t);
-        ss /= 2;
     }
     Ok(points)
 }
@@ -149,19 +150,13 @@ impl<'t> Job<'t> {
     }
 
     /// A rough cost for ordering: transfers scale with ranks × segments
-    /// (pipelines) or ranks × steps (the ring: 2(P−1)).
-    /// A sweep's cost is its whole grid's, an upper bound.
+    /// (pipelines) or ranks × steps (the ring: 2(P−1)); a sweep's cost is
+    /// its whole grid's, an upper bound.
     fn cost(&self) -> f64 {
         let p = self.t.num_ranks() as f64;
         let segments = |segment: u64| (self.bytes as f64 / segment as f64).max(1.0);
         if let Some(floor) = self.sweep_floor {
-            let mut ss = SWEEP_TOP;
-            let mut total = 0.0;
-            while ss >= floor {
-                total += p * segments(ss);
-                ss /= 2;
-            }
-            return total;
+            return sweep_segments(floor).map(|ss| p * segments(ss)).sum();
         }
         match self.alg {
             "trinaryx3" => p * segments(self.segment.unwrap_or(64 << 10)),
