@@ -65,6 +65,24 @@ fn list_names_everything() {
             .unwrap_or_else(|| panic!("list lacks {} {}", a.collective, a.name));
         assert_eq!(line.ends_with("[stream]"), a.stream.is_some(), "{line}");
     }
+    // A collective with no generator says so, and asking for one says how
+    // to use it anyway.
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("allgather "))
+        .expect("list lacks allgather");
+    assert!(line.ends_with("--schedule FILE]"), "{line}");
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("bcast "))
+        .expect("list lacks bcast");
+    assert!(!line.contains("no built-in"), "{line}");
+    let (code, _, err) = topocoll(&["verify", "--ranks", "4", "-c", "allgather", "-a", "ring"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("collective 'allgather'") && err.contains("--schedule FILE"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -383,6 +401,18 @@ fn simulate_sweeps_write_a_table() {
     let (code, _, err) = simulate_linear_4x4(&["--sharing", "fifo"]);
     assert_eq!(code, 2);
     assert!(err.contains("--sharing 'fifo'"), "{err}");
+    // One run: csv is a header and a row, and -o takes it off stdout.
+    let (code, out, err) = simulate_linear_4x4(&["--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    let dir = std::env::temp_dir().join(format!("topocoll-cli-o-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("one.txt");
+    let (code, out, err) = simulate_linear_4x4(&["-o", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("alltoall linear on torus 4x4"), "{text}");
 }
 
 /// `--stream` runs a pipeline generated op by op: the same time as the

@@ -30,8 +30,7 @@ pub struct Request<'a> {
     pub segment_bytes: Option<u64>,
 }
 
-/// Largest buffer a request may describe (bytes), so offsets never overflow.
-pub const MAX_BUFFER_BYTES: u64 = 1 << 50;
+pub use crate::schedule::MAX_BUFFER_BYTES;
 
 impl<'a> Request<'a> {
     /// A request from a byte size as the command line gives it: for alltoall,
@@ -48,7 +47,7 @@ impl<'a> Request<'a> {
         if ranks == 0 {
             return Err(invalid!("--ranks must be at least 1"));
         }
-        if ranks > (1 << 24) {
+        if ranks > crate::schedule::MAX_RANKS {
             return Err(invalid!(
                 "--ranks {ranks} is more than the 16,777,216 supported"
             ));
@@ -219,7 +218,10 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
                 .map(|a| a.name)
                 .collect();
             if known.is_empty() {
-                invalid!("no algorithm implements collective '{collective}' yet")
+                invalid!(
+                    "no built-in algorithm implements collective '{collective}' yet; \
+                     a schedule of it from a file verifies and simulates (--schedule FILE)"
+                )
             } else {
                 invalid!(
                     "unknown {collective} algorithm '{name}' (one of: {})",
@@ -230,8 +232,30 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
 }
 
 /// Builds the schedule of algorithm `name` for a request.
+///
+/// A schedule too large to hold in memory is refused before it is built: its
+/// generator counts the ops of one that has a generator, and an all-to-all
+/// that sends each peer its own message has at least 2·P·(P−1) of them.
 pub fn build(name: &str, req: &Request) -> Result<Schedule> {
     let alg = find(req.collective.name(), name)?;
+    let ops = match alg.stream {
+        Some(stream) => stream(req)?.num_ops(),
+        None if req.collective == Collective::Alltoall && alg.name != "bruck" => {
+            let p = req.ranks as u64;
+            2 * p * (p - 1)
+        }
+        None => 0,
+    };
+    if ops > pipelined::MAX_MATERIALISED_OPS {
+        return Err(invalid!(
+            "{} {name} on {} ranks: {ops} operations are too many to write out (at most {}); \
+             simulate it with --stream if it has a generator (topocoll list), \
+             or use fewer ranks or a smaller size",
+            req.collective.name(),
+            req.ranks,
+            pipelined::MAX_MATERIALISED_OPS
+        ));
+    }
     (alg.build)(req)
 }
 

@@ -12,6 +12,25 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::time::Instant;
 
+/// `println!` that returns an error instead of panicking when standard
+/// output is closed or full (a pipe into `head`, a full disk).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        anyhow::Context::context(writeln!(stdout, $($arg)*), "writing to standard output")?;
+    }};
+}
+
+/// `print!` likewise.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        anyhow::Context::context(write!(stdout, $($arg)*), "writing to standard output")?;
+    }};
+}
+
 mod model;
 mod reproduce;
 mod run;
@@ -121,7 +140,15 @@ impl BuildArgs {
         }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read schedule '{path}'"))?;
-        Ok(schedule::from_json(&text)?)
+        let s = schedule::from_json(&text)?;
+        if let Some(r) = self.ranks.filter(|&r| r != s.ranks) {
+            return Err(Error::Invalid(format!(
+                "--ranks {r}, but schedule '{path}' has {} ranks",
+                s.ranks
+            ))
+            .into());
+        }
+        Ok(s)
     }
 
     /// Builds the schedule on `topo` (or on `--ranks`).
@@ -159,6 +186,15 @@ impl BuildArgs {
             let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
             if seg == 0 {
                 return Err(Error::Invalid("--segment must be at least one byte".into()).into());
+            }
+            // Segments are whole elements, like --size.
+            if !seg.is_multiple_of(dtype.size()) {
+                return Err(Error::Invalid(format!(
+                    "--segment {seg} bytes is not a whole number of {} elements ({} bytes each)",
+                    dtype.name(),
+                    dtype.size()
+                ))
+                .into());
             }
             req.segment_bytes = Some(seg);
         }
@@ -245,7 +281,15 @@ fn list() -> Result<i32> {
     }
     writeln!(out, "\nCollectives (--collective):")?;
     for (name, what) in schedule::collective_names() {
-        writeln!(out, "  {name:<14} {what}")?;
+        // The verifier and the simulator know every collective; some have no
+        // generator yet, and only a schedule from a file exercises them.
+        let built_in = ALGORITHMS.iter().any(|a| a.collective == *name);
+        let note = if built_in {
+            ""
+        } else {
+            " [no built-in algorithm yet: verify/simulate --schedule FILE]"
+        };
+        writeln!(out, "  {name:<14} {what}{note}")?;
     }
     writeln!(
         out,
@@ -266,7 +310,20 @@ fn verify(a: VerifyArgs) -> Result<i32> {
     let t0 = Instant::now();
     let b = &a.build;
     let (s, what) = match &a.schedule {
-        Some(path) => (b.read_schedule(path)?, format!("schedule {path}")),
+        Some(path) => {
+            let s = b.read_schedule(path)?;
+            // The verifier does not need a network, but one given must fit.
+            if let Some(t) = b.topology()?.filter(|t| t.num_ranks() != s.ranks) {
+                return Err(Error::Invalid(format!(
+                    "topology {} has {} ranks, but schedule '{path}' has {}",
+                    t.name,
+                    t.num_ranks(),
+                    s.ranks
+                ))
+                .into());
+            }
+            (s, format!("schedule {path}"))
+        }
         None => {
             let topo = b.topology()?;
             let s = b.build(topo.as_ref())?;
@@ -284,7 +341,7 @@ fn verify(a: VerifyArgs) -> Result<i32> {
     let t1 = Instant::now();
     let report = schedule::verify(&s)?;
     let checked = t1.elapsed();
-    println!(
+    outln!(
         "ok: {what}: {} ops, {} transfers, {} moved, {} element(s) of {} per {}; built in {:.3} s, verified in {:.3} s",
         report.ops,
         report.transfers,

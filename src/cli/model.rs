@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::model::trinaryx3::{self as trix, Params};
 use crate::topology;
 use crate::units::{format_bytes, parse_bytes};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
@@ -93,18 +93,20 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         ss: ss_rd as f64,
         ..base
     };
-    bc.check()?;
-    rd.check()?;
+    bc.check()
+        .context("the bcast equations (1) and (3), --segment")?;
+    rd.check()
+        .context("the reduce equations (2) and (4), --reduce-segment")?;
     let ms = |t: f64| t * 1e3;
-    println!("Trinaryx3 performance model (allreduce paper, section 4.3):");
-    println!("  H = {h} ({from})");
-    println!(
+    outln!("Trinaryx3 performance model (allreduce paper, section 4.3):");
+    outln!("  H = {h} ({from})");
+    outln!(
         "  L = {} us, BWcomm = {:.4} GB/s, BWcomp = {:.4} GB/s (GB = 1e9 bytes)",
         a.latency * 1e6,
         a.bandwidth / 1e9,
         a.compute_bandwidth / 1e9
     );
-    println!(
+    outln!(
         "  N = {} ({n} bytes), SS = {} (bcast), {} (reduce)",
         format_bytes(n),
         format_bytes(ss_bc),
@@ -114,24 +116,31 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
     let t2 = trix::reduce(&rd);
     let t3 = trix::trinaryx3_bcast(&bc);
     let t4 = trix::trinaryx3_reduce(&rd);
-    println!(
+    if ![t1, t2, t3, t4].iter().all(|t| t.is_finite()) {
+        return Err(Error::Invalid(
+            "the model's times overflow (inf): the latency, bandwidths or sizes given are out of range"
+                .into(),
+        )
+        .into());
+    }
+    outln!(
         "  (1) Bcast, one tree         T_bc        = {:10.3} ms",
         ms(t1)
     );
-    println!(
+    outln!(
         "  (2) Reduce, one tree        T_rd        = {:10.3} ms",
         ms(t2)
     );
-    println!(
+    outln!(
         "  (3) Trinaryx3 Bcast         T_Trix3_bc  = {:10.3} ms",
         ms(t3)
     );
-    println!(
+    outln!(
         "  (4) Trinaryx3 Reduce        T_Trix3_rd  = {:10.3} ms",
         ms(t4)
     );
     let all = t3 + t4;
-    println!(
+    outln!(
         "  Trinaryx3 Allreduce (3)+(4)              = {:10.3} ms, bandwidth 2N/T = {:.3} GB/s",
         ms(all),
         2.0 * n as f64 / all / 1e9

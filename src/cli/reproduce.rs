@@ -47,7 +47,7 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
             .into())
         }
     };
-    print!("{summary}");
-    println!("written to {}", dir.display());
+    out!("{summary}");
+    outln!("written to {}", dir.display());
     Ok(0)
 }

@@ -70,7 +70,7 @@ pub struct BenchArgs {
     /// Benchmark the reduction kernels against a STREAM-add-like loop instead.
     #[arg(long)]
     pub kernels: bool,
-    /// Kernel benchmark: elements per array (default: 8M, 64 MiB of f64).
+    /// Kernel benchmark: bytes per array (default 64 MiB: 8 M elements of f64).
     #[arg(long, default_value = "64MiB")]
     pub kernel_bytes: String,
 }
@@ -108,10 +108,13 @@ impl ExecArgs {
         if self.engines == 0 {
             return Err(Error::Invalid("--engines must be at least 1".into()).into());
         }
-        if !(self.timeout.is_finite() && self.timeout > 0.0) {
-            return Err(
-                Error::Invalid("--timeout must be a positive number of seconds".into()).into(),
-            );
+        // Up to 10^9 s (32 years): a deadline past that overflows the clock.
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 1e9) {
+            return Err(Error::Invalid(format!(
+                "--timeout {} must be a positive number of seconds, at most 1e9",
+                self.timeout
+            ))
+            .into());
         }
         let fault = match &self.fault {
             None => None,
@@ -280,13 +283,19 @@ fn time_runs<T: Elem>(
     Ok(times)
 }
 
-fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Vec<RankBuffers<T>> {
-    match backend {
-        Backend::Threads => (0..s.ranks)
-            .map(|r| runtime::initial_buffers(s, r))
-            .collect(),
-        Backend::Mpi => vec![runtime::initial_buffers(s, ctx.rank())],
-    }
+fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Result<Vec<RankBuffers<T>>> {
+    let ranks: Vec<usize> = match backend {
+        Backend::Threads => (0..s.ranks).collect(),
+        Backend::Mpi => vec![ctx.rank()],
+    };
+    let bytes = ranks
+        .iter()
+        .fold(0u64, |a, &r| a.saturating_add(runtime::buffer_bytes(s, r)));
+    runtime::check_memory(bytes, "the ranks' buffers")?;
+    Ok(ranks
+        .into_iter()
+        .map(|r| runtime::initial_buffers(s, r))
+        .collect())
 }
 
 struct Summary {
@@ -340,7 +349,7 @@ fn run_typed<T: Elem>(
     a: &RunArgs,
 ) -> Result<i32> {
     let s = plan.schedule;
-    let mut bufs = fresh::<T>(ctx, backend, s);
+    let mut bufs = fresh::<T>(ctx, backend, s)?;
     let times = time_runs(ctx, backend, plan, &mut bufs, opts, 0, a.iterations, true)?;
     let check = if a.check {
         Some(match backend {
@@ -371,7 +380,7 @@ fn run_typed<T: Elem>(
         let t = summarize(&times);
         let bytes = runtime::data_bytes(s);
         let alg = bytes as f64 / t.avg;
-        println!(
+        outln!(
             "ok: {} {} on {} ranks, {} of {} {}, backend {} (engines {}): {} iteration(s), avg {:.3} ms (min {:.3}, max {:.3}); {:.1} MB/s, bus {:.1} MB/s",
             s.collective.name(),
             s.algorithm,
@@ -411,7 +420,7 @@ fn run_typed<T: Elem>(
                     "; NOTE: ranks' results differ in their bits (the algorithm reduces in a different order on different ranks)"
                 };
             }
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(0)
@@ -428,6 +437,9 @@ fn default_iterations(bytes: u64) -> usize {
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32> {
+    if a.iterations == Some(0) {
+        return Err(Error::Invalid("--iterations must be at least 1".into()).into());
+    }
     if a.kernels {
         return bench_kernels(&a);
     }
@@ -488,7 +500,7 @@ fn bench_inner(
                 Err(e) => {
                     if matches!(e.downcast_ref::<Error>(), Some(Error::Unsupported { .. })) {
                         if ctx.lead() {
-                            println!("# {alg} at {}: {e}", format_bytes(size));
+                            outln!("# {alg} at {}: {e}", format_bytes(size));
                         }
                         continue;
                     }
@@ -507,7 +519,7 @@ fn bench_inner(
                         // are compared on the same machine in one run.
                         Backend::Threads if ctx.size().is_some() => {
                             let t = if ctx.lead() {
-                                let mut bufs = fresh::<T>(ctx, backend, &s);
+                                let mut bufs = fresh::<T>(ctx, backend, &s)?;
                                 time_runs(ctx, backend, &plan, &mut bufs, opts, warm, iters, false)
                             } else {
                                 Ok(Vec::new())
@@ -516,7 +528,7 @@ fn bench_inner(
                             t?
                         }
                         _ => {
-                            let mut bufs = fresh::<T>(ctx, backend, &s);
+                            let mut bufs = fresh::<T>(ctx, backend, &s)?;
                             time_runs(ctx, backend, &plan, &mut bufs, opts, warm, iters, false)?
                         }
                     }
@@ -557,7 +569,7 @@ fn bench_inner(
         if ctx.lead() {
             if !header {
                 if let Some((c, p, dtype, op, _, _, _)) = shape {
-                    println!(
+                    outln!(
                         "# topocoll bench: {} on {p} ranks, {} {}, engines {}{}",
                         c.name(),
                         dtype.name(),
@@ -569,11 +581,11 @@ fn bench_inner(
                             ""
                         }
                     );
-                    println!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
+                    outln!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
                     if native {
-                        println!("# Speedup: the native MPI collective's average latency over this row's");
+                        outln!("# Speedup: the native MPI collective's average latency over this row's");
                     }
-                    println!(
+                    outln!(
                         "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}{}",
                         "# Size",
                         "Algorithm",
@@ -591,7 +603,7 @@ fn bench_inner(
             let native_avg = rows.iter().find(|r| r.0 == "native").map(|r| r.2.avg);
             for (alg, be, t, bytes, factor) in &rows {
                 let bw = bytes / t.avg / 1e6;
-                println!(
+                outln!(
                     "{:>10} {:>14} {:>18} {:>12.2} {:>12.2} {:>12.2} {:>12.1} {:>12.1}{}",
                     size,
                     alg,
@@ -628,14 +640,20 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         )
         .into());
     }
+    runtime::check_memory(bytes.saturating_mul(3), "the three kernel arrays")?;
     let iters = a.iterations.unwrap_or(5).max(1);
-    println!(
+    outln!(
         "# topocoll bench --kernels: arrays of {} each; GB/s: best of {iters} runs (10^9 bytes/s, 2 reads + 1 write per element); of stream: median over the {iters} back-to-back pairs",
         format_bytes(bytes)
     );
-    println!(
+    outln!(
         "{:>6} {:>6} {:>12} {:>10} {:>14} {:>10}",
-        "# type", "op", "kernel", "GB/s", "stream GB/s", "of stream"
+        "# type",
+        "op",
+        "kernel",
+        "GB/s",
+        "stream GB/s",
+        "of stream"
     );
     let words = (bytes / 8) as usize;
     let mut mem: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0u64; words]);
@@ -644,7 +662,7 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         if only.is_some_and(|d| d != dtype.name()) {
             continue;
         }
-        with_dtype!(dtype, T => kernel_rows::<T>(&mut mem, iters));
+        with_dtype!(dtype, T => kernel_rows::<T>(&mut mem, iters)?);
     }
     Ok(0)
 }
@@ -658,7 +676,7 @@ fn view<T: Elem>(v: &mut [u64]) -> &mut [T] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, n) }
 }
 
-fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
+fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) -> Result<()> {
     let [m0, m1, m2] = mem;
     for &op in kernels::ops_for(T::DTYPE) {
         for in_place in [true, false] {
@@ -692,7 +710,7 @@ fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
             });
             let bytes = (m0.len() * 8) as f64;
             let (gbs, sgbs) = (3.0 * bytes / t / 1e9, 3.0 * bytes / ts / 1e9);
-            println!(
+            outln!(
                 "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
                 T::DTYPE.name(),
                 op.name(),
@@ -707,6 +725,7 @@ fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) {
             );
         }
     }
+    Ok(())
 }
 
 /// Times `f(false)` (the kernel) and `f(true)` (its STREAM loop) alternately

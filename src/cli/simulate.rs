@@ -71,14 +71,14 @@ pub struct SimulateArgs {
     /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
     #[arg(long)]
     pub trace: Option<String>,
-    /// text, json (one object; a sweep: an array), or csv (sweeps).
+    /// text, json (one object; a sweep: an array), or csv (a row per run; a sweep in text is csv).
     #[arg(long, default_value = "text")]
     pub format: String,
     /// Run as a sweep even with single values: --size, --engines and --algorithm
     /// take comma lists (sizes also ranges like 1KiB..1MiB).
     #[arg(long)]
     pub sweep: bool,
-    /// Write the sweep table here instead of standard output.
+    /// Write the result (or the sweep table) here instead of standard output.
     #[arg(long, short = 'o')]
     pub output: Option<String>,
     /// Skip the verifier (it runs by default before simulating).
@@ -357,25 +357,44 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
+    if !matches!(a.format.as_str(), "text" | "json" | "csv") {
+        return Err(
+            Error::Invalid(format!("--format '{}' is not text, json or csv", a.format)).into(),
+        );
+    }
     if a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1 {
+        if a.trace.is_some() {
+            return Err(Error::Invalid(
+                "--trace records one run: give one size, engine count and algorithm".into(),
+            )
+            .into());
+        }
         return sweep(&a, &topo, &sizes, &engines, &algorithms);
     }
+    // Fail on an output path before the run, not after it.
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
+        )),
+        None => Box::new(std::io::stdout().lock()),
+    };
     let (report, s, result) = simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?;
     if let Some(path) = &a.trace {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
         );
-        sim::write_chrome_trace(&result.spans, s.ranks, &mut f)?;
-        f.flush()?;
+        sim::write_chrome_trace(&result.spans, s.ranks, &mut f)
+            .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
+            .with_context(|| format!("writing '{path}'"))?;
     }
-    let mut out = std::io::stdout().lock();
+    let what = a.output.as_deref().unwrap_or("standard output");
     match a.format.as_str() {
-        "json" => writeln!(out, "{}", serde_json::to_string(&report)?)?,
-        "text" => print_text(&mut out, &report, &topo, &s, &result, &a)?,
-        other => {
-            return Err(Error::Invalid(format!("--format '{other}' is not text or json")).into())
-        }
+        "json" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
+        "csv" => write_csv(&mut out, std::slice::from_ref(&report)),
+        _ => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
+    .and_then(|()| out.flush().map_err(Into::into))
+    .with_context(|| format!("writing {what}"))?;
     Ok(0)
 }
 

@@ -73,6 +73,21 @@ impl Params {
                 ));
             }
         }
+        // H counts pipeline stages (tree levels); a segment is part of the
+        // message, so the equations' N/SS segments are at least one.
+        if self.h.fract() != 0.0 {
+            return Err(invalid!(
+                "model parameter height must be a whole number of stages, got {}",
+                self.h
+            ));
+        }
+        if self.n > 0.0 && self.ss > self.n {
+            return Err(invalid!(
+                "model parameter segment ({} bytes) is larger than the message ({} bytes)",
+                self.ss,
+                self.n
+            ));
+        }
         Ok(())
     }
 }
@@ -136,6 +151,8 @@ mod tests {
         assert!((trinaryx3_bcast(&p) - expect).abs() < 1e-12);
         assert!(Params { ss: 0.0, ..p }.check().is_err());
         assert!(Params { l: f64::NAN, ..p }.check().is_err());
+        assert!(Params { h: 2.5, ..p }.check().is_err());
+        assert!(Params { ss: 2.0 * p.n, ..p }.check().is_err());
         assert!(p.check().is_ok());
     }
 }

@@ -1,13 +1,15 @@
 //! Schedules as text: JSON (export and import) and LogGOPSim's GOAL format.
 
-use super::{Collective, Dtype, Op, Program, ReduceOp, Schedule};
+use super::{
+    Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, MAX_BUFFER_BYTES, MAX_RANKS,
+};
 use crate::error::{Error, Result};
 use crate::invalid;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io::Write;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct JsonOp {
     #[serde(flatten)]
     op: Op,
@@ -15,15 +17,97 @@ struct JsonOp {
     deps: Vec<u32>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct JsonProgram {
+/// An op as read: every field any kind has, so that a field the op's kind
+/// does not have (a misspelt `route`, say) is an error rather than ignored,
+/// which `#[serde(flatten)]` on `Op` would not catch.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonOpIn {
+    kind: String,
+    peer: Option<u32>,
+    tag: Option<u32>,
+    region: Option<Region>,
+    route: Option<u32>,
+    combine: Option<bool>,
+    src: Option<Region>,
+    dst: Option<Region>,
+    seconds: Option<f64>,
     #[serde(default)]
+    deps: Vec<u32>,
+}
+
+impl JsonOpIn {
+    /// The op, or an error naming the field that is missing or does not
+    /// belong to the op's kind.
+    fn op(&self) -> std::result::Result<Op, String> {
+        let has = [
+            ("peer", self.peer.is_some()),
+            ("tag", self.tag.is_some()),
+            ("region", self.region.is_some()),
+            ("route", self.route.is_some()),
+            ("combine", self.combine.is_some()),
+            ("src", self.src.is_some()),
+            ("dst", self.dst.is_some()),
+            ("seconds", self.seconds.is_some()),
+        ];
+        let fields: &[&str] = match self.kind.as_str() {
+            "send" => &["peer", "tag", "region", "route"],
+            "recv" => &["peer", "tag", "region", "combine"],
+            "copy" | "combine" => &["src", "dst"],
+            "compute" => &["seconds"],
+            other => {
+                return Err(format!(
+                    "unknown op kind '{other}' (send, recv, copy, combine, compute)"
+                ))
+            }
+        };
+        if let Some((name, _)) = has.iter().find(|(n, set)| *set && !fields.contains(n)) {
+            return Err(format!("a {} op has no field '{name}'", self.kind));
+        }
+        let need = |name: &str| format!("a {} op needs '{name}'", self.kind);
+        Ok(match self.kind.as_str() {
+            "send" => Op::Send {
+                peer: self.peer.ok_or_else(|| need("peer"))?,
+                tag: self.tag.ok_or_else(|| need("tag"))?,
+                region: self.region.ok_or_else(|| need("region"))?,
+                route: self.route.unwrap_or(0),
+            },
+            "recv" => Op::Recv {
+                peer: self.peer.ok_or_else(|| need("peer"))?,
+                tag: self.tag.ok_or_else(|| need("tag"))?,
+                region: self.region.ok_or_else(|| need("region"))?,
+                combine: self.combine.ok_or_else(|| need("combine"))?,
+            },
+            "copy" => Op::Copy {
+                src: self.src.ok_or_else(|| need("src"))?,
+                dst: self.dst.ok_or_else(|| need("dst"))?,
+            },
+            "combine" => Op::Combine {
+                src: self.src.ok_or_else(|| need("src"))?,
+                dst: self.dst.ok_or_else(|| need("dst"))?,
+            },
+            _ => Op::Compute {
+                seconds: self.seconds.ok_or_else(|| need("seconds"))?,
+            },
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct JsonProgram {
     scratch: u64,
     ops: Vec<JsonOp>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct JsonProgramIn {
+    #[serde(default)]
+    scratch: u64,
+    ops: Vec<JsonOpIn>,
+}
+
+#[derive(Serialize)]
 struct JsonSchedule {
     collective: Collective,
     ranks: usize,
@@ -31,9 +115,23 @@ struct JsonSchedule {
     dtype: Dtype,
     op: ReduceOp,
     algorithm: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     offsets: Vec<Vec<i64>>,
     programs: Vec<JsonProgram>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonScheduleIn {
+    collective: Collective,
+    ranks: usize,
+    count: u64,
+    dtype: Dtype,
+    op: ReduceOp,
+    algorithm: String,
+    #[serde(default)]
+    offsets: Vec<Vec<i64>>,
+    programs: Vec<JsonProgramIn>,
 }
 
 /// Writes a schedule as JSON: `{collective, ranks, count, dtype, op,
@@ -69,8 +167,13 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Reads a schedule written by [`to_json`] (or by hand).
+///
+/// What the command line would refuse is refused here too (no ranks, a
+/// bitwise op on floats, a buffer past 2^50 bytes), and so is an op whose
+/// dependencies, route or peer point nowhere: the simulator, told not to
+/// verify, indexes by them. Everything else is the verifier's to judge.
 pub fn from_json(text: &str) -> Result<Schedule> {
-    let doc: JsonSchedule =
+    let doc: JsonScheduleIn =
         serde_json::from_str(text).map_err(|e| invalid!("schedule JSON: {e}"))?;
     if doc.programs.len() != doc.ranks {
         return Err(invalid!(
@@ -78,6 +181,66 @@ pub fn from_json(text: &str) -> Result<Schedule> {
             doc.programs.len(),
             doc.ranks
         ));
+    }
+    if doc.ranks == 0 || doc.ranks > MAX_RANKS {
+        return Err(invalid!(
+            "schedule JSON: {} ranks (1 to {MAX_RANKS} supported)",
+            doc.ranks
+        ));
+    }
+    if doc.dtype.is_float() && matches!(doc.op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) {
+        return Err(invalid!(
+            "schedule JSON: op {} needs an integer dtype, not {}",
+            doc.op.name(),
+            doc.dtype.name()
+        ));
+    }
+    doc.collective
+        .check(doc.ranks)
+        .map_err(|e| invalid!("schedule JSON: {e}"))?;
+    let elem = doc.dtype.size();
+    let too_big = |elems: u64| elems.checked_mul(elem).is_none_or(|b| b > MAX_BUFFER_BYTES);
+    let ranks = doc.ranks as u64;
+    if too_big(doc.count)
+        || (doc.collective.size_is_block() && too_big(doc.count.saturating_mul(ranks)))
+    {
+        return Err(invalid!(
+            "schedule JSON: count {} on {} ranks makes a buffer larger than 2^50 bytes",
+            doc.count,
+            doc.ranks
+        ));
+    }
+    for (rank, jp) in doc.programs.iter().enumerate() {
+        if too_big(jp.scratch) {
+            return Err(invalid!(
+                "schedule JSON: rank {rank}'s scratch of {} elements is larger than 2^50 bytes",
+                jp.scratch
+            ));
+        }
+        for (i, jo) in jp.ops.iter().enumerate() {
+            let at = || format!("schedule JSON: rank {rank} op {i}");
+            let op = jo.op().map_err(|e| invalid!("{}: {e}", at()))?;
+            if let Some(&d) = jo.deps.iter().find(|&&d| d as usize >= i) {
+                return Err(invalid!(
+                    "{}: depends on op {d}, which is not an earlier operation",
+                    at()
+                ));
+            }
+            if let Op::Send { peer, .. } | Op::Recv { peer, .. } = op {
+                if peer as usize >= doc.ranks {
+                    return Err(invalid!("{}: peer {peer} is not a rank", at()));
+                }
+            }
+            if let Op::Send { route, .. } = op {
+                if route as usize > doc.offsets.len() {
+                    return Err(invalid!(
+                        "{}: route {route} is not in the schedule's {} offsets",
+                        at(),
+                        doc.offsets.len()
+                    ));
+                }
+            }
+        }
     }
     let mut s = Schedule::new(
         doc.collective,
@@ -94,7 +257,8 @@ pub fn from_json(text: &str) -> Result<Schedule> {
             ..Default::default()
         };
         for jo in jp.ops {
-            prog.push(jo.op, &jo.deps);
+            let op = jo.op().expect("checked above");
+            prog.push(op, &jo.deps);
         }
     }
     Ok(s)

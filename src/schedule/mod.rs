@@ -19,6 +19,12 @@ mod verify;
 
 pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIVES};
 
+/// Largest buffer a schedule may describe (bytes), so offsets never overflow.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 50;
+
+/// Most ranks a schedule may have.
+pub const MAX_RANKS: usize = 1 << 24;
+
 /// The collectives with a line each.
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
@@ -44,6 +50,7 @@ pub enum Buf {
 
 /// A contiguous run of elements in one buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Region {
     pub buf: Buf,
     pub offset: u64,

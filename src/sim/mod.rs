@@ -130,6 +130,12 @@ impl SimConfig {
         if self.engines == 0 {
             return Err(invalid!("--engines must be at least 1"));
         }
+        if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
+            return Err(invalid!(
+                "--header-bytes {} is more than 2^50 bytes",
+                self.header_bytes
+            ));
+        }
         if !(self.overhead_s.is_finite() && self.overhead_s >= 0.0) {
             return Err(invalid!(
                 "--overhead must be a non-negative number of seconds"
@@ -662,6 +668,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 (Some(a), None) => a,
                 (None, Some(b)) => b,
             };
+            if !now.is_finite() {
+                return Err(invalid!(
+                    "the simulated time overflowed (an event at {now} s): the overheads, latencies, \
+                     bandwidths or sizes given are out of range"
+                ));
+            }
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             loop {
                 self.drain_ready(now)?;

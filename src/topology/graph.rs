@@ -64,6 +64,9 @@ pub struct Graph {
     next: Vec<Vec<LinkId>>,
 }
 
+/// Most nodes (hosts and switches) a graph, tree or two-site grid may have.
+pub const MAX_GRAPH_NODES: usize = 8192;
+
 impl Graph {
     /// Builds a network; with `tree` it must also be acyclic. Defaults fill
     /// missing edge bandwidths and latencies.
@@ -78,9 +81,9 @@ impl Graph {
         if nodes.is_empty() {
             return Err(invalid!("{what}: no nodes"));
         }
-        if nodes.len() > 8192 {
+        if nodes.len() > MAX_GRAPH_NODES {
             return Err(invalid!(
-                "{what}: {} nodes is more than the 8192 supported",
+                "{what}: {} nodes is more than the {MAX_GRAPH_NODES} supported",
                 nodes.len()
             ));
         }

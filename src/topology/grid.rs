@@ -47,11 +47,18 @@ impl Grid {
         if let Some(d) = dims.iter().position(|&d| d == 0) {
             return Err(invalid!("grid: dimension {d} has size 0"));
         }
+        // As many nodes as a schedule may have ranks (and no more, so that
+        // a topology nobody can use is refused before its links are built).
         let nodes = dims
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n <= (1 << 26))
-            .ok_or_else(|| invalid!("grid: {dims:?} has too many nodes (at most 2^26)"))?;
+            .filter(|&n| n <= crate::schedule::MAX_RANKS)
+            .ok_or_else(|| {
+                invalid!(
+                    "grid: {dims:?} has more nodes than the {} supported",
+                    crate::schedule::MAX_RANKS
+                )
+            })?;
         check_bandwidth("grid", bandwidth)?;
         check_latency("grid", latency)?;
         let nd = dims.len();
@@ -236,7 +243,8 @@ impl Grid {
         let mut cur = a;
         for (d, &o) in offset.iter().enumerate() {
             let k = self.dims[d] as i64;
-            if o.abs() >= k.max(1) && o != 0 {
+            // unsigned_abs: i64::MIN's abs() wraps to itself in release builds.
+            if o.unsigned_abs() >= k.max(1) as u64 && o != 0 {
                 return Err(invalid!(
                     "offset {o} in dimension {d} is not smaller than its size {k}"
                 ));

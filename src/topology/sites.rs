@@ -35,6 +35,13 @@ impl Sites {
                 "sites: each site needs at least one host (n0 = {n0}, n1 = {n1})"
             ));
         }
+        // Checked before the names are made: n0 = 10^8 would build them all.
+        if n0.saturating_add(n1).saturating_add(2) > super::graph::MAX_GRAPH_NODES {
+            return Err(invalid!(
+                "sites: {n0} + {n1} hosts and two switches are more than the {} nodes supported",
+                super::graph::MAX_GRAPH_NODES
+            ));
+        }
         if lane_bandwidth.is_empty() {
             return Err(invalid!(
                 "sites: wan_lane_bandwidth needs at least the value for one lane"

@@ -1,0 +1,360 @@
+//! Inputs that once panicked, exhausted memory, overflowed or were silently
+//! ignored: each is now refused with one line naming the problem and exit
+//! code 2 (never 101, a panic, or 134, an abort).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn topocoll(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Exit code 2 and a single stderr line that contains `says`.
+fn refused(args: &[&str], says: &str) {
+    let (code, err) = topocoll(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("topocoll-refusals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A valid schedule as JSON, from `topocoll schedule`.
+fn schedule_json(dir: &Path, args: &[&str]) -> Value {
+    let path = dir.join("valid.json");
+    let mut all = vec!["schedule", "--format", "json", "-o", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, err) = topocoll(&all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Writes `doc` and returns its path.
+fn write(dir: &Path, name: &str, doc: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// An edit that breaks a valid schedule document.
+type Corruption = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn corrupt_schedule_files_are_refused_even_unverified() {
+    let dir = scratch_dir();
+    // A2AT on a 4×4 torus: its sends take signed-offset routes.
+    let valid = schedule_json(
+        &dir,
+        &[
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "a2at",
+            "--size",
+            "8",
+        ],
+    );
+    let first_send = valid["programs"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|o| o["kind"] == "send" && o["route"].as_u64().is_some())
+        .expect("a2at sends by offset");
+    let cases: Vec<(&str, Corruption, &str)> = vec![
+        (
+            "dep_out_of_range",
+            Box::new(|d| d["programs"][0]["ops"][1]["deps"] = serde_json::json!([100])),
+            "depends on op 100, which is not an earlier operation",
+        ),
+        (
+            "route_out_of_range",
+            Box::new(move |d| d["programs"][0]["ops"][first_send]["route"] = 99.into()),
+            "route 99 is not in the schedule's",
+        ),
+        (
+            "misspelt_field",
+            Box::new(move |d| {
+                let op = d["programs"][0]["ops"][first_send].as_object_mut().unwrap();
+                let route = op.remove("route").unwrap();
+                op.insert("rout".into(), route);
+            }),
+            "unknown field `rout`",
+        ),
+        (
+            "field_of_another_kind",
+            Box::new(move |d| d["programs"][0]["ops"][first_send]["combine"] = true.into()),
+            "a send op has no field 'combine'",
+        ),
+        (
+            "no_ranks",
+            Box::new(|d| {
+                d["ranks"] = 0.into();
+                d["programs"] = serde_json::json!([]);
+            }),
+            "0 ranks",
+        ),
+        (
+            "huge_count",
+            Box::new(|d| d["count"] = (1u64 << 62).into()),
+            "larger than 2^50 bytes",
+        ),
+        (
+            "huge_scratch",
+            Box::new(|d| d["programs"][0]["scratch"] = u64::MAX.into()),
+            "larger than 2^50 bytes",
+        ),
+        (
+            "bitwise_op_on_floats",
+            Box::new(|d| {
+                d["dtype"] = "f64".into();
+                d["op"] = "band".into();
+            }),
+            "needs an integer dtype",
+        ),
+        (
+            // abs() of i64::MIN wraps; the route walked 2^63 hops.
+            "most_negative_offset",
+            Box::new(|d| d["offsets"][0][0] = i64::MIN.into()),
+            "is not smaller than its size",
+        ),
+    ];
+    for (name, corrupt, says) in cases {
+        let mut doc = valid.clone();
+        corrupt(&mut doc);
+        let path = write(&dir, &format!("{name}.json"), &doc);
+        refused(
+            &[
+                "simulate",
+                "-t",
+                "torus:4x4",
+                "--schedule",
+                &path,
+                "--no-verify",
+            ],
+            says,
+        );
+    }
+    // A network or a rank count given with a schedule must fit it.
+    let path = write(&dir, "valid.json", &valid);
+    refused(
+        &["verify", "--schedule", &path, "--ranks", "9"],
+        "--ranks 9",
+    );
+    refused(
+        &["verify", "--schedule", &path, "-t", "torus:2x2"],
+        "has 4 ranks",
+    );
+    assert_eq!(
+        topocoll(&["verify", "--schedule", &path, "-t", "torus:4x4"]).0,
+        0
+    );
+}
+
+#[test]
+fn out_of_range_numbers_are_refused() {
+    let sim = [
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "ring",
+        "--size",
+        "64",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = sim.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    // Finite inputs whose times overflow to inf, and a header that wrapped.
+    refused(
+        &with(&["--latency", "1e308"]),
+        "the simulated time overflowed",
+    );
+    refused(
+        &with(&["--overhead", "1e308"]),
+        "the simulated time overflowed",
+    );
+    refused(
+        &with(&["--header-bytes", "18446744073709551615"]),
+        "--header-bytes 18446744073709551615 is more than 2^50 bytes",
+    );
+    // Segments are whole elements, like sizes.
+    refused(
+        &with(&["--segment", "12", "--dtype", "f64"]),
+        "not a whole number of f64 elements",
+    );
+    // A trace records one run.
+    refused(
+        &with(&["--engines", "1,2", "--trace", "/dev/null"]),
+        "--trace records one run",
+    );
+    // A timeout past the clock's range, and no iterations.
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "64",
+            "--timeout",
+            "1e30",
+        ],
+        "--timeout",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "8B",
+            "--iterations",
+            "0",
+        ],
+        "--iterations must be at least 1",
+    );
+    // The model: a segment larger than the message, a fractional height,
+    // times that overflow.
+    refused(
+        &["model", "trinaryx3", "--segment", "2GiB"],
+        "larger than the message",
+    );
+    refused(
+        &["model", "trinaryx3", "--reduce-segment", "2GiB"],
+        "--reduce-segment",
+    );
+    refused(
+        &["model", "trinaryx3", "--height", "2.5"],
+        "whole number of stages",
+    );
+    refused(&["model", "trinaryx3", "--latency", "1e308"], "overflow");
+}
+
+#[test]
+fn jobs_too_large_for_memory_are_refused_before_they_start() {
+    // Built before: a 64 M-node torus's links, 2·10^5 two-site host names,
+    // 4·10^10 ring ops, 2·10^12 Dragon ops, terabyte buffers.
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:8000x8000"],
+        "more nodes than the 16777216 supported",
+    );
+    let dir = scratch_dir();
+    let sites = dir.join("sites.toml");
+    std::fs::write(
+        &sites,
+        "kind = \"sites\"\nn0 = 100000000\nn1 = 100000000\nlan_bandwidth = 1e9\nlan_latency = 1e-6\n\
+         wan_latency = 1e-3\nwan_lane_bandwidth = [1e8]\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            sites.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "more than the 8192 nodes supported",
+    );
+    refused(
+        &[
+            "verify",
+            "--ranks",
+            "100000",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "8",
+        ],
+        "too many to write out",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "hypercube:20",
+            "-c",
+            "alltoall",
+            "-a",
+            "dragon",
+            "--size",
+            "1",
+            "--no-verify",
+        ],
+        "too many to write out",
+    );
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "1TiB",
+        ],
+        "of memory is available",
+    );
+    refused(
+        &["bench", "--kernels", "--kernel-bytes", "1TiB"],
+        "of memory is available",
+    );
+}
+
+#[test]
+fn a_full_or_closed_standard_output_is_an_error_not_a_panic() {
+    for args in [
+        &["verify", "--ranks", "4", "-c", "alltoall", "-a", "linear"][..],
+        &["model", "trinaryx3"][..],
+        &["list"][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+        ][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .args(args)
+            .stdout(Stdio::from(std::fs::File::create("/dev/full").unwrap()))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+    }
+}
