@@ -358,3 +358,110 @@ fn a_full_or_closed_standard_output_is_an_error_not_a_panic() {
         assert!(err.contains("No space left on device"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn topology_file_fields_of_another_kind_are_refused() {
+    let dir = scratch_dir();
+    for (name, text, says) in [
+        (
+            "torus_n0.toml",
+            "kind = \"torus\"\ndims = [4, 4]\nn0 = 3\n",
+            "field 'n0' does not apply to kind 'torus'",
+        ),
+        (
+            "hypercube_dims.toml",
+            "kind = \"hypercube\"\ndim = 3\ndims = [2, 2]\n",
+            "field 'dims' does not apply to kind 'hypercube'",
+        ),
+        (
+            "mesh_tie.toml",
+            "kind = \"mesh\"\ndims = [4, 4]\ntorus_tie = \"simgrid\"\n",
+            "field 'torus_tie' does not apply to kind 'mesh'",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        refused(
+            &[
+                "verify",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            says,
+        );
+    }
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused_not_ignored() {
+    refused(
+        &[
+            "verify",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--root",
+            "2",
+        ],
+        "--root 2: allreduce has no root",
+    );
+    refused(
+        &[
+            "verify", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--op", "prod",
+        ],
+        "--op prod: bcast combines nothing",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "hypercube:3",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--torus-tie",
+            "simgrid",
+        ],
+        "--torus-tie simgrid",
+    );
+    // Still accepted where they apply.
+    for args in [
+        &[
+            "verify", "--ranks", "4", "-c", "reduce", "-a", "binomial", "--root", "2", "--op",
+            "max",
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--torus-tie",
+            "simgrid",
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "tofu:1x1x1",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--torus-tie",
+            "simgrid",
+        ][..],
+    ] {
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}

@@ -86,15 +86,15 @@ pub struct BuildArgs {
     /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB [default: 1KiB].
     #[arg(long, short = 's')]
     pub size: Option<String>,
-    /// Root rank of bcast, reduce, scatter and gather.
-    #[arg(long, default_value_t = 0)]
-    pub root: u32,
+    /// Root rank of bcast, reduce, scatter and gather [default: 0].
+    #[arg(long)]
+    pub root: Option<u32>,
     /// Element type: u8, i32, i64, f32, f64 (default: f64 for reductions, u8 otherwise).
     #[arg(long)]
     pub dtype: Option<String>,
-    /// Reduction operator: sum, prod, min, max, band, bor, bxor.
-    #[arg(long, default_value = "sum")]
-    pub op: String,
+    /// Reduction operator: sum, prod, min, max, band, bor, bxor [default: sum].
+    #[arg(long)]
+    pub op: Option<String>,
     /// Pipeline segment size in bytes, for pipelined algorithms.
     #[arg(long)]
     pub segment: Option<String>,
@@ -130,6 +130,8 @@ impl BuildArgs {
             ("--size", self.size.is_some()),
             ("--dtype", self.dtype.is_some()),
             ("--segment", self.segment.is_some()),
+            ("--root", self.root.is_some()),
+            ("--op", self.op.is_some()),
         ] {
             if given {
                 return Err(Error::Invalid(format!(
@@ -173,13 +175,27 @@ impl BuildArgs {
             (None, Some(r)) => r,
             (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
         };
-        let collective = Collective::parse(self.collective_name()?, self.root)?;
+        let collective = Collective::parse(self.collective_name()?, self.root.unwrap_or(0))?;
+        if let (Some(root), None) = (self.root, collective.root()) {
+            return Err(Error::Invalid(format!(
+                "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
+                collective.name()
+            ))
+            .into());
+        }
         let dtype = match &self.dtype {
             Some(d) => Dtype::parse(d)?,
             None if collective.is_reduction() => Dtype::F64,
             None => Dtype::U8,
         };
-        let op = ReduceOp::parse(&self.op, dtype)?;
+        if let (Some(op), false) = (&self.op, collective.is_reduction()) {
+            return Err(Error::Invalid(format!(
+                "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
+                collective.name()
+            ))
+            .into());
+        }
+        let op = ReduceOp::parse(self.op.as_deref().unwrap_or("sum"), dtype)?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
         if let Some(seg) = &self.segment {

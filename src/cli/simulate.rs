@@ -220,6 +220,13 @@ impl SimulateArgs {
         topo.set_uniform_links(self.bandwidth, self.latency)?;
         match self.torus_tie.as_str() {
             "plus" => {}
+            "simgrid" if !topo.has_torus_ties() => {
+                return Err(Error::Invalid(format!(
+                    "--torus-tie simgrid: {} has no torus to tie on",
+                    topo.describe()
+                ))
+                .into())
+            }
             "simgrid" => topo.set_torus_tie(TorusTie::SimGrid),
             other => {
                 return Err(

@@ -215,6 +215,17 @@ impl Topology {
     }
 
     /// Sets the torus tie rule on grid topologies (no effect elsewhere).
+    /// Whether routes here can meet a torus tie (a ring of even size whose
+    /// two ways round are equally short): a grid with a wrapping dimension,
+    /// or Tofu's virtual torus.
+    pub fn has_torus_ties(&self) -> bool {
+        match &self.kind {
+            Kind::Grid(g) => g.wrap.iter().any(|&w| w),
+            Kind::Tofu(_) => true,
+            _ => false,
+        }
+    }
+
     pub fn set_torus_tie(&mut self, tie: TorusTie) {
         match &mut self.kind {
             Kind::Grid(g) => g.tie = tie,

@@ -109,6 +109,49 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             e.to_string().trim().replace('\n', " ")
         )
     })?;
+    // A field of another kind is a mistake (a torus given `n0`, a hypercube
+    // given `dims`), not something to ignore.
+    let set = [
+        ("dims", f.dims.is_some()),
+        ("wrap", f.wrap.is_some()),
+        ("dim", f.dim.is_some()),
+        ("bandwidth", f.bandwidth.is_some()),
+        ("latency", f.latency.is_some()),
+        ("torus_tie", f.torus_tie.is_some()),
+        ("node", !f.node.is_empty()),
+        ("edge", !f.edge.is_empty()),
+        ("n0", f.n0.is_some()),
+        ("n1", f.n1.is_some()),
+        ("lan_bandwidth", f.lan_bandwidth.is_some()),
+        ("lan_latency", f.lan_latency.is_some()),
+        ("wan_latency", f.wan_latency.is_some()),
+        ("wan_lane_bandwidth", f.wan_lane_bandwidth.is_some()),
+    ];
+    let links = ["bandwidth", "latency"];
+    let applies: Vec<&str> = match f.kind.as_str() {
+        "torus" => [&["dims", "torus_tie"][..], &links].concat(),
+        "grid" => [&["dims", "wrap", "torus_tie"][..], &links].concat(),
+        "mesh" => [&["dims"][..], &links].concat(),
+        "tofu" => [&["dims", "torus_tie"][..], &links].concat(),
+        "hypercube" => [&["dim"][..], &links].concat(),
+        "tree" | "graph" => [&["node", "edge"][..], &links].concat(),
+        "sites" => vec![
+            "n0",
+            "n1",
+            "lan_bandwidth",
+            "lan_latency",
+            "wan_latency",
+            "wan_lane_bandwidth",
+        ],
+        _ => set.iter().map(|(n, _)| *n).collect(), // the unknown kind is reported below
+    };
+    if let Some((field, _)) = set.iter().find(|(n, on)| *on && !applies.contains(n)) {
+        return Err(invalid!(
+            "topology file '{name}': field '{field}' does not apply to kind '{}' (it takes {})",
+            f.kind,
+            applies.join(", ")
+        ));
+    }
     let bw = f.bandwidth.unwrap_or(DEFAULT_BANDWIDTH);
     let lat = f.latency.unwrap_or(DEFAULT_LATENCY);
     let need = |field: &str| {
@@ -166,8 +209,14 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
                 ))
             }
         };
-        if let Kind::Grid(g) = &mut kind {
-            g.tie = tie;
+        match &mut kind {
+            Kind::Grid(g) if g.wrap.iter().any(|&w| w) => g.tie = tie,
+            Kind::Tofu(t) => t.grid.tie = tie,
+            _ => {
+                return Err(invalid!(
+                    "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
+                ))
+            }
         }
     }
     let topo = Topology::from_kind(name, kind);
