@@ -465,3 +465,63 @@ fn options_that_do_not_apply_are_refused_not_ignored() {
         assert_eq!(code, 0, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn messages_name_the_option_at_fault() {
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "8",
+            "--size",
+            "1MiB",
+        ],
+        "bench takes its sizes from --sizes, not --size",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "",
+        ],
+        "--sizes: ",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "12",
+        ],
+        "--sizes at 12 bytes",
+    );
+    refused(
+        &[
+            "verify",
+            "-t",
+            "torus:18446744073709551616",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "is too large",
+    );
+}

@@ -457,7 +457,10 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
             return Err(Error::Invalid(format!("unknown --baseline '{other}' (native)")).into())
         }
     };
-    let sizes = parse_size_list(&a.sizes)?;
+    if a.build.size.is_some() {
+        return Err(Error::Invalid("bench takes its sizes from --sizes, not --size".into()).into());
+    }
+    let sizes = parse_size_list(&a.sizes).map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
     let algs: Vec<String> = a
         .build
         .algorithm_name()?
@@ -504,7 +507,7 @@ fn bench_inner(
                         }
                         continue;
                     }
-                    return Err(e);
+                    return Err(e.context(format!("--sizes at {size} bytes")));
                 }
             };
             let plan = Plan::new(&s)?;

@@ -60,9 +60,14 @@ fn parse_dims(spec: &str, shape: &str) -> Result<Vec<usize>> {
     let dims: Vec<usize> = shape
         .split('x')
         .map(|d| {
-            d.trim()
-                .parse::<usize>()
-                .map_err(|_| invalid!("topology '{spec}': size '{d}' is not a whole number"))
+            let d = d.trim();
+            d.parse::<usize>().map_err(|_| {
+                if !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) {
+                    invalid!("topology '{spec}': size '{d}' is too large")
+                } else {
+                    invalid!("topology '{spec}': size '{d}' is not a whole number")
+                }
+            })
         })
         .collect::<Result<_>>()?;
     if let Some(i) = dims.iter().position(|&d| d == 0) {
