@@ -677,3 +677,42 @@ fn cpu_posts_ready_sends_before_computing() {
     // Overhead 0..0.5, transfer 0.5..1.5; computes 0.5..2.5 and 2.5..3.5.
     assert_eq!(r.rank_finish_s, vec![3.5, 1.5]);
 }
+
+/// `SimConfig::progress` is published while a run goes (here: a ring
+/// allreduce of 256 ranks, 330 k events) in millionths of the ops done,
+/// and does not change the result.
+#[test]
+fn progress_is_published_without_changing_the_result() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let topo = parse_spec("torus:16x16").unwrap();
+    let req = Request::new(
+        Collective::Allreduce,
+        256,
+        64 * 1024,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&topo),
+    )
+    .unwrap();
+    let s = algorithms::build("ring", &req).unwrap();
+    let cfg = SimConfig {
+        engines: 4,
+        fold: false,
+        ..Default::default()
+    };
+    let quiet = simulate(&s, &topo, &cfg).unwrap();
+    let progress = std::sync::Arc::new(AtomicU64::new(0));
+    let watched = simulate(
+        &s,
+        &topo,
+        &SimConfig {
+            progress: Some(progress.clone()),
+            ..cfg
+        },
+    )
+    .unwrap();
+    assert!(quiet.events > 1 << 17, "{} events", quiet.events);
+    assert_eq!(quiet.time_s.to_bits(), watched.time_s.to_bits());
+    let last = progress.load(Ordering::Relaxed);
+    assert!(last > 0 && last < 1_000_000, "{last}");
+}

@@ -12,7 +12,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 #[derive(Args, Clone)]
 pub struct SimulateArgs {
@@ -99,6 +101,9 @@ pub struct SimulateArgs {
     /// The schedule read from `--schedule`.
     #[arg(skip)]
     pub loaded: Option<std::sync::Arc<Schedule>>,
+    /// Where a single run publishes its progress (`SimConfig::progress`).
+    #[arg(skip)]
+    pub progress: Option<Arc<AtomicU64>>,
     /// For generated algorithms (marked [stream] by `topocoll list`):
     /// generate each operation when the simulator reaches it instead
     /// of writing the schedule out, in memory that follows the ops in flight. The
@@ -208,6 +213,7 @@ impl SimulateArgs {
             }),
             trace: self.trace.is_some(),
             fold: !self.no_fold,
+            progress: self.progress.clone(),
         })
     }
 
@@ -385,7 +391,21 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         )),
         None => Box::new(std::io::stdout().lock()),
     };
-    let (report, s, result) = simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?;
+    // A progress bar only on a terminal.
+    let (report, s, result) = if std::io::stderr().is_terminal() {
+        let progress = Arc::new(AtomicU64::new(0));
+        a.progress = Some(progress.clone());
+        // The run's end drops `finished`, which wakes the display at once.
+        let (finished, wake) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|scope| {
+            scope.spawn(|| show_progress(&progress, wake));
+            let one = simulate_one(&a, &a.build, &topo, engines[0], a.format == "json");
+            drop(finished);
+            one
+        })?
+    } else {
+        simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?
+    };
     if let Some(path) = &a.trace {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
@@ -403,6 +423,28 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     .and_then(|()| out.flush().map_err(Into::into))
     .with_context(|| format!("writing {what}"))?;
     Ok(0)
+}
+
+/// A progress bar on the terminal for a single run still going after a
+/// second: a 1 GiB pipeline on 9,216 ranks
+/// takes minutes.
+fn show_progress(progress: &AtomicU64, wake: std::sync::mpsc::Receiver<()>) {
+    use std::sync::mpsc::RecvTimeoutError::Timeout;
+    use std::time::Duration;
+    if wake.recv_timeout(Duration::from_secs(1)) != Err(Timeout) {
+        return;
+    }
+    let bar = ProgressBar::new(1_000_000);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} simulate [{bar:30}] {percent}% of the ops, {elapsed_precise} (eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    while wake.recv_timeout(Duration::from_millis(200)) == Err(Timeout) {
+        bar.set_position(progress.load(Ordering::Relaxed));
+    }
+    bar.finish_and_clear();
 }
 
 fn print_text(
