@@ -426,8 +426,7 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
 }
 
 /// A progress bar on the terminal for a single run still going after a
-/// second: a 1 GiB pipeline on 9,216 ranks
-/// takes minutes.
+/// second (a 1 GiB pipeline on 9,216 ranks takes minutes).
 fn show_progress(progress: &AtomicU64, wake: std::sync::mpsc::Receiver<()>) {
     use std::sync::mpsc::RecvTimeoutError::Timeout;
     use std::time::Duration;
