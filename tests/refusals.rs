@@ -197,9 +197,59 @@ fn out_of_range_numbers_are_refused() {
     );
     // Segments are whole elements, like sizes.
     refused(
-        &with(&["--segment", "12", "--dtype", "f64"]),
-        "not a whole number of f64 elements",
+        &[
+            "verify",
+            "--ranks",
+            "8",
+            "-c",
+            "allreduce",
+            "-a",
+            "reduce_bcast",
+            "--size",
+            "1KiB",
+            "--segment",
+            "12",
+        ],
+        "--segment 12 bytes is not a whole number of f64 elements",
     );
+    // Given to an algorithm that does not pipeline, it would be ignored.
+    refused(
+        &with(&["--segment", "1KiB"]),
+        "--segment: allreduce ring does not pipeline in segments (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "1KiB",
+            "--segment",
+            "256",
+        ],
+        "does not pipeline",
+    );
+    // A sweep that mixes them passes it to those that pipeline.
+    let (code, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "trinaryx3,ring",
+        "--size",
+        "64KiB",
+        "--segment",
+        "8KiB",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
     // A trace records one run.
     refused(
         &with(&["--engines", "1,2", "--trace", "/dev/null"]),

@@ -181,6 +181,8 @@ pub struct Algorithm {
     /// For generated pipelines: the schedule as a generator, which the
     /// simulator runs without writing out its operations.
     pub stream: Option<fn(&Request) -> Result<Stream>>,
+    /// Whether it pipelines in `--segment`-byte segments (others ignore it).
+    pub segmented: bool,
 }
 
 /// Every algorithm, one line each.
@@ -283,4 +285,39 @@ pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
             generated.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod segmented_tests {
+    use super::*;
+    use crate::topology::parse_spec;
+
+    /// `Algorithm::segmented` is what the command line checks `--segment`
+    /// against: an algorithm claims it exactly when its schedule changes
+    /// with the segment size.
+    #[test]
+    fn segmented_is_true_exactly_when_the_segment_changes_the_schedule() {
+        let grid2 = parse_spec("torus:8x8").unwrap();
+        let grid3 = parse_spec("torus:4x4x4").unwrap();
+        for a in ALGORITHMS {
+            let collective = Collective::parse(a.collective, 0).unwrap();
+            let (topo, size) = match collective {
+                Collective::Alltoall => (&grid2, 64),
+                _ => (&grid3, 1 << 20),
+            };
+            let dtype = if collective.is_reduction() {
+                Dtype::F64
+            } else {
+                Dtype::U8
+            };
+            let build_with = |segment: u64| {
+                let mut req =
+                    Request::new(collective, 64, size, dtype, ReduceOp::Sum, Some(topo)).unwrap();
+                req.segment_bytes = Some(segment);
+                (a.build)(&req).unwrap()
+            };
+            let changes = build_with(8 << 10) != build_with(64 << 10);
+            assert_eq!(changes, a.segmented, "{} {}", a.collective, a.name);
+        }
+    }
 }

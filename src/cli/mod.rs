@@ -175,7 +175,7 @@ impl BuildArgs {
             (None, Some(r)) => r,
             (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
         };
-        let collective = Collective::parse(self.collective_name()?, self.root.unwrap_or(0))?;
+        let collective = self.collective()?;
         if let (Some(root), None) = (self.root, collective.root()) {
             return Err(Error::Invalid(format!(
                 "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
@@ -199,6 +199,7 @@ impl BuildArgs {
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
         if let Some(seg) = &self.segment {
+            self.check_segment(collective)?;
             let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
             if seg == 0 {
                 return Err(Error::Invalid("--segment must be at least one byte".into()).into());
@@ -221,6 +222,50 @@ impl BuildArgs {
         self.collective
             .as_deref()
             .ok_or_else(|| Error::Invalid("missing --collective".into()).into())
+    }
+
+    /// The collective asked for (`--collective` and `--root`).
+    pub fn collective(&self) -> Result<Collective> {
+        Ok(Collective::parse(
+            self.collective_name()?,
+            self.root.unwrap_or(0),
+        )?)
+    }
+
+    /// Whether one of the algorithms asked for (`--algorithm`, a comma list
+    /// in sweeps) pipelines in `--segment`-byte segments.
+    pub fn takes_segment(&self, collective: Collective) -> bool {
+        self.algorithm
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .any(|n| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.segmented))
+    }
+
+    /// `--segment` given where no algorithm asked for would use it is an
+    /// error, not ignored. (A sweep that mixes pipelined algorithms with
+    /// others passes it to those that pipeline.)
+    pub fn check_segment(&self, collective: Collective) -> Result<()> {
+        if self.segment.is_none() || self.takes_segment(collective) {
+            return Ok(());
+        }
+        let pipelined: Vec<&str> = ALGORITHMS
+            .iter()
+            .filter(|a| a.segmented && a.collective == collective.name())
+            .map(|a| a.name)
+            .collect();
+        Err(Error::Invalid(format!(
+            "--segment: {} {} does not pipeline in segments (the {} algorithms that do: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            collective.name(),
+            if pipelined.is_empty() {
+                "none".to_string()
+            } else {
+                pipelined.join(", ")
+            }
+        ))
+        .into())
     }
 
     pub fn algorithm_name(&self) -> Result<&str> {

@@ -491,6 +491,14 @@ fn bench_inner(
     algs: &[String],
 ) -> Result<i32> {
     let mut header = false;
+    let segmented = match a.build.segment {
+        Some(_) => {
+            let collective = a.build.collective()?;
+            a.build.check_segment(collective)?;
+            Some(collective)
+        }
+        None => None,
+    };
     for &size in sizes {
         let mut rows: Vec<(String, String, Summary, f64, f64)> = Vec::new();
         let mut shape = None;
@@ -498,6 +506,10 @@ fn bench_inner(
             let mut b = a.build.clone();
             b.size = Some(size.to_string());
             b.algorithm = Some(alg.clone());
+            // The algorithms that do not pipeline ignore --segment.
+            if segmented.is_some_and(|c| !b.takes_segment(c)) {
+                b.segment = None;
+            }
             let s = match build(ctx, &b, !a.exec.no_verify) {
                 Ok(s) => s,
                 Err(e) => {

@@ -544,11 +544,23 @@ fn sweep(
     algorithms: &[String],
 ) -> Result<i32> {
     let mut points = Vec::new();
+    let segmented = match a.build.segment {
+        Some(_) => {
+            let collective = a.build.collective()?;
+            a.build.check_segment(collective)?;
+            Some(collective)
+        }
+        None => None,
+    };
     for alg in algorithms {
         for &size in sizes {
             for &e in engines {
                 let mut b = a.build.clone();
                 b.algorithm = Some(alg.clone());
+                // The sweep's algorithms that do not pipeline ignore --segment.
+                if segmented.is_some_and(|c| !b.takes_segment(c)) {
+                    b.segment = None;
+                }
                 b.size = Some(size.to_string());
                 points.push((b, e));
             }

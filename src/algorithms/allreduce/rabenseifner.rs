@@ -24,6 +24,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

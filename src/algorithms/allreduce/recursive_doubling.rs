@@ -21,6 +21,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "exchange whole buffers with rank xor 2^k, log2 P steps (fold for non-powers of two)",
     build,
     stream: None,
+    segmented: false,
 };
 
 /// The fold of P ranks onto a power of two, shared with Rabenseifner's algorithm.

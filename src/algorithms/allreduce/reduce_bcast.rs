@@ -15,6 +15,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "binomial reduce then binomial bcast from rank 0, pipelined in segments",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

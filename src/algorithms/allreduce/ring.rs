@@ -21,6 +21,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "ring reduce-scatter then ring allgather, 2(P-1) steps of n/P elements",
     build,
     stream: Some(stream),
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

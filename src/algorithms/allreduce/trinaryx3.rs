@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -23,6 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "A2AND: relative grid offsets in loop order (x outer), all sends at once (grids)",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -89,6 +89,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6",
     build,
     stream: None,
+    segmented: false,
 };
 
 /// A2AT with its groups kept in step: the sends of each group of `engines`
@@ -104,6 +105,7 @@ pub const SYNCED: Algorithm = Algorithm {
         "A2AT with each group's sends waiting for the previous group's receives (for start skew)",
     build: build_synced,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -30,6 +30,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "Bruck: log2(P) steps of packed blocks to rank+2^k, for small blocks (any P)",
     build,
     stream: None,
+    segmented: false,
 };
 
 /// The runs [lo, hi) of indices in 0..p with bit `k` set.

@@ -27,6 +27,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -13,6 +13,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "SimGrid's pair: step i = 1..P-1 send-receive with rank XOR i (P a power of two)",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "SimGrid's ring: step i = 1..P-1 send to r+i, receive from r-i, one step at a time",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -13,6 +13,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "binomial tree: receive from the parent, then send to children, largest subtree first",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -14,6 +14,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

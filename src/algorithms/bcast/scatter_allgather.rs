@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "van de Geijn: binomial scatter of P chunks then ring allgather",
     build,
     stream: None,
+    segmented: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

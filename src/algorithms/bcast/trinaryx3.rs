@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

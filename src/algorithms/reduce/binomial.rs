@@ -14,6 +14,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     summary: "binomial tree: combine children smallest subtree first, then send to the parent",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

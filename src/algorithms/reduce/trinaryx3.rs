@@ -18,6 +18,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
         "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
     build,
     stream: Some(stream),
+    segmented: true,
 };
 
 fn build(req: &Request) -> Result<Schedule> {
