@@ -286,7 +286,7 @@ fn out_of_range_numbers_are_refused() {
             "--iterations",
             "0",
         ],
-        "--iterations must be at least 1",
+        "--iterations must be from 1 to",
     );
     // The model: a segment larger than the message, a fractional height,
     // times that overflow.
@@ -574,4 +574,139 @@ fn messages_name_the_option_at_fault() {
         ],
         "is too large",
     );
+}
+
+#[test]
+fn second_probe_inputs_are_refused() {
+    // Counts that overflowed the record of timings (a panic) or the loop
+    // (a table of inf, exit 0).
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--iterations",
+            "18446744073709551615",
+        ],
+        "--iterations",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "3",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "8B",
+            "--warmup",
+            "18446744073709551615",
+        ],
+        "--warmup",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:3x3",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--skew",
+            "1e300",
+        ],
+        "--skew 1e300",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:3x3",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--trace",
+            "x.json",
+            "-o",
+            "x.json",
+        ],
+        "name the same file",
+    );
+    refused(
+        &["model", "trinaryx3", "--size", "0"],
+        "size must be at least one byte",
+    );
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:1"],
+        "height must be at least 1",
+    );
+    // Files that are not JSON or TOML fail at once, not after filling memory.
+    refused(&["verify", "--schedule", "/dev/zero"], "schedule JSON");
+    // Parse errors are one line too.
+    refused(
+        &["run", "--root", "-1"],
+        "unexpected argument '-1' found (see --help)",
+    );
+    // Schedule JSON: a collective's fields, the algorithm's name (printed in
+    // reports and CSV), compute times.
+    let dir = scratch_dir();
+    let valid = schedule_json(
+        &dir,
+        &[
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "64",
+        ],
+    );
+    let cases: Vec<(&str, Corruption, &str)> = vec![
+        (
+            "root_on_allreduce",
+            Box::new(|d| d["collective"]["root"] = 2.into()),
+            "collective allreduce has no field 'root'",
+        ),
+        (
+            "control_character",
+            Box::new(|d| d["algorithm"] = "evil\u{1b}[2J\nok".into()),
+            "has a control character, comma or quote",
+        ),
+        (
+            "negative_compute",
+            Box::new(|d| {
+                d["programs"][0]["ops"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(serde_json::json!({"kind": "compute", "seconds": -1.0}))
+            }),
+            "is not a duration",
+        ),
+    ];
+    for (name, corrupt, says) in cases {
+        let mut doc = valid.clone();
+        corrupt(&mut doc);
+        let path = write(&dir, &format!("{name}.json"), &doc);
+        refused(
+            &[
+                "simulate",
+                "-t",
+                "torus:4",
+                "--schedule",
+                &path,
+                "--no-verify",
+            ],
+            says,
+        );
+    }
 }

@@ -140,9 +140,9 @@ impl BuildArgs {
                 .into());
             }
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read schedule '{path}'"))?;
-        let s = schedule::from_json(&text)?;
+        let file =
+            std::fs::File::open(path).with_context(|| format!("cannot read schedule '{path}'"))?;
+        let s = schedule::from_json_reader(file)?;
         if let Some(r) = self.ranks.filter(|&r| r != s.ranks) {
             return Err(Error::Invalid(format!(
                 "--ranks {r}, but schedule '{path}' has {} ranks",
@@ -299,7 +299,26 @@ struct ScheduleArgs {
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    // Parse errors in one line, as every other error (clap's own take
+    // several, with usage); help and version print as clap prints them.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            return match e.print() {
+                Ok(()) => 0,
+                Err(_) => 2,
+            };
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            eprintln!(
+                "topocoll: {} (see --help)",
+                first.strip_prefix("error: ").unwrap_or(first)
+            );
+            return 2;
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -94,9 +94,21 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         ..base
     };
     bc.check()
-        .context("the bcast equations (1) and (3), --segment")?;
+        .context("the bcast equations (1) and (3), whose segment is --segment")?;
     rd.check()
-        .context("the reduce equations (2) and (4), --reduce-segment")?;
+        .context("the reduce equations (2) and (4), whose segment is --reduce-segment")?;
+    // Computed (and checked) before anything is printed.
+    let t1 = trix::bcast(&bc);
+    let t2 = trix::reduce(&rd);
+    let t3 = trix::trinaryx3_bcast(&bc);
+    let t4 = trix::trinaryx3_reduce(&rd);
+    if ![t1, t2, t3, t4].iter().all(|t| t.is_finite()) {
+        return Err(Error::Invalid(
+            "the model's times overflow (inf): the latency, bandwidths or sizes given are out of range"
+                .into(),
+        )
+        .into());
+    }
     let ms = |t: f64| t * 1e3;
     outln!("Trinaryx3 performance model (allreduce paper, section 4.3):");
     outln!("  H = {h} ({from})");
@@ -112,17 +124,6 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         format_bytes(ss_bc),
         format_bytes(ss_rd)
     );
-    let t1 = trix::bcast(&bc);
-    let t2 = trix::reduce(&rd);
-    let t3 = trix::trinaryx3_bcast(&bc);
-    let t4 = trix::trinaryx3_reduce(&rd);
-    if ![t1, t2, t3, t4].iter().all(|t| t.is_finite()) {
-        return Err(Error::Invalid(
-            "the model's times overflow (inf): the latency, bandwidths or sizes given are out of range"
-                .into(),
-        )
-        .into());
-    }
     outln!(
         "  (1) Bcast, one tree         T_bc        = {:10.3} ms",
         ms(t1)

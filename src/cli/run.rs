@@ -55,7 +55,7 @@ pub struct BenchArgs {
     pub build: BuildArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
-    /// Sizes: a range of powers of two (8B..64MiB) or a list (1KiB,1MiB).
+    /// Sizes: a range (8B..64MiB: 8B, 16B, 32B, ... doubling up to at most 64MiB) or a list (1KiB,1MiB).
     #[arg(long, default_value = "8B..1MiB")]
     pub sizes: String,
     /// Timed iterations per size (default: 200 up to 64 KiB, 50 up to 4 MiB, 10 above).
@@ -320,8 +320,12 @@ pub fn run(a: RunArgs) -> Result<i32> {
     }
     let backend = bk[0];
     let opts = a.exec.options()?;
-    if a.iterations == 0 {
-        return Err(Error::Invalid("--iterations must be at least 1".into()).into());
+    if !(1..=MAX_ITERATIONS).contains(&a.iterations) {
+        return Err(Error::Invalid(format!(
+            "--iterations {} must be from 1 to {MAX_ITERATIONS}",
+            a.iterations
+        ))
+        .into());
     }
     let ctx = Ctx::new(&bk)?;
     let result = (|| -> Result<i32> {
@@ -426,6 +430,10 @@ fn run_typed<T: Elem>(
     Ok(0)
 }
 
+/// Most timed (or warm-up) iterations: each is recorded, and a count near
+/// usize::MAX overflowed the record and the loop.
+const MAX_ITERATIONS: usize = 10_000_000;
+
 fn default_iterations(bytes: u64) -> usize {
     if bytes <= 64 << 10 {
         200
@@ -437,8 +445,15 @@ fn default_iterations(bytes: u64) -> usize {
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32> {
-    if a.iterations == Some(0) {
-        return Err(Error::Invalid("--iterations must be at least 1".into()).into());
+    if a.iterations
+        .is_some_and(|n| !(1..=MAX_ITERATIONS).contains(&n))
+    {
+        return Err(
+            Error::Invalid(format!("--iterations must be from 1 to {MAX_ITERATIONS}")).into(),
+        );
+    }
+    if a.warmup.is_some_and(|n| n > MAX_ITERATIONS) {
+        return Err(Error::Invalid(format!("--warmup must be at most {MAX_ITERATIONS}")).into());
     }
     if a.kernels {
         return bench_kernels(&a);

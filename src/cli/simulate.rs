@@ -77,7 +77,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "text")]
     pub format: String,
     /// Run as a sweep even with single values: --size, --engines and --algorithm
-    /// take comma lists (sizes also ranges like 1KiB..1MiB).
+    /// take comma lists (sizes also ranges like 1KiB..1MiB: 1KiB, 2KiB, 4KiB, ... doubling up to at most 1MiB).
     #[arg(long)]
     pub sweep: bool,
     /// Write the result (or the sweep table) here instead of standard output.
@@ -383,6 +383,12 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             .into());
         }
         return sweep(&a, &topo, &sizes, &engines, &algorithms);
+    }
+    if a.trace.is_some() && a.trace == a.output {
+        return Err(Error::Invalid(
+            "--trace and -o name the same file: give them different paths".into(),
+        )
+        .into());
     }
     // Fail on an output path before the run, not after it.
     let mut out: Box<dyn Write> = match &a.output {

@@ -75,6 +75,15 @@ impl Params {
         }
         // H counts pipeline stages (tree levels); a segment is part of the
         // message, so the equations' N/SS segments are at least one.
+        if self.n == 0.0 {
+            return Err(invalid!("model parameter size must be at least one byte"));
+        }
+        if self.h < 1.0 {
+            return Err(invalid!(
+                "model parameter height must be at least 1 (a tree of one level), got {}",
+                self.h
+            ));
+        }
         if self.h.fract() != 0.0 {
             return Err(invalid!(
                 "model parameter height must be a whole number of stages, got {}",

@@ -123,7 +123,9 @@ struct JsonSchedule {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonScheduleIn {
-    collective: Collective,
+    /// Read as a value first: serde's internally tagged enums ignore
+    /// unknown fields of unit variants (a `root` given to allreduce).
+    collective: serde_json::Value,
     ranks: usize,
     count: u64,
     dtype: Dtype,
@@ -173,13 +175,47 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
 /// dependencies, route or peer point nowhere: the simulator, told not to
 /// verify, indexes by them. Everything else is the verifier's to judge.
 pub fn from_json(text: &str) -> Result<Schedule> {
-    let doc: JsonScheduleIn =
-        serde_json::from_str(text).map_err(|e| invalid!("schedule JSON: {e}"))?;
+    from_json_reader(text.as_bytes())
+}
+
+/// [`from_json`] from a reader, parsed as it is read: a file that is not
+/// JSON (`/dev/zero`, say) fails at its first bytes, not after filling
+/// memory with it.
+pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
+    let doc: JsonScheduleIn = serde_json::from_reader(std::io::BufReader::new(reader))
+        .map_err(|e| invalid!("schedule JSON: {e}"))?;
+    let collective: Collective = serde_json::from_value(doc.collective.clone())
+        .map_err(|e| invalid!("schedule JSON: collective: {e}"))?;
+    let fields = doc
+        .collective
+        .as_object()
+        .map(|o| o.keys().collect::<Vec<_>>());
+    if let Some(extra) = fields
+        .unwrap_or_default()
+        .into_iter()
+        .find(|k| *k != "name" && !(*k == "root" && collective.root().is_some()))
+    {
+        return Err(invalid!(
+            "schedule JSON: collective {} has no field '{extra}'",
+            collective.name()
+        ));
+    }
     if doc.programs.len() != doc.ranks {
         return Err(invalid!(
             "schedule JSON: {} programs for {} ranks",
             doc.programs.len(),
             doc.ranks
+        ));
+    }
+    // Names are printed in reports and CSV tables.
+    if doc
+        .algorithm
+        .chars()
+        .any(|c| c.is_control() || c == ',' || c == '"')
+    {
+        return Err(invalid!(
+            "schedule JSON: algorithm name {:?} has a control character, comma or quote",
+            doc.algorithm
         ));
     }
     if doc.ranks == 0 || doc.ranks > MAX_RANKS {
@@ -195,14 +231,14 @@ pub fn from_json(text: &str) -> Result<Schedule> {
             doc.dtype.name()
         ));
     }
-    doc.collective
+    collective
         .check(doc.ranks)
         .map_err(|e| invalid!("schedule JSON: {e}"))?;
     let elem = doc.dtype.size();
     let too_big = |elems: u64| elems.checked_mul(elem).is_none_or(|b| b > MAX_BUFFER_BYTES);
     let ranks = doc.ranks as u64;
     if too_big(doc.count)
-        || (doc.collective.size_is_block() && too_big(doc.count.saturating_mul(ranks)))
+        || (collective.size_is_block() && too_big(doc.count.saturating_mul(ranks)))
     {
         return Err(invalid!(
             "schedule JSON: count {} on {} ranks makes a buffer larger than 2^50 bytes",
@@ -220,6 +256,14 @@ pub fn from_json(text: &str) -> Result<Schedule> {
         for (i, jo) in jp.ops.iter().enumerate() {
             let at = || format!("schedule JSON: rank {rank} op {i}");
             let op = jo.op().map_err(|e| invalid!("{}: {e}", at()))?;
+            if let Op::Compute { seconds } = op {
+                if !(seconds.is_finite() && (0.0..=1e9).contains(&seconds)) {
+                    return Err(invalid!(
+                        "{}: compute time {seconds:e} s is not a duration from 0 to 1e9 s",
+                        at()
+                    ));
+                }
+            }
             if let Some(&d) = jo.deps.iter().find(|&&d| d as usize >= i) {
                 return Err(invalid!(
                     "{}: depends on op {d}, which is not an earlier operation",
@@ -243,7 +287,7 @@ pub fn from_json(text: &str) -> Result<Schedule> {
         }
     }
     let mut s = Schedule::new(
-        doc.collective,
+        collective,
         doc.ranks,
         doc.count,
         doc.dtype,

@@ -29,7 +29,7 @@ pub const MAX_RANKS: usize = 1 << 24;
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
 }
-pub use export::{from_json, to_goal, to_json};
+pub use export::{from_json, from_json_reader, to_goal, to_json};
 pub use graph::{dependency_counts, match_messages, Successors};
 pub use source::{Materialised, OpSource};
 pub use verify::{verify, VerifyReport};

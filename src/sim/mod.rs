@@ -159,8 +159,12 @@ impl SimConfig {
             }
         }
         match &self.skew {
-            Skew::Random { max_s, .. } if !(max_s.is_finite() && *max_s >= 0.0) => {
-                Err(invalid!("--skew must be a non-negative number of seconds"))
+            // Up to 10^9 s (32 years): beyond, the run's own times vanish
+            // in the offsets' rounding.
+            Skew::Random { max_s, .. } if !(max_s.is_finite() && (0.0..=1e9).contains(max_s)) => {
+                Err(invalid!(
+                    "--skew {max_s:e} must be a non-negative number of seconds, at most 1e9"
+                ))
             }
             Skew::Fixed(v) if v.len() != ranks => Err(invalid!(
                 "skew list has {} offsets for {ranks} ranks",

@@ -14,8 +14,26 @@ use std::path::Path;
 pub fn parse_spec(spec: &str) -> Result<Topology> {
     let spec = spec.trim();
     if spec.ends_with(".toml") || Path::new(spec).is_file() {
-        let text = std::fs::read_to_string(spec)
-            .map_err(|e| Error::Io(format!("cannot read topology file '{spec}': {e}")))?;
+        // A topology file of the largest supported graph is a few MB; read
+        // no more than 64 MiB of anything (a path to /dev/zero, say).
+        const MAX_TOML_BYTES: u64 = 64 << 20;
+        let cannot =
+            |e: std::io::Error| Error::Io(format!("cannot read topology file '{spec}': {e}"));
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(
+                std::fs::File::open(spec).map_err(cannot)?,
+                MAX_TOML_BYTES + 1,
+            ),
+            &mut text,
+        )
+        .map_err(cannot)?;
+        if text.len() as u64 > MAX_TOML_BYTES {
+            return Err(invalid!(
+                "topology file '{spec}' is larger than {} MiB",
+                MAX_TOML_BYTES >> 20
+            ));
+        }
         return parse_toml(spec, &text);
     }
     let (family, shape) = spec.split_once(':').ok_or_else(|| {
