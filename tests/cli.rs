@@ -413,6 +413,26 @@ fn simulate_sweeps_write_a_table() {
     assert!(out.is_empty(), "{out}");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("alltoall linear on torus 4x4"), "{text}");
+    // A topology file's name with a comma is one quoted CSV field.
+    let topo = dir.join("a,b.toml");
+    std::fs::write(&topo, "kind = \"torus\"\ndims = [4, 4]\n").unwrap();
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        topo.to_str().unwrap(),
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = out.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with(&format!("\"{}\",alltoall,", topo.display())),
+        "{row}"
+    );
 }
 
 /// `--stream` runs a pipeline generated op by op: the same time as the

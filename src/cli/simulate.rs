@@ -607,6 +607,16 @@ fn sweep(
 }
 
 /// The sweep table as CSV.
+/// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a
+/// line break, as a topology file's name may.
+fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
+
 pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
     writeln!(
         out,
@@ -622,9 +632,9 @@ pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
         writeln!(
             out,
             "{},{},{},{},{},{},{:.9e},{},{},{},{:.6},{:.3}",
-            r.topology,
+            csv_field(&r.topology),
             r.collective,
-            r.algorithm,
+            csv_field(&r.algorithm),
             r.ranks,
             r.size_bytes,
             r.engines,
