@@ -710,3 +710,18 @@ fn second_probe_inputs_are_refused() {
         );
     }
 }
+
+#[test]
+fn bench_kernels_refuses_an_unknown_type() {
+    refused(
+        &[
+            "bench",
+            "--kernels",
+            "--kernel-bytes",
+            "1KiB",
+            "--dtype",
+            "foo",
+        ],
+        "foo",
+    );
+}

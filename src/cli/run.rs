@@ -670,6 +670,9 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         )
         .into());
     }
+    if let Some(d) = &a.build.dtype {
+        Dtype::parse(d)?;
+    }
     runtime::check_memory(bytes.saturating_mul(3), "the three kernel arrays")?;
     let iters = a.iterations.unwrap_or(5).max(1);
     outln!(
