@@ -1,18 +1,7 @@
 //! The command line: exit codes, one-line errors, and the verbs of the spine.
 
-use std::process::Command;
-
-fn topocoll(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::topocoll;
 
 /// The paper's normalised units for `simulate`: link bandwidth 1, latency 0.
 const NORMALISED: [&str; 4] = ["--bandwidth", "1", "--latency", "0"];

@@ -268,6 +268,19 @@ impl BuildArgs {
         .into())
     }
 
+    /// One point of a sweep (or a bench row): these arguments with one
+    /// algorithm of the list, without `--segment` if that algorithm does
+    /// not pipeline. Call [`BuildArgs::check_segment`] on the whole list
+    /// first.
+    pub fn for_algorithm(&self, algorithm: &str) -> BuildArgs {
+        let mut b = self.clone();
+        b.algorithm = Some(algorithm.to_string());
+        if b.segment.is_some() && b.collective().is_ok_and(|c| !b.takes_segment(c)) {
+            b.segment = None;
+        }
+        b
+    }
+
     pub fn algorithm_name(&self) -> Result<&str> {
         self.algorithm
             .as_deref()

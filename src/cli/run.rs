@@ -320,13 +320,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     }
     let backend = bk[0];
     let opts = a.exec.options()?;
-    if !(1..=MAX_ITERATIONS).contains(&a.iterations) {
-        return Err(Error::Invalid(format!(
-            "--iterations {} must be from 1 to {MAX_ITERATIONS}",
-            a.iterations
-        ))
-        .into());
-    }
+    check_count("--iterations", a.iterations, 1)?;
     let ctx = Ctx::new(&bk)?;
     let result = (|| -> Result<i32> {
         let s = build(&ctx, &a.build, !a.exec.no_verify)?;
@@ -434,6 +428,18 @@ fn run_typed<T: Elem>(
 /// usize::MAX overflowed the record and the loop.
 const MAX_ITERATIONS: usize = 10_000_000;
 
+/// An iteration count from `min` to [`MAX_ITERATIONS`].
+fn check_count(flag: &str, n: usize, min: usize) -> Result<()> {
+    if (min..=MAX_ITERATIONS).contains(&n) {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!(
+            "{flag} must be from {min} to {MAX_ITERATIONS}, not {n}"
+        ))
+        .into())
+    }
+}
+
 fn default_iterations(bytes: u64) -> usize {
     if bytes <= 64 << 10 {
         200
@@ -445,15 +451,11 @@ fn default_iterations(bytes: u64) -> usize {
 }
 
 pub fn bench(a: BenchArgs) -> Result<i32> {
-    if a.iterations
-        .is_some_and(|n| !(1..=MAX_ITERATIONS).contains(&n))
-    {
-        return Err(
-            Error::Invalid(format!("--iterations must be from 1 to {MAX_ITERATIONS}")).into(),
-        );
+    if let Some(n) = a.iterations {
+        check_count("--iterations", n, 1)?;
     }
-    if a.warmup.is_some_and(|n| n > MAX_ITERATIONS) {
-        return Err(Error::Invalid(format!("--warmup must be at most {MAX_ITERATIONS}")).into());
+    if let Some(n) = a.warmup {
+        check_count("--warmup", n, 0)?;
     }
     if a.kernels {
         return bench_kernels(&a);
@@ -506,25 +508,15 @@ fn bench_inner(
     algs: &[String],
 ) -> Result<i32> {
     let mut header = false;
-    let segmented = match a.build.segment {
-        Some(_) => {
-            let collective = a.build.collective()?;
-            a.build.check_segment(collective)?;
-            Some(collective)
-        }
-        None => None,
-    };
+    if a.build.segment.is_some() {
+        a.build.check_segment(a.build.collective()?)?;
+    }
     for &size in sizes {
         let mut rows: Vec<(String, String, Summary, f64, f64)> = Vec::new();
         let mut shape = None;
         for alg in algs {
-            let mut b = a.build.clone();
+            let mut b = a.build.for_algorithm(alg);
             b.size = Some(size.to_string());
-            b.algorithm = Some(alg.clone());
-            // The algorithms that do not pipeline ignore --segment.
-            if segmented.is_some_and(|c| !b.takes_segment(c)) {
-                b.segment = None;
-            }
             let s = match build(ctx, &b, !a.exec.no_verify) {
                 Ok(s) => s,
                 Err(e) => {

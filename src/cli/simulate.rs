@@ -375,14 +375,12 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             Error::Invalid(format!("--format '{}' is not text, json or csv", a.format)).into(),
         );
     }
-    if a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1 {
-        if a.trace.is_some() {
-            return Err(Error::Invalid(
-                "--trace records one run: give one size, engine count and algorithm".into(),
-            )
-            .into());
-        }
-        return sweep(&a, &topo, &sizes, &engines, &algorithms);
+    let sweeping = a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1;
+    if sweeping && a.trace.is_some() {
+        return Err(Error::Invalid(
+            "--trace records one run: give one size, engine count and algorithm".into(),
+        )
+        .into());
     }
     if a.trace.is_some() && a.trace == a.output {
         return Err(Error::Invalid(
@@ -390,13 +388,18 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         )
         .into());
     }
-    // Fail on an output path before the run, not after it.
+    // Fail on an output path before the runs, not after them.
     let mut out: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
         )),
-        None => Box::new(std::io::stdout().lock()),
+        // Not locked: a lock held across the runs would block anything else
+        // that prints to standard output meanwhile.
+        None => Box::new(std::io::stdout()),
     };
+    if sweeping {
+        return sweep(&a, &topo, &sizes, &engines, &algorithms, out);
+    }
     // A progress bar only on a terminal.
     let (report, s, result) = if std::io::stderr().is_terminal() {
         let progress = Arc::new(AtomicU64::new(0));
@@ -548,25 +551,16 @@ fn sweep(
     sizes: &[u64],
     engines: &[usize],
     algorithms: &[String],
+    mut out: Box<dyn Write>,
 ) -> Result<i32> {
     let mut points = Vec::new();
-    let segmented = match a.build.segment {
-        Some(_) => {
-            let collective = a.build.collective()?;
-            a.build.check_segment(collective)?;
-            Some(collective)
-        }
-        None => None,
-    };
+    if a.build.segment.is_some() {
+        a.build.check_segment(a.build.collective()?)?;
+    }
     for alg in algorithms {
         for &size in sizes {
             for &e in engines {
-                let mut b = a.build.clone();
-                b.algorithm = Some(alg.clone());
-                // The sweep's algorithms that do not pipeline ignore --segment.
-                if segmented.is_some_and(|c| !b.takes_segment(c)) {
-                    b.segment = None;
-                }
+                let mut b = a.build.for_algorithm(alg);
                 b.size = Some(size.to_string());
                 points.push((b, e));
             }
@@ -589,18 +583,10 @@ fn sweep(
         .collect();
     bar.finish_and_clear();
     let reports: Vec<Report> = results.into_iter().collect::<Result<_>>()?;
-    let mut out: Box<dyn Write> = match &a.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
-        )),
-        None => Box::new(std::io::stdout().lock()),
-    };
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string_pretty(&reports)?)?,
-        "csv" | "text" => write_csv(&mut out, &reports)?,
-        other => {
-            return Err(Error::Invalid(format!("--format '{other}' is not csv or json")).into())
-        }
+        // csv, and text (checked before the runs): a sweep's text is its table.
+        _ => write_csv(&mut out, &reports)?,
     }
     out.flush()?;
     Ok(0)

@@ -351,13 +351,18 @@ impl ReduceOp {
                 ))
             }
         };
-        if dtype.is_float() && matches!(op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) {
+        if dtype.is_float() && op.is_bitwise() {
             return Err(invalid!(
                 "--op {s} needs an integer --dtype, not {}",
                 dtype.name()
             ));
         }
         Ok(op)
+    }
+
+    /// Whether it works on bits (and so needs an integer type).
+    pub fn is_bitwise(&self) -> bool {
+        matches!(self, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor)
     }
 
     pub fn name(&self) -> &'static str {

@@ -1,7 +1,8 @@
 //! Schedules as text: JSON (export and import) and LogGOPSim's GOAL format.
 
 use super::{
-    Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, MAX_BUFFER_BYTES, MAX_RANKS,
+    reference_fault, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, MAX_BUFFER_BYTES,
+    MAX_RANKS,
 };
 use crate::error::{Error, Result};
 use crate::invalid;
@@ -246,14 +247,28 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
             doc.ranks
         ));
     }
-    for (rank, jp) in doc.programs.iter().enumerate() {
+    let offsets = doc.offsets.len();
+    let mut s = Schedule::new(
+        collective,
+        doc.ranks,
+        doc.count,
+        doc.dtype,
+        doc.op,
+        &doc.algorithm,
+    );
+    s.offsets = doc.offsets;
+    for (rank, (prog, jp)) in s.programs.iter_mut().zip(doc.programs).enumerate() {
         if too_big(jp.scratch) {
             return Err(invalid!(
                 "schedule JSON: rank {rank}'s scratch of {} elements is larger than 2^50 bytes",
                 jp.scratch
             ));
         }
-        for (i, jo) in jp.ops.iter().enumerate() {
+        *prog = Program {
+            scratch: jp.scratch,
+            ..Default::default()
+        };
+        for (i, jo) in jp.ops.into_iter().enumerate() {
             let at = || format!("schedule JSON: rank {rank} op {i}");
             let op = jo.op().map_err(|e| invalid!("{}: {e}", at()))?;
             if let Op::Compute { seconds } = op {
@@ -264,44 +279,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
                     ));
                 }
             }
-            if let Some(&d) = jo.deps.iter().find(|&&d| d as usize >= i) {
-                return Err(invalid!(
-                    "{}: depends on op {d}, which is not an earlier operation",
-                    at()
-                ));
+            if let Some(fault) = reference_fault(&op, i, &jo.deps, doc.ranks, offsets) {
+                return Err(invalid!("{}: {fault}", at()));
             }
-            if let Op::Send { peer, .. } | Op::Recv { peer, .. } = op {
-                if peer as usize >= doc.ranks {
-                    return Err(invalid!("{}: peer {peer} is not a rank", at()));
-                }
-            }
-            if let Op::Send { route, .. } = op {
-                if route as usize > doc.offsets.len() {
-                    return Err(invalid!(
-                        "{}: route {route} is not in the schedule's {} offsets",
-                        at(),
-                        doc.offsets.len()
-                    ));
-                }
-            }
-        }
-    }
-    let mut s = Schedule::new(
-        collective,
-        doc.ranks,
-        doc.count,
-        doc.dtype,
-        doc.op,
-        &doc.algorithm,
-    );
-    s.offsets = doc.offsets;
-    for (prog, jp) in s.programs.iter_mut().zip(doc.programs) {
-        *prog = Program {
-            scratch: jp.scratch,
-            ..Default::default()
-        };
-        for jo in jp.ops {
-            let op = jo.op().expect("checked above");
             prog.push(op, &jo.deps);
         }
     }

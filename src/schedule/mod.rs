@@ -144,6 +144,37 @@ impl Op {
 /// Index of an operation within its rank's program.
 pub type OpId = u32;
 
+/// What is wrong with op `i`'s references, if anything: a dependency that is
+/// not an earlier op, a route past the schedule's `offsets` offsets, a peer
+/// that is not one of `ranks`. The verifier reports these, and so does the
+/// JSON import, because the simulator (told not to verify) indexes by them.
+pub(crate) fn reference_fault(
+    op: &Op,
+    i: usize,
+    deps: &[OpId],
+    ranks: usize,
+    offsets: usize,
+) -> Option<String> {
+    if let Some(d) = deps.iter().find(|&&d| d as usize >= i) {
+        return Some(format!(
+            "depends on op {d}, which is not an earlier operation"
+        ));
+    }
+    if let Op::Send { route, .. } = op {
+        if *route as usize > offsets {
+            return Some(format!(
+                "route {route} is not in the schedule's {offsets} offsets"
+            ));
+        }
+    }
+    match op {
+        Op::Send { peer, .. } | Op::Recv { peer, .. } if *peer as usize >= ranks => {
+            Some(format!("peer {peer} is not a rank"))
+        }
+        _ => None,
+    }
+}
+
 /// One rank's program. Dependencies are stored flat (compressed rows) so that
 /// a million-operation schedule stays compact.
 #[derive(Clone, Debug, Default, PartialEq)]

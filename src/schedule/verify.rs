@@ -20,8 +20,8 @@
 //!    contributions, each exactly once.
 
 use super::{
-    dependency_counts, Buf, Collective, Expect, Op, OpId, Program, Region, Schedule, Successors,
-    Term,
+    dependency_counts, reference_fault, Buf, Collective, Expect, Op, OpId, Program, Region,
+    Schedule, Successors, Term,
 };
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
@@ -253,31 +253,14 @@ fn check_structure(s: &Schedule) -> Result<()> {
             Ok(())
         };
         for (i, op) in prog.ops.iter().enumerate() {
-            for &d in prog.deps(i) {
-                if d as usize >= i {
-                    return Err(verr(format!(
-                        "rank {rank} op {i} ({}) depends on op {d}, which is not an earlier operation",
-                        op.describe()
-                    )));
-                }
+            if let Some(fault) = reference_fault(op, i, prog.deps(i), s.ranks, s.offsets.len()) {
+                return Err(verr(format!(
+                    "rank {rank} op {i} ({}): {fault}",
+                    op.describe()
+                )));
             }
             match op {
-                Op::Send { peer, region, .. } | Op::Recv { peer, region, .. } => {
-                    if let Op::Send { route, .. } = op {
-                        if *route as usize > s.offsets.len() {
-                            return Err(verr(format!(
-                                "rank {rank} op {i} ({}): route {route} is not in the schedule's {} offsets",
-                                op.describe(),
-                                s.offsets.len()
-                            )));
-                        }
-                    }
-                    if *peer as usize >= s.ranks {
-                        return Err(verr(format!(
-                            "rank {rank} op {i} ({}): peer {peer} is not a rank",
-                            op.describe()
-                        )));
-                    }
+                Op::Send { region, .. } | Op::Recv { region, .. } => {
                     in_bounds(i, region)?;
                 }
                 Op::Copy { src, dst } | Op::Combine { src, dst } => {

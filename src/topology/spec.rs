@@ -188,7 +188,7 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
         Error::Invalid(m) => invalid!("topology file '{name}': {m}"),
         other => other,
     };
-    let mut kind = match f.kind.as_str() {
+    let kind = match f.kind.as_str() {
         "torus" | "mesh" => {
             let d = dims()?;
             let n = d.len();
@@ -222,6 +222,7 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             ))
         }
     };
+    let mut topo = Topology::from_kind(name, kind);
     if let Some(tie) = &f.torus_tie {
         let tie = match tie.as_str() {
             "plus" => TorusTie::Plus,
@@ -232,17 +233,13 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
                 ))
             }
         };
-        match &mut kind {
-            Kind::Grid(g) if g.wrap.iter().any(|&w| w) => g.tie = tie,
-            Kind::Tofu(t) => t.grid.tie = tie,
-            _ => {
-                return Err(invalid!(
-                    "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
-                ))
-            }
+        if !topo.has_torus_ties() {
+            return Err(invalid!(
+                "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
+            ));
         }
+        topo.set_torus_tie(tie);
     }
-    let topo = Topology::from_kind(name, kind);
     topo.check_connected()?;
     Ok(topo)
 }
