@@ -722,3 +722,133 @@ fn bench_kernels_refuses_an_unknown_type() {
         "foo",
     );
 }
+
+#[test]
+fn twelfth_session_inputs_are_refused() {
+    // Options that did nothing where they were given.
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--seed",
+            "7",
+        ],
+        "--seed draws the --skew offsets",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--sharing",
+            "reservation",
+            "--fairness",
+            "rtt",
+        ],
+        "--fairness rtt",
+    );
+    for (flag, value) in [
+        ("-c", "allreduce"),
+        ("-a", "ring"),
+        ("--sizes", "8B..64B"),
+        ("--op", "max"),
+        ("--warmup", "3"),
+    ] {
+        refused(
+            &["bench", "--kernels", "--kernel-bytes", "1KiB", flag, value],
+            "does not apply",
+        );
+    }
+    // A fault that names no op would never fire.
+    for (fault, says) in [
+        ("9:0", "rank 9 is not one"),
+        ("0:100000", "op 100000 does not exist"),
+    ] {
+        refused(
+            &[
+                "run", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--size", "8", "--fault",
+                fault,
+            ],
+            says,
+        );
+    }
+    // A sites file's LAN fields are named, not the edge built from them.
+    let dir = scratch_dir();
+    let path = dir.join("sites_lan.toml");
+    std::fs::write(
+        &path,
+        "kind = \"sites\"\nn0 = 2\nn1 = 2\nlan_bandwidth = -1\nwan_latency = 1e-3\nwan_lane_bandwidth = [1e6]\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            path.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "sites: lan_bandwidth",
+    );
+    // Still accepted where they apply.
+    for args in [
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--skew",
+            "1e-6",
+            "--seed",
+            "7",
+        ][..],
+        &[
+            "bench",
+            "--kernels",
+            "--kernel-bytes",
+            "1KiB",
+            "--dtype",
+            "i32",
+            "--iterations",
+            "1",
+        ][..],
+    ] {
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_zero_byte_run_prints_no_ratio_to_its_zero_bound() {
+    let (code, out, err) = common::topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--size",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.starts_with("lower bound")).unwrap();
+    assert!(
+        !line.contains("inf") && !line.contains("ratio") && !line.contains("/"),
+        "{line}"
+    );
+}

@@ -385,3 +385,31 @@ fn timeout_bounds_a_run() {
     let e = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
     assert!(e.contains("timed out") && e.contains("rank "), "{e}");
 }
+
+#[test]
+fn a_run_takes_time_linear_in_its_ranks() {
+    // Each task released its memory claims on every rank, so 262,144 ranks
+    // took about a minute (131,072: 14 s); now about 1.5 s. The timeout
+    // fails the run well before the old cost.
+    let p = 1 << 18;
+    let req = Request::new(
+        Collective::Bcast { root: 0 },
+        p,
+        8,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap();
+    let bcast = ALGORITHMS
+        .iter()
+        .find(|a| a.collective == "bcast" && a.name == "binomial")
+        .unwrap();
+    let s = (bcast.build)(&req).unwrap();
+    let opts = Options {
+        timeout: Some(Duration::from_secs(20)),
+        ..opts(4)
+    };
+    let out = run_and_check::<u8>(&s, &opts);
+    assert_eq!(out.len(), p);
+}

@@ -55,9 +55,9 @@ pub struct BenchArgs {
     pub build: BuildArgs,
     #[command(flatten)]
     pub exec: ExecArgs,
-    /// Sizes: a range (8B..64MiB: 8B, 16B, 32B, ... doubling up to at most 64MiB) or a list (1KiB,1MiB).
-    #[arg(long, default_value = "8B..1MiB")]
-    pub sizes: String,
+    /// Sizes: a range (8B..64MiB: 8B, 16B, 32B, ... doubling up to at most 64MiB) or a list (1KiB,1MiB) [default: 8B..1MiB].
+    #[arg(long)]
+    pub sizes: Option<String>,
     /// Timed iterations per size (default: 200 up to 64 KiB, 50 up to 4 MiB, 10 above).
     #[arg(long)]
     pub iterations: Option<usize>,
@@ -477,7 +477,8 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
     if a.build.size.is_some() {
         return Err(Error::Invalid("bench takes its sizes from --sizes, not --size".into()).into());
     }
-    let sizes = parse_size_list(&a.sizes).map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
+    let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1MiB"))
+        .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
     let algs: Vec<String> = a
         .build
         .algorithm_name()?
@@ -664,6 +665,30 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
     }
     if let Some(d) = &a.build.dtype {
         Dtype::parse(d)?;
+    }
+    // The kernel benchmark runs no schedule: options about one would be
+    // silently ignored, so they are refused.
+    let b = &a.build;
+    let unused = [
+        ("--topology", b.topology.is_some()),
+        ("--ranks", b.ranks.is_some()),
+        ("--collective", b.collective.is_some()),
+        ("--algorithm", b.algorithm.is_some()),
+        ("--size", b.size.is_some()),
+        ("--root", b.root.is_some()),
+        ("--op", b.op.is_some()),
+        ("--segment", b.segment.is_some()),
+        ("--sizes", a.sizes.is_some()),
+        ("--warmup", a.warmup.is_some()),
+        ("--baseline", a.baseline.is_some()),
+        ("--workers", a.exec.workers.is_some()),
+    ];
+    if let Some((name, _)) = unused.iter().find(|(_, given)| *given) {
+        return Err(Error::Invalid(format!(
+            "bench --kernels times the reduction kernels alone: {name} does not apply \
+             (it takes --dtype, --iterations and --kernel-bytes)"
+        ))
+        .into());
     }
     runtime::check_memory(bytes.saturating_mul(3), "the three kernel arrays")?;
     let iters = a.iterations.unwrap_or(5).max(1);

@@ -67,9 +67,9 @@ pub struct SimulateArgs {
     /// Ranks start at random offsets in [0, SKEW) seconds.
     #[arg(long)]
     pub skew: Option<f64>,
-    /// Seed for --skew.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed for --skew [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
     #[arg(long)]
     pub trace: Option<String>,
@@ -195,6 +195,18 @@ impl SimulateArgs {
                 )
             }
         };
+        // Options that would be silently ignored are refused.
+        if fairness == Fairness::Rtt && sharing == Sharing::Reservation {
+            return Err(Error::Invalid(
+                "--fairness rtt weights max-min shares; --sharing reservation has none".into(),
+            )
+            .into());
+        }
+        if self.seed.is_some() && self.skew.is_none() {
+            return Err(
+                Error::Invalid("--seed draws the --skew offsets: give --skew too".into()).into(),
+            );
+        }
         Ok(SimConfig {
             engines,
             overhead_s: self.overhead,
@@ -209,7 +221,7 @@ impl SimulateArgs {
             rendezvous: self.rendezvous,
             skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
                 max_s,
-                seed: self.seed,
+                seed: self.seed.unwrap_or(0),
             }),
             trace: self.trace.is_some(),
             fold: !self.no_fold,
@@ -487,11 +499,13 @@ fn print_text(
     )?;
     writeln!(out, "time            {:.9e} s", r.time_s)?;
     match r.lower_bound_s {
-        Some(lb) => writeln!(
+        Some(lb) if lb > 0.0 => writeln!(
             out,
             "lower bound     {lb:.9e} s  (time / bound = {:.6})",
             r.time_s / lb
         )?,
+        // A bound of 0 (nothing to move) has no ratio.
+        Some(lb) => writeln!(out, "lower bound     {lb:.9e} s")?,
         None => writeln!(out, "lower bound     unknown")?,
     }
     writeln!(out, "flows           {}", r.flows)?;
@@ -614,6 +628,7 @@ pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
             .map_or(String::new(), |x| format!("{x:.9e}"));
         let ratio = r
             .lower_bound_s
+            .filter(|&x| x > 0.0)
             .map_or(String::new(), |x| format!("{:.6}", r.time_s / x));
         writeln!(
             out,

@@ -86,6 +86,27 @@ pub struct Fault {
     pub op: usize,
 }
 
+impl Fault {
+    /// A fault that names no op of the schedule would never fire: refused.
+    pub fn check(&self, s: &Schedule) -> Result<()> {
+        let Some(program) = s.programs.get(self.rank) else {
+            return Err(Error::Invalid(format!(
+                "--fault: rank {} is not one of the schedule's {} ranks",
+                self.rank, s.ranks
+            )));
+        };
+        if self.op >= program.ops.len() {
+            return Err(Error::Invalid(format!(
+                "--fault: rank {} has {} ops, so op {} does not exist",
+                self.rank,
+                program.ops.len(),
+                self.op
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// One rank's three buffers.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct RankBuffers<T> {

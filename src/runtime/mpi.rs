@@ -258,6 +258,10 @@ pub fn run_rank<T: Elem>(
 ) -> Result<RankRun> {
     let s = plan.schedule;
     let rank = w.rank;
+    // Every rank checks the same fault, so all refuse it before talking.
+    if let Some(f) = &opts.fault {
+        f.check(s)?;
+    }
     if s.ranks != w.size {
         return Err(Error::Runtime(format!(
             "the schedule has {} ranks but MPI has {} processes",

@@ -180,6 +180,9 @@ struct Exec<'a, 's, T> {
 pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) -> Result<RunStats> {
     let s = plan.schedule;
     let p = s.ranks;
+    if let Some(f) = &opts.fault {
+        f.check(s)?;
+    }
     if bufs.len() != p {
         return Err(Error::Runtime(format!(
             "{} buffers for {p} ranks",
@@ -436,8 +439,10 @@ impl<T: Elem> Exec<'_, '_, T> {
         }
     }
 
-    /// Claims a task's regions; returns the claim id, or fails the run.
-    fn claim(&self, st: &mut State<T>, t: &Task<T>) -> Option<u64> {
+    /// Claims a task's regions; returns the claim id and the ranks it holds
+    /// memory on (released after the task, one or two of them: releasing
+    /// on every rank made a run quadratic in its ranks), or fails the run.
+    fn claim(&self, st: &mut State<T>, t: &Task<T>) -> Option<(u64, Vec<usize>)> {
         st.next_claim += 1;
         let id = st.next_claim;
         let regs = self.task_regions(t);
@@ -462,7 +467,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                 return None;
             }
         }
-        Some(id)
+        Some((id, per_rank.into_iter().map(|(rank, _)| rank).collect()))
     }
 
     /// Moves the data of a task (no lock held).
@@ -604,7 +609,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                 continue;
             }
             if let Some(mut t) = st.tasks.pop_front() {
-                let Some(id) = self.claim(&mut st, &t) else {
+                let Some((id, held)) = self.claim(&mut st, &t) else {
                     continue;
                 };
                 if let Task::Eager { data, .. } = &mut t {
@@ -617,8 +622,8 @@ impl<T: Elem> Exec<'_, '_, T> {
                 let res = catch_unwind(AssertUnwindSafe(|| self.execute(&mut t)));
                 st = self.state.lock().unwrap();
                 st.running -= 1;
-                for c in st.claims.iter_mut() {
-                    c.release(id);
+                for rank in held {
+                    st.claims[rank].release(id);
                 }
                 match res {
                     Ok(()) => self.finish(&mut st, t),

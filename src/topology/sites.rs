@@ -51,6 +51,10 @@ impl Sites {
             super::check_bandwidth(&format!("sites: wan_lane_bandwidth for {} lanes", i + 1), b)?;
         }
         super::check_latency("sites: wan_latency", wan_latency)?;
+        // Checked here, so the message names the field, not the LAN edge
+        // built from it.
+        super::check_bandwidth("sites: lan_bandwidth", lan_bandwidth)?;
+        super::check_latency("sites: lan_latency", lan_latency)?;
         let mut nodes: Vec<NodeSpec> = (0..n0)
             .map(|i| NodeSpec {
                 name: format!("s0h{i}"),
