@@ -179,14 +179,27 @@ fn out_of_range_numbers_are_refused() {
         v.extend_from_slice(extra);
         v
     };
-    // Finite inputs whose times overflow to inf, and a header that wrapped.
+    // Finite inputs whose times would overflow to inf (or, for a subnormal
+    // bandwidth, make a transfer last forever), and a header that wrapped.
     refused(
         &with(&["--latency", "1e308"]),
-        "the simulated time overflowed",
+        "--latency: latency 1e308 s is more than 1e9 s",
     );
     refused(
         &with(&["--overhead", "1e308"]),
-        "the simulated time overflowed",
+        "--overhead must be from 0 to 1e9 seconds",
+    );
+    refused(
+        &with(&["--bandwidth", "1e-310"]),
+        "bandwidth 1e-310 bytes/s is outside 1e-6 to 1e18",
+    );
+    refused(
+        &with(&["--flow-cap", "1e-310"]),
+        "--flow-cap: bandwidth 1e-310 bytes/s is outside",
+    );
+    refused(
+        &with(&["--tcp-window", "1e300"]),
+        "--tcp-window must be from 1 byte",
     );
     refused(
         &with(&["--header-bytes", "18446744073709551615"]),
@@ -385,6 +398,8 @@ fn a_full_or_closed_standard_output_is_an_error_not_a_panic() {
         &["verify", "--ranks", "4", "-c", "alltoall", "-a", "linear"][..],
         &["model", "trinaryx3"][..],
         &["list"][..],
+        &["--help"][..],
+        &["simulate", "--help"][..],
         &[
             "simulate",
             "-t",
@@ -850,5 +865,169 @@ fn a_zero_byte_run_prints_no_ratio_to_its_zero_bound() {
     assert!(
         !line.contains("inf") && !line.contains("ratio") && !line.contains("/"),
         "{line}"
+    );
+}
+
+#[test]
+fn third_probe_inputs_are_refused_and_files_kept() {
+    let dir = scratch_dir();
+    // A failing command leaves an existing output file as it was.
+    let keep = dir.join("keep.txt");
+    let keep_path = keep.to_str().unwrap();
+    for args in [
+        &[
+            "schedule", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--format", "xml", "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "nosuch",
+            "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--size",
+            "3",
+            "--dtype",
+            "f64",
+            "-o",
+            keep_path,
+        ][..],
+    ] {
+        std::fs::write(&keep, "precious").unwrap();
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&keep).unwrap(),
+            "precious",
+            "{args:?}"
+        );
+    }
+    // -o and --trace naming one file in two spellings.
+    let same = dir.join("same.csv");
+    let dotted = format!("{}/./same.csv", dir.to_str().unwrap());
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "-o",
+            same.to_str().unwrap(),
+            "--trace",
+            &dotted,
+        ],
+        "--trace and -o name the same file",
+    );
+    // Misspelt algorithms in a sweep are refused before any run.
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring,nosuch",
+            "--size",
+            "64",
+        ],
+        "unknown allreduce algorithm 'nosuch'",
+    );
+    // Nothing combines in a broadcast.
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--compute-bandwidth",
+            "1e9",
+        ],
+        "--compute-bandwidth times combines, and bcast combines nothing",
+    );
+    // A half-duplex edge is one link: one latency.
+    let half = dir.join("half.toml");
+    std::fs::write(
+        &half,
+        "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+         [[edge]]\na = \"a\"\nb = \"b\"\nduplex = \"half\"\nlatency_ab = 1e-6\nlatency_ba = 10.0\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            half.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "one latency for both directions",
+    );
+    // Parse errors keep what they name, on one line.
+    refused(&["reproduce"], "<PAPER>");
+    // A negative number is a value, judged as one.
+    refused(
+        &["model", "trinaryx3", "--height", "-1"],
+        "model parameter height must be a non-negative finite number, got -1",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--latency",
+            "-1",
+        ],
+        "--latency: latency must be a non-negative number of seconds, got -1",
+    );
+    // A message quoting a huge input line is cut.
+    let long = dir.join("long.toml");
+    std::fs::write(
+        &long,
+        format!(
+            "kind = \"torus\"\ndims = [4, 4]\nbandwidth = \"{}\"\n",
+            "x".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let (code, err) = topocoll(&[
+        "verify",
+        "-t",
+        long.to_str().unwrap(),
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.len() < 1000 && err.contains("more characters"),
+        "{} bytes",
+        err.len()
     );
 }

@@ -169,6 +169,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.initial(r, out),
         }
     }
+    fn min_send_count(&self) -> Option<u64> {
+        match self {
+            Stream::Pipeline(s) => s.min_send_count(),
+            Stream::Ring(s) => s.min_send_count(),
+        }
+    }
 }
 
 /// A registered algorithm.

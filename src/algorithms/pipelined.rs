@@ -878,6 +878,15 @@ impl OpSource for PipelineStream {
             }
         }
     }
+    fn min_send_count(&self) -> Option<u64> {
+        // Every op carries its segment's elements, and a tree's last
+        // segment is its smallest (a lower bound, as a tree may not send).
+        let pl = self.pl.as_ref()?;
+        (0..pl.trees.len())
+            .filter(|&t| pl.segments(t) > 0)
+            .map(|t| pl.segment(t, pl.segments(t) - 1).1)
+            .min()
+    }
 }
 
 #[cfg(test)]

@@ -319,15 +319,26 @@ pub fn main() -> i32 {
         Err(e) if !e.use_stderr() => {
             return match e.print() {
                 Ok(()) => 0,
-                Err(_) => 2,
+                Err(e) => {
+                    eprintln!("topocoll: writing to standard output: {e}");
+                    2
+                }
             };
         }
         Err(e) => {
+            // Up to the usage: the message, what it names on later lines
+            // (missing arguments) and clap's tips, joined.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
+            let said: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let said = said.join(" ");
             eprintln!(
                 "topocoll: {} (see --help)",
-                first.strip_prefix("error: ").unwrap_or(first)
+                one_line(said.strip_prefix("error: ").unwrap_or(&said))
             );
             return 2;
         }
@@ -336,7 +347,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
-            let msg = format!("{e:#}").replace('\n', " ");
+            let msg = one_line(&format!("{e:#}"));
             eprintln!("topocoll: {msg}");
             if is_verify {
                 1
@@ -344,6 +355,69 @@ pub fn main() -> i32 {
                 2
             }
         }
+    }
+}
+
+/// An error message as one line of at most 600 characters: a parser may
+/// quote a whole input line (megabytes, for a one-line TOML file).
+fn one_line(msg: &str) -> String {
+    const MAX: usize = 600;
+    let msg = msg.replace('\n', " ");
+    match msg.char_indices().nth(MAX) {
+        None => msg,
+        Some((cut, _)) => format!(
+            "{}... ({} more characters)",
+            &msg[..cut],
+            msg[cut..].chars().count()
+        ),
+    }
+}
+
+/// An output file, opened at once (a path that cannot be written fails
+/// before any work) but emptied only when the first byte is written, so a
+/// run that fails leaves an existing file as it was.
+pub(crate) struct OutputFile {
+    file: std::fs::File,
+    path: String,
+    emptied: bool,
+}
+
+impl OutputFile {
+    pub(crate) fn open(path: &str) -> Result<OutputFile> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot create '{path}'"))?;
+        Ok(OutputFile {
+            file,
+            path: path.to_string(),
+            emptied: false,
+        })
+    }
+
+    /// Whether `other` is the same file (another spelling, a link).
+    pub(crate) fn same_file(&self, other: &OutputFile) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (self.file.metadata(), other.file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => self.path == other.path,
+        }
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.emptied {
+            self.file.set_len(0)?;
+            self.emptied = true;
+        }
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
     }
 }
 
@@ -449,20 +523,19 @@ fn verify(a: VerifyArgs) -> Result<i32> {
 }
 
 fn write_schedule(a: ScheduleArgs) -> Result<i32> {
-    let topo = a.build.topology()?;
-    let s = a.build.build(topo.as_ref())?;
+    if !matches!(a.format.as_str(), "json" | "goal") {
+        return Err(Error::Invalid(format!("--format '{}' is not goal or json", a.format)).into());
+    }
     let mut out: Box<dyn Write> = match &a.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
-        )),
+        Some(path) => Box::new(std::io::BufWriter::new(OutputFile::open(path)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    match a.format.as_str() {
-        "json" => schedule::to_json(&s, &mut out)?,
-        "goal" => schedule::to_goal(&s, &mut out)?,
-        other => {
-            return Err(Error::Invalid(format!("--format '{other}' is not goal or json")).into())
-        }
+    let topo = a.build.topology()?;
+    let s = a.build.build(topo.as_ref())?;
+    if a.format == "json" {
+        schedule::to_json(&s, &mut out)?;
+    } else {
+        schedule::to_goal(&s, &mut out)?;
     }
     out.flush()?;
     Ok(0)

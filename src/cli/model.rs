@@ -24,19 +24,19 @@ enum Model {
 #[derive(Args)]
 struct Trinaryx3Args {
     /// H: pipeline stages (tree height).
-    #[arg(long, default_value_t = trix::PAPER_H)]
+    #[arg(long, default_value_t = trix::PAPER_H, allow_negative_numbers = true)]
     height: f64,
     /// Take H from the Trinaryx3 trees of this torus instead (e.g. tofu:24x2x16 = 48x6x32).
     #[arg(long, conflicts_with = "height")]
     topology: Option<String>,
     /// L: per-message latency, seconds.
-    #[arg(long, default_value_t = trix::PAPER_LATENCY_S)]
+    #[arg(long, default_value_t = trix::PAPER_LATENCY_S, allow_negative_numbers = true)]
     latency: f64,
     /// BWcomm: one path's bandwidth, bytes/s (default 11.6e9/3).
-    #[arg(long, default_value_t = trix::PAPER_BW_COMM)]
+    #[arg(long, default_value_t = trix::PAPER_BW_COMM, allow_negative_numbers = true)]
     bandwidth: f64,
     /// BWcomp: reduction throughput, bytes/s.
-    #[arg(long, default_value_t = trix::PAPER_BW_COMP)]
+    #[arg(long, default_value_t = trix::PAPER_BW_COMP, allow_negative_numbers = true)]
     compute_bandwidth: f64,
     /// N: message size in bytes (1GiB, 64KiB, ...).
     #[arg(long, default_value = "1GiB")]
@@ -94,9 +94,9 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         ..base
     };
     bc.check()
-        .context("the bcast equations (1) and (3), whose segment is --segment")?;
+        .context("the bcast equations (1) and (3) (segment: --segment)")?;
     rd.check()
-        .context("the reduce equations (2) and (4), whose segment is --reduce-segment")?;
+        .context("the reduce equations (2) and (4) (segment: --reduce-segment)")?;
     // Computed (and checked) before anything is printed.
     let t1 = trix::bcast(&bc);
     let t2 = trix::reduce(&rd);

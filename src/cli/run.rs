@@ -22,7 +22,7 @@ pub struct ExecArgs {
     #[arg(long, default_value = "threads")]
     pub backend: String,
     /// Fail (every rank, with an error) when a run takes longer than this.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     pub timeout: f64,
     /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
     #[arg(long)]

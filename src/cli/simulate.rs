@@ -1,6 +1,6 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
-use super::BuildArgs;
+use super::{BuildArgs, OutputFile};
 use crate::algorithms::{self, pipelined::MAX_MATERIALISED_OPS};
 use crate::error::Error;
 use crate::schedule::{self, Schedule};
@@ -25,22 +25,22 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "4")]
     pub engines: String,
     /// Bandwidth of every link, bytes/s (overrides the topology's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub bandwidth: Option<f64>,
     /// Latency of every link, seconds (overrides the topology's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub latency: Option<f64>,
     /// Per-message software overhead on the sender's CPU, seconds.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub overhead: f64,
     /// Bytes per second one CPU combines (reductions); free if absent.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub compute_bandwidth: Option<f64>,
     /// Per-node injection bandwidth, bytes/s.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub injection_bandwidth: Option<f64>,
     /// Per-node ejection bandwidth, bytes/s.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ejection_bandwidth: Option<f64>,
     /// maxmin (flows share links max-min fairly) or reservation (a flow reserves its path's bottleneck).
     #[arg(long, default_value = "maxmin")]
@@ -52,10 +52,10 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "plus")]
     pub torus_tie: String,
     /// Cap on any one flow's rate, bytes/s.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub flow_cap: Option<f64>,
     /// TCP window in bytes: caps each flow at window / (2 x route latency).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tcp_window: Option<f64>,
     /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
     #[arg(long, default_value_t = 0)]
@@ -65,7 +65,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub rendezvous: bool,
     /// Ranks start at random offsets in [0, SKEW) seconds.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub skew: Option<f64>,
     /// Seed for --skew [default: 0].
     #[arg(long)]
@@ -91,6 +91,14 @@ pub struct SimulateArgs {
     /// slice of ranks: same results to rounding, far faster).
     #[arg(long)]
     pub no_fold: bool,
+    /// Simulate event by event even where no flow shares a link (by default
+    /// such runs go rank by rank: same results to rounding, faster).
+    #[arg(long)]
+    pub no_by_rank: bool,
+    /// Threads for a run simulated rank by rank (default: one per core;
+    /// the result does not depend on it).
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// Simulate a schedule read from a JSON file (as written by `topocoll
     /// schedule --format json`, or by hand) instead of building one; its
     /// collective, algorithm, size and element type come from the file
@@ -225,6 +233,10 @@ impl SimulateArgs {
             }),
             trace: self.trace.is_some(),
             fold: !self.no_fold,
+            by_rank: !self.no_by_rank,
+            threads: self
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             progress: self.progress.clone(),
         })
     }
@@ -382,6 +394,21 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
+    // Every name known before the first run (a sweep found a misspelt one
+    // only when it reached it).
+    if a.loaded.is_none() {
+        let collective = a.build.collective()?;
+        for name in &algorithms {
+            algorithms::find(collective.name(), name)?;
+        }
+        if a.compute_bandwidth.is_some() && !collective.is_reduction() {
+            return Err(Error::Invalid(format!(
+                "--compute-bandwidth times combines, and {} combines nothing",
+                collective.name()
+            ))
+            .into());
+        }
+    }
     if !matches!(a.format.as_str(), "text" | "json" | "csv") {
         return Err(
             Error::Invalid(format!("--format '{}' is not text, json or csv", a.format)).into(),
@@ -394,17 +421,20 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         )
         .into());
     }
-    if a.trace.is_some() && a.trace == a.output {
-        return Err(Error::Invalid(
-            "--trace and -o name the same file: give them different paths".into(),
-        )
-        .into());
+    // Fail on an output path before the runs, not after them (and leave
+    // an existing file as it was if they fail).
+    let output = a.output.as_deref().map(OutputFile::open).transpose()?;
+    let trace = a.trace.as_deref().map(OutputFile::open).transpose()?;
+    if let (Some(o), Some(t)) = (&output, &trace) {
+        if o.same_file(t) {
+            return Err(Error::Invalid(
+                "--trace and -o name the same file: give them different paths".into(),
+            )
+            .into());
+        }
     }
-    // Fail on an output path before the runs, not after them.
-    let mut out: Box<dyn Write> = match &a.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
-        )),
+    let mut out: Box<dyn Write> = match output {
+        Some(file) => Box::new(std::io::BufWriter::new(file)),
         // Not locked: a lock held across the runs would block anything else
         // that prints to standard output meanwhile.
         None => Box::new(std::io::stdout()),
@@ -427,10 +457,8 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     } else {
         simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?
     };
-    if let Some(path) = &a.trace {
-        let mut f = std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("cannot create '{path}'"))?,
-        );
+    if let (Some(path), Some(file)) = (&a.trace, trace) {
+        let mut f = std::io::BufWriter::new(file);
         sim::write_chrome_trace(&result.spans, s.ranks, &mut f)
             .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
             .with_context(|| format!("writing '{path}'"))?;
@@ -548,6 +576,13 @@ fn print_text(
             out,
             "folded          each simulated rank stood for {} translates (--no-fold to simulate all)",
             res.folded
+        )?;
+    }
+    if res.by_rank_threads > 0 {
+        writeln!(
+            out,
+            "by rank         no flow shared a link, so ranks ran in turn on {} thread(s) (--no-by-rank to run event by event)",
+            res.by_rank_threads
         )?;
     }
     if r.streamed {

@@ -34,6 +34,20 @@ pub trait OpSource {
     fn partner(&self, r: usize, i: OpId) -> OpId;
     /// The ops of rank `r` with no dependencies, receives excepted, in program order.
     fn initial(&self, r: usize, out: &mut Vec<OpId>);
+    /// The fewest elements a send to another rank carries, or `None` when
+    /// no rank sends to another: it bounds how soon one rank can affect
+    /// another (the simulator's lookahead, `sim::local`). The default reads
+    /// every op; a generator answers from its arithmetic.
+    fn min_send_count(&self) -> Option<u64> {
+        let ranks = self.header().ranks;
+        (0..ranks)
+            .flat_map(|r| (0..self.len(r)).map(move |i| (r, i as OpId)))
+            .filter_map(|(r, i)| match self.op(r, i) {
+                Op::Send { peer, region, .. } if peer as usize != r => Some(region.count),
+                _ => None,
+            })
+            .min()
+    }
 }
 
 /// A materialised schedule as an [`OpSource`].

@@ -31,6 +31,7 @@
 
 mod fairshare;
 mod fold;
+mod local;
 mod queue;
 mod trace;
 
@@ -105,6 +106,12 @@ pub struct SimConfig {
     /// Where to publish how far the run is, in millionths of its ops
     /// completed (updated about every 65,536 events), for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Run rank by rank (`local`) where no flow shares a link; the results
+    /// agree with the event-by-event run to rounding.
+    pub by_rank: bool,
+    /// Threads for a run rank by rank (each takes a block of ranks; the
+    /// result does not depend on how many). At least 1.
+    pub threads: usize,
 }
 
 impl Default for SimConfig {
@@ -125,6 +132,8 @@ impl Default for SimConfig {
             trace: false,
             fold: true,
             progress: None,
+            by_rank: true,
+            threads: 1,
         }
     }
 }
@@ -134,15 +143,20 @@ impl SimConfig {
         if self.engines == 0 {
             return Err(invalid!("--engines must be at least 1"));
         }
+        if self.threads == 0 {
+            return Err(invalid!("--threads must be at least 1"));
+        }
         if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
             return Err(invalid!(
                 "--header-bytes {} is more than 2^50 bytes",
                 self.header_bytes
             ));
         }
-        if !(self.overhead_s.is_finite() && self.overhead_s >= 0.0) {
+        let most = crate::topology::MAX_LATENCY;
+        if !(self.overhead_s.is_finite() && (0.0..=most).contains(&self.overhead_s)) {
             return Err(invalid!(
-                "--overhead must be a non-negative number of seconds"
+                "--overhead must be from 0 to {most:e} seconds, got {}",
+                self.overhead_s
             ));
         }
         for (name, v) in [
@@ -150,12 +164,16 @@ impl SimConfig {
             ("--injection-bandwidth", self.injection_bandwidth),
             ("--ejection-bandwidth", self.ejection_bandwidth),
             ("--flow-cap", self.flow_cap),
-            ("--tcp-window", self.tcp_window),
         ] {
             if let Some(v) = v {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(invalid!("{name} must be a positive number, got {v}"));
-                }
+                crate::topology::check_bandwidth(name, v)?;
+            }
+        }
+        if let Some(w) = self.tcp_window {
+            if !(w.is_finite() && (1.0..=crate::schedule::MAX_BUFFER_BYTES as f64).contains(&w)) {
+                return Err(invalid!(
+                    "--tcp-window must be from 1 byte to 2^50 bytes, got {w}"
+                ));
             }
         }
         match &self.skew {
@@ -259,6 +277,9 @@ pub struct SimResult {
     /// (`SimConfig::fold`); `events` and the solver counts are then the
     /// folded run's.
     pub folded: u64,
+    /// Whether the run went rank by rank (`SimConfig::by_rank`), and on
+    /// how many threads (0 when it went event by event).
+    pub by_rank_threads: usize,
     #[serde(skip)]
     pub spans: Vec<Span>,
 }
@@ -487,20 +508,38 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
     let wall = Instant::now();
     check(s, topo, cfg)?;
     let src = Materialised::new(s)?;
-    let fold = fold::detect(&src, topo, cfg);
-    Sim::new(&src, topo, cfg, fold).run(wall)
+    run(&src, topo, cfg, wall)
 }
 
 /// Simulates a schedule read op by op (a generated pipeline, say), with the
 /// same semantics and the same result as [`simulate`] on its materialised form.
-pub fn simulate_source<P: OpSource>(
+pub fn simulate_source<P: OpSource + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
 ) -> Result<SimResult> {
     let wall = Instant::now();
     check(src.header(), topo, cfg)?;
-    Sim::new(src, topo, cfg, fold::detect(src, topo, cfg)).run(wall)
+    run(src, topo, cfg, wall)
+}
+
+/// Folded if the run folds; else rank by rank if it can (`local`, which
+/// stops at the first flow that would share a link); else event by event.
+fn run<P: OpSource + Sync>(
+    src: &P,
+    topo: &Topology,
+    cfg: &SimConfig,
+    wall: Instant,
+) -> Result<SimResult> {
+    let fold = fold::detect(src, topo, cfg);
+    if fold.is_none() && cfg.by_rank {
+        if let Some(lookahead) = local::lookahead(src, topo, cfg) {
+            if let Some(result) = local::simulate(src, topo, cfg, lookahead, wall) {
+                return result;
+            }
+        }
+    }
+    Sim::new(src, topo, cfg, fold).run(wall)
 }
 
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
@@ -1272,77 +1311,131 @@ impl<'a, P: OpSource> Sim<'a, P> {
     }
 
     fn finish(self, wall: Instant) -> Result<SimResult> {
-        let total: u64 = (0..self.ranks.len()).map(|r| self.src.len(r)).sum();
-        let done: u64 = self.ranks.iter().map(|r| r.done as u64).sum();
-        // Every op done: counted, and each rank's window retired to its end
-        // (the count alone would not see an op completed twice and another
-        // never).
-        let unfinished = |(r, st): &(usize, &RankState)| {
-            (st.done as u64) < self.src.len(*r) || (st.ops.front() as u64) < self.src.len(*r)
-        };
-        if let Some((stuck, _)) = self.ranks.iter().enumerate().find(unfinished) {
-            let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
-            let parked = if self.parked.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", {} sends wait for a receive that is never posted",
-                    self.parked.len()
-                )
-            };
-            return Err(Error::Verify(format!(
-                "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{}{}); verify the schedule",
-                total.saturating_sub(done).max(1),
-                if waiting > 0 { format!(", {waiting} transfers wait for bandwidth no link can give") } else { String::new() },
-                parked
-            )));
+        let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
+        let mut waits = String::new();
+        if waiting > 0 {
+            waits = format!(", {waiting} transfers wait for bandwidth no link can give");
         }
-        let copies = self.fold.as_ref().map_or(1, |f| f.copies);
-        let simulated = self.ranks.len();
-        let rank_finish_s: Vec<f64> = (0..simulated * copies)
-            .map(|r| self.ranks[r % simulated].finish)
-            .collect();
-        let time_s = rank_finish_s.iter().copied().fold(0.0, f64::max);
-        let n = self.topo.links.len();
-        let links: Vec<LinkStats> = self.topo.links[..n]
-            .iter()
-            .enumerate()
-            .map(|(l, link)| {
-                let u = &self.link_use[self.fold.as_ref().map_or(l, |f| f.canon[l] as usize)];
-                LinkStats {
-                    from: link.from,
-                    to: link.to,
-                    bytes: u.bytes,
-                    busy_s: u.busy,
-                    utilisation: if time_s > 0.0 {
-                        u.bytes / (link.bandwidth * time_s)
-                    } else {
-                        0.0
-                    },
-                    peak_flows: u.peak,
-                }
-            })
-            .collect();
-        let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
-        let used = links.iter().filter(|l| l.peak_flows >= 1).count();
-        let frac = |k: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
-        Ok(SimResult {
-            time_s,
-            rank_finish_s,
-            flows: self.flows * copies as u64,
-            network_bytes: self.network_bytes * copies as f64,
-            links_shared_fraction: frac(shared),
-            links_used_fraction: frac(used),
-            links,
+        if !self.parked.is_empty() {
+            waits += &format!(
+                ", {} sends wait for a receive that is never posted",
+                self.parked.len()
+            );
+        }
+        check_finished(self.src, self.ranks.iter(), &waits)?;
+        let m = self.maxmin.as_ref();
+        let totals = Totals {
+            flows: self.flows,
+            network_bytes: self.network_bytes,
             events: self.handled,
-            recomputes: self.maxmin.as_ref().map_or(0, |m| m.recomputes),
-            rounds: self.maxmin.as_ref().map_or(0, |m| m.rounds),
-            full_solves: self.maxmin.as_ref().map_or(0, |m| m.full_solves),
-            recomputed_flows: self.maxmin.as_ref().map_or(0, |m| m.recomputed_flows),
-            wall_s: wall.elapsed().as_secs_f64(),
-            folded: copies as u64,
-            spans: self.spans,
+            recomputes: m.map_or(0, |m| m.recomputes),
+            rounds: m.map_or(0, |m| m.rounds),
+            full_solves: m.map_or(0, |m| m.full_solves),
+            recomputed_flows: m.map_or(0, |m| m.recomputed_flows),
+        };
+        let finish: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
+        Ok(results(
+            self.topo,
+            self.fold.as_ref(),
+            &finish,
+            &self.link_use,
+            totals,
+            wall,
+            self.spans,
+        ))
+    }
+}
+
+/// An error unless every rank ran every op: counted, and each rank's window
+/// retired to its end (the count alone would not see an op completed twice
+/// and another never). `waits` says what still waits, if anything.
+fn check_finished<'r, P: OpSource>(
+    src: &P,
+    ranks: impl Iterator<Item = &'r RankState> + Clone,
+    waits: &str,
+) -> Result<()> {
+    let unfinished = |(r, st): &(usize, &RankState)| {
+        (st.done as u64) < src.len(*r) || (st.ops.front() as u64) < src.len(*r)
+    };
+    let Some((stuck, _)) = ranks.clone().enumerate().find(unfinished) else {
+        return Ok(());
+    };
+    let total: u64 = (0..src.header().ranks).map(|r| src.len(r)).sum();
+    let done: u64 = ranks.map(|r| r.done as u64).sum();
+    Err(Error::Verify(format!(
+        "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{waits}); verify the schedule",
+        total.saturating_sub(done).max(1),
+    )))
+}
+
+/// A run's counts, before folding multiplies them back.
+struct Totals {
+    flows: u64,
+    network_bytes: f64,
+    events: u64,
+    recomputes: u64,
+    rounds: u64,
+    full_solves: u64,
+    recomputed_flows: u64,
+}
+
+/// The result of a finished run from each simulated rank's finish time and
+/// each link's statistics.
+fn results(
+    topo: &Topology,
+    fold: Option<&fold::Fold>,
+    finish: &[f64],
+    link_use: &[LinkUse],
+    totals: Totals,
+    wall: Instant,
+    spans: Vec<Span>,
+) -> SimResult {
+    let copies = fold.map_or(1, |f| f.copies);
+    let simulated = finish.len();
+    let rank_finish_s: Vec<f64> = (0..simulated * copies)
+        .map(|r| finish[r % simulated])
+        .collect();
+    let time_s = rank_finish_s.iter().copied().fold(0.0, f64::max);
+    let n = topo.links.len();
+    let links: Vec<LinkStats> = topo.links[..n]
+        .iter()
+        .enumerate()
+        .map(|(l, link)| {
+            let u = &link_use[fold.map_or(l, |f| f.canon[l] as usize)];
+            LinkStats {
+                from: link.from,
+                to: link.to,
+                bytes: u.bytes,
+                busy_s: u.busy,
+                utilisation: if time_s > 0.0 {
+                    u.bytes / (link.bandwidth * time_s)
+                } else {
+                    0.0
+                },
+                peak_flows: u.peak,
+            }
         })
+        .collect();
+    let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
+    let used = links.iter().filter(|l| l.peak_flows >= 1).count();
+    let frac = |k: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    SimResult {
+        time_s,
+        rank_finish_s,
+        flows: totals.flows * copies as u64,
+        network_bytes: totals.network_bytes * copies as f64,
+        links_shared_fraction: frac(shared),
+        links_used_fraction: frac(used),
+        links,
+        events: totals.events,
+        recomputes: totals.recomputes,
+        rounds: totals.rounds,
+        full_solves: totals.full_solves,
+        recomputed_flows: totals.recomputed_flows,
+        wall_s: wall.elapsed().as_secs_f64(),
+        folded: copies as u64,
+        by_rank_threads: 0,
+        spans,
     }
 }
 

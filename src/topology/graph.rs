@@ -163,6 +163,11 @@ impl Graph {
                             "{field}: a half-duplex edge has one bandwidth shared by both directions"
                         ));
                     }
+                    if lat_ab != lat_ba {
+                        return Err(invalid!(
+                            "{field}: a half-duplex edge is one link, with one latency for both directions"
+                        ));
+                    }
                     adj[b as usize].push((a, id));
                 }
             }

@@ -302,14 +302,34 @@ pub(crate) fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
             "{what}: bandwidth must be a positive number of bytes per second, got {bw}"
         ));
     }
+    // Beyond these, a transfer's time leaves the range of numbers the
+    // simulator's sums keep exact enough (a subnormal bandwidth made every
+    // transfer last forever).
+    if !(MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&bw) {
+        return Err(invalid!(
+            "{what}: bandwidth {bw:e} bytes/s is outside {MIN_BANDWIDTH:e} to {MAX_BANDWIDTH:e}"
+        ));
+    }
     Ok(())
 }
 
-/// Rejects a latency that is negative or not finite.
+/// The bandwidths (bytes/s) a model may use: a millionth of a byte per
+/// second to 10^18 (an exabyte per second).
+pub const MIN_BANDWIDTH: f64 = 1e-6;
+pub const MAX_BANDWIDTH: f64 = 1e18;
+/// The longest latency or overhead (s), as for `--skew`: 32 years.
+pub const MAX_LATENCY: f64 = 1e9;
+
+/// Rejects a latency that is negative, not finite or beyond `MAX_LATENCY`.
 pub(crate) fn check_latency(what: &str, lat: f64) -> Result<()> {
     if !(lat.is_finite() && lat >= 0.0) {
         return Err(invalid!(
             "{what}: latency must be a non-negative number of seconds, got {lat}"
+        ));
+    }
+    if lat > MAX_LATENCY {
+        return Err(invalid!(
+            "{what}: latency {lat:e} s is more than {MAX_LATENCY:e} s"
         ));
     }
     Ok(())

@@ -141,4 +141,10 @@ impl OpSource for RingStream {
             out.push(0);
         }
     }
+
+    fn min_send_count(&self) -> Option<u64> {
+        // Every send carries one chunk; the shortest has n / P elements.
+        let p = self.header.ranks as u64;
+        (p > 1).then(|| self.header.count / p)
+    }
 }

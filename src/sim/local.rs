@@ -1,0 +1,905 @@
+//! The rank-local engine: the same node model as [`super::Sim`], run one
+//! rank at a time, for runs in which no flow ever shares a link.
+//!
+//! Where every flow is alone on its links (`super::Alone`: Trinaryx3's
+//! edge-disjoint trees, rings, most pipelines), a flow's rate is its route's
+//! bottleneck and its end is known when it starts, so ranks interact only
+//! through data arriving, never sooner than a lookahead `L` after the event
+//! that sends it: the shortest bandwidth phase of a cross-rank transfer (the
+//! smallest message at the fastest link; a route's latency elapses before
+//! the event that starts that phase). A rank whose earliest
+//! pending event is at T, the earliest of all ranks, can then run every
+//! event before T + L: nothing another rank has yet to do can reach it
+//! sooner. The engine keeps each rank's events in its own small queue and
+//! the ranks in a queue by their earliest event, and runs the rank at the
+//! front up to T + L. A rank's state stays in cache for several events, and
+//! there is no global event queue, flow-end queue or transfer table.
+//!
+//! Same instant, per rank: a rank handles its events within a relative
+//! 1e-12 of its earliest together (as `Sim` does for all ranks), its ready
+//! sends and CPU tasks given out at that earliest time. Where two ranks'
+//! events lie within 1e-12 but are not equal, `Sim` gives both the earlier
+//! time and this engine each its own, so the two agree to that rounding
+//! (the tests compare them to 1e-9), not always bit for bit.
+//!
+//! Threads (`SimConfig::threads`) take contiguous blocks of ranks. Each
+//! runs its ranks as far as the others' earliest events allow (their
+//! earliest + L), then they exchange the data that crosses blocks and their
+//! earliest events at a barrier. A rank's instants do not depend on how
+//! the ranks are split, so the result is the same for any number of
+//! threads, bit for bit. Each thread touches only its block's state, which
+//! on large networks fits its core's cache better.
+//!
+//! Whether flows are alone is checked as the run goes: each link must carry
+//! flows of one sender only, one at a time (a flow starts only once the
+//! last one on its links has ended, by the rank's instant). The first flow
+//! that would share a link stops the run, and the caller runs `Sim`.
+
+use super::{
+    check_finished, results, Route, Totals, ARRIVED, CPU_IDLE, DONE, LEVEL_TOLERANCE, NO_DEPS,
+    POSTED,
+};
+use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
+use crate::error::{Error, Result};
+use crate::invalid;
+use crate::schedule::{Op, OpId, OpSource};
+use crate::topology::{LinkId, Topology};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+/// A rank's pending events. The order breaks ties in time; any order gives
+/// the same result (a rank queues everything ready at an instant before it
+/// gives out engines and the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Start,
+    /// A transfer's data has arrived at its receiver (not counted as an
+    /// event: `SendEnd` at the sender is `Sim`'s flow end).
+    Delivered,
+    /// A transfer's data has arrived: the sender's engine is free.
+    SendEnd,
+    OverheadDone,
+    TaskDone,
+    /// A transfer's latency has elapsed: its bandwidth phase starts.
+    FlowStart,
+}
+
+struct Rank {
+    state: RankState,
+    /// Pending events: (time bits, kind, op), earliest first.
+    queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
+    /// The time (bits) of this rank's entry in `Local::front`, `UNLISTED`
+    /// when it has none, `RUNNING` while it runs.
+    listed: u64,
+    dispatch_pending: bool,
+    /// Its last topology route: peer, summed latency, links.
+    last_route: (u32, f64, Route),
+    /// The end (horizon) of the last instant it ran: nothing may arrive
+    /// at or before it.
+    past: f64,
+}
+
+const UNLISTED: u64 = u64::MAX;
+/// No time is below 0.0's bits, so a running rank is never listed again.
+const RUNNING: u64 = 0;
+
+/// What stops a run: an error, or a flow that would share a link (or a
+/// lookahead too short to run an instant), after which `Sim` must run it.
+enum Stop {
+    Error(Error),
+    Fallback,
+    /// Another thread stopped.
+    Halted,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+/// The lookahead of a run, or `None` when this engine does not apply: the
+/// node model must be `Sim`'s alone-flow case (max-min, equal shares, eager,
+/// no node links, no trace), ranks on distinct nodes (two ranks on one node
+/// exchange data in no time), and a positive lookahead.
+pub(super) fn lookahead<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) -> Option<f64> {
+    if cfg.sharing != Sharing::MaxMin
+        || cfg.fairness != Fairness::Equal
+        || cfg.rendezvous
+        || cfg.trace
+        || cfg.injection_bandwidth.is_some()
+        || cfg.ejection_bandwidth.is_some()
+    {
+        return None;
+    }
+    let mut nodes = topo.rank_node.clone();
+    nodes.sort_unstable();
+    if nodes.windows(2).any(|w| w[0] == w[1]) {
+        return None;
+    }
+    let Some(elems) = src.min_send_count() else {
+        // No rank sends to another: each runs alone to its end.
+        return Some(f64::INFINITY);
+    };
+    let fastest = topo.links.iter().map(|l| l.bandwidth).fold(0.0, f64::max);
+    let nearest = topo
+        .links
+        .iter()
+        .map(|l| l.latency)
+        .fold(f64::INFINITY, f64::min);
+    // A flow's data lands bytes / rate after its bandwidth phase starts,
+    // which is an event of its own (`FlowStart`) once the route has a
+    // latency: the latency does not count. A message of no bytes lands its
+    // route's latency after the overhead is paid; if there can be such
+    // messages, the others carry at least one element.
+    let elem = src.header().elem_bytes();
+    let bytes = elems.saturating_mul(elem) + cfg.header_bytes;
+    let l = if bytes > 0 {
+        bytes as f64 / fastest
+    } else {
+        nearest.min(elem as f64 / fastest)
+    };
+    (l > 0.0 && !l.is_nan()).then_some(l)
+}
+
+/// Runs the schedule with the rank-local engine; `None` when a flow would
+/// share a link (then `Sim` must run it).
+pub(super) fn simulate<P: OpSource + Sync>(
+    src: &P,
+    topo: &Topology,
+    cfg: &SimConfig,
+    lookahead: f64,
+    wall: Instant,
+) -> Option<Result<SimResult>> {
+    let p = src.header().ranks;
+    let threads = cfg.threads.clamp(1, p.max(1));
+    let block = p.div_ceil(threads).max(1);
+    let shared = Shared {
+        owner: (0..topo.links.len())
+            .map(|_| AtomicU32::new(NO_OWNER))
+            .collect(),
+        earliest: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        done: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        inbox: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
+        stop: AtomicBool::new(false),
+        barrier: Barrier::new(threads),
+        block: block as u32,
+        total_ops: if cfg.progress.is_some() {
+            (0..p).map(|r| src.len(r)).sum()
+        } else {
+            0
+        },
+    };
+    let parts: Vec<Local<P>> = (0..threads)
+        .map(|k| {
+            let lo = (k * block).min(p);
+            let hi = ((k + 1) * block).min(p);
+            Local::new(src, topo, cfg, lookahead, &shared, k, lo..hi)
+        })
+        .collect();
+    let outcomes: Vec<(Local<P>, std::result::Result<(), Stop>)> = if threads == 1 {
+        parts
+            .into_iter()
+            .map(|mut part| {
+                let res = part.run();
+                (part, res)
+            })
+            .collect()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|mut part| {
+                    scope.spawn(move || {
+                        let res = part.run();
+                        (part, res)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a simulation thread panicked"))
+                .collect()
+        })
+    };
+    let mut parts = Vec::with_capacity(outcomes.len());
+    for (part, res) in outcomes {
+        match res {
+            Ok(()) => {}
+            Err(Stop::Error(e)) => return Some(Err(e)),
+            Err(Stop::Fallback) => return None,
+            Err(Stop::Halted) => {}
+        }
+        parts.push(part);
+    }
+    Some(finish(src, topo, &shared, parts, wall))
+}
+
+/// What the threads share.
+struct Shared {
+    /// Each link's one sender, `NO_OWNER` until its first flow.
+    owner: Vec<AtomicU32>,
+    /// Each thread's earliest pending event (time bits; `u64::MAX`: none),
+    /// published at the barrier.
+    earliest: Vec<AtomicU64>,
+    /// Each thread's ops completed, for progress.
+    done: Vec<AtomicU64>,
+    /// Data arriving at each thread's ranks from other threads:
+    /// (time bits, rank, receive).
+    inbox: Vec<Mutex<Vec<(u64, u32, OpId)>>>,
+    /// Set by a thread that stops (an error or a shared link).
+    stop: AtomicBool,
+    barrier: Barrier,
+    /// Ranks per thread (the last may have fewer).
+    block: u32,
+    total_ops: u64,
+}
+
+/// The result from the threads' parts, in rank order.
+fn finish<P: OpSource>(
+    src: &P,
+    topo: &Topology,
+    shared: &Shared,
+    parts: Vec<Local<P>>,
+    wall: Instant,
+) -> Result<SimResult> {
+    check_finished(
+        src,
+        parts
+            .iter()
+            .flat_map(|part| part.ranks.iter().map(|r| &r.state)),
+        "",
+    )?;
+    let finish: Vec<f64> = parts
+        .iter()
+        .flat_map(|part| part.ranks.iter().map(|r| r.state.finish))
+        .collect();
+    // A link's statistics are kept by the thread of its one sender.
+    let link_use: Vec<LinkUse> = (0..topo.links.len())
+        .map(|l| match shared.owner[l].load(Ordering::Relaxed) {
+            NO_OWNER => LinkUse::default(),
+            r => parts[(r / shared.block) as usize].link_use[l],
+        })
+        .collect();
+    let totals = Totals {
+        flows: parts.iter().map(|p| p.flows).sum(),
+        network_bytes: parts.iter().map(|p| p.network_bytes).sum(),
+        events: parts.iter().map(|p| p.handled).sum(),
+        recomputes: 0,
+        rounds: 0,
+        full_solves: 0,
+        recomputed_flows: 0,
+    };
+    let mut result = results(topo, None, &finish, &link_use, totals, wall, Vec::new());
+    result.by_rank_threads = parts.len();
+    Ok(result)
+}
+
+struct Local<'a, P: OpSource> {
+    src: &'a P,
+    topo: &'a Topology,
+    cfg: &'a SimConfig,
+    lookahead: f64,
+    shared: &'a Shared,
+    /// This thread's index, and its ranks: `lo..lo + ranks.len()`.
+    part: usize,
+    lo: u32,
+    ranks: Vec<Rank>,
+    /// Ranks with pending events by their earliest: (time bits, rank).
+    front: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Per link this thread's ranks send on: its statistics (`since` holds
+    /// when its last flow ends).
+    link_use: Vec<LinkUse>,
+    /// Data for other threads' ranks, by thread, sent at the barrier.
+    outbox: Vec<Vec<(u64, u32, OpId)>>,
+    flows: u64,
+    network_bytes: f64,
+    handled: u64,
+    next_report: u64,
+    /// Ops of the running rank that became ready at its instant.
+    ready_now: Vec<OpId>,
+    route_buf: Vec<LinkId>,
+    /// Whether an event landed in a rank's past (see `Rank::past`).
+    late: bool,
+    /// The earliest data sent to another thread's ranks in this window.
+    sent: f64,
+}
+
+const NO_OWNER: u32 = u32::MAX;
+
+impl<'a, P: OpSource> Local<'a, P> {
+    fn new(
+        src: &'a P,
+        topo: &'a Topology,
+        cfg: &'a SimConfig,
+        lookahead: f64,
+        shared: &'a Shared,
+        part: usize,
+        ranks: std::ops::Range<usize>,
+    ) -> Self {
+        Local {
+            src,
+            topo,
+            cfg,
+            lookahead,
+            shared,
+            part,
+            lo: ranks.start as u32,
+            ranks: ranks
+                .map(|_| Rank {
+                    state: RankState {
+                        ops: OpWindow::default(),
+                        started: false,
+                        ready_sends: super::queue::SortedQueue::default(),
+                        engines_busy: 0,
+                        cpu_running: CPU_IDLE,
+                        cpu_queue: super::queue::SortedQueue::default(),
+                        finish: 0.0,
+                        done: 0,
+                    },
+                    queue: BinaryHeap::new(),
+                    listed: UNLISTED,
+                    dispatch_pending: false,
+                    last_route: (u32::MAX, 0.0, Route::new()),
+                    past: f64::NEG_INFINITY,
+                })
+                .collect(),
+            front: BinaryHeap::new(),
+            link_use: vec![LinkUse::default(); topo.links.len()],
+            outbox: vec![Vec::new(); shared.earliest.len()],
+            flows: 0,
+            network_bytes: 0.0,
+            handled: 0,
+            next_report: if cfg.progress.is_some() && part == 0 {
+                0
+            } else {
+                u64::MAX
+            },
+            ready_now: Vec::new(),
+            route_buf: Vec::new(),
+            late: false,
+            sent: f64::INFINITY,
+        }
+    }
+
+    /// Queues an event of rank q, listing q in `front` if it comes first;
+    /// data for another thread's rank waits in the outbox.
+    fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
+        let key = time.to_bits();
+        let Some(rank) = self.ranks.get_mut(q.wrapping_sub(self.lo) as usize) else {
+            debug_assert_eq!(ev, Ev::Delivered);
+            self.outbox[(q / self.shared.block) as usize].push((key, q, op));
+            // The other thread runs from it at the next barrier, and may
+            // answer L later.
+            self.sent = self.sent.min(time);
+            return;
+        };
+        // A guard on the lookahead's reasoning: an event in a rank's past
+        // would be a wrong result, so the run goes to `Sim` instead.
+        self.late |= time <= rank.past;
+        rank.queue.push(Reverse((key, ev, op)));
+        if key < rank.listed {
+            rank.listed = key;
+            self.front.push(Reverse((key, q)));
+        }
+    }
+
+    /// The earliest pending event of this thread's ranks (bits), or
+    /// `u64::MAX`.
+    fn earliest(&mut self) -> u64 {
+        while let Some(&Reverse((key, r))) = self.front.peek() {
+            if self.ranks[(r - self.lo) as usize].listed == key {
+                return key;
+            }
+            self.front.pop(); // superseded by an earlier entry
+        }
+        u64::MAX
+    }
+
+    fn run(&mut self) -> std::result::Result<(), Stop> {
+        let offsets = self.cfg.start_offsets(self.src.header().ranks);
+        for k in 0..self.ranks.len() {
+            let r = self.lo + k as u32;
+            let t = offsets[r as usize];
+            self.ranks[k].state.finish = t;
+            self.push(r, t, Ev::Start, 0);
+        }
+        let threads = self.shared.earliest.len();
+        if threads == 1 {
+            return self.window(f64::INFINITY);
+        }
+        let shared = self.shared;
+        loop {
+            shared.earliest[self.part].store(self.earliest(), Ordering::Relaxed);
+            shared.done[self.part].store(
+                self.ranks.iter().map(|r| r.state.done as u64).sum(),
+                Ordering::Relaxed,
+            );
+            shared.barrier.wait();
+            // The others' earliest: how far this thread's ranks may run.
+            let others = (0..threads)
+                .filter(|&k| k != self.part)
+                .map(|k| shared.earliest[k].load(Ordering::Relaxed))
+                .min()
+                .unwrap_or(u64::MAX);
+            if others == u64::MAX && self.earliest() == u64::MAX {
+                return Ok(());
+            }
+            let others = if others == u64::MAX {
+                f64::INFINITY
+            } else {
+                f64::from_bits(others)
+            };
+            let res = if shared.stop.load(Ordering::Relaxed) {
+                Err(Stop::Halted)
+            } else {
+                self.window(others)
+            };
+            if res.is_err() {
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            for (k, out) in self.outbox.iter_mut().enumerate() {
+                if !out.is_empty() {
+                    shared.inbox[k].lock().expect("inbox").append(out);
+                }
+            }
+            shared.barrier.wait();
+            if shared.stop.load(Ordering::Relaxed) {
+                return res.and(Err(Stop::Halted));
+            }
+            let arrived = std::mem::take(&mut *shared.inbox[self.part].lock().expect("inbox"));
+            for (key, q, op) in arrived {
+                self.push(q, f64::from_bits(key), Ev::Delivered, op);
+            }
+        }
+    }
+
+    /// Runs this thread's ranks, earliest first, each up to L past the
+    /// earliest of its own events and the other threads' (`others`, `inf`
+    /// for none, and the data sent to them meanwhile, which they may answer),
+    /// until the earliest rank cannot run.
+    fn window(&mut self, others: f64) -> std::result::Result<(), Stop> {
+        if self.late {
+            return Err(Stop::Fallback);
+        }
+        self.sent = f64::INFINITY;
+        while let Some(&Reverse((key, r))) = self.front.peek() {
+            let others = others.min(self.sent);
+            let rank = &mut self.ranks[(r - self.lo) as usize];
+            if rank.listed != key {
+                self.front.pop(); // superseded by an earlier entry
+                continue;
+            }
+            let t = f64::from_bits(key);
+            let limit = t.min(others) + self.lookahead;
+            if t + t.abs() * LEVEL_TOLERANCE >= limit {
+                // The earliest of all ranks cannot run its first instant:
+                // the lookahead is inside its rounding.
+                return if t <= others {
+                    Err(Stop::Fallback)
+                } else {
+                    Ok(())
+                };
+            }
+            self.front.pop();
+            rank.listed = RUNNING;
+            if self.handled >= self.next_report {
+                self.report_progress();
+            }
+            self.advance(r, limit)?;
+            if self.late {
+                return Err(Stop::Fallback);
+            }
+            let rank = &mut self.ranks[(r - self.lo) as usize];
+            rank.listed = UNLISTED;
+            if let Some(&Reverse((next, _, _))) = rank.queue.peek() {
+                rank.listed = next;
+                self.front.push(Reverse((next, r)));
+            }
+        }
+        Ok(())
+    }
+
+    /// As `Sim::report_progress`, for all threads (their counts as of the
+    /// last barrier).
+    #[cold]
+    #[inline(never)]
+    fn report_progress(&mut self) {
+        self.next_report = self.handled + (1 << 16);
+        if let Some(p) = &self.cfg.progress {
+            let own: u64 = self.ranks.iter().map(|r| r.state.done as u64).sum();
+            let others: u64 = (0..self.shared.done.len())
+                .filter(|&k| k != self.part)
+                .map(|k| self.shared.done[k].load(Ordering::Relaxed))
+                .sum();
+            let millionths =
+                (own + others).saturating_mul(1_000_000) / self.shared.total_ops.max(1);
+            p.store(millionths, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Runs rank r's instants that end before `limit`.
+    fn advance(&mut self, r: u32, limit: f64) -> std::result::Result<(), Stop> {
+        let mut ran = false;
+        loop {
+            let rank = &self.ranks[(r - self.lo) as usize];
+            let Some(&Reverse((key, _, _))) = rank.queue.peek() else {
+                return Ok(());
+            };
+            let now = f64::from_bits(key);
+            if !now.is_finite() {
+                return Err(invalid!(
+                    "the simulated time overflowed (an event at {now} s): the overheads, latencies, \
+                     bandwidths or sizes given are out of range"
+                )
+                .into());
+            }
+            let horizon = now + now.abs() * LEVEL_TOLERANCE;
+            if horizon >= limit {
+                // A rank that cannot run even its first instant has a
+                // lookahead inside the instant's rounding: `Sim` must run.
+                return if ran { Ok(()) } else { Err(Stop::Fallback) };
+            }
+            ran = true;
+            loop {
+                self.drain_ready(now, r);
+                let rank = &mut self.ranks[(r - self.lo) as usize];
+                if let Some(&Reverse((k, ev, op))) = rank.queue.peek() {
+                    let t = f64::from_bits(k);
+                    if t <= horizon {
+                        rank.queue.pop();
+                        self.handled += u64::from(ev != Ev::Delivered);
+                        self.handle(r, t, ev, op, now, horizon)?;
+                        continue;
+                    }
+                }
+                let rank = &mut self.ranks[(r - self.lo) as usize];
+                if rank.dispatch_pending {
+                    rank.dispatch_pending = false;
+                    self.dispatch(now, horizon, r)?;
+                    continue;
+                }
+                break;
+            }
+            self.ranks[(r - self.lo) as usize].past = horizon;
+        }
+    }
+
+    fn handle(
+        &mut self,
+        r: u32,
+        t: f64,
+        ev: Ev,
+        i: OpId,
+        now: f64,
+        horizon: f64,
+    ) -> std::result::Result<(), Stop> {
+        match ev {
+            Ev::Start => self.start(r),
+            Ev::OverheadDone | Ev::TaskDone => {
+                let rank = &mut self.ranks[(r - self.lo) as usize];
+                if rank.state.cpu_running == i {
+                    rank.state.cpu_running = CPU_IDLE;
+                    if !rank.state.cpu_queue.is_empty() {
+                        rank.dispatch_pending = true;
+                    }
+                }
+                if ev == Ev::OverheadDone {
+                    self.begin_latency(t, now, horizon, r, i)?;
+                } else {
+                    self.complete(t, r, i);
+                }
+            }
+            Ev::FlowStart => {
+                let (dst, recv_op, bytes, _) = self.transfer(r, i)?;
+                let path = std::mem::take(&mut self.route_buf);
+                let res = self.begin_bandwidth(t, now, horizon, r, i, &path, bytes, dst, recv_op);
+                self.route_buf = path;
+                res?;
+            }
+            Ev::SendEnd => {
+                let rank = &mut self.ranks[(r - self.lo) as usize];
+                rank.state.engines_busy -= 1;
+                rank.dispatch_pending = true;
+                self.complete(t, r, i);
+            }
+            Ev::Delivered => {
+                let rank = &mut self.ranks[(r - self.lo) as usize];
+                let started = rank.state.started;
+                let st = rank.state.ops.get(self.src, r as usize, i);
+                let posted = st.posted(started);
+                st.flags |= ARRIVED;
+                if posted {
+                    self.received(t, r, i);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// As `Sim::start` (no sends wait for receives here).
+    fn start(&mut self, r: u32) {
+        let ru = r as usize;
+        let rank = &mut self.ranks[(r - self.lo) as usize];
+        rank.state.started = true;
+        let mut ids = Vec::new();
+        self.src.initial(ru, &mut ids);
+        ids.extend(rank.state.ops.touched().filter_map(|(i, st)| {
+            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
+        }));
+        ids.sort_unstable();
+        ids.dedup();
+        self.ready_now.extend(ids);
+    }
+
+    /// As `Sim::drain_ready`, for rank r.
+    fn drain_ready(&mut self, now: f64, r: u32) {
+        while let Some(i) = self.ready_now.pop() {
+            let rank = &mut self.ranks[(r - self.lo) as usize];
+            match self.src.op(r as usize, i) {
+                Op::Send { .. } => {
+                    rank.state.ready_sends.push(i);
+                    rank.dispatch_pending = true;
+                }
+                Op::Recv { .. } => {
+                    let st = rank.state.ops.get(self.src, r as usize, i);
+                    st.flags |= POSTED;
+                    if st.flags & ARRIVED != 0 {
+                        self.received(now, r, i);
+                    }
+                }
+                Op::Copy { .. } => self.complete(now, r, i),
+                op @ (Op::Combine { .. } | Op::Compute { .. }) => {
+                    let dur = self.cpu_time(&op);
+                    self.cpu_task(now, r, i, dur, true);
+                }
+            }
+        }
+    }
+
+    fn cpu_time(&self, op: &Op) -> f64 {
+        let combine = |count: u64| {
+            self.cfg.compute_bandwidth.map_or(0.0, |bw| {
+                (count * self.src.header().elem_bytes()) as f64 / bw
+            })
+        };
+        match *op {
+            Op::Send { .. } => self.cfg.overhead_s,
+            Op::Recv { region, .. } => combine(region.count),
+            Op::Combine { src, .. } => combine(src.count),
+            Op::Compute { seconds } => seconds,
+            Op::Copy { .. } => 0.0,
+        }
+    }
+
+    /// As `Sim::cpu_task`.
+    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
+        let rank = &mut self.ranks[(r - self.lo) as usize];
+        if rank.state.cpu_running == CPU_IDLE && rank.state.cpu_queue.is_empty() && dur <= 0.0 {
+            self.push(r, now, Ev::TaskDone, i);
+            return;
+        }
+        rank.state.cpu_queue.push((compute, i, dur.to_bits()));
+        rank.dispatch_pending = true;
+    }
+
+    /// As `Sim::dispatch`.
+    fn dispatch(&mut self, now: f64, horizon: f64, r: u32) -> std::result::Result<(), Stop> {
+        loop {
+            let rank = &mut self.ranks[(r - self.lo) as usize];
+            if rank.state.engines_busy as usize >= self.cfg.engines {
+                break;
+            }
+            let Some(i) = rank.state.ready_sends.pop() else {
+                break;
+            };
+            rank.state.engines_busy += 1;
+            if self.cfg.overhead_s > 0.0 {
+                self.cpu_task(now, r, i, self.cfg.overhead_s, false);
+            } else {
+                self.begin_latency(now, now, horizon, r, i)?;
+            }
+        }
+        let rank = &mut self.ranks[(r - self.lo) as usize];
+        if rank.state.cpu_running == CPU_IDLE {
+            if let Some((compute, i, dur)) = rank.state.cpu_queue.pop() {
+                rank.state.cpu_running = i;
+                let ev = if compute {
+                    Ev::TaskDone
+                } else {
+                    Ev::OverheadDone
+                };
+                self.push(r, now + f64::from_bits(dur), ev, i);
+            }
+        }
+        Ok(())
+    }
+
+    /// Send i of rank r: its receiver, receive, bytes and route latency, with
+    /// its links in `route_buf` (as `Sim::begin_latency` finds them).
+    fn transfer(&mut self, r: u32, i: OpId) -> Result<(u32, OpId, f64, f64)> {
+        let Op::Send {
+            peer,
+            region,
+            route,
+            ..
+        } = self.src.op(r as usize, i)
+        else {
+            unreachable!("only sends start transfers")
+        };
+        let recv_op = self.src.partner(r as usize, i);
+        let mut path = std::mem::take(&mut self.route_buf);
+        path.clear();
+        let topology_route = route == 0 && peer != r;
+        let last = &self.ranks[(r - self.lo) as usize].last_route;
+        let lat = if topology_route && last.0 == peer {
+            path.extend_from_slice(&last.2);
+            last.1
+        } else {
+            if peer != r {
+                if route == 0 {
+                    self.topo.route(r as usize, peer as usize, &mut path);
+                } else {
+                    let offset = &self.src.header().offsets[route as usize - 1];
+                    let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
+                    if dest != peer as usize {
+                        return Err(Error::Invalid(format!(
+                            "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
+                        )));
+                    }
+                }
+            }
+            let lat: f64 = path
+                .iter()
+                .map(|&l| self.topo.links[l as usize].latency)
+                .sum();
+            if topology_route {
+                let last = &mut self.ranks[(r - self.lo) as usize].last_route;
+                last.0 = peer;
+                last.1 = lat;
+                last.2.clear();
+                last.2.extend_from_slice(&path);
+            }
+            lat
+        };
+        self.route_buf = path;
+        let bytes = if peer == r {
+            0.0
+        } else {
+            (region.count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
+        };
+        Ok((peer, recv_op, bytes, lat))
+    }
+
+    /// As `Sim::begin_latency`: the send's overhead is paid at t.
+    fn begin_latency(
+        &mut self,
+        t: f64,
+        now: f64,
+        horizon: f64,
+        r: u32,
+        i: OpId,
+    ) -> std::result::Result<(), Stop> {
+        let (dst, recv_op, bytes, lat) = self.transfer(r, i)?;
+        self.flows += 1;
+        let path = std::mem::take(&mut self.route_buf);
+        let res = if bytes == 0.0 || path.is_empty() {
+            self.push(r, t + lat, Ev::SendEnd, i);
+            self.push(dst, t + lat, Ev::Delivered, recv_op);
+            Ok(())
+        } else if lat == 0.0 {
+            self.begin_bandwidth(t, now, horizon, r, i, &path, bytes, dst, recv_op)
+        } else {
+            self.push(r, t + lat, Ev::FlowStart, i);
+            Ok(())
+        };
+        self.route_buf = path;
+        res
+    }
+
+    /// A flow starts its bandwidth phase at t, in the instant of rank r that
+    /// began at `now`: alone on its links, at its bottleneck's rate, it
+    /// ends at `now` + bytes / rate, as `Sim::update_rates` sets it.
+    #[allow(clippy::too_many_arguments)]
+    fn begin_bandwidth(
+        &mut self,
+        t: f64,
+        now: f64,
+        horizon: f64,
+        r: u32,
+        i: OpId,
+        path: &[LinkId],
+        bytes: f64,
+        dst: u32,
+        recv_op: OpId,
+    ) -> std::result::Result<(), Stop> {
+        let mut rate = self.cfg.flow_cap.unwrap_or(f64::INFINITY);
+        if let Some(w) = self.cfg.tcp_window {
+            let lat: f64 = path
+                .iter()
+                .map(|&l| self.topo.links[l as usize].latency)
+                .sum();
+            if lat > 0.0 {
+                rate = rate.min(w / (2.0 * lat));
+            }
+        }
+        // `MaxMin::alone`: the bottleneck, unless the cap is below it.
+        let bottleneck = path
+            .iter()
+            .map(|&l| self.topo.links[l as usize].bandwidth)
+            .fold(f64::INFINITY, f64::min);
+        let rate = if rate < bottleneck { rate } else { bottleneck };
+        let end = now + bytes / rate;
+        for (k, &l) in path.iter().enumerate() {
+            let owner = &self.shared.owner[l as usize];
+            let mine = match owner.load(Ordering::Relaxed) {
+                NO_OWNER => {
+                    match owner.compare_exchange(NO_OWNER, r, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        Ok(_) => true,
+                        Err(other) => other == r,
+                    }
+                }
+                other => other == r,
+            };
+            // Another sender's link, one still busy, or one crossed twice.
+            if !mine || self.link_use[l as usize].since > horizon || path[..k].contains(&l) {
+                return Err(Stop::Fallback);
+            }
+        }
+        // `Sim` queues the end after the instant: it must not fall in it.
+        if end <= horizon {
+            return Err(Stop::Fallback);
+        }
+        for &l in path {
+            let u = &mut self.link_use[l as usize];
+            u.bytes += bytes;
+            u.busy += end - t;
+            u.since = end;
+            u.peak = u.peak.max(1);
+        }
+        self.network_bytes += bytes;
+        self.push(r, end, Ev::SendEnd, i);
+        self.push(dst, end, Ev::Delivered, recv_op);
+        Ok(())
+    }
+
+    /// As `Sim::received`.
+    fn received(&mut self, now: f64, r: u32, i: OpId) {
+        match self.src.op(r as usize, i) {
+            op @ Op::Recv { combine: true, .. } => {
+                let dur = self.cpu_time(&op);
+                self.cpu_task(now, r, i, dur, true)
+            }
+            _ => self.complete(now, r, i),
+        }
+    }
+
+    /// As `Sim::complete`.
+    fn complete(&mut self, now: f64, r: u32, i: OpId) {
+        let Local {
+            src,
+            ranks,
+            ready_now,
+            lo,
+            ..
+        } = self;
+        let rank = &mut ranks[(r - *lo) as usize].state;
+        rank.done += 1;
+        rank.finish = rank.finish.max(now);
+        rank.ops.get(*src, r as usize, i).flags |= DONE;
+        src.successors(r as usize, i, |j| {
+            let st = rank.ops.get(*src, r as usize, j);
+            st.flags -= 1;
+            if st.remaining() == 0 {
+                ready_now.push(j);
+            }
+        });
+        if i == rank.ops.front() {
+            rank.ops.retire();
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The rank-by-rank engine (`sim::local`) against the event-by-event one:
+//! the same results to rounding on every algorithm, topology kind and node
+//! model it takes; the same bits on any number of threads; and the event
+//! engine wherever a flow would share a link.
+
+use topocoll::algorithms::{self, Request, ALGORITHMS};
+use topocoll::schedule::{Collective, Dtype, ReduceOp};
+use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
+use topocoll::topology::{parse_spec, Topology};
+use topocoll::Error;
+
+/// Every number of the two results within a relative 1e-9 (to rounding:
+/// where two ranks' events fall within 1e-12 of each other the event
+/// engine gives both the earlier time), counts equal.
+fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-300;
+    assert!(
+        close(a.time_s, b.time_s),
+        "{what}: time {} vs {}",
+        a.time_s,
+        b.time_s
+    );
+    for (r, (x, y)) in a.rank_finish_s.iter().zip(&b.rank_finish_s).enumerate() {
+        assert!(close(*x, *y), "{what}: rank {r} finishes at {x} vs {y}");
+    }
+    assert_eq!(a.flows, b.flows, "{what}: flows");
+    assert_eq!(a.events, b.events, "{what}: events");
+    assert_eq!(a.network_bytes, b.network_bytes, "{what}: bytes");
+    assert_eq!(a.links.len(), b.links.len());
+    for (l, (x, y)) in a.links.iter().zip(&b.links).enumerate() {
+        assert_eq!(x.bytes, y.bytes, "{what}: link {l} bytes");
+        assert_eq!(x.peak_flows, y.peak_flows, "{what}: link {l} peak");
+        assert!(
+            close(x.busy_s, y.busy_s),
+            "{what}: link {l} busy {} vs {}",
+            x.busy_s,
+            y.busy_s
+        );
+    }
+    assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
+}
+
+/// Node models: bare; engines with overhead, combines, latency (so flows
+/// wait out a latency phase), headers and a flow cap; and start skew.
+fn configs() -> Vec<SimConfig> {
+    vec![
+        SimConfig::default(),
+        SimConfig {
+            engines: 4,
+            overhead_s: 1e-6,
+            compute_bandwidth: Some(2e9),
+            header_bytes: 16,
+            flow_cap: Some(8e9),
+            ..SimConfig::default()
+        },
+        SimConfig {
+            engines: 2,
+            overhead_s: 3e-7,
+            compute_bandwidth: Some(5e9),
+            skew: Skew::Random {
+                max_s: 2e-6,
+                seed: 3,
+            },
+            ..SimConfig::default()
+        },
+    ]
+}
+
+fn topologies() -> Vec<Topology> {
+    let mut with_latency = parse_spec("torus:4x3x2").unwrap();
+    with_latency
+        .set_uniform_links(Some(5e9), Some(2e-7))
+        .unwrap();
+    vec![
+        parse_spec("torus:4x4").unwrap(),
+        parse_spec("mesh:3x4").unwrap(),
+        parse_spec("hypercube:3").unwrap(),
+        parse_spec("tofu:1x2x1").unwrap(),
+        with_latency,
+    ]
+}
+
+fn request<'t>(collective: &str, topo: &'t Topology, bytes: u64) -> Request<'t> {
+    let p = topo.num_ranks();
+    let c = Collective::parse(collective, (p / 3) as u32).unwrap();
+    Request::new(c, p, bytes, Dtype::F64, ReduceOp::Sum, Some(topo)).unwrap()
+}
+
+#[test]
+fn by_rank_agrees_with_event_by_event_on_every_algorithm() {
+    let (mut by_rank, mut handed_back) = (0, 0);
+    for topo in topologies() {
+        for alg in ALGORITHMS {
+            for bytes in [8 * 1024, 24 * 1000] {
+                let req = request(alg.collective, &topo, bytes);
+                let s = match (alg.build)(&req) {
+                    Ok(s) => s,
+                    Err(Error::Unsupported { .. }) => continue,
+                    Err(e) => panic!("{} {}: {e}", alg.collective, alg.name),
+                };
+                for cfg in configs() {
+                    let what = format!(
+                        "{} {} on {} ({bytes} B, {} engines)",
+                        alg.collective, alg.name, topo.name, cfg.engines
+                    );
+                    let events = SimConfig {
+                        by_rank: false,
+                        ..cfg.clone()
+                    };
+                    let a = simulate(&s, &topo, &cfg).unwrap();
+                    let b = simulate(&s, &topo, &events).unwrap();
+                    assert_eq!(b.by_rank_threads, 0);
+                    assert_agree(&a, &b, &what);
+                    if a.by_rank_threads > 0 {
+                        by_rank += 1;
+                        assert_eq!(a.links_shared_fraction, 0.0, "{what}");
+                    } else {
+                        handed_back += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Both engines ran: rooted trees and rings have links to themselves,
+    // all-to-alls share them.
+    assert!(
+        by_rank > 100 && handed_back > 50,
+        "{by_rank} by rank, {handed_back} not"
+    );
+}
+
+#[test]
+fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
+    let topo = parse_spec("torus:6x4x4").unwrap();
+    for (collective, alg, segment) in [
+        ("allreduce", "trinaryx3", 4096),
+        ("reduce", "trinaryx3", 8192),
+        ("bcast", "trinaryx3", 2048),
+        ("bcast", "pipeline", 4096),
+        ("allreduce", "ring", 0),
+    ] {
+        let mut req = request(collective, &topo, 256 * 1024);
+        if segment > 0 {
+            req.segment_bytes = Some(segment);
+        }
+        let st = algorithms::build_stream(alg, &req).unwrap();
+        let cfg = &configs()[1];
+        let events = simulate_source(
+            &st,
+            &topo,
+            &SimConfig {
+                by_rank: false,
+                ..cfg.clone()
+            },
+        )
+        .unwrap();
+        let one = simulate_source(&st, &topo, cfg).unwrap();
+        assert_eq!(one.by_rank_threads, 1, "{collective} {alg}");
+        assert_agree(&one, &events, &format!("{collective} {alg}"));
+        for threads in [2, 3, 7] {
+            let many = simulate_source(
+                &st,
+                &topo,
+                &SimConfig {
+                    threads,
+                    ..cfg.clone()
+                },
+            )
+            .unwrap();
+            assert_eq!(many.by_rank_threads, threads, "{collective} {alg}");
+            let (mut x, mut y) = (one.clone(), many);
+            x.wall_s = 0.0;
+            y.wall_s = 0.0;
+            y.by_rank_threads = 1;
+            assert_eq!(x, y, "{collective} {alg} on {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
+    // The linear all-to-all shares links from its first instant; without
+    // the fold it would run by rank if it could.
+    let topo = parse_spec("torus:4x4").unwrap();
+    let s = algorithms::build("linear", &request("alltoall", &topo, 4096)).unwrap();
+    for threads in [1, 2] {
+        let cfg = SimConfig {
+            fold: false,
+            threads,
+            ..SimConfig::default()
+        };
+        let a = simulate(&s, &topo, &cfg).unwrap();
+        let b = simulate(
+            &s,
+            &topo,
+            &SimConfig {
+                by_rank: false,
+                ..cfg
+            },
+        )
+        .unwrap();
+        assert_eq!(a.by_rank_threads, 0);
+        assert!(a.links_shared_fraction > 0.0);
+        assert_eq!(a.time_s.to_bits(), b.time_s.to_bits());
+    }
+}
+
+#[test]
+fn a_stuck_schedule_is_the_same_error_by_rank() {
+    // Each rank sends only after receiving from the other: both engines
+    // stop with every op but the two receives' posting never run.
+    use topocoll::schedule::{Op, Region, Schedule};
+    let mut s = Schedule::new(
+        Collective::Alltoall,
+        2,
+        1,
+        Dtype::F64,
+        ReduceOp::Sum,
+        "stuck",
+    );
+    for r in 0..2u32 {
+        let recv = s.programs[r as usize].push(
+            Op::Recv {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::output(0, 1),
+                combine: false,
+            },
+            &[],
+        );
+        s.programs[r as usize].push(
+            Op::Send {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::input(0, 1),
+                route: 0,
+            },
+            &[recv],
+        );
+    }
+    let topo = parse_spec("torus:2").unwrap();
+    let errors: Vec<String> = [true, false]
+        .into_iter()
+        .map(|by_rank| {
+            let cfg = SimConfig {
+                by_rank,
+                ..SimConfig::default()
+            };
+            simulate(&s, &topo, &cfg).unwrap_err().to_string()
+        })
+        .collect();
+    assert!(
+        errors[0].contains("4 of 4 operations never run"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(errors[0], errors[1]);
+}
+
+#[test]
+fn generators_know_their_smallest_send() {
+    // The lookahead rests on it: a generator's answer must be the smallest
+    // send to another rank that its ops hold (or a smaller bound).
+    use topocoll::schedule::{Op, OpSource};
+    for (spec, collective, alg, bytes, segment) in [
+        ("torus:6x4x4", "allreduce", "trinaryx3", 256 * 1024, 4096),
+        ("torus:6x4x4", "reduce", "trinaryx3", 100_000, 8192),
+        ("torus:5x3", "bcast", "trinaryx3", 77_776, 1000),
+        ("torus:6x4x4", "allreduce", "reduce_bcast", 256 * 1024, 4096),
+        ("torus:4x4", "allreduce", "ring", 1000, 0),
+        ("torus:4x4", "allreduce", "ring", 8, 0),
+    ] {
+        let topo = parse_spec(spec).unwrap();
+        let mut req = request(collective, &topo, bytes);
+        if segment > 0 {
+            req.segment_bytes = Some(segment);
+        }
+        let st = algorithms::build_stream(alg, &req).unwrap();
+        let scanned = (0..topo.num_ranks())
+            .flat_map(|r| (0..st.len(r)).map(move |i| (r, i as u32)))
+            .filter_map(|(r, i)| match st.op(r, i) {
+                Op::Send { peer, region, .. } if peer as usize != r => Some(region.count),
+                _ => None,
+            })
+            .min();
+        let told = st.min_send_count();
+        assert!(
+            told.unwrap_or(u64::MAX) <= scanned.unwrap_or(u64::MAX),
+            "{collective} {alg} on {spec}: told {told:?}, smallest {scanned:?}"
+        );
+        assert_eq!(told, scanned, "{collective} {alg} on {spec}");
+    }
+}
