@@ -658,7 +658,7 @@ fn second_probe_inputs_are_refused() {
     );
     refused(
         &["model", "trinaryx3", "--topology", "torus:1"],
-        "height must be at least 1",
+        "this torus has 1",
     );
     // Files that are not JSON or TOML fail at once, not after filling memory.
     refused(&["verify", "--schedule", "/dev/zero"], "schedule JSON");
@@ -1004,6 +1004,85 @@ fn third_probe_inputs_are_refused_and_files_kept() {
             "-1",
         ],
         "--latency: latency must be a non-negative number of seconds, got -1",
+    );
+    // Grids whose link table or routes would not fit: many dimensions,
+    // even of size 1.
+    let padded = format!("torus:{}4096x4096", "1x".repeat(2000));
+    for (spec, says) in [
+        (
+            padded.as_str(),
+            "2002 dimensions are more than the 64 supported",
+        ),
+        (
+            "torus:2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
+            "more than the 67108864 link slots supported",
+        ),
+    ] {
+        refused(
+            &["verify", "-t", spec, "-c", "bcast", "-a", "binomial"],
+            says,
+        );
+    }
+    // More workers than the system starts; options a benchmark ignores.
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--workers",
+            "20000",
+        ],
+        "--workers 20000 must be from 1 to 1024",
+    );
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--workers",
+            "0",
+        ],
+        "--workers 0 must be from 1 to 1024",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "8",
+            "--kernel-bytes",
+            "1KiB",
+        ],
+        "--kernel-bytes sizes the arrays of bench --kernels",
+    );
+    refused(
+        &[
+            "bench",
+            "--kernels",
+            "--kernel-bytes",
+            "1KiB",
+            "--engines",
+            "7",
+        ],
+        "--engines does not apply",
+    );
+    // The model's equations (3) and (4) are for three trees.
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:8x8"],
+        "this torus has 2; give a 3D torus, or --height",
     );
     // A message quoting a huge input line is cut.
     let long = dir.join("long.toml");

@@ -59,6 +59,9 @@ fn bytes(flag: &str, text: &str) -> Result<u64> {
     parse_bytes(text).map_err(|e| Error::Invalid(format!("--{flag}: {e}")).into())
 }
 
+/// The most nodes `--topology` builds trees on.
+const MAX_MODEL_NODES: usize = 1 << 20;
+
 fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
     let mut h = a.height;
     let mut from = "--height".to_string();
@@ -67,7 +70,23 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         let shape = topo
             .grid_shape()
             .ok_or_else(|| Error::Invalid(format!("--topology {spec}: the trees need a torus")))?;
+        // The trees are built and checked to find their height: about
+        // 300 bytes a node.
+        if shape.size() > MAX_MODEL_NODES {
+            return Err(Error::Invalid(format!(
+                "--topology {spec}: more than {MAX_MODEL_NODES} nodes to build trees on; give --height"
+            ))
+            .into());
+        }
         let trees = torus_trees(&shape, 0)?;
+        if trees.len() != 3 {
+            return Err(Error::Invalid(format!(
+                "--topology {spec}: equations (3) and (4) split the message over three trees, \
+                 and this torus has {}; give a 3D torus, or --height",
+                trees.len()
+            ))
+            .into());
+        }
         let report = check_trees(&shape, &trees)?;
         h = report.heights.iter().copied().max().unwrap_or(0) as f64;
         let dims: Vec<String> = shape.dims.iter().map(|d| d.to_string()).collect();

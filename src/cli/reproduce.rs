@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::reproduce;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -25,6 +25,11 @@ pub struct ReproduceArgs {
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
     let dir = a.out.join(&a.paper);
+    // The output directory must be writable before minutes of simulation.
+    if matches!(a.paper.as_str(), "a2at" | "trinaryx3") {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    }
     let summary = match a.paper.as_str() {
         "a2at" if a.full_sweep => {
             return Err(Error::Invalid(

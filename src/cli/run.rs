@@ -13,17 +13,18 @@ use std::time::{Duration, Instant};
 /// Flags shared by `run` and `bench`.
 #[derive(Args, Clone, Debug)]
 pub struct ExecArgs {
-    /// Sends each rank keeps in flight (the node's engines).
-    #[arg(long, default_value_t = 4)]
-    pub engines: usize,
+    /// Sends each rank keeps in flight (the node's engines) [default: 4].
+    #[arg(long)]
+    pub engines: Option<usize>,
     /// threads (P ranks in this process) or mpi (one rank per MPI process,
     /// under mpirun; needs a build with --features mpi). `bench` takes a
-    /// list, e.g. threads,mpi.
-    #[arg(long, default_value = "threads")]
-    pub backend: String,
-    /// Fail (every rank, with an error) when a run takes longer than this.
-    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
-    pub timeout: f64,
+    /// list, e.g. threads,mpi [default: threads].
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Fail (every rank, with an error) when a run takes longer than this,
+    /// in seconds [default: 600].
+    #[arg(long, allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
     /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
     #[arg(long)]
     pub no_verify: bool,
@@ -70,9 +71,9 @@ pub struct BenchArgs {
     /// Benchmark the reduction kernels against a STREAM-add-like loop instead.
     #[arg(long)]
     pub kernels: bool,
-    /// Kernel benchmark: bytes per array (default 64 MiB: 8 M elements of f64).
-    #[arg(long, default_value = "64MiB")]
-    pub kernel_bytes: String,
+    /// Kernel benchmark: bytes per array [default: 64MiB, 8 M elements of f64].
+    #[arg(long)]
+    pub kernel_bytes: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,18 +104,35 @@ fn backends(text: &str) -> Result<Vec<Backend>> {
         .collect()
 }
 
+/// More worker threads than this are refused: the system may not start
+/// them, and two per core already keep every core busy.
+const MAX_WORKERS: usize = 1024;
+
 impl ExecArgs {
+    fn backend(&self) -> &str {
+        self.backend.as_deref().unwrap_or("threads")
+    }
+
     fn options(&self) -> Result<Options> {
-        if self.engines == 0 {
+        let engines = self.engines.unwrap_or(4);
+        let timeout = self.timeout.unwrap_or(600.0);
+        if engines == 0 {
             return Err(Error::Invalid("--engines must be at least 1".into()).into());
         }
         // Up to 10^9 s (32 years): a deadline past that overflows the clock.
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 1e9) {
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 1e9) {
             return Err(Error::Invalid(format!(
-                "--timeout {} must be a positive number of seconds, at most 1e9",
-                self.timeout
+                "--timeout {timeout} must be a positive number of seconds, at most 1e9"
             ))
             .into());
+        }
+        if let Some(w) = self.workers {
+            if !(1..=MAX_WORKERS).contains(&w) {
+                return Err(Error::Invalid(format!(
+                    "--workers {w} must be from 1 to {MAX_WORKERS}"
+                ))
+                .into());
+            }
         }
         let fault = match &self.fault {
             None => None,
@@ -133,8 +151,8 @@ impl ExecArgs {
             }
         };
         Ok(Options {
-            engines: self.engines,
-            timeout: Some(Duration::from_secs_f64(self.timeout)),
+            engines,
+            timeout: Some(Duration::from_secs_f64(timeout)),
             fault,
             workers: self.workers.unwrap_or(0),
         })
@@ -314,7 +332,7 @@ fn summarize(times: &[f64]) -> Summary {
 }
 
 pub fn run(a: RunArgs) -> Result<i32> {
-    let bk = backends(&a.exec.backend)?;
+    let bk = backends(a.exec.backend())?;
     if bk.len() != 1 {
         return Err(Error::Invalid("run takes one --backend".into()).into());
     }
@@ -379,13 +397,18 @@ fn run_typed<T: Elem>(
         let bytes = runtime::data_bytes(s);
         let alg = bytes as f64 / t.avg;
         outln!(
-            "ok: {} {} on {} ranks, {} of {} {}, backend {} (engines {}): {} iteration(s), avg {:.3} ms (min {:.3}, max {:.3}); {:.1} MB/s, bus {:.1} MB/s",
+            "ok: {} {} on {} ranks, {} of {}{}, backend {} (engines {}): {} iteration(s), avg {:.3} ms (min {:.3}, max {:.3}); {:.1} MB/s, bus {:.1} MB/s",
             s.collective.name(),
             s.algorithm,
             s.ranks,
             format_bytes(s.count * s.elem_bytes()),
             s.dtype.name(),
-            s.op.name(),
+            // The op only where something is combined.
+            if s.collective.is_reduction() {
+                format!(" {}", s.op.name())
+            } else {
+                String::new()
+            },
             if backend == Backend::Threads { "threads" } else { "mpi" },
             opts.engines,
             times.len(),
@@ -460,7 +483,12 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
     if a.kernels {
         return bench_kernels(&a);
     }
-    let bk = backends(&a.exec.backend)?;
+    if a.kernel_bytes.is_some() {
+        return Err(
+            Error::Invalid("--kernel-bytes sizes the arrays of bench --kernels".into()).into(),
+        );
+    }
+    let bk = backends(a.exec.backend())?;
     let opts = a.exec.options()?;
     let native = match a.baseline.as_deref() {
         None => false,
@@ -655,8 +683,8 @@ fn bench_inner(
 /// alternately with its STREAM loop, best of `iters` each, so both see the
 /// same machine load. Bandwidth counts 2 reads + 1 write per element.
 fn bench_kernels(a: &BenchArgs) -> Result<i32> {
-    let bytes =
-        parse_bytes(&a.kernel_bytes).map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
+    let bytes = parse_bytes(a.kernel_bytes.as_deref().unwrap_or("64MiB"))
+        .map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
     if bytes < 1024 || bytes % 8 != 0 {
         return Err(Error::Invalid(
             "--kernel-bytes must be at least 1KiB and a multiple of 8".into(),
@@ -682,6 +710,10 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         ("--warmup", a.warmup.is_some()),
         ("--baseline", a.baseline.is_some()),
         ("--workers", a.exec.workers.is_some()),
+        ("--engines", a.exec.engines.is_some()),
+        ("--backend", a.exec.backend.is_some()),
+        ("--timeout", a.exec.timeout.is_some()),
+        ("--no-verify", a.exec.no_verify),
     ];
     if let Some((name, _)) = unused.iter().find(|(_, given)| *given) {
         return Err(Error::Invalid(format!(

@@ -95,8 +95,9 @@ pub struct SimulateArgs {
     /// such runs go rank by rank: same results to rounding, faster).
     #[arg(long)]
     pub no_by_rank: bool,
-    /// Threads for a run simulated rank by rank (default: one per core;
-    /// the result does not depend on it).
+    /// Threads for a run simulated rank by rank (default: one per core for
+    /// a single run, one per point in a sweep, whose points run side by
+    /// side; the result does not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Simulate a schedule read from a JSON file (as written by `topocoll
@@ -602,6 +603,17 @@ fn sweep(
     algorithms: &[String],
     mut out: Box<dyn Write>,
 ) -> Result<i32> {
+    // The points run side by side, one per core: each on one thread unless
+    // told otherwise (threads that wait for each other at barriers should
+    // not outnumber the cores).
+    let mut one_thread;
+    let a = if a.threads.is_none() {
+        one_thread = a.clone();
+        one_thread.threads = Some(1);
+        &one_thread
+    } else {
+        a
+    };
     let mut points = Vec::new();
     if a.build.segment.is_some() {
         a.build.check_segment(a.build.collective()?)?;

@@ -32,6 +32,11 @@ pub struct Grid {
 
 const NO_LINK: LinkId = LinkId::MAX;
 
+/// The most link slots a grid may have (see `Grid::new`).
+const MAX_LINK_SLOTS: usize = 1 << 26;
+/// The most dimensions a grid may have.
+const MAX_DIMS: usize = 64;
+
 impl Grid {
     pub fn new(dims: Vec<usize>, wrap: Vec<bool>, bandwidth: f64, latency: f64) -> Result<Grid> {
         if dims.is_empty() {
@@ -42,6 +47,14 @@ impl Grid {
                 "grid: {} dimensions but {} wrap flags",
                 dims.len(),
                 wrap.len()
+            ));
+        }
+        // Routes walk the dimensions hop by hop: thousands of them (of size
+        // 1, say) made a 16-node all-to-all run for minutes.
+        if dims.len() > MAX_DIMS {
+            return Err(invalid!(
+                "grid: {} dimensions are more than the {MAX_DIMS} supported",
+                dims.len()
             ));
         }
         if let Some(d) = dims.iter().position(|&d| d == 0) {
@@ -59,6 +72,15 @@ impl Grid {
                     crate::schedule::MAX_RANKS
                 )
             })?;
+        // A link slot per node, dimension and direction: the 2D torus of
+        // 2^24 nodes has 2^26. More (many dimensions, even of size 1) would
+        // take gigabytes before anything runs.
+        if nodes.saturating_mul(dims.len()).saturating_mul(2) > MAX_LINK_SLOTS {
+            return Err(invalid!(
+                "grid: {} dimensions of {nodes} nodes are more than the {MAX_LINK_SLOTS} link slots supported (nodes x dimensions x 2)",
+                dims.len()
+            ));
+        }
         check_bandwidth("grid", bandwidth)?;
         check_latency("grid", latency)?;
         let nd = dims.len();

@@ -85,8 +85,11 @@ impl Sites {
             .map(|i| lan(&format!("s0h{i}"), "s0switch"))
             .chain((0..n1).map(|i| lan(&format!("s1h{i}"), "s1switch")))
             .collect();
-        // The WAN link's capacity is what all lanes together can carry; each
-        // lane's own rate b(P) is a per-flow cap the simulator applies.
+        // The WAN link's capacity is what all lanes together can carry at
+        // best, max over P of P·b(P); the simulator shares it max-min. It
+        // does not cap a lane at b(P) for the P lanes in use: the table is
+        // kept (`Sites::lane_bandwidth`) for the multi-lane cost model,
+        // which is not built yet.
         let wan_capacity = lane_bandwidth
             .iter()
             .enumerate()
