@@ -63,6 +63,15 @@ fn configs() -> Vec<SimConfig> {
             },
             ..SimConfig::default()
         },
+        // Overheads with free combines: a free task found the CPU busy or
+        // idle depending on the order of one instant's events, which the
+        // two engines take differently (a whole overhead apart, before free
+        // tasks were done at once).
+        SimConfig {
+            engines: 8,
+            overhead_s: 1e-6,
+            ..SimConfig::default()
+        },
     ]
 }
 
@@ -132,12 +141,14 @@ fn by_rank_agrees_with_event_by_event_on_every_algorithm() {
 #[test]
 fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
     let topo = parse_spec("torus:6x4x4").unwrap();
-    for (collective, alg, segment) in [
-        ("allreduce", "trinaryx3", 4096),
-        ("reduce", "trinaryx3", 8192),
-        ("bcast", "trinaryx3", 2048),
-        ("bcast", "pipeline", 4096),
-        ("allreduce", "ring", 0),
+    // (The ring's windows are thin, a chunk of 341 elements at a time: its
+    // threads hand it to one thread; the others keep theirs.)
+    for (collective, alg, segment, thin) in [
+        ("allreduce", "trinaryx3", 4096, false),
+        ("reduce", "trinaryx3", 8192, false),
+        ("bcast", "trinaryx3", 2048, false),
+        ("bcast", "pipeline", 4096, false),
+        ("allreduce", "ring", 0, true),
     ] {
         let mut req = request(collective, &topo, 256 * 1024);
         if segment > 0 {
@@ -167,7 +178,8 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
                 },
             )
             .unwrap();
-            assert_eq!(many.by_rank_threads, threads, "{collective} {alg}");
+            let ran_on = if thin { 1 } else { threads };
+            assert_eq!(many.by_rank_threads, ran_on, "{collective} {alg}");
             let (mut x, mut y) = (one.clone(), many);
             x.wall_s = 0.0;
             y.wall_s = 0.0;
@@ -290,4 +302,99 @@ fn generators_know_their_smallest_send() {
         );
         assert_eq!(told, scanned, "{collective} {alg} on {spec}");
     }
+}
+
+#[test]
+fn a_free_task_is_done_at_once_whatever_the_order_of_an_instant() {
+    // Rank 0 computes for 2 µs; a message of no bytes from rank 1 lands at
+    // 2 µs too (1 µs overhead, 1 µs latency), and its free combine must not
+    // wait behind the overhead of the send the compute made ready.
+    use topocoll::schedule::{Op, Region, Schedule};
+    let mut s = Schedule::new(
+        Collective::Bcast { root: 0 },
+        3,
+        1000,
+        Dtype::F64,
+        ReduceOp::Sum,
+        "tie",
+    );
+    let compute = s.programs[0].push(Op::Compute { seconds: 2e-6 }, &[]);
+    let combine = s.programs[0].push(
+        Op::Recv {
+            peer: 1,
+            tag: 0,
+            region: Region::output(0, 0),
+            combine: true,
+        },
+        &[],
+    );
+    let send = |peer, tag, count| Op::Send {
+        peer,
+        tag,
+        region: Region::output(0, count),
+        route: 0,
+    };
+    s.programs[0].push(send(1, 1, 1000), &[combine]);
+    s.programs[0].push(send(2, 2, 1), &[compute]);
+    s.programs[1].push(send(0, 0, 0), &[]);
+    s.programs[1].push(
+        Op::Recv {
+            peer: 0,
+            tag: 1,
+            region: Region::output(0, 1000),
+            combine: false,
+        },
+        &[],
+    );
+    s.programs[2].push(
+        Op::Recv {
+            peer: 0,
+            tag: 2,
+            region: Region::output(0, 1),
+            combine: false,
+        },
+        &[],
+    );
+    let mut topo = parse_spec("torus:3").unwrap();
+    topo.set_uniform_links(Some(1e9), Some(1e-6)).unwrap();
+    for by_rank in [true, false] {
+        let cfg = SimConfig {
+            engines: 4,
+            overhead_s: 1e-6,
+            by_rank,
+            ..SimConfig::default()
+        };
+        let r = simulate(&s, &topo, &cfg).unwrap();
+        assert_eq!(r.by_rank_threads > 0, by_rank);
+        // 2 µs compute, then the combine at once, then two sends' overheads
+        // (1 µs each, the combine's send first in program order) and its
+        // 8,000-byte transfer: 1 µs latency plus 8 µs.
+        assert!(
+            (r.time_s - 12e-6).abs() < 1e-15,
+            "by rank {by_rank}: {}",
+            r.time_s
+        );
+    }
+}
+
+#[test]
+fn threads_hand_thin_windows_to_one_thread() {
+    // One element left for each tree's last segment sets L at 8 ns, where
+    // a window holds a few events: the threads give the run to one thread
+    // (a barrier per window made two threads 50 times slower than one).
+    let topo = parse_spec("torus:6x4x4").unwrap();
+    let mut req = request("allreduce", &topo, 3_145_752);
+    req.segment_bytes = Some(4096);
+    let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+    let cfg = SimConfig {
+        engines: 4,
+        overhead_s: 1e-6,
+        compute_bandwidth: Some(1e10),
+        ..SimConfig::default()
+    };
+    let one = simulate_source(&st, &topo, &cfg).unwrap();
+    let two = simulate_source(&st, &topo, &SimConfig { threads: 2, ..cfg }).unwrap();
+    assert_eq!(one.by_rank_threads, 1);
+    assert_eq!(two.by_rank_threads, 1);
+    assert_eq!(one.time_s.to_bits(), two.time_s.to_bits());
 }

@@ -47,12 +47,13 @@ use crate::topology::{LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 /// A rank's pending events. The order breaks ties in time; any order gives
-/// the same result (a rank queues everything ready at an instant before it
-/// gives out engines and the CPU).
+/// the same result: a rank queues everything ready at an instant before it
+/// gives out engines and the CPU, and a free CPU task (the one thing whose
+/// outcome depended on the CPU's state when it came) is done at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     Start,
@@ -93,6 +94,9 @@ enum Stop {
     Fallback,
     /// Another thread stopped.
     Halted,
+    /// The windows hold too few events to be worth a barrier each: one
+    /// thread should run it.
+    Narrow,
 }
 
 impl From<Error> for Stop {
@@ -154,9 +158,34 @@ pub(super) fn simulate<P: OpSource + Sync>(
     lookahead: f64,
     wall: Instant,
 ) -> Option<Result<SimResult>> {
+    let outcome = match run_threads(src, topo, cfg, lookahead, wall, cfg.threads) {
+        // Windows too thin to share: one thread runs it again.
+        Err(Stop::Narrow) => run_threads(src, topo, cfg, lookahead, wall, 1),
+        other => other,
+    };
+    match outcome {
+        Ok(result) => Some(Ok(result)),
+        Err(Stop::Error(e)) => Some(Err(e)),
+        Err(_) => None,
+    }
+}
+
+/// More threads than this are refused (each keeps its own link table).
+pub const MAX_THREADS: usize = 256;
+
+/// The run on `threads` threads.
+fn run_threads<P: OpSource + Sync>(
+    src: &P,
+    topo: &Topology,
+    cfg: &SimConfig,
+    lookahead: f64,
+    wall: Instant,
+    threads: usize,
+) -> std::result::Result<SimResult, Stop> {
     let p = src.header().ranks;
-    let threads = cfg.threads.clamp(1, p.max(1));
-    let block = p.div_ceil(threads).max(1);
+    let block = p.div_ceil(threads.clamp(1, p.max(1))).max(1);
+    // Every block has ranks.
+    let threads = p.div_ceil(block).max(1);
     let shared = Shared {
         owner: (0..topo.links.len())
             .map(|_| AtomicU32::new(NO_OWNER))
@@ -164,8 +193,9 @@ pub(super) fn simulate<P: OpSource + Sync>(
         earliest: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         done: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         inbox: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
+        handled: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         stop: AtomicBool::new(false),
-        barrier: Barrier::new(threads),
+        barrier: Meeting::new(threads),
         block: block as u32,
         total_ops: if cfg.progress.is_some() {
             (0..p).map(|r| src.len(r)).sum()
@@ -180,42 +210,125 @@ pub(super) fn simulate<P: OpSource + Sync>(
             Local::new(src, topo, cfg, lookahead, &shared, k, lo..hi)
         })
         .collect();
+    // Each part runs on a thread of its own; one that panics, or cannot be
+    // started, calls the meeting off, so the others stop instead of
+    // waiting for it forever.
     let outcomes: Vec<(Local<P>, std::result::Result<(), Stop>)> = if threads == 1 {
-        parts
-            .into_iter()
-            .map(|mut part| {
-                let res = part.run();
-                (part, res)
-            })
-            .collect()
+        parts.into_iter().map(|p| run_part(p, &shared)).collect()
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|mut part| {
-                    scope.spawn(move || {
-                        let res = part.run();
-                        (part, res)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a simulation thread panicked"))
-                .collect()
-        })
+            let mut handles = Vec::new();
+            let mut failed = None;
+            for part in parts {
+                match std::thread::Builder::new().spawn_scoped(scope, || run_part(part, &shared)) {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        shared.stop.store(true, Ordering::Relaxed);
+                        shared.barrier.call_off();
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            let done: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+            match failed {
+                None => Ok(done),
+                Some(e) => Err(Stop::Error(Error::Invalid(format!(
+                    "cannot start {threads} simulation threads ({e}): give fewer with --threads"
+                )))),
+            }
+        })?
     };
     let mut parts = Vec::with_capacity(outcomes.len());
+    let mut stop = None;
     for (part, res) in outcomes {
         match res {
             Ok(()) => {}
-            Err(Stop::Error(e)) => return Some(Err(e)),
-            Err(Stop::Fallback) => return None,
+            // The first cause, in thread order (the others halted for it).
             Err(Stop::Halted) => {}
+            Err(other) => {
+                stop.get_or_insert(other);
+            }
         }
         parts.push(part);
     }
-    Some(finish(src, topo, &shared, parts, wall))
+    if let Some(stop) = stop {
+        return Err(stop);
+    }
+    if parts.len() < threads {
+        return Err(Stop::Error(Error::Invalid(
+            "a simulation thread was lost".into(),
+        )));
+    }
+    finish(src, topo, &shared, parts, wall).map_err(Stop::Error)
+}
+
+/// Runs one part; a part that fails (or panics) calls the meeting off.
+fn run_part<'a, P: OpSource>(
+    mut part: Local<'a, P>,
+    shared: &Shared,
+) -> (Local<'a, P>, std::result::Result<(), Stop>) {
+    let res =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| part.run())).unwrap_or_else(|e| {
+            let what = e
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Stop::Error(Error::Invalid(format!(
+                "a simulation thread failed: {what}"
+            ))))
+        });
+    if res.is_err() {
+        shared.stop.store(true, Ordering::Relaxed);
+        shared.barrier.call_off();
+    }
+    (part, res)
+}
+
+/// A barrier that can be called off: a thread that fails must not leave
+/// the others waiting for it.
+struct Meeting {
+    parties: usize,
+    /// (arrived, generation, called off)
+    state: Mutex<(usize, u64, bool)>,
+    all_here: Condvar,
+}
+
+impl Meeting {
+    fn new(parties: usize) -> Meeting {
+        Meeting {
+            parties,
+            state: Mutex::new((0, 0, false)),
+            all_here: Condvar::new(),
+        }
+    }
+
+    /// Waits for every party; `false` when the meeting was called off.
+    fn wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.2 {
+            return false;
+        }
+        st.0 += 1;
+        if st.0 == self.parties {
+            st.0 = 0;
+            st.1 += 1;
+            self.all_here.notify_all();
+            return true;
+        }
+        let generation = st.1;
+        while st.1 == generation && !st.2 {
+            st = self.all_here.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        !st.2
+    }
+
+    fn call_off(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.2 = true;
+        self.all_here.notify_all();
+    }
 }
 
 /// What the threads share.
@@ -230,9 +343,11 @@ struct Shared {
     /// Data arriving at each thread's ranks from other threads:
     /// (time bits, rank, receive).
     inbox: Vec<Mutex<Vec<(u64, u32, OpId)>>>,
+    /// Each thread's events handled, as of the last barrier.
+    handled: Vec<AtomicU64>,
     /// Set by a thread that stops (an error or a shared link).
     stop: AtomicBool,
-    barrier: Barrier,
+    barrier: Meeting,
     /// Ranks per thread (the last may have fewer).
     block: u32,
     total_ops: u64,
@@ -309,6 +424,11 @@ struct Local<'a, P: OpSource> {
 }
 
 const NO_OWNER: u32 = u32::MAX;
+
+/// After this many windows, threads whose windows average fewer than
+/// `MIN_WINDOW_EVENTS` events each hand the run to one thread.
+const NARROW_CHECK: u64 = 256;
+const MIN_WINDOW_EVENTS: u64 = 2000;
 
 impl<'a, P: OpSource> Local<'a, P> {
     fn new(
@@ -412,13 +532,32 @@ impl<'a, P: OpSource> Local<'a, P> {
             return self.window(f64::INFINITY);
         }
         let shared = self.shared;
+        let mut windows = 0u64;
         loop {
             shared.earliest[self.part].store(self.earliest(), Ordering::Relaxed);
             shared.done[self.part].store(
                 self.ranks.iter().map(|r| r.state.done as u64).sum(),
                 Ordering::Relaxed,
             );
-            shared.barrier.wait();
+            shared.handled[self.part].store(self.handled, Ordering::Relaxed);
+            if !shared.barrier.wait() {
+                return Err(Stop::Halted);
+            }
+            // Every thread reads the same counts here, so all decide alike:
+            // a barrier costs tens of microseconds, and windows of a few
+            // events each (one tiny message sets L) made two threads 50
+            // times slower than one.
+            windows += 1;
+            if windows == NARROW_CHECK {
+                let handled: u64 = shared
+                    .handled
+                    .iter()
+                    .map(|h| h.load(Ordering::Relaxed))
+                    .sum();
+                if handled < NARROW_CHECK * MIN_WINDOW_EVENTS * threads as u64 {
+                    return Err(Stop::Narrow);
+                }
+            }
             // The others' earliest: how far this thread's ranks may run.
             let others = (0..threads)
                 .filter(|&k| k != self.part)
@@ -446,8 +585,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                     shared.inbox[k].lock().expect("inbox").append(out);
                 }
             }
-            shared.barrier.wait();
-            if shared.stop.load(Ordering::Relaxed) {
+            if !shared.barrier.wait() || shared.stop.load(Ordering::Relaxed) {
                 return res.and(Err(Stop::Halted));
             }
             let arrived = std::mem::take(&mut *shared.inbox[self.part].lock().expect("inbox"));
@@ -675,13 +813,13 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
     }
 
-    /// As `Sim::cpu_task`.
+    /// As `Sim::cpu_task`: a free task is done at once.
     fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
-        let rank = &mut self.ranks[(r - self.lo) as usize];
-        if rank.state.cpu_running == CPU_IDLE && rank.state.cpu_queue.is_empty() && dur <= 0.0 {
+        if dur <= 0.0 {
             self.push(r, now, Ev::TaskDone, i);
             return;
         }
+        let rank = &mut self.ranks[(r - self.lo) as usize];
         rank.state.cpu_queue.push((compute, i, dur.to_bits()));
         rank.dispatch_pending = true;
     }
@@ -901,5 +1039,29 @@ impl<'a, P: OpSource> Local<'a, P> {
         if i == rank.ops.front() {
             rank.ops.retire();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Meeting;
+
+    #[test]
+    fn a_meeting_called_off_releases_whoever_waits() {
+        let m = Meeting::new(3);
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| m.wait());
+            // Only two of three arrive; the third calls it off.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            m.call_off();
+            assert!(!waiter.join().unwrap());
+        });
+        assert!(!m.wait(), "a meeting called off stays off");
+        let two = Meeting::new(2);
+        std::thread::scope(|scope| {
+            let a = scope.spawn(|| (0..100).all(|_| two.wait()));
+            let b = (0..100).all(|_| two.wait());
+            assert!(b && a.join().unwrap());
+        });
     }
 }

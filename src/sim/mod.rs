@@ -143,8 +143,12 @@ impl SimConfig {
         if self.engines == 0 {
             return Err(invalid!("--engines must be at least 1"));
         }
-        if self.threads == 0 {
-            return Err(invalid!("--threads must be at least 1"));
+        if !(1..=local::MAX_THREADS).contains(&self.threads) {
+            return Err(invalid!(
+                "--threads {} must be from 1 to {}",
+                self.threads,
+                local::MAX_THREADS
+            ));
         }
         if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
             return Err(invalid!(
@@ -898,15 +902,19 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     /// Queues op i's task of `dur` seconds for rank r's CPU, which completes
     /// the op (`compute`) or, for a send's overhead, starts its latency phase
-    /// when it is done. A free task on an idle CPU is done at once.
+    /// when it is done. A free task takes no CPU time: it is done at once,
+    /// whatever the CPU is doing. (It used to be done at once only on an
+    /// idle CPU, and otherwise to wait its turn, which made the result
+    /// depend on the order of the events of one instant.)
     fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
-        let rank = &mut self.ranks[r as usize];
-        if rank.cpu_running == CPU_IDLE && rank.cpu_queue.is_empty() && dur <= 0.0 {
+        if dur <= 0.0 {
             // Only sends with an overhead come here, so a free task is never a send's.
             self.push(now, EvKind::TaskDone, r, i);
             return;
         }
-        rank.cpu_queue.push((compute, i, dur.to_bits()));
+        self.ranks[r as usize]
+            .cpu_queue
+            .push((compute, i, dur.to_bits()));
         self.want_dispatch(r);
     }
 
