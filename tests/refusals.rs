@@ -1110,3 +1110,33 @@ fn third_probe_inputs_are_refused_and_files_kept() {
         err.len()
     );
 }
+
+#[test]
+fn graphs_too_large_to_route_are_refused_before_routing() {
+    // 8,192 nodes in a chain, and parallel edges to pass 2^30 nodes x edges.
+    let dir = scratch_dir();
+    let mut text = String::from("kind = \"graph\"\n");
+    for i in 0..8192 {
+        text += &format!("[[node]]\nname = \"n{i}\"\n");
+    }
+    for i in 0..8191 {
+        text += &format!("[[edge]]\na = \"n{i}\"\nb = \"n{}\"\n", i + 1);
+    }
+    for _ in 0..(131_073 - 8191) {
+        text += "[[edge]]\na = \"n0\"\nb = \"n1\"\n";
+    }
+    let path = dir.join("big_graph.toml");
+    std::fs::write(&path, text).unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            path.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "more than routing handles",
+    );
+}
