@@ -624,6 +624,14 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             self.front.pop();
             rank.listed = RUNNING;
+            // The op states its events will touch were written long ago
+            // and have left the cache: ask for them all at once, so their
+            // misses overlap instead of following one another.
+            for &Reverse((k, _, op)) in rank.queue.as_slice() {
+                if f64::from_bits(k) < limit {
+                    rank.state.ops.prefetch(op);
+                }
+            }
             if self.handled >= self.next_report {
                 self.report_progress();
             }

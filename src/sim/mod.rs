@@ -426,6 +426,24 @@ impl OpWindow {
         &mut self.states[at]
     }
 
+    /// Asks the CPU to bring op `i`'s state into cache, if the window holds
+    /// it (a hint: no effect on the result).
+    fn prefetch(&self, i: OpId) {
+        let Some(k) = i.checked_sub(self.front) else {
+            return;
+        };
+        if k < self.len {
+            let at: *const OpState = &self.states[self.slot(k)];
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch reads nothing and cannot fault.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = at;
+        }
+    }
+
     /// Where the state of op `front + k` sits in the ring.
     fn slot(&self, k: u32) -> usize {
         (self.start + k) as usize & self.states.len().wrapping_sub(1)
