@@ -915,6 +915,22 @@ fn third_probe_inputs_are_refused_and_files_kept() {
             "{args:?}"
         );
     }
+    // A pipe is written, not emptied (`-o /dev/stdout` under a pipe).
+    let (code, out, err) = common::topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+        "--format",
+        "csv",
+        "-o",
+        "/dev/stdout",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("topology,"), "{out}");
     // -o and --trace naming one file in two spellings.
     let same = dir.join("same.csv");
     let dotted = format!("{}/./same.csv", dir.to_str().unwrap());

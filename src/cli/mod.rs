@@ -390,10 +390,13 @@ impl OutputFile {
             .truncate(false)
             .open(path)
             .with_context(|| format!("cannot create '{path}'"))?;
+        // Only a regular file is emptied: a pipe or a terminal
+        // (`-o /dev/stdout`) cannot be, and has nothing to keep.
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
         Ok(OutputFile {
             file,
             path: path.to_string(),
-            emptied: false,
+            emptied: !regular,
         })
     }
 
