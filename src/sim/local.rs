@@ -36,7 +36,7 @@
 //! that would share a link stops the run, and the caller runs `Sim`.
 
 use super::{
-    check_finished, results, Route, Totals, ARRIVED, CPU_IDLE, DONE, LEVEL_TOLERANCE, NO_DEPS,
+    check_finished, cpu_time, flow_cap, results, Route, Totals, ARRIVED, CPU_IDLE, LEVEL_TOLERANCE,
     POSTED,
 };
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
@@ -768,16 +768,8 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// As `Sim::start` (no sends wait for receives here).
     fn start(&mut self, r: u32) {
-        let ru = r as usize;
-        let rank = &mut self.ranks[(r - self.lo) as usize];
-        rank.state.started = true;
-        let mut ids = Vec::new();
-        self.src.initial(ru, &mut ids);
-        ids.extend(rank.state.ops.touched().filter_map(|(i, st)| {
-            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
-        }));
-        ids.sort_unstable();
-        ids.dedup();
+        let rank = &mut self.ranks[(r - self.lo) as usize].state;
+        let ids = rank.start(self.src, r as usize, std::iter::empty());
         self.ready_now.extend(ids);
     }
 
@@ -807,18 +799,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 
     fn cpu_time(&self, op: &Op) -> f64 {
-        let combine = |count: u64| {
-            self.cfg.compute_bandwidth.map_or(0.0, |bw| {
-                (count * self.src.header().elem_bytes()) as f64 / bw
-            })
-        };
-        match *op {
-            Op::Send { .. } => self.cfg.overhead_s,
-            Op::Recv { region, .. } => combine(region.count),
-            Op::Combine { src, .. } => combine(src.count),
-            Op::Compute { seconds } => seconds,
-            Op::Copy { .. } => 0.0,
-        }
+        cpu_time(self.cfg, self.src.header().elem_bytes(), op).0
     }
 
     /// As `Sim::cpu_task`: a free task is done at once.
@@ -885,6 +866,9 @@ impl<'a, P: OpSource> Local<'a, P> {
             path.extend_from_slice(&last.2);
             last.1
         } else {
+            // As `Sim::route_links` without fold and node links. (Kept
+            // here: calling one function shared with it made the pipelines
+            // 5% slower in pair runs, inlined or not.)
             if peer != r {
                 if route == 0 {
                     self.topo.route(r as usize, peer as usize, &mut path);
@@ -962,16 +946,11 @@ impl<'a, P: OpSource> Local<'a, P> {
         dst: u32,
         recv_op: OpId,
     ) -> std::result::Result<(), Stop> {
-        let mut rate = self.cfg.flow_cap.unwrap_or(f64::INFINITY);
-        if let Some(w) = self.cfg.tcp_window {
-            let lat: f64 = path
-                .iter()
+        let rate = flow_cap(self.cfg, || {
+            path.iter()
                 .map(|&l| self.topo.links[l as usize].latency)
-                .sum();
-            if lat > 0.0 {
-                rate = rate.min(w / (2.0 * lat));
-            }
-        }
+                .sum()
+        });
         // `MaxMin::alone`: the bottleneck, unless the cap is below it.
         let bottleneck = path
             .iter()
@@ -1026,27 +1005,10 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// As `Sim::complete`.
     fn complete(&mut self, now: f64, r: u32, i: OpId) {
-        let Local {
-            src,
-            ranks,
-            ready_now,
-            lo,
-            ..
-        } = self;
-        let rank = &mut ranks[(r - *lo) as usize].state;
-        rank.done += 1;
-        rank.finish = rank.finish.max(now);
-        rank.ops.get(*src, r as usize, i).flags |= DONE;
-        src.successors(r as usize, i, |j| {
-            let st = rank.ops.get(*src, r as usize, j);
-            st.flags -= 1;
-            if st.remaining() == 0 {
-                ready_now.push(j);
-            }
-        });
-        if i == rank.ops.front() {
-            rank.ops.retire();
-        }
+        let ready_now = &mut self.ready_now;
+        self.ranks[(r - self.lo) as usize]
+            .state
+            .complete(self.src, r as usize, i, now, |j| ready_now.push(j));
     }
 }
 

@@ -524,6 +524,88 @@ struct RankState {
     done: OpId,
 }
 
+impl RankState {
+    /// The rank starts: its ops without dependencies (receives aside), its
+    /// receives without dependencies whose data came first, and `extra`
+    /// (rendezvous sends waiting on such receives), in program order.
+    fn start<P: OpSource>(
+        &mut self,
+        src: &P,
+        r: usize,
+        extra: impl Iterator<Item = OpId>,
+    ) -> Vec<OpId> {
+        self.started = true;
+        let mut ids = Vec::new();
+        src.initial(r, &mut ids);
+        ids.extend(self.ops.touched().filter_map(|(i, st)| {
+            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
+        }));
+        ids.extend(extra);
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Op i completes at `now`: `ready` gets each successor it leaves with
+    /// nothing to wait for. (Inlined: it is the engines' hottest path.)
+    #[inline(always)]
+    fn complete<P: OpSource>(
+        &mut self,
+        src: &P,
+        r: usize,
+        i: OpId,
+        now: f64,
+        mut ready: impl FnMut(OpId),
+    ) {
+        self.done += 1;
+        self.finish = self.finish.max(now);
+        self.ops.get(src, r, i).flags |= DONE;
+        let ops = &mut self.ops;
+        src.successors(r, i, |j| {
+            let st = ops.get(src, r, j);
+            st.flags -= 1;
+            if st.remaining() == 0 {
+                ready(j);
+            }
+        });
+        // Only the front op's completion can let the front move: after every
+        // retire the front op is not done. (Reading the front's state for
+        // nothing would cost a cache miss on ranks whose window is long.)
+        if i == self.ops.front() {
+            self.ops.retire();
+        }
+    }
+}
+
+/// The CPU time of an op's task (a send's overhead, a combine, a compute)
+/// and its name.
+fn cpu_time(cfg: &SimConfig, elem_bytes: u64, op: &Op) -> (f64, &'static str) {
+    let combine = |count: u64| {
+        cfg.compute_bandwidth
+            .map_or(0.0, |bw| (count * elem_bytes) as f64 / bw)
+    };
+    match *op {
+        Op::Send { .. } => (cfg.overhead_s, "overhead"),
+        Op::Recv { region, .. } => (combine(region.count), "combine"),
+        Op::Combine { src, .. } => (combine(src.count), "combine"),
+        Op::Compute { seconds } => (seconds, "compute"),
+        Op::Copy { .. } => (0.0, "copy"),
+    }
+}
+
+/// A flow's cap: `--flow-cap`, and `--tcp-window` over twice its route's
+/// latency (asked for only under a window).
+fn flow_cap(cfg: &SimConfig, route_latency: impl FnOnce() -> f64) -> f64 {
+    let mut cap = cfg.flow_cap.unwrap_or(f64::INFINITY);
+    if let Some(w) = cfg.tcp_window {
+        let lat = route_latency();
+        if lat > 0.0 {
+            cap = cap.min(w / (2.0 * lat));
+        }
+    }
+    cap
+}
+
 /// Simulates `s` on `topo`. The schedule should have passed the verifier;
 /// the simulator still returns an error (never hangs) if it cannot complete.
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
@@ -839,20 +921,13 @@ impl<'a, P: OpSource> Sim<'a, P> {
     /// (rendezvous), are handled now like the rest.
     fn start(&mut self, r: u32) {
         let ru = r as usize;
-        self.ranks[ru].started = true;
-        let mut ids = Vec::new();
-        self.src.initial(ru, &mut ids);
-        ids.extend(self.ranks[ru].ops.touched().filter_map(|(i, st)| {
-            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
-        }));
-        ids.extend(
-            self.parked
-                .keys()
-                .filter(|&&(pr, pi)| pr == r && self.src.dep_count(ru, pi) == 0)
-                .map(|&(_, pi)| pi),
-        );
-        ids.sort_unstable();
-        ids.dedup();
+        let src = self.src;
+        let parked = self
+            .parked
+            .keys()
+            .filter(|&&(pr, pi)| pr == r && src.dep_count(ru, pi) == 0)
+            .map(|&(_, pi)| pi);
+        let ids = self.ranks[ru].start(src, ru, parked);
         self.ready_now.extend(ids.into_iter().map(|i| (r, i)));
     }
 
@@ -896,26 +971,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
         Ok(())
     }
 
-    fn combine_time(&self, bytes: u64) -> f64 {
-        self.cfg
-            .compute_bandwidth
-            .map_or(0.0, |bw| bytes as f64 / bw)
-    }
-
-    /// The CPU time of an op's task: a send's overhead, a combine, a compute.
     fn cpu_time(&self, op: &Op) -> (f64, &'static str) {
-        match *op {
-            Op::Send { .. } => (self.cfg.overhead_s, "overhead"),
-            Op::Recv { region, .. } => (
-                self.combine_time(region.count * self.elem_bytes()),
-                "combine",
-            ),
-            Op::Combine { src, .. } => {
-                (self.combine_time(src.count * self.elem_bytes()), "combine")
-            }
-            Op::Compute { seconds } => (seconds, "compute"),
-            Op::Copy { .. } => (0.0, "copy"),
-        }
+        cpu_time(self.cfg, self.elem_bytes(), op)
     }
 
     /// Queues op i's task of `dur` seconds for rank r's CPU, which completes
@@ -1118,14 +1175,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
     }
 
     fn cap_of(&self, route: &[LinkId]) -> f64 {
-        let mut cap = self.cfg.flow_cap.unwrap_or(f64::INFINITY);
-        if let Some(w) = self.cfg.tcp_window {
-            let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
-            if lat > 0.0 {
-                cap = cap.min(w / (2.0 * lat));
-            }
-        }
-        cap
+        flow_cap(self.cfg, || {
+            route.iter().map(|&l| self.latency[l as usize]).sum()
+        })
     }
 
     fn begin_bandwidth(&mut self, now: f64, id: u32) {
@@ -1284,29 +1336,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
     }
 
     fn complete(&mut self, now: f64, r: u32, i: OpId) {
-        let Sim {
-            src,
-            ranks,
-            ready_now,
-            ..
-        } = self;
-        let rank = &mut ranks[r as usize];
-        rank.done += 1;
-        rank.finish = rank.finish.max(now);
-        rank.ops.get(*src, r as usize, i).flags |= DONE;
-        src.successors(r as usize, i, |j| {
-            let st = rank.ops.get(*src, r as usize, j);
-            st.flags -= 1;
-            if st.remaining() == 0 {
-                ready_now.push((r, j));
-            }
-        });
-        // Only the front op's completion can let the front move: after every
-        // retire the front op is not done. (Reading the front's state for
-        // nothing would cost a cache miss on ranks whose window is long.)
-        if i == rank.ops.front() {
-            rank.ops.retire();
-        }
+        let ready_now = &mut self.ready_now;
+        self.ranks[r as usize].complete(self.src, r as usize, i, now, |j| ready_now.push((r, j)));
     }
 
     fn update_rates(&mut self, now: f64) {
