@@ -398,3 +398,84 @@ fn threads_hand_thin_windows_to_one_thread() {
     assert_eq!(two.by_rank_threads, 1);
     assert_eq!(one.time_s.to_bits(), two.time_s.to_bits());
 }
+
+#[test]
+fn routes_kept_per_rank_give_each_link_its_own_statistics() {
+    // Rank 0 of a ring of 8 sends to every other rank in turn, each send
+    // after the last has landed, then to 2, 1, 3 and 7 again: seven routes
+    // (one more than a rank keeps, so kept routes are given up), several
+    // sharing their first link (0 -> 1 carries the messages to 1, 2, 3 and
+    // 4). A kept route of one link holds that link's statistics; each link
+    // must still count every flow once, as the event engine counts it.
+    use topocoll::schedule::{Op, Region, Schedule};
+    let mut s = Schedule::new(
+        Collective::Bcast { root: 0 },
+        8,
+        1000,
+        Dtype::F64,
+        ReduceOp::Sum,
+        "kept routes",
+    );
+    let peers = [1u32, 2, 3, 4, 5, 6, 7, 2, 1, 3, 7];
+    let mut last = None;
+    for (tag, &peer) in peers.iter().enumerate() {
+        let count = 100 + 50 * tag as u64;
+        let send = Op::Send {
+            peer,
+            tag: tag as u32,
+            region: Region::output(0, count),
+            route: 0,
+        };
+        let deps: Vec<_> = last.into_iter().collect();
+        last = Some(s.programs[0].push(send, &deps));
+        s.programs[peer as usize].push(
+            Op::Recv {
+                peer: 0,
+                tag: tag as u32,
+                region: Region::output(0, count),
+                combine: false,
+            },
+            &[],
+        );
+    }
+    let mut topo = parse_spec("torus:8").unwrap();
+    topo.set_uniform_links(Some(1e9), Some(1e-7)).unwrap();
+    for overhead_s in [0.0, 1e-6] {
+        let cfg = SimConfig {
+            engines: 2,
+            overhead_s,
+            ..SimConfig::default()
+        };
+        let local = simulate(&s, &topo, &cfg).unwrap();
+        let event = simulate(
+            &s,
+            &topo,
+            &SimConfig {
+                by_rank: false,
+                ..cfg
+            },
+        )
+        .unwrap();
+        assert_eq!(local.by_rank_threads, 1, "the rank-by-rank engine ran");
+        assert_eq!(event.by_rank_threads, 0);
+        assert_agree(&local, &event, &format!("overhead {overhead_s}"));
+        // Link 0 -> 1 counts every message to 1, 2 and 3 (and to 4 if the
+        // tie between the ring's two ways takes it this way).
+        let first = topo
+            .links
+            .iter()
+            .position(|l| l.from == 0 && l.to == 1)
+            .unwrap();
+        let bytes = |tags: &[u64]| {
+            tags.iter()
+                .map(|t| 8.0 * (100 + 50 * t) as f64)
+                .sum::<f64>()
+        };
+        let crossing = bytes(&[0, 1, 2, 7, 8, 9]);
+        let carried = local.links[first].bytes;
+        assert!(
+            carried == crossing || carried == crossing + bytes(&[3]),
+            "link 0 -> 1 carried {carried} bytes"
+        );
+    }
+}

@@ -7,13 +7,16 @@
 //! through data arriving, never sooner than a lookahead `L` after the event
 //! that sends it: the shortest bandwidth phase of a cross-rank transfer (the
 //! smallest message at the fastest link; a route's latency elapses before
-//! the event that starts that phase). A rank whose earliest
-//! pending event is at T, the earliest of all ranks, can then run every
-//! event before T + L: nothing another rank has yet to do can reach it
-//! sooner. The engine keeps each rank's events in its own small queue and
-//! the ranks in a queue by their earliest event, and runs the rank at the
-//! front up to T + L. A rank's state stays in cache for several events, and
-//! there is no global event queue, flow-end queue or transfer table.
+//! the event that starts that phase). With T the earliest pending event of
+//! all ranks, every rank can then run every event before T + L: nothing
+//! another rank has yet to do can reach it sooner. The engine keeps each
+//! rank's events in its own small queue and runs the ranks in sweeps: each
+//! sweep takes the ranks in index order, each up to T + L, then T moves on.
+//! In a sweep the ranks' order does not matter (what one sends lands after
+//! T + L), so index order reads their states in memory order and asks for
+//! the next ranks' states ahead of time. There is no global event queue,
+//! flow-end queue or transfer table, and each rank keeps the routes it
+//! sends on (`KeptRoute`).
 //!
 //! Same instant, per rank: a rank handles its events within a relative
 //! 1e-12 of its earliest together (as `Sim` does for all ranks), its ready
@@ -68,24 +71,110 @@ enum Ev {
     FlowStart,
 }
 
+/// (`repr(C)`: the fields every event touches come first, the kept routes
+/// last.)
+#[repr(C)]
 struct Rank {
     state: RankState,
     /// Pending events: (time bits, kind, op), earliest first.
     queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
-    /// The time (bits) of this rank's entry in `Local::front`, `UNLISTED`
-    /// when it has none, `RUNNING` while it runs.
-    listed: u64,
-    dispatch_pending: bool,
-    /// Its last topology route: peer, summed latency, links.
-    last_route: (u32, f64, Route),
     /// The end (horizon) of the last instant it ran: nothing may arrive
     /// at or before it.
     past: f64,
+    dispatch_pending: bool,
+    /// The entry of `kept` to replace next.
+    next_kept: u8,
+    /// The routes of its last few transfers (see `KeptRoute`).
+    kept: [KeptRoute; KEPT_ROUTES],
 }
 
-const UNLISTED: u64 = u64::MAX;
-/// No time is below 0.0's bits, so a running rank is never listed again.
-const RUNNING: u64 = 0;
+/// A route a rank sent on, kept with what its flows need: a pipeline sends
+/// on the same few routes over and over, and finding the route, summing its
+/// latency and finding its bottleneck read the topology's link records, a
+/// cache miss a flow on large networks (a tenth of the run).
+///
+/// A route of one link also holds that link's statistics while it is kept
+/// (`held`): they would be another miss a flow in `Local::link_use`. A
+/// rank's kept routes share no link, so each link's statistics are in one
+/// place: in `link_use`, or in the one kept route that holds them, written
+/// back when it is dropped and when the run ends.
+#[derive(Clone, Default)]
+struct KeptRoute {
+    /// The key: the peer and the send's route (0: the topology's), with
+    /// `NO_PEER` for an empty entry.
+    peer: u32,
+    route: u32,
+    latency: f64,
+    bottleneck: f64,
+    /// Whether this rank's flows have claimed every link and the route
+    /// crosses none twice, checked at its first flow: a link's sender never
+    /// changes, so the check need not be repeated.
+    checked: bool,
+    /// Whether `link_use` below is its one link's (see above).
+    held: bool,
+    links: Route,
+    link_use: LinkUse,
+}
+
+/// Gives up a kept route: the statistics it holds go back to `link_use`.
+fn drop_kept(kept: &mut KeptRoute, link_use: &mut [LinkUse]) {
+    if kept.held {
+        link_use[kept.links[0] as usize] = kept.link_use;
+    }
+    kept.peer = NO_PEER;
+    kept.held = false;
+    kept.links.clear();
+}
+
+/// Routes kept per rank: a Trinaryx3 rank sends on at most six (its + and
+/// − neighbours along three axes).
+const KEPT_ROUTES: usize = 6;
+const NO_PEER: u32 = u32::MAX;
+
+/// Asks the CPU to bring the cache line at `at` (a hint: no effect on the
+/// result).
+#[inline(always)]
+fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+impl Rank {
+    /// Asks for the lines of the rank's own record that its events read.
+    fn prefetch_record(&self) {
+        let at = self as *const Rank as *const u8;
+        // `state` (two lines), then `queue`, `dispatch_pending`, `past`.
+        for line in 0..3 {
+            prefetch(at.wrapping_add(64 * line));
+        }
+    }
+
+    /// Asks for the heads of the rank's queues (its record must be in
+    /// cache by now: their addresses are read from it).
+    fn prefetch_queues(&self) {
+        let events = self.queue.as_slice();
+        prefetch(events.as_ptr());
+        if events.len() > 4 {
+            prefetch(events.as_ptr().wrapping_add(4));
+        }
+        if let Some(first) = self.state.ready_sends.first() {
+            prefetch(first);
+        }
+        if let Some(first) = self.state.cpu_queue.first() {
+            prefetch(first);
+        }
+    }
+}
+
+/// `Local::running` when no rank runs.
+const NONE_RUNNING: u32 = u32::MAX;
+/// How many ranks ahead a sweep asks for a rank's state.
+const PREFETCH_AHEAD: usize = 4;
 
 /// What stops a run: an error, or a flow that would share a link (or a
 /// lookahead too short to run an instant), after which `Sim` must run it.
@@ -358,9 +447,16 @@ fn finish<P: OpSource>(
     src: &P,
     topo: &Topology,
     shared: &Shared,
-    parts: Vec<Local<P>>,
+    mut parts: Vec<Local<P>>,
     wall: Instant,
 ) -> Result<SimResult> {
+    for part in &mut parts {
+        for rank in &mut part.ranks {
+            for kept in &mut rank.kept {
+                drop_kept(kept, &mut part.link_use);
+            }
+        }
+    }
     check_finished(
         src,
         parts
@@ -403,8 +499,17 @@ struct Local<'a, P: OpSource> {
     part: usize,
     lo: u32,
     ranks: Vec<Rank>,
-    /// Ranks with pending events by their earliest: (time bits, rank).
-    front: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Each rank's earliest pending event (`INFINITY`: none), apart from
+    /// the ranks so that a sweep reads a few cache lines to find the ranks
+    /// it must run.
+    next: Vec<f64>,
+    /// The earliest of `next` as of the end of the last sweep, lowered by
+    /// every event queued since for a rank other than the running one.
+    own_min: f64,
+    /// The rank running, `NONE_RUNNING` between ranks.
+    running: u32,
+    /// The ranks a sweep runs, in order.
+    due: Vec<u32>,
     /// Per link this thread's ranks send on: its statistics (`since` holds
     /// when its last flow ends).
     link_use: Vec<LinkUse>,
@@ -440,6 +545,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         part: usize,
         ranks: std::ops::Range<usize>,
     ) -> Self {
+        let ranks_len = ranks.len();
         Local {
             src,
             topo,
@@ -461,13 +567,19 @@ impl<'a, P: OpSource> Local<'a, P> {
                         done: 0,
                     },
                     queue: BinaryHeap::new(),
-                    listed: UNLISTED,
                     dispatch_pending: false,
-                    last_route: (u32::MAX, 0.0, Route::new()),
+                    kept: std::array::from_fn(|_| KeptRoute {
+                        peer: NO_PEER,
+                        ..KeptRoute::default()
+                    }),
+                    next_kept: 0,
                     past: f64::NEG_INFINITY,
                 })
                 .collect(),
-            front: BinaryHeap::new(),
+            next: vec![f64::INFINITY; ranks_len],
+            own_min: f64::INFINITY,
+            running: NONE_RUNNING,
+            due: Vec::new(),
             link_use: vec![LinkUse::default(); topo.links.len()],
             outbox: vec![Vec::new(); shared.earliest.len()],
             flows: 0,
@@ -501,22 +613,23 @@ impl<'a, P: OpSource> Local<'a, P> {
         // would be a wrong result, so the run goes to `Sim` instead.
         self.late |= time <= rank.past;
         rank.queue.push(Reverse((key, ev, op)));
-        if key < rank.listed {
-            rank.listed = key;
-            self.front.push(Reverse((key, q)));
+        let k = (q - self.lo) as usize;
+        if time < self.next[k] {
+            self.next[k] = time;
+        }
+        if q != self.running && time < self.own_min {
+            self.own_min = time;
         }
     }
 
     /// The earliest pending event of this thread's ranks (bits), or
     /// `u64::MAX`.
-    fn earliest(&mut self) -> u64 {
-        while let Some(&Reverse((key, r))) = self.front.peek() {
-            if self.ranks[(r - self.lo) as usize].listed == key {
-                return key;
-            }
-            self.front.pop(); // superseded by an earlier entry
+    fn earliest(&self) -> u64 {
+        if self.own_min == f64::INFINITY {
+            u64::MAX
+        } else {
+            self.own_min.to_bits()
         }
-        u64::MAX
     }
 
     fn run(&mut self) -> std::result::Result<(), Stop> {
@@ -595,57 +708,101 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
     }
 
-    /// Runs this thread's ranks, earliest first, each up to L past the
-    /// earliest of its own events and the other threads' (`others`, `inf`
-    /// for none, and the data sent to them meanwhile, which they may answer),
-    /// until the earliest rank cannot run.
+    /// Runs this thread's ranks up to L past the earliest of their events
+    /// and the other threads' (`others`, `inf` for none, and the data sent
+    /// to them meanwhile, which they may answer), sweep after sweep, each
+    /// sweep with a limit L past the earliest event left, until this
+    /// thread's earliest has caught up with the others'.
+    ///
+    /// Within a sweep the ranks' order does not matter: every event a rank
+    /// runs is at or after the sweep's earliest, so whatever it sends lands
+    /// at or after the limit, in another sweep. Running them in index
+    /// order reads their states in memory order and lets the sweep ask for
+    /// the next ranks' states ahead of time.
     fn window(&mut self, others: f64) -> std::result::Result<(), Stop> {
         if self.late {
             return Err(Stop::Fallback);
         }
         self.sent = f64::INFINITY;
-        while let Some(&Reverse((key, r))) = self.front.peek() {
-            let others = others.min(self.sent);
-            let rank = &mut self.ranks[(r - self.lo) as usize];
-            if rank.listed != key {
-                self.front.pop(); // superseded by an earlier entry
-                continue;
+        loop {
+            let own = self.own_min;
+            if own == f64::INFINITY {
+                return Ok(());
             }
-            let t = f64::from_bits(key);
-            let limit = t.min(others) + self.lookahead;
-            if t + t.abs() * LEVEL_TOLERANCE >= limit {
-                // The earliest of all ranks cannot run its first instant:
-                // the lookahead is inside its rounding.
-                return if t <= others {
+            let base = own.min(others).min(self.sent);
+            let limit = base + self.lookahead;
+            if own + own.abs() * LEVEL_TOLERANCE >= limit {
+                // This thread's earliest rank cannot run its first instant:
+                // it waits for the others, or, if it is the earliest of all,
+                // the lookahead is inside its rounding and `Sim` must run.
+                return if own <= base {
                     Err(Stop::Fallback)
                 } else {
                     Ok(())
                 };
             }
-            self.front.pop();
-            rank.listed = RUNNING;
+            self.sweep(limit)?;
+        }
+    }
+
+    /// Runs every rank's instants that end before `limit`, in rank order.
+    fn sweep(&mut self, limit: f64) -> std::result::Result<(), Stop> {
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        due.extend(
+            self.next
+                .iter()
+                .enumerate()
+                .filter(|&(_, &t)| t < limit)
+                .map(|(k, _)| k as u32),
+        );
+        // Ranks not run keep their earliest; those run and those that
+        // receive data add theirs as the sweep goes (`push`).
+        self.own_min = self
+            .next
+            .iter()
+            .copied()
+            .filter(|&t| t >= limit)
+            .fold(f64::INFINITY, f64::min);
+        for (n, &k) in due.iter().enumerate() {
+            // In two stages: a rank's record, then (its addresses read)
+            // its queues.
+            if let Some(&ahead) = due.get(n + 2 * PREFETCH_AHEAD) {
+                self.ranks[ahead as usize].prefetch_record();
+            }
+            if let Some(&ahead) = due.get(n + PREFETCH_AHEAD) {
+                self.ranks[ahead as usize].prefetch_queues();
+            }
+            let r = self.lo + k;
+            self.running = r;
+            let rank = &mut self.ranks[k as usize];
             // The op states its events will touch were written long ago
             // and have left the cache: ask for them all at once, so their
             // misses overlap instead of following one another.
-            for &Reverse((k, _, op)) in rank.queue.as_slice() {
-                if f64::from_bits(k) < limit {
+            for &Reverse((key, _, op)) in rank.queue.as_slice() {
+                if f64::from_bits(key) < limit {
                     rank.state.ops.prefetch(op);
                 }
             }
             if self.handled >= self.next_report {
                 self.report_progress();
             }
-            self.advance(r, limit)?;
+            let res = self.advance(r, limit);
+            self.running = NONE_RUNNING;
+            res?;
             if self.late {
                 return Err(Stop::Fallback);
             }
-            let rank = &mut self.ranks[(r - self.lo) as usize];
-            rank.listed = UNLISTED;
-            if let Some(&Reverse((next, _, _))) = rank.queue.peek() {
-                rank.listed = next;
-                self.front.push(Reverse((next, r)));
+            let next = match self.ranks[k as usize].queue.peek() {
+                Some(&Reverse((key, _, _))) => f64::from_bits(key),
+                None => f64::INFINITY,
+            };
+            self.next[k as usize] = next;
+            if next < self.own_min {
+                self.own_min = next;
             }
         }
+        self.due = due;
         Ok(())
     }
 
@@ -669,7 +826,6 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Runs rank r's instants that end before `limit`.
     fn advance(&mut self, r: u32, limit: f64) -> std::result::Result<(), Stop> {
-        let mut ran = false;
         loop {
             let rank = &self.ranks[(r - self.lo) as usize];
             let Some(&Reverse((key, _, _))) = rank.queue.peek() else {
@@ -685,11 +841,10 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             if horizon >= limit {
-                // A rank that cannot run even its first instant has a
-                // lookahead inside the instant's rounding: `Sim` must run.
-                return if ran { Ok(()) } else { Err(Stop::Fallback) };
+                // The instant may yet receive data from another rank
+                // (`window` checks that the earliest rank can run one).
+                return Ok(());
             }
-            ran = true;
             loop {
                 self.drain_ready(now, r);
                 let rank = &mut self.ranks[(r - self.lo) as usize];
@@ -740,11 +895,8 @@ impl<'a, P: OpSource> Local<'a, P> {
                 }
             }
             Ev::FlowStart => {
-                let (dst, recv_op, bytes, _) = self.transfer(r, i)?;
-                let path = std::mem::take(&mut self.route_buf);
-                let res = self.begin_bandwidth(t, now, horizon, r, i, &path, bytes, dst, recv_op);
-                self.route_buf = path;
-                res?;
+                let (dst, recv_op, bytes, kept) = self.transfer(r, i)?;
+                self.begin_bandwidth(t, now, horizon, r, i, kept, bytes, dst, recv_op)?;
             }
             Ev::SendEnd => {
                 let rank = &mut self.ranks[(r - self.lo) as usize];
@@ -845,9 +997,9 @@ impl<'a, P: OpSource> Local<'a, P> {
         Ok(())
     }
 
-    /// Send i of rank r: its receiver, receive, bytes and route latency, with
-    /// its links in `route_buf` (as `Sim::begin_latency` finds them).
-    fn transfer(&mut self, r: u32, i: OpId) -> Result<(u32, OpId, f64, f64)> {
+    /// Send i of rank r: its receiver, receive and bytes, and its route's
+    /// entry in the rank's `kept` (as `Sim::begin_latency` finds the route).
+    fn transfer(&mut self, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
         let Op::Send {
             peer,
             region,
@@ -858,50 +1010,78 @@ impl<'a, P: OpSource> Local<'a, P> {
             unreachable!("only sends start transfers")
         };
         let recv_op = self.src.partner(r as usize, i);
-        let mut path = std::mem::take(&mut self.route_buf);
-        path.clear();
-        let topology_route = route == 0 && peer != r;
-        let last = &self.ranks[(r - self.lo) as usize].last_route;
-        let lat = if topology_route && last.0 == peer {
-            path.extend_from_slice(&last.2);
-            last.1
-        } else {
-            // As `Sim::route_links` without fold and node links. (Kept
-            // here: calling one function shared with it made the pipelines
-            // 5% slower in pair runs, inlined or not.)
-            if peer != r {
-                if route == 0 {
-                    self.topo.route(r as usize, peer as usize, &mut path);
-                } else {
-                    let offset = &self.src.header().offsets[route as usize - 1];
-                    let dest = self.topo.route_offset(r as usize, offset, &mut path)?;
-                    if dest != peer as usize {
-                        return Err(Error::Invalid(format!(
-                            "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
-                        )));
-                    }
-                }
-            }
-            let lat: f64 = path
-                .iter()
-                .map(|&l| self.topo.links[l as usize].latency)
-                .sum();
-            if topology_route {
-                let last = &mut self.ranks[(r - self.lo) as usize].last_route;
-                last.0 = peer;
-                last.1 = lat;
-                last.2.clear();
-                last.2.extend_from_slice(&path);
-            }
-            lat
-        };
-        self.route_buf = path;
         let bytes = if peer == r {
             0.0
         } else {
             (region.count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
         };
-        Ok((peer, recv_op, bytes, lat))
+        let rank = &self.ranks[(r - self.lo) as usize];
+        if let Some(k) = rank
+            .kept
+            .iter()
+            .position(|e| e.peer == peer && e.route == route)
+        {
+            return Ok((peer, recv_op, bytes, k));
+        }
+        // As `Sim::route_links` without fold and node links. (Kept here:
+        // calling one function shared with it made the pipelines 5% slower
+        // in pair runs, inlined or not.)
+        let mut path = Route::new();
+        if peer != r {
+            if route == 0 {
+                let mut buf = std::mem::take(&mut self.route_buf);
+                buf.clear();
+                self.topo.route(r as usize, peer as usize, &mut buf);
+                path.extend_from_slice(&buf);
+                self.route_buf = buf;
+            } else {
+                let offset = &self.src.header().offsets[route as usize - 1];
+                let mut buf = std::mem::take(&mut self.route_buf);
+                buf.clear();
+                let dest = self.topo.route_offset(r as usize, offset, &mut buf);
+                path.extend_from_slice(&buf);
+                self.route_buf = buf;
+                let dest = dest?;
+                if dest != peer as usize {
+                    return Err(Error::Invalid(format!(
+                        "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
+                    )));
+                }
+            }
+        }
+        let links = &self.topo.links;
+        let latency: f64 = path.iter().map(|&l| links[l as usize].latency).sum();
+        let bottleneck = path
+            .iter()
+            .map(|&l| links[l as usize].bandwidth)
+            .fold(f64::INFINITY, f64::min);
+        let rank = &mut self.ranks[(r - self.lo) as usize];
+        let k = rank.next_kept as usize;
+        rank.next_kept = ((k + 1) % KEPT_ROUTES) as u8;
+        // Its place, and any kept route that shares a link with it, are
+        // given up (their statistics written back) before it takes a
+        // link's statistics.
+        for (j, old) in rank.kept.iter_mut().enumerate() {
+            if j == k || old.links.iter().any(|l| path.contains(l)) {
+                drop_kept(old, &mut self.link_use);
+            }
+        }
+        let held = path.len() == 1;
+        rank.kept[k] = KeptRoute {
+            peer,
+            route,
+            latency,
+            bottleneck,
+            checked: false,
+            held,
+            link_use: if held {
+                self.link_use[path[0] as usize]
+            } else {
+                LinkUse::default()
+            },
+            links: path,
+        };
+        Ok((peer, recv_op, bytes, k))
     }
 
     /// As `Sim::begin_latency`: the send's overhead is paid at t.
@@ -913,26 +1093,26 @@ impl<'a, P: OpSource> Local<'a, P> {
         r: u32,
         i: OpId,
     ) -> std::result::Result<(), Stop> {
-        let (dst, recv_op, bytes, lat) = self.transfer(r, i)?;
+        let (dst, recv_op, bytes, k) = self.transfer(r, i)?;
         self.flows += 1;
-        let path = std::mem::take(&mut self.route_buf);
-        let res = if bytes == 0.0 || path.is_empty() {
+        let kept = &self.ranks[(r - self.lo) as usize].kept[k];
+        let lat = kept.latency;
+        if bytes == 0.0 || kept.links.is_empty() {
             self.push(r, t + lat, Ev::SendEnd, i);
             self.push(dst, t + lat, Ev::Delivered, recv_op);
             Ok(())
         } else if lat == 0.0 {
-            self.begin_bandwidth(t, now, horizon, r, i, &path, bytes, dst, recv_op)
+            self.begin_bandwidth(t, now, horizon, r, i, k, bytes, dst, recv_op)
         } else {
             self.push(r, t + lat, Ev::FlowStart, i);
             Ok(())
-        };
-        self.route_buf = path;
-        res
+        }
     }
 
     /// A flow starts its bandwidth phase at t, in the instant of rank r that
-    /// began at `now`: alone on its links, at its bottleneck's rate, it
-    /// ends at `now` + bytes / rate, as `Sim::update_rates` sets it.
+    /// began at `now`, on the route `kept[k]` of rank r: alone on its links,
+    /// at its bottleneck's rate, it ends at `now` + bytes / rate, as
+    /// `Sim::update_rates` sets it.
     #[allow(clippy::too_many_arguments)]
     fn begin_bandwidth(
         &mut self,
@@ -941,50 +1121,66 @@ impl<'a, P: OpSource> Local<'a, P> {
         horizon: f64,
         r: u32,
         i: OpId,
-        path: &[LinkId],
+        k: usize,
         bytes: f64,
         dst: u32,
         recv_op: OpId,
     ) -> std::result::Result<(), Stop> {
-        let rate = flow_cap(self.cfg, || {
-            path.iter()
-                .map(|&l| self.topo.links[l as usize].latency)
-                .sum()
-        });
+        let kept = &mut self.ranks[(r - self.lo) as usize].kept[k];
+        let rate = flow_cap(self.cfg, || kept.latency);
         // `MaxMin::alone`: the bottleneck, unless the cap is below it.
-        let bottleneck = path
-            .iter()
-            .map(|&l| self.topo.links[l as usize].bandwidth)
-            .fold(f64::INFINITY, f64::min);
-        let rate = if rate < bottleneck { rate } else { bottleneck };
+        let rate = if rate < kept.bottleneck {
+            rate
+        } else {
+            kept.bottleneck
+        };
         let end = now + bytes / rate;
-        for (k, &l) in path.iter().enumerate() {
-            let owner = &self.shared.owner[l as usize];
-            let mine = match owner.load(Ordering::Relaxed) {
-                NO_OWNER => {
-                    match owner.compare_exchange(NO_OWNER, r, Ordering::Relaxed, Ordering::Relaxed)
-                    {
+        if !kept.checked {
+            for (j, &l) in kept.links.iter().enumerate() {
+                let owner = &self.shared.owner[l as usize];
+                let mine = match owner.load(Ordering::Relaxed) {
+                    NO_OWNER => match owner.compare_exchange(
+                        NO_OWNER,
+                        r,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
                         Ok(_) => true,
                         Err(other) => other == r,
-                    }
+                    },
+                    other => other == r,
+                };
+                // Another sender's link, or one crossed twice.
+                if !mine || kept.links[..j].contains(&l) {
+                    return Err(Stop::Fallback);
                 }
-                other => other == r,
-            };
-            // Another sender's link, one still busy, or one crossed twice.
-            if !mine || self.link_use[l as usize].since > horizon || path[..k].contains(&l) {
-                return Err(Stop::Fallback);
             }
+            kept.checked = true;
         }
-        // `Sim` queues the end after the instant: it must not fall in it.
-        if end <= horizon {
+        // A link still busy with this rank's last flow on it, or an end
+        // inside the instant (`Sim` queues it after the instant).
+        let busy = if kept.held {
+            kept.link_use.since > horizon
+        } else {
+            kept.links
+                .iter()
+                .any(|&l| self.link_use[l as usize].since > horizon)
+        };
+        if busy || end <= horizon {
             return Err(Stop::Fallback);
         }
-        for &l in path {
-            let u = &mut self.link_use[l as usize];
+        let count = |u: &mut LinkUse| {
             u.bytes += bytes;
             u.busy += end - t;
             u.since = end;
             u.peak = u.peak.max(1);
+        };
+        if kept.held {
+            count(&mut kept.link_use);
+        } else {
+            for &l in &kept.links {
+                count(&mut self.link_use[l as usize]);
+            }
         }
         self.network_bytes += bytes;
         self.push(r, end, Ev::SendEnd, i);

@@ -291,6 +291,11 @@ impl<T: Ord> SortedQueue<T> {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+
+    /// The smallest entry (for a prefetch: the queue's head in memory).
+    pub fn first(&self) -> Option<&T> {
+        self.items.front()
+    }
 }
 
 #[cfg(test)]
