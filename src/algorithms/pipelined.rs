@@ -571,6 +571,40 @@ struct RankBlocks {
     trees: SmallVec<[TreeBlock; 3]>,
     round_len: u64,
     last_round_len: u64,
+    /// `round_len` as a divisor (`locate` divides by it at every decode).
+    round: Divisor,
+}
+
+/// A 32-bit divisor with its reciprocal: a quotient by a multiplication
+/// and a shift, where a division takes several times as long (Lemire,
+/// Kaser and Kurz, "Faster remainder by direct computation", 2019: exact
+/// for every 32-bit dividend).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct Divisor {
+    d: u32,
+    /// `2^64 / d` rounded up; 0 for d = 1 (2^64 does not fit, and the
+    /// quotient is the dividend).
+    m: u64,
+}
+
+impl Divisor {
+    fn new(d: u32) -> Divisor {
+        Divisor {
+            d,
+            m: if d > 1 { u64::MAX / d as u64 + 1 } else { 0 },
+        }
+    }
+
+    /// (n / d, n % d).
+    #[inline(always)]
+    fn div_rem(self, n: u32) -> (u32, u32) {
+        let q = if self.m == 0 {
+            n
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as u32
+        };
+        (q, n - q * self.d)
+    }
 }
 
 /// A pipeline read op by op ([`OpSource`]): the same programs as
@@ -671,6 +705,8 @@ impl PipelineStream {
                     "pipeline stream: rank {r} would run more than 2^32 operations; use larger --segment"
                 ));
             }
+            // (Below 2^32 when the rank has a full round, by the check above.)
+            rb.round = Divisor::new(rb.round_len.min(u32::MAX as u64) as u32);
             ranks.push(rb);
             blocks.push(rank_blocks);
         }
@@ -771,10 +807,9 @@ impl PipelineStream {
         let i = i as u64;
         let full = self.full_rounds * rb.round_len;
         let (s, off, last) = if i < full {
-            // Both fit in 32 bits (`new` bounds a rank's ops by `OpId::MAX`),
-            // and a 32-bit division is the cheaper one on the hot path.
-            let (i, len) = (i as u32, rb.round_len as u32);
-            ((i / len) as u64, (i % len) as u64, false)
+            // Both fit in 32 bits (`new` bounds a rank's ops by `OpId::MAX`).
+            let (s, off) = rb.round.div_rem(i as u32);
+            (s as u64, off as u64, false)
         } else {
             (self.full_rounds, i - full, true)
         };
@@ -891,6 +926,30 @@ impl OpSource for PipelineStream {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_divisor_divides_as_the_processor_does() {
+        use super::Divisor;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 32) as u32
+        };
+        let mut divisors: Vec<u32> = (1..=300).collect();
+        divisors.extend([641, 4093, 65_535, 65_536, 1 << 31, u32::MAX - 1, u32::MAX]);
+        divisors.extend((0..200).map(|_| next().max(1)));
+        for d in divisors {
+            let div = Divisor::new(d);
+            let mut dividends = vec![0, 1, d - 1, d, d.wrapping_add(1), u32::MAX, u32::MAX - 1];
+            dividends.extend((0..500).map(|_| next()));
+            dividends.extend((0..50).map(|_| next() % 1000));
+            for n in dividends {
+                assert_eq!(div.div_rem(n), (n / d, n % d), "{n} / {d}");
+            }
+        }
+    }
+
     use super::*;
     use crate::algorithms::trees::{binomial_tree, torus_trees};
     use crate::topology::GridShape;

@@ -148,7 +148,7 @@ impl Rank {
     /// Asks for the lines of the rank's own record that its events read.
     fn prefetch_record(&self) {
         let at = self as *const Rank as *const u8;
-        // `state` (two lines), then `queue`, `dispatch_pending`, `past`.
+        // `state` (two lines), then `queue`, `past`, `dispatch_pending`.
         for line in 0..3 {
             prefetch(at.wrapping_add(64 * line));
         }
@@ -279,10 +279,15 @@ fn run_threads<P: OpSource + Sync>(
         owner: (0..topo.links.len())
             .map(|_| AtomicU32::new(NO_OWNER))
             .collect(),
-        earliest: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        earliest: std::array::from_fn(|_| (0..threads).map(|_| AtomicU64::new(0)).collect()),
+        sent: std::array::from_fn(|_| {
+            (0..threads * threads)
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect()
+        }),
         done: (0..threads).map(|_| AtomicU64::new(0)).collect(),
-        inbox: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
-        handled: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        inbox: std::array::from_fn(|_| (0..threads).map(|_| Mutex::new(Vec::new())).collect()),
+        handled: std::array::from_fn(|_| (0..threads).map(|_| AtomicU64::new(0)).collect()),
         stop: AtomicBool::new(false),
         barrier: Meeting::new(threads),
         block: block as u32,
@@ -420,20 +425,34 @@ impl Meeting {
     }
 }
 
+/// Data for another thread's rank: (time bits, rank, receive).
+type Mail = (u64, u32, OpId);
+
 /// What the threads share.
+///
+/// The threads meet once a window. Before they meet, each publishes what
+/// the others need to bound it: its earliest pending event, and the
+/// earliest data it has sent each other thread (which that thread takes
+/// from its inbox after the meeting). What is published and sent for
+/// window w sits in slot w % 2: a thread that passes the meeting and runs
+/// its next window writes the other slot, while the slowest still reads
+/// this one, so one meeting a window is enough.
 struct Shared {
     /// Each link's one sender, `NO_OWNER` until its first flow.
     owner: Vec<AtomicU32>,
     /// Each thread's earliest pending event (time bits; `u64::MAX`: none),
-    /// published at the barrier.
-    earliest: Vec<AtomicU64>,
+    /// its inbox aside: `[slot][thread]`.
+    earliest: [Vec<AtomicU64>; 2],
+    /// The earliest data each thread has sent each other one in its last
+    /// window (time bits; `u64::MAX`: none): `[slot][from * threads + to]`.
+    sent: [Vec<AtomicU64>; 2],
     /// Each thread's ops completed, for progress.
     done: Vec<AtomicU64>,
     /// Data arriving at each thread's ranks from other threads:
-    /// (time bits, rank, receive).
-    inbox: Vec<Mutex<Vec<(u64, u32, OpId)>>>,
-    /// Each thread's events handled, as of the last barrier.
-    handled: Vec<AtomicU64>,
+    /// `[slot][thread]`, (time bits, rank, receive).
+    inbox: [Vec<Mutex<Vec<Mail>>>; 2],
+    /// Each thread's events handled: `[slot][thread]`.
+    handled: [Vec<AtomicU64>; 2],
     /// Set by a thread that stops (an error or a shared link).
     stop: AtomicBool,
     barrier: Meeting,
@@ -514,7 +533,7 @@ struct Local<'a, P: OpSource> {
     /// when its last flow ends).
     link_use: Vec<LinkUse>,
     /// Data for other threads' ranks, by thread, sent at the barrier.
-    outbox: Vec<Vec<(u64, u32, OpId)>>,
+    outbox: Vec<Vec<Mail>>,
     flows: u64,
     network_bytes: f64,
     handled: u64,
@@ -524,8 +543,10 @@ struct Local<'a, P: OpSource> {
     route_buf: Vec<LinkId>,
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
-    /// The earliest data sent to another thread's ranks in this window.
+    /// The earliest data sent to another thread's ranks in this window, in
+    /// all and to each thread.
     sent: f64,
+    sent_to: Vec<f64>,
 }
 
 const NO_OWNER: u32 = u32::MAX;
@@ -581,7 +602,8 @@ impl<'a, P: OpSource> Local<'a, P> {
             running: NONE_RUNNING,
             due: Vec::new(),
             link_use: vec![LinkUse::default(); topo.links.len()],
-            outbox: vec![Vec::new(); shared.earliest.len()],
+            outbox: vec![Vec::new(); shared.done.len()],
+            sent_to: vec![f64::INFINITY; shared.done.len()],
             flows: 0,
             network_bytes: 0.0,
             handled: 0,
@@ -603,10 +625,12 @@ impl<'a, P: OpSource> Local<'a, P> {
         let key = time.to_bits();
         let Some(rank) = self.ranks.get_mut(q.wrapping_sub(self.lo) as usize) else {
             debug_assert_eq!(ev, Ev::Delivered);
-            self.outbox[(q / self.shared.block) as usize].push((key, q, op));
-            // The other thread runs from it at the next barrier, and may
-            // answer L later.
+            let to = (q / self.shared.block) as usize;
+            self.outbox[to].push((key, q, op));
+            // The other thread runs from it after the next meeting, and
+            // may answer L later.
             self.sent = self.sent.min(time);
+            self.sent_to[to] = self.sent_to[to].min(time);
             return;
         };
         // A guard on the lookahead's reasoning: an event in a rank's past
@@ -640,30 +664,54 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.ranks[k].state.finish = t;
             self.push(r, t, Ev::Start, 0);
         }
-        let threads = self.shared.earliest.len();
+        let threads = self.shared.done.len();
         if threads == 1 {
             return self.window(f64::INFINITY);
         }
         let shared = self.shared;
-        let mut windows = 0u64;
+        let me = self.part;
+        let bits = |t: f64| {
+            if t == f64::INFINITY {
+                u64::MAX
+            } else {
+                t.to_bits()
+            }
+        };
+        let mut window = 0u64;
+        let mut res = Ok(());
         loop {
-            shared.earliest[self.part].store(self.earliest(), Ordering::Relaxed);
-            shared.done[self.part].store(
+            // Publish for this window (slot `window % 2`), then meet.
+            let slot = (window % 2) as usize;
+            for (k, out) in self.outbox.iter_mut().enumerate() {
+                if !out.is_empty() {
+                    shared.inbox[slot][k].lock().expect("inbox").append(out);
+                }
+                shared.sent[slot][me * threads + k].store(bits(self.sent_to[k]), Ordering::Relaxed);
+                self.sent_to[k] = f64::INFINITY;
+            }
+            shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
+            shared.handled[slot][me].store(self.handled, Ordering::Relaxed);
+            shared.done[me].store(
                 self.ranks.iter().map(|r| r.state.done as u64).sum(),
                 Ordering::Relaxed,
             );
-            shared.handled[self.part].store(self.handled, Ordering::Relaxed);
             if !shared.barrier.wait() {
-                return Err(Stop::Halted);
+                return res.and(Err(Stop::Halted));
             }
-            // Every thread reads the same counts here, so all decide alike:
-            // a barrier costs tens of microseconds, and windows of a few
+            if res.is_err() || shared.stop.load(Ordering::Relaxed) {
+                return res.and(Err(Stop::Halted));
+            }
+            let arrived = std::mem::take(&mut *shared.inbox[slot][me].lock().expect("inbox"));
+            for (key, q, op) in arrived {
+                self.push(q, f64::from_bits(key), Ev::Delivered, op);
+            }
+            window += 1;
+            // Every thread reads the same slot here, so all decide alike:
+            // a meeting costs tens of microseconds, and windows of a few
             // events each (one tiny message sets L) made two threads 50
             // times slower than one.
-            windows += 1;
-            if windows == NARROW_CHECK {
-                let handled: u64 = shared
-                    .handled
+            if window == NARROW_CHECK {
+                let handled: u64 = shared.handled[slot]
                     .iter()
                     .map(|h| h.load(Ordering::Relaxed))
                     .sum();
@@ -671,13 +719,18 @@ impl<'a, P: OpSource> Local<'a, P> {
                     return Err(Stop::Narrow);
                 }
             }
-            // The others' earliest: how far this thread's ranks may run.
+            // Each thread's earliest, with the data sent to it.
+            let earliest = |k: usize| {
+                (0..threads)
+                    .map(|j| shared.sent[slot][j * threads + k].load(Ordering::Relaxed))
+                    .fold(shared.earliest[slot][k].load(Ordering::Relaxed), u64::min)
+            };
             let others = (0..threads)
-                .filter(|&k| k != self.part)
-                .map(|k| shared.earliest[k].load(Ordering::Relaxed))
+                .filter(|&k| k != me)
+                .map(earliest)
                 .min()
                 .unwrap_or(u64::MAX);
-            if others == u64::MAX && self.earliest() == u64::MAX {
+            if others == u64::MAX && earliest(me) == u64::MAX {
                 return Ok(());
             }
             let others = if others == u64::MAX {
@@ -685,25 +738,9 @@ impl<'a, P: OpSource> Local<'a, P> {
             } else {
                 f64::from_bits(others)
             };
-            let res = if shared.stop.load(Ordering::Relaxed) {
-                Err(Stop::Halted)
-            } else {
-                self.window(others)
-            };
+            res = self.window(others);
             if res.is_err() {
                 shared.stop.store(true, Ordering::Relaxed);
-            }
-            for (k, out) in self.outbox.iter_mut().enumerate() {
-                if !out.is_empty() {
-                    shared.inbox[k].lock().expect("inbox").append(out);
-                }
-            }
-            if !shared.barrier.wait() || shared.stop.load(Ordering::Relaxed) {
-                return res.and(Err(Stop::Halted));
-            }
-            let arrived = std::mem::take(&mut *shared.inbox[self.part].lock().expect("inbox"));
-            for (key, q, op) in arrived {
-                self.push(q, f64::from_bits(key), Ev::Delivered, op);
             }
         }
     }
@@ -724,23 +761,37 @@ impl<'a, P: OpSource> Local<'a, P> {
             return Err(Stop::Fallback);
         }
         self.sent = f64::INFINITY;
+        // With other threads, every thread runs to the same limit, L past
+        // the earliest event of all, so they end the window together. (Up
+        // to the others' earliest + L instead, the one behind ran L plus
+        // its lag and the one ahead L less its lag, and the lag passed
+        // from one to the other at every window: each waited a sixth of
+        // the run.)
+        let cap = if others == f64::INFINITY {
+            f64::INFINITY
+        } else {
+            self.own_min.min(others) + self.lookahead
+        };
+        let mut swept = false;
         loop {
             let own = self.own_min;
             if own == f64::INFINITY {
                 return Ok(());
             }
             let base = own.min(others).min(self.sent);
-            let limit = base + self.lookahead;
+            let limit = (base + self.lookahead).min(cap);
             if own + own.abs() * LEVEL_TOLERANCE >= limit {
                 // This thread's earliest rank cannot run its first instant:
-                // it waits for the others, or, if it is the earliest of all,
-                // the lookahead is inside its rounding and `Sim` must run.
-                return if own <= base {
+                // the window is over, or it waits for the others, or, if
+                // it is the earliest of all and has not moved, the
+                // lookahead is inside its rounding and `Sim` must run.
+                return if own <= base && (!swept || limit < cap) {
                     Err(Stop::Fallback)
                 } else {
                     Ok(())
                 };
             }
+            swept = true;
             self.sweep(limit)?;
         }
     }
