@@ -816,25 +816,26 @@ impl<'a, P: OpSource> Local<'a, P> {
             .filter(|&t| t >= limit)
             .fold(f64::INFINITY, f64::min);
         for (n, &k) in due.iter().enumerate() {
-            // In two stages: a rank's record, then (its addresses read)
-            // its queues.
-            if let Some(&ahead) = due.get(n + 2 * PREFETCH_AHEAD) {
+            // In three stages, each reading addresses the one before
+            // brought in: a rank's record, its queues, then the states of
+            // the ops its due events touch (written long ago, they have
+            // left the cache).
+            if let Some(&ahead) = due.get(n + 3 * PREFETCH_AHEAD) {
                 self.ranks[ahead as usize].prefetch_record();
             }
-            if let Some(&ahead) = due.get(n + PREFETCH_AHEAD) {
+            if let Some(&ahead) = due.get(n + 2 * PREFETCH_AHEAD) {
                 self.ranks[ahead as usize].prefetch_queues();
+            }
+            if let Some(&ahead) = due.get(n + PREFETCH_AHEAD) {
+                let rank = &self.ranks[ahead as usize];
+                for &Reverse((key, _, op)) in rank.queue.as_slice() {
+                    if f64::from_bits(key) < limit {
+                        rank.state.ops.prefetch(op);
+                    }
+                }
             }
             let r = self.lo + k;
             self.running = r;
-            let rank = &mut self.ranks[k as usize];
-            // The op states its events will touch were written long ago
-            // and have left the cache: ask for them all at once, so their
-            // misses overlap instead of following one another.
-            for &Reverse((key, _, op)) in rank.queue.as_slice() {
-                if f64::from_bits(key) < limit {
-                    rank.state.ops.prefetch(op);
-                }
-            }
             if self.handled >= self.next_report {
                 self.report_progress();
             }
