@@ -573,6 +573,19 @@ struct RankBlocks {
     last_round_len: u64,
     /// `round_len` as a divisor (`locate` divides by it at every decode).
     round: Divisor,
+    /// Each op of a full round, and of the last round when it is partial:
+    /// `locate` reads where it would search.
+    slots: Vec<Slot>,
+    last_slots: Vec<Slot>,
+}
+
+/// Where an op of a round sits: its tree, its index in the tree's block,
+/// and its template op in `PipelineStream::template_ops`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Slot {
+    tree: u8,
+    k: u32,
+    op: u32,
 }
 
 /// A 32-bit divisor with its reciprocal: a quotient by a multiplication
@@ -627,6 +640,11 @@ pub struct PipelineStream {
     templates: Vec<Vec<TemplateOp>>,
     /// Rounds in which every tree has a segment.
     full_rounds: u64,
+    /// Each tree's segments (`Pipeline::segments`, a division, kept).
+    tree_segments: Vec<u64>,
+    /// Every template's ops, one after another (`Slot::op`): a decode reads
+    /// its template op in one step from its slot.
+    template_ops: Vec<TemplateOp>,
     /// Whether one more, partial, round follows (some trees have a segment more).
     partial_round: bool,
 }
@@ -641,6 +659,8 @@ impl PipelineStream {
                 pl: None,
                 templates: Vec::new(),
                 full_rounds: 0,
+                tree_segments: Vec::new(),
+                template_ops: Vec::new(),
                 partial_round: false,
             });
         };
@@ -753,6 +773,30 @@ impl PipelineStream {
             .into_iter()
             .map(|rb| intern(&mut shape_index, &mut shapes, rb.clone(), rb))
             .collect();
+        let mut template_start = Vec::with_capacity(templates.len());
+        let mut template_ops = Vec::new();
+        for ops in &templates {
+            template_start.push(template_ops.len() as u32);
+            template_ops.extend(ops.iter().cloned());
+        }
+        for rb in &mut shapes {
+            for (t, tb) in rb.trees.iter().enumerate() {
+                let first = template_start
+                    .get(tb.template as usize)
+                    .copied()
+                    .unwrap_or(0);
+                let slots = (0..tb.len).map(|k| Slot {
+                    tree: t as u8,
+                    k,
+                    op: first + k,
+                });
+                rb.slots.extend(slots.clone());
+                if segs[t] == rounds && rounds > full_rounds {
+                    rb.last_slots.extend(slots);
+                }
+            }
+        }
+        let tree_segments = segs.clone();
         Ok(PipelineStream {
             header,
             pl: Some(pl),
@@ -760,6 +804,8 @@ impl PipelineStream {
             shapes,
             templates,
             full_rounds,
+            tree_segments,
+            template_ops,
             partial_round: rounds > full_rounds,
         })
     }
@@ -791,9 +837,9 @@ impl PipelineStream {
         (if a >= p { a - p } else { a }) as u32
     }
 
-    /// The first op of rank `r`'s block of tree `t`, segment `s`.
-    fn block_start(&self, r: usize, t: usize, s: u64) -> u64 {
-        let rb = self.blocks(r);
+    /// The first op of the block of tree `t`, segment `s`, of a rank with
+    /// blocks `rb`.
+    fn block_start(&self, rb: &RankBlocks, t: usize, s: u64) -> u64 {
         if s < self.full_rounds {
             s * rb.round_len + rb.trees[t].start
         } else {
@@ -801,27 +847,38 @@ impl PipelineStream {
         }
     }
 
-    /// (tree, segment, index in the block) of op `i` of rank `r`.
-    fn locate(&self, r: usize, i: OpId) -> (usize, u64, usize) {
+    /// Where op `i` of rank `r` sits, and its template op. (Every decode
+    /// starts here: inlined, with the tree read from a table.)
+    #[inline(always)]
+    fn locate(&self, r: usize, i: OpId) -> Located<'_> {
         let rb = self.blocks(r);
         let i = i as u64;
         let full = self.full_rounds * rb.round_len;
-        let (s, off, last) = if i < full {
+        let (s, slot) = if i < full {
             // Both fit in 32 bits (`new` bounds a rank's ops by `OpId::MAX`).
             let (s, off) = rb.round.div_rem(i as u32);
-            (s as u64, off as u64, false)
+            (s as u64, rb.slots[off as usize])
         } else {
-            (self.full_rounds, i - full, true)
+            (self.full_rounds, rb.last_slots[(i - full) as usize])
         };
-        for (t, tb) in rb.trees.iter().enumerate() {
-            let start = if last { tb.start_last } else { tb.start };
-            let present = !last || self.pipeline().segments(t) > self.full_rounds;
-            if present && off >= start && off < start + tb.len as u64 {
-                return (t, s, (off - start) as usize);
-            }
+        Located {
+            rb,
+            t: slot.tree as usize,
+            s,
+            k: slot.k,
+            o: &self.template_ops[slot.op as usize],
         }
-        unreachable!("op {i} of rank {r} is past its program")
     }
+}
+
+/// Op i of a rank: its blocks, tree, segment, index in the block and
+/// template op.
+struct Located<'a> {
+    rb: &'a RankBlocks,
+    t: usize,
+    s: u64,
+    k: u32,
+    o: &'a TemplateOp,
 }
 
 impl OpSource for PipelineStream {
@@ -840,12 +897,12 @@ impl OpSource for PipelineStream {
     }
 
     fn op(&self, r: usize, i: OpId) -> Op {
-        let (t, s, k) = self.locate(r, i);
+        let Located { t, s, o, .. } = self.locate(r, i);
         let pl = self.pipeline();
         let shift = s * pl.seg_elems;
         let count = pl.segment(t, s).1;
         let tag_shift = (2 * s * pl.trees.len() as u64) as u32;
-        let mut op = self.template(r, t)[k].op;
+        let mut op = o.op;
         let mv = |g: &mut Region| {
             g.offset += shift;
             g.count = count;
@@ -871,31 +928,28 @@ impl OpSource for PipelineStream {
     }
 
     fn dep_count(&self, r: usize, i: OpId) -> u32 {
-        let (t, s, k) = self.locate(r, i);
-        let o = &self.template(r, t)[k];
+        let Located { s, o, .. } = self.locate(r, i);
         o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
     }
 
     fn successors(&self, r: usize, i: OpId, mut f: impl FnMut(OpId)) {
-        let (t, s, k) = self.locate(r, i);
-        let o = &self.template(r, t)[k];
-        let base = self.block_start(r, t, s);
+        let Located { rb, t, s, k, o } = self.locate(r, i);
+        let base = self.block_start(rb, t, s);
         for &j in &o.succ {
             f((base + j as u64) as OpId);
         }
-        if matches!(o.op, Op::Send { .. }) && s + 1 < self.pipeline().segments(t) {
-            f((self.block_start(r, t, s + 1) + k as u64) as OpId);
+        if matches!(o.op, Op::Send { .. }) && s + 1 < self.tree_segments[t] {
+            f((self.block_start(rb, t, s + 1) + k as u64) as OpId);
         }
     }
 
     fn partner(&self, r: usize, i: OpId) -> OpId {
-        let (t, s, k) = self.locate(r, i);
-        let o = &self.template(r, t)[k];
+        let Located { t, s, o, .. } = self.locate(r, i);
         let Op::Send { peer, .. } = o.op else {
             return OpId::MAX;
         };
         let peer = self.absolute(r, peer) as usize;
-        (self.block_start(peer, t, s) + o.peer_op as u64) as OpId
+        (self.block_start(self.blocks(peer), t, s) + o.peer_op as u64) as OpId
     }
 
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {
@@ -905,7 +959,7 @@ impl OpSource for PipelineStream {
             if tb.len == 0 {
                 continue;
             }
-            let base = self.block_start(r, t, 0);
+            let base = self.block_start(self.blocks(r), t, 0);
             for (k, o) in self.template(r, t).iter().enumerate() {
                 if o.deps == 0 && !matches!(o.op, Op::Recv { .. }) {
                     out.push((base + k as u64) as OpId);
