@@ -106,6 +106,8 @@ impl<'a> Request<'a> {
 /// A schedule generated op by op as the simulator reaches it (see
 /// [`crate::schedule::OpSource`]): the algorithms whose programs are long and
 /// regular enough to compute rather than write out.
+// One per run, read at every decode: a box would be one more load each time.
+#[allow(clippy::large_enum_variant)]
 pub enum Stream {
     Pipeline(pipelined::PipelineStream),
     Ring(allreduce::ring::RingStream),
