@@ -103,11 +103,17 @@ fn stream_is_the_written_out_schedule() {
                         st.successors(r, i, |j| a.push(j));
                         m.successors(r, i, |j| b.push(j));
                         assert_eq!(a, b, "{what}: rank {r} op {i} successors");
+                        assert_eq!(st.kind(r, i), m.kind(r, i), "{what}: rank {r} op {i} kind");
                         if matches!(m.op(r, i), topocoll::schedule::Op::Send { .. }) {
                             assert_eq!(
                                 st.partner(r, i),
                                 m.partner(r, i),
                                 "{what}: rank {r} op {i} partner"
+                            );
+                            assert_eq!(
+                                st.send(r, i),
+                                (m.op(r, i), m.partner(r, i)),
+                                "{what}: rank {r} op {i} send"
                             );
                         }
                     }

@@ -177,6 +177,18 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.min_send_count(),
         }
     }
+    fn kind(&self, r: usize, i: OpId) -> crate::schedule::OpKind {
+        match self {
+            Stream::Pipeline(s) => s.kind(r, i),
+            Stream::Ring(s) => s.kind(r, i),
+        }
+    }
+    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
+        match self {
+            Stream::Pipeline(s) => s.send(r, i),
+            Stream::Ring(s) => s.send(r, i),
+        }
+    }
 }
 
 /// A registered algorithm.

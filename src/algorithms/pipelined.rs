@@ -47,7 +47,7 @@ use super::trees::{torus_trees, Tree, NO_AXIS};
 use super::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpSource, Region, Schedule};
+use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 
@@ -869,35 +869,11 @@ impl PipelineStream {
             o: &self.template_ops[slot.op as usize],
         }
     }
-}
 
-/// Op i of a rank: its blocks, tree, segment, index in the block and
-/// template op.
-struct Located<'a> {
-    rb: &'a RankBlocks,
-    t: usize,
-    s: u64,
-    k: u32,
-    o: &'a TemplateOp,
-}
-
-impl OpSource for PipelineStream {
-    fn header(&self) -> &Schedule {
-        &self.header
-    }
-
-    fn len(&self, r: usize) -> u64 {
-        let rb = self.blocks(r);
-        self.full_rounds * rb.round_len
-            + if self.partial_round {
-                rb.last_round_len
-            } else {
-                0
-            }
-    }
-
-    fn op(&self, r: usize, i: OpId) -> Op {
-        let Located { t, s, o, .. } = self.locate(r, i);
+    /// The op at `at` of rank `r`: its template op moved to its segment.
+    #[inline(always)]
+    fn decode(&self, r: usize, at: &Located) -> Op {
+        let Located { t, s, o, .. } = *at;
         let pl = self.pipeline();
         let shift = s * pl.seg_elems;
         let count = pl.segment(t, s).1;
@@ -927,6 +903,46 @@ impl OpSource for PipelineStream {
         op
     }
 
+    /// For a send at `at` of rank `r`: the receive it meets.
+    fn partner_of(&self, r: usize, at: &Located) -> OpId {
+        let Op::Send { peer, .. } = at.o.op else {
+            return OpId::MAX;
+        };
+        let peer = self.absolute(r, peer) as usize;
+        (self.block_start(self.blocks(peer), at.t, at.s) + at.o.peer_op as u64) as OpId
+    }
+}
+
+/// Op i of a rank: its blocks, tree, segment, index in the block and
+/// template op.
+#[derive(Clone, Copy)]
+struct Located<'a> {
+    rb: &'a RankBlocks,
+    t: usize,
+    s: u64,
+    k: u32,
+    o: &'a TemplateOp,
+}
+
+impl OpSource for PipelineStream {
+    fn header(&self) -> &Schedule {
+        &self.header
+    }
+
+    fn len(&self, r: usize) -> u64 {
+        let rb = self.blocks(r);
+        self.full_rounds * rb.round_len
+            + if self.partial_round {
+                rb.last_round_len
+            } else {
+                0
+            }
+    }
+
+    fn op(&self, r: usize, i: OpId) -> Op {
+        self.decode(r, &self.locate(r, i))
+    }
+
     fn dep_count(&self, r: usize, i: OpId) -> u32 {
         let Located { s, o, .. } = self.locate(r, i);
         o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
@@ -944,12 +960,20 @@ impl OpSource for PipelineStream {
     }
 
     fn partner(&self, r: usize, i: OpId) -> OpId {
-        let Located { t, s, o, .. } = self.locate(r, i);
-        let Op::Send { peer, .. } = o.op else {
-            return OpId::MAX;
-        };
-        let peer = self.absolute(r, peer) as usize;
-        (self.block_start(self.blocks(peer), t, s) + o.peer_op as u64) as OpId
+        self.partner_of(r, &self.locate(r, i))
+    }
+
+    fn kind(&self, r: usize, i: OpId) -> OpKind {
+        match self.locate(r, i).o.op {
+            Op::Send { .. } => OpKind::Send,
+            Op::Recv { .. } => OpKind::Recv,
+            _ => OpKind::Other,
+        }
+    }
+
+    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
+        let at = self.locate(r, i);
+        (self.decode(r, &at), self.partner_of(r, &at))
     }
 
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {

@@ -34,6 +34,21 @@ pub trait OpSource {
     fn partner(&self, r: usize, i: OpId) -> OpId;
     /// The ops of rank `r` with no dependencies, receives excepted, in program order.
     fn initial(&self, r: usize, out: &mut Vec<OpId>);
+    /// Whether op `i` of rank `r` is a send, a receive or neither: what
+    /// the simulator asks of every op that becomes ready, answered without
+    /// decoding the op where a generator can.
+    fn kind(&self, r: usize, i: OpId) -> OpKind {
+        match self.op(r, i) {
+            Op::Send { .. } => OpKind::Send,
+            Op::Recv { .. } => OpKind::Recv,
+            _ => OpKind::Other,
+        }
+    }
+    /// A send and the receive it meets (`op` and `partner` at once: a
+    /// generator locates the op once).
+    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
+        (self.op(r, i), self.partner(r, i))
+    }
     /// The fewest elements a send to another rank carries, or `None` when
     /// no rank sends to another: it bounds how soon one rank can affect
     /// another (the simulator's lookahead, `sim::local`). The default reads
@@ -48,6 +63,14 @@ pub trait OpSource {
             })
             .min()
     }
+}
+
+/// What [`OpSource::kind`] answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Send,
+    Recv,
+    Other,
 }
 
 /// A materialised schedule as an [`OpSource`].

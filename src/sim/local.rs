@@ -45,7 +45,7 @@ use super::{
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpSource};
+use crate::schedule::{Op, OpId, OpKind, OpSource};
 use crate::topology::{LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -981,23 +981,25 @@ impl<'a, P: OpSource> Local<'a, P> {
     fn drain_ready(&mut self, now: f64, r: u32) {
         while let Some(i) = self.ready_now.pop() {
             let rank = &mut self.ranks[(r - self.lo) as usize];
-            match self.src.op(r as usize, i) {
-                Op::Send { .. } => {
+            match self.src.kind(r as usize, i) {
+                OpKind::Send => {
                     rank.state.ready_sends.push(i);
                     rank.dispatch_pending = true;
                 }
-                Op::Recv { .. } => {
+                OpKind::Recv => {
                     let st = rank.state.ops.get(self.src, r as usize, i);
                     st.flags |= POSTED;
                     if st.flags & ARRIVED != 0 {
                         self.received(now, r, i);
                     }
                 }
-                Op::Copy { .. } => self.complete(now, r, i),
-                op @ (Op::Combine { .. } | Op::Compute { .. }) => {
-                    let dur = self.cpu_time(&op);
-                    self.cpu_task(now, r, i, dur, true);
-                }
+                OpKind::Other => match self.src.op(r as usize, i) {
+                    op @ (Op::Combine { .. } | Op::Compute { .. }) => {
+                        let dur = self.cpu_time(&op);
+                        self.cpu_task(now, r, i, dur, true);
+                    }
+                    _ => self.complete(now, r, i),
+                },
             }
         }
     }
@@ -1052,16 +1054,18 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// Send i of rank r: its receiver, receive and bytes, and its route's
     /// entry in the rank's `kept` (as `Sim::begin_latency` finds the route).
     fn transfer(&mut self, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
-        let Op::Send {
-            peer,
-            region,
-            route,
-            ..
-        } = self.src.op(r as usize, i)
+        let (
+            Op::Send {
+                peer,
+                region,
+                route,
+                ..
+            },
+            recv_op,
+        ) = self.src.send(r as usize, i)
         else {
             unreachable!("only sends start transfers")
         };
-        let recv_op = self.src.partner(r as usize, i);
         let bytes = if peer == r {
             0.0
         } else {
