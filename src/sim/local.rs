@@ -828,9 +828,16 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             if let Some(&ahead) = due.get(n + PREFETCH_AHEAD) {
                 let rank = &self.ranks[ahead as usize];
-                for &Reverse((key, _, op)) in rank.queue.as_slice() {
+                for &Reverse((key, ev, op)) in rank.queue.as_slice() {
                     if f64::from_bits(key) < limit {
                         rank.state.ops.prefetch(op);
+                        // A send that ends counts down its successors (in
+                        // a pipeline, the same send of the next segment,
+                        // whose state its receives set up long before).
+                        if ev == Ev::SendEnd {
+                            let r = self.lo as usize + ahead as usize;
+                            self.src.successors(r, op, |j| rank.state.ops.prefetch(j));
+                        }
                     }
                 }
             }
