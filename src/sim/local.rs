@@ -543,6 +543,8 @@ struct Local<'a, P: OpSource> {
     route_buf: Vec<LinkId>,
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
+    /// Data the running rank sent other ranks of this thread (see `push`).
+    mail: Vec<Mail>,
     /// The earliest data sent to another thread's ranks in this window, in
     /// all and to each thread.
     sent: f64,
@@ -604,6 +606,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             link_use: vec![LinkUse::default(); topo.links.len()],
             outbox: vec![Vec::new(); shared.done.len()],
             sent_to: vec![f64::INFINITY; shared.done.len()],
+            mail: Vec::new(),
             flows: 0,
             network_bytes: 0.0,
             handled: 0,
@@ -623,7 +626,23 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// data for another thread's rank waits in the outbox.
     fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
         let key = time.to_bits();
-        let Some(rank) = self.ranks.get_mut(q.wrapping_sub(self.lo) as usize) else {
+        let k = q.wrapping_sub(self.lo) as usize;
+        if k < self.ranks.len() && q != self.running && self.running != NONE_RUNNING {
+            // Data for another rank of this thread: it lands after the
+            // sweep's limit, so it can wait until the running rank is done
+            // (`deliver_mail`) while the receiver's queue comes in.
+            let at = &self.ranks[k] as *const Rank as *const u8;
+            prefetch(at.wrapping_add(std::mem::offset_of!(Rank, queue)));
+            self.mail.push((key, q, op));
+            if time < self.next[k] {
+                self.next[k] = time;
+            }
+            if time < self.own_min {
+                self.own_min = time;
+            }
+            return;
+        }
+        let Some(rank) = self.ranks.get_mut(k) else {
             debug_assert_eq!(ev, Ev::Delivered);
             let to = (q / self.shared.block) as usize;
             self.outbox[to].push((key, q, op));
@@ -637,13 +656,25 @@ impl<'a, P: OpSource> Local<'a, P> {
         // would be a wrong result, so the run goes to `Sim` instead.
         self.late |= time <= rank.past;
         rank.queue.push(Reverse((key, ev, op)));
-        let k = (q - self.lo) as usize;
         if time < self.next[k] {
             self.next[k] = time;
         }
         if q != self.running && time < self.own_min {
             self.own_min = time;
         }
+    }
+
+    /// Hands the data the running rank sent other ranks of this thread
+    /// to them (see `push`).
+    fn deliver_mail(&mut self) {
+        for n in 0..self.mail.len() {
+            let (key, q, op) = self.mail[n];
+            let rank = &mut self.ranks[(q - self.lo) as usize];
+            // The guard of `push`.
+            self.late |= f64::from_bits(key) <= rank.past;
+            rank.queue.push(Reverse((key, Ev::Delivered, op)));
+        }
+        self.mail.clear();
     }
 
     /// The earliest pending event of this thread's ranks (bits), or
@@ -848,6 +879,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             let res = self.advance(r, limit);
             self.running = NONE_RUNNING;
+            self.deliver_mail();
             res?;
             if self.late {
                 return Err(Stop::Fallback);
