@@ -622,12 +622,14 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
     }
 
-    /// Queues an event of rank q, listing q in `front` if it comes first;
-    /// data for another thread's rank waits in the outbox.
+    /// Queues an event of rank q, and lowers its earliest (`next`). Data
+    /// for another thread's rank waits in the outbox; data the running rank
+    /// sends another rank of this thread waits in `mail` (see below).
     fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
         let key = time.to_bits();
         let k = q.wrapping_sub(self.lo) as usize;
         if k < self.ranks.len() && q != self.running && self.running != NONE_RUNNING {
+            debug_assert_eq!(ev, Ev::Delivered);
             // Data for another rank of this thread: it lands after the
             // sweep's limit, so it can wait until the running rank is done
             // (`deliver_mail`) while the receiver's queue comes in.
@@ -776,11 +778,10 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
     }
 
-    /// Runs this thread's ranks up to L past the earliest of their events
-    /// and the other threads' (`others`, `inf` for none, and the data sent
-    /// to them meanwhile, which they may answer), sweep after sweep, each
-    /// sweep with a limit L past the earliest event left, until this
-    /// thread's earliest has caught up with the others'.
+    /// Runs this thread's ranks for one window: alone (`others` = `inf`),
+    /// sweep after sweep, each up to L past the earliest event left, to the
+    /// end; beside other threads, up to L past the earliest event of all
+    /// (theirs given as `others`, with the data sent to them), one sweep.
     ///
     /// Within a sweep the ranks' order does not matter: every event a rank
     /// runs is at or after the sweep's earliest, so whatever it sends lands
