@@ -257,6 +257,13 @@ impl<T: Ord> SortedQueue<T> {
     /// Adds an entry. Equal entries come out in no set order, as from a heap.
     pub fn push(&mut self, item: T) {
         let len = self.items.len();
+        // An entry before all others (in a CPU queue, a send's overhead
+        // ahead of the combines waiting) goes in front without reading the
+        // far end, which on a long queue has left the cache.
+        if len > 0 && item < self.items[0] {
+            self.items.push_front(item);
+            return;
+        }
         if len == 0 || item >= self.items[len - 1] {
             self.items.push_back(item);
             return;
