@@ -76,14 +76,18 @@ enum Ev {
 #[repr(C)]
 struct Rank {
     state: RankState,
-    /// Pending events: (time bits, kind, op), earliest first.
-    queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
+    /// The keys of `kept`: each entry's peer and route (0: the
+    /// topology's), `NO_PEER` for an empty entry. Apart from the entries,
+    /// so that finding one reads one line, the entry's own the next.
+    kept_keys: [(u32, u32); KEPT_ROUTES],
     /// The end (horizon) of the last instant it ran: nothing may arrive
     /// at or before it.
     past: f64,
     dispatch_pending: bool,
     /// The entry of `kept` to replace next.
     next_kept: u8,
+    /// Pending events: (time bits, kind, op), earliest first.
+    queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
     /// The routes of its last few transfers (see `KeptRoute`).
     kept: [KeptRoute; KEPT_ROUTES],
 }
@@ -100,10 +104,6 @@ struct Rank {
 /// back when it is dropped and when the run ends.
 #[derive(Clone, Default)]
 struct KeptRoute {
-    /// The key: the peer and the send's route (0: the topology's), with
-    /// `NO_PEER` for an empty entry.
-    peer: u32,
-    route: u32,
     latency: f64,
     bottleneck: f64,
     /// Whether this rank's flows have claimed every link and the route
@@ -121,7 +121,6 @@ fn drop_kept(kept: &mut KeptRoute, link_use: &mut [LinkUse]) {
     if kept.held {
         link_use[kept.links[0] as usize] = kept.link_use;
     }
-    kept.peer = NO_PEER;
     kept.held = false;
     kept.links.clear();
 }
@@ -148,8 +147,9 @@ impl Rank {
     /// Asks for the lines of the rank's own record that its events read.
     fn prefetch_record(&self) {
         let at = self as *const Rank as *const u8;
-        // `state` (two lines), then `queue`, `past`, `dispatch_pending`.
-        for line in 0..3 {
+        // `state` (two lines), then `kept_keys`, `past` and
+        // `dispatch_pending`, then `queue`.
+        for line in 0..4 {
             prefetch(at.wrapping_add(64 * line));
         }
     }
@@ -591,10 +591,8 @@ impl<'a, P: OpSource> Local<'a, P> {
                     },
                     queue: BinaryHeap::new(),
                     dispatch_pending: false,
-                    kept: std::array::from_fn(|_| KeptRoute {
-                        peer: NO_PEER,
-                        ..KeptRoute::default()
-                    }),
+                    kept_keys: [(NO_PEER, 0); KEPT_ROUTES],
+                    kept: std::array::from_fn(|_| KeptRoute::default()),
                     next_kept: 0,
                     past: f64::NEG_INFINITY,
                 })
@@ -1112,11 +1110,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             (region.count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
         };
         let rank = &self.ranks[(r - self.lo) as usize];
-        if let Some(k) = rank
-            .kept
-            .iter()
-            .position(|e| e.peer == peer && e.route == route)
-        {
+        if let Some(k) = rank.kept_keys.iter().position(|&key| key == (peer, route)) {
             return Ok((peer, recv_op, bytes, k));
         }
         // As `Sim::route_links` without fold and node links. (Kept here:
@@ -1160,12 +1154,12 @@ impl<'a, P: OpSource> Local<'a, P> {
         for (j, old) in rank.kept.iter_mut().enumerate() {
             if j == k || old.links.iter().any(|l| path.contains(l)) {
                 drop_kept(old, &mut self.link_use);
+                rank.kept_keys[j] = (NO_PEER, 0);
             }
         }
         let held = path.len() == 1;
+        rank.kept_keys[k] = (peer, route);
         rank.kept[k] = KeptRoute {
-            peer,
-            route,
             latency,
             bottleneck,
             checked: false,
