@@ -4,7 +4,7 @@
 //! engine wherever a flow would share a link.
 
 use topocoll::algorithms::{self, Request, ALGORITHMS};
-use topocoll::schedule::{Collective, Dtype, ReduceOp};
+use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 use topocoll::Error;
@@ -38,6 +38,19 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
         );
     }
     assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
+}
+
+/// `s` simulated as `cfg` says (rank by rank where it can), and event by
+/// event.
+fn both_engines(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> (SimResult, SimResult) {
+    let events = SimConfig {
+        by_rank: false,
+        ..cfg.clone()
+    };
+    let a = simulate(s, topo, cfg).unwrap();
+    let b = simulate(s, topo, &events).unwrap();
+    assert_eq!(b.by_rank_threads, 0);
+    (a, b)
 }
 
 /// Node models: bare; engines with overhead, combines, latency (so flows
@@ -112,13 +125,7 @@ fn by_rank_agrees_with_event_by_event_on_every_algorithm() {
                         "{} {} on {} ({bytes} B, {} engines)",
                         alg.collective, alg.name, topo.name, cfg.engines
                     );
-                    let events = SimConfig {
-                        by_rank: false,
-                        ..cfg.clone()
-                    };
-                    let a = simulate(&s, &topo, &cfg).unwrap();
-                    let b = simulate(&s, &topo, &events).unwrap();
-                    assert_eq!(b.by_rank_threads, 0);
+                    let (a, b) = both_engines(&s, &topo, &cfg);
                     assert_agree(&a, &b, &what);
                     if a.by_rank_threads > 0 {
                         by_rank += 1;
@@ -201,16 +208,7 @@ fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
             threads,
             ..SimConfig::default()
         };
-        let a = simulate(&s, &topo, &cfg).unwrap();
-        let b = simulate(
-            &s,
-            &topo,
-            &SimConfig {
-                by_rank: false,
-                ..cfg
-            },
-        )
-        .unwrap();
+        let (a, b) = both_engines(&s, &topo, &cfg);
         assert_eq!(a.by_rank_threads, 0);
         assert!(a.links_shared_fraction > 0.0);
         assert_eq!(a.time_s.to_bits(), b.time_s.to_bits());
@@ -221,7 +219,6 @@ fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
 fn a_stuck_schedule_is_the_same_error_by_rank() {
     // Each rank sends only after receiving from the other: both engines
     // stop with every op but the two receives' posting never run.
-    use topocoll::schedule::{Op, Region, Schedule};
     let mut s = Schedule::new(
         Collective::Alltoall,
         2,
@@ -309,7 +306,6 @@ fn a_free_task_is_done_at_once_whatever_the_order_of_an_instant() {
     // Rank 0 computes for 2 µs; a message of no bytes from rank 1 lands at
     // 2 µs too (1 µs overhead, 1 µs latency), and its free combine must not
     // wait behind the overhead of the send the compute made ready.
-    use topocoll::schedule::{Op, Region, Schedule};
     let mut s = Schedule::new(
         Collective::Bcast { root: 0 },
         3,
@@ -407,7 +403,6 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
     // sharing their first link (0 -> 1 carries the messages to 1, 2, 3 and
     // 4). A kept route of one link holds that link's statistics; each link
     // must still count every flow once, as the event engine counts it.
-    use topocoll::schedule::{Op, Region, Schedule};
     let mut s = Schedule::new(
         Collective::Bcast { root: 0 },
         8,
@@ -446,18 +441,8 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
             overhead_s,
             ..SimConfig::default()
         };
-        let local = simulate(&s, &topo, &cfg).unwrap();
-        let event = simulate(
-            &s,
-            &topo,
-            &SimConfig {
-                by_rank: false,
-                ..cfg
-            },
-        )
-        .unwrap();
+        let (local, event) = both_engines(&s, &topo, &cfg);
         assert_eq!(local.by_rank_threads, 1, "the rank-by-rank engine ran");
-        assert_eq!(event.by_rank_threads, 0);
         assert_agree(&local, &event, &format!("overhead {overhead_s}"));
         // Link 0 -> 1 counts every message to 1, 2 and 3 (and to 4 if the
         // tie between the ring's two ways takes it this way).

@@ -636,6 +636,10 @@ fn second_probe_inputs_are_refused() {
         ],
         "--skew 1e300",
     );
+    // (In the scratch directory: the output is opened before it is refused,
+    // and a relative name left an empty x.json in the repository.)
+    let same = scratch_dir().join("same.json");
+    let same = same.to_str().unwrap();
     refused(
         &[
             "simulate",
@@ -646,9 +650,9 @@ fn second_probe_inputs_are_refused() {
             "-a",
             "linear",
             "--trace",
-            "x.json",
+            same,
             "-o",
-            "x.json",
+            same,
         ],
         "name the same file",
     );

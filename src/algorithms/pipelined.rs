@@ -637,13 +637,15 @@ pub struct PipelineStream {
     /// decoded from one: the 27,648 blocks of the Trinaryx3 allreduce on
     /// the 48×6×32 torus share 60 templates, which stay in cache, where a
     /// template per block missed it at nearly every decode (1.1× faster).
-    templates: Vec<Vec<TemplateOp>>,
+    /// Template t's ops are `template_ops[template_start[t]..]`, its
+    /// blocks' length of them.
+    template_start: Vec<u32>,
     /// Rounds in which every tree has a segment.
     full_rounds: u64,
     /// Each tree's segments (`Pipeline::segments`, a division, kept).
     tree_segments: Vec<u64>,
-    /// Every template's ops, one after another (`Slot::op`): a decode reads
-    /// its template op in one step from its slot.
+    /// Every template's ops, one after another: a decode reads its template
+    /// op in one step from its slot (`Slot::op`).
     template_ops: Vec<TemplateOp>,
     /// Whether one more, partial, round follows (some trees have a segment more).
     partial_round: bool,
@@ -657,7 +659,7 @@ impl PipelineStream {
                 shapes: vec![RankBlocks::default()],
                 header,
                 pl: None,
-                templates: Vec::new(),
+                template_start: Vec::new(),
                 full_rounds: 0,
                 tree_segments: Vec::new(),
                 template_ops: Vec::new(),
@@ -775,9 +777,9 @@ impl PipelineStream {
             .collect();
         let mut template_start = Vec::with_capacity(templates.len());
         let mut template_ops = Vec::new();
-        for ops in &templates {
+        for ops in templates {
             template_start.push(template_ops.len() as u32);
-            template_ops.extend(ops.iter().cloned());
+            template_ops.extend(ops);
         }
         for rb in &mut shapes {
             for (t, tb) in rb.trees.iter().enumerate() {
@@ -796,15 +798,14 @@ impl PipelineStream {
                 }
             }
         }
-        let tree_segments = segs.clone();
         Ok(PipelineStream {
             header,
             pl: Some(pl),
             rank_shape,
             shapes,
-            templates,
+            template_start,
             full_rounds,
-            tree_segments,
+            tree_segments: segs,
             template_ops,
             partial_round: rounds > full_rounds,
         })
@@ -826,7 +827,9 @@ impl PipelineStream {
 
     /// Rank `r`'s block template of tree `t`.
     fn template(&self, r: usize, t: usize) -> &[TemplateOp] {
-        &self.templates[self.blocks(r).trees[t].template as usize]
+        let tb = &self.blocks(r).trees[t];
+        let first = self.template_start[tb.template as usize] as usize;
+        &self.template_ops[first..first + tb.len as usize]
     }
 
     /// The rank a template's relative peer names, seen from rank `r`.
@@ -1125,7 +1128,7 @@ mod tests {
         // neighbours, so most blocks repeat another's up to translation.
         let blocks: usize = (0..p).map(|r| st.blocks(r).trees.len()).sum();
         assert_eq!(blocks, 648);
-        let (templates, shapes) = (st.templates.len(), st.shapes.len());
+        let (templates, shapes) = (st.template_start.len(), st.shapes.len());
         assert!(templates * 4 < blocks, "{templates} templates");
         assert!(shapes * 2 < p, "{shapes} shapes");
         // A shared template still names each rank's own peers.
@@ -1150,7 +1153,7 @@ mod tests {
         // The allreduce of `reproduce trinaryx3` (48×6×32, root 0): the
         // figures docs/allreduce.md and docs/PERFORMANCE.md quote.
         let (_, st) = allreduce_stream(&[48, 6, 32]);
-        assert_eq!((st.templates.len(), st.shapes.len()), (60, 73));
+        assert_eq!((st.template_start.len(), st.shapes.len()), (60, 73));
     }
 
     #[test]

@@ -39,8 +39,8 @@
 //! that would share a link stops the run, and the caller runs `Sim`.
 
 use super::{
-    check_finished, cpu_time, flow_cap, results, Route, Totals, ARRIVED, CPU_IDLE, LEVEL_TOLERANCE,
-    POSTED,
+    check_finished, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED, CPU_IDLE,
+    LEVEL_TOLERANCE, POSTED,
 };
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
@@ -144,6 +144,14 @@ fn prefetch<T>(at: *const T) {
 }
 
 impl Rank {
+    /// Queues an event (time bits, kind, op); true if it falls in the
+    /// rank's past. (A guard on the lookahead's reasoning: such an event
+    /// would be a wrong result, so the run goes to `Sim` instead.)
+    fn queue_event(&mut self, e: (u64, Ev, OpId)) -> bool {
+        self.queue.push(Reverse(e));
+        f64::from_bits(e.0) <= self.past
+    }
+
     /// Asks for the lines of the rank's own record that its events read.
     fn prefetch_record(&self) {
         let at = self as *const Rank as *const u8;
@@ -425,6 +433,15 @@ impl Meeting {
     }
 }
 
+/// A time as the threads publish it: its bits, `u64::MAX` for none (inf).
+fn time_bits(t: f64) -> u64 {
+    if t == f64::INFINITY {
+        u64::MAX
+    } else {
+        t.to_bits()
+    }
+}
+
 /// Data for another thread's rank: (time bits, rank, receive).
 type Mail = (u64, u32, OpId);
 
@@ -626,23 +643,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
         let key = time.to_bits();
         let k = q.wrapping_sub(self.lo) as usize;
-        if k < self.ranks.len() && q != self.running && self.running != NONE_RUNNING {
-            debug_assert_eq!(ev, Ev::Delivered);
-            // Data for another rank of this thread: it lands after the
-            // sweep's limit, so it can wait until the running rank is done
-            // (`deliver_mail`) while the receiver's queue comes in.
-            let at = &self.ranks[k] as *const Rank as *const u8;
-            prefetch(at.wrapping_add(std::mem::offset_of!(Rank, queue)));
-            self.mail.push((key, q, op));
-            if time < self.next[k] {
-                self.next[k] = time;
-            }
-            if time < self.own_min {
-                self.own_min = time;
-            }
-            return;
-        }
-        let Some(rank) = self.ranks.get_mut(k) else {
+        if k >= self.ranks.len() {
             debug_assert_eq!(ev, Ev::Delivered);
             let to = (q / self.shared.block) as usize;
             self.outbox[to].push((key, q, op));
@@ -651,17 +652,26 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.sent = self.sent.min(time);
             self.sent_to[to] = self.sent_to[to].min(time);
             return;
-        };
-        // A guard on the lookahead's reasoning: an event in a rank's past
-        // would be a wrong result, so the run goes to `Sim` instead.
-        self.late |= time <= rank.past;
-        rank.queue.push(Reverse((key, ev, op)));
+        }
         if time < self.next[k] {
             self.next[k] = time;
         }
-        if q != self.running && time < self.own_min {
-            self.own_min = time;
+        if q != self.running {
+            if time < self.own_min {
+                self.own_min = time;
+            }
+            if self.running != NONE_RUNNING {
+                debug_assert_eq!(ev, Ev::Delivered);
+                // Data for another rank of this thread: it lands after the
+                // sweep's limit, so it can wait until the running rank is
+                // done (`deliver_mail`) while the receiver's queue comes in.
+                let at = &self.ranks[k] as *const Rank as *const u8;
+                prefetch(at.wrapping_add(std::mem::offset_of!(Rank, queue)));
+                self.mail.push((key, q, op));
+                return;
+            }
         }
+        self.late |= self.ranks[k].queue_event((key, ev, op));
     }
 
     /// Hands the data the running rank sent other ranks of this thread
@@ -669,10 +679,8 @@ impl<'a, P: OpSource> Local<'a, P> {
     fn deliver_mail(&mut self) {
         for n in 0..self.mail.len() {
             let (key, q, op) = self.mail[n];
-            let rank = &mut self.ranks[(q - self.lo) as usize];
-            // The guard of `push`.
-            self.late |= f64::from_bits(key) <= rank.past;
-            rank.queue.push(Reverse((key, Ev::Delivered, op)));
+            let k = (q - self.lo) as usize;
+            self.late |= self.ranks[k].queue_event((key, Ev::Delivered, op));
         }
         self.mail.clear();
     }
@@ -680,11 +688,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// The earliest pending event of this thread's ranks (bits), or
     /// `u64::MAX`.
     fn earliest(&self) -> u64 {
-        if self.own_min == f64::INFINITY {
-            u64::MAX
-        } else {
-            self.own_min.to_bits()
-        }
+        time_bits(self.own_min)
     }
 
     fn run(&mut self) -> std::result::Result<(), Stop> {
@@ -701,13 +705,6 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
         let shared = self.shared;
         let me = self.part;
-        let bits = |t: f64| {
-            if t == f64::INFINITY {
-                u64::MAX
-            } else {
-                t.to_bits()
-            }
-        };
         let mut window = 0u64;
         let mut res = Ok(());
         loop {
@@ -717,7 +714,8 @@ impl<'a, P: OpSource> Local<'a, P> {
                 if !out.is_empty() {
                     shared.inbox[slot][k].lock().expect("inbox").append(out);
                 }
-                shared.sent[slot][me * threads + k].store(bits(self.sent_to[k]), Ordering::Relaxed);
+                shared.sent[slot][me * threads + k]
+                    .store(time_bits(self.sent_to[k]), Ordering::Relaxed);
                 self.sent_to[k] = f64::INFINITY;
             }
             shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
@@ -830,21 +828,17 @@ impl<'a, P: OpSource> Local<'a, P> {
     fn sweep(&mut self, limit: f64) -> std::result::Result<(), Stop> {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
-        due.extend(
-            self.next
-                .iter()
-                .enumerate()
-                .filter(|&(_, &t)| t < limit)
-                .map(|(k, _)| k as u32),
-        );
         // Ranks not run keep their earliest; those run and those that
         // receive data add theirs as the sweep goes (`push`).
-        self.own_min = self
-            .next
-            .iter()
-            .copied()
-            .filter(|&t| t >= limit)
-            .fold(f64::INFINITY, f64::min);
+        let mut rest = f64::INFINITY;
+        for (k, &t) in self.next.iter().enumerate() {
+            if t < limit {
+                due.push(k as u32);
+            } else if t < rest {
+                rest = t;
+            }
+        }
+        self.own_min = rest;
         for (n, &k) in due.iter().enumerate() {
             // In three stages, each reading addresses the one before
             // brought in: a rank's record, its queues, then the states of
@@ -1113,32 +1107,16 @@ impl<'a, P: OpSource> Local<'a, P> {
         if let Some(k) = rank.kept_keys.iter().position(|&key| key == (peer, route)) {
             return Ok((peer, recv_op, bytes, k));
         }
-        // As `Sim::route_links` without fold and node links. (Kept here:
-        // calling one function shared with it made the pipelines 5% slower
-        // in pair runs, inlined or not.)
-        let mut path = Route::new();
+        // As `Sim::route_links` finds it, without fold and node links (a
+        // route is found once, then kept).
+        let mut buf = std::mem::take(&mut self.route_buf);
+        buf.clear();
         if peer != r {
-            if route == 0 {
-                let mut buf = std::mem::take(&mut self.route_buf);
-                buf.clear();
-                self.topo.route(r as usize, peer as usize, &mut buf);
-                path.extend_from_slice(&buf);
-                self.route_buf = buf;
-            } else {
-                let offset = &self.src.header().offsets[route as usize - 1];
-                let mut buf = std::mem::take(&mut self.route_buf);
-                buf.clear();
-                let dest = self.topo.route_offset(r as usize, offset, &mut buf);
-                path.extend_from_slice(&buf);
-                self.route_buf = buf;
-                let dest = dest?;
-                if dest != peer as usize {
-                    return Err(Error::Invalid(format!(
-                        "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
-                    )));
-                }
-            }
+            let offsets = &self.src.header().offsets;
+            send_route(self.topo, offsets, r, i, peer, route, &mut buf)?;
         }
+        let path = Route::from_slice(&buf);
+        self.route_buf = buf;
         let links = &self.topo.links;
         let latency: f64 = path.iter().map(|&l| links[l as usize].latency).sum();
         let bottleneck = path

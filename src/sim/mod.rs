@@ -40,7 +40,7 @@ pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Materialised, Op, OpId, OpSource, Schedule};
+use crate::schedule::{Materialised, Op, OpId, OpKind, OpSource, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::time::Instant;
@@ -606,6 +606,32 @@ fn flow_cap(cfg: &SimConfig, route_latency: impl FnOnce() -> f64) -> f64 {
     cap
 }
 
+/// Appends to `path` the links of send `i` of rank r to `peer`: the
+/// topology's route (`route` 0) or the schedule's offset route `route`
+/// (1-based in `offsets`), which must lead to the peer.
+fn send_route(
+    topo: &Topology,
+    offsets: &[Vec<i64>],
+    r: u32,
+    i: OpId,
+    peer: u32,
+    route: u32,
+    path: &mut Vec<LinkId>,
+) -> Result<()> {
+    if route == 0 {
+        topo.route(r as usize, peer as usize, path);
+        return Ok(());
+    }
+    let offset = &offsets[route as usize - 1];
+    let dest = topo.route_offset(r as usize, offset, path)?;
+    if dest != peer as usize {
+        return Err(Error::Invalid(format!(
+            "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
+        )));
+    }
+    Ok(())
+}
+
 /// Simulates `s` on `topo`. The schedule should have passed the verifier;
 /// the simulator still returns an error (never hangs) if it cannot complete.
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
@@ -944,12 +970,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
     fn drain_ready(&mut self, now: f64) -> Result<()> {
         while let Some((r, i)) = self.ready_now.pop() {
             let rank = &mut self.ranks[r as usize];
-            match self.src.op(r as usize, i) {
-                Op::Send { .. } => {
+            match self.src.kind(r as usize, i) {
+                OpKind::Send => {
                     rank.ready_sends.push(i);
                     self.want_dispatch(r);
                 }
-                Op::Recv { .. } => {
+                OpKind::Recv => {
                     let st = rank.ops.get(self.src, r as usize, i);
                     st.flags |= POSTED;
                     if st.flags & ARRIVED != 0 {
@@ -962,10 +988,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
                         }
                     }
                 }
-                Op::Copy { .. } => self.complete(now, r, i),
-                op @ (Op::Combine { .. } | Op::Compute { .. }) => {
-                    self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
-                }
+                OpKind::Other => match self.src.op(r as usize, i) {
+                    op @ (Op::Combine { .. } | Op::Compute { .. }) => {
+                        self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
+                    }
+                    _ => self.complete(now, r, i),
+                },
             }
         }
         Ok(())
@@ -1146,17 +1174,15 @@ impl<'a, P: OpSource> Sim<'a, P> {
         route: u32,
         path: &mut Vec<LinkId>,
     ) -> Result<()> {
-        if route == 0 {
-            self.topo.route(r as usize, peer as usize, path);
-        } else {
-            let offset = &self.src.header().offsets[route as usize - 1];
-            let dest = self.topo.route_offset(r as usize, offset, path)?;
-            if dest != peer as usize {
-                return Err(Error::Invalid(format!(
-                    "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
-                )));
-            }
-        }
+        send_route(
+            self.topo,
+            &self.src.header().offsets,
+            r,
+            i,
+            peer,
+            route,
+            path,
+        )?;
         if let Some(f) = &self.fold {
             for l in path.iter_mut() {
                 *l = f.canon[*l as usize];
