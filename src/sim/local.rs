@@ -71,9 +71,11 @@ enum Ev {
     FlowStart,
 }
 
-/// (`repr(C)`: the fields every event touches come first, the kept routes
-/// last.)
-#[repr(C)]
+/// (`repr(C)`: the fields every event touches come first, then the kept
+/// routes, then their links, read only when a route is found or dropped or
+/// its flow crosses more than one link. A sweep asks for the lines before
+/// the links ahead of time.)
+#[repr(C, align(64))]
 struct Rank {
     state: RankState,
     /// The keys of `kept`: each entry's peer and route (0: the
@@ -90,6 +92,8 @@ struct Rank {
     queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
     /// The routes of its last few transfers (see `KeptRoute`).
     kept: [KeptRoute; KEPT_ROUTES],
+    /// Each kept route's links.
+    kept_links: [Route; KEPT_ROUTES],
 }
 
 /// A route a rank sent on, kept with what its flows need: a pipeline sends
@@ -112,17 +116,18 @@ struct KeptRoute {
     checked: bool,
     /// Whether `link_use` below is its one link's (see above).
     held: bool,
-    links: Route,
+    /// Whether the route has no link (data for the rank itself).
+    no_links: bool,
     link_use: LinkUse,
 }
 
 /// Gives up a kept route: the statistics it holds go back to `link_use`.
-fn drop_kept(kept: &mut KeptRoute, link_use: &mut [LinkUse]) {
+fn drop_kept(kept: &mut KeptRoute, links: &mut Route, link_use: &mut [LinkUse]) {
     if kept.held {
-        link_use[kept.links[0] as usize] = kept.link_use;
+        link_use[links[0] as usize] = kept.link_use;
     }
     kept.held = false;
-    kept.links.clear();
+    links.clear();
 }
 
 /// Routes kept per rank: a Trinaryx3 rank sends on at most six (its + and
@@ -155,9 +160,8 @@ impl Rank {
     /// Asks for the lines of the rank's own record that its events read.
     fn prefetch_record(&self) {
         let at = self as *const Rank as *const u8;
-        // `state` (two lines), then `kept_keys`, `past` and
-        // `dispatch_pending`, then `queue`.
-        for line in 0..4 {
+        // Everything before the kept routes' links (`Rank` starts a line).
+        for line in 0..std::mem::offset_of!(Rank, kept_links).div_ceil(64) {
             prefetch(at.wrapping_add(64 * line));
         }
     }
@@ -182,7 +186,9 @@ impl Rank {
 /// `Local::running` when no rank runs.
 const NONE_RUNNING: u32 = u32::MAX;
 /// How many ranks ahead a sweep asks for a rank's state.
-const PREFETCH_AHEAD: usize = 4;
+const PREFETCH_AHEAD: usize = 6;
+/// How many deliveries ahead `deliver_mail` asks for a receiver's queue.
+const MAIL_AHEAD: usize = 8;
 
 /// What stops a run: an error, or a flow that would share a link (or a
 /// lookahead too short to run an instant), after which `Sim` must run it.
@@ -488,8 +494,8 @@ fn finish<P: OpSource>(
 ) -> Result<SimResult> {
     for part in &mut parts {
         for rank in &mut part.ranks {
-            for kept in &mut rank.kept {
-                drop_kept(kept, &mut part.link_use);
+            for (kept, links) in rank.kept.iter_mut().zip(&mut rank.kept_links) {
+                drop_kept(kept, links, &mut part.link_use);
             }
         }
     }
@@ -560,7 +566,8 @@ struct Local<'a, P: OpSource> {
     route_buf: Vec<LinkId>,
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
-    /// Data the running rank sent other ranks of this thread (see `push`).
+    /// Data the sweep's ranks sent other ranks of this thread, delivered
+    /// when the sweep is done (see `push`).
     mail: Vec<Mail>,
     /// The earliest data sent to another thread's ranks in this window, in
     /// all and to each thread.
@@ -610,6 +617,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                     dispatch_pending: false,
                     kept_keys: [(NO_PEER, 0); KEPT_ROUTES],
                     kept: std::array::from_fn(|_| KeptRoute::default()),
+                    kept_links: std::array::from_fn(|_| Route::new()),
                     next_kept: 0,
                     past: f64::NEG_INFINITY,
                 })
@@ -662,11 +670,9 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             if self.running != NONE_RUNNING {
                 debug_assert_eq!(ev, Ev::Delivered);
-                // Data for another rank of this thread: it lands after the
-                // sweep's limit, so it can wait until the running rank is
-                // done (`deliver_mail`) while the receiver's queue comes in.
-                let at = &self.ranks[k] as *const Rank as *const u8;
-                prefetch(at.wrapping_add(std::mem::offset_of!(Rank, queue)));
+                // Data for another rank of this thread: it lands at or
+                // after the sweep's limit, so it waits until the sweep is
+                // done (`deliver_mail`).
                 self.mail.push((key, q, op));
                 return;
             }
@@ -674,14 +680,38 @@ impl<'a, P: OpSource> Local<'a, P> {
         self.late |= self.ranks[k].queue_event((key, ev, op));
     }
 
-    /// Hands the data the running rank sent other ranks of this thread
-    /// to them (see `push`).
+    /// Hands the data the sweep's ranks sent other ranks of this thread to
+    /// them (see `push`), asking for each receiver's queue ahead of time:
+    /// its record's line, then the ends of its event heap.
+    ///
+    /// A receiver that ran after the data was sent has set its `next` from
+    /// its queue, without the data: the data's time lowers it again here.
+    /// Nothing read `next` in between, and the receiver lost nothing: it
+    /// ran only instants before the limit, and the data lands at or after
+    /// it (an instant at or after the data would be in the receiver's
+    /// `past`, which `queue_event` reports).
     fn deliver_mail(&mut self) {
-        for n in 0..self.mail.len() {
-            let (key, q, op) = self.mail[n];
+        let mail = std::mem::take(&mut self.mail);
+        for (n, &(key, q, op)) in mail.iter().enumerate() {
+            if let Some(&(_, ahead, _)) = mail.get(n + 2 * MAIL_AHEAD) {
+                let rank = &self.ranks[(ahead - self.lo) as usize];
+                prefetch(std::ptr::addr_of!(rank.queue));
+            }
+            if let Some(&(_, ahead, _)) = mail.get(n + MAIL_AHEAD) {
+                let events = self.ranks[(ahead - self.lo) as usize].queue.as_slice();
+                // A push writes past the last entry and compares with the
+                // parents up to the root.
+                prefetch(events.as_ptr().wrapping_add(events.len()));
+                prefetch(events.as_ptr());
+            }
             let k = (q - self.lo) as usize;
+            let time = f64::from_bits(key);
+            if time < self.next[k] {
+                self.next[k] = time;
+            }
             self.late |= self.ranks[k].queue_event((key, Ev::Delivered, op));
         }
+        self.mail = mail;
         self.mail.clear();
     }
 
@@ -872,7 +902,6 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             let res = self.advance(r, limit);
             self.running = NONE_RUNNING;
-            self.deliver_mail();
             res?;
             if self.late {
                 return Err(Stop::Fallback);
@@ -887,6 +916,10 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
         }
         self.due = due;
+        self.deliver_mail();
+        if self.late {
+            return Err(Stop::Fallback);
+        }
         Ok(())
     }
 
@@ -1129,9 +1162,9 @@ impl<'a, P: OpSource> Local<'a, P> {
         // Its place, and any kept route that shares a link with it, are
         // given up (their statistics written back) before it takes a
         // link's statistics.
-        for (j, old) in rank.kept.iter_mut().enumerate() {
-            if j == k || old.links.iter().any(|l| path.contains(l)) {
-                drop_kept(old, &mut self.link_use);
+        for (j, (old, links)) in rank.kept.iter_mut().zip(&mut rank.kept_links).enumerate() {
+            if j == k || links.iter().any(|l| path.contains(l)) {
+                drop_kept(old, links, &mut self.link_use);
                 rank.kept_keys[j] = (NO_PEER, 0);
             }
         }
@@ -1142,13 +1175,14 @@ impl<'a, P: OpSource> Local<'a, P> {
             bottleneck,
             checked: false,
             held,
+            no_links: path.is_empty(),
             link_use: if held {
                 self.link_use[path[0] as usize]
             } else {
                 LinkUse::default()
             },
-            links: path,
         };
+        rank.kept_links[k] = path;
         Ok((peer, recv_op, bytes, k))
     }
 
@@ -1165,7 +1199,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         self.flows += 1;
         let kept = &self.ranks[(r - self.lo) as usize].kept[k];
         let lat = kept.latency;
-        if bytes == 0.0 || kept.links.is_empty() {
+        if bytes == 0.0 || kept.no_links {
             self.push(r, t + lat, Ev::SendEnd, i);
             self.push(dst, t + lat, Ev::Delivered, recv_op);
             Ok(())
@@ -1194,7 +1228,8 @@ impl<'a, P: OpSource> Local<'a, P> {
         dst: u32,
         recv_op: OpId,
     ) -> std::result::Result<(), Stop> {
-        let kept = &mut self.ranks[(r - self.lo) as usize].kept[k];
+        let rank = &mut self.ranks[(r - self.lo) as usize];
+        let (kept, links) = (&mut rank.kept[k], &rank.kept_links[k]);
         let rate = flow_cap(self.cfg, || kept.latency);
         // `MaxMin::alone`: the bottleneck, unless the cap is below it.
         let rate = if rate < kept.bottleneck {
@@ -1204,7 +1239,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         };
         let end = now + bytes / rate;
         if !kept.checked {
-            for (j, &l) in kept.links.iter().enumerate() {
+            for (j, &l) in links.iter().enumerate() {
                 let owner = &self.shared.owner[l as usize];
                 let mine = match owner.load(Ordering::Relaxed) {
                     NO_OWNER => match owner.compare_exchange(
@@ -1219,7 +1254,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                     other => other == r,
                 };
                 // Another sender's link, or one crossed twice.
-                if !mine || kept.links[..j].contains(&l) {
+                if !mine || links[..j].contains(&l) {
                     return Err(Stop::Fallback);
                 }
             }
@@ -1230,7 +1265,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         let busy = if kept.held {
             kept.link_use.since > horizon
         } else {
-            kept.links
+            links
                 .iter()
                 .any(|&l| self.link_use[l as usize].since > horizon)
         };
@@ -1246,7 +1281,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         if kept.held {
             count(&mut kept.link_use);
         } else {
-            for &l in &kept.links {
+            for &l in links {
                 count(&mut self.link_use[l as usize]);
             }
         }
@@ -1278,7 +1313,16 @@ impl<'a, P: OpSource> Local<'a, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::Meeting;
+    use super::{Meeting, Rank};
+
+    #[test]
+    fn a_rank_keeps_its_hot_fields_in_nine_lines() {
+        // What a sweep asks for ahead of each rank it runs: more lines
+        // would cost every rank every sweep.
+        let hot = std::mem::offset_of!(Rank, kept_links);
+        assert!(hot <= 9 * 64, "{hot} bytes before the kept routes' links");
+        assert_eq!(std::mem::align_of::<Rank>(), 64);
+    }
 
     #[test]
     fn a_meeting_called_off_releases_whoever_waits() {

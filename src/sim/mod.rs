@@ -404,9 +404,23 @@ struct OpWindow {
 const WINDOW_MIN: usize = 16;
 
 impl OpWindow {
+    /// Op `i`'s state, set up (with the states before it) if the window
+    /// does not hold it yet. (Inlined: most calls find the state, and a
+    /// call cost as much as the lookup.)
+    #[inline(always)]
     fn get<P: OpSource>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
         debug_assert!(i >= self.front, "op {i} of rank {r} is already done");
         let k = i - self.front;
+        if self.len <= k {
+            self.extend(src, r, k);
+        }
+        let at = self.slot(k);
+        &mut self.states[at]
+    }
+
+    /// Sets up the states of the ops up to `front + k`.
+    #[inline(never)]
+    fn extend<P: OpSource>(&mut self, src: &P, r: usize, k: u32) {
         while self.len <= k {
             if self.len as usize == self.states.len() {
                 self.resize((2 * self.len as usize).max(WINDOW_MIN));
@@ -422,8 +436,6 @@ impl OpWindow {
             self.states[at] = OpState { flags };
             self.len += 1;
         }
-        let at = self.slot(k);
-        &mut self.states[at]
     }
 
     /// Asks the CPU to bring op `i`'s state into cache, if the window holds
