@@ -104,6 +104,11 @@ fn stream_is_the_written_out_schedule() {
                         m.successors(r, i, |j| b.push(j));
                         assert_eq!(a, b, "{what}: rank {r} op {i} successors");
                         assert_eq!(st.kind(r, i), m.kind(r, i), "{what}: rank {r} op {i} kind");
+                        assert_eq!(
+                            st.combines(r, i),
+                            m.combines(r, i),
+                            "{what}: rank {r} op {i} combines"
+                        );
                         if matches!(m.op(r, i), topocoll::schedule::Op::Send { .. }) {
                             assert_eq!(
                                 st.partner(r, i),

@@ -183,6 +183,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.kind(r, i),
         }
     }
+    fn combines(&self, r: usize, i: OpId) -> Option<u64> {
+        match self {
+            Stream::Pipeline(s) => s.combines(r, i),
+            Stream::Ring(s) => s.combines(r, i),
+        }
+    }
     fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
         match self {
             Stream::Pipeline(s) => s.send(r, i),

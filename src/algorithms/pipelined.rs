@@ -974,6 +974,15 @@ impl OpSource for PipelineStream {
         }
     }
 
+    fn combines(&self, r: usize, i: OpId) -> Option<u64> {
+        let Located { t, s, o, .. } = self.locate(r, i);
+        match o.op {
+            // As `decode` sets the region's count.
+            Op::Recv { combine: true, .. } => Some(self.pipeline().segment(t, s).1),
+            _ => None,
+        }
+    }
+
     fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
         let at = self.locate(r, i);
         (self.decode(r, &at), self.partner_of(r, &at))

@@ -44,6 +44,20 @@ pub trait OpSource {
             _ => OpKind::Other,
         }
     }
+    /// For a receive: the elements it combines into its buffer when its
+    /// data is in, or `None` when it only stores them (what the simulator
+    /// asks of every receive that completes, answered without decoding the
+    /// op where a generator can).
+    fn combines(&self, r: usize, i: OpId) -> Option<u64> {
+        match self.op(r, i) {
+            Op::Recv {
+                combine: true,
+                region,
+                ..
+            } => Some(region.count),
+            _ => None,
+        }
+    }
     /// A send and the receive it meets (`op` and `partner` at once: a
     /// generator locates the op once).
     fn send(&self, r: usize, i: OpId) -> (Op, OpId) {

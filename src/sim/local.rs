@@ -39,8 +39,8 @@
 //! that would share a link stops the run, and the caller runs `Sim`.
 
 use super::{
-    check_finished, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED, CPU_IDLE,
-    LEVEL_TOLERANCE, POSTED,
+    check_finished, combine_time, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED,
+    CPU_IDLE, LEVEL_TOLERANCE, POSTED,
 };
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
@@ -680,6 +680,15 @@ impl<'a, P: OpSource> Local<'a, P> {
         self.late |= self.ranks[k].queue_event((key, ev, op));
     }
 
+    /// Queues an event of the running rank r. (Its `next` is set from its
+    /// queue when it is done, and `own_min` then: neither is touched here.)
+    #[inline(always)]
+    fn push_own(&mut self, r: u32, time: f64, ev: Ev, op: OpId) {
+        debug_assert_eq!(r, self.running);
+        let k = (r - self.lo) as usize;
+        self.late |= self.ranks[k].queue_event((time.to_bits(), ev, op));
+    }
+
     /// Hands the data the sweep's ranks sent other ranks of this thread to
     /// them (see `push`), asking for each receiver's queue ahead of time:
     /// its record's line, then the ends of its event heap.
@@ -1076,7 +1085,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// As `Sim::cpu_task`: a free task is done at once.
     fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
         if dur <= 0.0 {
-            self.push(r, now, Ev::TaskDone, i);
+            self.push_own(r, now, Ev::TaskDone, i);
             return;
         }
         let rank = &mut self.ranks[(r - self.lo) as usize];
@@ -1110,7 +1119,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 } else {
                     Ev::OverheadDone
                 };
-                self.push(r, now + f64::from_bits(dur), ev, i);
+                self.push_own(r, now + f64::from_bits(dur), ev, i);
             }
         }
         Ok(())
@@ -1200,13 +1209,13 @@ impl<'a, P: OpSource> Local<'a, P> {
         let kept = &self.ranks[(r - self.lo) as usize].kept[k];
         let lat = kept.latency;
         if bytes == 0.0 || kept.no_links {
-            self.push(r, t + lat, Ev::SendEnd, i);
+            self.push_own(r, t + lat, Ev::SendEnd, i);
             self.push(dst, t + lat, Ev::Delivered, recv_op);
             Ok(())
         } else if lat == 0.0 {
             self.begin_bandwidth(t, now, horizon, r, i, k, bytes, dst, recv_op)
         } else {
-            self.push(r, t + lat, Ev::FlowStart, i);
+            self.push_own(r, t + lat, Ev::FlowStart, i);
             Ok(())
         }
     }
@@ -1286,19 +1295,19 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
         }
         self.network_bytes += bytes;
-        self.push(r, end, Ev::SendEnd, i);
+        self.push_own(r, end, Ev::SendEnd, i);
         self.push(dst, end, Ev::Delivered, recv_op);
         Ok(())
     }
 
     /// As `Sim::received`.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
-        match self.src.op(r as usize, i) {
-            op @ Op::Recv { combine: true, .. } => {
-                let dur = self.cpu_time(&op);
+        match self.src.combines(r as usize, i) {
+            Some(count) => {
+                let dur = combine_time(self.cfg, self.src.header().elem_bytes(), count);
                 self.cpu_task(now, r, i, dur, true)
             }
-            _ => self.complete(now, r, i),
+            None => self.complete(now, r, i),
         }
     }
 

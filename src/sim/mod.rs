@@ -592,10 +592,7 @@ impl RankState {
 /// The CPU time of an op's task (a send's overhead, a combine, a compute)
 /// and its name.
 fn cpu_time(cfg: &SimConfig, elem_bytes: u64, op: &Op) -> (f64, &'static str) {
-    let combine = |count: u64| {
-        cfg.compute_bandwidth
-            .map_or(0.0, |bw| (count * elem_bytes) as f64 / bw)
-    };
+    let combine = |count: u64| combine_time(cfg, elem_bytes, count);
     match *op {
         Op::Send { .. } => (cfg.overhead_s, "overhead"),
         Op::Recv { region, .. } => (combine(region.count), "combine"),
@@ -603,6 +600,12 @@ fn cpu_time(cfg: &SimConfig, elem_bytes: u64, op: &Op) -> (f64, &'static str) {
         Op::Compute { seconds } => (seconds, "compute"),
         Op::Copy { .. } => (0.0, "copy"),
     }
+}
+
+/// The CPU time of combining `count` elements.
+fn combine_time(cfg: &SimConfig, elem_bytes: u64, count: u64) -> f64 {
+    cfg.compute_bandwidth
+        .map_or(0.0, |bw| (count * elem_bytes) as f64 / bw)
 }
 
 /// A flow's cap: `--flow-cap`, and `--tcp-window` over twice its route's
@@ -1365,11 +1368,12 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     /// A receive is posted and its data is here.
     fn received(&mut self, now: f64, r: u32, i: OpId) {
-        match self.src.op(r as usize, i) {
-            op @ Op::Recv { combine: true, .. } => {
-                self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
+        match self.src.combines(r as usize, i) {
+            Some(count) => {
+                let dur = combine_time(self.cfg, self.elem_bytes(), count);
+                self.cpu_task(now, r, i, dur, true)
             }
-            _ => self.complete(now, r, i),
+            None => self.complete(now, r, i),
         }
     }
 
