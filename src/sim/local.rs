@@ -180,6 +180,11 @@ impl Rank {
         if let Some(first) = self.state.cpu_queue.first() {
             prefetch(first);
         }
+        // A combine that comes ready is appended, after a comparison with
+        // the last entry, on another line once the queue is long.
+        if let Some(last) = self.state.cpu_queue.last() {
+            prefetch(last);
+        }
     }
 }
 

@@ -303,6 +303,11 @@ impl<T: Ord> SortedQueue<T> {
     pub fn first(&self) -> Option<&T> {
         self.items.front()
     }
+
+    /// The largest entry (for a prefetch: where an append compares).
+    pub fn last(&self) -> Option<&T> {
+        self.items.back()
+    }
 }
 
 #[cfg(test)]
