@@ -652,7 +652,8 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Queues an event of rank q, and lowers its earliest (`next`). Data
     /// for another thread's rank waits in the outbox; data the running rank
-    /// sends another rank of this thread waits in `mail` (see below).
+    /// sends another rank of this thread waits in `mail` until the sweep is
+    /// done (`deliver_mail`).
     fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
         let key = time.to_bits();
         let k = q.wrapping_sub(self.lo) as usize;
