@@ -700,7 +700,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// its record's line, then the ends of its event heap.
     ///
     /// A receiver that ran after the data was sent has set its `next` from
-    /// its queue, without the data: the data's time lowers it again here.
+    /// its queue, without the data: `push` lowers it again here.
     /// Nothing read `next` in between, and the receiver lost nothing: it
     /// ran only instants before the limit, and the data lands at or after
     /// it (an instant at or after the data would be in the receiver's
@@ -719,12 +719,8 @@ impl<'a, P: OpSource> Local<'a, P> {
                 prefetch(events.as_ptr().wrapping_add(events.len()));
                 prefetch(events.as_ptr());
             }
-            let k = (q - self.lo) as usize;
-            let time = f64::from_bits(key);
-            if time < self.next[k] {
-                self.next[k] = time;
-            }
-            self.late |= self.ranks[k].queue_event((key, Ev::Delivered, op));
+            // No rank runs now: `push` queues it.
+            self.push(q, f64::from_bits(key), Ev::Delivered, op);
         }
         self.mail = mail;
         self.mail.clear();
@@ -931,6 +927,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
         }
         self.due = due;
+        debug_assert_eq!(self.running, NONE_RUNNING);
         self.deliver_mail();
         if self.late {
             return Err(Stop::Fallback);
