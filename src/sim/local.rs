@@ -38,6 +38,7 @@
 //! last one on its links has ended, by the rank's instant). The first flow
 //! that would share a link stops the run, and the caller runs `Sim`.
 
+use super::queue::ShortQueue;
 use super::{
     check_finished, combine_time, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED,
     CPU_IDLE, LEVEL_TOLERANCE, POSTED,
@@ -47,8 +48,6 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::schedule::{Op, OpId, OpKind, OpSource};
 use crate::topology::{LinkId, Topology};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -89,7 +88,7 @@ struct Rank {
     /// The entry of `kept` to replace next.
     next_kept: u8,
     /// Pending events: (time bits, kind, op), earliest first.
-    queue: BinaryHeap<Reverse<(u64, Ev, OpId)>>,
+    queue: ShortQueue<(u64, Ev, OpId)>,
     /// The routes of its last few transfers (see `KeptRoute`).
     kept: [KeptRoute; KEPT_ROUTES],
     /// Each kept route's links.
@@ -153,7 +152,7 @@ impl Rank {
     /// rank's past. (A guard on the lookahead's reasoning: such an event
     /// would be a wrong result, so the run goes to `Sim` instead.)
     fn queue_event(&mut self, e: (u64, Ev, OpId)) -> bool {
-        self.queue.push(Reverse(e));
+        self.queue.push(e);
         f64::from_bits(e.0) <= self.past
     }
 
@@ -618,7 +617,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                         finish: 0.0,
                         done: 0,
                     },
-                    queue: BinaryHeap::new(),
+                    queue: ShortQueue::default(),
                     dispatch_pending: false,
                     kept_keys: [(NO_PEER, 0); KEPT_ROUTES],
                     kept: std::array::from_fn(|_| KeptRoute::default()),
@@ -713,11 +712,10 @@ impl<'a, P: OpSource> Local<'a, P> {
                 prefetch(std::ptr::addr_of!(rank.queue));
             }
             if let Some(&(_, ahead, _)) = mail.get(n + MAIL_AHEAD) {
-                let events = self.ranks[(ahead - self.lo) as usize].queue.as_slice();
-                // A push writes past the last entry and compares with the
-                // parents up to the root.
-                prefetch(events.as_ptr().wrapping_add(events.len()));
-                prefetch(events.as_ptr());
+                let events = &self.ranks[(ahead - self.lo) as usize].queue;
+                // A push compares with the last entry and writes past it.
+                prefetch(events.end());
+                prefetch(events.end().wrapping_sub(1));
             }
             // No rank runs now: `push` queues it.
             self.push(q, f64::from_bits(key), Ev::Delivered, op);
@@ -893,16 +891,18 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             if let Some(&ahead) = due.get(n + PREFETCH_AHEAD) {
                 let rank = &self.ranks[ahead as usize];
-                for &Reverse((key, ev, op)) in rank.queue.as_slice() {
-                    if f64::from_bits(key) < limit {
-                        rank.state.ops.prefetch(op);
-                        // A send that ends counts down its successors (in
-                        // a pipeline, the same send of the next segment,
-                        // whose state its receives set up long before).
-                        if ev == Ev::SendEnd {
-                            let r = self.lo as usize + ahead as usize;
-                            self.src.successors(r, op, |j| rank.state.ops.prefetch(j));
-                        }
+                // The events due come first.
+                for &(key, ev, op) in rank.queue.as_slice() {
+                    if f64::from_bits(key) >= limit {
+                        break;
+                    }
+                    rank.state.ops.prefetch(op);
+                    // A send that ends counts down its successors (in a
+                    // pipeline, the same send of the next segment, whose
+                    // state its receives set up long before).
+                    if ev == Ev::SendEnd {
+                        let r = self.lo as usize + ahead as usize;
+                        self.src.successors(r, op, |j| rank.state.ops.prefetch(j));
                     }
                 }
             }
@@ -918,7 +918,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 return Err(Stop::Fallback);
             }
             let next = match self.ranks[k as usize].queue.peek() {
-                Some(&Reverse((key, _, _))) => f64::from_bits(key),
+                Some(&(key, _, _)) => f64::from_bits(key),
                 None => f64::INFINITY,
             };
             self.next[k as usize] = next;
@@ -957,7 +957,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     fn advance(&mut self, r: u32, limit: f64) -> std::result::Result<(), Stop> {
         loop {
             let rank = &self.ranks[(r - self.lo) as usize];
-            let Some(&Reverse((key, _, _))) = rank.queue.peek() else {
+            let Some(&(key, _, _)) = rank.queue.peek() else {
                 return Ok(());
             };
             let now = f64::from_bits(key);
@@ -977,7 +977,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             loop {
                 self.drain_ready(now, r);
                 let rank = &mut self.ranks[(r - self.lo) as usize];
-                if let Some(&Reverse((k, ev, op))) = rank.queue.peek() {
+                if let Some(&(k, ev, op)) = rank.queue.peek() {
                     let t = f64::from_bits(k);
                     if t <= horizon {
                         rank.queue.pop();
