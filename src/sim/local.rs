@@ -499,7 +499,7 @@ fn finish<P: OpSource>(
     for part in &mut parts {
         for rank in &mut part.ranks {
             for (kept, links) in rank.kept.iter_mut().zip(&mut rank.kept_links) {
-                drop_kept(kept, links, &mut part.link_use);
+                drop_kept(kept, links, &mut part.eng.link_use);
             }
         }
     }
@@ -518,13 +518,13 @@ fn finish<P: OpSource>(
     let link_use: Vec<LinkUse> = (0..topo.links.len())
         .map(|l| match shared.owner[l].load(Ordering::Relaxed) {
             NO_OWNER => LinkUse::default(),
-            r => parts[(r / shared.block) as usize].link_use[l],
+            r => parts[(r / shared.block) as usize].eng.link_use[l],
         })
         .collect();
     let totals = Totals {
-        flows: parts.iter().map(|p| p.flows).sum(),
-        network_bytes: parts.iter().map(|p| p.network_bytes).sum(),
-        events: parts.iter().map(|p| p.handled).sum(),
+        flows: parts.iter().map(|p| p.eng.flows).sum(),
+        network_bytes: parts.iter().map(|p| p.eng.network_bytes).sum(),
+        events: parts.iter().map(|p| p.eng.handled).sum(),
         recomputes: 0,
         rounds: 0,
         full_solves: 0,
@@ -535,16 +535,25 @@ fn finish<P: OpSource>(
     Ok(result)
 }
 
+/// A thread's part of the run: its ranks' records, and the rest apart, so
+/// that the rank that runs is borrowed from `ranks` while its events use the
+/// rest (`Engine`'s methods take it) and nothing indexes `ranks` again.
 struct Local<'a, P: OpSource> {
+    /// This thread's ranks: `eng.lo..eng.lo + ranks.len()`.
+    ranks: Vec<Rank>,
+    eng: Engine<'a, P>,
+}
+
+/// Everything of a thread's part but its ranks' records.
+struct Engine<'a, P: OpSource> {
     src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
     lookahead: f64,
     shared: &'a Shared,
-    /// This thread's index, and its ranks: `lo..lo + ranks.len()`.
+    /// This thread's index, and its first rank.
     part: usize,
     lo: u32,
-    ranks: Vec<Rank>,
     /// Each rank's earliest pending event (`INFINITY`: none), apart from
     /// the ranks so that a sweep reads a few cache lines to find the ranks
     /// it must run.
@@ -571,7 +580,7 @@ struct Local<'a, P: OpSource> {
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
     /// Data the sweep's ranks sent other ranks of this thread, delivered
-    /// when the sweep is done (see `push`).
+    /// when the sweep is done (see `Engine::deliver`).
     mail: Vec<Mail>,
     /// The earliest data sent to another thread's ranks in this window, in
     /// all and to each thread.
@@ -597,14 +606,8 @@ impl<'a, P: OpSource> Local<'a, P> {
         ranks: std::ops::Range<usize>,
     ) -> Self {
         let ranks_len = ranks.len();
+        let lo = ranks.start as u32;
         Local {
-            src,
-            topo,
-            cfg,
-            lookahead,
-            shared,
-            part,
-            lo: ranks.start as u32,
             ranks: ranks
                 .map(|_| Rank {
                     state: RankState {
@@ -626,76 +629,60 @@ impl<'a, P: OpSource> Local<'a, P> {
                     past: f64::NEG_INFINITY,
                 })
                 .collect(),
-            next: vec![f64::INFINITY; ranks_len],
-            own_min: f64::INFINITY,
-            running: NONE_RUNNING,
-            due: Vec::new(),
-            link_use: vec![LinkUse::default(); topo.links.len()],
-            outbox: vec![Vec::new(); shared.done.len()],
-            sent_to: vec![f64::INFINITY; shared.done.len()],
-            mail: Vec::new(),
-            flows: 0,
-            network_bytes: 0.0,
-            handled: 0,
-            next_report: if cfg.progress.is_some() && part == 0 {
-                0
-            } else {
-                u64::MAX
+            eng: Engine {
+                src,
+                topo,
+                cfg,
+                lookahead,
+                shared,
+                part,
+                lo,
+                next: vec![f64::INFINITY; ranks_len],
+                own_min: f64::INFINITY,
+                running: NONE_RUNNING,
+                due: Vec::new(),
+                link_use: vec![LinkUse::default(); topo.links.len()],
+                outbox: vec![Vec::new(); shared.done.len()],
+                sent_to: vec![f64::INFINITY; shared.done.len()],
+                mail: Vec::new(),
+                flows: 0,
+                network_bytes: 0.0,
+                handled: 0,
+                next_report: if cfg.progress.is_some() && part == 0 {
+                    0
+                } else {
+                    u64::MAX
+                },
+                ready_now: Vec::new(),
+                route_buf: Vec::new(),
+                late: false,
+                sent: f64::INFINITY,
             },
-            ready_now: Vec::new(),
-            route_buf: Vec::new(),
-            late: false,
-            sent: f64::INFINITY,
         }
     }
 
-    /// Queues an event of rank q, and lowers its earliest (`next`). Data
-    /// for another thread's rank waits in the outbox; data the running rank
-    /// sends another rank of this thread waits in `mail` until the sweep is
-    /// done (`deliver_mail`).
+    /// Queues an event of rank q when no rank runs, and lowers its earliest
+    /// (`next`). Data for another thread's rank waits in the outbox.
     fn push(&mut self, q: u32, time: f64, ev: Ev, op: OpId) {
-        let key = time.to_bits();
-        let k = q.wrapping_sub(self.lo) as usize;
+        debug_assert_eq!(self.eng.running, NONE_RUNNING);
+        let k = q.wrapping_sub(self.eng.lo) as usize;
         if k >= self.ranks.len() {
             debug_assert_eq!(ev, Ev::Delivered);
-            let to = (q / self.shared.block) as usize;
-            self.outbox[to].push((key, q, op));
-            // The other thread runs from it after the next meeting, and
-            // may answer L later.
-            self.sent = self.sent.min(time);
-            self.sent_to[to] = self.sent_to[to].min(time);
+            self.eng.send_out(q, time, op);
             return;
         }
-        if time < self.next[k] {
-            self.next[k] = time;
+        let eng = &mut self.eng;
+        if time < eng.next[k] {
+            eng.next[k] = time;
         }
-        if q != self.running {
-            if time < self.own_min {
-                self.own_min = time;
-            }
-            if self.running != NONE_RUNNING {
-                debug_assert_eq!(ev, Ev::Delivered);
-                // Data for another rank of this thread: it lands at or
-                // after the sweep's limit, so it waits until the sweep is
-                // done (`deliver_mail`).
-                self.mail.push((key, q, op));
-                return;
-            }
+        if time < eng.own_min {
+            eng.own_min = time;
         }
-        self.late |= self.ranks[k].queue_event((key, ev, op));
-    }
-
-    /// Queues an event of the running rank r. (Its `next` is set from its
-    /// queue when it is done, and `own_min` then: neither is touched here.)
-    #[inline(always)]
-    fn push_own(&mut self, r: u32, time: f64, ev: Ev, op: OpId) {
-        debug_assert_eq!(r, self.running);
-        let k = (r - self.lo) as usize;
-        self.late |= self.ranks[k].queue_event((time.to_bits(), ev, op));
+        eng.late |= self.ranks[k].queue_event((time.to_bits(), ev, op));
     }
 
     /// Hands the data the sweep's ranks sent other ranks of this thread to
-    /// them (see `push`), asking for each receiver's queue ahead of time:
+    /// them (see `Engine::deliver`), asking for each receiver's queue ahead of time:
     /// its record's line, then the ends of its event heap.
     ///
     /// A receiver that ran after the data was sent has set its `next` from
@@ -705,60 +692,59 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// it (an instant at or after the data would be in the receiver's
     /// `past`, which `queue_event` reports).
     fn deliver_mail(&mut self) {
-        let mail = std::mem::take(&mut self.mail);
+        let mail = std::mem::take(&mut self.eng.mail);
         for (n, &(key, q, op)) in mail.iter().enumerate() {
             if let Some(&(_, ahead, _)) = mail.get(n + 2 * MAIL_AHEAD) {
-                let rank = &self.ranks[(ahead - self.lo) as usize];
+                let rank = &self.ranks[(ahead - self.eng.lo) as usize];
                 prefetch(std::ptr::addr_of!(rank.queue));
             }
             if let Some(&(_, ahead, _)) = mail.get(n + MAIL_AHEAD) {
-                let events = &self.ranks[(ahead - self.lo) as usize].queue;
+                let events = &self.ranks[(ahead - self.eng.lo) as usize].queue;
                 // A push compares with the last entry and writes past it.
                 prefetch(events.end());
                 prefetch(events.end().wrapping_sub(1));
             }
-            // No rank runs now: `push` queues it.
             self.push(q, f64::from_bits(key), Ev::Delivered, op);
         }
-        self.mail = mail;
-        self.mail.clear();
+        self.eng.mail = mail;
+        self.eng.mail.clear();
     }
 
     /// The earliest pending event of this thread's ranks (bits), or
     /// `u64::MAX`.
     fn earliest(&self) -> u64 {
-        time_bits(self.own_min)
+        time_bits(self.eng.own_min)
     }
 
     fn run(&mut self) -> std::result::Result<(), Stop> {
-        let offsets = self.cfg.start_offsets(self.src.header().ranks);
+        let offsets = self.eng.cfg.start_offsets(self.eng.src.header().ranks);
         for k in 0..self.ranks.len() {
-            let r = self.lo + k as u32;
+            let r = self.eng.lo + k as u32;
             let t = offsets[r as usize];
             self.ranks[k].state.finish = t;
             self.push(r, t, Ev::Start, 0);
         }
-        let threads = self.shared.done.len();
+        let threads = self.eng.shared.done.len();
         if threads == 1 {
             return self.window(f64::INFINITY);
         }
-        let shared = self.shared;
-        let me = self.part;
+        let shared = self.eng.shared;
+        let me = self.eng.part;
         let mut window = 0u64;
         let mut res = Ok(());
         loop {
             // Publish for this window (slot `window % 2`), then meet.
             let slot = (window % 2) as usize;
-            for (k, out) in self.outbox.iter_mut().enumerate() {
+            for (k, out) in self.eng.outbox.iter_mut().enumerate() {
                 if !out.is_empty() {
                     shared.inbox[slot][k].lock().expect("inbox").append(out);
                 }
                 shared.sent[slot][me * threads + k]
-                    .store(time_bits(self.sent_to[k]), Ordering::Relaxed);
-                self.sent_to[k] = f64::INFINITY;
+                    .store(time_bits(self.eng.sent_to[k]), Ordering::Relaxed);
+                self.eng.sent_to[k] = f64::INFINITY;
             }
             shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
-            shared.handled[slot][me].store(self.handled, Ordering::Relaxed);
+            shared.handled[slot][me].store(self.eng.handled, Ordering::Relaxed);
             shared.done[me].store(
                 self.ranks.iter().map(|r| r.state.done as u64).sum(),
                 Ordering::Relaxed,
@@ -824,10 +810,10 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// order reads their states in memory order and lets the sweep ask for
     /// the next ranks' states ahead of time.
     fn window(&mut self, others: f64) -> std::result::Result<(), Stop> {
-        if self.late {
+        if self.eng.late {
             return Err(Stop::Fallback);
         }
-        self.sent = f64::INFINITY;
+        self.eng.sent = f64::INFINITY;
         // With other threads, every thread runs to the same limit, L past
         // the earliest event of all, so they end the window together. (Up
         // to the others' earliest + L instead, the one behind ran L plus
@@ -837,16 +823,16 @@ impl<'a, P: OpSource> Local<'a, P> {
         let cap = if others == f64::INFINITY {
             f64::INFINITY
         } else {
-            self.own_min.min(others) + self.lookahead
+            self.eng.own_min.min(others) + self.eng.lookahead
         };
         let mut swept = false;
         loop {
-            let own = self.own_min;
+            let own = self.eng.own_min;
             if own == f64::INFINITY {
                 return Ok(());
             }
-            let base = own.min(others).min(self.sent);
-            let limit = (base + self.lookahead).min(cap);
+            let base = own.min(others).min(self.eng.sent);
+            let limit = (base + self.eng.lookahead).min(cap);
             if own + own.abs() * LEVEL_TOLERANCE >= limit {
                 // This thread's earliest rank cannot run its first instant:
                 // the window is over, or it waits for the others, or, if
@@ -865,19 +851,19 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Runs every rank's instants that end before `limit`, in rank order.
     fn sweep(&mut self, limit: f64) -> std::result::Result<(), Stop> {
-        let mut due = std::mem::take(&mut self.due);
+        let mut due = std::mem::take(&mut self.eng.due);
         due.clear();
         // Ranks not run keep their earliest; those run and those that
-        // receive data add theirs as the sweep goes (`push`).
+        // receive data add theirs as the sweep goes (`Engine::deliver`).
         let mut rest = f64::INFINITY;
-        for (k, &t) in self.next.iter().enumerate() {
+        for (k, &t) in self.eng.next.iter().enumerate() {
             if t < limit {
                 due.push(k as u32);
             } else if t < rest {
                 rest = t;
             }
         }
-        self.own_min = rest;
+        self.eng.own_min = rest;
         for (n, &k) in due.iter().enumerate() {
             // In three stages, each reading addresses the one before
             // brought in: a rank's record, its queues, then the states of
@@ -901,35 +887,37 @@ impl<'a, P: OpSource> Local<'a, P> {
                     // pipeline, the same send of the next segment, whose
                     // state its receives set up long before).
                     if ev == Ev::SendEnd {
-                        let r = self.lo as usize + ahead as usize;
-                        self.src.successors(r, op, |j| rank.state.ops.prefetch(j));
+                        let r = self.eng.lo as usize + ahead as usize;
+                        self.eng
+                            .src
+                            .successors(r, op, |j| rank.state.ops.prefetch(j));
                     }
                 }
             }
-            let r = self.lo + k;
-            self.running = r;
-            if self.handled >= self.next_report {
+            let r = self.eng.lo + k;
+            self.eng.running = r;
+            if self.eng.handled >= self.eng.next_report {
                 self.report_progress();
             }
-            let res = self.advance(r, limit);
-            self.running = NONE_RUNNING;
+            let res = self.eng.advance(&mut self.ranks[k as usize], r, limit);
+            self.eng.running = NONE_RUNNING;
             res?;
-            if self.late {
+            if self.eng.late {
                 return Err(Stop::Fallback);
             }
             let next = match self.ranks[k as usize].queue.peek() {
                 Some(&(key, _, _)) => f64::from_bits(key),
                 None => f64::INFINITY,
             };
-            self.next[k as usize] = next;
-            if next < self.own_min {
-                self.own_min = next;
+            self.eng.next[k as usize] = next;
+            if next < self.eng.own_min {
+                self.eng.own_min = next;
             }
         }
-        self.due = due;
-        debug_assert_eq!(self.running, NONE_RUNNING);
+        self.eng.due = due;
+        debug_assert_eq!(self.eng.running, NONE_RUNNING);
         self.deliver_mail();
-        if self.late {
+        if self.eng.late {
             return Err(Stop::Fallback);
         }
         Ok(())
@@ -940,23 +928,64 @@ impl<'a, P: OpSource> Local<'a, P> {
     #[cold]
     #[inline(never)]
     fn report_progress(&mut self) {
-        self.next_report = self.handled + (1 << 16);
-        if let Some(p) = &self.cfg.progress {
+        self.eng.next_report = self.eng.handled + (1 << 16);
+        if let Some(p) = &self.eng.cfg.progress {
             let own: u64 = self.ranks.iter().map(|r| r.state.done as u64).sum();
-            let others: u64 = (0..self.shared.done.len())
-                .filter(|&k| k != self.part)
-                .map(|k| self.shared.done[k].load(Ordering::Relaxed))
+            let others: u64 = (0..self.eng.shared.done.len())
+                .filter(|&k| k != self.eng.part)
+                .map(|k| self.eng.shared.done[k].load(Ordering::Relaxed))
                 .sum();
             let millionths =
-                (own + others).saturating_mul(1_000_000) / self.shared.total_ops.max(1);
+                (own + others).saturating_mul(1_000_000) / self.eng.shared.total_ops.max(1);
             p.store(millionths, std::sync::atomic::Ordering::Relaxed);
         }
     }
+}
+
+impl<'a, P: OpSource> Engine<'a, P> {
+    /// Data for another thread's rank: it waits in the outbox.
+    fn send_out(&mut self, q: u32, time: f64, op: OpId) {
+        let to = (q / self.shared.block) as usize;
+        self.outbox[to].push((time.to_bits(), q, op));
+        // The other thread runs from it after the next meeting, and may
+        // answer L later.
+        self.sent = self.sent.min(time);
+        self.sent_to[to] = self.sent_to[to].min(time);
+    }
+
+    /// Data the running rank sends rank q, landing at `time`. Data for
+    /// another rank of this thread lands at or after the sweep's limit, so
+    /// it waits in `mail` until the sweep is done (`Local::deliver_mail`);
+    /// q's earliest (`next`) is lowered now.
+    fn deliver(&mut self, rank: &mut Rank, q: u32, time: f64, op: OpId) {
+        if q == self.running {
+            self.push_own(rank, time, Ev::Delivered, op);
+            return;
+        }
+        let k = q.wrapping_sub(self.lo) as usize;
+        if k >= self.next.len() {
+            self.send_out(q, time, op);
+            return;
+        }
+        if time < self.next[k] {
+            self.next[k] = time;
+        }
+        if time < self.own_min {
+            self.own_min = time;
+        }
+        self.mail.push((time.to_bits(), q, op));
+    }
+
+    /// Queues an event of the running rank. (Its `next` is set from its
+    /// queue when it is done, and `own_min` then: neither is touched here.)
+    #[inline(always)]
+    fn push_own(&mut self, rank: &mut Rank, time: f64, ev: Ev, op: OpId) {
+        self.late |= rank.queue_event((time.to_bits(), ev, op));
+    }
 
     /// Runs rank r's instants that end before `limit`.
-    fn advance(&mut self, r: u32, limit: f64) -> std::result::Result<(), Stop> {
+    fn advance(&mut self, rank: &mut Rank, r: u32, limit: f64) -> std::result::Result<(), Stop> {
         loop {
-            let rank = &self.ranks[(r - self.lo) as usize];
             let Some(&(key, _, _)) = rank.queue.peek() else {
                 return Ok(());
             };
@@ -975,31 +1004,31 @@ impl<'a, P: OpSource> Local<'a, P> {
                 return Ok(());
             }
             loop {
-                self.drain_ready(now, r);
-                let rank = &mut self.ranks[(r - self.lo) as usize];
+                self.drain_ready(rank, now, r);
                 if let Some(&(k, ev, op)) = rank.queue.peek() {
                     let t = f64::from_bits(k);
                     if t <= horizon {
                         rank.queue.pop();
                         self.handled += u64::from(ev != Ev::Delivered);
-                        self.handle(r, t, ev, op, now, horizon)?;
+                        self.handle(rank, r, t, ev, op, now, horizon)?;
                         continue;
                     }
                 }
-                let rank = &mut self.ranks[(r - self.lo) as usize];
                 if rank.dispatch_pending {
                     rank.dispatch_pending = false;
-                    self.dispatch(now, horizon, r)?;
+                    self.dispatch(rank, now, horizon, r)?;
                     continue;
                 }
                 break;
             }
-            self.ranks[(r - self.lo) as usize].past = horizon;
+            rank.past = horizon;
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn handle(
         &mut self,
+        rank: &mut Rank,
         r: u32,
         t: f64,
         ev: Ev,
@@ -1008,9 +1037,8 @@ impl<'a, P: OpSource> Local<'a, P> {
         horizon: f64,
     ) -> std::result::Result<(), Stop> {
         match ev {
-            Ev::Start => self.start(r),
+            Ev::Start => self.start(rank, r),
             Ev::OverheadDone | Ev::TaskDone => {
-                let rank = &mut self.ranks[(r - self.lo) as usize];
                 if rank.state.cpu_running == i {
                     rank.state.cpu_running = CPU_IDLE;
                     if !rank.state.cpu_queue.is_empty() {
@@ -1018,29 +1046,27 @@ impl<'a, P: OpSource> Local<'a, P> {
                     }
                 }
                 if ev == Ev::OverheadDone {
-                    self.begin_latency(t, now, horizon, r, i)?;
+                    self.begin_latency(rank, t, now, horizon, r, i)?;
                 } else {
-                    self.complete(t, r, i);
+                    self.complete(rank, t, r, i);
                 }
             }
             Ev::FlowStart => {
-                let (dst, recv_op, bytes, kept) = self.transfer(r, i)?;
-                self.begin_bandwidth(t, now, horizon, r, i, kept, bytes, dst, recv_op)?;
+                let (dst, recv_op, bytes, kept) = self.transfer(rank, r, i)?;
+                self.begin_bandwidth(rank, t, now, horizon, r, i, kept, bytes, dst, recv_op)?;
             }
             Ev::SendEnd => {
-                let rank = &mut self.ranks[(r - self.lo) as usize];
                 rank.state.engines_busy -= 1;
                 rank.dispatch_pending = true;
-                self.complete(t, r, i);
+                self.complete(rank, t, r, i);
             }
             Ev::Delivered => {
-                let rank = &mut self.ranks[(r - self.lo) as usize];
                 let started = rank.state.started;
                 let st = rank.state.ops.get(self.src, r as usize, i);
                 let posted = st.posted(started);
                 st.flags |= ARRIVED;
                 if posted {
-                    self.received(t, r, i);
+                    self.received(rank, t, r, i);
                 }
             }
         }
@@ -1048,16 +1074,14 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 
     /// As `Sim::start` (no sends wait for receives here).
-    fn start(&mut self, r: u32) {
-        let rank = &mut self.ranks[(r - self.lo) as usize].state;
-        let ids = rank.start(self.src, r as usize, std::iter::empty());
+    fn start(&mut self, rank: &mut Rank, r: u32) {
+        let ids = rank.state.start(self.src, r as usize, std::iter::empty());
         self.ready_now.extend(ids);
     }
 
     /// As `Sim::drain_ready`, for rank r.
-    fn drain_ready(&mut self, now: f64, r: u32) {
+    fn drain_ready(&mut self, rank: &mut Rank, now: f64, r: u32) {
         while let Some(i) = self.ready_now.pop() {
-            let rank = &mut self.ranks[(r - self.lo) as usize];
             match self.src.kind(r as usize, i) {
                 OpKind::Send => {
                     rank.state.ready_sends.push(i);
@@ -1067,15 +1091,15 @@ impl<'a, P: OpSource> Local<'a, P> {
                     let st = rank.state.ops.get(self.src, r as usize, i);
                     st.flags |= POSTED;
                     if st.flags & ARRIVED != 0 {
-                        self.received(now, r, i);
+                        self.received(rank, now, r, i);
                     }
                 }
                 OpKind::Other => match self.src.op(r as usize, i) {
                     op @ (Op::Combine { .. } | Op::Compute { .. }) => {
                         let dur = self.cpu_time(&op);
-                        self.cpu_task(now, r, i, dur, true);
+                        self.cpu_task(rank, now, i, dur, true);
                     }
-                    _ => self.complete(now, r, i),
+                    _ => self.complete(rank, now, r, i),
                 },
             }
         }
@@ -1086,20 +1110,24 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 
     /// As `Sim::cpu_task`: a free task is done at once.
-    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
+    fn cpu_task(&mut self, rank: &mut Rank, now: f64, i: OpId, dur: f64, compute: bool) {
         if dur <= 0.0 {
-            self.push_own(r, now, Ev::TaskDone, i);
+            self.push_own(rank, now, Ev::TaskDone, i);
             return;
         }
-        let rank = &mut self.ranks[(r - self.lo) as usize];
         rank.state.cpu_queue.push((compute, i, dur.to_bits()));
         rank.dispatch_pending = true;
     }
 
     /// As `Sim::dispatch`.
-    fn dispatch(&mut self, now: f64, horizon: f64, r: u32) -> std::result::Result<(), Stop> {
+    fn dispatch(
+        &mut self,
+        rank: &mut Rank,
+        now: f64,
+        horizon: f64,
+        r: u32,
+    ) -> std::result::Result<(), Stop> {
         loop {
-            let rank = &mut self.ranks[(r - self.lo) as usize];
             if rank.state.engines_busy as usize >= self.cfg.engines {
                 break;
             }
@@ -1108,12 +1136,11 @@ impl<'a, P: OpSource> Local<'a, P> {
             };
             rank.state.engines_busy += 1;
             if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(now, r, i, self.cfg.overhead_s, false);
+                self.cpu_task(rank, now, i, self.cfg.overhead_s, false);
             } else {
-                self.begin_latency(now, now, horizon, r, i)?;
+                self.begin_latency(rank, now, now, horizon, r, i)?;
             }
         }
-        let rank = &mut self.ranks[(r - self.lo) as usize];
         if rank.state.cpu_running == CPU_IDLE {
             if let Some((compute, i, dur)) = rank.state.cpu_queue.pop() {
                 rank.state.cpu_running = i;
@@ -1122,7 +1149,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 } else {
                     Ev::OverheadDone
                 };
-                self.push_own(r, now + f64::from_bits(dur), ev, i);
+                self.push_own(rank, now + f64::from_bits(dur), ev, i);
             }
         }
         Ok(())
@@ -1130,7 +1157,7 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Send i of rank r: its receiver, receive and bytes, and its route's
     /// entry in the rank's `kept` (as `Sim::begin_latency` finds the route).
-    fn transfer(&mut self, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
+    fn transfer(&mut self, rank: &mut Rank, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
         let (
             Op::Send {
                 peer,
@@ -1148,7 +1175,6 @@ impl<'a, P: OpSource> Local<'a, P> {
         } else {
             (region.count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
         };
-        let rank = &self.ranks[(r - self.lo) as usize];
         if let Some(k) = rank.kept_keys.iter().position(|&key| key == (peer, route)) {
             return Ok((peer, recv_op, bytes, k));
         }
@@ -1168,7 +1194,6 @@ impl<'a, P: OpSource> Local<'a, P> {
             .iter()
             .map(|&l| links[l as usize].bandwidth)
             .fold(f64::INFINITY, f64::min);
-        let rank = &mut self.ranks[(r - self.lo) as usize];
         let k = rank.next_kept as usize;
         rank.next_kept = ((k + 1) % KEPT_ROUTES) as u8;
         // Its place, and any kept route that shares a link with it, are
@@ -1201,24 +1226,25 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// As `Sim::begin_latency`: the send's overhead is paid at t.
     fn begin_latency(
         &mut self,
+        rank: &mut Rank,
         t: f64,
         now: f64,
         horizon: f64,
         r: u32,
         i: OpId,
     ) -> std::result::Result<(), Stop> {
-        let (dst, recv_op, bytes, k) = self.transfer(r, i)?;
+        let (dst, recv_op, bytes, k) = self.transfer(rank, r, i)?;
         self.flows += 1;
-        let kept = &self.ranks[(r - self.lo) as usize].kept[k];
+        let kept = &rank.kept[k];
         let lat = kept.latency;
         if bytes == 0.0 || kept.no_links {
-            self.push_own(r, t + lat, Ev::SendEnd, i);
-            self.push(dst, t + lat, Ev::Delivered, recv_op);
+            self.push_own(rank, t + lat, Ev::SendEnd, i);
+            self.deliver(rank, dst, t + lat, recv_op);
             Ok(())
         } else if lat == 0.0 {
-            self.begin_bandwidth(t, now, horizon, r, i, k, bytes, dst, recv_op)
+            self.begin_bandwidth(rank, t, now, horizon, r, i, k, bytes, dst, recv_op)
         } else {
-            self.push_own(r, t + lat, Ev::FlowStart, i);
+            self.push_own(rank, t + lat, Ev::FlowStart, i);
             Ok(())
         }
     }
@@ -1230,6 +1256,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     #[allow(clippy::too_many_arguments)]
     fn begin_bandwidth(
         &mut self,
+        rank: &mut Rank,
         t: f64,
         now: f64,
         horizon: f64,
@@ -1240,7 +1267,6 @@ impl<'a, P: OpSource> Local<'a, P> {
         dst: u32,
         recv_op: OpId,
     ) -> std::result::Result<(), Stop> {
-        let rank = &mut self.ranks[(r - self.lo) as usize];
         let (kept, links) = (&mut rank.kept[k], &rank.kept_links[k]);
         let rate = flow_cap(self.cfg, || kept.latency);
         // `MaxMin::alone`: the bottleneck, unless the cap is below it.
@@ -1298,27 +1324,26 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
         }
         self.network_bytes += bytes;
-        self.push_own(r, end, Ev::SendEnd, i);
-        self.push(dst, end, Ev::Delivered, recv_op);
+        self.push_own(rank, end, Ev::SendEnd, i);
+        self.deliver(rank, dst, end, recv_op);
         Ok(())
     }
 
     /// As `Sim::received`.
-    fn received(&mut self, now: f64, r: u32, i: OpId) {
+    fn received(&mut self, rank: &mut Rank, now: f64, r: u32, i: OpId) {
         match self.src.combines(r as usize, i) {
             Some(count) => {
                 let dur = combine_time(self.cfg, self.src.header().elem_bytes(), count);
-                self.cpu_task(now, r, i, dur, true)
+                self.cpu_task(rank, now, i, dur, true)
             }
-            None => self.complete(now, r, i),
+            None => self.complete(rank, now, r, i),
         }
     }
 
     /// As `Sim::complete`.
-    fn complete(&mut self, now: f64, r: u32, i: OpId) {
+    fn complete(&mut self, rank: &mut Rank, now: f64, r: u32, i: OpId) {
         let ready_now = &mut self.ready_now;
-        self.ranks[(r - self.lo) as usize]
-            .state
+        rank.state
             .complete(self.src, r as usize, i, now, |j| ready_now.push(j));
     }
 }
