@@ -153,6 +153,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.dep_count(r, i),
         }
     }
+    fn dep_counts(&self, r: usize, ops: std::ops::Range<OpId>, f: impl FnMut(u32)) {
+        match self {
+            Stream::Pipeline(s) => s.dep_counts(r, ops, f),
+            Stream::Ring(s) => s.dep_counts(r, ops, f),
+        }
+    }
     fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId)) {
         match self {
             Stream::Pipeline(s) => s.successors(r, i, f),

@@ -951,6 +951,35 @@ impl OpSource for PipelineStream {
         o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
     }
 
+    fn dep_counts(&self, r: usize, ops: std::ops::Range<OpId>, mut f: impl FnMut(u32)) {
+        // As `dep_count`, stepping through the slots of a round instead of
+        // locating each op.
+        let deps = |o: &TemplateOp, s: u64| {
+            o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
+        };
+        let rb = self.blocks(r);
+        let full = self.full_rounds * rb.round_len;
+        let (mut i, end) = (ops.start as u64, ops.end as u64);
+        if i < full {
+            let (s, off) = rb.round.div_rem(i as u32);
+            let (mut s, mut off) = (s as u64, off as usize);
+            while i < end.min(full) {
+                f(deps(&self.template_ops[rb.slots[off].op as usize], s));
+                i += 1;
+                off += 1;
+                if off == rb.slots.len() {
+                    off = 0;
+                    s += 1;
+                }
+            }
+        }
+        while i < end {
+            let slot = rb.last_slots[(i - full) as usize];
+            f(deps(&self.template_ops[slot.op as usize], self.full_rounds));
+            i += 1;
+        }
+    }
+
     fn successors(&self, r: usize, i: OpId, mut f: impl FnMut(OpId)) {
         let Located { rb, t, s, k, o } = self.locate(r, i);
         let base = self.block_start(rb, t, s);

@@ -28,6 +28,13 @@ pub trait OpSource {
     fn op(&self, r: usize, i: OpId) -> Op;
     /// How many operations op `i` waits for.
     fn dep_count(&self, r: usize, i: OpId) -> u32;
+    /// `dep_count` of each op in `ops`, in order (a generator decodes the
+    /// first and steps to the next: the simulator sets up ops in runs).
+    fn dep_counts(&self, r: usize, ops: std::ops::Range<OpId>, mut f: impl FnMut(u32)) {
+        for i in ops {
+            f(self.dep_count(r, i));
+        }
+    }
     /// Calls `f` with every op of rank `r` that waits for op `i`.
     fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId));
     /// For a send: the index of the receive it meets on its peer.

@@ -682,8 +682,8 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 
     /// Hands the data the sweep's ranks sent other ranks of this thread to
-    /// them (see `Engine::deliver`), asking for each receiver's queue ahead of time:
-    /// its record's line, then the ends of its event heap.
+    /// them (see `Engine::deliver`), asking for each receiver's queue ahead
+    /// of time: its record's line, then the end of its event queue.
     ///
     /// A receiver that ran after the data was sent has set its `next` from
     /// its queue, without the data: `push` lowers it again here.

@@ -421,21 +421,23 @@ impl OpWindow {
     /// Sets up the states of the ops up to `front + k`.
     #[inline(never)]
     fn extend<P: OpSource>(&mut self, src: &P, r: usize, k: u32) {
-        while self.len <= k {
-            if self.len as usize == self.states.len() {
-                self.resize((2 * self.len as usize).max(WINDOW_MIN));
-            }
-            let j = self.front + self.len;
-            let deps = src.dep_count(r, j);
+        let len = k + 1;
+        if len as usize > self.states.len() {
+            self.resize((len as usize).next_power_of_two().max(WINDOW_MIN));
+        }
+        let (start, mask) = (self.start, self.states.len() - 1);
+        let states = &mut self.states;
+        let mut at = self.len;
+        src.dep_counts(r, self.front + self.len..self.front + len, |deps| {
             let flags = if deps == 0 {
                 NO_DEPS
             } else {
                 deps.min(REMAINING)
             };
-            let at = self.slot(self.len);
-            self.states[at] = OpState { flags };
-            self.len += 1;
-        }
+            states[(start + at) as usize & mask] = OpState { flags };
+            at += 1;
+        });
+        self.len = len;
     }
 
     /// Asks the CPU to bring op `i`'s state into cache, if the window holds
