@@ -38,7 +38,7 @@
 //! last one on its links has ended, by the rank's instant). The first flow
 //! that would share a link stops the run, and the caller runs `Sim`.
 
-use super::queue::ShortQueue;
+use super::queue::SortedQueue;
 use super::{
     check_finished, combine_time, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED,
     CPU_IDLE, LEVEL_TOLERANCE, POSTED,
@@ -88,7 +88,7 @@ struct Rank {
     /// The entry of `kept` to replace next.
     next_kept: u8,
     /// Pending events: (time bits, kind, op), earliest first.
-    queue: ShortQueue<(u64, Ev, OpId)>,
+    queue: SortedQueue<(u64, Ev, OpId)>,
     /// The routes of its last few transfers (see `KeptRoute`).
     kept: [KeptRoute; KEPT_ROUTES],
     /// Each kept route's links.
@@ -613,14 +613,14 @@ impl<'a, P: OpSource> Local<'a, P> {
                     state: RankState {
                         ops: OpWindow::default(),
                         started: false,
-                        ready_sends: super::queue::SortedQueue::default(),
+                        ready_sends: SortedQueue::default(),
                         engines_busy: 0,
                         cpu_running: CPU_IDLE,
-                        cpu_queue: super::queue::SortedQueue::default(),
+                        cpu_queue: SortedQueue::default(),
                         finish: 0.0,
                         done: 0,
                     },
-                    queue: ShortQueue::default(),
+                    queue: SortedQueue::default(),
                     dispatch_pending: false,
                     kept_keys: [(NO_PEER, 0); KEPT_ROUTES],
                     kept: std::array::from_fn(|_| KeptRoute::default()),

@@ -2,8 +2,8 @@
 //! priority queue: times only grow in a discrete-event loop, which lets a
 //! radix heap replace a binary heap's sifting by appends. [`EndQueue`]
 //! keeps flow completion times on one. [`SortedQueue`] holds a rank's ready
-//! sends and CPU tasks; [`ShortQueue`], the rank-local engine's few pending
-//! events of each rank.
+//! sends and CPU tasks, and the rank-local engine's pending events of each
+//! rank.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -239,105 +239,41 @@ impl EndQueue {
     }
 }
 
-/// A queue that pops its smallest entry, kept sorted in a ring buffer: a
-/// push of an entry not smaller than the last is an append, one near the
-/// front moves only the entries before it, and a pop takes the front without
-/// sifting. A rank's CPU queue has this shape: its ready tasks arrive mostly
-/// in program order, and when leaves race ahead of a parent it holds
-/// thousands of them, where a binary heap's pop misses the cache at every
-/// level (the 1 GiB Trinaryx3 reduce runs 1.34× faster with this queue).
-/// An entry landing in the middle of a long queue costs a move of the
-/// shorter side, linear where a heap's push is logarithmic; on the schedules
-/// measured (docs/PERFORMANCE.md, seventh session) nothing got slower.
-#[derive(Default)]
+/// A min-queue kept sorted in a vector read from `head`: a rank's ready
+/// sends and CPU tasks, and the rank-local engine's pending events of each
+/// rank (`super::local`). Its entries come mostly later than all others (a
+/// flow's end, data arriving, a send or task in program order): an append.
+/// Or earlier than all (a send's overhead ahead of the combines waiting):
+/// a write just before `head`, without reading the far end, which on a long
+/// queue has left the cache. A pop moves `head` on, without sifting, and
+/// the entries are read in order: a sweep finds a rank's events due at the
+/// front, line after line, where a binary heap's pop misses the cache at
+/// every level of a long queue (the 1 GiB Trinaryx3 reduce ran 1.34× faster
+/// when its CPU queues stopped being heaps). An entry out of order is
+/// placed by searching from the front (in a CPU queue, a task that waited
+/// on the one just run lands there), and the shorter side moves: linear
+/// where a heap's push is logarithmic; on the schedules measured
+/// (docs/PERFORMANCE.md, seventh and fifteenth sessions) nothing got slower.
 pub struct SortedQueue<T> {
-    items: std::collections::VecDeque<T>,
-}
-
-impl<T: Ord> SortedQueue<T> {
-    /// Adds an entry. Equal entries come out in no set order, as from a heap.
-    pub fn push(&mut self, item: T) {
-        let len = self.items.len();
-        // An entry before all others (in a CPU queue, a send's overhead
-        // ahead of the combines waiting) goes in front without reading the
-        // far end, which on a long queue has left the cache.
-        if len > 0 && item < self.items[0] {
-            self.items.push_front(item);
-            return;
-        }
-        if len == 0 || item >= self.items[len - 1] {
-            self.items.push_back(item);
-            return;
-        }
-        // An entry out of order lands near the front (in a CPU queue, a task
-        // that waited on the one just run), so search from there: double a
-        // bound until it passes the entry, then bisect the last stretch.
-        // Only cache lines near the front are read, where a bisection of the
-        // whole queue (or a heap's sift) would miss the cache at every step.
-        let mut hi = 1;
-        while hi < len && self.items[hi - 1] < item {
-            hi *= 2;
-        }
-        let (mut lo, mut hi) = (hi / 2, hi.min(len));
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.items[mid] < item {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        // VecDeque::insert moves the shorter side: here, the front.
-        self.items.insert(lo, item);
-    }
-
-    /// Takes the smallest entry.
-    pub fn pop(&mut self) -> Option<T> {
-        self.items.pop_front()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    /// The smallest entry (for a prefetch: the queue's head in memory).
-    pub fn first(&self) -> Option<&T> {
-        self.items.front()
-    }
-
-    /// The largest entry (for a prefetch: where an append compares).
-    pub fn last(&self) -> Option<&T> {
-        self.items.back()
-    }
-}
-
-/// A short min-queue kept sorted in a vector read from `head`: a rank's
-/// pending events in the rank-local engine (`super::local`), a handful at a
-/// time. Its events come mostly later than all others (a flow's end, data
-/// arriving) or earlier than all (a send's overhead): an append, or a write
-/// just before `head`. Otherwise the entries after its place move up one, a
-/// few at most (in the Trinaryx3 allreduce on 12×6×8 at 64 MiB, 70% of the
-/// pushes are appends or writes before `head` and the rest move one to five
-/// entries, rarely up to nine, in queues of three to eight). A pop moves `head` on. Where a binary heap's pop sifts
-/// through every level, reading and writing the whole heap, the entries
-/// here are read in order, so a sweep finds the events due in a window at
-/// the front, one line after the other.
-pub struct ShortQueue<T> {
     items: Vec<T>,
     /// The first entry still queued; the entries before it are spent.
     head: u32,
 }
 
-impl<T> Default for ShortQueue<T> {
+impl<T> Default for SortedQueue<T> {
     fn default() -> Self {
-        ShortQueue {
+        SortedQueue {
             items: Vec::new(),
             head: 0,
         }
     }
 }
 
-impl<T: Ord + Copy> ShortQueue<T> {
+/// Queues up to this long place an entry out of order by moving the
+/// entries above it one by one.
+const SHORT: usize = 16;
+
+impl<T: Ord + Copy> SortedQueue<T> {
     /// Adds an entry. Equal entries come out in no set order, as from a heap.
     #[inline]
     pub fn push(&mut self, item: T) {
@@ -354,17 +290,53 @@ impl<T: Ord + Copy> ShortQueue<T> {
             self.items[head - 1] = item;
             return;
         }
-        // Appended, then moved down past the entries above it: mostly none,
-        // at most a few.
-        self.make_room();
-        self.items.push(item);
-        let queued = &mut self.items[self.head as usize..];
-        let mut at = queued.len() - 1;
-        while at > 0 && queued[at - 1] > item {
-            queued[at] = queued[at - 1];
-            at -= 1;
+        if item >= self.items[len - 1] {
+            self.make_room();
+            self.items.push(item);
+            return;
         }
-        queued[at] = item;
+        self.insert(item);
+    }
+
+    /// Places an entry below the last. In a short queue (a rank's pending
+    /// events: three to eight, and seven pushes in ten are appends or
+    /// writes before `head`), it is appended and moved down past the
+    /// entries above it, one to five. In a long one, double a bound from
+    /// the front until it passes the entry, then bisect the last stretch,
+    /// and move the shorter side: only lines near the front are read, where
+    /// a bisection of the whole queue (or a heap's sift) would miss the
+    /// cache at every step.
+    #[inline(never)]
+    fn insert(&mut self, item: T) {
+        let head = self.head as usize;
+        let queued = &self.items[head..];
+        if queued.len() <= SHORT {
+            self.make_room();
+            self.items.push(item);
+            let queued = &mut self.items[self.head as usize..];
+            let mut at = queued.len() - 1;
+            while at > 0 && queued[at - 1] > item {
+                queued[at] = queued[at - 1];
+                at -= 1;
+            }
+            queued[at] = item;
+            return;
+        }
+        let mut hi = 1;
+        while hi < queued.len() && queued[hi - 1] < item {
+            hi *= 2;
+        }
+        let at = queued[hi / 2..hi.min(queued.len())].partition_point(|e| *e < item) + hi / 2;
+        if head > 0 && at < queued.len() - at {
+            // The entries before it move down into a spent place.
+            self.items.copy_within(head..head + at, head - 1);
+            self.items[head - 1 + at] = item;
+            self.head -= 1;
+        } else {
+            self.make_room();
+            let head = self.head as usize;
+            self.items.insert(head + at, item);
+        }
     }
 
     /// Before the vector grows: drops the spent entries if they are at
@@ -391,10 +363,24 @@ impl<T: Ord + Copy> ShortQueue<T> {
         self.items.get(self.head as usize)
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.head as usize == self.items.len()
+    }
+
     /// The entries, smallest first.
     #[inline]
     pub fn as_slice(&self) -> &[T] {
         &self.items[self.head as usize..]
+    }
+
+    /// The smallest entry (for a prefetch: the queue's head in memory).
+    pub fn first(&self) -> Option<&T> {
+        self.peek()
+    }
+
+    /// The largest entry (for a prefetch: where an append compares).
+    pub fn last(&self) -> Option<&T> {
+        self.as_slice().last()
     }
 
     /// Where the next append writes (for a prefetch).
@@ -582,10 +568,10 @@ mod tests {
     }
 
     #[test]
-    fn short_queue_pops_like_a_heap() {
+    fn sorted_queue_pops_events_like_a_heap() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let mut q = ShortQueue::default();
+        let mut q = SortedQueue::default();
         let mut heap = BinaryHeap::new();
         let mut state = 4242u64;
         let mut now = 0u64;
