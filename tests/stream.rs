@@ -130,9 +130,9 @@ fn stream_is_the_written_out_schedule() {
                                 "{what}: rank {r} op {i} partner"
                             );
                             assert_eq!(
-                                st.send(r, i),
-                                (m.op(r, i), m.partner(r, i)),
-                                "{what}: rank {r} op {i} send"
+                                st.transfer(r, i),
+                                m.transfer(r, i),
+                                "{what}: rank {r} op {i} transfer"
                             );
                         }
                     }

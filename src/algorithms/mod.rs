@@ -12,7 +12,7 @@ pub mod trees;
 
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule};
+use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer};
 use crate::topology::Topology;
 
 /// Everything an algorithm needs to build a schedule.
@@ -195,10 +195,10 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.combines(r, i),
         }
     }
-    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
+    fn transfer(&self, r: usize, i: OpId) -> Transfer {
         match self {
-            Stream::Pipeline(s) => s.send(r, i),
-            Stream::Ring(s) => s.send(r, i),
+            Stream::Pipeline(s) => s.transfer(r, i),
+            Stream::Ring(s) => s.transfer(r, i),
         }
     }
 }

@@ -47,7 +47,7 @@ use super::trees::{torus_trees, Tree, NO_AXIS};
 use super::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule};
+use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 
@@ -1012,9 +1012,18 @@ impl OpSource for PipelineStream {
         }
     }
 
-    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
+    fn transfer(&self, r: usize, i: OpId) -> Transfer {
         let at = self.locate(r, i);
-        (self.decode(r, &at), self.partner_of(r, &at))
+        let Op::Send { peer, route, .. } = at.o.op else {
+            panic!("op {i} of rank {r} is not a send");
+        };
+        Transfer {
+            peer: self.absolute(r, peer),
+            // As `decode` sets the region's count.
+            count: self.pipeline().segment(at.t, at.s).1,
+            route,
+            recv: self.partner_of(r, &at),
+        }
     }
 
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {

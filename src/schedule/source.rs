@@ -17,6 +17,19 @@ use super::graph::{match_messages, Successors};
 use super::{Op, OpId, Schedule};
 use crate::error::Result;
 
+/// A send as the simulator starts it ([`OpSource::transfer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// The receiving rank.
+    pub peer: u32,
+    /// The elements sent.
+    pub count: u64,
+    /// The route (0: the topology's).
+    pub route: u32,
+    /// The receive it meets on `peer`.
+    pub recv: OpId,
+}
+
 /// A schedule the simulator reads operation by operation.
 pub trait OpSource {
     /// The collective, ranks, element type and offset-route table (a
@@ -65,10 +78,24 @@ pub trait OpSource {
             _ => None,
         }
     }
-    /// A send and the receive it meets (`op` and `partner` at once: a
-    /// generator locates the op once).
-    fn send(&self, r: usize, i: OpId) -> (Op, OpId) {
-        (self.op(r, i), self.partner(r, i))
+    /// A send as the simulator starts it: its receiver, elements and route,
+    /// and the receive it meets (a generator locates the op once, and need
+    /// not compute the regions' offsets and the tag).
+    fn transfer(&self, r: usize, i: OpId) -> Transfer {
+        match self.op(r, i) {
+            Op::Send {
+                peer,
+                region,
+                route,
+                ..
+            } => Transfer {
+                peer,
+                count: region.count,
+                route,
+                recv: self.partner(r, i),
+            },
+            op => panic!("op {i} of rank {r} is not a send: {op:?}"),
+        }
     }
     /// The fewest elements a send to another rank carries, or `None` when
     /// no rank sends to another: it bounds how soon one rank can affect

@@ -46,7 +46,7 @@ use super::{
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpKind, OpSource};
+use crate::schedule::{Op, OpId, OpKind, OpSource, Transfer};
 use crate::topology::{LinkId, Topology};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -1158,22 +1158,16 @@ impl<'a, P: OpSource> Engine<'a, P> {
     /// Send i of rank r: its receiver, receive and bytes, and its route's
     /// entry in the rank's `kept` (as `Sim::begin_latency` finds the route).
     fn transfer(&mut self, rank: &mut Rank, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
-        let (
-            Op::Send {
-                peer,
-                region,
-                route,
-                ..
-            },
-            recv_op,
-        ) = self.src.send(r as usize, i)
-        else {
-            unreachable!("only sends start transfers")
-        };
+        let Transfer {
+            peer,
+            count,
+            route,
+            recv: recv_op,
+        } = self.src.transfer(r as usize, i);
         let bytes = if peer == r {
             0.0
         } else {
-            (region.count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
+            (count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
         };
         if let Some(k) = rank.kept_keys.iter().position(|&key| key == (peer, route)) {
             return Ok((peer, recv_op, bytes, k));
