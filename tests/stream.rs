@@ -117,6 +117,10 @@ fn stream_is_the_written_out_schedule() {
                         st.successors(r, i, |j| a.push(j));
                         m.successors(r, i, |j| b.push(j));
                         assert_eq!(a, b, "{what}: rank {r} op {i} successors");
+                        let send = matches!(m.op(r, i), topocoll::schedule::Op::Send { .. });
+                        if let Some(j) = st.far_successor(r, i).filter(|_| send) {
+                            assert!(a.contains(&j), "{what}: rank {r} op {i} far successor {j}");
+                        }
                         assert_eq!(st.kind(r, i), m.kind(r, i), "{what}: rank {r} op {i} kind");
                         assert_eq!(
                             st.combines(r, i),

@@ -195,6 +195,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.combines(r, i),
         }
     }
+    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
+        match self {
+            Stream::Pipeline(s) => s.far_successor(r, i),
+            Stream::Ring(s) => s.far_successor(r, i),
+        }
+    }
     fn transfer(&self, r: usize, i: OpId) -> Transfer {
         match self {
             Stream::Pipeline(s) => s.transfer(r, i),

@@ -1012,6 +1012,15 @@ impl OpSource for PipelineStream {
         }
     }
 
+    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
+        // A send of a full round waits for nothing else a round later
+        // (`successors`): the same op of the next round, if that round
+        // is full. (A hint: near the end it may name another op.)
+        let rb = self.blocks(r);
+        let next = i as u64 + rb.round_len;
+        (next < self.full_rounds * rb.round_len).then_some(next as OpId)
+    }
+
     fn transfer(&self, r: usize, i: OpId) -> Transfer {
         let at = self.locate(r, i);
         let Op::Send { peer, route, .. } = at.o.op else {

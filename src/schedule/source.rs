@@ -50,6 +50,12 @@ pub trait OpSource {
     }
     /// Calls `f` with every op of rank `r` that waits for op `i`.
     fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId));
+    /// The successor of send `i` whose state is likely far from its own,
+    /// if one is known without decoding (a prefetch hint: in a pipeline,
+    /// the same send of the next segment). `None` by default.
+    fn far_successor(&self, _r: usize, _i: OpId) -> Option<OpId> {
+        None
+    }
     /// For a send: the index of the receive it meets on its peer.
     fn partner(&self, r: usize, i: OpId) -> OpId;
     /// The ops of rank `r` with no dependencies, receives excepted, in program order.

@@ -883,14 +883,16 @@ impl<'a, P: OpSource> Local<'a, P> {
                         break;
                     }
                     rank.state.ops.prefetch(op);
-                    // A send that ends counts down its successors (in a
+                    // A send that ends counts down its successors: in a
                     // pipeline, the same send of the next segment, whose
-                    // state its receives set up long before).
+                    // state its receives set up long before (named without
+                    // decoding: decoding them all cost 3.6% of the
+                    // instructions).
                     if ev == Ev::SendEnd {
                         let r = self.eng.lo as usize + ahead as usize;
-                        self.eng
-                            .src
-                            .successors(r, op, |j| rank.state.ops.prefetch(j));
+                        if let Some(j) = self.eng.src.far_successor(r, op) {
+                            rank.state.ops.prefetch(j);
+                        }
                     }
                 }
             }
