@@ -301,27 +301,32 @@ impl<T: Ord + Copy> SortedQueue<T> {
     /// Places an entry below the last. In a short queue (a rank's pending
     /// events: three to eight, and seven pushes in ten are appends or
     /// writes before `head`), it is appended and moved down past the
-    /// entries above it, one to five. In a long one, double a bound from
+    /// entries above it, one to five.
+    #[inline]
+    fn insert(&mut self, item: T) {
+        if self.items.len() - self.head as usize > SHORT {
+            return self.insert_far(item);
+        }
+        self.make_room();
+        self.items.push(item);
+        let queued = &mut self.items[self.head as usize..];
+        let mut at = queued.len() - 1;
+        while at > 0 && queued[at - 1] > item {
+            queued[at] = queued[at - 1];
+            at -= 1;
+        }
+        queued[at] = item;
+    }
+
+    /// Places an entry below the last in a long queue: double a bound from
     /// the front until it passes the entry, then bisect the last stretch,
-    /// and move the shorter side: only lines near the front are read, where
+    /// and move the shorter side. Only lines near the front are read, where
     /// a bisection of the whole queue (or a heap's sift) would miss the
     /// cache at every step.
     #[inline(never)]
-    fn insert(&mut self, item: T) {
+    fn insert_far(&mut self, item: T) {
         let head = self.head as usize;
         let queued = &self.items[head..];
-        if queued.len() <= SHORT {
-            self.make_room();
-            self.items.push(item);
-            let queued = &mut self.items[self.head as usize..];
-            let mut at = queued.len() - 1;
-            while at > 0 && queued[at - 1] > item {
-                queued[at] = queued[at - 1];
-                at -= 1;
-            }
-            queued[at] = item;
-            return;
-        }
         let mut hi = 1;
         while hi < queued.len() && queued[hi - 1] < item {
             hi *= 2;
