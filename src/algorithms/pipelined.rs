@@ -550,6 +550,15 @@ struct TemplateOp {
     peer_op: u32,
 }
 
+impl TemplateOp {
+    /// The dependencies of this op in segment `s`: a send also waits for the
+    /// same send of segment `s − 1` ([`edge_order_dep`]).
+    #[inline(always)]
+    fn dep_count(&self, s: u64) -> u32 {
+        self.deps as u32 + u32::from(s > 0 && matches!(self.op, Op::Send { .. }))
+    }
+}
+
 /// One rank's block of one tree, and where it sits in a round (the blocks of
 /// one segment of every tree, in tree order).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -948,15 +957,12 @@ impl OpSource for PipelineStream {
 
     fn dep_count(&self, r: usize, i: OpId) -> u32 {
         let Located { s, o, .. } = self.locate(r, i);
-        o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
+        o.dep_count(s)
     }
 
     fn dep_counts(&self, r: usize, ops: std::ops::Range<OpId>, mut f: impl FnMut(u32)) {
         // As `dep_count`, stepping through the slots of a round instead of
         // locating each op.
-        let deps = |o: &TemplateOp, s: u64| {
-            o.deps as u32 + u32::from(s > 0 && matches!(o.op, Op::Send { .. }))
-        };
         let rb = self.blocks(r);
         let full = self.full_rounds * rb.round_len;
         let (mut i, end) = (ops.start as u64, ops.end as u64);
@@ -964,7 +970,7 @@ impl OpSource for PipelineStream {
             let (s, off) = rb.round.div_rem(i as u32);
             let (mut s, mut off) = (s as u64, off as usize);
             while i < end.min(full) {
-                f(deps(&self.template_ops[rb.slots[off].op as usize], s));
+                f(self.template_ops[rb.slots[off].op as usize].dep_count(s));
                 i += 1;
                 off += 1;
                 if off == rb.slots.len() {
@@ -975,7 +981,7 @@ impl OpSource for PipelineStream {
         }
         while i < end {
             let slot = rb.last_slots[(i - full) as usize];
-            f(deps(&self.template_ops[slot.op as usize], self.full_rounds));
+            f(self.template_ops[slot.op as usize].dep_count(self.full_rounds));
             i += 1;
         }
     }

@@ -173,10 +173,10 @@ impl Rank {
         if events.len() > 4 {
             prefetch(events.as_ptr().wrapping_add(4));
         }
-        if let Some(first) = self.state.ready_sends.first() {
+        if let Some(first) = self.state.ready_sends.peek() {
             prefetch(first);
         }
-        if let Some(first) = self.state.cpu_queue.first() {
+        if let Some(first) = self.state.cpu_queue.peek() {
             prefetch(first);
         }
         // A combine that comes ready is appended, after a comparison with
@@ -671,14 +671,8 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.eng.send_out(q, time, op);
             return;
         }
-        let eng = &mut self.eng;
-        if time < eng.next[k] {
-            eng.next[k] = time;
-        }
-        if time < eng.own_min {
-            eng.own_min = time;
-        }
-        eng.late |= self.ranks[k].queue_event((time.to_bits(), ev, op));
+        self.eng.lower_earliest(k, time);
+        self.eng.late |= self.ranks[k].queue_event((time.to_bits(), ev, op));
     }
 
     /// Hands the data the sweep's ranks sent other ranks of this thread to
@@ -969,13 +963,19 @@ impl<'a, P: OpSource> Engine<'a, P> {
             self.send_out(q, time, op);
             return;
         }
+        self.lower_earliest(k, time);
+        self.mail.push((time.to_bits(), q, op));
+    }
+
+    /// An event at `time` is queued for this thread's k-th rank (not the
+    /// running one): its earliest and the thread's come down to it.
+    fn lower_earliest(&mut self, k: usize, time: f64) {
         if time < self.next[k] {
             self.next[k] = time;
         }
         if time < self.own_min {
             self.own_min = time;
         }
-        self.mail.push((time.to_bits(), q, op));
     }
 
     /// Queues an event of the running rank. (Its `next` is set from its

@@ -378,11 +378,6 @@ impl<T: Ord + Copy> SortedQueue<T> {
         &self.items[self.head as usize..]
     }
 
-    /// The smallest entry (for a prefetch: the queue's head in memory).
-    pub fn first(&self) -> Option<&T> {
-        self.peek()
-    }
-
     /// The largest entry (for a prefetch: where an append compares).
     pub fn last(&self) -> Option<&T> {
         self.as_slice().last()
@@ -537,77 +532,41 @@ mod tests {
         assert_eq!(q.peek(), Some((5.0, 2)));
     }
 
-    #[test]
-    fn sorted_queue_pops_like_a_heap() {
+    /// Drives a `SortedQueue` and a `BinaryHeap` side by side for `steps`
+    /// steps of a 64-bit LCG from `seed`: `draw(state, step, last popped)`
+    /// says whether to pop, or which entry to push. After each step both
+    /// hold the same entries, in order, and the vector holds at most four
+    /// times the longest queue (spent entries are dropped); at the end both
+    /// pop the same.
+    fn beside_a_heap<T: Ord + Copy + std::fmt::Debug>(
+        steps: u32,
+        seed: u64,
+        mut draw: impl FnMut(u64, u32, Option<T>) -> Option<T>,
+    ) {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut q = SortedQueue::default();
         let mut heap = BinaryHeap::new();
-        let mut state = 777u64;
-        let mut next = 0u32;
-        for step in 0..20000u32 {
+        let (mut state, mut popped, mut most) = (seed, None, 0);
+        for step in 0..steps {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            // Mostly increasing keys, some behind, some duplicates of the
-            // kind flag: the CPU queue's pattern.
-            let key = if (state >> 40).is_multiple_of(4) {
-                next.saturating_sub((state >> 20) as u32 % 64)
-            } else {
-                next += 1;
-                next
-            };
-            let item = ((state >> 60).is_multiple_of(2), key, step);
-            if (state >> 50).is_multiple_of(3) {
-                assert_eq!(q.pop(), heap.pop().map(|Reverse(e)| e));
-            } else {
-                q.push(item);
-                heap.push(Reverse(item));
+            match draw(state, step, popped) {
+                None => {
+                    let got = q.pop();
+                    assert_eq!(got, heap.pop().map(|Reverse(e)| e));
+                    popped = got.or(popped);
+                }
+                Some(item) => {
+                    q.push(item);
+                    heap.push(Reverse(item));
+                }
             }
             assert_eq!(q.is_empty(), heap.is_empty());
-        }
-        while let Some(Reverse(e)) = heap.pop() {
-            assert_eq!(q.pop(), Some(e));
-        }
-        assert_eq!(q.pop(), None);
-    }
-
-    #[test]
-    fn sorted_queue_pops_events_like_a_heap() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut q = SortedQueue::default();
-        let mut heap = BinaryHeap::new();
-        let mut state = 4242u64;
-        let mut now = 0u64;
-        let mut most = 0;
-        for step in 0..50000u32 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // Events after the present, some far, some just after (ahead of
-            // all queued), some equal in time with different kinds.
-            let key = now
-                + match (state >> 40) % 5 {
-                    0 => 0,
-                    1 => 1,
-                    2 => (state >> 20) % 8,
-                    _ => (state >> 20) % 100,
-                };
-            let item = (key, (state >> 60) as u8 % 3, step);
-            if (state >> 50).is_multiple_of(2) {
-                let got = q.pop();
-                assert_eq!(got, heap.pop().map(|Reverse(e)| e));
-                if let Some((t, _, _)) = got {
-                    now = t;
-                }
-            } else {
-                q.push(item);
-                heap.push(Reverse(item));
-            }
             assert_eq!(q.peek().copied(), heap.peek().map(|Reverse(e)| *e));
-            let mut sorted: Vec<_> = heap.iter().map(|Reverse(e)| *e).collect();
-            sorted.sort_unstable();
+            let sorted = heap.clone().into_sorted_vec();
+            let sorted: Vec<T> = sorted.into_iter().rev().map(|Reverse(e)| e).collect();
             assert_eq!(q.as_slice(), &sorted[..]);
             most = most.max(sorted.len());
             assert!(
@@ -619,5 +578,49 @@ mod tests {
             assert_eq!(q.pop(), Some(e));
         }
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn sorted_queue_pops_like_a_heap() {
+        // Mostly increasing keys, some behind, some duplicates of the kind
+        // flag: the CPU queue's pattern (it grows to thousands).
+        let mut next = 0u32;
+        beside_a_heap(20000, 777, |state, step, _| {
+            if (state >> 50).is_multiple_of(3) {
+                return None;
+            }
+            let key = if (state >> 40).is_multiple_of(4) {
+                next.saturating_sub((state >> 20) as u32 % 64)
+            } else {
+                next += 1;
+                next
+            };
+            Some(((state >> 60).is_multiple_of(2), key, step))
+        });
+    }
+
+    #[test]
+    fn sorted_queue_pops_events_like_a_heap() {
+        // Events after the present (the last popped), some far, some just
+        // after (ahead of all queued), some equal in time with different
+        // kinds: a rank's pending events.
+        beside_a_heap(
+            50000,
+            4242,
+            |state, step, popped: Option<(u64, u8, u32)>| {
+                if (state >> 50).is_multiple_of(2) {
+                    return None;
+                }
+                let now = popped.map_or(0, |e| e.0);
+                let key = now
+                    + match (state >> 40) % 5 {
+                        0 => 0,
+                        1 => 1,
+                        2 => (state >> 20) % 8,
+                        _ => (state >> 20) % 100,
+                    };
+                Some((key, (state >> 60) as u8 % 3, step))
+            },
+        );
     }
 }
