@@ -191,9 +191,41 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
             x.wall_s = 0.0;
             y.wall_s = 0.0;
             y.by_rank_threads = 1;
+            y.by_rank_sweeps = x.by_rank_sweeps;
             assert_eq!(x, y, "{collective} {alg} on {threads} threads");
         }
     }
+}
+
+#[test]
+fn a_short_last_segment_holds_the_lookahead_down_only_near_it() {
+    // Trees of 120 segments of 512 elements each, and the same with a last
+    // segment of a third: before the gated sends (`Transfer::gated`) every
+    // sweep looked only that third ahead, nearly three times the sweeps
+    // (983 against 381); now only the pipeline's tail does (522).
+    let topo = parse_spec("torus:6x4x4").unwrap();
+    let cfg = &configs()[1];
+    let mut sweeps = Vec::new();
+    for bytes in [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8] {
+        let mut req = request("allreduce", &topo, bytes);
+        req.segment_bytes = Some(512 * 8);
+        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+        let events = SimConfig {
+            by_rank: false,
+            ..cfg.clone()
+        };
+        let a = simulate_source(&st, &topo, cfg).unwrap();
+        let b = simulate_source(&st, &topo, &events).unwrap();
+        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
+        assert_agree(&a, &b, &format!("{bytes} B"));
+        sweeps.push(a.by_rank_sweeps);
+    }
+    let (even, short) = (sweeps[0], sweeps[1]);
+    assert!(even > 300, "{even} sweeps");
+    assert!(
+        short * 2 < even * 3,
+        "{short} sweeps with a short last segment, {even} without"
+    );
 }
 
 #[test]

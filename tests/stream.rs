@@ -5,7 +5,7 @@
 
 use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::error::Error;
-use topocoll::schedule::{Collective, Dtype, Materialised, OpSource, ReduceOp};
+use topocoll::schedule::{Collective, Dtype, Materialised, OpKind, OpSource, ReduceOp, Transfer};
 use topocoll::sim::{simulate, simulate_source, SimConfig, Skew};
 use topocoll::topology::{parse_spec, Topology};
 
@@ -88,6 +88,9 @@ fn stream_is_the_written_out_schedule() {
                         s.programs[r].scratch,
                         "{what}: rank {r}"
                     );
+                    let ungated = st.min_ungated_send_count().unwrap_or(u64::MAX);
+                    assert!(ungated >= st.min_send_count().unwrap_or(u64::MAX), "{what}");
+                    let mut named = Vec::new();
                     let (mut a, mut b) = (Vec::new(), Vec::new());
                     st.initial(r, &mut a);
                     m.initial(r, &mut b);
@@ -133,11 +136,32 @@ fn stream_is_the_written_out_schedule() {
                                 m.partner(r, i),
                                 "{what}: rank {r} op {i} partner"
                             );
+                            // The written-out schedule names no gated sends.
+                            let t = st.transfer(r, i);
                             assert_eq!(
-                                st.transfer(r, i),
+                                Transfer { gated: None, ..t },
                                 m.transfer(r, i),
                                 "{what}: rank {r} op {i} transfer"
                             );
+                            if let Some(j) = t.gated {
+                                // A send that waits for this one, shorter
+                                // than every send not gated, where this one
+                                // is not.
+                                let gated = st.transfer(r, j);
+                                assert!(a.contains(&j), "{what}: rank {r} op {i} gates {j}");
+                                assert!(gated.count < ungated && t.count >= ungated, "{what}");
+                                assert!(gated.gated.is_none(), "{what}: rank {r} op {j}");
+                                named.push(j);
+                            }
+                        }
+                    }
+                    // Every shorter send is gated by one.
+                    for i in 0..n {
+                        if st.kind(r, i) == OpKind::Send {
+                            let t = st.transfer(r, i);
+                            if t.peer as usize != r && t.count < ungated {
+                                assert!(named.contains(&i), "{what}: rank {r} op {i} not gated");
+                            }
                         }
                     }
                 }

@@ -183,6 +183,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.min_send_count(),
         }
     }
+    fn min_ungated_send_count(&self) -> Option<u64> {
+        match self {
+            Stream::Pipeline(s) => s.min_ungated_send_count(),
+            Stream::Ring(s) => s.min_ungated_send_count(),
+        }
+    }
     fn kind(&self, r: usize, i: OpId) -> crate::schedule::OpKind {
         match self {
             Stream::Pipeline(s) => s.kind(r, i),

@@ -653,6 +653,12 @@ pub struct PipelineStream {
     full_rounds: u64,
     /// Each tree's segments (`Pipeline::segments`, a division, kept).
     tree_segments: Vec<u64>,
+    /// Each tree's segment whose sends are gated (`Transfer::gated`): its
+    /// last, when that one is shorter than `ungated_min`; `u64::MAX` for
+    /// none.
+    gated_segment: Vec<u64>,
+    /// `OpSource::min_ungated_send_count`.
+    ungated_min: Option<u64>,
     /// Every template's ops, one after another: a decode reads its template
     /// op in one step from its slot (`Slot::op`).
     template_ops: Vec<TemplateOp>,
@@ -671,6 +677,8 @@ impl PipelineStream {
                 template_start: Vec::new(),
                 full_rounds: 0,
                 tree_segments: Vec::new(),
+                gated_segment: Vec::new(),
+                ungated_min: None,
                 template_ops: Vec::new(),
                 partial_round: false,
             });
@@ -807,7 +815,26 @@ impl PipelineStream {
                 }
             }
         }
+        // Every segment but a tree's last is a full one, and every send of a
+        // segment after the first waits for the same send of the segment
+        // before: a last segment shorter than every other send is gated by
+        // the full one before it. A tree of one segment has no such send.
+        let ungated_min = (0..nt)
+            .filter(|&t| segs[t] > 0)
+            .map(|t| pl.segment(t, 0).1)
+            .min();
+        let gated_segment = (0..nt)
+            .map(|t| {
+                let last = segs[t].saturating_sub(1);
+                match ungated_min {
+                    Some(min) if last > 0 && pl.segment(t, last).1 < min => last,
+                    _ => u64::MAX,
+                }
+            })
+            .collect();
         Ok(PipelineStream {
+            gated_segment,
+            ungated_min,
             header,
             pl: Some(pl),
             rank_shape,
@@ -1038,6 +1065,8 @@ impl OpSource for PipelineStream {
             count: self.pipeline().segment(at.t, at.s).1,
             route,
             recv: self.partner_of(r, &at),
+            gated: (at.s + 1 == self.gated_segment[at.t])
+                .then(|| (self.block_start(at.rb, at.t, at.s + 1) + at.k as u64) as OpId),
         }
     }
 
@@ -1064,6 +1093,10 @@ impl OpSource for PipelineStream {
             .filter(|&t| pl.segments(t) > 0)
             .map(|t| pl.segment(t, pl.segments(t) - 1).1)
             .min()
+    }
+
+    fn min_ungated_send_count(&self) -> Option<u64> {
+        self.ungated_min
     }
 }
 

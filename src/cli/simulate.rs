@@ -582,8 +582,8 @@ fn print_text(
     if res.by_rank_threads > 0 {
         writeln!(
             out,
-            "by rank         no flow shared a link, so ranks ran in turn on {} thread(s) (--no-by-rank to run event by event)",
-            res.by_rank_threads
+            "by rank         no flow shared a link, so ranks ran in turn on {} thread(s), in {} sweeps (--no-by-rank to run event by event)",
+            res.by_rank_threads, res.by_rank_sweeps
         )?;
     }
     if r.streamed {

@@ -28,6 +28,11 @@ pub struct Transfer {
     pub route: u32,
     /// The receive it meets on `peer`.
     pub recv: OpId,
+    /// The send of this rank that waits for this one to end and carries
+    /// fewer than [`OpSource::min_ungated_send_count`] elements, if there is
+    /// one (a pipeline's short last segment): the simulator's lookahead
+    /// counts with it from this send's end.
+    pub gated: Option<OpId>,
 }
 
 /// A schedule the simulator reads operation by operation.
@@ -99,6 +104,7 @@ pub trait OpSource {
                 count: region.count,
                 route,
                 recv: self.partner(r, i),
+                gated: None,
             },
             op => panic!("op {i} of rank {r} is not a send: {op:?}"),
         }
@@ -116,6 +122,18 @@ pub trait OpSource {
                 _ => None,
             })
             .min()
+    }
+    /// The fewest elements a send to another rank carries unless the send
+    /// it waits for names it as `gated` ([`OpSource::transfer`]), where that
+    /// one carries at least as many; `None` when no rank sends to another.
+    ///
+    /// It lets the simulator look further ahead than `min_send_count`
+    /// allows: a gated send cannot start before the send it waits for has
+    /// ended, so until that one has started, the gated send's data cannot
+    /// land sooner than this many elements take plus its own. The default
+    /// names no gated sends.
+    fn min_ungated_send_count(&self) -> Option<u64> {
+        self.min_send_count()
     }
 }
 

@@ -48,6 +48,7 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::schedule::{Op, OpId, OpKind, OpSource, Transfer};
 use crate::topology::{LinkId, Topology};
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -187,6 +188,54 @@ impl Rank {
     }
 }
 
+/// The end of a gating send (`Lookahead`), lowered by twice the instants'
+/// rounding, and its rank's gated send, which holds the lookahead down
+/// until it is done. Ordered by `at`, earliest greatest (`BinaryHeap`
+/// pops the greatest).
+#[derive(Clone, Copy, Debug)]
+struct Gate {
+    at: f64,
+    /// The rank's place in its thread's part.
+    rank: u32,
+    gated: OpId,
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Gate) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Gate {}
+
+impl PartialOrd for Gate {
+    fn partial_cmp(&self, other: &Gate) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Gate {
+    fn cmp(&self, other: &Gate) -> std::cmp::Ordering {
+        other
+            .at
+            .total_cmp(&self.at)
+            .then((other.rank, other.gated).cmp(&(self.rank, self.gated)))
+    }
+}
+
+/// A send as it starts (`Engine::transfer`).
+#[derive(Clone, Copy)]
+struct Started {
+    /// The receiver, and the receive the data meets.
+    dst: u32,
+    recv: OpId,
+    bytes: f64,
+    /// Its route's place in the rank's `kept`.
+    kept: usize,
+    /// The send it gates (`Transfer::gated`).
+    gated: Option<OpId>,
+}
+
 /// `Local::running` when no rank runs.
 const NONE_RUNNING: u32 = u32::MAX;
 /// How many ranks ahead a sweep asks for a rank's state.
@@ -212,11 +261,51 @@ impl From<Error> for Stop {
     }
 }
 
+/// How far ahead of the earliest pending event of all, T, every rank may
+/// run: `small`, the shortest bandwidth phase of any cross-rank transfer,
+/// or `big`, that of any send not gated (`Transfer::gated`), while no
+/// gated send can start soon.
+///
+/// A gated send waits for its gating send to end. Until the gating send
+/// has started, it starts at T or later and ends `big` later, so the gated
+/// send's data lands after T + `big` + `small`; once it has started, its
+/// end E is known and the data lands after max(E, T) + `small`. The
+/// engine keeps the ends of the gating sends whose gated ones are not yet
+/// done (`Engine::gates`); with G the earliest of them, the limit is
+/// min(T + `big`, max(G, T) + `small`) (`Lookahead::limit`). A pipeline's
+/// short last segment then holds the lookahead down only while it is
+/// near, where it held all of it down before (1.3 times the events a
+/// sweep on the paper's 1 GiB allreduce).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Lookahead {
+    small: f64,
+    big: f64,
+}
+
+impl Lookahead {
+    /// The limit of a sweep from the earliest event of all, `base`, and the
+    /// earliest end of a gating send, `gate` (`INFINITY`: none).
+    fn limit(&self, base: f64, gate: f64) -> f64 {
+        // A gated send starts when its rank handles its gate's end, at an
+        // instant that may begin a relative `LEVEL_TOLERANCE` before it
+        // (`Engine::arm` keeps the end lowered by twice that); when
+        // `small` is within such roundings, only `small` holds.
+        if self.big <= self.small || self.small <= 4.0 * LEVEL_TOLERANCE * (base.abs() + self.big) {
+            return base + self.small;
+        }
+        (base + self.big).min(gate.max(base) + self.small)
+    }
+}
+
 /// The lookahead of a run, or `None` when this engine does not apply: the
 /// node model must be `Sim`'s alone-flow case (max-min, equal shares, eager,
 /// no node links, no trace), ranks on distinct nodes (two ranks on one node
 /// exchange data in no time), and a positive lookahead.
-pub(super) fn lookahead<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) -> Option<f64> {
+pub(super) fn lookahead<P: OpSource>(
+    src: &P,
+    topo: &Topology,
+    cfg: &SimConfig,
+) -> Option<Lookahead> {
     if cfg.sharing != Sharing::MaxMin
         || cfg.fairness != Fairness::Equal
         || cfg.rendezvous
@@ -233,7 +322,10 @@ pub(super) fn lookahead<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) 
     }
     let Some(elems) = src.min_send_count() else {
         // No rank sends to another: each runs alone to its end.
-        return Some(f64::INFINITY);
+        return Some(Lookahead {
+            small: f64::INFINITY,
+            big: f64::INFINITY,
+        });
     };
     let fastest = topo.links.iter().map(|l| l.bandwidth).fold(0.0, f64::max);
     let nearest = topo
@@ -247,13 +339,19 @@ pub(super) fn lookahead<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) 
     // route's latency after the overhead is paid; if there can be such
     // messages, the others carry at least one element.
     let elem = src.header().elem_bytes();
-    let bytes = elems.saturating_mul(elem) + cfg.header_bytes;
-    let l = if bytes > 0 {
-        bytes as f64 / fastest
+    let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
+    let small = if phase(elems) > 0.0 {
+        phase(elems)
     } else {
         nearest.min(elem as f64 / fastest)
     };
-    (l > 0.0 && !l.is_nan()).then_some(l)
+    // Gated sends only where every send's data takes time: a message of no
+    // bytes lands its latency after a gate's end, not `small` after it.
+    let big = match src.min_ungated_send_count() {
+        Some(ungated) if phase(elems) > 0.0 => phase(ungated).max(small),
+        _ => small,
+    };
+    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead { small, big })
 }
 
 /// Runs the schedule with the rank-local engine; `None` when a flow would
@@ -262,7 +360,7 @@ pub(super) fn simulate<P: OpSource + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-    lookahead: f64,
+    lookahead: Lookahead,
     wall: Instant,
 ) -> Option<Result<SimResult>> {
     let outcome = match run_threads(src, topo, cfg, lookahead, wall, cfg.threads) {
@@ -285,7 +383,7 @@ fn run_threads<P: OpSource + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-    lookahead: f64,
+    lookahead: Lookahead,
     wall: Instant,
     threads: usize,
 ) -> std::result::Result<SimResult, Stop> {
@@ -306,6 +404,7 @@ fn run_threads<P: OpSource + Sync>(
         done: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         inbox: std::array::from_fn(|_| (0..threads).map(|_| Mutex::new(Vec::new())).collect()),
         handled: std::array::from_fn(|_| (0..threads).map(|_| AtomicU64::new(0)).collect()),
+        gate: std::array::from_fn(|_| (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect()),
         stop: AtomicBool::new(false),
         barrier: Meeting::new(threads),
         block: block as u32,
@@ -480,6 +579,9 @@ struct Shared {
     inbox: [Vec<Mutex<Vec<Mail>>>; 2],
     /// Each thread's events handled: `[slot][thread]`.
     handled: [Vec<AtomicU64>; 2],
+    /// The earliest end of each thread's gating sends (`Engine::gates`;
+    /// time bits, `u64::MAX`: none): `[slot][thread]`.
+    gate: [Vec<AtomicU64>; 2],
     /// Set by a thread that stops (an error or a shared link).
     stop: AtomicBool,
     barrier: Meeting,
@@ -532,6 +634,7 @@ fn finish<P: OpSource>(
     };
     let mut result = results(topo, None, &finish, &link_use, totals, wall, Vec::new());
     result.by_rank_threads = parts.len();
+    result.by_rank_sweeps = parts.iter().map(|p| p.eng.sweeps).max().unwrap_or(0);
     Ok(result)
 }
 
@@ -549,8 +652,11 @@ struct Engine<'a, P: OpSource> {
     src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
-    lookahead: f64,
+    lookahead: Lookahead,
     shared: &'a Shared,
+    /// The ends of the gating sends this thread's ranks have started whose
+    /// gated sends may not be done (see `Lookahead`), earliest first.
+    gates: BinaryHeap<Gate>,
     /// This thread's index, and its first rank.
     part: usize,
     lo: u32,
@@ -573,6 +679,7 @@ struct Engine<'a, P: OpSource> {
     flows: u64,
     network_bytes: f64,
     handled: u64,
+    sweeps: u64,
     next_report: u64,
     /// Ops of the running rank that became ready at its instant.
     ready_now: Vec<OpId>,
@@ -600,7 +707,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         src: &'a P,
         topo: &'a Topology,
         cfg: &'a SimConfig,
-        lookahead: f64,
+        lookahead: Lookahead,
         shared: &'a Shared,
         part: usize,
         ranks: std::ops::Range<usize>,
@@ -634,6 +741,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 topo,
                 cfg,
                 lookahead,
+                gates: BinaryHeap::new(),
                 shared,
                 part,
                 lo,
@@ -648,6 +756,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 flows: 0,
                 network_bytes: 0.0,
                 handled: 0,
+                sweeps: 0,
                 next_report: if cfg.progress.is_some() && part == 0 {
                     0
                 } else {
@@ -704,6 +813,18 @@ impl<'a, P: OpSource> Local<'a, P> {
         self.eng.mail.clear();
     }
 
+    /// The earliest end of a gating send whose gated send is not done
+    /// (`INFINITY`: none), dropping the gates before it that are spent.
+    fn gate(&mut self) -> f64 {
+        while let Some(g) = self.eng.gates.peek() {
+            if !self.ranks[g.rank as usize].state.ops.is_done(g.gated) {
+                return g.at;
+            }
+            self.eng.gates.pop();
+        }
+        f64::INFINITY
+    }
+
     /// The earliest pending event of this thread's ranks (bits), or
     /// `u64::MAX`.
     fn earliest(&self) -> u64 {
@@ -720,7 +841,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
         let threads = self.eng.shared.done.len();
         if threads == 1 {
-            return self.window(f64::INFINITY);
+            return self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY);
         }
         let shared = self.eng.shared;
         let me = self.eng.part;
@@ -739,6 +860,8 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
             shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
             shared.handled[slot][me].store(self.eng.handled, Ordering::Relaxed);
+            let gate = self.gate();
+            shared.gate[slot][me].store(time_bits(gate), Ordering::Relaxed);
             shared.done[me].store(
                 self.ranks.iter().map(|r| r.state.done as u64).sum(),
                 Ordering::Relaxed,
@@ -781,12 +904,19 @@ impl<'a, P: OpSource> Local<'a, P> {
             if others == u64::MAX && earliest(me) == u64::MAX {
                 return Ok(());
             }
-            let others = if others == u64::MAX {
-                f64::INFINITY
-            } else {
-                f64::from_bits(others)
+            let time = |bits: u64| {
+                if bits == u64::MAX {
+                    f64::INFINITY
+                } else {
+                    f64::from_bits(bits)
+                }
             };
-            res = self.window(others);
+            let others_gate = (0..threads)
+                .filter(|&k| k != me)
+                .map(|k| shared.gate[slot][k].load(Ordering::Relaxed))
+                .min()
+                .unwrap_or(u64::MAX);
+            res = self.window(time(others), time(others_gate), gate);
             if res.is_err() {
                 shared.stop.store(true, Ordering::Relaxed);
             }
@@ -803,7 +933,16 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// at or after the limit, in another sweep. Running them in index
     /// order reads their states in memory order and lets the sweep ask for
     /// the next ranks' states ahead of time.
-    fn window(&mut self, others: f64) -> std::result::Result<(), Stop> {
+    ///
+    /// `others_gate` is the earliest gate end the other threads published
+    /// (`Engine::gates`), `own_gate` this thread's: every thread bounds
+    /// the window by the same values.
+    fn window(
+        &mut self,
+        others: f64,
+        others_gate: f64,
+        own_gate: f64,
+    ) -> std::result::Result<(), Stop> {
         if self.eng.late {
             return Err(Stop::Fallback);
         }
@@ -814,10 +953,11 @@ impl<'a, P: OpSource> Local<'a, P> {
         // its lag and the one ahead L less its lag, and the lag passed
         // from one to the other at every window: each waited a sixth of
         // the run.)
+        let la = self.eng.lookahead;
         let cap = if others == f64::INFINITY {
             f64::INFINITY
         } else {
-            self.eng.own_min.min(others) + self.eng.lookahead
+            la.limit(self.eng.own_min.min(others), own_gate.min(others_gate))
         };
         let mut swept = false;
         loop {
@@ -826,7 +966,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 return Ok(());
             }
             let base = own.min(others).min(self.eng.sent);
-            let limit = (base + self.eng.lookahead).min(cap);
+            let limit = la.limit(base, self.gate().min(others_gate)).min(cap);
             if own + own.abs() * LEVEL_TOLERANCE >= limit {
                 // This thread's earliest rank cannot run its first instant:
                 // the window is over, or it waits for the others, or, if
@@ -845,6 +985,7 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Runs every rank's instants that end before `limit`, in rank order.
     fn sweep(&mut self, limit: f64) -> std::result::Result<(), Stop> {
+        self.eng.sweeps += 1;
         let mut due = std::mem::take(&mut self.eng.due);
         due.clear();
         // Ranks not run keep their earliest; those run and those that
@@ -1054,8 +1195,8 @@ impl<'a, P: OpSource> Engine<'a, P> {
                 }
             }
             Ev::FlowStart => {
-                let (dst, recv_op, bytes, kept) = self.transfer(rank, r, i)?;
-                self.begin_bandwidth(rank, t, now, horizon, r, i, kept, bytes, dst, recv_op)?;
+                let send = self.transfer(rank, r, i)?;
+                self.begin_bandwidth(rank, t, now, horizon, r, i, send)?;
             }
             Ev::SendEnd => {
                 rank.state.engines_busy -= 1;
@@ -1157,22 +1298,31 @@ impl<'a, P: OpSource> Engine<'a, P> {
         Ok(())
     }
 
-    /// Send i of rank r: its receiver, receive and bytes, and its route's
-    /// entry in the rank's `kept` (as `Sim::begin_latency` finds the route).
-    fn transfer(&mut self, rank: &mut Rank, r: u32, i: OpId) -> Result<(u32, OpId, f64, usize)> {
+    /// Send i of rank r: its receiver, receive, bytes and gated send, and
+    /// its route's entry in the rank's `kept` (as `Sim::begin_latency`
+    /// finds the route).
+    fn transfer(&mut self, rank: &mut Rank, r: u32, i: OpId) -> Result<Started> {
         let Transfer {
             peer,
             count,
             route,
-            recv: recv_op,
+            recv,
+            gated,
         } = self.src.transfer(r as usize, i);
         let bytes = if peer == r {
             0.0
         } else {
             (count * self.src.header().elem_bytes() + self.cfg.header_bytes) as f64
         };
+        let started = |kept| Started {
+            dst: peer,
+            recv,
+            bytes,
+            kept,
+            gated,
+        };
         if let Some(k) = rank.kept_keys.iter().position(|&key| key == (peer, route)) {
-            return Ok((peer, recv_op, bytes, k));
+            return Ok(started(k));
         }
         // As `Sim::route_links` finds it, without fold and node links (a
         // route is found once, then kept).
@@ -1216,7 +1366,19 @@ impl<'a, P: OpSource> Engine<'a, P> {
             },
         };
         rank.kept_links[k] = path;
-        Ok((peer, recv_op, bytes, k))
+        Ok(started(k))
+    }
+
+    /// A send of rank r that gates another (`Lookahead`) ends at `end`:
+    /// until the gated one is done, the lookahead counts from it.
+    fn arm(&mut self, r: u32, end: f64, gated: Option<OpId>) {
+        if let Some(gated) = gated {
+            self.gates.push(Gate {
+                at: end - end.abs() * 2.0 * LEVEL_TOLERANCE,
+                rank: r - self.lo,
+                gated,
+            });
+        }
     }
 
     /// As `Sim::begin_latency`: the send's overhead is paid at t.
@@ -1229,16 +1391,17 @@ impl<'a, P: OpSource> Engine<'a, P> {
         r: u32,
         i: OpId,
     ) -> std::result::Result<(), Stop> {
-        let (dst, recv_op, bytes, k) = self.transfer(rank, r, i)?;
+        let send = self.transfer(rank, r, i)?;
         self.flows += 1;
-        let kept = &rank.kept[k];
+        let kept = &rank.kept[send.kept];
         let lat = kept.latency;
-        if bytes == 0.0 || kept.no_links {
+        if send.bytes == 0.0 || kept.no_links {
             self.push_own(rank, t + lat, Ev::SendEnd, i);
-            self.deliver(rank, dst, t + lat, recv_op);
+            self.deliver(rank, send.dst, t + lat, send.recv);
+            self.arm(r, t + lat, send.gated);
             Ok(())
         } else if lat == 0.0 {
-            self.begin_bandwidth(rank, t, now, horizon, r, i, k, bytes, dst, recv_op)
+            self.begin_bandwidth(rank, t, now, horizon, r, i, send)
         } else {
             self.push_own(rank, t + lat, Ev::FlowStart, i);
             Ok(())
@@ -1258,11 +1421,9 @@ impl<'a, P: OpSource> Engine<'a, P> {
         horizon: f64,
         r: u32,
         i: OpId,
-        k: usize,
-        bytes: f64,
-        dst: u32,
-        recv_op: OpId,
+        send: Started,
     ) -> std::result::Result<(), Stop> {
+        let (k, bytes) = (send.kept, send.bytes);
         let (kept, links) = (&mut rank.kept[k], &rank.kept_links[k]);
         let rate = flow_cap(self.cfg, || kept.latency);
         // `MaxMin::alone`: the bottleneck, unless the cap is below it.
@@ -1321,7 +1482,8 @@ impl<'a, P: OpSource> Engine<'a, P> {
         }
         self.network_bytes += bytes;
         self.push_own(rank, end, Ev::SendEnd, i);
-        self.deliver(rank, dst, end, recv_op);
+        self.deliver(rank, send.dst, end, send.recv);
+        self.arm(r, end, send.gated);
         Ok(())
     }
 

@@ -284,6 +284,9 @@ pub struct SimResult {
     /// Whether the run went rank by rank (`SimConfig::by_rank`), and on
     /// how many threads (0 when it went event by event).
     pub by_rank_threads: usize,
+    /// Sweeps the rank-by-rank engine ran (the most of any thread): each
+    /// runs every rank with events due up to the lookahead (`sim::local`).
+    pub by_rank_sweeps: u64,
     #[serde(skip)]
     pub spans: Vec<Span>,
 }
@@ -472,6 +475,14 @@ impl OpWindow {
         states.resize(capacity, OpState { flags: 0 });
         self.states = states;
         self.start = 0;
+    }
+
+    /// Whether op `i` is done (retired, or done in the window).
+    fn is_done(&self, i: OpId) -> bool {
+        match i.checked_sub(self.front) {
+            None => true,
+            Some(k) => k < self.len && self.states[self.slot(k)].flags & DONE != 0,
+        }
     }
 
     /// The oldest op not yet retired.
@@ -1536,6 +1547,7 @@ fn results(
         wall_s: wall.elapsed().as_secs_f64(),
         folded: copies as u64,
         by_rank_threads: 0,
+        by_rank_sweeps: 0,
         spans,
     }
 }
