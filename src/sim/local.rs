@@ -78,18 +78,19 @@ enum Ev {
 #[repr(C, align(64))]
 struct Rank {
     state: RankState,
-    /// The keys of `kept`: each entry's peer and route (0: the
-    /// topology's), `NO_PEER` for an empty entry. Apart from the entries,
-    /// so that finding one reads one line, the entry's own the next.
-    kept_keys: [(u32, u32); KEPT_ROUTES],
+    /// Pending events: (time bits, kind, op), earliest first.
+    queue: SortedQueue<(u64, Ev, OpId)>,
     /// The end (horizon) of the last instant it ran: nothing may arrive
-    /// at or before it.
+    /// at or before it. (In `queue`'s line: data from another rank reads
+    /// both, and `Local::deliver_mail` asks for that one line.)
     past: f64,
     dispatch_pending: bool,
     /// The entry of `kept` to replace next.
     next_kept: u8,
-    /// Pending events: (time bits, kind, op), earliest first.
-    queue: SortedQueue<(u64, Ev, OpId)>,
+    /// The keys of `kept`: each entry's peer and route (0: the
+    /// topology's), `NO_PEER` for an empty entry. Apart from the entries,
+    /// so that finding one reads one line, the entry's own the next.
+    kept_keys: [(u32, u32); KEPT_ROUTES],
     /// The routes of its last few transfers (see `KeptRoute`).
     kept: [KeptRoute; KEPT_ROUTES],
     /// Each kept route's links.
@@ -1517,6 +1518,12 @@ mod tests {
         let hot = std::mem::offset_of!(Rank, kept_links);
         assert!(hot <= 9 * 64, "{hot} bytes before the kept routes' links");
         assert_eq!(std::mem::align_of::<Rank>(), 64);
+        // What data from another rank reads, in one line.
+        let line = |offset: usize| offset / 64;
+        assert_eq!(
+            line(std::mem::offset_of!(Rank, queue)),
+            line(std::mem::offset_of!(Rank, past) + 7)
+        );
     }
 
     #[test]
