@@ -275,8 +275,8 @@ impl From<Error> for Stop {
 /// done (`Engine::gates`); with G the earliest of them, the limit is
 /// min(T + `big`, max(G, T) + `small`) (`Lookahead::limit`). A pipeline's
 /// short last segment then holds the lookahead down only while it is
-/// near, where it held all of it down before (1.3 times the events a
-/// sweep on the paper's 1 GiB allreduce).
+/// near, where it held all of it down before (the paper's 1 GiB allreduce:
+/// 13,867 sweeps instead of 37,547).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Lookahead {
     small: f64,
