@@ -1509,7 +1509,30 @@ impl<'a, P: OpSource> Engine<'a, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Meeting, Rank};
+    use super::{Lookahead, Meeting, Rank};
+
+    #[test]
+    fn the_lookahead_counts_from_a_gate_only_once_it_is_near() {
+        let la = Lookahead {
+            small: 1.0,
+            big: 3.0,
+        };
+        // No gating send started: the full phase.
+        assert_eq!(la.limit(10.0, f64::INFINITY), 13.0);
+        // One ends at 11: its gated send's data may land at 12.
+        assert_eq!(la.limit(10.0, 11.0), 12.0);
+        // One that ended before T: the gated send starts at T at the soonest.
+        assert_eq!(la.limit(10.0, 4.0), 11.0);
+        // Far enough not to matter.
+        assert_eq!(la.limit(10.0, 20.0), 13.0);
+        // No gated sends, or `small` within the instants' rounding.
+        let flat = Lookahead {
+            small: 1.0,
+            big: 1.0,
+        };
+        assert_eq!(flat.limit(10.0, 4.0), 11.0);
+        assert_eq!(la.limit(1e12, f64::INFINITY), 1e12 + 1.0);
+    }
 
     #[test]
     fn a_rank_keeps_its_hot_fields_in_nine_lines() {
