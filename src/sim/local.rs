@@ -48,6 +48,7 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::schedule::{Op, OpId, OpKind, OpSource, Transfer};
 use crate::topology::{LinkId, Topology};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -189,40 +190,11 @@ impl Rank {
     }
 }
 
-/// The end of a gating send (`Lookahead`), lowered by twice the instants'
-/// rounding, and its rank's gated send, which holds the lookahead down
-/// until it is done. Ordered by `at`, earliest greatest (`BinaryHeap`
-/// pops the greatest).
-#[derive(Clone, Copy, Debug)]
-struct Gate {
-    at: f64,
-    /// The rank's place in its thread's part.
-    rank: u32,
-    gated: OpId,
-}
-
-impl PartialEq for Gate {
-    fn eq(&self, other: &Gate) -> bool {
-        self.cmp(other) == std::cmp::Ordering::Equal
-    }
-}
-
-impl Eq for Gate {}
-
-impl PartialOrd for Gate {
-    fn partial_cmp(&self, other: &Gate) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Gate {
-    fn cmp(&self, other: &Gate) -> std::cmp::Ordering {
-        other
-            .at
-            .total_cmp(&self.at)
-            .then((other.rank, other.gated).cmp(&(self.rank, self.gated)))
-    }
-}
+/// The end of a gating send (`Lookahead`; its time bits, which order
+/// times as the event queues do), lowered by twice the instants' rounding,
+/// then the rank's place in its thread's part and the gated send, which
+/// holds the lookahead down until it is done.
+type Gate = Reverse<(u64, u32, OpId)>;
 
 /// A send as it starts (`Engine::transfer`).
 #[derive(Clone, Copy)]
@@ -289,7 +261,7 @@ impl Lookahead {
     fn limit(&self, base: f64, gate: f64) -> f64 {
         // A gated send starts when its rank handles its gate's end, at an
         // instant that may begin a relative `LEVEL_TOLERANCE` before it
-        // (`Engine::arm` keeps the end lowered by twice that); when
+        // (`Engine::end_send` keeps the end lowered by twice that); when
         // `small` is within such roundings, only `small` holds.
         if self.big <= self.small || self.small <= 4.0 * LEVEL_TOLERANCE * (base.abs() + self.big) {
             return base + self.small;
@@ -549,6 +521,15 @@ fn time_bits(t: f64) -> u64 {
         u64::MAX
     } else {
         t.to_bits()
+    }
+}
+
+/// The time whose bits `time_bits` gave.
+fn bits_time(bits: u64) -> f64 {
+    if bits == u64::MAX {
+        f64::INFINITY
+    } else {
+        f64::from_bits(bits)
     }
 }
 
@@ -817,9 +798,9 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// The earliest end of a gating send whose gated send is not done
     /// (`INFINITY`: none), dropping the gates before it that are spent.
     fn gate(&mut self) -> f64 {
-        while let Some(g) = self.eng.gates.peek() {
-            if !self.ranks[g.rank as usize].state.ops.is_done(g.gated) {
-                return g.at;
+        while let Some(&Reverse((at, k, gated))) = self.eng.gates.peek() {
+            if !self.ranks[k as usize].state.ops.is_done(gated) {
+                return f64::from_bits(at);
             }
             self.eng.gates.pop();
         }
@@ -905,19 +886,12 @@ impl<'a, P: OpSource> Local<'a, P> {
             if others == u64::MAX && earliest(me) == u64::MAX {
                 return Ok(());
             }
-            let time = |bits: u64| {
-                if bits == u64::MAX {
-                    f64::INFINITY
-                } else {
-                    f64::from_bits(bits)
-                }
-            };
             let others_gate = (0..threads)
                 .filter(|&k| k != me)
                 .map(|k| shared.gate[slot][k].load(Ordering::Relaxed))
                 .min()
                 .unwrap_or(u64::MAX);
-            res = self.window(time(others), time(others_gate), gate);
+            res = self.window(bits_time(others), bits_time(others_gate), gate);
             if res.is_err() {
                 shared.stop.store(true, Ordering::Relaxed);
             }
@@ -1370,15 +1344,15 @@ impl<'a, P: OpSource> Engine<'a, P> {
         Ok(started(k))
     }
 
-    /// A send of rank r that gates another (`Lookahead`) ends at `end`:
-    /// until the gated one is done, the lookahead counts from it.
-    fn arm(&mut self, r: u32, end: f64, gated: Option<OpId>) {
-        if let Some(gated) = gated {
-            self.gates.push(Gate {
-                at: end - end.abs() * 2.0 * LEVEL_TOLERANCE,
-                rank: r - self.lo,
-                gated,
-            });
+    /// Send i of rank r ends at `end`: its engine is freed then, and its
+    /// data lands. If it gates another send (`Lookahead`), the lookahead
+    /// counts from its end until the gated one is done.
+    fn end_send(&mut self, rank: &mut Rank, r: u32, i: OpId, end: f64, send: &Started) {
+        self.push_own(rank, end, Ev::SendEnd, i);
+        self.deliver(rank, send.dst, end, send.recv);
+        if let Some(gated) = send.gated {
+            let at = end - end.abs() * 2.0 * LEVEL_TOLERANCE;
+            self.gates.push(Reverse((at.to_bits(), r - self.lo, gated)));
         }
     }
 
@@ -1397,9 +1371,7 @@ impl<'a, P: OpSource> Engine<'a, P> {
         let kept = &rank.kept[send.kept];
         let lat = kept.latency;
         if send.bytes == 0.0 || kept.no_links {
-            self.push_own(rank, t + lat, Ev::SendEnd, i);
-            self.deliver(rank, send.dst, t + lat, send.recv);
-            self.arm(r, t + lat, send.gated);
+            self.end_send(rank, r, i, t + lat, &send);
             Ok(())
         } else if lat == 0.0 {
             self.begin_bandwidth(rank, t, now, horizon, r, i, send)
@@ -1482,9 +1454,7 @@ impl<'a, P: OpSource> Engine<'a, P> {
             }
         }
         self.network_bytes += bytes;
-        self.push_own(rank, end, Ev::SendEnd, i);
-        self.deliver(rank, send.dst, end, send.recv);
-        self.arm(r, end, send.gated);
+        self.end_send(rank, r, i, end, &send);
         Ok(())
     }
 
