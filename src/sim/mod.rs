@@ -426,6 +426,17 @@ impl OpWindow {
     fn extend<P: OpSource>(&mut self, src: &P, r: usize, k: u32) {
         let len = k + 1;
         if len as usize > self.states.len() {
+            // An op outside the rank's program (or one before the front,
+            // whose `k` wrapped) is a generator naming a wrong successor:
+            // stop before the window grows to it and asks for gigabytes.
+            let op = u64::from(self.front) + u64::from(k);
+            assert!(
+                op < src.len(r),
+                "internal error: the schedule source names op {op} of rank {r}, which has {} \
+                 ops, {} of them finished (inconsistent successors or dependency counts)",
+                src.len(r),
+                self.front
+            );
             self.resize((len as usize).next_power_of_two().max(WINDOW_MIN));
         }
         let (start, mask) = (self.start, self.states.len() - 1);
@@ -591,6 +602,8 @@ impl RankState {
             st.flags -= 1;
             if st.remaining() == 0 {
                 ready(j);
+            } else if st.remaining() == REMAINING {
+                more_done_than_deps(r, j);
             }
         });
         // Only the front op's completion can let the front move: after every
@@ -600,6 +613,18 @@ impl RankState {
             self.ops.retire();
         }
     }
+}
+
+/// A successor counted down past zero: the schedule source's dependency
+/// counts and successors disagree (a generator's bug, never the user's
+/// input: a written-out schedule's counts come from its own lists).
+#[cold]
+#[inline(never)]
+fn more_done_than_deps(r: usize, j: OpId) -> ! {
+    panic!(
+        "internal error: op {j} of rank {r} has more predecessors done than its dependency \
+         count (the schedule source's dependency counts and successors disagree)"
+    )
 }
 
 /// The CPU time of an op's task (a send's overhead, a combine, a compute)
