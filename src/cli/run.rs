@@ -309,7 +309,7 @@ fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Result<Vec<RankB
     let bytes = ranks
         .iter()
         .fold(0u64, |a, &r| a.saturating_add(runtime::buffer_bytes(s, r)));
-    runtime::check_memory(bytes, "the ranks' buffers")?;
+    crate::memory::check(bytes, "the ranks' buffers")?;
     Ok(ranks
         .into_iter()
         .map(|r| runtime::initial_buffers(s, r))
@@ -722,7 +722,7 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         ))
         .into());
     }
-    runtime::check_memory(bytes.saturating_mul(3), "the three kernel arrays")?;
+    crate::memory::check(bytes.saturating_mul(3), "the three kernel arrays")?;
     let iters = a.iterations.unwrap_or(5).max(1);
     outln!(
         "# topocoll bench --kernels: arrays of {} each; GB/s: best of {iters} runs (10^9 bytes/s, 2 reads + 1 write per element); of stream: median over the {iters} back-to-back pairs",

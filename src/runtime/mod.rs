@@ -142,29 +142,6 @@ impl<T: Elem> RankBuffers<T> {
     }
 }
 
-/// Memory available for new allocations (Linux's `MemAvailable`), if known.
-fn memory_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib.saturating_mul(1024))
-}
-
-/// Refuses, with an error naming both figures, to allocate `bytes` for
-/// `what` when the machine has less memory available: the allocation would
-/// abort the process, or fill the memory page by page until the kernel
-/// kills it.
-pub fn check_memory(bytes: u64, what: &str) -> Result<()> {
-    match memory_available() {
-        Some(free) if bytes > free => Err(Error::Invalid(format!(
-            "{what} need {:.1} GiB but only {:.1} GiB of memory is available; use a smaller size or fewer ranks",
-            bytes as f64 / (1u64 << 30) as f64,
-            free as f64 / (1u64 << 30) as f64
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// Bytes of `rank`'s three buffers.
 pub fn buffer_bytes(s: &Schedule, rank: usize) -> u64 {
     [Buf::Input, Buf::Output, Buf::Scratch]

@@ -216,12 +216,20 @@ fn describe_terms(terms: &[Term], at: u64, limit: usize) -> String {
 }
 
 /// Proves `s` implements its collective, or says precisely why not.
+/// A schedule whose verification would not fit in the memory available is
+/// refused before it starts (`term_budget`).
 pub fn verify(s: &Schedule) -> Result<VerifyReport> {
+    verify_within(s, crate::memory::available())
+}
+
+/// `verify` with `free` bytes of memory available (`None`: not known).
+fn verify_within(s: &Schedule, free: Option<u64>) -> Result<VerifyReport> {
     check_structure(s)?;
+    let max_terms = term_budget(s, free)?;
     for (rank, prog) in s.programs.iter().enumerate() {
         check_races(rank, prog)?;
     }
-    let bytes_moved = execute_and_check(s, MAX_TERMS)?;
+    let bytes_moved = execute_and_check(s, max_terms)?;
     Ok(VerifyReport {
         ops: s.num_ops(),
         transfers: s.num_transfers(),
@@ -392,9 +400,46 @@ struct Message {
 
 /// Symbolic terms the verifier may copy or make before it gives up: a
 /// reduction over P ranks holds P terms per element piece on every rank, so
-/// checking one on thousands of ranks would need tens of gigabytes. Roughly
-/// 4 GB at worst.
+/// checking one on thousands of ranks would need tens of gigabytes. About
+/// 10 GB at worst (`TERM_BYTES`); fewer where less memory is available
+/// (`term_budget`).
 pub const MAX_TERMS: u64 = 1 << 28;
+
+/// What verifying takes beyond the schedule itself, a rank and an op:
+/// `verify`'s peak RSS less that of `schedule` on the same input was 0.8
+/// and 1.2 KB a rank for the binomial bcast and reduce on 2^18 ranks
+/// (buffers, message queues), 172 and 176 B an op for the pairwise and
+/// A2AT all-to-alls of 8.4 M and 33.6 M ops (successors, counts, data in
+/// flight).
+const RANK_BYTES: u64 = 1536;
+const OP_BYTES: u64 = 224;
+/// What a symbolic term takes, with its share of the run and the map that
+/// hold it: the 64 KiB Trinaryx3 allreduce on 48×6×32 made 255 M terms in
+/// 9.5 GB (37 bytes a term; the ring allreduce on 4,096 ranks, 21).
+const TERM_BYTES: u64 = 40;
+
+/// The symbolic terms verifying `s` may make with `free` bytes of memory
+/// available: `MAX_TERMS`, or fewer where the memory left after the ranks'
+/// and ops' share would not hold them; an error where even that share does
+/// not fit (a tree on 2^24 ranks needs about 33 GB).
+fn term_budget(s: &Schedule, free: Option<u64>) -> Result<u64> {
+    let Some(free) = free else {
+        return Ok(MAX_TERMS);
+    };
+    let need = (s.ranks as u64)
+        .saturating_mul(RANK_BYTES)
+        .saturating_add((s.num_ops() as u64).saturating_mul(OP_BYTES));
+    if need > free {
+        return Err(Error::Invalid(format!(
+            "too large to verify: {} ops on {} ranks need about {:.1} GiB to verify but only {:.1} GiB of memory is available; verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
+            s.num_ops(),
+            s.ranks,
+            crate::memory::gib(need),
+            crate::memory::gib(free)
+        )));
+    }
+    Ok(MAX_TERMS.min((free - need) / TERM_BYTES))
+}
 
 /// Runs the schedule symbolically and checks the outputs, giving up past
 /// `max_terms` symbolic terms.
@@ -696,5 +741,35 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("64 ranks"), "{err}");
+    }
+
+    /// A schedule whose verification would not fit in the memory available
+    /// is refused before it starts, naming both figures; with some memory
+    /// left after the ranks' and ops' share, the terms it holds bound the
+    /// term budget.
+    #[test]
+    fn refuses_what_the_memory_available_cannot_verify() {
+        let req = Request::new(
+            Collective::Allreduce,
+            64,
+            64 * 8,
+            Dtype::F64,
+            ReduceOp::Sum,
+            None,
+        )
+        .unwrap();
+        let s = build("ring", &req).unwrap();
+        let need = 64 * RANK_BYTES + s.num_ops() as u64 * OP_BYTES;
+        let err = verify_within(&s, Some(need - 1)).unwrap_err().to_string();
+        let ops = format!("{} ops on 64 ranks need about", s.num_ops());
+        assert!(err.contains(&ops), "{err}");
+        assert!(err.contains("GiB of memory is available"), "{err}");
+        let err = verify_within(&s, Some(need + 1000 * TERM_BYTES))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 1000 symbolic terms"), "{err}");
+        assert!(verify_within(&s, Some(need + (1 << 30))).is_ok());
+        assert!(verify_within(&s, None).is_ok());
+        assert!(verify(&s).is_ok());
     }
 }
