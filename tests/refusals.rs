@@ -22,6 +22,11 @@ fn refused(args: &[&str], says: &str) {
     assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
 }
 
+/// `refused` for a command line of words without spaces.
+fn refused_line(line: &str, says: &str) {
+    refused(&line.split_whitespace().collect::<Vec<_>>(), says);
+}
+
 fn scratch_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("topocoll-refusals-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -163,84 +168,47 @@ fn corrupt_schedule_files_are_refused_even_unverified() {
 
 #[test]
 fn out_of_range_numbers_are_refused() {
-    let sim = [
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "allreduce",
-        "-a",
-        "ring",
-        "--size",
-        "64",
-    ];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> {
-        let mut v = sim.to_vec();
-        v.extend_from_slice(extra);
-        v
-    };
+    let sim = "simulate -t torus:4x4 -c allreduce -a ring --size 64";
     // Finite inputs whose times would overflow to inf (or, for a subnormal
     // bandwidth, make a transfer last forever), and a header that wrapped.
-    refused(
-        &with(&["--latency", "1e308"]),
-        "--latency: latency 1e308 s is more than 1e9 s",
-    );
-    refused(
-        &with(&["--overhead", "1e308"]),
-        "--overhead must be from 0 to 1e9 seconds",
-    );
-    refused(
-        &with(&["--bandwidth", "1e-310"]),
-        "bandwidth 1e-310 bytes/s is outside 1e-6 to 1e18",
-    );
-    refused(
-        &with(&["--flow-cap", "1e-310"]),
-        "--flow-cap: bandwidth 1e-310 bytes/s is outside",
-    );
-    refused(
-        &with(&["--tcp-window", "1e300"]),
-        "--tcp-window must be from 1 byte",
-    );
-    refused(
-        &with(&["--header-bytes", "18446744073709551615"]),
-        "--header-bytes 18446744073709551615 is more than 2^50 bytes",
-    );
+    for (extra, says) in [
+        (
+            "--latency 1e308",
+            "--latency: latency 1e308 s is more than 1e9 s",
+        ),
+        (
+            "--overhead 1e308",
+            "--overhead must be from 0 to 1e9 seconds",
+        ),
+        (
+            "--bandwidth 1e-310",
+            "bandwidth 1e-310 bytes/s is outside 1e-6 to 1e18",
+        ),
+        (
+            "--flow-cap 1e-310",
+            "--flow-cap: bandwidth 1e-310 bytes/s is outside",
+        ),
+        ("--tcp-window 1e300", "--tcp-window must be from 1 byte"),
+        (
+            "--header-bytes 18446744073709551615",
+            "--header-bytes 18446744073709551615 is more than 2^50 bytes",
+        ),
+    ] {
+        refused_line(&format!("{sim} {extra}"), says);
+    }
     // Segments are whole elements, like sizes.
-    refused(
-        &[
-            "verify",
-            "--ranks",
-            "8",
-            "-c",
-            "allreduce",
-            "-a",
-            "reduce_bcast",
-            "--size",
-            "1KiB",
-            "--segment",
-            "12",
-        ],
+    refused_line(
+        "verify --ranks 8 -c allreduce -a reduce_bcast --size 1KiB --segment 12",
         "--segment 12 bytes is not a whole number of f64 elements",
     );
     // Given to an algorithm that does not pipeline, it would be ignored.
-    refused(
-        &with(&["--segment", "1KiB"]),
-        "--segment: allreduce ring does not pipeline in segments (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
+    refused_line(
+        &format!("{sim} --segment 1KiB"),
+        "--segment: allreduce ring does not pipeline in segments \
+         (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
     );
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "1KiB",
-            "--segment",
-            "256",
-        ],
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --segment 256",
         "does not pipeline",
     );
     // A sweep that mixes them passes it to those that pipeline.
@@ -261,41 +229,17 @@ fn out_of_range_numbers_are_refused() {
     ]);
     assert_eq!(code, 0, "{err}");
     // A trace records one run.
-    refused(
-        &with(&["--engines", "1,2", "--trace", "/dev/null"]),
+    refused_line(
+        &format!("{sim} --engines 1,2 --trace /dev/null"),
         "--trace records one run",
     );
     // A timeout past the clock's range, and no iterations.
-    refused(
-        &[
-            "run",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--size",
-            "64",
-            "--timeout",
-            "1e30",
-        ],
+    refused_line(
+        "run --ranks 4 -c allreduce -a ring --size 64 --timeout 1e30",
         "--timeout",
     );
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "8B",
-            "--iterations",
-            "0",
-        ],
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8B --iterations 0",
         "--iterations must be from 1 to",
     );
     // The model: a segment larger than the message, a fractional height,
@@ -343,47 +287,16 @@ fn jobs_too_large_for_memory_are_refused_before_they_start() {
         ],
         "more than the 8192 nodes supported",
     );
-    refused(
-        &[
-            "verify",
-            "--ranks",
-            "100000",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--size",
-            "8",
-        ],
+    refused_line(
+        "verify --ranks 100000 -c allreduce -a ring --size 8",
         "too many to write out",
     );
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "hypercube:20",
-            "-c",
-            "alltoall",
-            "-a",
-            "dragon",
-            "--size",
-            "1",
-            "--no-verify",
-        ],
+    refused_line(
+        "simulate -t hypercube:20 -c alltoall -a dragon --size 1 --no-verify",
         "too many to write out",
     );
-    refused(
-        &[
-            "run",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--size",
-            "1TiB",
-        ],
+    refused_line(
+        "run --ranks 4 -c allreduce -a ring --size 1TiB",
         "of memory is available",
     );
     refused(
@@ -460,38 +373,16 @@ fn topology_file_fields_of_another_kind_are_refused() {
 
 #[test]
 fn options_that_do_not_apply_are_refused_not_ignored() {
-    refused(
-        &[
-            "verify",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--root",
-            "2",
-        ],
+    refused_line(
+        "verify --ranks 4 -c allreduce -a ring --root 2",
         "--root 2: allreduce has no root",
     );
-    refused(
-        &[
-            "verify", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--op", "prod",
-        ],
+    refused_line(
+        "verify --ranks 4 -c bcast -a binomial --op prod",
         "--op prod: bcast combines nothing",
     );
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "hypercube:3",
-            "-c",
-            "alltoall",
-            "-a",
-            "linear",
-            "--torus-tie",
-            "simgrid",
-        ],
+    refused_line(
+        "simulate -t hypercube:3 -c alltoall -a linear --torus-tie simgrid",
         "--torus-tie simgrid",
     );
     // Still accepted where they apply.
@@ -530,20 +421,8 @@ fn options_that_do_not_apply_are_refused_not_ignored() {
 
 #[test]
 fn messages_name_the_option_at_fault() {
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "8",
-            "--size",
-            "1MiB",
-        ],
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8 --size 1MiB",
         "bench takes its sizes from --sizes, not --size",
     );
     refused(
@@ -560,30 +439,12 @@ fn messages_name_the_option_at_fault() {
         ],
         "--sizes: ",
     );
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "12",
-        ],
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 12",
         "--sizes at 12 bytes",
     );
-    refused(
-        &[
-            "verify",
-            "-t",
-            "torus:18446744073709551616",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-        ],
+    refused_line(
+        "verify -t torus:18446744073709551616 -c bcast -a binomial",
         "is too large",
     );
 }
@@ -592,48 +453,16 @@ fn messages_name_the_option_at_fault() {
 fn second_probe_inputs_are_refused() {
     // Counts that overflowed the record of timings (a panic) or the loop
     // (a table of inf, exit 0).
-    refused(
-        &[
-            "run",
-            "--ranks",
-            "2",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--iterations",
-            "18446744073709551615",
-        ],
+    refused_line(
+        "run --ranks 2 -c allreduce -a ring --iterations 18446744073709551615",
         "--iterations",
     );
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "3",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "8B",
-            "--warmup",
-            "18446744073709551615",
-        ],
+    refused_line(
+        "bench --ranks 3 -c allreduce -a ring --sizes 8B --warmup 18446744073709551615",
         "--warmup",
     );
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:3x3",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--skew",
-            "1e300",
-        ],
+    refused_line(
+        "simulate -t torus:3x3 -c allreduce -a ring --skew 1e300",
         "--skew 1e300",
     );
     // (In the scratch directory: the output is opened before it is refused,
@@ -729,50 +558,18 @@ fn second_probe_inputs_are_refused() {
 
 #[test]
 fn bench_kernels_refuses_an_unknown_type() {
-    refused(
-        &[
-            "bench",
-            "--kernels",
-            "--kernel-bytes",
-            "1KiB",
-            "--dtype",
-            "foo",
-        ],
-        "foo",
-    );
+    refused_line("bench --kernels --kernel-bytes 1KiB --dtype foo", "foo");
 }
 
 #[test]
 fn twelfth_session_inputs_are_refused() {
     // Options that did nothing where they were given.
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "alltoall",
-            "-a",
-            "linear",
-            "--seed",
-            "7",
-        ],
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --seed 7",
         "--seed draws the --skew offsets",
     );
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "alltoall",
-            "-a",
-            "linear",
-            "--sharing",
-            "reservation",
-            "--fairness",
-            "rtt",
-        ],
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --sharing reservation --fairness rtt",
         "--fairness rtt",
     );
     for (flag, value) in [
@@ -955,33 +752,13 @@ fn third_probe_inputs_are_refused_and_files_kept() {
         "--trace and -o name the same file",
     );
     // Misspelt algorithms in a sweep are refused before any run.
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring,nosuch",
-            "--size",
-            "64",
-        ],
+    refused_line(
+        "simulate -t torus:4x4 -c allreduce -a ring,nosuch --size 64",
         "unknown allreduce algorithm 'nosuch'",
     );
     // Nothing combines in a broadcast.
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "--compute-bandwidth",
-            "1e9",
-        ],
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --compute-bandwidth 1e9",
         "--compute-bandwidth times combines, and bcast combines nothing",
     );
     // A half-duplex edge is one link: one latency.
@@ -1011,18 +788,8 @@ fn third_probe_inputs_are_refused_and_files_kept() {
         &["model", "trinaryx3", "--height", "-1"],
         "model parameter height must be a non-negative finite number, got -1",
     );
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "--latency",
-            "-1",
-        ],
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --latency -1",
         "--latency: latency must be a non-negative number of seconds, got -1",
     );
     // Grids whose link table or routes would not fit: many dimensions,
@@ -1044,59 +811,20 @@ fn third_probe_inputs_are_refused_and_files_kept() {
         );
     }
     // More workers than the system starts; options a benchmark ignores.
-    refused(
-        &[
-            "run",
-            "--ranks",
-            "4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "--workers",
-            "20000",
-        ],
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 20000",
         "--workers 20000 must be from 1 to 1024",
     );
-    refused(
-        &[
-            "run",
-            "--ranks",
-            "4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "--workers",
-            "0",
-        ],
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 0",
         "--workers 0 must be from 1 to 1024",
     );
-    refused(
-        &[
-            "bench",
-            "--ranks",
-            "4",
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "--sizes",
-            "8",
-            "--kernel-bytes",
-            "1KiB",
-        ],
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8 --kernel-bytes 1KiB",
         "--kernel-bytes sizes the arrays of bench --kernels",
     );
-    refused(
-        &[
-            "bench",
-            "--kernels",
-            "--kernel-bytes",
-            "1KiB",
-            "--engines",
-            "7",
-        ],
+    refused_line(
+        "bench --kernels --kernel-bytes 1KiB --engines 7",
         "--engines does not apply",
     );
     // The model's equations (3) and (4) are for three trees.
