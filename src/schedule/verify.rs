@@ -718,10 +718,8 @@ mod tests {
     use crate::algorithms::{build, Request};
     use crate::schedule::{Dtype, ReduceOp};
 
-    /// A reduction too large for the term budget stops with a clear error
-    /// instead of exhausting memory (the budget is MAX_TERMS in `verify`).
-    #[test]
-    fn gives_up_past_the_term_budget() {
+    /// A reduction whose every element ends with 64 terms on 64 ranks.
+    fn ring_allreduce_on_64_ranks() -> Schedule {
         let req = Request::new(
             Collective::Allreduce,
             64,
@@ -731,7 +729,14 @@ mod tests {
             None,
         )
         .unwrap();
-        let s = build("ring", &req).unwrap();
+        build("ring", &req).unwrap()
+    }
+
+    /// A reduction too large for the term budget stops with a clear error
+    /// instead of exhausting memory (the budget is MAX_TERMS in `verify`).
+    #[test]
+    fn gives_up_past_the_term_budget() {
+        let s = ring_allreduce_on_64_ranks();
         assert!(execute_and_check(&s, u64::MAX).is_ok());
         let err = execute_and_check(&s, 1000).unwrap_err();
         assert!(matches!(err, Error::Invalid(_)), "{err:?}");
@@ -749,16 +754,7 @@ mod tests {
     /// term budget.
     #[test]
     fn refuses_what_the_memory_available_cannot_verify() {
-        let req = Request::new(
-            Collective::Allreduce,
-            64,
-            64 * 8,
-            Dtype::F64,
-            ReduceOp::Sum,
-            None,
-        )
-        .unwrap();
-        let s = build("ring", &req).unwrap();
+        let s = ring_allreduce_on_64_ranks();
         let need = 64 * RANK_BYTES + s.num_ops() as u64 * OP_BYTES;
         let err = verify_within(&s, Some(need - 1)).unwrap_err().to_string();
         let ops = format!("{} ops on 64 ranks need about", s.num_ops());
