@@ -496,3 +496,116 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
         );
     }
 }
+
+#[test]
+fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
+    // torus:4x3x16: 16 planes of 12 ranks along z, where every rank sends
+    // only to its neighbours. One thread (16 planes) and two (8 each) run
+    // it plane by plane; four threads would have too few planes each, and
+    // `tile: false` never tiles.
+    let topo = parse_spec("torus:4x3x16").unwrap();
+    let mut tiled = 0;
+    for (collective, alg, bytes, segment) in [
+        ("allreduce", "trinaryx3", 96 * 1024, 1024),
+        ("reduce", "trinaryx3", 96 * 1024, 2048),
+        ("bcast", "trinaryx3", 64 * 1024, 1024),
+        ("bcast", "pipeline", 32 * 1024, 2048),
+    ] {
+        let mut req = request(collective, &topo, bytes);
+        if segment > 0 {
+            req.segment_bytes = Some(segment);
+        }
+        let st = algorithms::build_stream(alg, &req).unwrap();
+        for (k, cfg) in configs().iter().enumerate() {
+            let what = format!("{collective} {alg}, node model {k}");
+            let events = simulate_source(
+                &st,
+                &topo,
+                &SimConfig {
+                    by_rank: false,
+                    ..cfg.clone()
+                },
+            )
+            .unwrap();
+            let whole = simulate_source(
+                &st,
+                &topo,
+                &SimConfig {
+                    tile: false,
+                    ..cfg.clone()
+                },
+            )
+            .unwrap();
+            assert_eq!(whole.by_rank_planes, 0, "{what}");
+            assert_eq!(whole.by_rank_threads, 1, "{what}");
+            assert_agree(&whole, &events, &what);
+            for threads in [1, 2, 4] {
+                let run = simulate_source(
+                    &st,
+                    &topo,
+                    &SimConfig {
+                        threads,
+                        ..cfg.clone()
+                    },
+                )
+                .unwrap();
+                // Thin windows hand the run to one thread, which tiles it.
+                let planes = if threads == 4 && run.by_rank_threads == 4 {
+                    0
+                } else {
+                    16
+                };
+                assert_eq!(run.by_rank_planes, planes, "{what} on {threads} threads");
+                tiled += usize::from(planes > 0);
+                let (mut x, mut y) = (whole.clone(), run);
+                for r in [&mut x, &mut y] {
+                    r.wall_s = 0.0;
+                    r.by_rank_threads = 1;
+                    r.by_rank_sweeps = 0;
+                    r.by_rank_planes = 0;
+                }
+                assert_eq!(x, y, "{what} on {threads} threads");
+            }
+        }
+    }
+    assert!(tiled >= 30, "{tiled} tiled runs");
+}
+
+#[test]
+fn a_rank_that_sends_past_the_next_plane_is_not_tiled() {
+    // On torus:4x3x16 (planes of 12 ranks), rank 0 sends to rank 12, in the
+    // next plane, or to rank 48, four planes on: only the first is tiled.
+    let topo = parse_spec("torus:4x3x16").unwrap();
+    for (to, planes) in [(12u32, 16), (48, 0)] {
+        let mut s = Schedule::new(
+            Collective::Alltoall,
+            topo.num_ranks(),
+            1,
+            Dtype::F64,
+            ReduceOp::Sum,
+            "one message",
+        );
+        s.programs[0].push(
+            Op::Send {
+                peer: to,
+                tag: 0,
+                region: Region::input(0, 1),
+                route: 0,
+            },
+            &[],
+        );
+        s.programs[to as usize].push(
+            Op::Recv {
+                peer: 0,
+                tag: 0,
+                region: Region::output(0, 1),
+                combine: false,
+            },
+            &[],
+        );
+        let (a, b) = both_engines(&s, &topo, &SimConfig::default());
+        assert_eq!(a.by_rank_threads, 1, "to {to}");
+        assert_eq!(a.by_rank_planes, planes, "to {to}");
+        assert_agree(&a, &b, &format!("to {to}"));
+    }
+}

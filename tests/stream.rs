@@ -81,6 +81,7 @@ fn stream_is_the_written_out_schedule() {
                 let m = Materialised::new(&s).unwrap();
                 compared += 1;
                 assert_eq!(st.num_ops(), s.num_ops() as u64, "{what}");
+                assert_eq!(st.farthest_peer(), m.farthest_peer(), "{what}");
                 for r in 0..s.ranks {
                     assert_eq!(st.len(r), m.len(r), "{what}: rank {r}");
                     assert_eq!(

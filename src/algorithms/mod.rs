@@ -189,6 +189,12 @@ impl OpSource for Stream {
             Stream::Ring(s) => s.min_ungated_send_count(),
         }
     }
+    fn farthest_peer(&self) -> Option<u64> {
+        match self {
+            Stream::Pipeline(s) => s.farthest_peer(),
+            Stream::Ring(s) => s.farthest_peer(),
+        }
+    }
     fn kind(&self, r: usize, i: OpId) -> crate::schedule::OpKind {
         match self {
             Stream::Pipeline(s) => s.kind(r, i),

@@ -43,11 +43,11 @@
 //! Tags: `(segment · trees + tree) · 2 + phase` (phase 0 up, 1 down): unique
 //! for every message of every (source, destination) pair.
 
-use super::trees::{torus_trees, Tree, NO_AXIS};
+use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
 use super::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
+use crate::schedule::{ring_distance, Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 
@@ -1097,6 +1097,25 @@ impl OpSource for PipelineStream {
 
     fn min_ungated_send_count(&self) -> Option<u64> {
         self.ungated_min
+    }
+
+    fn farthest_peer(&self) -> Option<u64> {
+        // Ranks send only along their trees' edges, up or down.
+        self.min_send_count()?;
+        let pl = self.pl.as_ref()?;
+        let ranks = self.header.ranks as u64;
+        pl.trees
+            .iter()
+            .enumerate()
+            .filter(|&(t, _)| pl.segments(t) > 0)
+            .flat_map(|(_, tree)| {
+                tree.parent
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &up)| up != NO_PARENT)
+                    .map(move |(r, &up)| ring_distance(r as u64, u64::from(up), ranks))
+            })
+            .max()
     }
 }
 

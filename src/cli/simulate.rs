@@ -95,6 +95,12 @@ pub struct SimulateArgs {
     /// such runs go rank by rank: same results to rounding, faster).
     #[arg(long)]
     pub no_by_rank: bool,
+    /// Run rank by rank over all of a thread's ranks at a time, never plane
+    /// by plane (by default a grid's ranks run in planes along its last
+    /// axis where every rank sends only to the planes beside its own: the
+    /// same result bit for bit, faster on large grids).
+    #[arg(long)]
+    pub no_tile: bool,
     /// Threads for a run simulated rank by rank (default: one per core for
     /// a single run, one per point in a sweep, whose points run side by
     /// side; the result does not depend on it).
@@ -235,6 +241,7 @@ impl SimulateArgs {
             trace: self.trace.is_some(),
             fold: !self.no_fold,
             by_rank: !self.no_by_rank,
+            tile: !self.no_tile,
             threads: self
                 .threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
@@ -580,9 +587,17 @@ fn print_text(
         )?;
     }
     if res.by_rank_threads > 0 {
+        let tiled = if res.by_rank_planes > 0 {
+            format!(
+                " of one plane each, {} planes (--no-tile for whole sweeps)",
+                res.by_rank_planes
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "by rank         no flow shared a link, so ranks ran in turn on {} thread(s), in {} sweeps (--no-by-rank to run event by event)",
+            "by rank         no flow shared a link, so ranks ran in turn on {} thread(s), in {} sweeps{tiled} (--no-by-rank to run event by event)",
             res.by_rank_threads, res.by_rank_sweeps
         )?;
     }

@@ -135,6 +135,30 @@ pub trait OpSource {
     fn min_ungated_send_count(&self) -> Option<u64> {
         self.min_send_count()
     }
+    /// The farthest any rank sends, as a distance between rank indices
+    /// around the ring of ranks (from r to q: the smaller of |q − r| and
+    /// P − |q − r|), or `None` when no rank sends to another. It tells the
+    /// simulator which ranks can affect which directly (`sim::local`'s
+    /// planes). The default reads every op; a generator answers from its
+    /// structure.
+    fn farthest_peer(&self) -> Option<u64> {
+        let ranks = self.header().ranks;
+        (0..ranks)
+            .flat_map(|r| (0..self.len(r)).map(move |i| (r, i as OpId)))
+            .filter_map(|(r, i)| match self.op(r, i) {
+                Op::Send { peer, .. } if peer as usize != r => {
+                    Some(ring_distance(r as u64, u64::from(peer), ranks as u64))
+                }
+                _ => None,
+            })
+            .max()
+    }
+}
+
+/// The distance between ranks `a` and `b` around a ring of `ranks`.
+pub fn ring_distance(a: u64, b: u64, ranks: u64) -> u64 {
+    let d = a.abs_diff(b);
+    d.min(ranks - d)
 }
 
 /// What [`OpSource::kind`] answers.

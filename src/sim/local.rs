@@ -47,7 +47,7 @@ use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResul
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::schedule::{Op, OpId, OpKind, OpSource, Transfer};
-use crate::topology::{LinkId, Topology};
+use crate::topology::{Kind, LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -216,6 +216,82 @@ const PREFETCH_AHEAD: usize = 6;
 /// How many deliveries ahead `deliver_mail` asks for a receiver's queue.
 const MAIL_AHEAD: usize = 8;
 
+/// Planes a thread runs in each window of a tiled run (`Tiles`).
+const TILE_DEPTH: u32 = 4;
+
+/// How a run on several threads is tiled: its ranks cut into `planes`
+/// planes of `plane` consecutive ranks, around the ring of ranks, where
+/// every rank sends only within its plane and to the two planes beside it
+/// (the planes along a grid's last axis: each rank's neighbours and tree
+/// edges), `per_thread` of them to a thread.
+///
+/// Why: a sweep over all of a thread's ranks reads more state than its
+/// core's cache holds, so every sweep fetches every rank's state again
+/// (the 1 GiB Trinaryx3 allreduce on 48×6×32 handles 6.9 M events a
+/// second on a core; 12×6×8 and 24×6×16, whose threads' ranks fit,
+/// 9.2–9.4 M). Tiled, each thread runs `depth` of its planes a window, one
+/// sweep each, and moves on by one plane a window, so that each plane runs
+/// in `depth` windows in a row while it is still in cache, each time
+/// about one lookahead further: the planes of a window form a staircase
+/// (the first one step ahead of the plane after it, the last `depth`
+/// steps), which is what lets each run so far.
+///
+/// Each plane runs up to its own limit, from every plane's earliest
+/// event: what can reach a plane from planes d apart lands no sooner than
+/// d lookaheads after their earliest (`Local::reach`). A rank's instants do
+/// not depend on the limits they ran under, so the result is the same bit
+/// for bit as untiled, and a send that went further than a plane's
+/// neighbours would land in its receiver's past and stop the run
+/// (`Rank::past`), never change it.
+#[derive(Clone, Copy, Debug)]
+struct Tiles {
+    plane: u32,
+    planes: u32,
+    per_thread: u32,
+    depth: u32,
+}
+
+/// The tiling of a run on `threads` threads, or `None` when it does not
+/// apply: a grid whose ranks are its nodes in order, a last axis that
+/// splits evenly among the threads with at least two windows' staircases
+/// to each, and no rank that sends further than the next plane.
+fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize) -> Option<Tiles> {
+    let Kind::Grid(grid) = &topo.kind else {
+        return None;
+    };
+    if !cfg.tile {
+        return None;
+    }
+    let planes = *grid.dims.last()?;
+    let threads = threads as u32;
+    if grid.dims.len() < 2 || planes % threads as usize != 0 {
+        return None;
+    }
+    let planes = u32::try_from(planes).ok()?;
+    let per_thread = planes / threads;
+    if per_thread < 2 * TILE_DEPTH {
+        return None;
+    }
+    if topo
+        .rank_node
+        .iter()
+        .enumerate()
+        .any(|(r, &n)| n as usize != r)
+    {
+        return None;
+    }
+    let plane = u32::try_from(topo.num_ranks()).ok()? / planes;
+    if src.farthest_peer()? > u64::from(plane) {
+        return None;
+    }
+    Some(Tiles {
+        plane,
+        planes,
+        per_thread,
+        depth: TILE_DEPTH,
+    })
+}
+
 /// What stops a run: an error, or a flow that would share a link (or a
 /// lookahead too short to run an instant), after which `Sim` must run it.
 enum Stop {
@@ -267,6 +343,31 @@ impl Lookahead {
             return base + self.small;
         }
         (base + self.big).min(gate.max(base) + self.small)
+    }
+}
+
+/// For each plane of a tiled run, the earliest any event of it can be: its
+/// own earliest pending one (`from`), or one that data from another plane
+/// sets off. Data from a plane whose events are at or after T lands next
+/// door at or after the lookahead's limit from T, and so on around the
+/// ring of planes: shortest paths, the limit standing for a step's length.
+fn reach(from: &[f64], la: Lookahead, gate: f64, reach: &mut Vec<f64>) {
+    reach.clear();
+    reach.extend_from_slice(from);
+    let m = reach.len();
+    loop {
+        let mut lowered = false;
+        for i in (0..m).chain((0..m).rev()) {
+            let beside = reach[(i + m - 1) % m].min(reach[(i + 1) % m]);
+            let by = la.limit(beside, gate);
+            if by < reach[i] {
+                reach[i] = by;
+                lowered = true;
+            }
+        }
+        if !lowered {
+            return;
+        }
     }
 }
 
@@ -364,7 +465,15 @@ fn run_threads<P: OpSource + Sync>(
     let block = p.div_ceil(threads.clamp(1, p.max(1))).max(1);
     // Every block has ranks.
     let threads = p.div_ceil(block).max(1);
+    let tiles = tiles(src, topo, cfg, threads);
+    let plane_slots = |per_plane: usize| {
+        let n = tiles.map_or(0, |t| t.planes as usize * per_plane);
+        std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(u64::MAX)).collect())
+    };
     let shared = Shared {
+        tiles,
+        plane_earliest: plane_slots(1),
+        plane_sent: plane_slots(threads),
         owner: (0..topo.links.len())
             .map(|_| AtomicU32::new(NO_OWNER))
             .collect(),
@@ -570,6 +679,14 @@ struct Shared {
     /// Ranks per thread (the last may have fewer).
     block: u32,
     total_ops: u64,
+    /// How the run is tiled, if it is (`Tiles`).
+    tiles: Option<Tiles>,
+    /// In a tiled run, each plane's earliest pending event as its thread
+    /// published it (`[slot][plane]`), and the earliest data each thread
+    /// sent each plane in its last window (`[slot][thread * planes +
+    /// plane]`): time bits, `u64::MAX` for none. Empty when untiled.
+    plane_earliest: [Vec<AtomicU64>; 2],
+    plane_sent: [Vec<AtomicU64>; 2],
 }
 
 /// The result from the threads' parts, in rank order.
@@ -617,6 +734,7 @@ fn finish<P: OpSource>(
     let mut result = results(topo, None, &finish, &link_use, totals, wall, Vec::new());
     result.by_rank_threads = parts.len();
     result.by_rank_sweeps = parts.iter().map(|p| p.eng.sweeps).max().unwrap_or(0);
+    result.by_rank_planes = shared.tiles.map_or(0, |t| t.planes as usize);
     Ok(result)
 }
 
@@ -675,6 +793,15 @@ struct Engine<'a, P: OpSource> {
     /// all and to each thread.
     sent: f64,
     sent_to: Vec<f64>,
+    /// In a tiled run (`Tiles`): the earliest pending event of each of this
+    /// thread's planes (as `own_min` is of all its ranks), the earliest
+    /// data sent each plane of the others in this window, the windows run,
+    /// and room for `Local::tiled_window`'s figures.
+    plane_min: Vec<f64>,
+    plane_sent: Vec<f64>,
+    windows: u64,
+    plane_from: Vec<f64>,
+    plane_reach: Vec<f64>,
 }
 
 const NO_OWNER: u32 = u32::MAX;
@@ -682,6 +809,8 @@ const NO_OWNER: u32 = u32::MAX;
 /// After this many windows, threads whose windows average fewer than
 /// `MIN_WINDOW_EVENTS` events each hand the run to one thread.
 const NARROW_CHECK: u64 = 256;
+/// Meetings between two counts of a thread's ops done for the progress bar.
+const PROGRESS_WINDOWS: u64 = 64;
 const MIN_WINDOW_EVENTS: u64 = 2000;
 
 impl<'a, P: OpSource> Local<'a, P> {
@@ -748,6 +877,11 @@ impl<'a, P: OpSource> Local<'a, P> {
                 route_buf: Vec::new(),
                 late: false,
                 sent: f64::INFINITY,
+                plane_min: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.per_thread as usize)],
+                plane_sent: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.planes as usize)],
+                windows: 0,
+                plane_from: Vec::new(),
+                plane_reach: Vec::new(),
             },
         }
     }
@@ -822,7 +956,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.push(r, t, Ev::Start, 0);
         }
         let threads = self.eng.shared.done.len();
-        if threads == 1 {
+        if threads == 1 && self.eng.shared.tiles.is_none() {
             return self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY);
         }
         let shared = self.eng.shared;
@@ -841,13 +975,29 @@ impl<'a, P: OpSource> Local<'a, P> {
                 self.eng.sent_to[k] = f64::INFINITY;
             }
             shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
+            if let Some(t) = shared.tiles {
+                let first = me * t.per_thread as usize;
+                for (l, &min) in self.eng.plane_min.iter().enumerate() {
+                    shared.plane_earliest[slot][first + l].store(time_bits(min), Ordering::Relaxed);
+                }
+                let row = me * t.planes as usize;
+                for (q, sent) in self.eng.plane_sent.iter_mut().enumerate() {
+                    shared.plane_sent[slot][row + q].store(time_bits(*sent), Ordering::Relaxed);
+                    *sent = f64::INFINITY;
+                }
+            }
             shared.handled[slot][me].store(self.eng.handled, Ordering::Relaxed);
             let gate = self.gate();
             shared.gate[slot][me].store(time_bits(gate), Ordering::Relaxed);
-            shared.done[me].store(
-                self.ranks.iter().map(|r| r.state.done as u64).sum(),
-                Ordering::Relaxed,
-            );
+            // Only for the progress bar, and not at every meeting: it reads
+            // every rank's record, all of the thread's state in a tiled run
+            // (whose windows each read only a few planes).
+            if self.eng.cfg.progress.is_some() && window.is_multiple_of(PROGRESS_WINDOWS) {
+                shared.done[me].store(
+                    self.ranks.iter().map(|r| r.state.done as u64).sum(),
+                    Ordering::Relaxed,
+                );
+            }
             if !shared.barrier.wait() {
                 return res.and(Err(Stop::Halted));
             }
@@ -863,7 +1013,12 @@ impl<'a, P: OpSource> Local<'a, P> {
             // a meeting costs tens of microseconds, and windows of a few
             // events each (one tiny message sets L) made two threads 50
             // times slower than one.
-            if window == NARROW_CHECK {
+            // (A tiled window runs a few of a thread's planes: the check
+            // waits for as many windows as run every plane as often.)
+            let check_at = shared.tiles.map_or(NARROW_CHECK, |t| {
+                NARROW_CHECK * u64::from(t.per_thread / t.depth)
+            });
+            if threads > 1 && window == check_at {
                 let handled: u64 = shared.handled[slot]
                     .iter()
                     .map(|h| h.load(Ordering::Relaxed))
@@ -871,6 +1026,17 @@ impl<'a, P: OpSource> Local<'a, P> {
                 if handled < NARROW_CHECK * MIN_WINDOW_EVENTS * threads as u64 {
                     return Err(Stop::Narrow);
                 }
+            }
+            if let Some(t) = shared.tiles {
+                match self.tiled_window(t, slot) {
+                    Ok(true) => return Ok(()),
+                    Ok(false) => {}
+                    Err(e) => {
+                        res = Err(e);
+                        shared.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                continue;
             }
             // Each thread's earliest, with the data sent to it.
             let earliest = |k: usize| {
@@ -896,6 +1062,89 @@ impl<'a, P: OpSource> Local<'a, P> {
                 shared.stop.store(true, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Runs one window of a tiled run (`Tiles`): `depth` of this thread's
+    /// planes, one sweep each, the first a step ahead of the next (window w
+    /// runs planes w, w − 1, ... of the thread's, around them), each up to
+    /// what the planes beside it can send it. True when no plane has
+    /// anything left to run: every thread finds so at the same meeting.
+    fn tiled_window(&mut self, t: Tiles, slot: usize) -> std::result::Result<bool, Stop> {
+        let shared = self.eng.shared;
+        let (m, n) = (t.planes as usize, t.per_thread as usize);
+        let first = self.eng.part * n;
+        let threads = shared.done.len();
+        // Every plane's earliest event as of the meeting, with the data
+        // sent to it then (this thread's planes have theirs in `plane_min`).
+        let mut from = std::mem::take(&mut self.eng.plane_from);
+        from.clear();
+        from.extend((0..m).map(|q| {
+            let sent = (0..threads)
+                .map(|k| shared.plane_sent[slot][k * m + q].load(Ordering::Relaxed))
+                .min()
+                .unwrap_or(u64::MAX);
+            let published = shared.plane_earliest[slot][q].load(Ordering::Relaxed);
+            bits_time(published.min(sent))
+        }));
+        from[first..first + n].copy_from_slice(&self.eng.plane_min);
+        self.eng.plane_from = from;
+        if self.eng.plane_from.iter().all(|&x| x == f64::INFINITY) {
+            return Ok(true);
+        }
+        if self.eng.late {
+            return Err(Stop::Fallback);
+        }
+        let earliest = self
+            .eng
+            .plane_from
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let others_gate = (0..threads)
+            .filter(|&k| k != self.eng.part)
+            .map(|k| shared.gate[slot][k].load(Ordering::Relaxed))
+            .min()
+            .map_or(f64::INFINITY, bits_time);
+        let la = self.eng.lookahead;
+        let w = (self.eng.windows % n as u64) as usize;
+        self.eng.windows += 1;
+        for step in 0..t.depth as usize {
+            let l = (w + n - step) % n;
+            let p = first + l;
+            // As the window goes, this thread's planes as they are now, and
+            // the others' with the data sent them since the meeting.
+            for (q, &sent) in self.eng.plane_sent.iter().enumerate() {
+                if sent < self.eng.plane_from[q] {
+                    self.eng.plane_from[q] = sent;
+                }
+            }
+            self.eng.plane_from[first..first + n].copy_from_slice(&self.eng.plane_min);
+            let own = self.eng.plane_from[p];
+            if own == f64::INFINITY {
+                continue;
+            }
+            let gate = self.gate().min(others_gate);
+            reach(&self.eng.plane_from, la, gate, &mut self.eng.plane_reach);
+            let reach = &self.eng.plane_reach;
+            let limit = la
+                .limit(own, gate)
+                .min(la.limit(reach[(p + m - 1) % m], gate))
+                .min(la.limit(reach[(p + 1) % m], gate));
+            if own + own.abs() * LEVEL_TOLERANCE >= limit {
+                // The earliest plane of all cannot run its first instant:
+                // the lookahead is inside its rounding, and `Sim` must run.
+                if own <= earliest {
+                    return Err(Stop::Fallback);
+                }
+                continue;
+            }
+            self.sweep_ranks(
+                l * t.plane as usize..(l + 1) * t.plane as usize,
+                Some(l),
+                limit,
+            )?;
+        }
+        Ok(false)
     }
 
     /// Runs this thread's ranks for one window: alone (`others` = `inf`),
@@ -960,20 +1209,37 @@ impl<'a, P: OpSource> Local<'a, P> {
 
     /// Runs every rank's instants that end before `limit`, in rank order.
     fn sweep(&mut self, limit: f64) -> std::result::Result<(), Stop> {
+        self.sweep_ranks(0..self.ranks.len(), None, limit)
+    }
+
+    /// Runs the instants that end before `limit` of the ranks in `ranks`
+    /// (this thread's k-th), in rank order: all of them, or one plane of a
+    /// tiled run (`Tiles`), whose earliest the sweep sets in `plane_min`.
+    fn sweep_ranks(
+        &mut self,
+        ranks: std::ops::Range<usize>,
+        plane: Option<usize>,
+        limit: f64,
+    ) -> std::result::Result<(), Stop> {
         self.eng.sweeps += 1;
         let mut due = std::mem::take(&mut self.eng.due);
         due.clear();
         // Ranks not run keep their earliest; those run and those that
         // receive data add theirs as the sweep goes (`Engine::deliver`).
         let mut rest = f64::INFINITY;
-        for (k, &t) in self.eng.next.iter().enumerate() {
+        let first = ranks.start;
+        for (k, &t) in self.eng.next[ranks].iter().enumerate() {
             if t < limit {
-                due.push(k as u32);
+                due.push((first + k) as u32);
             } else if t < rest {
                 rest = t;
             }
         }
-        self.eng.own_min = rest;
+        match plane {
+            None => self.eng.own_min = rest,
+            Some(l) => self.eng.plane_min[l] = rest,
+        }
+        let mut ran = f64::INFINITY;
         for (n, &k) in due.iter().enumerate() {
             // In three stages, each reading addresses the one before
             // brought in: a rank's record, its queues, then the states of
@@ -1022,11 +1288,23 @@ impl<'a, P: OpSource> Local<'a, P> {
                 None => f64::INFINITY,
             };
             self.eng.next[k as usize] = next;
-            if next < self.eng.own_min {
-                self.eng.own_min = next;
+            if next < ran {
+                ran = next;
             }
         }
         self.eng.due = due;
+        match plane {
+            None => self.eng.own_min = self.eng.own_min.min(ran),
+            Some(l) => {
+                self.eng.plane_min[l] = self.eng.plane_min[l].min(ran);
+                self.eng.own_min = self
+                    .eng
+                    .plane_min
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
+            }
+        }
         debug_assert_eq!(self.eng.running, NONE_RUNNING);
         self.deliver_mail();
         if self.eng.late {
@@ -1063,6 +1341,10 @@ impl<'a, P: OpSource> Engine<'a, P> {
         // answer L later.
         self.sent = self.sent.min(time);
         self.sent_to[to] = self.sent_to[to].min(time);
+        if let Some(t) = self.shared.tiles {
+            let plane = (q / t.plane) as usize;
+            self.plane_sent[plane] = self.plane_sent[plane].min(time);
+        }
     }
 
     /// Data the running rank sends rank q, landing at `time`. Data for
@@ -1091,6 +1373,12 @@ impl<'a, P: OpSource> Engine<'a, P> {
         }
         if time < self.own_min {
             self.own_min = time;
+        }
+        if let Some(t) = self.shared.tiles {
+            let l = k / t.plane as usize;
+            if time < self.plane_min[l] {
+                self.plane_min[l] = time;
+            }
         }
     }
 
@@ -1479,7 +1767,29 @@ impl<'a, P: OpSource> Engine<'a, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Lookahead, Meeting, Rank};
+    use super::{reach, Lookahead, Meeting, Rank};
+
+    #[test]
+    fn a_plane_is_reached_a_lookahead_a_step_around_the_ring() {
+        let la = Lookahead {
+            small: 1.0,
+            big: 3.0,
+        };
+        let inf = f64::INFINITY;
+        let mut out = Vec::new();
+        // Planes 1 and 5 of 8 have events at 10 and 11; the rest none. With
+        // no gate a step is 3, both ways around the ring.
+        let from = [inf, 10.0, inf, inf, inf, 11.0, inf, inf];
+        reach(&from, la, inf, &mut out);
+        assert_eq!(out, [13.0, 10.0, 13.0, 16.0, 14.0, 11.0, 14.0, 16.0]);
+        // A gating send ending at 10.5: a step from T lands by max(10.5, T)
+        // + 1 where that is sooner.
+        reach(&from, la, 10.5, &mut out);
+        assert_eq!(out, [11.5, 10.0, 11.5, 12.5, 12.0, 11.0, 12.0, 12.5]);
+        // Nothing anywhere: nothing reaches.
+        reach(&[inf; 4], la, inf, &mut out);
+        assert_eq!(out, [inf; 4]);
+    }
 
     #[test]
     fn the_lookahead_counts_from_a_gate_only_once_it_is_near() {

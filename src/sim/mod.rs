@@ -112,6 +112,9 @@ pub struct SimConfig {
     /// Threads for a run rank by rank (each takes a block of ranks; the
     /// result does not depend on how many). At least 1.
     pub threads: usize,
+    /// Run rank by rank in planes where the ranks allow it (`local`'s
+    /// tiles): the same result bit for bit, with fewer cache misses.
+    pub tile: bool,
 }
 
 impl Default for SimConfig {
@@ -134,6 +137,7 @@ impl Default for SimConfig {
             progress: None,
             by_rank: true,
             threads: 1,
+            tile: true,
         }
     }
 }
@@ -287,6 +291,9 @@ pub struct SimResult {
     /// Sweeps the rank-by-rank engine ran (the most of any thread): each
     /// runs every rank with events due up to the lookahead (`sim::local`).
     pub by_rank_sweeps: u64,
+    /// Planes a tiled rank-by-rank run cut the ranks into (0: not tiled;
+    /// `sim::local`'s `Tiles`): its sweeps then run one plane each.
+    pub by_rank_planes: usize,
     #[serde(skip)]
     pub spans: Vec<Span>,
 }
@@ -1573,6 +1580,7 @@ fn results(
         folded: copies as u64,
         by_rank_threads: 0,
         by_rank_sweeps: 0,
+        by_rank_planes: 0,
         spans,
     }
 }

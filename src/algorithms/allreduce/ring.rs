@@ -147,4 +147,9 @@ impl OpSource for RingStream {
         let p = self.header.ranks as u64;
         (p > 1).then(|| self.header.count / p)
     }
+
+    fn farthest_peer(&self) -> Option<u64> {
+        // Each rank sends to the next; on two ranks, back and forth.
+        (self.header.ranks > 1).then_some(1)
+    }
 }
