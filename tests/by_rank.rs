@@ -500,9 +500,9 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
 #[test]
 fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
     // torus:4x3x16: 16 planes of 12 ranks along z, where every rank sends
-    // only to its neighbours. One thread (16 planes) and two (8 each) run
-    // it plane by plane; four threads would have too few planes each, and
-    // `tile: false` never tiles.
+    // only to its neighbours. One thread runs it plane by plane (and so do
+    // more threads that hand thin windows to one); `tile: false` never
+    // tiles.
     let topo = parse_spec("torus:4x3x16").unwrap();
     let mut tiled = 0;
     for (collective, alg, bytes, segment) in [
@@ -549,12 +549,8 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
                     },
                 )
                 .unwrap();
-                // Thin windows hand the run to one thread, which tiles it.
-                let planes = if threads == 4 && run.by_rank_threads == 4 {
-                    0
-                } else {
-                    16
-                };
+                let planes = if run.by_rank_threads == 1 { 16 } else { 0 };
+                assert!(threads > 1 || planes > 0, "{what}");
                 assert_eq!(run.by_rank_planes, planes, "{what} on {threads} threads");
                 tiled += usize::from(planes > 0);
                 let (mut x, mut y) = (whole.clone(), run);
@@ -568,7 +564,7 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
             }
         }
     }
-    assert!(tiled >= 30, "{tiled} tiled runs");
+    assert!(tiled >= 16, "{tiled} tiled runs");
 }
 
 #[test]

@@ -219,42 +219,43 @@ const MAIL_AHEAD: usize = 8;
 /// Planes a thread runs in each window of a tiled run (`Tiles`).
 const TILE_DEPTH: u32 = 4;
 
-/// How a run on several threads is tiled: its ranks cut into `planes`
-/// planes of `plane` consecutive ranks, around the ring of ranks, where
-/// every rank sends only within its plane and to the two planes beside it
-/// (the planes along a grid's last axis: each rank's neighbours and tree
-/// edges), `per_thread` of them to a thread.
+/// How a run on one thread is tiled: its ranks cut into `planes` planes
+/// of `plane` consecutive ranks, around the ring of ranks, where every rank
+/// sends only within its plane and to the two planes beside it (the
+/// planes along a grid's last axis: each rank's neighbours and tree edges).
 ///
-/// Why: a sweep over all of a thread's ranks reads more state than its
-/// core's cache holds, so every sweep fetches every rank's state again
-/// (the 1 GiB Trinaryx3 allreduce on 48×6×32 handles 6.9 M events a
-/// second on a core; 12×6×8 and 24×6×16, whose threads' ranks fit,
-/// 9.2–9.4 M). Tiled, each thread runs `depth` of its planes a window, one
-/// sweep each, and moves on by one plane a window, so that each plane runs
-/// in `depth` windows in a row while it is still in cache, each time
-/// about one lookahead further: the planes of a window form a staircase
-/// (the first one step ahead of the plane after it, the last `depth`
-/// steps), which is what lets each run so far.
+/// Why: a sweep over all ranks reads more state than the core's cache
+/// holds, so every sweep fetches every rank's state again. Tiled, each
+/// window runs `depth` planes, one sweep each, and the next window moves on
+/// by one plane, so that each plane runs in `depth` windows in a row while
+/// it is still in cache, each time about one lookahead further: the planes
+/// of a window form a staircase (the first one step ahead of the plane
+/// after it, the last `depth` steps), which is what lets each run so far.
+/// (The 48×6×32 allreduce at 8 MiB on one thread: 57% fewer misses of a
+/// 2 MiB cache, by cachegrind.)
 ///
-/// Each plane runs up to its own limit, from every plane's earliest
-/// event: what can reach a plane from planes d apart lands no sooner than
-/// d lookaheads after their earliest (`Local::reach`). A rank's instants do
-/// not depend on the limits they ran under, so the result is the same bit
-/// for bit as untiled, and a send that went further than a plane's
-/// neighbours would land in its receiver's past and stop the run
-/// (`Rank::past`), never change it.
+/// Each plane runs up to its own limit, from every plane's earliest event:
+/// what can reach a plane from planes d apart lands no sooner than d
+/// lookaheads after their earliest ([`reach`]). A rank's instants do not
+/// depend on the limits they ran under, so the result is the same bit for
+/// bit as untiled; a send that went further than a plane's neighbours
+/// would land in its receiver's past and stop the run (`Rank::past`),
+/// never change it.
+///
+/// Not on several threads: their windows would have to meet four times as
+/// often, and on this machine the meetings cost more than the cache saved
+/// (docs/PERFORMANCE.md, "Eighteenth session").
 #[derive(Clone, Copy, Debug)]
 struct Tiles {
     plane: u32,
     planes: u32,
-    per_thread: u32,
     depth: u32,
 }
 
 /// The tiling of a run on `threads` threads, or `None` when it does not
-/// apply: a grid whose ranks are its nodes in order, a last axis that
-/// splits evenly among the threads with at least two windows' staircases
-/// to each, and no rank that sends further than the next plane.
+/// apply: one thread, a grid whose ranks are its nodes in order, at least
+/// two windows' staircases of planes along its last axis, and no rank that
+/// sends further than the next plane.
 fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize) -> Option<Tiles> {
     let Kind::Grid(grid) = &topo.kind else {
         return None;
@@ -262,14 +263,8 @@ fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize)
     if !cfg.tile {
         return None;
     }
-    let planes = *grid.dims.last()?;
-    let threads = threads as u32;
-    if grid.dims.len() < 2 || planes % threads as usize != 0 {
-        return None;
-    }
-    let planes = u32::try_from(planes).ok()?;
-    let per_thread = planes / threads;
-    if per_thread < 2 * TILE_DEPTH {
+    let planes = u32::try_from(*grid.dims.last()?).ok()?;
+    if threads != 1 || grid.dims.len() < 2 || planes < 2 * TILE_DEPTH {
         return None;
     }
     if topo
@@ -287,7 +282,6 @@ fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize)
     Some(Tiles {
         plane,
         planes,
-        per_thread,
         depth: TILE_DEPTH,
     })
 }
@@ -465,15 +459,8 @@ fn run_threads<P: OpSource + Sync>(
     let block = p.div_ceil(threads.clamp(1, p.max(1))).max(1);
     // Every block has ranks.
     let threads = p.div_ceil(block).max(1);
-    let tiles = tiles(src, topo, cfg, threads);
-    let plane_slots = |per_plane: usize| {
-        let n = tiles.map_or(0, |t| t.planes as usize * per_plane);
-        std::array::from_fn(|_| (0..n).map(|_| AtomicU64::new(u64::MAX)).collect())
-    };
     let shared = Shared {
-        tiles,
-        plane_earliest: plane_slots(1),
-        plane_sent: plane_slots(threads),
+        tiles: tiles(src, topo, cfg, threads),
         owner: (0..topo.links.len())
             .map(|_| AtomicU32::new(NO_OWNER))
             .collect(),
@@ -681,12 +668,6 @@ struct Shared {
     total_ops: u64,
     /// How the run is tiled, if it is (`Tiles`).
     tiles: Option<Tiles>,
-    /// In a tiled run, each plane's earliest pending event as its thread
-    /// published it (`[slot][plane]`), and the earliest data each thread
-    /// sent each plane in its last window (`[slot][thread * planes +
-    /// plane]`): time bits, `u64::MAX` for none. Empty when untiled.
-    plane_earliest: [Vec<AtomicU64>; 2],
-    plane_sent: [Vec<AtomicU64>; 2],
 }
 
 /// The result from the threads' parts, in rank order.
@@ -793,14 +774,11 @@ struct Engine<'a, P: OpSource> {
     /// all and to each thread.
     sent: f64,
     sent_to: Vec<f64>,
-    /// In a tiled run (`Tiles`): the earliest pending event of each of this
-    /// thread's planes (as `own_min` is of all its ranks), the earliest
-    /// data sent each plane of the others in this window, the windows run,
-    /// and room for `Local::tiled_window`'s figures.
+    /// In a tiled run (`Tiles`): the earliest pending event of each plane
+    /// (as `own_min` is of all the ranks), the windows run, and room for
+    /// each plane's `reach`.
     plane_min: Vec<f64>,
-    plane_sent: Vec<f64>,
     windows: u64,
-    plane_from: Vec<f64>,
     plane_reach: Vec<f64>,
 }
 
@@ -877,10 +855,8 @@ impl<'a, P: OpSource> Local<'a, P> {
                 route_buf: Vec::new(),
                 late: false,
                 sent: f64::INFINITY,
-                plane_min: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.per_thread as usize)],
-                plane_sent: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.planes as usize)],
+                plane_min: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.planes as usize)],
                 windows: 0,
-                plane_from: Vec::new(),
                 plane_reach: Vec::new(),
             },
         }
@@ -956,8 +932,11 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.push(r, t, Ev::Start, 0);
         }
         let threads = self.eng.shared.done.len();
-        if threads == 1 && self.eng.shared.tiles.is_none() {
-            return self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY);
+        if threads == 1 {
+            return match self.eng.shared.tiles {
+                Some(t) => self.run_tiled(t),
+                None => self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY),
+            };
         }
         let shared = self.eng.shared;
         let me = self.eng.part;
@@ -975,17 +954,6 @@ impl<'a, P: OpSource> Local<'a, P> {
                 self.eng.sent_to[k] = f64::INFINITY;
             }
             shared.earliest[slot][me].store(self.earliest(), Ordering::Relaxed);
-            if let Some(t) = shared.tiles {
-                let first = me * t.per_thread as usize;
-                for (l, &min) in self.eng.plane_min.iter().enumerate() {
-                    shared.plane_earliest[slot][first + l].store(time_bits(min), Ordering::Relaxed);
-                }
-                let row = me * t.planes as usize;
-                for (q, sent) in self.eng.plane_sent.iter_mut().enumerate() {
-                    shared.plane_sent[slot][row + q].store(time_bits(*sent), Ordering::Relaxed);
-                    *sent = f64::INFINITY;
-                }
-            }
             shared.handled[slot][me].store(self.eng.handled, Ordering::Relaxed);
             let gate = self.gate();
             shared.gate[slot][me].store(time_bits(gate), Ordering::Relaxed);
@@ -1013,12 +981,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             // a meeting costs tens of microseconds, and windows of a few
             // events each (one tiny message sets L) made two threads 50
             // times slower than one.
-            // (A tiled window runs a few of a thread's planes: the check
-            // waits for as many windows as run every plane as often.)
-            let check_at = shared.tiles.map_or(NARROW_CHECK, |t| {
-                NARROW_CHECK * u64::from(t.per_thread / t.depth)
-            });
-            if threads > 1 && window == check_at {
+            if window == NARROW_CHECK {
                 let handled: u64 = shared.handled[slot]
                     .iter()
                     .map(|h| h.load(Ordering::Relaxed))
@@ -1026,17 +989,6 @@ impl<'a, P: OpSource> Local<'a, P> {
                 if handled < NARROW_CHECK * MIN_WINDOW_EVENTS * threads as u64 {
                     return Err(Stop::Narrow);
                 }
-            }
-            if let Some(t) = shared.tiles {
-                match self.tiled_window(t, slot) {
-                    Ok(true) => return Ok(()),
-                    Ok(false) => {}
-                    Err(e) => {
-                        res = Err(e);
-                        shared.stop.store(true, Ordering::Relaxed);
-                    }
-                }
-                continue;
             }
             // Each thread's earliest, with the data sent to it.
             let earliest = |k: usize| {
@@ -1064,87 +1016,44 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
     }
 
-    /// Runs one window of a tiled run (`Tiles`): `depth` of this thread's
-    /// planes, one sweep each, the first a step ahead of the next (window w
-    /// runs planes w, w − 1, ... of the thread's, around them), each up to
-    /// what the planes beside it can send it. True when no plane has
-    /// anything left to run: every thread finds so at the same meeting.
-    fn tiled_window(&mut self, t: Tiles, slot: usize) -> std::result::Result<bool, Stop> {
-        let shared = self.eng.shared;
-        let (m, n) = (t.planes as usize, t.per_thread as usize);
-        let first = self.eng.part * n;
-        let threads = shared.done.len();
-        // Every plane's earliest event as of the meeting, with the data
-        // sent to it then (this thread's planes have theirs in `plane_min`).
-        let mut from = std::mem::take(&mut self.eng.plane_from);
-        from.clear();
-        from.extend((0..m).map(|q| {
-            let sent = (0..threads)
-                .map(|k| shared.plane_sent[slot][k * m + q].load(Ordering::Relaxed))
-                .min()
-                .unwrap_or(u64::MAX);
-            let published = shared.plane_earliest[slot][q].load(Ordering::Relaxed);
-            bits_time(published.min(sent))
-        }));
-        from[first..first + n].copy_from_slice(&self.eng.plane_min);
-        self.eng.plane_from = from;
-        if self.eng.plane_from.iter().all(|&x| x == f64::INFINITY) {
-            return Ok(true);
-        }
-        if self.eng.late {
-            return Err(Stop::Fallback);
-        }
-        let earliest = self
-            .eng
-            .plane_from
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
-        let others_gate = (0..threads)
-            .filter(|&k| k != self.eng.part)
-            .map(|k| shared.gate[slot][k].load(Ordering::Relaxed))
-            .min()
-            .map_or(f64::INFINITY, bits_time);
+    /// Runs the ranks plane by plane (`Tiles`) to the end: window w runs
+    /// planes w, w − 1, ... (around the ring), `depth` of them, one sweep
+    /// each, each up to what it and the planes beside it can send it.
+    fn run_tiled(&mut self, t: Tiles) -> std::result::Result<(), Stop> {
+        let n = t.planes as usize;
         let la = self.eng.lookahead;
-        let w = (self.eng.windows % n as u64) as usize;
-        self.eng.windows += 1;
-        for step in 0..t.depth as usize {
-            let l = (w + n - step) % n;
-            let p = first + l;
-            // As the window goes, this thread's planes as they are now, and
-            // the others' with the data sent them since the meeting.
-            for (q, &sent) in self.eng.plane_sent.iter().enumerate() {
-                if sent < self.eng.plane_from[q] {
-                    self.eng.plane_from[q] = sent;
+        loop {
+            if self.eng.plane_min.iter().all(|&x| x == f64::INFINITY) {
+                return Ok(());
+            }
+            let w = (self.eng.windows % n as u64) as usize;
+            self.eng.windows += 1;
+            for step in 0..t.depth as usize {
+                let l = (w + n - step) % n;
+                let own = self.eng.plane_min[l];
+                if own == f64::INFINITY {
+                    continue;
                 }
-            }
-            self.eng.plane_from[first..first + n].copy_from_slice(&self.eng.plane_min);
-            let own = self.eng.plane_from[p];
-            if own == f64::INFINITY {
-                continue;
-            }
-            let gate = self.gate().min(others_gate);
-            reach(&self.eng.plane_from, la, gate, &mut self.eng.plane_reach);
-            let reach = &self.eng.plane_reach;
-            let limit = la
-                .limit(own, gate)
-                .min(la.limit(reach[(p + m - 1) % m], gate))
-                .min(la.limit(reach[(p + 1) % m], gate));
-            if own + own.abs() * LEVEL_TOLERANCE >= limit {
-                // The earliest plane of all cannot run its first instant:
-                // the lookahead is inside its rounding, and `Sim` must run.
-                if own <= earliest {
-                    return Err(Stop::Fallback);
+                let gate = self.gate();
+                reach(&self.eng.plane_min, la, gate, &mut self.eng.plane_reach);
+                let reach = &self.eng.plane_reach;
+                let limit = la
+                    .limit(own, gate)
+                    .min(la.limit(reach[(l + n - 1) % n], gate))
+                    .min(la.limit(reach[(l + 1) % n], gate));
+                if own + own.abs() * LEVEL_TOLERANCE >= limit {
+                    // The earliest plane of all cannot run its first
+                    // instant: the lookahead is inside its rounding, and
+                    // `Sim` must run.
+                    if self.eng.plane_min.iter().all(|&x| own <= x) {
+                        return Err(Stop::Fallback);
+                    }
+                    continue;
                 }
-                continue;
+                let ranks = l * t.plane as usize..(l + 1) * t.plane as usize;
+                self.sweep_ranks(ranks, Some(l), limit)?;
             }
-            self.sweep_ranks(
-                l * t.plane as usize..(l + 1) * t.plane as usize,
-                Some(l),
-                limit,
-            )?;
         }
-        Ok(false)
     }
 
     /// Runs this thread's ranks for one window: alone (`others` = `inf`),
@@ -1341,10 +1250,6 @@ impl<'a, P: OpSource> Engine<'a, P> {
         // answer L later.
         self.sent = self.sent.min(time);
         self.sent_to[to] = self.sent_to[to].min(time);
-        if let Some(t) = self.shared.tiles {
-            let plane = (q / t.plane) as usize;
-            self.plane_sent[plane] = self.plane_sent[plane].min(time);
-        }
     }
 
     /// Data the running rank sends rank q, landing at `time`. Data for
