@@ -958,8 +958,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             let gate = self.gate();
             shared.gate[slot][me].store(time_bits(gate), Ordering::Relaxed);
             // Only for the progress bar, and not at every meeting: it reads
-            // every rank's record, all of the thread's state in a tiled run
-            // (whose windows each read only a few planes).
+            // every rank's record.
             if self.eng.cfg.progress.is_some() && window.is_multiple_of(PROGRESS_WINDOWS) {
                 shared.done[me].store(
                     self.ranks.iter().map(|r| r.state.done as u64).sum(),
