@@ -40,6 +40,19 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
     assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
 }
 
+/// The same result to the bit, whatever the rank-by-rank engine's threads,
+/// sweeps and planes (and the wall time).
+fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
+    let (mut x, mut y) = (a.clone(), b.clone());
+    for r in [&mut x, &mut y] {
+        r.wall_s = 0.0;
+        r.by_rank_threads = 1;
+        r.by_rank_sweeps = 0;
+        r.by_rank_planes = 0;
+    }
+    assert_eq!(x, y, "{what}");
+}
+
 /// `s` simulated as `cfg` says (rank by rank where it can), and event by
 /// event.
 fn both_engines(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> (SimResult, SimResult) {
@@ -187,12 +200,11 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
             .unwrap();
             let ran_on = if thin { 1 } else { threads };
             assert_eq!(many.by_rank_threads, ran_on, "{collective} {alg}");
-            let (mut x, mut y) = (one.clone(), many);
-            x.wall_s = 0.0;
-            y.wall_s = 0.0;
-            y.by_rank_threads = 1;
-            y.by_rank_sweeps = x.by_rank_sweeps;
-            assert_eq!(x, y, "{collective} {alg} on {threads} threads");
+            assert_same_bits(
+                &one,
+                &many,
+                &format!("{collective} {alg} on {threads} threads"),
+            );
         }
     }
 }
@@ -512,9 +524,7 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
         ("bcast", "pipeline", 32 * 1024, 2048),
     ] {
         let mut req = request(collective, &topo, bytes);
-        if segment > 0 {
-            req.segment_bytes = Some(segment);
-        }
+        req.segment_bytes = Some(segment);
         let st = algorithms::build_stream(alg, &req).unwrap();
         for (k, cfg) in configs().iter().enumerate() {
             let what = format!("{collective} {alg}, node model {k}");
@@ -553,14 +563,7 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
                 assert!(threads > 1 || planes > 0, "{what}");
                 assert_eq!(run.by_rank_planes, planes, "{what} on {threads} threads");
                 tiled += usize::from(planes > 0);
-                let (mut x, mut y) = (whole.clone(), run);
-                for r in [&mut x, &mut y] {
-                    r.wall_s = 0.0;
-                    r.by_rank_threads = 1;
-                    r.by_rank_sweeps = 0;
-                    r.by_rank_planes = 0;
-                }
-                assert_eq!(x, y, "{what} on {threads} threads");
+                assert_same_bits(&whole, &run, &format!("{what} on {threads} threads"));
             }
         }
     }

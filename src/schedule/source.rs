@@ -114,14 +114,7 @@ pub trait OpSource {
     /// another (the simulator's lookahead, `sim::local`). The default reads
     /// every op; a generator answers from its arithmetic.
     fn min_send_count(&self) -> Option<u64> {
-        let ranks = self.header().ranks;
-        (0..ranks)
-            .flat_map(|r| (0..self.len(r)).map(move |i| (r, i as OpId)))
-            .filter_map(|(r, i)| match self.op(r, i) {
-                Op::Send { peer, region, .. } if peer as usize != r => Some(region.count),
-                _ => None,
-            })
-            .min()
+        sends_to_others(self).map(|(_, _, count)| count).min()
     }
     /// The fewest elements a send to another rank carries unless the send
     /// it waits for names it as `gated` ([`OpSource::transfer`]), where that
@@ -142,17 +135,22 @@ pub trait OpSource {
     /// planes). The default reads every op; a generator answers from its
     /// structure.
     fn farthest_peer(&self) -> Option<u64> {
-        let ranks = self.header().ranks;
-        (0..ranks)
-            .flat_map(|r| (0..self.len(r)).map(move |i| (r, i as OpId)))
-            .filter_map(|(r, i)| match self.op(r, i) {
-                Op::Send { peer, .. } if peer as usize != r => {
-                    Some(ring_distance(r as u64, u64::from(peer), ranks as u64))
-                }
-                _ => None,
-            })
+        let ranks = self.header().ranks as u64;
+        sends_to_others(self)
+            .map(|(r, peer, _)| ring_distance(r as u64, u64::from(peer), ranks))
             .max()
     }
+}
+
+/// Every send of `src` to another rank, op by op: (rank, peer, elements).
+/// What the defaults of [`OpSource`] that read every op go through.
+fn sends_to_others<S: OpSource + ?Sized>(src: &S) -> impl Iterator<Item = (usize, u32, u64)> + '_ {
+    (0..src.header().ranks)
+        .flat_map(move |r| (0..src.len(r)).map(move |i| (r, i as OpId)))
+        .filter_map(move |(r, i)| match src.op(r, i) {
+            Op::Send { peer, region, .. } if peer as usize != r => Some((r, peer, region.count)),
+            _ => None,
+        })
 }
 
 /// The distance between ranks `a` and `b` around a ring of `ranks`.
