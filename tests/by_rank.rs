@@ -161,8 +161,9 @@ fn by_rank_agrees_with_event_by_event_on_every_algorithm() {
 #[test]
 fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
     let topo = parse_spec("torus:6x4x4").unwrap();
-    // (The ring's windows are thin, a chunk of 341 elements at a time: its
-    // threads hand it to one thread; the others keep theirs.)
+    // (The ring's windows are thin, a chunk of 341 elements at a time:
+    // threads that meet once a window hand it to one thread; the others
+    // keep theirs.)
     for (collective, alg, segment, thin) in [
         ("allreduce", "trinaryx3", 4096, false),
         ("reduce", "trinaryx3", 8192, false),
@@ -198,7 +199,9 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
                 },
             )
             .unwrap();
-            let ran_on = if thin { 1 } else { threads };
+            // Two threads take two planes each and relay bounds instead of
+            // meeting (a thin window costs them no meeting): they keep it.
+            let ran_on = if thin && threads != 2 { 1 } else { threads };
             assert_eq!(many.by_rank_threads, ran_on, "{collective} {alg}");
             assert_same_bits(
                 &one,
@@ -420,8 +423,9 @@ fn a_free_task_is_done_at_once_whatever_the_order_of_an_instant() {
 #[test]
 fn threads_hand_thin_windows_to_one_thread() {
     // One element left for each tree's last segment sets L at 8 ns, where
-    // a window holds a few events: the threads give the run to one thread
-    // (a barrier per window made two threads 50 times slower than one).
+    // a window holds a few events: threads that meet once a window give the
+    // run to one thread (a barrier per window made two threads 50 times
+    // slower than one).
     let topo = parse_spec("torus:6x4x4").unwrap();
     let mut req = request("allreduce", &topo, 3_145_752);
     req.segment_bytes = Some(4096);
@@ -433,10 +437,26 @@ fn threads_hand_thin_windows_to_one_thread() {
         ..SimConfig::default()
     };
     let one = simulate_source(&st, &topo, &cfg).unwrap();
-    let two = simulate_source(&st, &topo, &SimConfig { threads: 2, ..cfg }).unwrap();
+    // Untiled, two threads meet once a window.
+    let two = simulate_source(
+        &st,
+        &topo,
+        &SimConfig {
+            threads: 2,
+            tile: false,
+            ..cfg.clone()
+        },
+    )
+    .unwrap();
     assert_eq!(one.by_rank_threads, 1);
     assert_eq!(two.by_rank_threads, 1);
     assert_eq!(one.time_s.to_bits(), two.time_s.to_bits());
+    // Tiled (two planes each), they relay bounds and never meet: they keep
+    // the run.
+    let relayed = simulate_source(&st, &topo, &SimConfig { threads: 2, ..cfg }).unwrap();
+    assert_eq!(relayed.by_rank_threads, 2);
+    assert_eq!(relayed.by_rank_planes, 4);
+    assert_same_bits(&one, &relayed, "relayed");
 }
 
 #[test]
@@ -512,9 +532,8 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
 #[test]
 fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
     // torus:4x3x16: 16 planes of 12 ranks along z, where every rank sends
-    // only to its neighbours. One thread runs it plane by plane (and so do
-    // more threads that hand thin windows to one); `tile: false` never
-    // tiles.
+    // only to its neighbours. Every thread runs its planes one by one;
+    // `tile: false` never tiles.
     let topo = parse_spec("torus:4x3x16").unwrap();
     let mut tiled = 0;
     for (collective, alg, bytes, segment) in [
@@ -559,15 +578,16 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
                     },
                 )
                 .unwrap();
-                let planes = if run.by_rank_threads == 1 { 16 } else { 0 };
-                assert!(threads > 1 || planes > 0, "{what}");
-                assert_eq!(run.by_rank_planes, planes, "{what} on {threads} threads");
-                tiled += usize::from(planes > 0);
+                // Two and four threads take eight and four planes each,
+                // and relay bounds instead of meeting.
+                assert_eq!(run.by_rank_threads, threads, "{what}");
+                assert_eq!(run.by_rank_planes, 16, "{what} on {threads} threads");
+                tiled += 1;
                 assert_same_bits(&whole, &run, &format!("{what} on {threads} threads"));
             }
         }
     }
-    assert!(tiled >= 16, "{tiled} tiled runs");
+    assert_eq!(tiled, 48, "tiled runs");
 }
 
 #[test]

@@ -242,9 +242,12 @@ const TILE_DEPTH: u32 = 4;
 /// would land in its receiver's past and stop the run (`Rank::past`),
 /// never change it.
 ///
-/// Not on several threads: their windows would have to meet four times as
-/// often, and on this machine the meetings cost more than the cache saved
-/// (docs/PERFORMANCE.md, "Eighteenth session").
+/// On several threads, each takes a run of planes and tiles it the same
+/// way, without meetings: the threads relay bounds on the data crossing
+/// between them as they go (`Local::run_relay`). (Meeting once a window,
+/// as untiled threads do, they met four times as often, and the meetings
+/// cost more than the cache saved: docs/PERFORMANCE.md, "Eighteenth
+/// session".)
 #[derive(Clone, Copy, Debug)]
 struct Tiles {
     plane: u32,
@@ -253,9 +256,10 @@ struct Tiles {
 }
 
 /// The tiling of a run on `threads` threads, or `None` when it does not
-/// apply: one thread, a grid whose ranks are its nodes in order, at least
-/// two windows' staircases of planes along its last axis, and no rank that
-/// sends further than the next plane.
+/// apply: a grid whose ranks are its nodes in order, planes along its last
+/// axis (on one thread at least two windows' staircases of them, on
+/// several as many for each thread, at least two), and no rank that sends
+/// further than the next plane.
 fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize) -> Option<Tiles> {
     let Kind::Grid(grid) = &topo.kind else {
         return None;
@@ -264,7 +268,16 @@ fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize)
         return None;
     }
     let planes = u32::try_from(*grid.dims.last()?).ok()?;
-    if threads != 1 || grid.dims.len() < 2 || planes < 2 * TILE_DEPTH {
+    let threads = u32::try_from(threads).ok()?;
+    // On one thread the planes are a ring, and a window's staircase must
+    // not catch up with its own tail; on several, each thread's planes are
+    // a run of at least two (`Local::run_relay`).
+    let enough = if threads == 1 {
+        planes >= 2 * TILE_DEPTH
+    } else {
+        planes.is_multiple_of(threads) && planes / threads >= 2
+    };
+    if grid.dims.len() < 2 || !enough {
         return None;
     }
     if topo
@@ -284,6 +297,17 @@ fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize)
         planes,
         depth: TILE_DEPTH,
     })
+}
+
+/// What became of a plane a tiled run on several threads came to
+/// (`Local::relay_plane`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Plane {
+    Ran,
+    /// It has events, but data may yet reach the first of them.
+    Held,
+    /// It has no events.
+    Idle,
 }
 
 /// What stops a run: an error, or a flow that would share a link (or a
@@ -361,6 +385,44 @@ fn reach(from: &[f64], la: Lookahead, gate: f64, reach: &mut Vec<f64>) {
         }
         if !lowered {
             return;
+        }
+    }
+}
+
+/// As [`reach`], for one thread's run of planes in a tiled run on several
+/// threads (`Local::run_relay`): a line, not a ring, whose first plane
+/// receives data from the thread before no sooner than `before`, and whose
+/// last from the thread after no sooner than `after`.
+///
+/// On a line a step of the lookahead only ever lengthens a path, so one
+/// pass each way finds the shortest paths: the forward pass those from
+/// the left, the backward pass those from the right.
+fn reach_line(
+    from: &[f64],
+    before: f64,
+    after: f64,
+    la: Lookahead,
+    gate: f64,
+    reach: &mut Vec<f64>,
+) {
+    reach.clear();
+    reach.extend_from_slice(from);
+    let m = reach.len();
+    if m == 0 {
+        return;
+    }
+    reach[0] = reach[0].min(before);
+    reach[m - 1] = reach[m - 1].min(after);
+    for i in 1..m {
+        let by = la.limit(reach[i - 1], gate);
+        if by < reach[i] {
+            reach[i] = by;
+        }
+    }
+    for i in (0..m - 1).rev() {
+        let by = la.limit(reach[i + 1], gate);
+        if by < reach[i] {
+            reach[i] = by;
         }
     }
 }
@@ -476,6 +538,12 @@ fn run_threads<P: OpSource + Sync>(
         gate: std::array::from_fn(|_| (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect()),
         stop: AtomicBool::new(false),
         barrier: Meeting::new(threads),
+        relay: Relay::new(
+            threads,
+            cfg.start_offsets(p)
+                .into_iter()
+                .fold(f64::INFINITY, f64::min),
+        ),
         block: block as u32,
         total_ops: if cfg.progress.is_some() {
             (0..p).map(|r| src.len(r)).sum()
@@ -668,6 +736,58 @@ struct Shared {
     total_ops: u64,
     /// How the run is tiled, if it is (`Tiles`).
     tiles: Option<Tiles>,
+    /// What the threads of a tiled run pass each other instead of meeting.
+    relay: Relay,
+}
+
+/// What the threads of a tiled run on several threads share
+/// (`Local::run_relay`): for each thread, the earliest its data can land in
+/// the thread before it (in that thread's last plane) and in the thread
+/// after it (in its first plane), as of what it has run, posted so far and
+/// been told; the data itself; and a bell each that rings when there is
+/// something new for it.
+///
+/// A thread posts its data before it publishes a bound, and reads a bound
+/// before it takes its post: what it takes is all the data landing before
+/// the bound it read, and what comes later lands at or after it.
+struct Relay {
+    /// Time bits, by thread.
+    into_before: Vec<AtomicU64>,
+    into_after: Vec<AtomicU64>,
+    post: Mutex<Post>,
+    /// Rung (counted up) after new bounds or data for each thread.
+    bell: Vec<AtomicU64>,
+    /// Set when every thread is idle and no data is in the post.
+    over: AtomicBool,
+}
+
+/// The data in transit between the threads of a tiled run, and which
+/// threads have nothing left to run: the run is over when all are idle and
+/// the post is empty (an idle thread wakes only by taking data).
+struct Post {
+    inbox: Vec<Vec<Mail>>,
+    idle: Vec<bool>,
+}
+
+impl Relay {
+    /// For `threads` threads whose earliest events are at or after `start`.
+    fn new(threads: usize, start: f64) -> Relay {
+        let at = || {
+            (0..threads)
+                .map(|_| AtomicU64::new(time_bits(start)))
+                .collect()
+        };
+        Relay {
+            into_before: at(),
+            into_after: at(),
+            post: Mutex::new(Post {
+                inbox: vec![Vec::new(); threads],
+                idle: vec![false; threads],
+            }),
+            bell: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            over: AtomicBool::new(false),
+        }
+    }
 }
 
 /// The result from the threads' parts, in rank order.
@@ -774,8 +894,8 @@ struct Engine<'a, P: OpSource> {
     /// all and to each thread.
     sent: f64,
     sent_to: Vec<f64>,
-    /// In a tiled run (`Tiles`): the earliest pending event of each plane
-    /// (as `own_min` is of all the ranks), the windows run, and room for
+    /// In a tiled run (`Tiles`): the earliest pending event of each of this
+    /// thread's planes (as `own_min` is of all its ranks), the windows run, and room for
     /// each plane's `reach`.
     plane_min: Vec<f64>,
     windows: u64,
@@ -855,7 +975,10 @@ impl<'a, P: OpSource> Local<'a, P> {
                 route_buf: Vec::new(),
                 late: false,
                 sent: f64::INFINITY,
-                plane_min: vec![f64::INFINITY; shared.tiles.map_or(0, |t| t.planes as usize)],
+                plane_min: vec![
+                    f64::INFINITY;
+                    shared.tiles.map_or(0, |t| ranks_len / t.plane as usize)
+                ],
                 windows: 0,
                 plane_reach: Vec::new(),
             },
@@ -932,11 +1055,11 @@ impl<'a, P: OpSource> Local<'a, P> {
             self.push(r, t, Ev::Start, 0);
         }
         let threads = self.eng.shared.done.len();
-        if threads == 1 {
-            return match self.eng.shared.tiles {
-                Some(t) => self.run_tiled(t),
-                None => self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY),
-            };
+        match (threads, self.eng.shared.tiles) {
+            (1, Some(t)) => return self.run_tiled(t),
+            (1, None) => return self.window(f64::INFINITY, f64::INFINITY, f64::INFINITY),
+            (_, Some(t)) => return self.run_relay(t),
+            (_, None) => {}
         }
         let shared = self.eng.shared;
         let me = self.eng.part;
@@ -1051,6 +1174,273 @@ impl<'a, P: OpSource> Local<'a, P> {
                 }
                 let ranks = l * t.plane as usize..(l + 1) * t.plane as usize;
                 self.sweep_ranks(ranks, Some(l), limit)?;
+            }
+        }
+    }
+
+    /// Runs this thread's run of planes tiled (`Tiles`) to the end, beside
+    /// threads that run theirs, without meetings: a thread waits only when
+    /// none of its planes can run, until a thread beside it has news.
+    ///
+    /// The bounds the threads relay (`Relay`) close the reach of each
+    /// thread's planes ([`reach_line`]): its first plane receives data from
+    /// the thread before no sooner than that thread said, and its last from
+    /// the thread after. After each plane it runs, a thread posts the data
+    /// for the others, then publishes its own bounds, from its planes'
+    /// reach, and rings its neighbours' bells. These are the null messages
+    /// of conservative parallel simulation (Chandy and Misra): every bound
+    /// holds for all that its thread can still send, so no data ever lands
+    /// in a rank's past (which `Rank::past` would catch), and the thread
+    /// with the earliest event of all can always run: it is never waiting
+    /// on a bound it has not been told.
+    fn run_relay(&mut self, t: Tiles) -> std::result::Result<(), Stop> {
+        let shared = self.eng.shared;
+        let relay = &shared.relay;
+        let me = self.eng.part;
+        let n = self.eng.plane_min.len();
+        let depth = (t.depth as usize).min(n);
+        // The window's first plane: it moves on once that plane has run (or
+        // has nothing to run), so that a plane held back by the thread
+        // beside runs as soon as it may, still in step with the planes
+        // after it.
+        let mut w = 0;
+        loop {
+            // Read before anything this round reads from the others: a
+            // bell rung after it is news this round may have missed.
+            let bell = relay.bell[me].load(Ordering::Acquire);
+            if shared.stop.load(Ordering::Relaxed) {
+                return Err(Stop::Halted);
+            }
+            if self.eng.cfg.progress.is_some() && self.eng.windows.is_multiple_of(PROGRESS_WINDOWS)
+            {
+                shared.done[me].store(
+                    self.ranks.iter().map(|r| r.state.done as u64).sum(),
+                    Ordering::Relaxed,
+                );
+            }
+            let idle = self.eng.plane_min.iter().all(|&x| x == f64::INFINITY);
+            if !idle && self.relay_window(t, &mut w, depth)? {
+                continue;
+            }
+            // Tell the others where this thread stands, then wait for news
+            // (or for the end). An idle thread takes its post here first:
+            // data posted before the bell was read must run now.
+            let (before, after) = self.take_relayed();
+            if self.eng.late {
+                return Err(Stop::Fallback);
+            }
+            if idle && self.eng.plane_min.iter().any(|&x| x < f64::INFINITY) {
+                continue;
+            }
+            self.relay_out(before, after);
+            if self.eng.plane_min.iter().all(|&x| x == f64::INFINITY) && self.idle_and_over() {
+                return Ok(());
+            }
+            if !self.wait_for_bell(bell) {
+                return Err(Stop::Halted);
+            }
+            if relay.over.load(Ordering::Acquire) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs a window of a tiled run on several threads (`run_relay`): its
+    /// planes `w`, `w` − 1, ... (around this thread's planes), `depth` of
+    /// them, each as far as it can go. Moves `w` on once its plane has run
+    /// (or has nothing to run), so that a plane held back by the thread
+    /// beside runs as soon as it may, still in step with the planes after
+    /// it. When no plane of the window can run, any other plane that can
+    /// runs once. `false` when no plane could run.
+    fn relay_window(
+        &mut self,
+        t: Tiles,
+        w: &mut usize,
+        depth: usize,
+    ) -> std::result::Result<bool, Stop> {
+        let n = self.eng.plane_min.len();
+        self.eng.windows += 1;
+        let mut first = Plane::Idle;
+        let mut ran = false;
+        for step in 0..depth {
+            let l = (*w + n - step) % n;
+            let outcome = self.relay_plane(t, l)?;
+            ran |= outcome == Plane::Ran;
+            if step == 0 {
+                first = outcome;
+            }
+        }
+        if first != Plane::Held {
+            *w = (*w + 1) % n;
+            return Ok(true);
+        }
+        if ran {
+            return Ok(true);
+        }
+        for l in 0..n {
+            if (0..depth).any(|step| (*w + n - step) % n == l) {
+                continue;
+            }
+            ran |= self.relay_plane(t, l)? == Plane::Ran;
+        }
+        Ok(ran)
+    }
+
+    /// Runs plane `l` of this thread (its `l`-th) as far as it can go, with
+    /// what the threads beside have told (`take_relayed`), and tells them
+    /// the news (`relay_out`).
+    fn relay_plane(&mut self, t: Tiles, l: usize) -> std::result::Result<Plane, Stop> {
+        let (before, after) = self.take_relayed();
+        if self.eng.late {
+            return Err(Stop::Fallback);
+        }
+        let own = self.eng.plane_min[l];
+        if own == f64::INFINITY {
+            return Ok(Plane::Idle);
+        }
+        let la = self.eng.lookahead;
+        let n = self.eng.plane_min.len();
+        let gate = self.gate();
+        reach_line(
+            &self.eng.plane_min,
+            before,
+            after,
+            la,
+            gate,
+            &mut self.eng.plane_reach,
+        );
+        let reach = &self.eng.plane_reach;
+        let from_before = if l == 0 {
+            before
+        } else {
+            la.limit(reach[l - 1], gate)
+        };
+        let from_after = if l == n - 1 {
+            after
+        } else {
+            la.limit(reach[l + 1], gate)
+        };
+        let limit = la.limit(own, gate).min(from_before).min(from_after);
+        let least = own + own.abs() * LEVEL_TOLERANCE;
+        if least >= limit {
+            // As on one thread: the earliest plane of all (as far as this
+            // thread knows) cannot run its first instant.
+            if least >= la.limit(own, gate)
+                && own <= before.min(after)
+                && self.eng.plane_min.iter().all(|&x| own <= x)
+            {
+                return Err(Stop::Fallback);
+            }
+            return Ok(Plane::Held);
+        }
+        let ranks = l * t.plane as usize..(l + 1) * t.plane as usize;
+        self.sweep_ranks(ranks, Some(l), limit)?;
+        self.relay_out(before, after);
+        Ok(Plane::Ran)
+    }
+
+    /// The bounds of the data from the threads before and after this one
+    /// (`Relay`), then the data they have posted it, queued.
+    fn take_relayed(&mut self) -> (f64, f64) {
+        let relay = &self.eng.shared.relay;
+        let (me, prev, next) = self.neighbours();
+        let before = bits_time(relay.into_after[prev].load(Ordering::Acquire));
+        let after = bits_time(relay.into_before[next].load(Ordering::Acquire));
+        let arrived = {
+            let mut post = relay.post.lock().unwrap_or_else(|e| e.into_inner());
+            if post.inbox[me].is_empty() {
+                return (before, after);
+            }
+            post.idle[me] = false;
+            std::mem::take(&mut post.inbox[me])
+        };
+        for (key, q, op) in arrived {
+            self.push(q, f64::from_bits(key), Ev::Delivered, op);
+        }
+        (before, after)
+    }
+
+    /// Posts the data for the other threads, publishes this thread's bounds
+    /// (from its planes' reach, with the bounds it was told, `before` and
+    /// `after`), and rings the bells beside it.
+    fn relay_out(&mut self, before: f64, after: f64) {
+        let relay = &self.eng.shared.relay;
+        let (me, prev, next) = self.neighbours();
+        if self.eng.outbox.iter().any(|o| !o.is_empty()) {
+            let mut post = relay.post.lock().unwrap_or_else(|e| e.into_inner());
+            for (k, out) in self.eng.outbox.iter_mut().enumerate() {
+                post.inbox[k].append(out);
+            }
+        }
+        let la = self.eng.lookahead;
+        let gate = self.gate();
+        reach_line(
+            &self.eng.plane_min,
+            before,
+            after,
+            la,
+            gate,
+            &mut self.eng.plane_reach,
+        );
+        let reach = &self.eng.plane_reach;
+        let first = la.limit(reach[0], gate);
+        let last = la.limit(reach[reach.len() - 1], gate);
+        relay.into_before[me].store(time_bits(first), Ordering::Release);
+        relay.into_after[me].store(time_bits(last), Ordering::Release);
+        relay.bell[prev].fetch_add(1, Ordering::Release);
+        relay.bell[next].fetch_add(1, Ordering::Release);
+    }
+
+    /// This thread, and the threads before and after it (around the ring
+    /// of threads).
+    fn neighbours(&self) -> (usize, usize, usize) {
+        let threads = self.eng.shared.done.len();
+        let me = self.eng.part;
+        (me, (me + threads - 1) % threads, (me + 1) % threads)
+    }
+
+    /// Marks this thread idle (it has no event left), and ends the run if
+    /// every thread is and no data is in transit; `false` while some
+    /// thread may still send.
+    fn idle_and_over(&mut self) -> bool {
+        let relay = &self.eng.shared.relay;
+        let mut post = relay.post.lock().unwrap_or_else(|e| e.into_inner());
+        if !post.inbox[self.eng.part].is_empty() {
+            return false;
+        }
+        post.idle[self.eng.part] = true;
+        if post.idle.iter().all(|&i| i) && post.inbox.iter().all(|b| b.is_empty()) {
+            relay.over.store(true, Ordering::Release);
+            for b in &relay.bell {
+                b.fetch_add(1, Ordering::Release);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Waits until this thread's bell rings past `bell` (or the run is
+    /// over); `false` when another thread stopped. Spins a while, then
+    /// yields the core, then sleeps in short naps.
+    fn wait_for_bell(&self, bell: u64) -> bool {
+        let shared = self.eng.shared;
+        let mut tries = 0u32;
+        loop {
+            if shared.relay.bell[self.eng.part].load(Ordering::Acquire) != bell
+                || shared.relay.over.load(Ordering::Acquire)
+            {
+                return true;
+            }
+            if shared.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            tries = tries.saturating_add(1);
+            if tries < 1 << 10 {
+                std::hint::spin_loop();
+            } else if tries < 1 << 14 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(20));
             }
         }
     }
@@ -1671,7 +2061,7 @@ impl<'a, P: OpSource> Engine<'a, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{reach, Lookahead, Meeting, Rank};
+    use super::{reach, reach_line, Lookahead, Meeting, Rank};
 
     #[test]
     fn a_plane_is_reached_a_lookahead_a_step_around_the_ring() {
@@ -1693,6 +2083,34 @@ mod tests {
         // Nothing anywhere: nothing reaches.
         reach(&[inf; 4], la, inf, &mut out);
         assert_eq!(out, [inf; 4]);
+    }
+
+    #[test]
+    fn a_thread_s_planes_are_reached_along_their_line_and_from_its_ends() {
+        let la = Lookahead {
+            small: 1.0,
+            big: 3.0,
+        };
+        let inf = f64::INFINITY;
+        let mut out = Vec::new();
+        // A thread's five planes, events in plane 1 at 10: steps of 3 along
+        // the line, and the ends do not wrap around to each other.
+        let from = [inf, 10.0, inf, inf, inf];
+        reach_line(&from, inf, inf, la, inf, &mut out);
+        assert_eq!(out, [13.0, 10.0, 13.0, 16.0, 19.0]);
+        // The thread after says its data lands in the last plane from 12:
+        // that plane and the one before it are reached sooner.
+        reach_line(&from, inf, 12.0, la, inf, &mut out);
+        assert_eq!(out, [13.0, 10.0, 13.0, 15.0, 12.0]);
+        // So does the thread before, in the first plane, at 9.5.
+        reach_line(&from, 9.5, 12.0, la, inf, &mut out);
+        assert_eq!(out, [9.5, 10.0, 13.0, 15.0, 12.0]);
+        // A gate at 10.5 shortens the steps from before it.
+        reach_line(&from, inf, inf, la, 10.5, &mut out);
+        assert_eq!(out, [11.5, 10.0, 11.5, 12.5, 13.5]);
+        // One plane: both ends at once.
+        reach_line(&[20.0], 15.0, 17.0, la, inf, &mut out);
+        assert_eq!(out, [15.0]);
     }
 
     #[test]
