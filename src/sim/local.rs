@@ -1300,15 +1300,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         }
         let la = self.eng.lookahead;
         let n = self.eng.plane_min.len();
-        let gate = self.gate();
-        reach_line(
-            &self.eng.plane_min,
-            before,
-            after,
-            la,
-            gate,
-            &mut self.eng.plane_reach,
-        );
+        let gate = self.relay_reach(before, after);
         let reach = &self.eng.plane_reach;
         let from_before = if l == 0 {
             before
@@ -1373,15 +1365,7 @@ impl<'a, P: OpSource> Local<'a, P> {
             }
         }
         let la = self.eng.lookahead;
-        let gate = self.gate();
-        reach_line(
-            &self.eng.plane_min,
-            before,
-            after,
-            la,
-            gate,
-            &mut self.eng.plane_reach,
-        );
+        let gate = self.relay_reach(before, after);
         let reach = &self.eng.plane_reach;
         let first = la.limit(reach[0], gate);
         let last = la.limit(reach[reach.len() - 1], gate);
@@ -1389,6 +1373,22 @@ impl<'a, P: OpSource> Local<'a, P> {
         relay.into_after[me].store(time_bits(last), Ordering::Release);
         relay.bell[prev].fetch_add(1, Ordering::Release);
         relay.bell[next].fetch_add(1, Ordering::Release);
+    }
+
+    /// Each plane's reach into `plane_reach` ([`reach_line`], with the
+    /// bounds the threads beside told, `before` and `after`), and the gate
+    /// it used.
+    fn relay_reach(&mut self, before: f64, after: f64) -> f64 {
+        let gate = self.gate();
+        reach_line(
+            &self.eng.plane_min,
+            before,
+            after,
+            self.eng.lookahead,
+            gate,
+            &mut self.eng.plane_reach,
+        );
+        gate
     }
 
     /// This thread, and the threads before and after it (around the ring
