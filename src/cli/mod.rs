@@ -496,6 +496,8 @@ fn verify(a: VerifyArgs) -> Result<i32> {
         }
         None => {
             let topo = b.topology()?;
+            // Refused before building where the ranks alone cannot fit.
+            schedule::check_ranks_fit(b.request(topo.as_ref())?.ranks)?;
             let s = b.build(topo.as_ref())?;
             let on = topo
                 .as_ref()

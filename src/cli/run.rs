@@ -228,6 +228,9 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
         }
     }
     let topo = b.topology()?;
+    if verify {
+        schedule::check_ranks_fit(b.request(topo.as_ref())?.ranks)?;
+    }
     let s = b.build(topo.as_ref())?;
     if let Some(p) = ctx.size() {
         if s.ranks != p {

@@ -329,6 +329,9 @@ pub fn simulate_one(
             (st.into_header(), result, Some(lb))
         }
         None => {
+            if !a.no_verify {
+                schedule::check_ranks_fit(req.ranks)?;
+            }
             let s = algorithms::build(name, &req)?;
             if !a.no_verify {
                 schedule::verify(&s)?;

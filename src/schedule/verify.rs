@@ -430,15 +430,41 @@ fn term_budget(s: &Schedule, free: Option<u64>) -> Result<u64> {
         .saturating_mul(RANK_BYTES)
         .saturating_add((s.num_ops() as u64).saturating_mul(OP_BYTES));
     if need > free {
-        return Err(Error::Invalid(format!(
-            "too large to verify: {} ops on {} ranks need about {:.1} GiB to verify but only {:.1} GiB of memory is available; verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
-            s.num_ops(),
-            s.ranks,
-            crate::memory::gib(need),
-            crate::memory::gib(free)
-        )));
+        return Err(too_large(
+            &format!("{} ops on {} ranks need about", s.num_ops(), s.ranks),
+            need,
+            free,
+        ));
     }
     Ok(MAX_TERMS.min((free - need) / TERM_BYTES))
+}
+
+/// Refuses to verify a schedule on `ranks` ranks before it is built, where
+/// the ranks' share alone (`RANK_BYTES` each) would not fit in the memory
+/// available: building one on 2^24 ranks took 20 s and 10 GB only to be
+/// refused by `term_budget`.
+pub fn check_ranks_fit(ranks: usize) -> Result<()> {
+    ranks_fit(ranks, crate::memory::available())
+}
+
+fn ranks_fit(ranks: usize, free: Option<u64>) -> Result<()> {
+    let need = (ranks as u64).saturating_mul(RANK_BYTES);
+    match free {
+        Some(free) if need > free => Err(too_large(
+            &format!("a schedule on {ranks} ranks needs at least"),
+            need,
+            free,
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn too_large(what: &str, need: u64, free: u64) -> Error {
+    Error::Invalid(format!(
+        "too large to verify: {what} {:.1} GiB to verify but only {:.1} GiB of memory is available; verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
+        crate::memory::gib(need),
+        crate::memory::gib(free)
+    ))
 }
 
 /// Runs the schedule symbolically and checks the outputs, giving up past
@@ -767,5 +793,23 @@ mod tests {
         assert!(verify_within(&s, Some(need + (1 << 30))).is_ok());
         assert!(verify_within(&s, None).is_ok());
         assert!(verify(&s).is_ok());
+    }
+
+    /// Before a schedule is built, the ranks' share alone refuses what
+    /// cannot fit, naming the ranks and both figures.
+    #[test]
+    fn refuses_ranks_whose_share_alone_cannot_fit() {
+        let p = 1 << 24;
+        let err = ranks_fit(p, Some(p as u64 * RANK_BYTES - 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a schedule on 16777216 ranks needs at least 24.0 GiB"),
+            "{err}"
+        );
+        assert!(err.contains("GiB of memory is available"), "{err}");
+        assert!(ranks_fit(p, Some(p as u64 * RANK_BYTES)).is_ok());
+        assert!(ranks_fit(p, None).is_ok());
+        assert!(check_ranks_fit(64).is_ok());
     }
 }

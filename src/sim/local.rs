@@ -545,6 +545,7 @@ fn run_threads<P: OpSource + Sync>(
                 .fold(f64::INFINITY, f64::min),
         ),
         block: block as u32,
+        spin: threads <= std::thread::available_parallelism().map_or(1, |n| n.get()),
         total_ops: if cfg.progress.is_some() {
             (0..p).map(|r| src.len(r)).sum()
         } else {
@@ -738,6 +739,10 @@ struct Shared {
     tiles: Option<Tiles>,
     /// What the threads of a tiled run pass each other instead of meeting.
     relay: Relay,
+    /// Whether each thread has a core of its own: only then does a relaying
+    /// thread spin while it waits (with more threads than cores, its spin
+    /// would take the core of the thread it waits for).
+    spin: bool,
 }
 
 /// What the threads of a tiled run on several threads share
@@ -1435,7 +1440,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                 return false;
             }
             tries = tries.saturating_add(1);
-            if tries < 1 << 10 {
+            if tries < 1 << 10 && shared.spin {
                 std::hint::spin_loop();
             } else if tries < 1 << 14 {
                 std::thread::yield_now();
