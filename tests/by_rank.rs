@@ -586,6 +586,58 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
 }
 
 #[test]
+fn relayed_runs_agree_with_the_event_engine_on_many_shapes() {
+    // Grids whose planes (along the last axis) split evenly among 2 to 5
+    // threads, two or more each: every thread relays bounds to the ones
+    // beside it. The result is the event engine's to rounding and one
+    // thread's to the bit.
+    for (spec, planes, threads) in [
+        ("torus:3x3x12", 12, &[2, 3, 4, 6][..]),
+        ("torus:2x5x12", 12, &[2, 3]),
+        ("torus:6x4x6", 6, &[3]),
+        ("torus:5x2x10", 10, &[2, 5]),
+        ("torus:4x4x8", 8, &[2, 4]),
+    ] {
+        let topo = parse_spec(spec).unwrap();
+        for (collective, alg) in [
+            ("allreduce", "trinaryx3"),
+            ("reduce", "trinaryx3"),
+            ("bcast", "trinaryx3"),
+            ("bcast", "pipeline"),
+        ] {
+            let mut req = request(collective, &topo, 48 * 1024);
+            req.segment_bytes = Some(2048);
+            let st = algorithms::build_stream(alg, &req).unwrap();
+            for (k, cfg) in configs().iter().enumerate() {
+                let what = format!("{collective} {alg} on {spec}, node model {k}");
+                let events = simulate_source(
+                    &st,
+                    &topo,
+                    &SimConfig {
+                        by_rank: false,
+                        ..cfg.clone()
+                    },
+                )
+                .unwrap();
+                let one = on_threads(&st, &topo, cfg, 1);
+                // One thread tiles only with room for its staircase of
+                // planes (eight or more here).
+                let tiled_alone = if planes >= 8 { planes } else { 0 };
+                assert_eq!(one.by_rank_planes, tiled_alone, "{what}");
+                assert_agree(&one, &events, &what);
+                for &t in threads {
+                    let run = on_threads(&st, &topo, cfg, t);
+                    let what = format!("{what} on {t} threads");
+                    assert_eq!(run.by_rank_threads, t, "{what}");
+                    assert_eq!(run.by_rank_planes, planes, "{what}");
+                    assert_same_bits(&one, &run, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn a_rank_that_sends_past_the_next_plane_is_not_tiled() {
     // On torus:4x3x16 (planes of 12 ranks), rank 0 sends to rank 12, in the
     // next plane, or to rank 48, four planes on: only the first is tiled.
