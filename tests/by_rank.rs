@@ -67,6 +67,15 @@ fn on_threads<P: OpSource + Sync>(
     simulate_source(src, topo, &cfg).unwrap()
 }
 
+/// `src` simulated as `cfg` says, but event by event.
+fn event_by_event<P: OpSource + Sync>(src: &P, topo: &Topology, cfg: &SimConfig) -> SimResult {
+    let cfg = SimConfig {
+        by_rank: false,
+        ..cfg.clone()
+    };
+    simulate_source(src, topo, &cfg).unwrap()
+}
+
 /// `s` simulated as `cfg` says (rank by rank where it can), and event by
 /// event.
 fn both_engines(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> (SimResult, SimResult) {
@@ -191,15 +200,7 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
         }
         let st = algorithms::build_stream(alg, &req).unwrap();
         let cfg = &configs()[1];
-        let events = simulate_source(
-            &st,
-            &topo,
-            &SimConfig {
-                by_rank: false,
-                ..cfg.clone()
-            },
-        )
-        .unwrap();
+        let events = event_by_event(&st, &topo, cfg);
         let one = simulate_source(&st, &topo, cfg).unwrap();
         assert_eq!(one.by_rank_threads, 1, "{collective} {alg}");
         assert_agree(&one, &events, &format!("{collective} {alg}"));
@@ -552,15 +553,7 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
         let st = algorithms::build_stream(alg, &req).unwrap();
         for (k, cfg) in configs().iter().enumerate() {
             let what = format!("{collective} {alg}, node model {k}");
-            let events = simulate_source(
-                &st,
-                &topo,
-                &SimConfig {
-                    by_rank: false,
-                    ..cfg.clone()
-                },
-            )
-            .unwrap();
+            let events = event_by_event(&st, &topo, cfg);
             let whole = simulate_source(
                 &st,
                 &topo,
@@ -610,15 +603,7 @@ fn relayed_runs_agree_with_the_event_engine_on_many_shapes() {
             let st = algorithms::build_stream(alg, &req).unwrap();
             for (k, cfg) in configs().iter().enumerate() {
                 let what = format!("{collective} {alg} on {spec}, node model {k}");
-                let events = simulate_source(
-                    &st,
-                    &topo,
-                    &SimConfig {
-                        by_rank: false,
-                        ..cfg.clone()
-                    },
-                )
-                .unwrap();
+                let events = event_by_event(&st, &topo, cfg);
                 let one = on_threads(&st, &topo, cfg, 1);
                 // One thread tiles only with room for its staircase of
                 // planes (eight or more here).
