@@ -1223,7 +1223,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                     Ordering::Relaxed,
                 );
             }
-            let idle = self.eng.plane_min.iter().all(|&x| x == f64::INFINITY);
+            let idle = self.no_events_left();
             if !idle && self.relay_window(t, &mut w, depth)? {
                 continue;
             }
@@ -1234,11 +1234,11 @@ impl<'a, P: OpSource> Local<'a, P> {
             if self.eng.late {
                 return Err(Stop::Fallback);
             }
-            if idle && self.eng.plane_min.iter().any(|&x| x < f64::INFINITY) {
+            if idle && !self.no_events_left() {
                 continue;
             }
             self.relay_out(before, after);
-            if self.eng.plane_min.iter().all(|&x| x == f64::INFINITY) && self.idle_and_over() {
+            if self.no_events_left() && self.idle_and_over() {
                 return Ok(());
             }
             if !self.wait_for_bell(bell) {
@@ -1394,6 +1394,12 @@ impl<'a, P: OpSource> Local<'a, P> {
             &mut self.eng.plane_reach,
         );
         gate
+    }
+
+    /// Whether none of this thread's planes has an event pending (in a
+    /// tiled run).
+    fn no_events_left(&self) -> bool {
+        self.eng.plane_min.iter().all(|&x| x == f64::INFINITY)
     }
 
     /// This thread, and the threads before and after it (around the ring
