@@ -5,12 +5,20 @@
 # pipelines, the event engine on an all-to-all, a ring), and merges what
 # they counted. Run it after changing the simulator's hot path; without it
 # the build still works, with the changed functions unprofiled.
-# Needs llvm-profdata of the compiler's LLVM: `rustup component add llvm-tools`.
+# Needs an llvm-profdata that reads the compiler's raw profiles: the
+# compiler's own (`rustup component add llvm-tools`), or else Debian's
+# LLVM 19 (`apt-get install llvm-19`), which reads those of rustc 1.95's
+# LLVM 22 and writes a profile it takes (checked: the same instructions as
+# a profile merged by LLVM 22's own tool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sysroot=$(rustc --print sysroot)
 profdata=$(find "$sysroot" -name llvm-profdata -type f | head -1)
-[ -x "$profdata" ] || { echo "llvm-profdata not found: rustup component add llvm-tools" >&2; exit 1; }
+[ -x "$profdata" ] || profdata=$(command -v llvm-profdata-19 || true)
+[ -x "$profdata" ] || {
+    echo "llvm-profdata not found: rustup component add llvm-tools, or apt-get install llvm-19" >&2
+    exit 1
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P="--bandwidth 3.8666666666666667e9 --latency 0 --overhead 1.27e-6 --compute-bandwidth 6.58e9 --engines 4"

@@ -467,6 +467,56 @@ fn threads_hand_thin_windows_to_one_thread() {
 }
 
 #[test]
+fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
+    // A ring allreduce of fewer elements than ranks sends empty chunks, and
+    // one of a few more sends chunks whose bandwidth phase is far shorter
+    // than the send overhead: the lookahead was 0 (event by event) or that
+    // phase. Without latencies, flows start when their overhead does, and
+    // the overhead counts (`sim::local::Lookahead`).
+    let mut topo = parse_spec("torus:4x3x6").unwrap();
+    topo.set_uniform_links(Some(2e9), Some(0.0)).unwrap();
+    let cfg = SimConfig {
+        engines: 4,
+        overhead_s: 1e-6,
+        compute_bandwidth: Some(5e9),
+        header_bytes: 16,
+        ..SimConfig::default()
+    };
+    let no_overhead = SimConfig {
+        overhead_s: 0.0,
+        header_bytes: 0,
+        ..cfg.clone()
+    };
+    for (collective, alg, bytes, segment) in [
+        ("allreduce", "ring", 40 * 8, None),
+        ("allreduce", "ring", 700 * 8, None),
+        ("allreduce", "trinaryx3", 20 * 8, Some(8)),
+        ("bcast", "pipeline", 64 * 8, Some(16)),
+    ] {
+        let mut req = request(collective, &topo, bytes);
+        req.segment_bytes = segment;
+        let st = algorithms::build_stream(alg, &req).unwrap();
+        let what = format!("{collective} {alg} ({bytes} B)");
+        let events = event_by_event(&st, &topo, &cfg);
+        let one = on_threads(&st, &topo, &cfg, 1);
+        assert_eq!(one.by_rank_threads, 1, "{what}");
+        assert_agree(&one, &events, &what);
+        for threads in [2, 3] {
+            let many = on_threads(&st, &topo, &cfg, threads);
+            assert!(many.by_rank_threads >= 1, "{what}");
+            assert_same_bits(&one, &many, &format!("{what} on {threads} threads"));
+        }
+        // Without an overhead (or a header) nothing bounds how soon an
+        // empty message lands: the ring of 40 elements runs event by event.
+        let bare = on_threads(&st, &topo, &no_overhead, 1);
+        if bytes == 40 * 8 {
+            assert_eq!(bare.by_rank_threads, 0, "{what} without overhead");
+        }
+        assert_agree(&bare, &event_by_event(&st, &topo, &no_overhead), &what);
+    }
+}
+
+#[test]
 fn routes_kept_per_rank_give_each_link_its_own_statistics() {
     // Rank 0 of a ring of 8 sends to every other rank in turn, each send
     // after the last has landed, then to 2, 1, 3 and 7 again: seven routes

@@ -343,10 +343,24 @@ impl From<Error> for Stop {
 /// short last segment then holds the lookahead down only while it is
 /// near, where it held all of it down before (the paper's 1 GiB allreduce:
 /// 13,867 sweeps instead of 37,547).
+///
+/// Where the overhead is longer than that shortest phase (small or empty
+/// messages: a ring's chunks of a small buffer on thousands of ranks) and
+/// routes have no latency, a send's flow is started when the CPU *starts*
+/// its overhead (`eager`): its end is then known, so its data lands at
+/// least the overhead plus the shortest phase after the instant that
+/// dispatched it, and that is the lookahead. (Otherwise a send whose
+/// overhead is running lands its data when the overhead ends, at an event
+/// already pending: with empty messages the lookahead was 0 and such runs
+/// went event by event.) The flow is the same flow, from the overhead's
+/// end: its end differs from the one computed at that instant only by the
+/// instant's rounding (an instant can begin a relative `LEVEL_TOLERANCE`
+/// before the overhead's end), as this engine differs from `Sim`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Lookahead {
     small: f64,
     big: f64,
+    eager: bool,
 }
 
 impl Lookahead {
@@ -455,6 +469,7 @@ pub(super) fn lookahead<P: OpSource>(
         return Some(Lookahead {
             small: f64::INFINITY,
             big: f64::INFINITY,
+            eager: false,
         });
     };
     let fastest = topo.links.iter().map(|l| l.bandwidth).fold(0.0, f64::max);
@@ -470,6 +485,18 @@ pub(super) fn lookahead<P: OpSource>(
     // messages, the others carry at least one element.
     let elem = src.header().elem_bytes();
     let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
+    // Flows start with their overhead where that looks further ahead
+    // (above). Only without latencies: a route's latency would be a
+    // `FlowStart` event of its own, whose data lands `phase` after it.
+    let no_latency = topo.links.iter().all(|l| l.latency == 0.0);
+    if no_latency && cfg.overhead_s > phase(elems) {
+        let small = cfg.overhead_s + phase(elems);
+        return (!small.is_nan()).then_some(Lookahead {
+            small,
+            big: small,
+            eager: true,
+        });
+    }
     let small = if phase(elems) > 0.0 {
         phase(elems)
     } else {
@@ -481,7 +508,11 @@ pub(super) fn lookahead<P: OpSource>(
         Some(ungated) if phase(elems) > 0.0 => phase(ungated).max(small),
         _ => small,
     };
-    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead { small, big })
+    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead {
+        small,
+        big,
+        eager: false,
+    })
 }
 
 /// Runs the schedule with the rank-local engine; `None` when a flow would
@@ -1757,7 +1788,10 @@ impl<'a, P: OpSource> Engine<'a, P> {
                     }
                 }
                 if ev == Ev::OverheadDone {
-                    self.begin_latency(rank, t, now, horizon, r, i)?;
+                    // An eager flow started with the overhead.
+                    if !self.lookahead.eager {
+                        self.begin_latency(rank, t, now, horizon, r, i)?;
+                    }
                 } else {
                     self.complete(rank, t, r, i);
                 }
@@ -1855,12 +1889,18 @@ impl<'a, P: OpSource> Engine<'a, P> {
         if rank.state.cpu_running == CPU_IDLE {
             if let Some((compute, i, dur)) = rank.state.cpu_queue.pop() {
                 rank.state.cpu_running = i;
-                let ev = if compute {
-                    Ev::TaskDone
+                let end = now + f64::from_bits(dur);
+                if compute {
+                    self.push_own(rank, end, Ev::TaskDone, i);
                 } else {
-                    Ev::OverheadDone
-                };
-                self.push_own(rank, now + f64::from_bits(dur), ev, i);
+                    self.push_own(rank, end, Ev::OverheadDone, i);
+                    if self.lookahead.eager {
+                        // The flow starts as the overhead ends (`Lookahead`),
+                        // in an instant of its own.
+                        let end_horizon = end + end.abs() * LEVEL_TOLERANCE;
+                        self.begin_latency(rank, end, end, end_horizon, r, i)?;
+                    }
+                }
             }
         }
         Ok(())
@@ -2079,6 +2119,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
+            eager: false,
         };
         let inf = f64::INFINITY;
         let mut out = Vec::new();
@@ -2101,6 +2142,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
+            eager: false,
         };
         let inf = f64::INFINITY;
         let mut out = Vec::new();
@@ -2129,6 +2171,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
+            eager: false,
         };
         // No gating send started: the full phase.
         assert_eq!(la.limit(10.0, f64::INFINITY), 13.0);
@@ -2142,6 +2185,7 @@ mod tests {
         let flat = Lookahead {
             small: 1.0,
             big: 1.0,
+            eager: false,
         };
         assert_eq!(flat.limit(10.0, 4.0), 11.0);
         assert_eq!(la.limit(1e12, f64::INFINITY), 1e12 + 1.0);
