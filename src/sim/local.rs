@@ -485,9 +485,12 @@ pub(super) fn lookahead<P: OpSource>(
     // messages, the others carry at least one element.
     let elem = src.header().elem_bytes();
     let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
-    // Flows start with their overhead where that looks further ahead
-    // (above). Only without latencies: a route's latency would be a
-    // `FlowStart` event of its own, whose data lands `phase` after it.
+    // Flows start with their overhead (above) where the overhead is longer
+    // than the shortest phase: there the lookahead more than doubles, and
+    // elsewhere runs keep the bits of the rule below. (Gated sends play no
+    // part there: the overhead, not the short sends, sets the lookahead.)
+    // Only without latencies: a route's latency would be a `FlowStart`
+    // event of its own, whose data lands `phase` after it.
     let no_latency = topo.links.iter().all(|l| l.latency == 0.0);
     if no_latency && cfg.overhead_s > phase(elems) {
         let small = cfg.overhead_s + phase(elems);
