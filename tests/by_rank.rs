@@ -251,6 +251,39 @@ fn a_short_last_segment_holds_the_lookahead_down_only_near_it() {
 }
 
 #[test]
+fn flows_that_start_with_their_overhead_keep_the_gates() {
+    // As above, on a torus without latencies and with an overhead (2 µs)
+    // longer than the short last segment's phase (1.4 µs) but shorter than
+    // a full one's (4.1 µs): that run's flows start with their overhead,
+    // and until the tail it looks ahead the overhead plus a full segment's
+    // phase (6.1 µs), not plus the short one's (3.4 µs). So it takes fewer
+    // sweeps than the even pipeline, which looks 4.1 µs ahead: 417 against
+    // 546 (without the gates, 626).
+    let mut topo = parse_spec("torus:6x4x4").unwrap();
+    topo.set_uniform_links(None, Some(0.0)).unwrap();
+    let cfg = SimConfig {
+        overhead_s: 2e-6,
+        ..configs()[1].clone()
+    };
+    let mut sweeps = Vec::new();
+    for bytes in [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8] {
+        let mut req = request("allreduce", &topo, bytes);
+        req.segment_bytes = Some(512 * 8);
+        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+        let a = on_threads(&st, &topo, &cfg, 1);
+        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
+        assert_agree(&a, &event_by_event(&st, &topo, &cfg), &format!("{bytes} B"));
+        sweeps.push(a.by_rank_sweeps);
+    }
+    let (even, short) = (sweeps[0], sweeps[1]);
+    assert!(even > 300, "{even} sweeps");
+    assert!(
+        short < even,
+        "{short} sweeps with a short last segment, {even} without"
+    );
+}
+
+#[test]
 fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
     // The linear all-to-all shares links from its first instant; without
     // the fold it would run by rank if it could.

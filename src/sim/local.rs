@@ -487,16 +487,22 @@ pub(super) fn lookahead<P: OpSource>(
     let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
     // Flows start with their overhead (above) where the overhead is longer
     // than the shortest phase: there the lookahead more than doubles, and
-    // elsewhere runs keep the bits of the rule below. (Gated sends play no
-    // part there: the overhead, not the short sends, sets the lookahead.)
-    // Only without latencies: a route's latency would be a `FlowStart`
-    // event of its own, whose data lands `phase` after it.
+    // elsewhere runs keep the bits of the rule below. Only without
+    // latencies: a route's latency would be a `FlowStart` event of its own,
+    // whose data lands `phase` after it.
     let no_latency = topo.links.iter().all(|l| l.latency == 0.0);
     if no_latency && cfg.overhead_s > phase(elems) {
+        // A gated send's flow starts with its overhead once its gating
+        // send has ended: the gates hold as above, each phase the
+        // overhead longer.
         let small = cfg.overhead_s + phase(elems);
-        return (!small.is_nan()).then_some(Lookahead {
+        let big = match src.min_ungated_send_count() {
+            Some(ungated) => cfg.overhead_s + phase(ungated).max(phase(elems)),
+            None => small,
+        };
+        return (!small.is_nan() && !big.is_nan()).then_some(Lookahead {
             small,
-            big: small,
+            big,
             eager: true,
         });
     }
