@@ -344,23 +344,25 @@ impl From<Error> for Stop {
 /// near, where it held all of it down before (the paper's 1 GiB allreduce:
 /// 13,867 sweeps instead of 37,547).
 ///
-/// Where the overhead is longer than that shortest phase (small or empty
-/// messages: a ring's chunks of a small buffer on thousands of ranks) and
-/// routes have no latency, a send's flow is started when the CPU *starts*
-/// its overhead (`eager`): its end is then known, so its data lands at
-/// least the overhead plus the shortest phase after the instant that
-/// dispatched it, and that is the lookahead. (Otherwise a send whose
-/// overhead is running lands its data when the overhead ends, at an event
-/// already pending: with empty messages the lookahead was 0 and such runs
-/// went event by event.) The flow is the same flow, from the overhead's
-/// end: its end differs from the one computed at that instant only by the
-/// instant's rounding (an instant can begin a relative `LEVEL_TOLERANCE`
-/// before the overhead's end), as this engine differs from `Sim`.
+/// Where the overhead and the nearest link's latency are longer than that
+/// shortest phase (small or empty messages: a ring's chunks of a small
+/// buffer on thousands of ranks), a send's flow is set when the CPU
+/// *starts* its overhead (`flows_at_dispatch`), latency and bandwidth
+/// phase alike: its end is then known, so its data lands at least the
+/// overhead, the nearest latency and the shortest phase after the instant
+/// that dispatched it, and that is the lookahead (the gates' too, each
+/// phase that much longer). (Otherwise a send whose overhead or latency is
+/// running lands its data a phase after an event already pending: with
+/// empty messages and no latency the lookahead was 0 and such runs went
+/// event by event.) The flow is the same flow, from the overhead's and the
+/// latency's ends: its end differs from the one computed at those instants
+/// only by their rounding (an instant can begin a relative
+/// `LEVEL_TOLERANCE` before them), as this engine differs from `Sim`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Lookahead {
     small: f64,
     big: f64,
-    eager: bool,
+    flows_at_dispatch: bool,
 }
 
 impl Lookahead {
@@ -469,7 +471,7 @@ pub(super) fn lookahead<P: OpSource>(
         return Some(Lookahead {
             small: f64::INFINITY,
             big: f64::INFINITY,
-            eager: false,
+            flows_at_dispatch: false,
         });
     };
     let fastest = topo.links.iter().map(|l| l.bandwidth).fold(0.0, f64::max);
@@ -485,25 +487,23 @@ pub(super) fn lookahead<P: OpSource>(
     // messages, the others carry at least one element.
     let elem = src.header().elem_bytes();
     let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
-    // Flows start with their overhead (above) where the overhead is longer
-    // than the shortest phase: there the lookahead more than doubles, and
-    // elsewhere runs keep the bits of the rule below. Only without
-    // latencies: a route's latency would be a `FlowStart` event of its own,
-    // whose data lands `phase` after it.
-    let no_latency = topo.links.iter().all(|l| l.latency == 0.0);
-    if no_latency && cfg.overhead_s > phase(elems) {
-        // A gated send's flow starts with its overhead once its gating
-        // send has ended: the gates hold as above, each phase the
-        // overhead longer.
-        let small = cfg.overhead_s + phase(elems);
+    // Flows start with their overhead (above) where the overhead and the
+    // nearest latency are longer than the shortest phase: there the
+    // lookahead more than doubles, and elsewhere runs keep the bits of the
+    // rule below. A gated send's flow starts with its overhead once its
+    // gating send has ended: the gates hold as below, each phase that much
+    // longer.
+    let ahead = cfg.overhead_s + nearest;
+    if ahead > phase(elems) && ahead.is_finite() {
+        let small = ahead + phase(elems);
         let big = match src.min_ungated_send_count() {
-            Some(ungated) => cfg.overhead_s + phase(ungated).max(phase(elems)),
+            Some(ungated) => ahead + phase(ungated).max(phase(elems)),
             None => small,
         };
         return (!small.is_nan() && !big.is_nan()).then_some(Lookahead {
             small,
             big,
-            eager: true,
+            flows_at_dispatch: true,
         });
     }
     let small = if phase(elems) > 0.0 {
@@ -520,7 +520,7 @@ pub(super) fn lookahead<P: OpSource>(
     (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead {
         small,
         big,
-        eager: false,
+        flows_at_dispatch: false,
     })
 }
 
@@ -1797,8 +1797,8 @@ impl<'a, P: OpSource> Engine<'a, P> {
                     }
                 }
                 if ev == Ev::OverheadDone {
-                    // An eager flow started with the overhead.
-                    if !self.lookahead.eager {
+                    // The flow was set when the overhead started.
+                    if !self.lookahead.flows_at_dispatch {
                         self.begin_latency(rank, t, now, horizon, r, i)?;
                     }
                 } else {
@@ -1806,8 +1806,11 @@ impl<'a, P: OpSource> Engine<'a, P> {
                 }
             }
             Ev::FlowStart => {
-                let send = self.transfer(rank, r, i)?;
-                self.begin_bandwidth(rank, t, now, horizon, r, i, send)?;
+                // Or set when the latency began.
+                if !self.lookahead.flows_at_dispatch {
+                    let send = self.transfer(rank, r, i)?;
+                    self.begin_bandwidth(rank, t, now, horizon, r, i, send)?;
+                }
             }
             Ev::SendEnd => {
                 rank.state.engines_busy -= 1;
@@ -1903,7 +1906,7 @@ impl<'a, P: OpSource> Engine<'a, P> {
                     self.push_own(rank, end, Ev::TaskDone, i);
                 } else {
                     self.push_own(rank, end, Ev::OverheadDone, i);
-                    if self.lookahead.eager {
+                    if self.lookahead.flows_at_dispatch {
                         // The flow starts as the overhead ends (`Lookahead`),
                         // in an instant of its own.
                         let end_horizon = end + end.abs() * LEVEL_TOLERANCE;
@@ -2014,13 +2017,22 @@ impl<'a, P: OpSource> Engine<'a, P> {
         let lat = kept.latency;
         if send.bytes == 0.0 || kept.no_links {
             self.end_send(rank, r, i, t + lat, &send);
-            Ok(())
-        } else if lat == 0.0 {
-            self.begin_bandwidth(rank, t, now, horizon, r, i, send)
+            return Ok(());
+        }
+        let (start, now, horizon) = if lat == 0.0 {
+            (t, now, horizon)
         } else {
             self.push_own(rank, t + lat, Ev::FlowStart, i);
-            Ok(())
-        }
+            if !self.lookahead.flows_at_dispatch {
+                return Ok(());
+            }
+            // The bandwidth phase is set now, from the latency's end, in an
+            // instant of its own (`Lookahead`); its `FlowStart` event only
+            // counts, as `Sim`'s does.
+            let start = t + lat;
+            (start, start, start + start.abs() * LEVEL_TOLERANCE)
+        };
+        self.begin_bandwidth(rank, start, now, horizon, r, i, send)
     }
 
     /// A flow starts its bandwidth phase at t, in the instant of rank r that
@@ -2128,7 +2140,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
-            eager: false,
+            flows_at_dispatch: false,
         };
         let inf = f64::INFINITY;
         let mut out = Vec::new();
@@ -2151,7 +2163,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
-            eager: false,
+            flows_at_dispatch: false,
         };
         let inf = f64::INFINITY;
         let mut out = Vec::new();
@@ -2180,7 +2192,7 @@ mod tests {
         let la = Lookahead {
             small: 1.0,
             big: 3.0,
-            eager: false,
+            flows_at_dispatch: false,
         };
         // No gating send started: the full phase.
         assert_eq!(la.limit(10.0, f64::INFINITY), 13.0);
@@ -2194,7 +2206,7 @@ mod tests {
         let flat = Lookahead {
             small: 1.0,
             big: 1.0,
-            eager: false,
+            flows_at_dispatch: false,
         };
         assert_eq!(flat.limit(10.0, 4.0), 11.0);
         assert_eq!(la.limit(1e12, f64::INFINITY), 1e12 + 1.0);
