@@ -219,6 +219,22 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
     }
 }
 
+/// The sweeps, on one thread, of the Trinaryx3 allreduce on trees of 120
+/// segments of 512 elements each, and of the same with a last segment of
+/// 171 elements (each run checked against the event engine).
+fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
+    let sweeps = [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8].map(|bytes| {
+        let mut req = request("allreduce", topo, bytes);
+        req.segment_bytes = Some(512 * 8);
+        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+        let a = on_threads(&st, topo, cfg, 1);
+        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
+        assert_agree(&a, &event_by_event(&st, topo, cfg), &format!("{bytes} B"));
+        a.by_rank_sweeps
+    });
+    (sweeps[0], sweeps[1])
+}
+
 #[test]
 fn a_short_last_segment_holds_the_lookahead_down_only_near_it() {
     // Trees of 120 segments of 512 elements each, and the same with a last
@@ -234,22 +250,7 @@ fn a_short_last_segment_holds_the_lookahead_down_only_near_it() {
         overhead_s: 3e-7,
         ..configs()[1].clone()
     };
-    let mut sweeps = Vec::new();
-    for bytes in [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8] {
-        let mut req = request("allreduce", &topo, bytes);
-        req.segment_bytes = Some(512 * 8);
-        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
-        let events = SimConfig {
-            by_rank: false,
-            ..cfg.clone()
-        };
-        let a = simulate_source(&st, &topo, cfg).unwrap();
-        let b = simulate_source(&st, &topo, &events).unwrap();
-        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
-        assert_agree(&a, &b, &format!("{bytes} B"));
-        sweeps.push(a.by_rank_sweeps);
-    }
-    let (even, short) = (sweeps[0], sweeps[1]);
+    let (even, short) = even_and_short_sweeps(&topo, cfg);
     assert!(even > 200, "{even} sweeps");
     assert!(
         short * 2 < even * 3,
@@ -272,17 +273,7 @@ fn flows_that_start_with_their_overhead_keep_the_gates() {
         overhead_s: 2e-6,
         ..configs()[1].clone()
     };
-    let mut sweeps = Vec::new();
-    for bytes in [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8] {
-        let mut req = request("allreduce", &topo, bytes);
-        req.segment_bytes = Some(512 * 8);
-        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
-        let a = on_threads(&st, &topo, &cfg, 1);
-        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
-        assert_agree(&a, &event_by_event(&st, &topo, &cfg), &format!("{bytes} B"));
-        sweeps.push(a.by_rank_sweeps);
-    }
-    let (even, short) = (sweeps[0], sweeps[1]);
+    let (even, short) = even_and_short_sweeps(&topo, &cfg);
     assert!(even > 300, "{even} sweeps");
     assert!(
         short < even,
