@@ -487,40 +487,39 @@ pub(super) fn lookahead<P: OpSource>(
     // messages, the others carry at least one element.
     let elem = src.header().elem_bytes();
     let phase = |elems: u64| (elems.saturating_mul(elem) + cfg.header_bytes) as f64 / fastest;
-    // Flows start with their overhead (above) where the overhead and the
-    // nearest latency are longer than the shortest phase: there the
+    // Flows are set when their overhead starts (above) where the overhead
+    // and the nearest latency are longer than the shortest phase: there the
     // lookahead more than doubles, and elsewhere runs keep the bits of the
-    // rule below. A gated send's flow starts with its overhead once its
-    // gating send has ended: the gates hold as below, each phase that much
-    // longer.
+    // rule after. A gated send's flow is set once its gating send has
+    // ended: the gates hold as in that rule, each phase that much longer.
     let ahead = cfg.overhead_s + nearest;
-    if ahead > phase(elems) && ahead.is_finite() {
+    let flows_at_dispatch = ahead > phase(elems) && ahead.is_finite();
+    let (small, big) = if flows_at_dispatch {
         let small = ahead + phase(elems);
         let big = match src.min_ungated_send_count() {
             Some(ungated) => ahead + phase(ungated).max(phase(elems)),
             None => small,
         };
-        return (!small.is_nan() && !big.is_nan()).then_some(Lookahead {
-            small,
-            big,
-            flows_at_dispatch: true,
-        });
-    }
-    let small = if phase(elems) > 0.0 {
-        phase(elems)
+        (small, big)
     } else {
-        nearest.min(elem as f64 / fastest)
-    };
-    // Gated sends only where every send's data takes time: a message of no
-    // bytes lands its latency after a gate's end, not `small` after it.
-    let big = match src.min_ungated_send_count() {
-        Some(ungated) if phase(elems) > 0.0 => phase(ungated).max(small),
-        _ => small,
+        let small = if phase(elems) > 0.0 {
+            phase(elems)
+        } else {
+            nearest.min(elem as f64 / fastest)
+        };
+        // Gated sends only where every send's data takes time: a message of
+        // no bytes lands its latency after a gate's end, not `small` after
+        // it.
+        let big = match src.min_ungated_send_count() {
+            Some(ungated) if phase(elems) > 0.0 => phase(ungated).max(small),
+            _ => small,
+        };
+        (small, big)
     };
     (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead {
         small,
         big,
-        flows_at_dispatch: false,
+        flows_at_dispatch,
     })
 }
 
