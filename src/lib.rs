@@ -13,6 +13,7 @@ pub use error::{Error, Result};
 pub mod algorithms;
 pub mod cli;
 pub mod model;
+pub mod optimize;
 pub mod reproduce;
 pub mod runtime;
 pub mod schedule;

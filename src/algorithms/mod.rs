@@ -246,6 +246,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::pairwise::ALGORITHM,
     alltoall::ring::ALGORITHM,
     bcast::binomial::ALGORITHM,
+    bcast::binary::ALGORITHM,
     allreduce::ring::ALGORITHM,
     bcast::trinaryx3::ALGORITHM,
     bcast::pipeline::ALGORITHM,

@@ -32,6 +32,7 @@ macro_rules! out {
 }
 
 mod model;
+mod optimize;
 mod reproduce;
 mod run;
 mod simulate;
@@ -65,6 +66,8 @@ enum Verb {
     Run(run::RunArgs),
     /// Time schedules (and MPI's own collectives) over a range of sizes.
     Bench(run::BenchArgs),
+    /// Find the optimal broadcast on a tree network (branch and bound).
+    Optimize(optimize::OptimizeArgs),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
@@ -434,6 +437,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::Model(a) => model::run(a),
         Verb::Run(a) => run::run(a),
         Verb::Bench(a) => run::bench(a),
+        Verb::Optimize(a) => optimize::run(a),
     }
 }
 

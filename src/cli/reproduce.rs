@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: a2at or trinaryx3.
+    /// Which paper: a2at, trinaryx3 or treebcast.
     pub paper: String,
     /// Directory for the tables and plots.
     #[arg(long, short = 'o', default_value = "out")]
@@ -21,9 +21,40 @@ pub struct ReproduceArgs {
     /// message's sweep at the first size slower than the best before it.
     #[arg(long)]
     pub full_sweep: bool,
+    /// treebcast: the time limit of each solve, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub time_limit: f64,
 }
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
+    if a.paper == "treebcast" {
+        if a.full_sweep {
+            return Err(Error::Invalid(
+                "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
+            )
+            .into());
+        }
+        if !(a.time_limit.is_finite() && a.time_limit > 0.0) {
+            return Err(Error::Invalid(format!(
+                "--time-limit must be a positive number of seconds, got {}",
+                a.time_limit
+            ))
+            .into());
+        }
+        std::fs::create_dir_all(&a.out).with_context(|| {
+            format!("cannot create the output directory {}", a.out.display())
+        })?;
+        let summary = reproduce::treebcast::run(
+            &a.out,
+            &reproduce::treebcast::Settings {
+                quick: a.quick,
+                time_limit_s: a.time_limit,
+            },
+        )?;
+        out!("{summary}");
+        outln!("written to {}", a.out.display());
+        return Ok(0);
+    }
     let dir = a.out.join(&a.paper);
     // The output directory must be writable before minutes of simulation.
     if matches!(a.paper.as_str(), "a2at" | "trinaryx3") {
@@ -47,7 +78,7 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         )?,
         other => {
             return Err(Error::Invalid(format!(
-                "nothing to reproduce for '{other}' (a2at or trinaryx3)"
+                "nothing to reproduce for '{other}' (a2at, trinaryx3 or treebcast)"
             ))
             .into())
         }

@@ -4,6 +4,7 @@
 
 pub mod a2at;
 pub mod plot;
+pub mod treebcast;
 pub mod trinaryx3;
 
 use crate::algorithms::{self, Request};

@@ -8,13 +8,11 @@
 //! exact arithmetic get bit-identical rates and finish at the same instant —
 //! which lets the simulator batch their events.
 //!
-//! [`Reservation`] is the tree-broadcast paper's rule: a flow takes the
-//! bottleneck bandwidth of its path for its whole life, and waits until that
-//! much is free on every link of the path. It never shares.
+//! The tree-broadcast paper's reservation rule is `calendar::Calendar`.
 
 use smallvec::SmallVec;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// Relative tolerance under which two fair-share levels are the same level.
 pub const LEVEL_TOLERANCE: f64 = 1e-12;
@@ -544,99 +542,6 @@ pub fn reference_maxmin(
     rate
 }
 
-/// A flow waiting for bandwidth under the reservation rule.
-#[derive(Clone, Debug)]
-struct Waiting {
-    id: u32,
-    links: Vec<u32>,
-    rate: f64,
-}
-
-/// The reservation rule: each flow reserves `rate` (its path's bottleneck
-/// bandwidth, or less if capped) on every link of its path, and starts only
-/// when that much is free on all of them. Waiting flows are admitted in the
-/// order they asked, each as soon as it fits (a later one that fits may pass
-/// an earlier one that does not).
-pub struct Reservation {
-    capacity: Vec<f64>,
-    reserved: Vec<f64>,
-    waiting: VecDeque<Waiting>,
-    held: Vec<(Vec<u32>, f64)>,
-}
-
-impl Reservation {
-    pub fn new(capacity: Vec<f64>) -> Reservation {
-        let n = capacity.len();
-        Reservation {
-            capacity,
-            reserved: vec![0.0; n],
-            waiting: VecDeque::new(),
-            held: Vec::new(),
-        }
-    }
-
-    fn fits(&self, links: &[u32], rate: f64) -> bool {
-        links.iter().all(|&l| {
-            let l = l as usize;
-            self.reserved[l] + rate <= self.capacity[l] * (1.0 + LEVEL_TOLERANCE)
-        })
-    }
-
-    fn take(&mut self, id: u32, links: Vec<u32>, rate: f64) {
-        for &l in &links {
-            self.reserved[l as usize] += rate;
-        }
-        if id as usize >= self.held.len() {
-            self.held.resize(id as usize + 1, (Vec::new(), 0.0));
-        }
-        self.held[id as usize] = (links, rate);
-    }
-
-    /// Asks for bandwidth; returns the rate if the flow starts now, or `None`
-    /// when it must wait (it is then returned by a later [`Reservation::release`]).
-    pub fn request(&mut self, id: u32, links: &[u32], cap: f64) -> Option<f64> {
-        let bottleneck = links
-            .iter()
-            .map(|&l| self.capacity[l as usize])
-            .fold(f64::INFINITY, f64::min);
-        let rate = bottleneck.min(cap);
-        if self.waiting.is_empty() && self.fits(links, rate) {
-            self.take(id, links.to_vec(), rate);
-            Some(rate)
-        } else {
-            self.waiting.push_back(Waiting {
-                id,
-                links: links.to_vec(),
-                rate,
-            });
-            None
-        }
-    }
-
-    /// Releases flow `id`'s reservation and returns the waiting flows that now
-    /// start, with their rates.
-    pub fn release(&mut self, id: u32, started: &mut Vec<(u32, f64)>) {
-        let (links, rate) = std::mem::take(&mut self.held[id as usize]);
-        for &l in &links {
-            self.reserved[l as usize] = (self.reserved[l as usize] - rate).max(0.0);
-        }
-        let mut i = 0;
-        while i < self.waiting.len() {
-            if self.fits(&self.waiting[i].links, self.waiting[i].rate) {
-                let w = self.waiting.remove(i).expect("index in range");
-                started.push((w.id, w.rate));
-                self.take(w.id, w.links, w.rate);
-            } else {
-                i += 1;
-            }
-        }
-    }
-
-    pub fn waiting(&self) -> usize {
-        self.waiting.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -713,16 +618,4 @@ mod tests {
         assert!((r[0] - 1.0 / 3.0).abs() < 1e-12 && (r[1] - 2.0 / 3.0).abs() < 1e-12);
     }
 
-    #[test]
-    fn reservation_waits_for_free_bandwidth() {
-        let mut r = Reservation::new(vec![1.0, 0.5]);
-        assert_eq!(r.request(0, &[0], f64::INFINITY), Some(1.0));
-        assert_eq!(r.request(1, &[1], f64::INFINITY), Some(0.5));
-        assert_eq!(r.request(2, &[0, 1], f64::INFINITY), None);
-        let mut started = Vec::new();
-        r.release(0, &mut started);
-        assert!(started.is_empty(), "link 1 is still fully reserved");
-        r.release(1, &mut started);
-        assert_eq!(started, vec![(2, 0.5)]);
-    }
 }

@@ -5,7 +5,8 @@
 //!   of every directed link it crosses (optionally weighted by 1/route latency,
 //!   as SimGrid does), recomputed whenever a flow starts or ends, with an
 //!   optional cap per flow; or, under the reservation policy, the bottleneck
-//!   bandwidth of its path, reserved for its whole life.
+//!   bandwidth of its path, booked on each hop from when the message's front
+//!   reaches it, at the earliest start that fits (`calendar`).
 //! - Time of a transfer = start-up latency (per-message overhead `o` on the
 //!   sender's CPU, plus the route's summed link latencies) + bytes at the
 //!   allocated rate. Routes are cut-through: during the bandwidth phase the
@@ -29,13 +30,14 @@
 //! - A run that is the same on every translate of a torus is simulated on one
 //!   slice of ranks (`fold`), with the same results to rounding.
 
+pub mod calendar;
 mod fairshare;
 mod fold;
 mod local;
 mod queue;
 mod trace;
 
-pub use fairshare::{reference_maxmin, MaxMin, Reschedule, Reservation, LEVEL_TOLERANCE};
+pub use fairshare::{reference_maxmin, MaxMin, Reschedule, LEVEL_TOLERANCE};
 pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
@@ -757,7 +759,10 @@ struct Sim<'a, P: OpSource> {
     transfers: Vec<Transfer>,
     free_transfers: Vec<u32>,
     maxmin: Option<MaxMin>,
-    reservation: Option<Reservation>,
+    /// Reservation sharing's bookings, and every hop's booked intervals
+    /// (for the link statistics, made at the end).
+    calendar: Option<calendar::Calendar>,
+    booked: Vec<Vec<(f64, f64)>>,
     /// Latency of every link: the network's, then (if configured) one
     /// injection and one ejection link per node.
     latency: Vec<f64>,
@@ -785,7 +790,6 @@ struct Sim<'a, P: OpSource> {
     resched: Vec<Reschedule>,
     /// Completion times of flows in their bandwidth phase (max-min sharing).
     ends: queue::EndQueue,
-    started: Vec<(u32, f64)>,
     /// Flows kept out of the max-min solver (`Alone`), and those of them
     /// that started at this instant (queued with the solver's flows at its
     /// end).
@@ -847,8 +851,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
             transfers: Vec::new(),
             free_transfers: Vec::new(),
             maxmin: (cfg.sharing == Sharing::MaxMin).then(|| MaxMin::new(capacity.clone())),
-            reservation: (cfg.sharing == Sharing::Reservation)
-                .then(|| Reservation::new(capacity.clone())),
+            calendar: (cfg.sharing == Sharing::Reservation)
+                .then(|| calendar::Calendar::new(capacity.clone())),
+            booked: Vec::new(),
             latency,
             inj_base,
             ej_base,
@@ -864,7 +869,6 @@ impl<'a, P: OpSource> Sim<'a, P> {
             dispatch_pending: vec![false; ranks],
             resched: Vec::new(),
             ends: queue::EndQueue::default(),
-            started: Vec::new(),
             alone: Vec::new(),
             alone_new: Vec::new(),
             route_buf: Vec::new(),
@@ -1209,6 +1213,8 @@ impl<'a, P: OpSource> Sim<'a, P> {
         self.flows += 1;
         if bytes == 0.0 || self.transfers[id as usize].route.is_empty() {
             self.push(now + lat, EvKind::Arrive, id, 0);
+        } else if self.calendar.is_some() {
+            self.book(now, id);
         } else if lat == 0.0 {
             // No latency phase: the flow takes bandwidth now rather than
             // through an event later in this instant. Rates are solved once
@@ -1311,23 +1317,77 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 };
                 m.add(id, now, &route, bytes, weight, cap);
             }
-        } else if let Some(res) = self.reservation.as_mut() {
-            if let Some(rate) = res.request(id, &route, cap) {
-                self.transfers[id as usize].route = route;
-                self.reserve_started(now, id, rate);
-                return;
-            }
         }
         self.transfers[id as usize].route = route;
     }
 
-    /// A flow admitted under the reservation rule starts its bandwidth phase.
-    fn reserve_started(&mut self, now: f64, id: u32, rate: f64) {
-        let t = &mut self.transfers[id as usize];
-        let (bytes, route) = (t.bytes, std::mem::take(&mut t.route));
-        self.occupy(now, &route, bytes);
+    /// Reservation sharing: the transfer books its path's bottleneck rate
+    /// on each hop from when its front gets there, at the earliest start
+    /// from now that fits, and ends when its last byte arrives.
+    fn book(&mut self, now: f64, id: u32) {
+        let route = std::mem::take(&mut self.transfers[id as usize].route);
+        let bytes = self.transfers[id as usize].bytes;
+        let cap = self.cap_of(&route);
+        let cal = self.calendar.as_mut().expect("reservation sharing");
+        let mut offset = 0.0;
+        let hops: Vec<calendar::Hop> = route
+            .iter()
+            .map(|&l| {
+                offset += self.latency[l as usize];
+                calendar::Hop {
+                    resource: l,
+                    offset,
+                }
+            })
+            .collect();
+        let rate = route
+            .iter()
+            .map(|&l| cal.capacity(l))
+            .fold(cap, f64::min);
+        let dur = bytes / rate;
+        cal.forget_before_on(&hops, now);
+        let t0 = cal.earliest(&hops, rate, dur, now);
+        cal.book(&hops, rate, dur, t0);
+        if self.booked.is_empty() {
+            self.booked = vec![Vec::new(); self.link_use.len()];
+        }
+        for h in &hops {
+            let start = t0 + h.offset;
+            self.booked[h.resource as usize].push((start, start + dur));
+            self.link_use[h.resource as usize].bytes += bytes;
+        }
         self.transfers[id as usize].route = route;
-        self.push(now + bytes / rate, EvKind::FlowEnd, id, 0);
+        self.push(t0 + offset + dur, EvKind::FlowEnd, id, 0);
+    }
+
+    /// Reservation sharing's link statistics from the booked intervals:
+    /// busy is their union, peak the most that overlap.
+    fn booked_stats(&mut self) {
+        for (l, list) in self.booked.iter_mut().enumerate() {
+            let mut starts: Vec<f64> = list.iter().map(|b| b.0).collect();
+            let mut ends: Vec<f64> = list.iter().map(|b| b.1).collect();
+            starts.sort_by(f64::total_cmp);
+            ends.sort_by(f64::total_cmp);
+            let u = &mut self.link_use[l];
+            let (mut open, mut e, mut since) = (0u32, 0, 0.0);
+            for &s in &starts {
+                while e < ends.len() && ends[e] <= s + 1e-12 * s.abs().max(1e-9) {
+                    open -= 1;
+                    if open == 0 {
+                        u.busy += ends[e] - since;
+                    }
+                    e += 1;
+                }
+                if open == 0 {
+                    since = s;
+                }
+                open += 1;
+                u.peak = u.peak.max(open);
+            }
+            if open > 0 {
+                u.busy += ends[ends.len() - 1] - since;
+            }
+        }
     }
 
     fn occupy(&mut self, now: f64, route: &[LinkId], bytes: f64) {
@@ -1354,7 +1414,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
 
     fn end_bandwidth(&mut self, now: f64, id: u32) {
         let route = std::mem::take(&mut self.transfers[id as usize].route);
-        self.vacate(now, &route);
+        if self.calendar.is_none() {
+            self.vacate(now, &route);
+        }
         if let Some(a) = self.transfers[id as usize].alone.take() {
             self.alone.swap_remove(a.index as usize);
             if let Some(&moved) = self.alone.get(a.index as usize) {
@@ -1364,13 +1426,6 @@ impl<'a, P: OpSource> Sim<'a, P> {
             }
         } else if let Some(m) = self.maxmin.as_mut() {
             m.remove(id);
-        } else if let Some(res) = self.reservation.as_mut() {
-            let mut started = std::mem::take(&mut self.started);
-            res.release(id, &mut started);
-            for (w, rate) in started.drain(..) {
-                self.reserve_started(now, w, rate);
-            }
-            self.started = started;
         }
         self.network_bytes += self.transfers[id as usize].bytes;
         self.transfers[id as usize].route = route;
@@ -1454,12 +1509,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
         self.resched = out;
     }
 
-    fn finish(self, wall: Instant) -> Result<SimResult> {
-        let waiting = self.reservation.as_ref().map_or(0, |r| r.waiting());
+    fn finish(mut self, wall: Instant) -> Result<SimResult> {
+        self.booked_stats();
         let mut waits = String::new();
-        if waiting > 0 {
-            waits = format!(", {waiting} transfers wait for bandwidth no link can give");
-        }
         if !self.parked.is_empty() {
             waits += &format!(
                 ", {} sends wait for a receive that is never posted",

@@ -1,5 +1,6 @@
 //! Broadcast algorithms.
 
+pub mod binary;
 pub mod binomial;
 pub mod pipeline;
 pub mod scatter_allgather;

@@ -1,0 +1,54 @@
+//! Binary-tree broadcast (LAM/MPI's): with relative rank v = (r − root)
+//! mod P, a rank receives from (v − 1) / 2, then sends to 2v + 1 and 2v + 2
+//! when they are ranks. The sends only wait for the receive; the engines
+//! serialise them.
+
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "bcast",
+    name: "binary",
+    summary: "binary tree in heap order (LAM/MPI's): receive from (v-1)/2, send to 2v+1 and 2v+2",
+    build,
+    stream: None,
+    segmented: false,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let all = Region::output(0, req.count);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let v = (r + p - root) % p;
+        let mut deps = Vec::new();
+        if v != 0 {
+            let parent = ((v - 1) / 2 + root) % p;
+            deps.push(prog.push(
+                Op::Recv {
+                    peer: parent as u32,
+                    tag: 0,
+                    region: all,
+                    combine: false,
+                },
+                &[],
+            ));
+        }
+        for child in [2 * v + 1, 2 * v + 2] {
+            if child < p {
+                prog.push(
+                    Op::Send {
+                        peer: ((child + root) % p) as u32,
+                        tag: 0,
+                        region: all,
+                        route: 0,
+                    },
+                    &deps,
+                );
+            }
+        }
+    }
+    Ok(s)
+}
