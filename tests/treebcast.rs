@@ -105,7 +105,9 @@ fn symmetric_tree(rng: &mut Rng) -> Topology {
         let copies = 2 + rng.below(2);
         let m = 1 + rng.below(3);
         let centre_host = rng.below(2) == 0;
-        let parent: Vec<usize> = (0..m).map(|i| if i == 0 { 0 } else { rng.below(i) }).collect();
+        let parent: Vec<usize> = (0..m)
+            .map(|i| if i == 0 { 0 } else { rng.below(i) })
+            .collect();
         let is_host: Vec<bool> = (0..m).map(|i| i == m - 1 || rng.below(3) != 0).collect();
         let hosts = centre_host as usize + copies * is_host.iter().filter(|&&h| h).count();
         if !(2..=6).contains(&hosts) {
@@ -223,7 +225,14 @@ impl Reference<'_> {
         })
     }
 
-    fn earliest(&self, booked: &[Booking], hops: &[(u32, f64)], rate: f64, dur: f64, t: f64) -> f64 {
+    fn earliest(
+        &self,
+        booked: &[Booking],
+        hops: &[(u32, f64)],
+        rate: f64,
+        dur: f64,
+        t: f64,
+    ) -> f64 {
         let mut cands = vec![t];
         for k in booked {
             for &(l, off) in hops {
@@ -349,7 +358,10 @@ fn the_heuristic_is_never_below_the_optimum_and_the_bound_never_above() {
         let opt = treebcast::solve(&p, &Options::default());
         let h = treebcast::heuristic(&p);
         assert!(h.time_s >= opt.time_s * (1.0 - 1e-12), "case {case}");
-        assert!(opt.lower_bound_s <= opt.time_s * (1.0 + 1e-12), "case {case}");
+        assert!(
+            opt.lower_bound_s <= opt.time_s * (1.0 + 1e-12),
+            "case {case}"
+        );
     }
 }
 
@@ -553,4 +565,180 @@ fn the_optimal_schedule_verifies_and_simulates_to_its_own_time() {
             );
         }
     }
+}
+
+mod common;
+use common::topocoll;
+
+const DUAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/dual-cpu-cluster.toml"
+);
+
+#[test]
+fn optimize_prints_json_writes_a_schedule_that_verifies_simulates_and_runs() {
+    let dir = std::env::temp_dir().join(format!("topocoll-optimize-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("opt.json");
+    let out = out.to_str().unwrap();
+    let (code, stdout, stderr) = topocoll(&[
+        "optimize",
+        "--topology",
+        DUAL,
+        "--collective",
+        "bcast",
+        "--root",
+        "cpu1b",
+        "--size",
+        "1MiB",
+        "--format",
+        "json",
+        "--schedule-out",
+        out,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let time = v["time_s"].as_f64().unwrap();
+    assert_eq!(v["root"], 3);
+    assert_eq!(v["proven_optimal"], true);
+    assert!(v["nodes_explored"].as_u64().is_some() && v["solve_s"].as_f64().is_some());
+    let transfers = v["transfers"].as_array().unwrap();
+    assert_eq!(transfers.len(), 7);
+    let last = transfers
+        .iter()
+        .map(|t| t["end_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(last, time);
+    for alg in ["binomial", "binary", "scatter_allgather", "pipeline"] {
+        assert!(v["baselines"][alg].as_f64().unwrap() > 0.0, "{alg}");
+    }
+    let (code, _, stderr) = topocoll(&["verify", "--schedule", out]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = topocoll(&[
+        "simulate",
+        "--topology",
+        DUAL,
+        "--schedule",
+        out,
+        "--sharing",
+        "reservation",
+        "--engines",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let sim: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let simulated = sim["time_s"].as_f64().unwrap();
+    assert!(
+        (simulated - time).abs() <= 1e-9 * time,
+        "{simulated} {time}"
+    );
+    let (code, stdout, stderr) = topocoll(&["run", "--schedule", out, "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("bit-identical"), "{stdout}");
+    // Text output names the transfers and the baselines.
+    let (code, stdout, _) = topocoll(&["optimize", "-t", DUAL, "-c", "bcast", "-s", "64KiB"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("proven optimal")
+            && stdout.contains("0 -> ")
+            && stdout.contains("binomial")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn optimize_refuses_bad_input_with_one_line_and_exit_2() {
+    for (args, needle) in [
+        (vec!["-t", "torus:4x4", "-c", "bcast", "-s", "1KiB"], "tree"),
+        (
+            vec!["-t", DUAL, "-c", "bcast", "-s", "1KiB", "--root", "switch"],
+            "switch",
+        ),
+        (
+            vec!["-t", DUAL, "-c", "bcast", "-s", "1KiB", "--root", "8"],
+            "not a rank",
+        ),
+        (
+            vec!["-t", DUAL, "-c", "bcast", "-s", "1KiB", "--root", "nobody"],
+            "neither",
+        ),
+        (vec!["-t", DUAL, "-c", "allreduce", "-s", "1KiB"], "bcast"),
+        (vec!["-t", DUAL, "-c", "bcast", "-s", "0"], "size"),
+        (
+            vec!["-t", DUAL, "-c", "bcast", "-s", "1KiB", "--time-limit", "0"],
+            "time-limit",
+        ),
+        (
+            vec!["-t", DUAL, "-c", "bcast", "-s", "1KiB", "--format", "xml"],
+            "format",
+        ),
+    ] {
+        let mut full = vec!["optimize"];
+        full.extend(args.iter());
+        let (code, stdout, stderr) = topocoll(&full);
+        assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    // A graph file whose edges close a cycle is not a tree.
+    let (code, _, stderr) = topocoll(&[
+        "optimize",
+        "-t",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ring-graph.toml"),
+        "-c",
+        "bcast",
+        "-s",
+        "1KiB",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("tree"), "{stderr}");
+}
+
+#[test]
+fn reproduce_treebcast_quick_writes_both_tables() {
+    let dir = std::env::temp_dir().join(format!("topocoll-treebcast-{}", std::process::id()));
+    let (code, _, stderr) = topocoll(&[
+        "reproduce",
+        "treebcast",
+        "--quick",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let solves = std::fs::read_to_string(dir.join("solve_times.csv")).unwrap();
+    let mut lines = solves.lines();
+    assert_eq!(
+        lines.next(),
+        Some("family,instance,hosts,rcut,scut,solve_s,nodes,proven,time_s")
+    );
+    assert_eq!(lines.clone().count(), 4 * 4);
+    assert!(lines.all(|l| l.contains(",true,")));
+    let times = std::fs::read_to_string(dir.join("bcast_times.csv")).unwrap();
+    assert!(times.starts_with("family,instance,algorithm,root,time_s\n"));
+    // The optimum is never slower than a baseline that sends whole messages.
+    for family in ["star", "dual_cpu", "clusters", "unequal_clusters"] {
+        let t = |alg: &str, root: &str| -> f64 {
+            times
+                .lines()
+                .find(|l| l.starts_with(family) && l.contains(&format!(",{alg},{root},")))
+                .unwrap()
+                .rsplit(',')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        for alg in ["binomial", "binary"] {
+            assert!(
+                t("optimal", "0") <= t(alg, "0") * (1.0 + 1e-9),
+                "{family} {alg}"
+            );
+        }
+    }
+    assert!(
+        dir.join("solve_times_star.svg").exists() && dir.join("bcast_times_dual_cpu.png").exists()
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -41,9 +41,8 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
             ))
             .into());
         }
-        std::fs::create_dir_all(&a.out).with_context(|| {
-            format!("cannot create the output directory {}", a.out.display())
-        })?;
+        std::fs::create_dir_all(&a.out)
+            .with_context(|| format!("cannot create the output directory {}", a.out.display()))?;
         let summary = reproduce::treebcast::run(
             &a.out,
             &reproduce::treebcast::Settings {

@@ -48,6 +48,11 @@ pub struct RunArgs {
     /// Compare every output element with the references (see docs/runtime.md).
     #[arg(long)]
     pub check: bool,
+    /// Execute a schedule read from a JSON file (as `topocoll schedule
+    /// --format json` or `topocoll optimize --schedule-out` write it)
+    /// instead of building one; it fixes the collective, size and type.
+    #[arg(long)]
+    pub schedule: Option<String>,
 }
 
 #[derive(Args)]
@@ -247,6 +252,31 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
     Ok(s)
 }
 
+/// Reads (and verifies) a schedule from a file; under MPI it must have as
+/// many ranks as mpirun started.
+fn loaded(ctx: &Ctx, b: &BuildArgs, path: &str, verify: bool) -> Result<Schedule> {
+    if b.topology.is_some() {
+        return Err(Error::Invalid(
+            "--topology cannot be given with run --schedule: the schedule file fixes the ranks and routes".into(),
+        )
+        .into());
+    }
+    let s = b.read_schedule(path)?;
+    if let Some(p) = ctx.size() {
+        if s.ranks != p {
+            return Err(Error::Invalid(format!(
+                "the schedule has {} ranks but mpirun started {p} processes",
+                s.ranks
+            ))
+            .into());
+        }
+    }
+    if verify {
+        schedule::verify(&s)?;
+    }
+    Ok(s)
+}
+
 /// Runs `iters` timed iterations after `warmup` untimed ones; returns each
 /// timed iteration's seconds (for MPI the slowest rank's). With `reset`,
 /// inputs are refilled before each iteration (outside the timing).
@@ -344,7 +374,10 @@ pub fn run(a: RunArgs) -> Result<i32> {
     check_count("--iterations", a.iterations, 1)?;
     let ctx = Ctx::new(&bk)?;
     let result = (|| -> Result<i32> {
-        let s = build(&ctx, &a.build, !a.exec.no_verify)?;
+        let s = match &a.schedule {
+            Some(path) => loaded(&ctx, &a.build, path, !a.exec.no_verify)?,
+            None => build(&ctx, &a.build, !a.exec.no_verify)?,
+        };
         let plan = Plan::new(&s)?;
         with_dtype!(s.dtype, T => run_typed::<T>(&ctx, backend, &plan, &opts, &a))
     })();

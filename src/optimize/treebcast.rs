@@ -120,7 +120,7 @@ struct Cut {
     head: NodeId,
     hosts: Vec<u32>,
     /// Best case for a host inside producing inside: most bandwidth out,
-    /// least first-hop latency, least time to another host inside.
+    /// least first-hop latency, least time to another host.
     out_cap: f64,
     first_lat: f64,
     min_total: f64,
@@ -234,7 +234,10 @@ impl Problem {
                     .iter()
                     .map(|&l| {
                         offset += topo.links[l as usize].latency;
-                        Hop { resource: l, offset }
+                        Hop {
+                            resource: l,
+                            offset,
+                        }
                     })
                     .collect();
                 let rate = route
@@ -308,22 +311,20 @@ impl Problem {
                 }
                 side.sort_unstable();
                 let best = |f: &dyn Fn(usize) -> f64, max: bool| {
-                    side.iter()
-                        .map(|&h| f(h as usize))
-                        .fold(if max { 0.0 } else { f64::INFINITY }, |a, b| {
+                    side.iter().map(|&h| f(h as usize)).fold(
+                        if max { 0.0 } else { f64::INFINITY },
+                        |a, b| {
                             if max {
                                 a.max(b)
                             } else {
                                 a.min(b)
                             }
-                        })
+                        },
+                    )
                 };
-                let inside_total = side
-                    .iter()
-                    .flat_map(|&a| side.iter().map(move |&b| (a, b)))
-                    .filter(|(a, b)| a != b)
-                    .map(|(a, b)| paths[a as usize * hosts + b as usize].total)
-                    .fold(f64::INFINITY, f64::min);
+                // (The least time from a host inside to any other host:
+                // a bound on the time to one inside, and linear in size.)
+                let inside_total = best(&|h| min_total[h], false);
                 cuts.push(Cut {
                     link: l,
                     head: v,
@@ -896,7 +897,11 @@ impl<'p> Search<'p> {
     fn representatives(&mut self, st: &State, senders: bool) -> Vec<usize> {
         let p = self.p;
         let wanted = |h: usize| st.holds(h) == senders;
-        let cut = if senders { self.opts.scut } else { self.opts.rcut };
+        let cut = if senders {
+            self.opts.scut
+        } else {
+            self.opts.rcut
+        };
         if !cut {
             return (0..p.hosts).filter(|&h| wanted(h)).collect();
         }
@@ -1035,17 +1040,18 @@ pub fn heuristic(p: &Problem) -> Solution {
     best
 }
 
-/// MPICH's binomial tree from `root`, as a sequence in rounds.
+/// MPICH's binomial tree from `root` (largest subtree first), as a
+/// sequence in rounds.
 fn binomial_sequence(n: usize, root: usize) -> Vec<(usize, usize)> {
     let mut seq = Vec::new();
-    let mut step = 1;
-    while step < n {
-        for v in 0..step.min(n) {
+    let mut step = n.next_power_of_two() / 2;
+    while step > 0 {
+        for v in (0..n).step_by(2 * step) {
             if v + step < n {
                 seq.push(((v + root) % n, (v + step + root) % n));
             }
         }
-        step *= 2;
+        step /= 2;
     }
     seq
 }
@@ -1053,12 +1059,7 @@ fn binomial_sequence(n: usize, root: usize) -> Vec<(usize, usize)> {
 /// Hill climbing over sequences: move a transfer earlier, or give it
 /// another sender, while the time (then the sum of receipt times) falls.
 fn improve(p: &Problem, start: Solution) -> Solution {
-    let score = |s: &Solution| {
-        (
-            s.time_s,
-            s.transfers.iter().map(|t| t.end_s).sum::<f64>(),
-        )
-    };
+    let score = |s: &Solution| (s.time_s, s.transfers.iter().map(|t| t.end_s).sum::<f64>());
     let better = |a: (f64, f64), b: (f64, f64)| {
         a.0 < b.0 * (1.0 - SAME) || (a.0 <= b.0 * (1.0 + SAME) && a.1 < b.1 * (1.0 - SAME))
     };
@@ -1136,6 +1137,10 @@ fn greedy(p: &Problem, far_first: bool) -> Solution {
     let mut holders: Vec<usize> = (0..n).filter(|&h| st.holds(h)).collect();
     let mut waiting: Vec<usize> = (0..n).filter(|&r| !st.holds(r)).collect();
     let mut near: Vec<(f64, usize)> = Vec::new();
+    // When each holder's first hop is free again after its last send: the
+    // senders to try are the ones that could start soonest, not merely the
+    // nearest (those are busy sending to everyone else).
+    let mut free: Vec<f64> = vec![0.0; n];
     while !waiting.is_empty() {
         waiting.sort_by(|&a, &b| {
             let o = cf[a].total_cmp(&cf[b]).then(a.cmp(&b));
@@ -1151,7 +1156,7 @@ fn greedy(p: &Problem, far_first: bool) -> Solution {
             near.extend(
                 holders
                     .iter()
-                    .map(|&s| (st.recv[s] + p.path(s, r).total, s)),
+                    .map(|&s| (st.recv[s].max(free[s]) + p.path(s, r).total, s)),
             );
             let k = SENDERS.min(near.len());
             near.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -1165,6 +1170,9 @@ fn greedy(p: &Problem, far_first: bool) -> Solution {
         }
         let (fin, t0, s, r) = best.expect("a receiver waits");
         st.apply(p, s, r, t0);
+        if let Some(h) = p.path(s, r).hops.first() {
+            free[s] = t0 + h.offset + p.path(s, r).dur;
+        }
         st.cal.forget_before(st.t_last);
         holders.push(r);
         waiting.retain(|&w| w != r);

@@ -237,7 +237,11 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
         row("optimal", 1, o1.time_s);
         for alg in ["binomial", "binary"] {
             for root in [0, 1] {
-                row(alg, root, treebcast::baseline(&inst.topology, alg, root, SIZE)?);
+                row(
+                    alg,
+                    root,
+                    treebcast::baseline(&inst.topology, alg, root, SIZE)?,
+                );
             }
         }
         for alg in ["scatter_allgather", "pipeline"] {
@@ -307,7 +311,9 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
     for (inst, &(t, _)) in instances.iter().zip(&optimal) {
         let bin0 = time_rows
             .iter()
-            .find(|r| r.0 == inst.family && r.1 == inst.topology.num_ranks() && r.2 == "binomial root 0")
+            .find(|r| {
+                r.0 == inst.family && r.1 == inst.topology.num_ranks() && r.2 == "binomial root 0"
+            })
             .map_or(f64::NAN, |r| r.3);
         let _ = writeln!(
             summary,

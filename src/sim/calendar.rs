@@ -91,8 +91,7 @@ impl Calendar {
         }
         let a = t0 + h.offset;
         let b = a + dur;
-        let overlaps =
-            |k: &Booking| k.start < b - same_instant(b) && k.end > a + same_instant(a);
+        let overlaps = |k: &Booking| k.start < b - same_instant(b) && k.end > a + same_instant(a);
         // Quick answer: everything in the window together still fits.
         let total: f64 = list.iter().filter(|k| overlaps(k)).map(|k| k.rate).sum();
         if total + rate <= cap {
@@ -101,7 +100,11 @@ impl Calendar {
         // The load is a step function rising only at bookings' starts: check
         // the window's start and every start inside it, earliest first.
         let mut points: Vec<f64> = vec![a];
-        points.extend(list.iter().filter(|k| overlaps(k) && k.start > a).map(|k| k.start));
+        points.extend(
+            list.iter()
+                .filter(|k| overlaps(k) && k.start > a)
+                .map(|k| k.start),
+        );
         points.sort_by(f64::total_cmp);
         for x in points {
             let live = |k: &&Booking| {

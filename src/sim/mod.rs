@@ -1340,10 +1340,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
                 }
             })
             .collect();
-        let rate = route
-            .iter()
-            .map(|&l| cal.capacity(l))
-            .fold(cap, f64::min);
+        let rate = route.iter().map(|&l| cal.capacity(l)).fold(cap, f64::min);
         let dur = bytes / rate;
         cal.forget_before_on(&hops, now);
         let t0 = cal.earliest(&hops, rate, dur, now);
