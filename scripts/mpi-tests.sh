@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds topocoll with the MPI backend and runs its tests under mpirun:
 # every registered algorithm on the mpi backend, checked against the
-# references, plus fault injection; then a `topocoll run --backend mpi
-# --check` smoke test through the command line.
+# references, plus fault injection; then `topocoll run --backend mpi
+# --check` smoke tests through the command line, one of them executing an
+# optimal tree broadcast written by `topocoll optimize --schedule-out`.
 #
 #   scripts/mpi-tests.sh            # mpirun -np 4
 #   MPI_NPS="1 2 3 4 7 8 16" scripts/mpi-tests.sh
@@ -27,4 +28,11 @@ done
 echo "== topocoll run --backend mpi --check (mpirun -np 4)"
 timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
   --collective allreduce --algorithm ring --size 1MiB --check || status=1
+echo "== topocoll run --backend mpi --schedule (optimal broadcast, mpirun -np 8)"
+sched=$(mktemp)
+target/release/topocoll optimize --topology examples/dual-cpu-cluster.toml \
+  --collective bcast --size 64KiB --schedule-out "$sched" >/dev/null || status=1
+timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi \
+  --schedule "$sched" --check || status=1
+rm -f "$sched"
 exit $status

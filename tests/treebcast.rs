@@ -303,7 +303,7 @@ fn all_options() -> Vec<Options> {
 
 #[test]
 fn the_solver_finds_the_exhaustive_optimum_with_every_pruning_on_or_off() {
-    let mut rng = Rng(0x5eed_0f_72ee);
+    let mut rng = Rng(0x005e_ed0f_72ee);
     let mut checked = 0;
     for case in 0..140 {
         // Half the trees random, half with symmetric branches.

@@ -21,9 +21,9 @@ pub struct ReproduceArgs {
     /// message's sweep at the first size slower than the best before it.
     #[arg(long)]
     pub full_sweep: bool,
-    /// treebcast: the time limit of each solve, in seconds.
-    #[arg(long, default_value_t = 60.0)]
-    pub time_limit: f64,
+    /// treebcast: the time limit of each solve, in seconds [default: 60].
+    #[arg(long)]
+    pub time_limit: Option<f64>,
 }
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
@@ -34,10 +34,10 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
             )
             .into());
         }
-        if !(a.time_limit.is_finite() && a.time_limit > 0.0) {
+        let time_limit = a.time_limit.unwrap_or(60.0);
+        if !(time_limit.is_finite() && time_limit > 0.0) {
             return Err(Error::Invalid(format!(
-                "--time-limit must be a positive number of seconds, got {}",
-                a.time_limit
+                "--time-limit must be a positive number of seconds, got {time_limit}"
             ))
             .into());
         }
@@ -47,12 +47,18 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
             &a.out,
             &reproduce::treebcast::Settings {
                 quick: a.quick,
-                time_limit_s: a.time_limit,
+                time_limit_s: time_limit,
             },
         )?;
         out!("{summary}");
         outln!("written to {}", a.out.display());
         return Ok(0);
+    }
+    if a.time_limit.is_some() {
+        return Err(Error::Invalid(
+            "--time-limit is an option of 'reproduce treebcast' (its solves)".into(),
+        )
+        .into());
     }
     let dir = a.out.join(&a.paper);
     // The output directory must be writable before minutes of simulation.
