@@ -905,6 +905,18 @@ impl<'p> Search<'p> {
         if !cut {
             return (0..p.hosts).filter(|&h| wanted(h)).collect();
         }
+        if senders {
+            // Holders are only interchangeable when they received at the
+            // same instant: without two such, every orbit is one holder.
+            let mut times: Vec<u64> = (0..p.hosts)
+                .filter(|&h| st.holds(h))
+                .map(|h| st.recv[h].to_bits())
+                .collect();
+            times.sort_unstable();
+            if times.windows(2).all(|w| w[0] != w[1]) {
+                return (0..p.hosts).filter(|&h| wanted(h)).collect();
+            }
+        }
         self.labeller.clear();
         self.label.clear();
         for v in 0..p.nodes {
