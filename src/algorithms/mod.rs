@@ -3,11 +3,15 @@
 //! That list is what `topocoll list`, the verifier's test sweeps, the simulator
 //! and the runtime enumerate: nothing else names an algorithm.
 
+pub mod allgather;
 pub mod allreduce;
 pub mod alltoall;
 pub mod bcast;
+pub mod gather;
 pub mod pipelined;
 pub mod reduce;
+pub mod reduce_scatter;
+pub mod scatter;
 pub mod trees;
 
 use crate::error::{Error, Result};
@@ -257,6 +261,15 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allreduce::recursive_doubling::ALGORITHM,
     allreduce::rabenseifner::ALGORITHM,
     allreduce::reduce_bcast::ALGORITHM,
+    scatter::linear::ALGORITHM,
+    scatter::binomial::ALGORITHM,
+    gather::linear::ALGORITHM,
+    gather::binomial::ALGORITHM,
+    allgather::ring::ALGORITHM,
+    allgather::recursive_doubling::ALGORITHM,
+    allgather::bruck::ALGORITHM,
+    reduce_scatter::ring::ALGORITHM,
+    reduce_scatter::recursive_halving::ALGORITHM,
 ];
 
 /// The algorithm `name` for `collective`, or an error listing what exists.
@@ -270,17 +283,10 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
                 .filter(|a| a.collective == collective)
                 .map(|a| a.name)
                 .collect();
-            if known.is_empty() {
-                invalid!(
-                    "no built-in algorithm implements collective '{collective}' yet; \
-                     a schedule of it from a file verifies and simulates (--schedule FILE)"
-                )
-            } else {
-                invalid!(
-                    "unknown {collective} algorithm '{name}' (one of: {})",
-                    known.join(", ")
-                )
-            }
+            invalid!(
+                "unknown {collective} algorithm '{name}' (one of: {})",
+                known.join(", ")
+            )
         })
 }
 

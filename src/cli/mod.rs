@@ -455,15 +455,7 @@ fn list() -> Result<i32> {
     }
     writeln!(out, "\nCollectives (--collective):")?;
     for (name, what) in schedule::collective_names() {
-        // The verifier and the simulator know every collective; some have no
-        // generator yet, and only a schedule from a file exercises them.
-        let built_in = ALGORITHMS.iter().any(|a| a.collective == *name);
-        let note = if built_in {
-            ""
-        } else {
-            " [no built-in algorithm yet: verify/simulate --schedule FILE]"
-        };
-        writeln!(out, "  {name:<14} {what}{note}")?;
+        writeln!(out, "  {name:<14} {what}")?;
     }
     writeln!(
         out,

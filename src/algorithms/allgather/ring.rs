@@ -1,0 +1,55 @@
+//! Ring allgather: rank r copies its block into place, then in step s
+//! (0..P−1) sends block (r − s) mod P to r + 1 and receives block
+//! (r − 1 − s) mod P from r − 1, each step waiting for the one before.
+
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "allgather",
+    name: "ring",
+    summary: "P-1 steps around the ring r -> r+1, each passing on the block received last",
+    build,
+    stream: None,
+    segmented: false,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let c = req.count;
+    let block = |b: usize| Region::output(b as u64 * c, c);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let mut deps = vec![prog.push(
+            Op::Copy {
+                src: Region::input(0, c),
+                dst: block(r),
+            },
+            &[],
+        )];
+        let (next, prev) = (((r + 1) % p) as u32, ((r + p - 1) % p) as u32);
+        for step in 0..p - 1 {
+            let send = prog.push(
+                Op::Send {
+                    peer: next,
+                    tag: step as u32,
+                    region: block((r + p - step) % p),
+                    route: 0,
+                },
+                &deps,
+            );
+            let recv = prog.push(
+                Op::Recv {
+                    peer: prev,
+                    tag: step as u32,
+                    region: block((r + 2 * p - 1 - step) % p),
+                    combine: false,
+                },
+                &deps,
+            );
+            deps = vec![send, recv];
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,4 @@
+//! Gather algorithms.
+
+pub mod binomial;
+pub mod linear;

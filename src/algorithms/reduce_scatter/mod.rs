@@ -1,0 +1,4 @@
+//! Reduce-scatter algorithms.
+
+pub mod recursive_halving;
+pub mod ring;

@@ -1,0 +1,57 @@
+//! Linear scatter (what MPI libraries do for small counts): the root sends
+//! block r of its buffer to rank r for r = root+1, root+2, … in turn (its
+//! engines take them in that order) and copies its own block.
+
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "scatter",
+    name: "linear",
+    summary: "the root sends each rank its block in turn",
+    build,
+    stream: None,
+    segmented: false,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let c = req.count;
+    let root = req.collective.root().unwrap_or(0) as usize;
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        if r == root {
+            prog.push(
+                Op::Copy {
+                    src: Region::input(r as u64 * c, c),
+                    dst: Region::output(0, c),
+                },
+                &[],
+            );
+            for k in 1..p {
+                let peer = (root + k) % p;
+                prog.push(
+                    Op::Send {
+                        peer: peer as u32,
+                        tag: 0,
+                        region: Region::input(peer as u64 * c, c),
+                        route: 0,
+                    },
+                    &[],
+                );
+            }
+        } else {
+            prog.push(
+                Op::Recv {
+                    peer: root as u32,
+                    tag: 0,
+                    region: Region::output(0, c),
+                    combine: false,
+                },
+                &[],
+            );
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,4 @@
+//! Scatter algorithms.
+
+pub mod binomial;
+pub mod linear;
