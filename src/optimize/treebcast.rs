@@ -1077,7 +1077,10 @@ fn improve(p: &Problem, start: Solution) -> Solution {
     };
     let mut best = start;
     let mut seq: Vec<(usize, usize)> = best.transfers.iter().map(|t| (t.from, t.to)).collect();
-    let mut budget = 200_000usize;
+    // Each evaluation replays the sequence: about 16 M transfers' worth of
+    // replays in all (about a second), however many hosts.
+    let n = p.hosts.max(1);
+    let mut budget = ((1usize << 24) / (n * n)).max(1000);
     'climb: loop {
         let now = score(&best);
         for i in 0..seq.len() {
