@@ -742,3 +742,23 @@ fn reproduce_treebcast_quick_writes_both_tables() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_example_file_is_the_reproductions_unequal_clusters() {
+    use topocoll::reproduce::treebcast as fam;
+    let file = topocoll::topology::parse_spec(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/unequal-clusters.toml"
+    ))
+    .unwrap();
+    let built = fam::clusters(3, fam::FAST, "2x3x(1+1)".into()).unwrap();
+    let solve = |t: &Topology| {
+        let p = Problem::new(t, 0, fam::SIZE).unwrap();
+        treebcast::solve(&p, &Options::default())
+    };
+    let (a, b) = (solve(&file), solve(&built));
+    assert!(a.proven_optimal && b.proven_optimal);
+    assert_eq!(a.time_s, b.time_s);
+    // One transfer crosses into the Gigabit cluster first, as in the paper.
+    assert_eq!((a.transfers[0].from, a.transfers[0].to), (0, 6));
+}
