@@ -16,7 +16,7 @@
 use super::recursive_doubling::Fold;
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{chunk, Op, Region, Schedule};
+use crate::schedule::{chunk, Op, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "allreduce",
@@ -47,7 +47,6 @@ fn build(req: &Request) -> Result<Schedule> {
     };
     // Chunks a..b of the Output (or the same elements of Scratch).
     let out = |a: usize, b: usize| Region::output(start(a), start(b) - start(a));
-    let tmp = |a: usize, b: usize| Region::scratch(start(a), start(b) - start(a));
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let Some(q) = fold.newrank(r) else {
             fold.sit_out(prog, r, n, last_tag);
@@ -56,53 +55,7 @@ fn build(req: &Request) -> Result<Schedule> {
         prog.scratch = n;
         let mut deps = fold.absorb(prog, r, n);
         // Reduce-scatter by recursive halving.
-        let (mut lo, mut hi) = (0usize, p2);
-        for k in 0..steps {
-            let mask = p2 >> (k + 1);
-            let peer = fold.real(q ^ mask);
-            let tag = 1 + k;
-            let mid = (lo + hi) / 2;
-            let (keep, give) = if q & mask == 0 {
-                ((lo, mid), (mid, hi))
-            } else {
-                ((mid, hi), (lo, mid))
-            };
-            let mut next = Vec::new();
-            if start(give.1) > start(give.0) {
-                next.push(prog.push(
-                    Op::Send {
-                        peer,
-                        tag,
-                        region: out(give.0, give.1),
-                        route: 0,
-                    },
-                    &deps,
-                ));
-            }
-            if start(keep.1) > start(keep.0) {
-                let slot = tmp(keep.0, keep.1);
-                let recv = prog.push(
-                    Op::Recv {
-                        peer,
-                        tag,
-                        region: slot,
-                        combine: false,
-                    },
-                    &deps,
-                );
-                next.push(prog.push(
-                    Op::Combine {
-                        src: slot,
-                        dst: out(keep.0, keep.1),
-                    },
-                    &[recv],
-                ));
-            }
-            if !next.is_empty() {
-                deps = next;
-            }
-            (lo, hi) = keep;
-        }
+        let (mut lo, mut hi) = halve(prog, &fold, q, &start, &mut deps);
         // Allgather by recursive doubling.
         for k in 0..steps {
             let mask = 1usize << k;
@@ -145,4 +98,71 @@ fn build(req: &Request) -> Result<Schedule> {
         fold.give_back(prog, r, n, last_tag, &deps);
     }
     Ok(s)
+}
+
+/// Recursive halving among the p2 participants of `fold` (participant `q`
+/// of program `prog`), over p2 ranges of the Output whose boundaries are
+/// `start(0..=p2)`: for mask = p2/2, …, 1, keep the half of the current
+/// ranges on q's side of bit `mask`, send the other half to q ⊕ mask (tag
+/// 1 + step), receive the partner's copy of the kept half into the same
+/// elements of Scratch and combine it in. Empty halves send nothing.
+/// Returns the range q then holds reduced, [q, q + 1); `deps` becomes what
+/// the next ops wait for.
+pub(crate) fn halve(
+    prog: &mut Program,
+    fold: &Fold,
+    q: usize,
+    start: &dyn Fn(usize) -> u64,
+    deps: &mut Vec<u32>,
+) -> (usize, usize) {
+    let out = |a: usize, b: usize| Region::output(start(a), start(b) - start(a));
+    let tmp = |a: usize, b: usize| Region::scratch(start(a), start(b) - start(a));
+    let (mut lo, mut hi) = (0usize, fold.p2);
+    for k in 0..fold.steps() {
+        let mask = fold.p2 >> (k + 1);
+        let peer = fold.real(q ^ mask);
+        let tag = 1 + k;
+        let mid = (lo + hi) / 2;
+        let (keep, give) = if q & mask == 0 {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
+        let mut next = Vec::new();
+        if start(give.1) > start(give.0) {
+            next.push(prog.push(
+                Op::Send {
+                    peer,
+                    tag,
+                    region: out(give.0, give.1),
+                    route: 0,
+                },
+                deps,
+            ));
+        }
+        if start(keep.1) > start(keep.0) {
+            let slot = tmp(keep.0, keep.1);
+            let recv = prog.push(
+                Op::Recv {
+                    peer,
+                    tag,
+                    region: slot,
+                    combine: false,
+                },
+                deps,
+            );
+            next.push(prog.push(
+                Op::Combine {
+                    src: slot,
+                    dst: out(keep.0, keep.1),
+                },
+                &[recv],
+            ));
+        }
+        if !next.is_empty() {
+            *deps = next;
+        }
+        (lo, hi) = keep;
+    }
+    (lo, hi)
 }

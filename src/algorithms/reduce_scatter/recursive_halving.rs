@@ -10,6 +10,7 @@
 //! holds its group's chunks reduced, and hands the even rank of a pair its
 //! chunk. The order of every combination is fixed by the schedule.
 
+use crate::algorithms::allreduce::rabenseifner::halve;
 use crate::algorithms::allreduce::recursive_doubling::Fold;
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
@@ -45,8 +46,6 @@ fn build(req: &Request) -> Result<Schedule> {
             own(if g < fold.rem { 2 * g } else { g + fold.rem }).0
         }
     };
-    let out = |a: usize, b: usize| Region::output(start(a), start(b) - start(a));
-    let tmp = |a: usize, b: usize| Region::scratch(start(a), start(b) - start(a));
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let Some(q) = fold.newrank(r) else {
             // Even rank of a pair: hand over the buffer, get its chunk back.
@@ -76,53 +75,7 @@ fn build(req: &Request) -> Result<Schedule> {
         };
         prog.scratch = n;
         let mut deps = fold.absorb(prog, r, n);
-        let (mut lo, mut hi) = (0usize, p2);
-        for k in 0..steps {
-            let mask = p2 >> (k + 1);
-            let peer = fold.real(q ^ mask);
-            let tag = 1 + k;
-            let mid = (lo + hi) / 2;
-            let (keep, give) = if q & mask == 0 {
-                ((lo, mid), (mid, hi))
-            } else {
-                ((mid, hi), (lo, mid))
-            };
-            let mut next = Vec::new();
-            if start(give.1) > start(give.0) {
-                next.push(prog.push(
-                    Op::Send {
-                        peer,
-                        tag,
-                        region: out(give.0, give.1),
-                        route: 0,
-                    },
-                    &deps,
-                ));
-            }
-            if start(keep.1) > start(keep.0) {
-                let slot = tmp(keep.0, keep.1);
-                let recv = prog.push(
-                    Op::Recv {
-                        peer,
-                        tag,
-                        region: slot,
-                        combine: false,
-                    },
-                    &deps,
-                );
-                next.push(prog.push(
-                    Op::Combine {
-                        src: slot,
-                        dst: out(keep.0, keep.1),
-                    },
-                    &[recv],
-                ));
-            }
-            if !next.is_empty() {
-                deps = next;
-            }
-            (lo, hi) = keep;
-        }
+        halve(prog, &fold, q, &start, &mut deps);
         if r < 2 * fold.rem {
             let (at, len) = own(r - 1);
             if len > 0 {
