@@ -27,47 +27,33 @@ pub struct ReproduceArgs {
 }
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
-    if a.paper == "treebcast" {
-        if a.full_sweep {
-            return Err(Error::Invalid(
-                "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
-            )
-            .into());
-        }
-        let time_limit = a.time_limit.unwrap_or(60.0);
-        if !(time_limit.is_finite() && time_limit > 0.0) {
-            return Err(Error::Invalid(format!(
-                "--time-limit must be a positive number of seconds, got {time_limit}"
-            ))
-            .into());
-        }
-        std::fs::create_dir_all(&a.out)
-            .with_context(|| format!("cannot create the output directory {}", a.out.display()))?;
-        let summary = reproduce::treebcast::run(
-            &a.out,
-            &reproduce::treebcast::Settings {
-                quick: a.quick,
-                time_limit_s: time_limit,
-            },
-        )?;
-        out!("{summary}");
-        outln!("written to {}", a.out.display());
-        return Ok(0);
-    }
-    if a.time_limit.is_some() {
+    if a.time_limit.is_some() && a.paper != "treebcast" {
         return Err(Error::Invalid(
             "--time-limit is an option of 'reproduce treebcast' (its solves)".into(),
         )
         .into());
     }
-    let dir = a.out.join(&a.paper);
+    let time_limit = a.time_limit.unwrap_or(60.0);
+    if !(time_limit.is_finite() && time_limit > 0.0) {
+        return Err(Error::Invalid(format!(
+            "--time-limit must be a positive number of seconds, got {time_limit}"
+        ))
+        .into());
+    }
+    // treebcast writes into the directory itself; the others into a
+    // directory named after the paper inside it.
+    let dir = if a.paper == "treebcast" {
+        a.out.clone()
+    } else {
+        a.out.join(&a.paper)
+    };
     // The output directory must be writable before minutes of simulation.
-    if matches!(a.paper.as_str(), "a2at" | "trinaryx3") {
+    if matches!(a.paper.as_str(), "a2at" | "trinaryx3" | "treebcast") {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
     }
     let summary = match a.paper.as_str() {
-        "a2at" if a.full_sweep => {
+        "a2at" | "treebcast" if a.full_sweep => {
             return Err(Error::Invalid(
                 "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
             )
@@ -79,6 +65,13 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
             &reproduce::trinaryx3::Options {
                 quick: a.quick,
                 full_sweep: a.full_sweep,
+            },
+        )?,
+        "treebcast" => reproduce::treebcast::run(
+            &dir,
+            &reproduce::treebcast::Settings {
+                quick: a.quick,
+                time_limit_s: time_limit,
             },
         )?,
         other => {

@@ -237,19 +237,7 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
         schedule::check_ranks_fit(b.request(topo.as_ref())?.ranks)?;
     }
     let s = b.build(topo.as_ref())?;
-    if let Some(p) = ctx.size() {
-        if s.ranks != p {
-            return Err(Error::Invalid(format!(
-                "the schedule has {} ranks but mpirun started {p} processes",
-                s.ranks
-            ))
-            .into());
-        }
-    }
-    if verify {
-        schedule::verify(&s)?;
-    }
-    Ok(s)
+    fits_world(ctx, s, verify)
 }
 
 /// Reads (and verifies) a schedule from a file; under MPI it must have as
@@ -261,7 +249,12 @@ fn loaded(ctx: &Ctx, b: &BuildArgs, path: &str, verify: bool) -> Result<Schedule
         )
         .into());
     }
-    let s = b.read_schedule(path)?;
+    fits_world(ctx, b.read_schedule(path)?, verify)
+}
+
+/// The schedule, once it has as many ranks as mpirun started (under MPI)
+/// and, with `verify`, is proven correct.
+fn fits_world(ctx: &Ctx, s: Schedule, verify: bool) -> Result<Schedule> {
     if let Some(p) = ctx.size() {
         if s.ranks != p {
             return Err(Error::Invalid(format!(

@@ -119,22 +119,17 @@ struct Cut {
     /// The node at the far end of the edge.
     head: NodeId,
     hosts: Vec<u32>,
-    /// Best case for a host inside producing inside: most bandwidth out,
-    /// least first-hop latency, least time to another host.
-    out_cap: f64,
-    first_lat: f64,
-    min_total: f64,
+    /// The best case of its hosts handing the message on.
+    inside: Producer,
 }
 
 /// A subtree that sends out through one link: every transfer from a host
-/// inside to a host outside crosses `out_cap`'s link after at least
-/// `out_lat` from its start, and takes at least `out_total`.
+/// inside to a host outside crosses that link (`out`: its bandwidth, the
+/// least latency to it, the least time of such a transfer).
 #[derive(Clone, Debug)]
 struct Unit {
     hosts: Vec<u32>,
-    out_cap: f64,
-    out_lat: f64,
-    out_total: f64,
+    out: Producer,
     /// The least time of any transfer into it from outside.
     in_total: f64,
 }
@@ -155,11 +150,10 @@ pub struct Problem {
     /// Summed latency from each host to each node (`lat_to[s * nodes + v]`).
     lat_to: Vec<f64>,
     nodes: usize,
-    /// Per host: bandwidth of all its outgoing resources, least latency of
-    /// its first hop, least contention-free time to another host.
-    out_cap: Vec<f64>,
-    first_lat: Vec<f64>,
-    min_total: Vec<f64>,
+    /// Per host: how fast it can hand the message on.
+    host: Vec<Producer>,
+    /// The best of those over all hosts: how a new holder multiplies at best.
+    best_host: Producer,
     cuts: Vec<Cut>,
     /// Partitions of the hosts into subtrees, one per level above the
     /// hosts (SMP nodes, then clusters, ...): each subtree must be entered
@@ -272,24 +266,25 @@ impl Problem {
             ls.dedup();
             ls
         };
-        let mut out_cap = Vec::with_capacity(hosts);
-        let mut first_lat = Vec::with_capacity(hosts);
-        let mut min_total = Vec::with_capacity(hosts);
-        for (s, &sn) in topo.rank_node.iter().enumerate() {
-            let ls = out_resources(sn);
-            out_cap.push(ls.iter().map(|&l| capacity[l as usize]).sum::<f64>());
-            first_lat.push(
-                ls.iter()
-                    .map(|&l| topo.links[l as usize].latency)
-                    .fold(f64::INFINITY, f64::min),
-            );
-            min_total.push(
-                (0..hosts)
-                    .filter(|&r| r != s)
-                    .map(|r| paths[s * hosts + r].total)
-                    .fold(f64::INFINITY, f64::min),
-            );
-        }
+        let host: Vec<Producer> = topo
+            .rank_node
+            .iter()
+            .enumerate()
+            .map(|(s, &sn)| {
+                let ls = out_resources(sn);
+                Producer {
+                    out_cap: ls.iter().map(|&l| capacity[l as usize]).sum::<f64>(),
+                    first_lat: ls
+                        .iter()
+                        .map(|&l| topo.links[l as usize].latency)
+                        .fold(f64::INFINITY, f64::min),
+                    min_total: (0..hosts)
+                        .filter(|&r| r != s)
+                        .map(|r| paths[s * hosts + r].total)
+                        .fold(f64::INFINITY, f64::min),
+                }
+            })
+            .collect();
         // Every directed edge u → v with hosts on v's side.
         let mut cuts = Vec::new();
         for u in 0..nodes as NodeId {
@@ -310,27 +305,12 @@ impl Problem {
                     continue;
                 }
                 side.sort_unstable();
-                let best = |f: &dyn Fn(usize) -> f64, max: bool| {
-                    side.iter().map(|&h| f(h as usize)).fold(
-                        if max { 0.0 } else { f64::INFINITY },
-                        |a, b| {
-                            if max {
-                                a.max(b)
-                            } else {
-                                a.min(b)
-                            }
-                        },
-                    )
-                };
-                // (The least time from a host inside to any other host:
-                // a bound on the time to one inside, and linear in size.)
-                let inside_total = best(&|h| min_total[h], false);
+                // (Its least time is to any other host: a bound on the time
+                // to one inside, and linear in the subtree's size.)
                 cuts.push(Cut {
                     link: l,
                     head: v,
-                    out_cap: best(&|h| out_cap[h], true),
-                    first_lat: best(&|h| first_lat[h], false),
-                    min_total: inside_total,
+                    inside: Producer::best_of(side.iter().map(|&h| host[h as usize])),
                     hosts: side,
                 });
             }
@@ -366,9 +346,10 @@ impl Problem {
             &lat_to,
             nodes,
             &paths,
-            (&out_cap, &first_lat, &min_total),
+            &host,
             &link_between,
         );
+        let best_host = Producer::best_of(host.iter().copied());
         let up_down = (0..nodes as NodeId)
             .map(|v| {
                 rooted
@@ -390,9 +371,8 @@ impl Problem {
             paths,
             lat_to,
             nodes,
-            out_cap,
-            first_lat,
-            min_total,
+            host,
+            best_host,
             cuts,
             levels,
             rooted,
@@ -550,39 +530,18 @@ impl State {
         }
         // How fast holders multiply, over the whole tree.
         let missing = n - self.holders;
-        let newborn = Producer {
-            out_cap: p.out_cap.iter().copied().fold(0.0, f64::max),
-            first_lat: p.first_lat.iter().copied().fold(f64::INFINITY, f64::min),
-            min_total: p.min_total.iter().copied().fold(f64::INFINITY, f64::min),
-        };
-        let seeds = (0..n).filter(|&s| self.holds(s)).map(|s| {
-            (
-                avail(s),
-                Producer {
-                    out_cap: p.out_cap[s],
-                    first_lat: p.first_lat[s],
-                    min_total: p.min_total[s],
-                },
-            )
-        });
-        lb = lb.max(multiply(missing, d, seeds, None, &newborn, &[]));
+        let seeds = (0..n)
+            .filter(|&s| self.holds(s))
+            .map(|s| (avail(s), p.host[s]));
+        lb = lb.max(multiply(missing, d, seeds, None, &p.best_host, &[]));
         // How fast subtrees (SMP nodes, clusters) get their first holder.
         let mut floors = Vec::new();
         for units in &p.levels {
             floors.clear();
             let mut seeds = Vec::new();
             let mut in_totals = Vec::new();
-            let mut newborn = Producer {
-                out_cap: 0.0,
-                first_lat: f64::INFINITY,
-                min_total: f64::INFINITY,
-            };
+            let mut newborn = Producer::NONE;
             for u in units {
-                let prod = Producer {
-                    out_cap: u.out_cap,
-                    first_lat: u.out_lat,
-                    min_total: u.out_total,
-                };
                 let held = u
                     .hosts
                     .iter()
@@ -590,7 +549,7 @@ impl State {
                     .map(|&h| avail(h as usize))
                     .fold(f64::INFINITY, f64::min);
                 if held.is_finite() {
-                    seeds.push((held, prod));
+                    seeds.push((held, u.out));
                 } else {
                     floors.push(
                         u.hosts
@@ -599,9 +558,7 @@ impl State {
                             .fold(f64::INFINITY, f64::min),
                     );
                     in_totals.push(u.in_total);
-                    newborn.out_cap = newborn.out_cap.max(u.out_cap);
-                    newborn.first_lat = newborn.first_lat.min(u.out_lat);
-                    newborn.min_total = newborn.min_total.min(u.out_total);
+                    newborn = newborn.or(u.out);
                 }
             }
             lb = lb.max(two_waves(&seeds, &floors, &in_totals, d));
@@ -634,17 +591,12 @@ impl State {
                 at_edge,
                 step: d / p.capacity[c.link as usize],
             };
-            let inside = Producer {
-                out_cap: c.out_cap,
-                first_lat: c.first_lat,
-                min_total: c.min_total,
-            };
             lb = lb.max(multiply(
                 c.hosts.len(),
                 d,
                 std::iter::empty::<(f64, Producer)>(),
                 Some(gate),
-                &inside,
+                &c.inside,
                 &[],
             ));
         }
@@ -708,7 +660,7 @@ fn two_waves(seeds: &[(f64, Producer)], floors: &[f64], in_totals: &[f64], d: f6
 /// it sends arrives no earlier than its availability plus the larger of
 /// (its least first-hop latency + j·D / the bandwidth of its links) and its
 /// least contention-free time to another host.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Producer {
     out_cap: f64,
     first_lat: f64,
@@ -716,6 +668,27 @@ struct Producer {
 }
 
 impl Producer {
+    /// No producer at all (the start of a best case).
+    const NONE: Producer = Producer {
+        out_cap: 0.0,
+        first_lat: f64::INFINITY,
+        min_total: f64::INFINITY,
+    };
+
+    /// The best case of two: the most bandwidth, the least latency and
+    /// the least time.
+    fn or(self, o: Producer) -> Producer {
+        Producer {
+            out_cap: self.out_cap.max(o.out_cap),
+            first_lat: self.first_lat.min(o.first_lat),
+            min_total: self.min_total.min(o.min_total),
+        }
+    }
+
+    fn best_of(all: impl Iterator<Item = Producer>) -> Producer {
+        all.fold(Producer::NONE, Producer::or)
+    }
+
     fn slot(&self, avail: f64, j: u32, d: f64) -> f64 {
         avail + (self.first_lat + j as f64 * d / self.out_cap).max(self.min_total)
     }
@@ -1084,40 +1057,26 @@ fn improve(p: &Problem, start: Solution) -> Solution {
     'climb: loop {
         let now = score(&best);
         for i in 0..seq.len() {
-            // Another sender: any host that received before transfer i.
-            for k in 0..i {
-                let s = seq[k].1;
-                if s == seq[i].0 {
-                    continue;
-                }
-                let mut cand = seq.clone();
-                cand[i].0 = s;
-                budget = budget.saturating_sub(1);
-                if let Ok(sol) = p.evaluate(&cand) {
-                    if better(score(&sol), now) {
-                        (best, seq) = (sol, cand);
-                        continue 'climb;
-                    }
-                }
-            }
-            for &s in &p.sources {
-                if s == seq[i].0 {
-                    continue;
-                }
-                let mut cand = seq.clone();
-                cand[i].0 = s;
-                if let Ok(sol) = p.evaluate(&cand) {
-                    if better(score(&sol), now) {
-                        (best, seq) = (sol, cand);
-                        continue 'climb;
-                    }
-                }
-            }
-            // Earlier in the sequence.
-            for k in 0..i {
-                let mut cand = seq.clone();
-                let t = cand.remove(i);
-                cand.insert(k, t);
+            // Another sender (a host that held the message before transfer
+            // i), or an earlier place in the sequence.
+            let base = seq.clone();
+            let senders = base[..i]
+                .iter()
+                .map(|t| t.1)
+                .chain(p.sources.iter().copied())
+                .filter(|&s| s != base[i].0);
+            let resent = senders.map(|s| {
+                let mut c = base.clone();
+                c[i].0 = s;
+                c
+            });
+            let moved = (0..i).map(|k| {
+                let mut c = base.clone();
+                let t = c.remove(i);
+                c.insert(k, t);
+                c
+            });
+            for cand in resent.chain(moved) {
                 budget = budget.saturating_sub(1);
                 if let Ok(sol) = p.evaluate(&cand) {
                     if better(score(&sol), now) {
@@ -1295,7 +1254,7 @@ fn unit_levels(
     lat_to: &[f64],
     nodes: usize,
     paths: &[Path],
-    (out_cap, first_lat, min_total): (&[f64], &[f64], &[f64]),
+    host: &[Producer],
     link: &dyn Fn(NodeId, NodeId) -> LinkId,
 ) -> Vec<Vec<Unit>> {
     let hosts = rank_node.len();
@@ -1355,9 +1314,7 @@ fn unit_levels(
                     return Unit {
                         in_total: in_total(&members),
                         hosts: members,
-                        out_cap: out_cap[h],
-                        out_lat: first_lat[h],
-                        out_total: min_total[h],
+                        out: host[h],
                     };
                 }
                 let parent = rooted.parent(t).expect("below the centre");
@@ -1371,12 +1328,14 @@ fn unit_levels(
                     .fold(f64::INFINITY, f64::min);
                 Unit {
                     in_total: in_total(&members),
-                    out_cap: capacity[up as usize],
-                    out_lat: members
-                        .iter()
-                        .map(|&h| lat_to[h as usize * nodes + parent as usize])
-                        .fold(f64::INFINITY, f64::min),
-                    out_total,
+                    out: Producer {
+                        out_cap: capacity[up as usize],
+                        first_lat: members
+                            .iter()
+                            .map(|&h| lat_to[h as usize * nodes + parent as usize])
+                            .fold(f64::INFINITY, f64::min),
+                        min_total: out_total,
+                    },
                     hosts: members,
                 }
             })

@@ -9,7 +9,7 @@
 //! a half-duplex memory-bus edge of 400 MB/s and 2 µs.
 
 use super::plot::{self, Scale, Series};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::optimize::treebcast::{self, Options, Problem};
 use crate::topology::{Duplex, EdgeSpec, Graph, Kind, NodeKind, NodeSpec, Topology};
 use std::fmt::Write as _;
@@ -175,10 +175,19 @@ pub fn instances(quick: bool) -> Result<Vec<Instance>> {
     Ok(v)
 }
 
+/// The four combinations of (RCut, SCut), as Tables 1-4 order them.
+const CUTS: [(bool, bool); 4] = [(false, false), (false, true), (true, false), (true, true)];
+
+fn onoff(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
 /// Runs both tables into `dir`; returns a summary.
 pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
-    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(io)?;
     let instances = instances(opts.quick)?;
     let mut summary = String::new();
     // Tables 1-4: every instance under the four combinations of the cuts.
@@ -187,7 +196,7 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
     let mut optimal = Vec::new();
     for inst in &instances {
         let p = Problem::new(&inst.topology, 0, SIZE)?;
-        for (rcut, scut) in [(false, false), (false, true), (true, false), (true, true)] {
+        for (rcut, scut) in CUTS {
             let o = Options {
                 rcut,
                 scut,
@@ -195,7 +204,6 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
                 ..Options::default()
             };
             let s = treebcast::solve(&p, &o);
-            let onoff = |b: bool| if b { "on" } else { "off" };
             let _ = writeln!(
                 solves,
                 "{},{},{},{},{},{:.6},{},{},{:.9}",
@@ -215,7 +223,7 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
             }
         }
     }
-    std::fs::write(dir.join("solve_times.csv"), &solves).map_err(io)?;
+    super::write(dir, "solve_times.csv", &solves)?;
     // Tables 5-6: the optimum against the built-in broadcasts, roots 0 and 1.
     let mut times = String::from("family,instance,algorithm,root,time_s\n");
     let mut time_rows = Vec::new();
@@ -248,12 +256,11 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
             row(alg, 0, treebcast::baseline(&inst.topology, alg, 0, SIZE)?);
         }
     }
-    std::fs::write(dir.join("bcast_times.csv"), &times).map_err(io)?;
+    super::write(dir, "bcast_times.csv", &times)?;
     // Plots: one per family and table.
     for family in ["star", "dual_cpu", "clusters", "unequal_clusters"] {
         let mut series = Vec::new();
-        for (rcut, scut) in [(false, false), (false, true), (true, false), (true, true)] {
-            let onoff = |b: bool| if b { "on" } else { "off" };
+        for (rcut, scut) in CUTS {
             series.push(Series {
                 name: format!("RCut {} SCut {}", onoff(rcut), onoff(scut)),
                 points: solve_rows
@@ -275,7 +282,6 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
             .filter(|r| r.0 == family)
             .map(|r| r.2.clone())
             .collect();
-        names.dedup();
         names.sort();
         names.dedup();
         let series: Vec<Series> = names
