@@ -3,7 +3,7 @@
 # topocoll crate itself use the profile in pgo/ when the compiler's LLVM is
 # the one that wrote it (scripts/pgo.sh); everything else compiles as is.
 # Profile-guided optimisation cut the simulator's instructions by 15% and
-# its time by 1.12-1.20x (docs/PERFORMANCE.md, "Sixteenth session").
+# its time by 1.12-1.20x (docs/PERFORMANCE.md).
 #
 # A function changed since the profile was written gets no profile: LLVM's
 # warning for each such function is turned off, as the build stays correct

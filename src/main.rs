@@ -5,7 +5,7 @@
 /// A large simulation touches its per-rank and per-transfer state at random:
 /// with 4 KiB pages nearly every access also misses the TLB. The 32 MiB
 /// Trinaryx3 allreduce on 48×6×32 ran 1.25–1.4× faster in pair runs
-/// (docs/PERFORMANCE.md, "Ninth session"); results are the same bit for bit.
+/// (docs/PERFORMANCE.md); results are the same bit for bit.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

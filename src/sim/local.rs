@@ -246,8 +246,7 @@ const TILE_DEPTH: u32 = 4;
 /// way, without meetings: the threads relay bounds on the data crossing
 /// between them as they go (`Local::run_relay`). (Meeting once a window,
 /// as untiled threads do, they met four times as often, and the meetings
-/// cost more than the cache saved: docs/PERFORMANCE.md, "Eighteenth
-/// session".)
+/// cost more than the cache saved: docs/PERFORMANCE.md.)
 #[derive(Clone, Copy, Debug)]
 struct Tiles {
     plane: u32,

@@ -253,7 +253,7 @@ impl EndQueue {
 /// placed by searching from the front (in a CPU queue, a task that waited
 /// on the one just run lands there), and the shorter side moves: linear
 /// where a heap's push is logarithmic; on the schedules measured
-/// (docs/PERFORMANCE.md, seventh and fifteenth sessions) nothing got slower.
+/// (docs/PERFORMANCE.md) nothing got slower.
 pub struct SortedQueue<T> {
     items: Vec<T>,
     /// The first entry still queued; the entries before it are spent.
