@@ -101,6 +101,10 @@ pub struct BuildArgs {
     /// Pipeline segment size in bytes, for pipelined algorithms.
     #[arg(long)]
     pub segment: Option<String>,
+    /// WAN lanes per remote site for the multi-lane algorithms on a grid of
+    /// sites: a number, or auto (the P the cost model picks) [default: auto].
+    #[arg(long)]
+    pub lanes: Option<String>,
 }
 
 impl BuildArgs {
@@ -133,6 +137,7 @@ impl BuildArgs {
             ("--size", self.size.is_some()),
             ("--dtype", self.dtype.is_some()),
             ("--segment", self.segment.is_some()),
+            ("--lanes", self.lanes.is_some()),
             ("--root", self.root.is_some()),
             ("--op", self.op.is_some()),
         ] {
@@ -218,6 +223,15 @@ impl BuildArgs {
             }
             req.segment_bytes = Some(seg);
         }
+        if let Some(lanes) = &self.lanes {
+            self.check_lanes(collective)?;
+            req.lanes = match lanes.trim() {
+                "auto" => None,
+                n => Some(n.parse::<usize>().map_err(|_| {
+                    Error::Invalid(format!("--lanes '{n}' is neither a whole number nor auto"))
+                })?),
+            };
+        }
         Ok(req)
     }
 
@@ -271,6 +285,33 @@ impl BuildArgs {
         .into())
     }
 
+    /// `--lanes` given where no algorithm asked for crosses a WAN in lanes
+    /// is an error, as `--segment` is.
+    pub fn check_lanes(&self, collective: Collective) -> Result<()> {
+        let takes = |n: &str| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.lanes);
+        if self.lanes.is_none() || self.algorithm.as_deref().unwrap_or("").split(',').any(takes) {
+            return Ok(());
+        }
+        let laned: Vec<String> = ALGORITHMS
+            .iter()
+            .filter(|a| a.lanes)
+            .map(|a| format!("{} {}", a.collective, a.name))
+            .collect();
+        Err(Error::Invalid(format!(
+            "--lanes: {} {} does not cross a WAN in lanes (the algorithms that do: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            laned.join(", ")
+        ))
+        .into())
+    }
+
+    /// `--segment` and `--lanes` checked against the whole list of a sweep.
+    pub fn check_per_algorithm(&self, collective: Collective) -> Result<()> {
+        self.check_segment(collective)?;
+        self.check_lanes(collective)
+    }
+
     /// One point of a sweep (or a bench row): these arguments with one
     /// algorithm of the list, without `--segment` if that algorithm does
     /// not pipeline. Call [`BuildArgs::check_segment`] on the whole list
@@ -280,6 +321,12 @@ impl BuildArgs {
         b.algorithm = Some(algorithm.to_string());
         if b.segment.is_some() && b.collective().is_ok_and(|c| !b.takes_segment(c)) {
             b.segment = None;
+        }
+        let laned = b
+            .collective()
+            .is_ok_and(|c| algorithms::find(c.name(), algorithm).is_ok_and(|a| a.lanes));
+        if !laned {
+            b.lanes = None;
         }
         b
     }

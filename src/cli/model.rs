@@ -3,6 +3,7 @@
 use crate::algorithms::trees::{check_trees, torus_trees};
 use crate::error::Error;
 use crate::model::trinaryx3::{self as trix, Params};
+use crate::optimize::lanes;
 use crate::topology;
 use crate::units::{format_bytes, parse_bytes};
 use anyhow::{Context, Result};
@@ -19,6 +20,29 @@ enum Model {
     /// The allreduce paper's eqs (1)-(4): pipelined Bcast and Reduce on one
     /// tree and on Trinaryx3's three (defaults: the paper's K-computer values).
     Trinaryx3(Trinaryx3Args),
+    /// The grid paper's multi-lane scatter cost model T_L(P) (section 3.2)
+    /// for every lane count, its P_opt, and beside them a refined model and
+    /// the simulated scatter for every P.
+    Multilane(MultilaneArgs),
+}
+
+#[derive(Args)]
+struct MultilaneArgs {
+    /// A grid of sites (a TOML file of kind "sites").
+    #[arg(long, short = 't')]
+    topology: String,
+    /// M: the block per rank, bytes (64KiB, 1MB, ...).
+    #[arg(long, short = 's')]
+    size: String,
+    /// α: the overhead the model adds, seconds.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    alpha: f64,
+    /// The scatter's root rank.
+    #[arg(long, default_value_t = 0)]
+    root: u32,
+    /// text or json.
+    #[arg(long, default_value = "text")]
+    format: String,
 }
 
 #[derive(Args)]
@@ -52,6 +76,7 @@ struct Trinaryx3Args {
 pub fn run(a: ModelArgs) -> Result<i32> {
     match a.model {
         Model::Trinaryx3(t) => trinaryx3(t),
+        Model::Multilane(m) => multilane(m),
     }
 }
 
@@ -164,6 +189,103 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
         "  Trinaryx3 Allreduce (3)+(4)              = {:10.3} ms, bandwidth 2N/T = {:.3} GB/s",
         ms(all),
         2.0 * n as f64 / all / 1e9
+    );
+    Ok(0)
+}
+
+fn multilane(a: MultilaneArgs) -> Result<i32> {
+    let json = match a.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            return Err(Error::Invalid(format!("--format '{other}' is not text or json")).into())
+        }
+    };
+    if !(a.alpha.is_finite() && a.alpha >= 0.0) {
+        return Err(Error::Invalid(format!(
+            "--alpha must be a number of seconds, 0 or more, got {}",
+            a.alpha
+        ))
+        .into());
+    }
+    let m = bytes("size", &a.size)?;
+    let topo = topology::parse_spec(&a.topology)?;
+    let Some(sites) = topo.sites() else {
+        return Err(Error::Invalid(format!(
+            "--topology {}: the multi-lane model needs a grid of sites (kind = \"sites\")",
+            a.topology
+        ))
+        .into());
+    };
+    if a.root as usize >= topo.num_ranks() {
+        return Err(Error::Invalid(format!(
+            "--root {} is not a rank of the {} the topology has",
+            a.root,
+            topo.num_ranks()
+        ))
+        .into());
+    }
+    let cfg = lanes::model_config();
+    let st = lanes::study(&topo, a.root as usize, m, a.alpha, &cfg)?;
+    if json {
+        let list = |f: fn(&lanes::LanePoint) -> f64| -> Vec<serde_json::Value> {
+            st.points
+                .iter()
+                .map(|x| serde_json::json!({"p": x.p, "t_s": f(x)}))
+                .collect()
+        };
+        let v = serde_json::json!({
+            "lanes": list(|x| x.paper_s),
+            "p_opt": st.p_opt,
+            "refined": list(|x| x.refined_s),
+            "p_refined": st.p_refined,
+            "simulated": list(|x| x.simulated_s),
+            "p_simulated": st.p_simulated,
+            "model_error": st.paper_error(),
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(0);
+    }
+    let sizes: Vec<String> = sites.sizes.iter().map(|n| n.to_string()).collect();
+    outln!("Multi-lane scatter cost model (grid paper, section 3.2):");
+    outln!("  T_L(P) = L + x*M/b_L(P) + y*M/B + alpha,");
+    outln!("  x = floor(P_max/P) + P_max mod P, x + y = n0 + n1 - 1, P_max = max(n0, n1)");
+    outln!(
+        "  sites {}, L = {} s, B = {} B/s, M = {} ({m} bytes), alpha = {} s, root {}",
+        sizes.join(" + "),
+        sites.wan_latency,
+        sites.lan_bandwidth,
+        format_bytes(m),
+        a.alpha,
+        a.root
+    );
+    outln!("  refined: even runs (ceil(n/P)), the algorithm's own overlap; simulated: scatter multilane --lanes P, one engine per host");
+    outln!(
+        "  {:>3} {:>14} {:>14} {:>14} {:>14} {:>9}",
+        "P",
+        "b_L(P) B/s",
+        "T_L(P) s",
+        "refined s",
+        "simulated s",
+        "T_L/sim"
+    );
+    for x in &st.points {
+        outln!(
+            "  {:>3} {:>14.6e} {:>14.6e} {:>14.6e} {:>14.6e} {:>9.3}",
+            x.p,
+            sites.lane_bandwidth(x.p),
+            x.paper_s,
+            x.refined_s,
+            x.simulated_s,
+            x.paper_s / x.simulated_s
+        );
+    }
+    outln!("  P_opt (T_L)       = {}", st.p_opt);
+    outln!("  P_opt (refined)   = {}", st.p_refined);
+    outln!("  P_opt (simulated) = {}", st.p_simulated);
+    outln!(
+        "  T_L at the simulated best P is {:+.1}% off the simulation",
+        st.paper_error() * 100.0
     );
     Ok(0)
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: a2at, trinaryx3 or treebcast.
+    /// Which paper: a2at, trinaryx3, treebcast or multilane.
     pub paper: String,
     /// Directory for the tables and plots.
     #[arg(long, short = 'o', default_value = "out")]
@@ -40,20 +40,23 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         ))
         .into());
     }
-    // treebcast writes into the directory itself; the others into a
+    // treebcast and multilane write into the directory itself; the others into a
     // directory named after the paper inside it.
-    let dir = if a.paper == "treebcast" {
+    let dir = if matches!(a.paper.as_str(), "treebcast" | "multilane") {
         a.out.clone()
     } else {
         a.out.join(&a.paper)
     };
     // The output directory must be writable before minutes of simulation.
-    if matches!(a.paper.as_str(), "a2at" | "trinaryx3" | "treebcast") {
+    if matches!(
+        a.paper.as_str(),
+        "a2at" | "trinaryx3" | "treebcast" | "multilane"
+    ) {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
     }
     let summary = match a.paper.as_str() {
-        "a2at" | "treebcast" if a.full_sweep => {
+        "a2at" | "treebcast" | "multilane" if a.full_sweep => {
             return Err(Error::Invalid(
                 "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
             )
@@ -74,9 +77,13 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
                 time_limit_s: time_limit,
             },
         )?,
+        "multilane" => reproduce::multilane::run(
+            &dir,
+            &reproduce::multilane::Settings { quick: a.quick },
+        )?,
         other => {
             return Err(Error::Invalid(format!(
-                "nothing to reproduce for '{other}' (a2at, trinaryx3 or treebcast)"
+                "nothing to reproduce for '{other}' (a2at, trinaryx3, treebcast or multilane)"
             ))
             .into())
         }

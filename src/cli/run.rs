@@ -566,8 +566,8 @@ fn bench_inner(
     algs: &[String],
 ) -> Result<i32> {
     let mut header = false;
-    if a.build.segment.is_some() {
-        a.build.check_segment(a.build.collective()?)?;
+    if a.build.segment.is_some() || a.build.lanes.is_some() {
+        a.build.check_per_algorithm(a.build.collective()?)?;
     }
     for &size in sizes {
         let mut rows: Vec<(String, String, Summary, f64, f64)> = Vec::new();
@@ -735,6 +735,7 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         ("--root", b.root.is_some()),
         ("--op", b.op.is_some()),
         ("--segment", b.segment.is_some()),
+        ("--lanes", b.lanes.is_some()),
         ("--sizes", a.sizes.is_some()),
         ("--warmup", a.warmup.is_some()),
         ("--baseline", a.baseline.is_some()),

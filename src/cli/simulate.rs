@@ -633,8 +633,8 @@ fn sweep(
         a
     };
     let mut points = Vec::new();
-    if a.build.segment.is_some() {
-        a.build.check_segment(a.build.collective()?)?;
+    if a.build.segment.is_some() || a.build.lanes.is_some() {
+        a.build.check_per_algorithm(a.build.collective()?)?;
     }
     for alg in algorithms {
         for &size in sizes {

@@ -13,6 +13,7 @@
 //! reached only by large messages.
 
 pub mod alltoall;
+pub mod multilane;
 pub mod trinaryx3;
 
 use crate::error::Result;

@@ -241,6 +241,22 @@ impl MaxMin {
         f.pos.clear();
     }
 
+    /// The active flows on `link`.
+    pub fn flows_on(&self, link: u32) -> impl Iterator<Item = u32> + '_ {
+        self.on_link[link as usize].iter().map(|&(f, _)| f)
+    }
+
+    /// Changes the cap of active flow `id` (a WAN stream's, as streams join
+    /// and leave its link); it and the flows it shares links with are solved
+    /// again at the next `recompute`.
+    pub fn set_cap(&mut self, id: u32, cap: f64) {
+        let f = &mut self.flows[id as usize];
+        if f.cap.to_bits() != cap.to_bits() {
+            f.cap = cap;
+            self.dirty.extend_from_slice(&f.links);
+        }
+    }
+
     /// Current rate of a flow (bytes/s).
     pub fn rate(&self, id: u32) -> f64 {
         self.flows[id as usize].rate

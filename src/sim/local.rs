@@ -1956,7 +1956,7 @@ impl<'a, P: OpSource> Engine<'a, P> {
         let latency: f64 = path.iter().map(|&l| links[l as usize].latency).sum();
         let bottleneck = path
             .iter()
-            .map(|&l| links[l as usize].bandwidth)
+            .map(|&l| self.topo.lone_rate(l))
             .fold(f64::INFINITY, f64::min);
         let k = rank.next_kept as usize;
         rank.next_kept = ((k + 1) % KEPT_ROUTES) as u8;

@@ -804,6 +804,9 @@ struct Sim<'a, P: OpSource> {
     last_route: Vec<(u32, f64, Route)>,
     /// When set, only ranks 0..stride are simulated (see `fold`).
     fold: Option<fold::Fold>,
+    /// Per-stream rate tables b(P) of the network's links that have one
+    /// (WAN links; `Topology::stream_tables`), empty when none has.
+    stream: Vec<Option<&'a [f64]>>,
 }
 
 impl<'a, P: OpSource> Sim<'a, P> {
@@ -874,6 +877,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             route_buf: Vec::new(),
             last_route: vec![(u32::MAX, 0.0, Route::new()); ranks],
             fold,
+            stream: topo.stream_tables(),
         }
     }
 
@@ -1266,18 +1270,55 @@ impl<'a, P: OpSource> Sim<'a, P> {
         Ok(())
     }
 
+    /// A flow's cap: `flow_cap`, and on each link with a stream table the
+    /// rate b(P) for the P flows on it now (this one included; at least 1).
     fn cap_of(&self, route: &[LinkId]) -> f64 {
-        flow_cap(self.cfg, || {
+        let cap = flow_cap(self.cfg, || {
             route.iter().map(|&l| self.latency[l as usize]).sum()
+        });
+        if self.stream.is_empty() {
+            return cap;
+        }
+        route.iter().fold(cap, |cap, &l| {
+            match self.stream.get(l as usize).copied().flatten() {
+                Some(table) => {
+                    let p = (self.link_use[l as usize].count as usize).clamp(1, table.len());
+                    cap.min(table[p - 1])
+                }
+                None => cap,
+            }
         })
+    }
+
+    /// The streams on the table-capped links of `route` take the cap for
+    /// their new number (after a flow joined or left them).
+    fn recap(&mut self, route: &[LinkId]) {
+        let Some(m) = self.maxmin.as_ref() else {
+            return;
+        };
+        let mut flows: Vec<u32> = Vec::new();
+        for &l in route {
+            if self.stream.get(l as usize).copied().flatten().is_some() {
+                flows.extend(m.flows_on(l));
+            }
+        }
+        for f in flows {
+            // The flow being started or ended holds its route apart.
+            let cap = if self.transfers[f as usize].route.is_empty() {
+                self.cap_of(route)
+            } else {
+                self.cap_of(&self.transfers[f as usize].route)
+            };
+            self.maxmin.as_mut().expect("checked").set_cap(f, cap);
+        }
     }
 
     fn begin_bandwidth(&mut self, now: f64, id: u32) {
         let route = std::mem::take(&mut self.transfers[id as usize].route);
         let bytes = self.transfers[id as usize].bytes;
-        let cap = self.cap_of(&route);
         if self.maxmin.is_some() {
             self.occupy(now, &route, bytes);
+            let cap = self.cap_of(&route);
             // Alone: nothing in the solver, and each link carries this flow
             // once and nothing else (the counts include it now).
             let alone = self.cfg.fairness == Fairness::Equal
@@ -1316,6 +1357,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
                     }
                 };
                 m.add(id, now, &route, bytes, weight, cap);
+                if !self.stream.is_empty() {
+                    self.recap(&route);
+                }
             }
         }
         self.transfers[id as usize].route = route;
@@ -1423,6 +1467,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
             }
         } else if let Some(m) = self.maxmin.as_mut() {
             m.remove(id);
+            if !self.stream.is_empty() {
+                self.recap(&route);
+            }
         }
         self.network_bytes += self.transfers[id as usize].bytes;
         self.transfers[id as usize].route = route;

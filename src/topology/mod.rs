@@ -16,7 +16,7 @@ mod tofu;
 pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
 pub use grid::{Grid, TorusTie};
 pub use hypercube::Hypercube;
-pub use sites::Sites;
+pub use sites::{Sites, Wan};
 pub use spec::{parse_spec, parse_toml, TopologyFile};
 pub use tofu::Tofu;
 
@@ -130,6 +130,42 @@ impl Topology {
             num_nodes,
             links,
             rank_node,
+        }
+    }
+
+    /// Per-stream rate tables of the links that have one: for each link, b(P)
+    /// for P = 1.. streams crossing it at once (a grid of sites' WAN links;
+    /// see `Sites`). `None` for a link without one; empty when no link has one.
+    pub fn stream_tables(&self) -> Vec<Option<&[f64]>> {
+        match &self.kind {
+            Kind::Sites(s) => {
+                let mut out = vec![None; self.links.len()];
+                for &l in &s.wan_links {
+                    out[l as usize] = Some(&s.lane_bandwidth[..]);
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The rate one flow alone on link `l` gets: its bandwidth, or less
+    /// where the link caps a lone stream (b(1) of a WAN link).
+    pub fn lone_rate(&self, l: LinkId) -> f64 {
+        let bw = self.links[l as usize].bandwidth;
+        match &self.kind {
+            Kind::Sites(s) if s.wan_links.first().is_some_and(|&w| l >= w) => {
+                bw.min(s.lane_bandwidth[0])
+            }
+            _ => bw,
+        }
+    }
+
+    /// The grid of sites this topology is, if it is one.
+    pub fn sites(&self) -> Option<&Sites> {
+        match &self.kind {
+            Kind::Sites(s) => Some(s),
+            _ => None,
         }
     }
 

@@ -1,134 +1,235 @@
-//! A grid of two sites: two clusters of hosts, each on a LAN, joined by a WAN
-//! whose per-lane bandwidth depends on how many lanes are in use (the
-//! multi-lane scatter/gather paper). The network is a tree: every host hangs off
-//! its site's switch with a LAN link; the two switches are joined by the WAN.
+//! A grid of sites: clusters of hosts, each on a LAN, joined by a WAN whose
+//! streams are capped by how many of them cross at once (the multi-lane
+//! scatter/gather paper). Every host hangs off its site's switch with a LAN
+//! link; every two site switches are joined by a WAN link of their own.
+//!
+//! A WAN link carries at most `wan_capacity` bytes/s, shared max-min among
+//! the streams crossing it, and each stream at most b(P) when P streams cross
+//! that link (in that direction) at once. b(P) is either the user's measured
+//! lane table, or follows from a TCP window: b(P) = min(window / RTT,
+//! capacity / P) with RTT = 2·(wan_latency + 2·lan_latency), the round trip
+//! between two hosts of different sites.
 
-use super::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
+use super::{Duplex, EdgeSpec, Graph, LinkId, NodeKind, NodeSpec};
 use crate::error::Result;
 use crate::invalid;
 
+/// How the WAN's per-stream rate is given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Wan {
+    /// b(P) for P = 1, 2, … streams, bytes/s per stream (the paper's
+    /// measured table); `capacity` defaults to max over P of P·b(P).
+    Lanes {
+        lane_bandwidth: Vec<f64>,
+        capacity: Option<f64>,
+    },
+    /// A WAN of `capacity` bytes/s whose streams are TCP streams with a
+    /// `window`-byte window.
+    Window { capacity: f64, window: f64 },
+}
+
 #[derive(Clone, Debug)]
 pub struct Sites {
-    pub n0: usize,
-    pub n1: usize,
+    /// Hosts of each site; ranks are numbered site by site.
+    pub sizes: Vec<usize>,
     /// LAN bandwidth B (bytes/s) of each host's link to its site switch.
     pub lan_bandwidth: f64,
     pub lan_latency: f64,
-    /// WAN latency L (s).
+    /// WAN latency L (s) of every site-to-site link.
     pub wan_latency: f64,
-    /// b(P): per-lane WAN bandwidth (bytes/s) when P lanes are in use, P = 1..len.
+    /// What each WAN link carries at most, all streams together (bytes/s).
+    pub wan_capacity: f64,
+    /// b(P): per-stream WAN bandwidth (bytes/s) with P streams on a WAN
+    /// link, P = 1..len. A window WAN's table runs to the largest number of
+    /// streams that can cross (one per host pair).
     pub lane_bandwidth: Vec<f64>,
+    pub wan: Wan,
+    /// The directed WAN links (both directions of every site pair).
+    pub wan_links: Vec<LinkId>,
     pub net: Graph,
 }
 
 impl Sites {
     pub fn new(
-        n0: usize,
-        n1: usize,
+        sizes: Vec<usize>,
         lan_bandwidth: f64,
         lan_latency: f64,
         wan_latency: f64,
-        lane_bandwidth: Vec<f64>,
+        wan: Wan,
     ) -> Result<Sites> {
-        if n0 == 0 || n1 == 0 {
+        if sizes.len() < 2 {
             return Err(invalid!(
-                "sites: each site needs at least one host (n0 = {n0}, n1 = {n1})"
+                "sites: a grid needs at least two sites (got {})",
+                sizes.len()
             ));
         }
-        // Checked before the names are made: n0 = 10^8 would build them all.
-        if n0.saturating_add(n1).saturating_add(2) > super::graph::MAX_GRAPH_NODES {
+        if let Some(k) = sizes.iter().position(|&n| n == 0) {
             return Err(invalid!(
-                "sites: {n0} + {n1} hosts and two switches are more than the {} nodes supported",
+                "sites: each site needs at least one host (site {k} has none)"
+            ));
+        }
+        // Checked before the names are made: a site of 10^8 would build them all.
+        let total = sizes
+            .iter()
+            .fold(sizes.len(), |acc, &n| acc.saturating_add(n));
+        if total > super::graph::MAX_GRAPH_NODES {
+            return Err(invalid!(
+                "sites: {} hosts and {} switches are more than the {} nodes supported",
+                total - sizes.len(),
+                sizes.len(),
                 super::graph::MAX_GRAPH_NODES
             ));
-        }
-        if lane_bandwidth.is_empty() {
-            return Err(invalid!(
-                "sites: wan_lane_bandwidth needs at least the value for one lane"
-            ));
-        }
-        for (i, &b) in lane_bandwidth.iter().enumerate() {
-            super::check_bandwidth(&format!("sites: wan_lane_bandwidth for {} lanes", i + 1), b)?;
         }
         super::check_latency("sites: wan_latency", wan_latency)?;
         // Checked here, so the message names the field, not the LAN edge
         // built from it.
         super::check_bandwidth("sites: lan_bandwidth", lan_bandwidth)?;
         super::check_latency("sites: lan_latency", lan_latency)?;
-        let mut nodes: Vec<NodeSpec> = (0..n0)
-            .map(|i| NodeSpec {
-                name: format!("s0h{i}"),
+        let hosts: usize = sizes.iter().sum();
+        let (lane_bandwidth, wan_capacity) = match &wan {
+            Wan::Lanes {
+                lane_bandwidth,
+                capacity,
+            } => {
+                if lane_bandwidth.is_empty() {
+                    return Err(invalid!(
+                        "sites: wan_lane_bandwidth needs at least the value for one lane"
+                    ));
+                }
+                for (i, &b) in lane_bandwidth.iter().enumerate() {
+                    super::check_bandwidth(
+                        &format!("sites: wan_lane_bandwidth for {} lanes", i + 1),
+                        b,
+                    )?;
+                }
+                let most = lane_bandwidth
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| b * (i + 1) as f64)
+                    .fold(0.0, f64::max);
+                if let Some(c) = capacity {
+                    super::check_bandwidth("sites: wan_bandwidth", *c)?;
+                }
+                (lane_bandwidth.clone(), capacity.unwrap_or(most))
+            }
+            &Wan::Window { capacity, window } => {
+                super::check_bandwidth("sites: wan_bandwidth", capacity)?;
+                super::check_bandwidth("sites: wan_window", window)?;
+                let rtt = 2.0 * (wan_latency + 2.0 * lan_latency);
+                if rtt <= 0.0 {
+                    return Err(invalid!(
+                        "sites: wan_window needs a round trip: wan_latency or lan_latency above 0"
+                    ));
+                }
+                let stream = window / rtt;
+                let most = sizes.iter().max().copied().unwrap_or(1).max(hosts / 2);
+                let table = (1..=most)
+                    .map(|p| stream.min(capacity / p as f64))
+                    .collect();
+                (table, capacity)
+            }
+        };
+        let host_name = |k: usize, i: usize| format!("s{k}h{i}");
+        let switch_name = |k: usize| format!("s{k}switch");
+        let mut nodes: Vec<NodeSpec> = Vec::with_capacity(total);
+        for (k, &n) in sizes.iter().enumerate() {
+            nodes.extend((0..n).map(|i| NodeSpec {
+                name: host_name(k, i),
                 kind: NodeKind::Host,
-            })
-            .chain((0..n1).map(|i| NodeSpec {
-                name: format!("s1h{i}"),
-                kind: NodeKind::Host,
-            }))
-            .collect();
-        nodes.push(NodeSpec {
-            name: "s0switch".into(),
+            }));
+        }
+        nodes.extend((0..sizes.len()).map(|k| NodeSpec {
+            name: switch_name(k),
             kind: NodeKind::Switch,
-        });
-        nodes.push(NodeSpec {
-            name: "s1switch".into(),
-            kind: NodeKind::Switch,
-        });
-        let lan = |host: &str, sw: &str| EdgeSpec {
-            a: host.into(),
-            b: sw.into(),
-            bandwidth: Some(lan_bandwidth),
-            latency: Some(lan_latency),
+        }));
+        let edge = |a: String, b: String, bandwidth: f64, latency: f64| EdgeSpec {
+            a,
+            b,
+            bandwidth: Some(bandwidth),
+            latency: Some(latency),
             duplex: Duplex::Full,
             ..Default::default()
         };
-        let mut edges: Vec<EdgeSpec> = (0..n0)
-            .map(|i| lan(&format!("s0h{i}"), "s0switch"))
-            .chain((0..n1).map(|i| lan(&format!("s1h{i}"), "s1switch")))
-            .collect();
-        // The WAN link's capacity is what all lanes together can carry at
-        // best, max over P of P·b(P); the simulator shares it max-min. It
-        // does not cap a lane at b(P) for the P lanes in use: the table is
-        // kept (`Sites::lane_bandwidth`) for the multi-lane cost model,
-        // which is not built yet.
-        let wan_capacity = lane_bandwidth
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| b * (i + 1) as f64)
-            .fold(0.0, f64::max);
-        edges.push(EdgeSpec {
-            a: "s0switch".into(),
-            b: "s1switch".into(),
-            bandwidth: Some(wan_capacity),
-            latency: Some(wan_latency),
-            duplex: Duplex::Full,
-            ..Default::default()
-        });
-        let net = Graph::new(&nodes, &edges, true, lan_bandwidth, lan_latency)?;
+        let mut edges = Vec::new();
+        for (k, &n) in sizes.iter().enumerate() {
+            for i in 0..n {
+                edges.push(edge(
+                    host_name(k, i),
+                    switch_name(k),
+                    lan_bandwidth,
+                    lan_latency,
+                ));
+            }
+        }
+        for a in 0..sizes.len() {
+            for b in a + 1..sizes.len() {
+                edges.push(edge(
+                    switch_name(a),
+                    switch_name(b),
+                    wan_capacity,
+                    wan_latency,
+                ));
+            }
+        }
+        let net = Graph::new(&nodes, &edges, sizes.len() == 2, lan_bandwidth, lan_latency)?;
+        // LAN edges come first, two directed links each; the rest are WAN.
+        let wan_links = (2 * hosts as LinkId..net.links().len() as LinkId).collect();
         Ok(Sites {
-            n0,
-            n1,
+            sizes,
             lan_bandwidth,
             lan_latency,
             wan_latency,
+            wan_capacity,
             lane_bandwidth,
+            wan,
+            wan_links,
             net,
         })
     }
 
-    /// b(P), the per-lane WAN bandwidth with `lanes` lanes in use (the last
-    /// table entry holds for more lanes than the table lists).
+    /// b(P), the per-stream WAN bandwidth with `lanes` streams on a WAN link
+    /// (the last table entry holds for more streams than the table lists;
+    /// the WAN's capacity, shared max-min, bounds them together).
     pub fn lane_bandwidth(&self, lanes: usize) -> f64 {
         let i = lanes.clamp(1, self.lane_bandwidth.len()) - 1;
         self.lane_bandwidth[i]
     }
 
+    /// The first rank of each site, and one past the last.
+    pub fn offsets(&self) -> Vec<usize> {
+        let mut out = vec![0];
+        for &n in &self.sizes {
+            out.push(out[out.len() - 1] + n);
+        }
+        out
+    }
+
+    /// The site of a rank.
+    pub fn site_of(&self, rank: usize) -> usize {
+        let mut rest = rank;
+        for (k, &n) in self.sizes.iter().enumerate() {
+            if rest < n {
+                return k;
+            }
+            rest -= n;
+        }
+        self.sizes.len() - 1
+    }
+
     pub fn describe(&self) -> String {
+        let sizes: Vec<String> = self.sizes.iter().map(|n| n.to_string()).collect();
+        let wan = match &self.wan {
+            Wan::Lanes { lane_bandwidth, .. } => {
+                format!("{} lane bandwidth entries", lane_bandwidth.len())
+            }
+            Wan::Window { window, .. } => format!("{window}-byte TCP window per stream"),
+        };
         format!(
-            "two sites of {} and {} hosts, WAN latency {} s, {} lane bandwidth entries",
-            self.n0,
-            self.n1,
+            "{} sites of {} hosts, WAN latency {} s, WAN capacity {} B/s, {wan}",
+            self.sizes.len(),
+            sizes.join(" + "),
             self.wan_latency,
-            self.lane_bandwidth.len()
+            self.wan_capacity
         )
     }
 }

@@ -2,7 +2,7 @@
 //! `hypercube:4`, `tofu:4x3x4`) or from TOML files (see `examples/`).
 
 use super::{
-    EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
+    EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie, Wan,
     DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
 };
 use crate::error::{Error, Result};
@@ -122,6 +122,13 @@ pub struct TopologyFile {
     pub wan_latency: Option<f64>,
     /// b(P) for P = 1, 2, ... lanes, bytes/s per lane.
     pub wan_lane_bandwidth: Option<Vec<f64>>,
+    /// Hosts per site, for two or more sites (instead of n0 and n1).
+    pub sites: Option<Vec<usize>>,
+    /// WAN capacity, bytes/s (all streams of a WAN link together).
+    pub wan_bandwidth: Option<f64>,
+    /// TCP window of a WAN stream, bytes (with wan_bandwidth, instead of
+    /// wan_lane_bandwidth).
+    pub wan_window: Option<f64>,
 }
 
 /// Parses the text of a TOML topology file; `name` is used in messages.
@@ -149,6 +156,9 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
         ("lan_latency", f.lan_latency.is_some()),
         ("wan_latency", f.wan_latency.is_some()),
         ("wan_lane_bandwidth", f.wan_lane_bandwidth.is_some()),
+        ("sites", f.sites.is_some()),
+        ("wan_bandwidth", f.wan_bandwidth.is_some()),
+        ("wan_window", f.wan_window.is_some()),
     ];
     let links = ["bandwidth", "latency"];
     let applies: Vec<&str> = match f.kind.as_str() {
@@ -165,6 +175,9 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             "lan_latency",
             "wan_latency",
             "wan_lane_bandwidth",
+            "sites",
+            "wan_bandwidth",
+            "wan_window",
         ],
         _ => set.iter().map(|(n, _)| *n).collect(), // the unknown kind is reported below
     };
@@ -205,17 +218,41 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
         }
         "tree" => Kind::Tree(Graph::new(&f.node, &f.edge, true, bw, lat).map_err(err)?),
         "graph" => Kind::Graph(Graph::new(&f.node, &f.edge, false, bw, lat).map_err(err)?),
-        "sites" => Kind::Sites(
-            Sites::new(
-                f.n0.ok_or_else(|| need("n0"))?,
-                f.n1.ok_or_else(|| need("n1"))?,
-                f.lan_bandwidth.ok_or_else(|| need("lan_bandwidth"))?,
-                f.lan_latency.unwrap_or(0.0),
-                f.wan_latency.ok_or_else(|| need("wan_latency"))?,
-                f.wan_lane_bandwidth.clone().ok_or_else(|| need("wan_lane_bandwidth"))?,
+        "sites" => {
+            let sizes = match (&f.sites, f.n0, f.n1) {
+                (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                    return Err(invalid!(
+                        "topology file '{name}': give the sites' sizes either as sites = [..] or as n0 and n1, not both"
+                    ))
+                }
+                (Some(s), None, None) => s.clone(),
+                (None, n0, n1) => vec![n0.ok_or_else(|| need("n0"))?, n1.ok_or_else(|| need("n1"))?],
+            };
+            let wan = match (&f.wan_lane_bandwidth, f.wan_window, f.wan_bandwidth) {
+                (Some(_), Some(_), _) => {
+                    return Err(invalid!(
+                        "topology file '{name}': give the WAN either as wan_lane_bandwidth or as wan_window with wan_bandwidth, not both"
+                    ))
+                }
+                (Some(table), None, capacity) => Wan::Lanes {
+                    lane_bandwidth: table.clone(),
+                    capacity,
+                },
+                (None, Some(window), Some(capacity)) => Wan::Window { capacity, window },
+                (None, Some(_), None) => return Err(need("wan_bandwidth")),
+                (None, None, _) => return Err(need("wan_lane_bandwidth")),
+            };
+            Kind::Sites(
+                Sites::new(
+                    sizes,
+                    f.lan_bandwidth.ok_or_else(|| need("lan_bandwidth"))?,
+                    f.lan_latency.unwrap_or(0.0),
+                    f.wan_latency.ok_or_else(|| need("wan_latency"))?,
+                    wan,
+                )
+                .map_err(err)?,
             )
-            .map_err(err)?,
-        ),
+        }
         other => {
             return Err(invalid!(
                 "topology file '{name}': unknown kind '{other}' (torus, mesh, grid, hypercube, tofu, tree, graph, sites)"

@@ -15,6 +15,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -22,6 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 /// The fold of P ranks onto a power of two, shared with Rabenseifner's algorithm.

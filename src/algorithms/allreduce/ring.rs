@@ -22,6 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: Some(stream),
     segmented: false,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -18,6 +18,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: Some(stream),
     segmented: true,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -90,6 +90,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 /// A2AT with its groups kept in step: the sends of each group of `engines`
@@ -106,6 +107,7 @@ pub const SYNCED: Algorithm = Algorithm {
     build: build_synced,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

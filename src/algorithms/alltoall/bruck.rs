@@ -31,6 +31,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 /// The runs [lo, hi) of indices in 0..p with bit `k` set.

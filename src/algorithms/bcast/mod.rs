@@ -2,6 +2,7 @@
 
 pub mod binary;
 pub mod binomial;
+pub mod multilane;
 pub mod pipeline;
 pub mod scatter_allgather;
 pub mod trinaryx3;

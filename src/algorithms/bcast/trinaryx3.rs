@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: Some(stream),
     segmented: true,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

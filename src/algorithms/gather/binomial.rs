@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 fn build(req: &Request) -> Result<Schedule> {
@@ -24,15 +25,55 @@ fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;
-    for (r, prog) in s.programs.iter_mut().enumerate() {
-        let v = (r + p - root) % p;
+    let members: Vec<usize> = (0..p).map(|v| (root + v) % p).collect();
+    if root == 0 {
+        tree(&mut s.programs, &members, c, 0, Region::output(0, p as u64 * c));
+        return Ok(s);
+    }
+    s.programs[root].scratch = p as u64 * c;
+    let done = tree(&mut s.programs, &members, c, 0, Region::scratch(0, p as u64 * c));
+    let prog = &mut s.programs[root];
+    let first = (p - root) as u64 * c;
+    prog.push(
+        Op::Copy {
+            src: Region::scratch(0, first),
+            dst: Region::output(root as u64 * c, first),
+        },
+        &done,
+    );
+    prog.push(
+        Op::Copy {
+            src: Region::scratch(first, root as u64 * c),
+            dst: Region::output(0, root as u64 * c),
+        },
+        &done,
+    );
+    Ok(s)
+}
+
+/// A binomial gather among `members` (relative rank v is `members[v]`) of
+/// blocks of `c` elements, with messages tagged `tag`: every member but the
+/// first collects its subtree's blocks, in relative order, in Scratch from
+/// offset 0 (a leaf sends its input), and `members[0]` collects all of them
+/// in `into`, in relative order. Returns the ops `members[0]` collects with.
+pub(crate) fn tree(
+    progs: &mut [crate::schedule::Program],
+    members: &[usize],
+    c: u64,
+    tag: u32,
+    into: Region,
+) -> Vec<OpId> {
+    let p = members.len();
+    let mut root_done = Vec::new();
+    for (v, &r) in members.iter().enumerate() {
+        let prog = &mut progs[r];
         let low = low(v, p);
         let sub = low.min(p - v) as u64;
         if v != 0 && sub == 1 {
             prog.push(
                 Op::Send {
-                    peer: ((v - low + root) % p) as u32,
-                    tag: 0,
+                    peer: members[v - low] as u32,
+                    tag,
                     region: Region::input(0, c),
                     route: 0,
                 },
@@ -40,17 +81,13 @@ fn build(req: &Request) -> Result<Schedule> {
             );
             continue;
         }
-        let direct = v == 0 && root == 0;
-        let at = |j: u64, k: u64| {
-            if direct {
-                Region::output(j * c, k * c)
-            } else {
-                Region::scratch(j * c, k * c)
-            }
+        let base = if v == 0 {
+            into
+        } else {
+            prog.scratch = prog.scratch.max(sub * c);
+            Region::scratch(0, sub * c)
         };
-        if !direct {
-            prog.scratch = sub * c;
-        }
+        let at = |j: u64, k: u64| Region::new(base.buf, base.offset + j * c, k * c);
         let mut done: Vec<OpId> = vec![prog.push(
             Op::Copy {
                 src: Region::input(0, c),
@@ -63,8 +100,8 @@ fn build(req: &Request) -> Result<Schedule> {
             let k = m.min(p - v - m) as u64;
             done.push(prog.push(
                 Op::Recv {
-                    peer: ((v + m + root) % p) as u32,
-                    tag: 0,
+                    peer: members[v + m] as u32,
+                    tag,
                     region: at(m as u64, k),
                     combine: false,
                 },
@@ -72,33 +109,19 @@ fn build(req: &Request) -> Result<Schedule> {
             ));
             m <<= 1;
         }
-        if v != 0 {
+        if v == 0 {
+            root_done = done;
+        } else {
             prog.push(
                 Op::Send {
-                    peer: ((v - low + root) % p) as u32,
-                    tag: 0,
+                    peer: members[v - low] as u32,
+                    tag,
                     region: at(0, sub),
                     route: 0,
                 },
                 &done,
             );
-        } else if !direct {
-            let first = (p - root) as u64 * c;
-            prog.push(
-                Op::Copy {
-                    src: Region::scratch(0, first),
-                    dst: Region::output(root as u64 * c, first),
-                },
-                &done,
-            );
-            prog.push(
-                Op::Copy {
-                    src: Region::scratch(first, root as u64 * c),
-                    dst: Region::output(0, root as u64 * c),
-                },
-                &done,
-            );
         }
     }
-    Ok(s)
+    root_done
 }

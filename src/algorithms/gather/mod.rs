@@ -1,4 +1,6 @@
 //! Gather algorithms.
 
 pub mod binomial;
+pub mod hierarchical;
 pub mod linear;
+pub mod multilane;

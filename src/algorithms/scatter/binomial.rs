@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    lanes: false,
 };
 
 /// lowbit(v), and the root's: the first power of two ≥ P.
@@ -33,54 +34,68 @@ fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;
-    for (r, prog) in s.programs.iter_mut().enumerate() {
-        let v = (r + p - root) % p;
+    let members: Vec<usize> = (0..p).map(|v| (root + v) % p).collect();
+    // The root holds the blocks in relative order: in place in its input
+    // when it is rank 0, else in Scratch, rotated.
+    let (held, deps) = if root == 0 {
+        (Region::input(0, p as u64 * c), Vec::new())
+    } else {
+        let prog = &mut s.programs[root];
+        prog.scratch = p as u64 * c;
+        let first = (p - root) as u64 * c;
+        let a = prog.push(
+            Op::Copy {
+                src: Region::input(root as u64 * c, first),
+                dst: Region::scratch(0, first),
+            },
+            &[],
+        );
+        let b = prog.push(
+            Op::Copy {
+                src: Region::input(0, root as u64 * c),
+                dst: Region::scratch(first, root as u64 * c),
+            },
+            &[],
+        );
+        (Region::scratch(0, p as u64 * c), vec![a, b])
+    };
+    tree(&mut s.programs, &members, c, 0, held, &deps);
+    Ok(s)
+}
+
+/// A binomial scatter among `members` (relative rank v is `members[v]`) of
+/// blocks of `c` elements, with messages tagged `tag`: `members[0]` holds
+/// the blocks in relative order in `held` once `deps` are done; every other
+/// member receives its subtree's into Scratch from offset 0 (straight into
+/// its output when the subtree is itself). Each member ends with its block
+/// in its output.
+pub(crate) fn tree(
+    progs: &mut [crate::schedule::Program],
+    members: &[usize],
+    c: u64,
+    tag: u32,
+    held: Region,
+    deps: &[OpId],
+) {
+    let p = members.len();
+    for (v, &r) in members.iter().enumerate() {
+        let prog = &mut progs[r];
         let low = low(v, p);
         let sub = low.min(p - v) as u64;
-        // This rank holds relative blocks v.. in Scratch (the root when it
-        // is rank 0: in place in its input), once `deps` are done.
-        let in_place = v == 0 && root == 0;
-        let held = |j: u64, k: u64| {
-            if in_place {
-                Region::input(j * c, k * c)
-            } else {
-                Region::scratch(j * c, k * c)
-            }
-        };
-        let deps: Vec<OpId> = if v == 0 {
-            if in_place {
-                Vec::new()
-            } else {
-                prog.scratch = p as u64 * c;
-                let first = (p - root) as u64 * c;
-                let a = prog.push(
-                    Op::Copy {
-                        src: Region::input(root as u64 * c, first),
-                        dst: Region::scratch(0, first),
-                    },
-                    &[],
-                );
-                let b = prog.push(
-                    Op::Copy {
-                        src: Region::input(0, root as u64 * c),
-                        dst: Region::scratch(first, root as u64 * c),
-                    },
-                    &[],
-                );
-                vec![a, b]
-            }
+        let (base, deps): (Region, Vec<OpId>) = if v == 0 {
+            (held, deps.to_vec())
         } else {
-            let parent = ((v - low + root) % p) as u32;
+            let parent = members[v - low] as u32;
             let into = if sub == 1 {
                 Region::output(0, c)
             } else {
-                prog.scratch = sub * c;
+                prog.scratch = prog.scratch.max(sub * c);
                 Region::scratch(0, sub * c)
             };
             let recv = prog.push(
                 Op::Recv {
                     peer: parent,
-                    tag: 0,
+                    tag,
                     region: into,
                     combine: false,
                 },
@@ -89,18 +104,18 @@ fn build(req: &Request) -> Result<Schedule> {
             if sub == 1 {
                 continue;
             }
-            vec![recv]
+            (into, vec![recv])
         };
+        let part = |j: u64, k: u64| Region::new(base.buf, base.offset + j * c, k * c);
         let mut m = low >> 1;
         while m > 0 {
             if v + m < p {
-                let child = ((v + m + root) % p) as u32;
                 let k = m.min(p - v - m) as u64;
                 prog.push(
                     Op::Send {
-                        peer: child,
-                        tag: 0,
-                        region: held(m as u64, k),
+                        peer: members[v + m] as u32,
+                        tag,
+                        region: part(m as u64, k),
                         route: 0,
                     },
                     &deps,
@@ -108,19 +123,12 @@ fn build(req: &Request) -> Result<Schedule> {
             }
             m >>= 1;
         }
-        let own = if v == 0 {
-            Region::input(root as u64 * c, c)
-        } else {
-            held(0, 1)
-        };
-        let copy_deps = if v == 0 { Vec::new() } else { deps };
         prog.push(
             Op::Copy {
-                src: own,
+                src: part(0, 1),
                 dst: Region::output(0, c),
             },
-            &copy_deps,
+            &deps,
         );
     }
-    Ok(s)
 }

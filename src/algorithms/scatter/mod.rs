@@ -1,4 +1,6 @@
 //! Scatter algorithms.
 
 pub mod binomial;
+pub mod hierarchical;
 pub mod linear;
+pub mod multilane;

@@ -1,0 +1,80 @@
+//! MagPIe-style hierarchical scatter across the sites of a grid: the WAN is
+//! crossed once per remote site. The root first sends each remote site's
+//! blocks, in one message, to the site's coordinator (its first rank);
+//! then the root and every coordinator scatter within their site along a
+//! binomial tree.
+
+use super::binomial::tree;
+use crate::algorithms::{lanes, Algorithm, Request};
+use crate::error::Result;
+use crate::model::multilane::Layout;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "scatter",
+    name: "hierarchical",
+    summary: "grid of sites (MagPIe): one WAN message per remote site, then binomial trees inside the sites",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let sites = lanes::sites(req, ALGORITHM.name)?;
+    let mut s = req.schedule(ALGORITHM.name);
+    let c = req.count;
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let offsets = sites.offsets();
+    let local = Layout::new(sites, root, 1).local;
+    let home = sites.site_of(root);
+    let k = sites.sizes.len();
+    for step in 1..k {
+        let t = (home + step) % k;
+        let (first, n) = (offsets[t], sites.sizes[t]);
+        let len = n as u64 * c;
+        s.programs[root].push(
+            Op::Send {
+                peer: first as u32,
+                tag: 1,
+                region: Region::input(first as u64 * c, len),
+                route: 0,
+            },
+            &[],
+        );
+        let coord = &mut s.programs[first];
+        coord.scratch = len;
+        let got = coord.push(
+            Op::Recv {
+                peer: root as u32,
+                tag: 1,
+                region: Region::scratch(0, len),
+                combine: false,
+            },
+            &[],
+        );
+        let members: Vec<usize> = (first..first + n).collect();
+        tree(&mut s.programs, &members, c, 0, Region::scratch(0, len), &[got]);
+    }
+    // The root's site, rotated into Scratch so that subtrees are contiguous.
+    let base = offsets[home];
+    let (n0, off) = (local.len() as u64, (root - base) as u64);
+    let prog = &mut s.programs[root];
+    prog.scratch = n0 * c;
+    let a = prog.push(
+        Op::Copy {
+            src: Region::input(root as u64 * c, (n0 - off) * c),
+            dst: Region::scratch(0, (n0 - off) * c),
+        },
+        &[],
+    );
+    let b = prog.push(
+        Op::Copy {
+            src: Region::input(base as u64 * c, off * c),
+            dst: Region::scratch((n0 - off) * c, off * c),
+        },
+        &[],
+    );
+    tree(&mut s.programs, &local, c, 0, Region::scratch(0, n0 * c), &[a, b]);
+    Ok(s)
+}

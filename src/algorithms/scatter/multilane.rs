@@ -1,0 +1,190 @@
+//! Multi-lane scatter across the sites of a grid (the grid paper's
+//! algorithm; `model::multilane` has its lanes and cost model). Step 1: the
+//! root sends each other sending representative its lanes' blocks over the
+//! LAN; step 2: every lane's blocks cross the WAN as one message to the
+//! lane's receiving representative, the first rank of its run; step 3: the
+//! receiving representatives pass on the blocks of their runs, and the
+//! root sends the rest of its own site their blocks. `single_lane` is the
+//! same with one lane per remote site (MPICH-G2's representative pair).
+
+use crate::algorithms::lanes::{self, Choice};
+use crate::algorithms::{Algorithm, Request};
+use crate::error::Result;
+use crate::model::multilane::Layout;
+use crate::schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: "scatter",
+    name: "multilane",
+    summary: "grid of sites: P representative pairs cross the WAN at once (--lanes N|auto)",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: true,
+};
+
+pub const SINGLE_LANE: Algorithm = Algorithm {
+    collective: "scatter",
+    name: "single_lane",
+    summary: "grid of sites: one representative pair per remote site crosses the WAN",
+    build: build_single,
+    stream: None,
+    segmented: false,
+    lanes: false,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let sites = lanes::sites(req, ALGORITHM.name)?;
+    let p = lanes::count(req, sites, Choice::CostModel)?;
+    Ok(schedule(req, ALGORITHM.name, &Layout::new(sites, root(req), p)))
+}
+
+fn build_single(req: &Request) -> Result<Schedule> {
+    let sites = lanes::sites(req, SINGLE_LANE.name)?;
+    Ok(schedule(req, SINGLE_LANE.name, &Layout::new(sites, root(req), 1)))
+}
+
+fn root(req: &Request) -> usize {
+    req.collective.root().unwrap_or(0) as usize
+}
+
+/// Lane i's messages carry tag i + 1; the root's own site's, tag 0.
+fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
+    let mut s = req.schedule(name);
+    let c = req.count;
+    let root = layout.local[0];
+    let run = |first: usize, count: usize| Region::input(first as u64 * c, count as u64 * c);
+    let progs = &mut s.programs;
+    // Step 1, then the root's own lanes (step 2), then its site (step 3).
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        if lane.sender != root {
+            progs[root].push(
+                Op::Send {
+                    peer: lane.sender as u32,
+                    tag: i as u32 + 1,
+                    region: run(lane.first, lane.count),
+                    route: 0,
+                },
+                &[],
+            );
+        }
+    }
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        if lane.sender == root {
+            progs[root].push(
+                Op::Send {
+                    peer: lane.first as u32,
+                    tag: i as u32 + 1,
+                    region: run(lane.first, lane.count),
+                    route: 0,
+                },
+                &[],
+            );
+        }
+    }
+    for &h in &layout.local[1..] {
+        progs[root].push(
+            Op::Send {
+                peer: h as u32,
+                tag: 0,
+                region: run(h, 1),
+                route: 0,
+            },
+            &[],
+        );
+        progs[h].push(
+            Op::Recv {
+                peer: root as u32,
+                tag: 0,
+                region: Region::output(0, c),
+                combine: false,
+            },
+            &[],
+        );
+    }
+    progs[root].push(
+        Op::Copy {
+            src: run(root, 1),
+            dst: Region::output(0, c),
+        },
+        &[],
+    );
+    // The other senders relay their lanes, in lane order, from Scratch.
+    for (i, lane) in layout.lanes.iter().enumerate() {
+        let tag = i as u32 + 1;
+        let len = lane.count as u64 * c;
+        if lane.sender != root {
+            let prog = &mut progs[lane.sender];
+            let held = Region::scratch(prog.scratch, len);
+            prog.scratch += len;
+            let got = prog.push(
+                Op::Recv {
+                    peer: root as u32,
+                    tag,
+                    region: held,
+                    combine: false,
+                },
+                &[],
+            );
+            prog.push(
+                Op::Send {
+                    peer: lane.first as u32,
+                    tag,
+                    region: held,
+                    route: 0,
+                },
+                &[got],
+            );
+        }
+        // The receiving representative keeps the first block of its run
+        // and passes on the others.
+        let rep = &mut progs[lane.first];
+        let into = if lane.count == 1 {
+            Region::output(0, c)
+        } else {
+            rep.scratch = len;
+            Region::scratch(0, len)
+        };
+        let got = rep.push(
+            Op::Recv {
+                peer: lane.sender as u32,
+                tag,
+                region: into,
+                combine: false,
+            },
+            &[],
+        );
+        if lane.count > 1 {
+            for k in 1..lane.count {
+                rep.push(
+                    Op::Send {
+                        peer: (lane.first + k) as u32,
+                        tag,
+                        region: Region::scratch(k as u64 * c, c),
+                        route: 0,
+                    },
+                    &[got],
+                );
+            }
+            rep.push(
+                Op::Copy {
+                    src: Region::scratch(0, c),
+                    dst: Region::output(0, c),
+                },
+                &[got],
+            );
+            for k in 1..lane.count {
+                progs[lane.first + k].push(
+                    Op::Recv {
+                        peer: lane.first as u32,
+                        tag,
+                        region: Region::output(0, c),
+                        combine: false,
+                    },
+                    &[],
+                );
+            }
+        }
+    }
+    s
+}
