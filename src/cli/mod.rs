@@ -289,7 +289,14 @@ impl BuildArgs {
     /// is an error, as `--segment` is.
     pub fn check_lanes(&self, collective: Collective) -> Result<()> {
         let takes = |n: &str| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.lanes);
-        if self.lanes.is_none() || self.algorithm.as_deref().unwrap_or("").split(',').any(takes) {
+        if self.lanes.is_none()
+            || self
+                .algorithm
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .any(takes)
+        {
             return Ok(());
         }
         let laned: Vec<String> = ALGORITHMS

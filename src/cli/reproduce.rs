@@ -77,10 +77,9 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
                 time_limit_s: time_limit,
             },
         )?,
-        "multilane" => reproduce::multilane::run(
-            &dir,
-            &reproduce::multilane::Settings { quick: a.quick },
-        )?,
+        "multilane" => {
+            reproduce::multilane::run(&dir, &reproduce::multilane::Settings { quick: a.quick })?
+        }
         other => {
             return Err(Error::Invalid(format!(
                 "nothing to reproduce for '{other}' (a2at, trinaryx3, treebcast or multilane)"

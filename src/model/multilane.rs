@@ -133,7 +133,8 @@ pub fn p_opt(sites: &Sites, block_bytes: f64, alpha: f64) -> usize {
 /// and a receiving representative passes on blocks after its lane lands.
 pub fn refined(sites: &Sites, root: usize, block_bytes: f64, alpha: f64, p: usize) -> f64 {
     let layout = Layout::new(sites, root, p);
-    let lan_msg = |blocks: usize| 2.0 * sites.lan_latency + blocks as f64 * block_bytes / sites.lan_bandwidth;
+    let lan_msg =
+        |blocks: usize| 2.0 * sites.lan_latency + blocks as f64 * block_bytes / sites.lan_bandwidth;
     let wan_rate = |site: usize| {
         let lanes = p.clamp(1, sites.sizes[site]);
         sites
@@ -196,8 +197,11 @@ mod tests {
         let s = grid(vec![3, 7], vec![1e6; 7]);
         let l = Layout::new(&s, 1, 3);
         assert_eq!(l.local, vec![1, 2, 0]);
-        let runs: Vec<(usize, usize, usize)> =
-            l.lanes.iter().map(|x| (x.sender, x.first, x.count)).collect();
+        let runs: Vec<(usize, usize, usize)> = l
+            .lanes
+            .iter()
+            .map(|x| (x.sender, x.first, x.count))
+            .collect();
         assert_eq!(runs, vec![(1, 3, 3), (2, 6, 2), (0, 8, 2)]);
         // More lanes than the remote site has hosts: one per host.
         let s = grid(vec![7, 2], vec![1e6; 7]);

@@ -95,7 +95,15 @@ pub fn simulate_scatter(
     p: usize,
     cfg: &SimConfig,
 ) -> Result<f64> {
-    simulate_algorithm(topo, "scatter", "multilane", root, block_bytes, Some(p), cfg)
+    simulate_algorithm(
+        topo,
+        "scatter",
+        "multilane",
+        root,
+        block_bytes,
+        Some(p),
+        cfg,
+    )
 }
 
 /// The simulated time of one algorithm on a grid (`lanes` for multilane).

@@ -34,7 +34,10 @@ pub fn paper_grid() -> Result<Topology> {
             window: 10240.0,
         },
     )?;
-    Ok(Topology::from_kind("grid paper: 2 x 16 hosts", Kind::Sites(sites)))
+    Ok(Topology::from_kind(
+        "grid paper: 2 x 16 hosts",
+        Kind::Sites(sites),
+    ))
 }
 
 struct Row {
@@ -150,7 +153,9 @@ pub fn run(dir: &Path, settings: &Settings) -> Result<String> {
     let ratio = |f: fn(&Row) -> f64| {
         rows.iter()
             .map(f)
-            .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)))
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            })
     };
     let speed = ratio(|r| r.single_s / r.multi_s);
     let single_err = ratio(|r| r.model_single_s / r.single_s);

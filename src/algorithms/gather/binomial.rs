@@ -27,11 +27,23 @@ fn build(req: &Request) -> Result<Schedule> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let members: Vec<usize> = (0..p).map(|v| (root + v) % p).collect();
     if root == 0 {
-        tree(&mut s.programs, &members, c, 0, Region::output(0, p as u64 * c));
+        tree(
+            &mut s.programs,
+            &members,
+            c,
+            0,
+            Region::output(0, p as u64 * c),
+        );
         return Ok(s);
     }
     s.programs[root].scratch = p as u64 * c;
-    let done = tree(&mut s.programs, &members, c, 0, Region::scratch(0, p as u64 * c));
+    let done = tree(
+        &mut s.programs,
+        &members,
+        c,
+        0,
+        Region::scratch(0, p as u64 * c),
+    );
     let prog = &mut s.programs[root];
     let first = (p - root) as u64 * c;
     prog.push(

@@ -54,7 +54,14 @@ fn build(req: &Request) -> Result<Schedule> {
             &[],
         );
         let members: Vec<usize> = (first..first + n).collect();
-        tree(&mut s.programs, &members, c, 0, Region::scratch(0, len), &[got]);
+        tree(
+            &mut s.programs,
+            &members,
+            c,
+            0,
+            Region::scratch(0, len),
+            &[got],
+        );
     }
     // The root's site, rotated into Scratch so that subtrees are contiguous.
     let base = offsets[home];
@@ -75,6 +82,13 @@ fn build(req: &Request) -> Result<Schedule> {
         },
         &[],
     );
-    tree(&mut s.programs, &local, c, 0, Region::scratch(0, n0 * c), &[a, b]);
+    tree(
+        &mut s.programs,
+        &local,
+        c,
+        0,
+        Region::scratch(0, n0 * c),
+        &[a, b],
+    );
     Ok(s)
 }

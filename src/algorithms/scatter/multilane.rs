@@ -36,12 +36,20 @@ pub const SINGLE_LANE: Algorithm = Algorithm {
 fn build(req: &Request) -> Result<Schedule> {
     let sites = lanes::sites(req, ALGORITHM.name)?;
     let p = lanes::count(req, sites, Choice::CostModel)?;
-    Ok(schedule(req, ALGORITHM.name, &Layout::new(sites, root(req), p)))
+    Ok(schedule(
+        req,
+        ALGORITHM.name,
+        &Layout::new(sites, root(req), p),
+    ))
 }
 
 fn build_single(req: &Request) -> Result<Schedule> {
     let sites = lanes::sites(req, SINGLE_LANE.name)?;
-    Ok(schedule(req, SINGLE_LANE.name, &Layout::new(sites, root(req), 1)))
+    Ok(schedule(
+        req,
+        SINGLE_LANE.name,
+        &Layout::new(sites, root(req), 1),
+    ))
 }
 
 fn root(req: &Request) -> usize {
