@@ -3,7 +3,8 @@
 # every registered algorithm on the mpi backend, checked against the
 # references, plus fault injection; then `topocoll run --backend mpi
 # --check` smoke tests through the command line, one of them executing an
-# optimal tree broadcast written by `topocoll optimize --schedule-out`.
+# optimal tree broadcast written by `topocoll optimize --schedule-out`, and
+# the grid algorithms on a grid of three sites.
 #
 #   scripts/mpi-tests.sh            # mpirun -np 4
 #   MPI_NPS="1 2 3 4 7 8 16" scripts/mpi-tests.sh
@@ -35,4 +36,12 @@ target/release/topocoll optimize --topology examples/dual-cpu-cluster.toml \
 timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi \
   --schedule "$sched" --check || status=1
 rm -f "$sched"
+echo "== topocoll run --backend mpi --check (grid of three sites, mpirun -np 8)"
+for ca in scatter:multilane scatter:single_lane scatter:hierarchical \
+  gather:multilane gather:single_lane gather:hierarchical \
+  bcast:multilane allgather:multilane; do
+  timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi \
+    --topology examples/three-sites.toml --collective "${ca%%:*}" \
+    --algorithm "${ca##*:}" --root 4 --size 4KiB --check || status=1
+done
 exit $status
