@@ -3,7 +3,7 @@
 
 use crate::algorithms::Request;
 use crate::error::Result;
-use crate::model::multilane::{self, check_lanes, lane_counts};
+use crate::model::multilane::{self, check_lanes, lane_counts, Layout};
 use crate::topology::Sites;
 
 /// The grid of sites of the request, or why the algorithm does not apply.
@@ -50,4 +50,17 @@ pub fn count(req: &Request, sites: &Sites, choice: Choice) -> Result<usize> {
             best.1
         }
     })
+}
+
+/// The lanes of a multi-lane scatter or gather from the request's root:
+/// `--lanes` (or the cost model's P), or one lane for `single`.
+pub fn layout(req: &Request, algorithm: &str, single: bool) -> Result<Layout> {
+    let sites = sites(req, algorithm)?;
+    let p = if single {
+        1
+    } else {
+        count(req, sites, Choice::CostModel)?
+    };
+    let root = req.collective.root().unwrap_or(0) as usize;
+    Ok(Layout::new(sites, root, p))
 }

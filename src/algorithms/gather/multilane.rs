@@ -7,7 +7,7 @@
 //! sends the root their blocks. `single_lane` is the same with one lane
 //! per remote site.
 
-use crate::algorithms::lanes::{self, Choice};
+use crate::algorithms::lanes;
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
 use crate::model::multilane::Layout;
@@ -34,26 +34,13 @@ pub const SINGLE_LANE: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
-    let sites = lanes::sites(req, ALGORITHM.name)?;
-    let p = lanes::count(req, sites, Choice::CostModel)?;
-    Ok(schedule(
-        req,
-        ALGORITHM.name,
-        &Layout::new(sites, root(req), p),
-    ))
+    let layout = lanes::layout(req, ALGORITHM.name, false)?;
+    Ok(schedule(req, ALGORITHM.name, &layout))
 }
 
 fn build_single(req: &Request) -> Result<Schedule> {
-    let sites = lanes::sites(req, SINGLE_LANE.name)?;
-    Ok(schedule(
-        req,
-        SINGLE_LANE.name,
-        &Layout::new(sites, root(req), 1),
-    ))
-}
-
-fn root(req: &Request) -> usize {
-    req.collective.root().unwrap_or(0) as usize
+    let layout = lanes::layout(req, SINGLE_LANE.name, true)?;
+    Ok(schedule(req, SINGLE_LANE.name, &layout))
 }
 
 /// Lane i's messages carry tag i + 1; the root's own site's, tag 0.
