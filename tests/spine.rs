@@ -56,6 +56,7 @@ fn all_kinds() -> Vec<Topology> {
         "hypercube:0",
         "tofu:1x1x1",
         "tofu:2x1x2",
+        "dragonnet:8",
     ]
     .iter()
     .map(|s| parse_spec(s).unwrap())
@@ -80,10 +81,11 @@ fn first_algorithms_verify_on_every_topology_kind() {
             Kind::Tofu(_) => "tofu",
             Kind::Tree(_) => "tree",
             Kind::Sites(_) => "sites",
+            Kind::DragonNet(_) => "dragonnet",
             Kind::Graph(_) => "graph",
         })
         .collect();
-    assert_eq!(kinds.len(), 6, "every topology kind is exercised");
+    assert_eq!(kinds.len(), 7, "every topology kind is exercised");
     for t in &topos {
         for (c, alg) in [
             (Collective::Alltoall, "linear"),

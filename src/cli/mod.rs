@@ -73,7 +73,7 @@ enum Verb {
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
 #[derive(Args, Clone, Debug)]
 pub struct BuildArgs {
-    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, or a TOML file.
+    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML file.
     #[arg(long, short = 't')]
     pub topology: Option<String>,
     /// Number of ranks, for rank-based algorithms run without a topology.
@@ -503,7 +503,8 @@ fn list() -> Result<i32> {
         ("mesh:8x8", "mesh of any dimension count; dimension-order routing"),
         ("hypercube:4", "binary n-cube; e-cube routing, lowest bit first"),
         ("tofu:4x3x4", "Tofu 6D (X,Y,Z,a,b,c = 2x3x2) as its virtual 3D torus (8x9x8 here)"),
-        ("FILE.toml", "any of the above, a tree of hosts and switches, a two-site grid, or a graph (see examples/)"),
+        ("dragonnet:16", "Dragon net: indirect binary n-cube of 2x2 switch elements (--model packet)"),
+        ("FILE.toml", "any of the above, a tree of hosts and switches, a grid of sites, or a graph (see examples/)"),
     ] {
         writeln!(out, "  {spec:<14} {what}")?;
     }

@@ -6,6 +6,7 @@
 //! node at virtual-torus coordinate r; on trees and grids of sites ranks are the
 //! hosts in the order they are declared. Switches carry traffic but hold no rank.
 
+mod dragonnet;
 mod graph;
 mod grid;
 mod hypercube;
@@ -13,6 +14,7 @@ mod sites;
 mod spec;
 mod tofu;
 
+pub use dragonnet::DragonNet;
 pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
 pub use grid::{Grid, TorusTie};
 pub use hypercube::Hypercube;
@@ -91,6 +93,8 @@ pub enum Kind {
     /// A tree-structured network (validated acyclic): routes are the unique paths.
     Tree(Graph),
     Sites(Sites),
+    /// The Dragon net: an indirect binary n-cube of 2×2 switch elements.
+    DragonNet(DragonNet),
     /// Any connected graph: shortest-hop routes, ties to the lowest link id.
     Graph(Graph),
 }
@@ -123,6 +127,7 @@ impl Topology {
             Kind::Tofu(t) => (t.grid.num_nodes(), t.grid.links(), t.rank_nodes()),
             Kind::Tree(g) | Kind::Graph(g) => (g.num_nodes(), g.links(), g.hosts()),
             Kind::Sites(s) => (s.net.num_nodes(), s.net.links(), s.net.hosts()),
+            Kind::DragonNet(d) => (d.num_nodes(), d.links(), (0..d.nodes() as NodeId).collect()),
         };
         Topology {
             name: name.into(),
@@ -183,6 +188,7 @@ impl Topology {
             Kind::Tofu(t) => t.grid.route_nodes(a, b, out),
             Kind::Tree(g) | Kind::Graph(g) => g.route_nodes(a, b, out),
             Kind::Sites(s) => s.net.route_nodes(a, b, out),
+            Kind::DragonNet(d) => d.route_nodes(a, b, out),
         }
     }
 
@@ -282,6 +288,7 @@ impl Topology {
                 t.hosts().len()
             ),
             Kind::Sites(s) => s.describe(),
+            Kind::DragonNet(d) => d.describe(),
             Kind::Graph(g) => format!(
                 "graph of {} nodes ({} hosts)",
                 g.num_nodes(),

@@ -2,8 +2,8 @@
 //! `hypercube:4`, `tofu:4x3x4`) or from TOML files (see `examples/`).
 
 use super::{
-    EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie, Wan,
-    DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
+    DragonNet, EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
+    Wan, DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
 };
 use crate::error::{Error, Result};
 use crate::invalid;
@@ -65,9 +65,15 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
             }
             Kind::Tofu(Tofu::new([d[0], d[1], d[2]], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
         }
+        "dragonnet" => {
+            let n: usize = shape.trim().parse().map_err(|_| {
+                invalid!("topology '{spec}': dragonnet node count '{shape}' is not a whole number")
+            })?;
+            Kind::DragonNet(DragonNet::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
         other => {
             return Err(invalid!(
-                "topology '{spec}': unknown family '{other}' (torus, mesh, hypercube, tofu, or a .toml file)"
+                "topology '{spec}': unknown family '{other}' (torus, mesh, hypercube, tofu, dragonnet, or a .toml file)"
             ))
         }
     };
