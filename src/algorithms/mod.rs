@@ -253,6 +253,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::a2at::ALGORITHM,
     alltoall::a2at::SYNCED,
     alltoall::dragon::ALGORITHM,
+    alltoall::dragon::DRAGON_NET,
     alltoall::bruck::ALGORITHM,
     alltoall::pairwise::ALGORITHM,
     alltoall::ring::ALGORITHM,

@@ -33,6 +33,7 @@ macro_rules! out {
 
 mod model;
 mod optimize;
+mod packet;
 mod reproduce;
 mod run;
 mod simulate;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: a2at, trinaryx3, treebcast or multilane.
+    /// Which paper: a2at, trinaryx3, treebcast, multilane or dragonnet.
     pub paper: String,
     /// Directory for the tables and plots.
     #[arg(long, short = 'o', default_value = "out")]
@@ -40,9 +40,9 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         ))
         .into());
     }
-    // treebcast and multilane write into the directory itself; the others into a
+    // treebcast, multilane and dragonnet write into the directory itself; the others into a
     // directory named after the paper inside it.
-    let dir = if matches!(a.paper.as_str(), "treebcast" | "multilane") {
+    let dir = if matches!(a.paper.as_str(), "treebcast" | "multilane" | "dragonnet") {
         a.out.clone()
     } else {
         a.out.join(&a.paper)
@@ -50,13 +50,13 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
     // The output directory must be writable before minutes of simulation.
     if matches!(
         a.paper.as_str(),
-        "a2at" | "trinaryx3" | "treebcast" | "multilane"
+        "a2at" | "trinaryx3" | "treebcast" | "multilane" | "dragonnet"
     ) {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
     }
     let summary = match a.paper.as_str() {
-        "a2at" | "treebcast" | "multilane" if a.full_sweep => {
+        "a2at" | "treebcast" | "multilane" | "dragonnet" if a.full_sweep => {
             return Err(Error::Invalid(
                 "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
             )
@@ -80,9 +80,12 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         "multilane" => {
             reproduce::multilane::run(&dir, &reproduce::multilane::Settings { quick: a.quick })?
         }
+        "dragonnet" => {
+            reproduce::dragonnet::run(&dir, &reproduce::dragonnet::Settings { quick: a.quick })?
+        }
         other => {
             return Err(Error::Invalid(format!(
-                "nothing to reproduce for '{other}' (a2at, trinaryx3, treebcast or multilane)"
+                "nothing to reproduce for '{other}' (a2at, trinaryx3, treebcast, multilane or dragonnet)"
             ))
             .into())
         }

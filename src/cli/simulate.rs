@@ -127,6 +127,28 @@ pub struct SimulateArgs {
     /// Chosen automatically when the written-out schedule would be too large.
     #[arg(long)]
     pub stream: bool,
+    /// flow (links shared max-min by flows; any topology) or packet (the
+    /// Dragon net packet by packet: dragonnet:N topologies).
+    #[arg(long, default_value = "flow")]
+    pub model: String,
+    /// Packet model: payload bytes per packet (the switch element's buffer).
+    #[arg(long)]
+    pub buffer: Option<String>,
+    /// Packet model: a switch element's processor time per packet, seconds [default: 0].
+    #[arg(long, allow_negative_numbers = true)]
+    pub packet_time: Option<f64>,
+    /// Packet model, centralised control: the set-up time of every
+    /// switch-over, seconds [default: 0].
+    #[arg(long, allow_negative_numbers = true)]
+    pub switch_time: Option<f64>,
+    /// Packet model: every link's rate, bytes/s (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true)]
+    pub link_rate: Option<f64>,
+    /// Packet model: distributed (each switch element keeps its own phase),
+    /// centralised (all switch together after a barrier) or none (packet
+    /// switching) [default: distributed for XOR phases, none otherwise].
+    #[arg(long)]
+    pub control: Option<String>,
 }
 
 /// One simulation's report, as printed in JSON.
@@ -382,6 +404,27 @@ fn simulate_schedule(
 }
 
 pub fn run(mut a: SimulateArgs) -> Result<i32> {
+    match a.model.as_str() {
+        "flow" => {
+            let packet_only = [
+                ("--buffer", a.buffer.is_some()),
+                ("--packet-time", a.packet_time.is_some()),
+                ("--switch-time", a.switch_time.is_some()),
+                ("--link-rate", a.link_rate.is_some()),
+                ("--control", a.control.is_some()),
+            ];
+            if let Some((flag, _)) = packet_only.iter().find(|f| f.1) {
+                return Err(Error::Invalid(format!(
+                    "{flag} is an option of the packet model (--model packet)"
+                ))
+                .into());
+            }
+        }
+        "packet" => return super::packet::run(&a),
+        other => {
+            return Err(Error::Invalid(format!("--model '{other}' is not flow or packet")).into())
+        }
+    }
     if let Some(path) = &a.schedule {
         if a.stream {
             return Err(Error::Invalid(

@@ -3,6 +3,7 @@
 //! algorithms, the simulator and the models like any other user would.
 
 pub mod a2at;
+pub mod dragonnet;
 pub mod multilane;
 pub mod plot;
 pub mod treebcast;

@@ -34,6 +34,7 @@ pub mod calendar;
 mod fairshare;
 mod fold;
 mod local;
+pub mod packet;
 mod queue;
 mod trace;
 

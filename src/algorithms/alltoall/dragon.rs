@@ -14,11 +14,17 @@
 //! different node for every v), so with one engine per node and phases in
 //! step no two transfers share a link at any time. Rank-based: it runs on any
 //! topology (the contention-freedom argument is the hypercube's).
+//!
+//! `dragon_net` is the schedule the Dragon net's nodes run: the same phases,
+//! each rank's sends one after another in phase order, and no rank waits for
+//! its receives; the network's distributed phase control keeps the phases
+//! apart (`sim::packet`). Without it (the flow model, or a network that
+//! does not hold phases) phases may overlap once ranks drift.
 
-use super::stepped_exchange;
+use super::{self_copy, stepped_exchange};
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::Schedule;
+use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "alltoall",
@@ -31,18 +37,69 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
 };
 
-fn build(req: &Request) -> Result<Schedule> {
+pub const DRAGON_NET: Algorithm = Algorithm {
+    collective: "alltoall",
+    name: "dragon_net",
+    summary: "Dragon routing as the Dragon net's nodes run it: phase s = 1..P-1 sends to rank XOR s, one after another, no rank waiting for its receives",
+    build: build_net,
+    stream: None,
+    segmented: false,
+    lanes: false,
+};
+
+fn power_of_two(req: &Request, name: &str) -> Result<()> {
     let p = req.ranks;
     if !p.is_power_of_two() {
         return Err(req.unsupported(
-            ALGORITHM.name,
+            name,
             format!(
                 "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"
             ),
         ));
     }
+    Ok(())
+}
+
+fn build(req: &Request) -> Result<Schedule> {
+    power_of_two(req, ALGORITHM.name)?;
     // Phases in step: phase s waits for the send and receive of phase s-1.
     Ok(stepped_exchange(req, ALGORITHM.name, |v, phase| {
         (v ^ phase, v ^ phase)
     }))
+}
+
+fn build_net(req: &Request) -> Result<Schedule> {
+    power_of_two(req, DRAGON_NET.name)?;
+    let mut s = req.schedule(DRAGON_NET.name);
+    let (p, b) = (req.ranks, req.count);
+    for (v, prog) in s.programs.iter_mut().enumerate() {
+        prog.ops.reserve(2 * p - 1);
+        self_copy(prog, v, b);
+        for phase in 1..p {
+            let q = (v ^ phase) as u32;
+            prog.push(
+                Op::Recv {
+                    peer: q,
+                    tag: phase as u32,
+                    region: Region::output(q as u64 * b, b),
+                    combine: false,
+                },
+                &[],
+            );
+        }
+        let mut prev: Vec<u32> = Vec::new();
+        for phase in 1..p {
+            let q = v ^ phase;
+            prev = vec![prog.push(
+                Op::Send {
+                    peer: q as u32,
+                    tag: phase as u32,
+                    region: Region::input(q as u64 * b, b),
+                    route: 0,
+                },
+                &prev,
+            )];
+        }
+    }
+    Ok(s)
 }

@@ -1,0 +1,165 @@
+//! `topocoll simulate --model packet`: a schedule run packet by packet on
+//! the Dragon net (`sim::packet`).
+
+use super::simulate::SimulateArgs;
+use crate::error::Error;
+use crate::schedule;
+use crate::sim::packet::{self, Control, PacketConfig};
+use crate::units::{format_bytes, parse_bytes};
+use anyhow::Result;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Report {
+    topology: String,
+    collective: String,
+    algorithm: String,
+    ranks: usize,
+    size_bytes: u64,
+    buffer_bytes: u64,
+    link_rate: f64,
+    control: &'static str,
+    packet_time_s: f64,
+    switch_time_s: f64,
+    time_s: f64,
+    efficiency: f64,
+    max_link_contention: u32,
+    delivered_in_order: bool,
+    packets: u64,
+}
+
+pub fn run(a: &SimulateArgs) -> Result<i32> {
+    // The flow model's options would be silently ignored: refuse them.
+    let flow_only = [
+        ("--engines", a.engines != "4"),
+        ("--bandwidth (give --link-rate)", a.bandwidth.is_some()),
+        ("--overhead", a.overhead != 0.0),
+        ("--compute-bandwidth", a.compute_bandwidth.is_some()),
+        ("--injection-bandwidth", a.injection_bandwidth.is_some()),
+        ("--ejection-bandwidth", a.ejection_bandwidth.is_some()),
+        ("--sharing", a.sharing != "maxmin"),
+        ("--fairness", a.fairness != "equal"),
+        ("--torus-tie", a.torus_tie != "plus"),
+        ("--flow-cap", a.flow_cap.is_some()),
+        ("--tcp-window", a.tcp_window.is_some()),
+        ("--header-bytes", a.header_bytes != 0),
+        ("--rendezvous", a.rendezvous),
+        ("--skew", a.skew.is_some() || a.seed.is_some()),
+        ("--trace", a.trace.is_some()),
+        ("--sweep", a.sweep),
+        ("--no-fold", a.no_fold),
+        ("--no-by-rank", a.no_by_rank),
+        ("--no-tile", a.no_tile),
+        ("--threads", a.threads.is_some()),
+        ("--stream", a.stream),
+        ("--output", a.output.is_some()),
+    ];
+    if let Some((flag, _)) = flow_only.iter().find(|f| f.1) {
+        return Err(Error::Invalid(format!(
+            "{flag} is an option of the flow model; --model packet takes --buffer, --packet-time, --switch-time, --link-rate and --control"
+        ))
+        .into());
+    }
+    let json = match a.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            return Err(Error::Invalid(format!(
+                "--format '{other}' is not text or json (the packet model runs one schedule)"
+            ))
+            .into())
+        }
+    };
+    let buffer = a
+        .buffer
+        .as_deref()
+        .ok_or_else(|| Error::Invalid("--model packet needs --buffer BYTES".into()))?;
+    let buffer_bytes = parse_bytes(buffer).map_err(|e| Error::Invalid(format!("--buffer: {e}")))?;
+    let mut topo = a.topology()?;
+    if let Some(rate) = a.link_rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(Error::Invalid(format!(
+                "--link-rate must be a positive number of bytes/s, got {rate}"
+            ))
+            .into());
+        }
+        topo.set_uniform_links(Some(rate), None)?;
+    }
+    let s = match &a.schedule {
+        Some(path) => a.build.read_schedule(path)?,
+        None => {
+            let name = a.build.algorithm_name()?;
+            if name.contains(',') || a.build.size().contains([',', '.']) {
+                return Err(Error::Invalid(
+                    "--model packet runs one schedule: give one algorithm and one size".into(),
+                )
+                .into());
+            }
+            a.build.build(Some(&topo))?
+        }
+    };
+    if !a.no_verify {
+        schedule::verify(&s)?;
+    }
+    let control = match &a.control {
+        Some(c) => Control::parse(c)?,
+        None if packet::xor_phases(&s).is_ok() => Control::Distributed,
+        None => Control::None,
+    };
+    let cfg = PacketConfig {
+        buffer_bytes,
+        packet_time_s: a.packet_time.unwrap_or(0.0),
+        switch_time_s: a.switch_time.unwrap_or(0.0),
+        control,
+    };
+    let r = packet::simulate(&s, &topo, &cfg)?;
+    let report = Report {
+        topology: topo.name.clone(),
+        collective: s.collective.name().to_string(),
+        algorithm: s.algorithm.clone(),
+        ranks: s.ranks,
+        size_bytes: s.count * s.elem_bytes(),
+        buffer_bytes,
+        link_rate: topo.links[0].bandwidth,
+        control: control.name(),
+        packet_time_s: cfg.packet_time_s,
+        switch_time_s: cfg.switch_time_s,
+        time_s: r.time_s,
+        efficiency: r.efficiency,
+        max_link_contention: r.max_link_contention,
+        delivered_in_order: r.delivered_in_order,
+        packets: r.packets,
+    };
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(0);
+    }
+    outln!(
+        "{} {} on {}: packet model",
+        report.collective,
+        report.algorithm,
+        topo.describe()
+    );
+    outln!(
+        "size {} per block, buffer {} per packet, link rate {} B/s, control {}, packet time {} s, switch time {} s",
+        format_bytes(report.size_bytes),
+        format_bytes(buffer_bytes),
+        report.link_rate,
+        report.control,
+        report.packet_time_s,
+        report.switch_time_s
+    );
+    outln!("time                 {:.9e} s", r.time_s);
+    outln!(
+        "efficiency           {:.6}  (payload over link rate while in use)",
+        r.efficiency
+    );
+    outln!("max link contention  {}", r.max_link_contention);
+    outln!(
+        "delivered in order   {}",
+        if r.delivered_in_order { "yes" } else { "no" }
+    );
+    outln!("packets              {}", r.packets);
+    outln!("events               {}", r.events);
+    Ok(0)
+}
