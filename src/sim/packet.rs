@@ -33,6 +33,7 @@
 //!     set-up time of `switch_time_s`.
 //!   - `none`: packet switching without phases: a concentrator takes the
 //!     oldest packet waiting for it. Any schedule runs this way.
+//!
 //!   The phase of a message is its send's tag; the two phase controls need
 //!   XOR phases (each rank sends one message per phase s = 1..N−1, to rank
 //!   XOR s, in phase order: `dragon`, `dragon_net`).
@@ -191,6 +192,9 @@ enum Ev {
     Switch,
 }
 
+/// (time as ordered bits, order of scheduling, kind, a, b).
+type Event = (u64, u64, Ev, u32, u32);
+
 struct Nic {
     /// Ready sends, in program order.
     ready: BinaryHeap<Reverse<u32>>,
@@ -212,7 +216,7 @@ struct Engine<'a> {
     elem: u64,
     now: f64,
     seq: u64,
-    events: BinaryHeap<Reverse<(u64, u64, Ev, u32, u32)>>,
+    events: BinaryHeap<Reverse<Event>>,
     handled: u64,
     packets: Vec<Packet>,
     free_packets: Vec<u32>,
@@ -360,10 +364,9 @@ impl<'a> Engine<'a> {
         let mut succ = Vec::with_capacity(s.ranks);
         for prog in &s.programs {
             let n = prog.len();
-            let mut count = vec![0u32; n];
+            let count: Vec<u32> = (0..n).map(|i| prog.deps(i).len() as u32).collect();
             let mut outs = vec![0u32; n + 1];
             for i in 0..n {
-                count[i] = prog.deps(i).len() as u32;
                 for &d in prog.deps(i) {
                     outs[d as usize + 1] += 1;
                 }
@@ -596,8 +599,7 @@ impl<'a> Engine<'a> {
             {
                 return;
             }
-            let p = self.new_packet(l);
-            p
+            self.new_packet(l)
         } else {
             let c = &mut self.conc[l];
             if c.head_busy || c.q.is_empty() {
