@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes pgo/topocoll.profdata, the profile that optimised builds of the
-# crate use (scripts/rustc-pgo.sh): builds an instrumented binary, runs the
+# Writes pgo/topocoll.profdata, the profile an opt-in profile-guided build
+# uses (RUSTC_WRAPPER=scripts/rustc-pgo.sh cargo build --release; pgo/ is
+# not kept in git): builds an instrumented binary, runs the
 # simulations whose speed matters (the rank-by-rank engine on Trinaryx3's
 # pipelines, the event engine on an all-to-all, a ring), and merges what
 # they counted. Run it after changing the simulator's hot path; without it

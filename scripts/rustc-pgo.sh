@@ -1,7 +1,9 @@
 #!/bin/sh
-# Cargo's rustc wrapper (.cargo/config.toml). Optimised builds of the
-# topocoll crate itself use the profile in pgo/ when the compiler's LLVM is
-# the one that wrote it (scripts/pgo.sh); everything else compiles as is.
+# An opt-in rustc wrapper for a profile-guided build:
+#   bash scripts/pgo.sh                                   # writes pgo/ (not in git)
+#   RUSTC_WRAPPER=scripts/rustc-pgo.sh cargo build --release
+# Optimised builds of the topocoll crate itself use the profile in pgo/ when
+# the compiler's LLVM is the one that wrote it; everything else compiles as is.
 # Profile-guided optimisation cut the simulator's instructions by 15% and
 # its time by 1.12-1.20x (docs/PERFORMANCE.md).
 #
