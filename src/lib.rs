@@ -5,6 +5,7 @@
 //! it on real data. See `DESIGN.md` for the architecture.
 
 pub mod error;
+pub mod limits;
 pub mod memory;
 pub mod topology;
 pub mod units;

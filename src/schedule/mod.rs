@@ -22,8 +22,7 @@ pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIV
 /// Largest buffer a schedule may describe (bytes), so offsets never overflow.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 50;
 
-/// Most ranks a schedule may have.
-pub const MAX_RANKS: usize = 1 << 24;
+pub use crate::limits::MAX_RANKS;
 
 /// The collectives with a line each.
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {

@@ -196,7 +196,7 @@ impl Rank {
 /// holds the lookahead down until it is done.
 type Gate = Reverse<(u64, u32, OpId)>;
 
-/// A send as it starts (`Engine::transfer`).
+/// A send as it starts (`Part::transfer`).
 #[derive(Clone, Copy)]
 struct Started {
     /// The receiver, and the receive the data meets.
@@ -337,7 +337,7 @@ impl From<Error> for Stop {
 /// send's data lands after T + `big` + `small`; once it has started, its
 /// end E is known and the data lands after max(E, T) + `small`. The
 /// engine keeps the ends of the gating sends whose gated ones are not yet
-/// done (`Engine::gates`); with G the earliest of them, the limit is
+/// done (`Part::gates`); with G the earliest of them, the limit is
 /// min(T + `big`, max(G, T) + `small`) (`Lookahead::limit`). A pipeline's
 /// short last segment then holds the lookahead down only while it is
 /// near, where it held all of it down before (the paper's 1 GiB allreduce:
@@ -370,7 +370,7 @@ impl Lookahead {
     fn limit(&self, base: f64, gate: f64) -> f64 {
         // A gated send starts when its rank handles its gate's end, at an
         // instant that may begin a relative `LEVEL_TOLERANCE` before it
-        // (`Engine::end_send` keeps the end lowered by twice that); when
+        // (`Part::end_send` keeps the end lowered by twice that); when
         // `small` is within such roundings, only `small` holds.
         if self.big <= self.small || self.small <= 4.0 * LEVEL_TOLERANCE * (base.abs() + self.big) {
             return base + self.small;
@@ -764,7 +764,7 @@ struct Shared {
     inbox: [Vec<Mutex<Vec<Mail>>>; 2],
     /// Each thread's events handled: `[slot][thread]`.
     handled: [Vec<AtomicU64>; 2],
-    /// The earliest end of each thread's gating sends (`Engine::gates`;
+    /// The earliest end of each thread's gating sends (`Part::gates`;
     /// time bits, `u64::MAX`: none): `[slot][thread]`.
     gate: [Vec<AtomicU64>; 2],
     /// Set by a thread that stops (an error or a shared link).
@@ -884,15 +884,15 @@ fn finish<P: OpSource>(
 
 /// A thread's part of the run: its ranks' records, and the rest apart, so
 /// that the rank that runs is borrowed from `ranks` while its events use the
-/// rest (`Engine`'s methods take it) and nothing indexes `ranks` again.
+/// rest (`Part`'s methods take it) and nothing indexes `ranks` again.
 struct Local<'a, P: OpSource> {
     /// This thread's ranks: `eng.lo..eng.lo + ranks.len()`.
     ranks: Vec<Rank>,
-    eng: Engine<'a, P>,
+    eng: Part<'a, P>,
 }
 
-/// Everything of a thread's part but its ranks' records.
-struct Engine<'a, P: OpSource> {
+/// Everything of a thread's part of the run but its ranks' records.
+struct Part<'a, P: OpSource> {
     src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
@@ -931,7 +931,7 @@ struct Engine<'a, P: OpSource> {
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
     /// Data the sweep's ranks sent other ranks of this thread, delivered
-    /// when the sweep is done (see `Engine::deliver`).
+    /// when the sweep is done (see `Part::deliver`).
     mail: Vec<Mail>,
     /// The earliest data sent to another thread's ranks in this window, in
     /// all and to each thread.
@@ -988,7 +988,7 @@ impl<'a, P: OpSource> Local<'a, P> {
                     past: f64::NEG_INFINITY,
                 })
                 .collect(),
-            eng: Engine {
+            eng: Part {
                 src,
                 topo,
                 cfg,
@@ -1043,7 +1043,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 
     /// Hands the data the sweep's ranks sent other ranks of this thread to
-    /// them (see `Engine::deliver`), asking for each receiver's queue ahead
+    /// them (see `Part::deliver`), asking for each receiver's queue ahead
     /// of time: its record's line, then the end of its event queue.
     ///
     /// A receiver that ran after the data was sent has set its `next` from
@@ -1506,7 +1506,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     /// the next ranks' states ahead of time.
     ///
     /// `others_gate` is the earliest gate end the other threads published
-    /// (`Engine::gates`), `own_gate` this thread's: every thread bounds
+    /// (`Part::gates`), `own_gate` this thread's: every thread bounds
     /// the window by the same values.
     fn window(
         &mut self,
@@ -1572,7 +1572,7 @@ impl<'a, P: OpSource> Local<'a, P> {
         let mut due = std::mem::take(&mut self.eng.due);
         due.clear();
         // Ranks not run keep their earliest; those run and those that
-        // receive data add theirs as the sweep goes (`Engine::deliver`).
+        // receive data add theirs as the sweep goes (`Part::deliver`).
         let mut rest = f64::INFINITY;
         let first = ranks.start;
         for (k, &t) in self.eng.next[ranks].iter().enumerate() {
@@ -1679,7 +1679,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 }
 
-impl<'a, P: OpSource> Engine<'a, P> {
+impl<'a, P: OpSource> Part<'a, P> {
     /// Data for another thread's rank: it waits in the outbox.
     fn send_out(&mut self, q: u32, time: f64, op: OpId) {
         let to = (q / self.shared.block) as usize;

@@ -205,7 +205,7 @@ struct Nic {
     bytes_left: u64,
 }
 
-struct Engine<'a> {
+struct PacketRun<'a> {
     s: &'a Schedule,
     net: &'a DragonNet,
     cfg: &'a PacketConfig,
@@ -304,7 +304,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
             "--model packet needs every link of the Dragon net at one rate and latency"
         ));
     }
-    let mut e = Engine::new(s, net, cfg, rate, latency)?;
+    let mut e = PacketRun::new(s, net, cfg, rate, latency)?;
     e.run()?;
     Ok(e.result())
 }
@@ -313,14 +313,14 @@ fn key(t: f64) -> u64 {
     t.max(0.0).to_bits()
 }
 
-impl<'a> Engine<'a> {
+impl<'a> PacketRun<'a> {
     fn new(
         s: &'a Schedule,
         net: &'a DragonNet,
         cfg: &'a PacketConfig,
         rate: f64,
         latency: f64,
-    ) -> Result<Engine<'a>> {
+    ) -> Result<PacketRun<'a>> {
         let nodes = net.nodes();
         let stages = net.stages;
         let links = (stages as usize + 1) * nodes;
@@ -386,7 +386,7 @@ impl<'a> Engine<'a> {
             succ_start.push(outs);
             succ.push(list);
         }
-        Ok(Engine {
+        Ok(PacketRun {
             s,
             net,
             cfg,

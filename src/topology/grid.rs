@@ -65,11 +65,11 @@ impl Grid {
         let nodes = dims
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n <= crate::schedule::MAX_RANKS)
+            .filter(|&n| n <= crate::limits::MAX_RANKS)
             .ok_or_else(|| {
                 invalid!(
                     "grid: {dims:?} has more nodes than the {} supported",
-                    crate::schedule::MAX_RANKS
+                    crate::limits::MAX_RANKS
                 )
             })?;
         // A link slot per node, dimension and direction: the 2D torus of
