@@ -33,3 +33,53 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 macro_rules! invalid {
     ($($arg:tt)*) => { $crate::error::Error::Invalid(format!($($arg)*)) };
 }
+
+/// " (did you mean 'x'?)" for the candidate closest to a misspelt `word`
+/// (by edit distance, case aside, at most a third of its length and at
+/// least 2), or nothing.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let w: Vec<char> = word.to_lowercase().chars().collect();
+    let limit = (w.len() / 3).max(2);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(&w, &c.to_lowercase().chars().collect::<Vec<_>>());
+        if d <= limit && best.is_none_or(|b| d < b.0) {
+            best = Some((d, c));
+        }
+    }
+    best.map_or(String::new(), |(_, c)| format!(" (did you mean '{c}'?)"))
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn suggests_the_closest_name() {
+        let names = ["binomial", "binary", "pipeline", "trinaryx3"];
+        assert_eq!(
+            did_you_mean("binomail", names),
+            " (did you mean 'binomial'?)"
+        );
+        assert_eq!(did_you_mean("BINARY", names), " (did you mean 'binary'?)");
+        assert_eq!(did_you_mean("ring", names), "");
+        assert_eq!(
+            did_you_mean("tours", ["torus", "mesh"]),
+            " (did you mean 'torus'?)"
+        );
+    }
+}

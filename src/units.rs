@@ -19,19 +19,21 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
     let value: u64 = digits
         .parse()
         .map_err(|_| invalid!("size '{text}' is too large"))?;
-    let factor: u64 = match suffix.trim() {
-        "" | "B" | "b" => 1,
-        "KiB" | "K" | "k" => 1 << 10,
-        "MiB" | "M" => 1 << 20,
-        "GiB" | "G" => 1 << 30,
-        "TiB" | "T" => 1 << 40,
-        "kB" | "KB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        other => {
+    // Units in any case: 1kib, 1KiB and 1KIB are the same size.
+    let factor: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "k" => 1 << 10,
+        "mib" | "m" => 1 << 20,
+        "gib" | "g" => 1 << 30,
+        "tib" | "t" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => {
             return Err(invalid!(
-                "size '{text}' has unknown unit '{other}' (use B, KiB, MiB, GiB, TiB, kB, MB, GB)"
+                "size '{text}' has unknown unit '{}' (use B, KiB, MiB, GiB, TiB, kB, MB, GB, in any case)",
+                suffix.trim()
             ))
         }
     };
@@ -95,6 +97,11 @@ mod tests {
         assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
         assert_eq!(parse_bytes("1GB").unwrap(), 1_000_000_000);
         assert_eq!(parse_bytes("16B").unwrap(), 16);
+        // Any case.
+        assert_eq!(parse_bytes("1kib").unwrap(), 1024);
+        assert_eq!(parse_bytes("2MIB").unwrap(), 2 << 20);
+        assert_eq!(parse_bytes("3mb").unwrap(), 3_000_000);
+        assert_eq!(parse_bytes("4kB").unwrap(), 4000);
         assert!(parse_bytes("abc").is_err());
         assert!(parse_bytes("1XB").is_err());
         assert!(parse_bytes("99999999999999999999").is_err());

@@ -300,7 +300,8 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
                 .map(|a| a.name)
                 .collect();
             invalid!(
-                "unknown {collective} algorithm '{name}' (one of: {})",
+                "unknown {collective} algorithm '{name}'{} (one of: {})",
+                crate::error::did_you_mean(name, known.iter().copied()),
                 known.join(", ")
             )
         })

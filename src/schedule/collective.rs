@@ -75,7 +75,8 @@ impl Collective {
             other => {
                 let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
                 return Err(invalid!(
-                    "unknown collective '{other}' (one of: {})",
+                    "unknown collective '{other}'{} (one of: {})",
+                    crate::error::did_you_mean(other, names.iter().copied()),
                     names.join(", ")
                 ));
             }

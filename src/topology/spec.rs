@@ -73,7 +73,8 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         }
         other => {
             return Err(invalid!(
-                "topology '{spec}': unknown family '{other}' (torus, mesh, hypercube, tofu, dragonnet, or a .toml file)"
+                "topology '{spec}': unknown family '{other}'{} (torus, mesh, hypercube, tofu, dragonnet, or a .toml file)",
+                crate::error::did_you_mean(other, ["torus", "mesh", "hypercube", "tofu", "dragonnet"])
             ))
         }
     };
@@ -261,7 +262,8 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
         }
         other => {
             return Err(invalid!(
-                "topology file '{name}': unknown kind '{other}' (torus, mesh, grid, hypercube, tofu, tree, graph, sites)"
+                "topology file '{name}': unknown kind '{other}'{} (torus, mesh, grid, hypercube, tofu, tree, graph, sites)",
+                crate::error::did_you_mean(other, ["torus", "mesh", "grid", "hypercube", "tofu", "tree", "graph", "sites"])
             ))
         }
     };
