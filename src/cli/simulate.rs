@@ -161,7 +161,11 @@ pub struct Report {
     pub size_bytes: u64,
     pub engines: usize,
     pub time_s: f64,
+    /// The collective's bound on the topology and node model, the same for
+    /// every algorithm (`model::collective_bound`).
     pub lower_bound_s: Option<f64>,
+    /// This schedule's own bound: its busiest link's bytes over its bandwidth.
+    pub schedule_bound_s: Option<f64>,
     pub flows: u64,
     pub links_shared_fraction: f64,
     pub links_used_fraction: f64,
@@ -186,7 +190,7 @@ impl Report {
         (collective, algorithm, size_bytes): (String, String, u64),
         engines: usize,
         result: &SimResult,
-        lower_bound_s: Option<f64>,
+        (lower_bound_s, schedule_bound_s): (Option<f64>, Option<f64>),
         streamed: bool,
         detail: bool,
     ) -> Report {
@@ -199,6 +203,7 @@ impl Report {
             engines,
             time_s: result.time_s,
             lower_bound_s,
+            schedule_bound_s,
             flows: result.flows,
             links_shared_fraction: result.links_shared_fraction,
             links_used_fraction: result.links_used_fraction,
@@ -323,11 +328,63 @@ pub fn simulate_one(
     engines: usize,
     detail: bool,
 ) -> Result<(Report, Schedule, SimResult)> {
+    let (s, mut runs) = simulate_point(a, build, topo, &[engines], detail)?;
+    let (report, result) = runs.pop().expect("one engine count, one run");
+    Ok((report, s, result))
+}
+
+/// One point of a sweep: its schedule built (or generated) and verified
+/// once, then simulated with each engine count. Returns the schedule (its
+/// header only when streamed) and a report and result per engine count.
+fn simulate_point(
+    a: &SimulateArgs,
+    build: &BuildArgs,
+    topo: &Topology,
+    engines: &[usize],
+    detail: bool,
+) -> Result<(Schedule, Vec<(Report, SimResult)>)> {
+    // The collective's bound, with the node model's injection and ejection
+    // bandwidth; the schedule's own beside it.
+    let bounds = |s: &Schedule, schedule_bound: Option<f64>| {
+        let collective = crate::model::collective_bound(
+            s.collective,
+            s.count,
+            s.elem_bytes(),
+            topo,
+            a.injection_bandwidth,
+            a.ejection_bandwidth,
+        );
+        (collective, schedule_bound)
+    };
+    let report = |what: (String, String, u64), e, result: &SimResult, b, streamed| {
+        Report::new(topo, what, e, result, b, streamed, detail)
+    };
     if let Some(s) = &a.loaded {
-        return simulate_schedule(a, s, topo, engines, detail);
+        if !a.no_verify {
+            schedule::verify(s)?;
+        }
+        let lb = bounds(s, crate::model::link_load(s, topo).ok().map(|l| l.seconds));
+        let mut runs = Vec::new();
+        for &e in engines {
+            let result = sim::simulate(s, topo, &a.config(e)?)?;
+            let what = (
+                s.collective.name().to_string(),
+                s.algorithm.clone(),
+                s.count * s.elem_bytes(),
+            );
+            runs.push((report(what, e, &result, lb, false), result));
+        }
+        return Ok((s.as_ref().clone(), runs));
     }
     let req = build.request(Some(topo))?;
     let name = build.algorithm_name()?;
+    let what = || -> Result<(String, String, u64)> {
+        Ok((
+            build.collective_name()?.to_string(),
+            name.to_string(),
+            parse_bytes(build.size())?,
+        ))
+    };
     // Streamed when asked (an error for algorithms without a generator), or
     // when the written-out schedule would be too large.
     let stream = if a.stream {
@@ -335,20 +392,23 @@ pub fn simulate_one(
     } else {
         algorithms::generator(name, &req)?.filter(|st| st.num_ops() > MAX_MATERIALISED_OPS)
     };
-    let cfg = a.config(engines)?;
-    let streamed = stream.is_some();
-    let (s, result, lower_bound_s) = match stream {
+    let mut runs = Vec::new();
+    match stream {
         Some(st) => {
-            let result = sim::simulate_source(&st, topo, &cfg)?;
-            // The link-load bound from the bytes the simulation moved (the
-            // schedule is not there to route again).
-            let lb = result
-                .links
-                .iter()
-                .zip(&topo.links)
-                .map(|(l, link)| l.bytes / link.bandwidth)
-                .fold(0.0, f64::max);
-            (st.into_header(), result, Some(lb))
+            for &e in engines {
+                let result = sim::simulate_source(&st, topo, &a.config(e)?)?;
+                // The link-load bound from the bytes the simulation moved
+                // (the schedule is not there to route again).
+                let lb = result
+                    .links
+                    .iter()
+                    .zip(&topo.links)
+                    .map(|(l, link)| l.bytes / link.bandwidth)
+                    .fold(0.0, f64::max);
+                let b = bounds(crate::schedule::OpSource::header(&st), Some(lb));
+                runs.push((report(what()?, e, &result, b, true), result));
+            }
+            Ok((st.into_header(), runs))
         }
         None => {
             if !a.no_verify {
@@ -358,49 +418,17 @@ pub fn simulate_one(
             if !a.no_verify {
                 schedule::verify(&s)?;
             }
-            let result = sim::simulate(&s, topo, &cfg)?;
-            let lb = crate::model::lower_bound(&s, topo);
-            (s, result, lb)
+            let lb = bounds(
+                &s,
+                crate::model::link_load(&s, topo).ok().map(|l| l.seconds),
+            );
+            for &e in engines {
+                let result = sim::simulate(&s, topo, &a.config(e)?)?;
+                runs.push((report(what()?, e, &result, lb, false), result));
+            }
+            Ok((s, runs))
         }
-    };
-    let what = (
-        build.collective_name()?.to_string(),
-        build.algorithm_name()?.to_string(),
-        parse_bytes(build.size())?,
-    );
-    let report = Report::new(
-        topo,
-        what,
-        engines,
-        &result,
-        lower_bound_s,
-        streamed,
-        detail,
-    );
-    Ok((report, s, result))
-}
-
-/// Simulates a schedule read from a file (`--schedule`), verified first
-/// unless `--no-verify`.
-fn simulate_schedule(
-    a: &SimulateArgs,
-    s: &Schedule,
-    topo: &Topology,
-    engines: usize,
-    detail: bool,
-) -> Result<(Report, Schedule, SimResult)> {
-    if !a.no_verify {
-        schedule::verify(s)?;
     }
-    let result = sim::simulate(s, topo, &a.config(engines)?)?;
-    let what = (
-        s.collective.name().to_string(),
-        s.algorithm.clone(),
-        s.count * s.elem_bytes(),
-    );
-    let lower_bound_s = crate::model::lower_bound(s, topo);
-    let report = Report::new(topo, what, engines, &result, lower_bound_s, false, detail);
-    Ok((report, s.clone(), result))
 }
 
 pub fn run(mut a: SimulateArgs) -> Result<i32> {
@@ -520,7 +548,7 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     let what = a.output.as_deref().unwrap_or("standard output");
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
-        "csv" => write_csv(&mut out, std::slice::from_ref(&report)),
+        "csv" => write_csv(&mut out, &[Row::Run(report)]),
         _ => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
     .and_then(|()| out.flush().map_err(Into::into))
@@ -589,6 +617,12 @@ fn print_text(
         // A bound of 0 (nothing to move) has no ratio.
         Some(lb) => writeln!(out, "lower bound     {lb:.9e} s")?,
         None => writeln!(out, "lower bound     unknown")?,
+    }
+    if let Some(sb) = r.schedule_bound_s {
+        writeln!(
+            out,
+            "schedule bound  {sb:.9e} s  (this schedule's busiest link)"
+        )?;
     }
     writeln!(out, "flows           {}", r.flows)?;
     let n = res.links.len();
@@ -675,43 +709,79 @@ fn sweep(
     } else {
         a
     };
-    let mut points = Vec::new();
     if a.build.segment.is_some() || a.build.lanes.is_some() {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
+    // A point is an algorithm and a size: its schedule is built and verified
+    // once, and simulated with every engine count.
+    let mut points = Vec::new();
     for alg in algorithms {
         for &size in sizes {
-            for &e in engines {
-                let mut b = a.build.for_algorithm(alg);
-                b.size = Some(size.to_string());
-                points.push((b, e));
-            }
+            let mut b = a.build.for_algorithm(alg);
+            b.size = Some(size.to_string());
+            points.push(b);
         }
     }
-    let bar = ProgressBar::new(points.len() as u64);
+    let bar = ProgressBar::new((points.len() * engines.len()) as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} simulate [{bar:30}] {pos}/{len} {elapsed_precise} {msg}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let results: Vec<Result<Report>> = points
+    let results: Vec<Result<Vec<Row>>> = points
         .par_iter()
-        .map(|(b, e)| {
-            let r = simulate_one(a, b, topo, *e, false).map(|x| x.0);
-            bar.inc(1);
+        .map(|b| {
+            let r = match simulate_point(a, b, topo, engines, false) {
+                Ok((_, runs)) => Ok(runs.into_iter().map(|(r, _)| Row::Run(r)).collect()),
+                // An algorithm that does not apply here is a row saying why,
+                // and the sweep goes on.
+                Err(e) => match e.downcast_ref::<Error>() {
+                    Some(Error::Unsupported { reason, .. }) => Ok(engines
+                        .iter()
+                        .map(|&e| Row::Skipped {
+                            topology: topo.name.clone(),
+                            collective: b.collective_name().unwrap_or("").to_string(),
+                            algorithm: b.algorithm_name().unwrap_or("").to_string(),
+                            size_bytes: parse_bytes(b.size()).unwrap_or(0),
+                            engines: e,
+                            skipped: reason.clone(),
+                        })
+                        .collect()),
+                    _ => Err(e),
+                },
+            };
+            bar.inc(engines.len() as u64);
             r
         })
         .collect();
     bar.finish_and_clear();
-    let reports: Vec<Report> = results.into_iter().collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for r in results {
+        rows.extend(r?);
+    }
     match a.format.as_str() {
-        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&reports)?)?,
+        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
         // csv, and text (checked before the runs): a sweep's text is its table.
-        _ => write_csv(&mut out, &reports)?,
+        _ => write_csv(&mut out, &rows)?,
     }
     out.flush()?;
     Ok(0)
+}
+
+/// A row of a sweep: a run, or a point whose algorithm does not apply.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Row {
+    Run(Report),
+    Skipped {
+        topology: String,
+        collective: String,
+        algorithm: String,
+        size_bytes: u64,
+        engines: usize,
+        skipped: String,
+    },
 }
 
 /// The sweep table as CSV.
@@ -725,12 +795,32 @@ fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
+pub fn write_csv(out: &mut dyn Write, rows: &[Row]) -> Result<()> {
     writeln!(
         out,
-        "topology,collective,algorithm,ranks,size_bytes,engines,time_s,lower_bound_s,ratio,flows,links_shared_fraction,wall_s"
+        "topology,collective,algorithm,ranks,size_bytes,engines,time_s,lower_bound_s,ratio,schedule_bound_s,flows,links_shared_fraction,wall_s,skipped"
     )?;
-    for r in reports {
+    for row in rows {
+        let r = match row {
+            Row::Run(r) => r,
+            Row::Skipped {
+                topology,
+                collective,
+                algorithm,
+                size_bytes,
+                engines,
+                skipped,
+            } => {
+                writeln!(
+                    out,
+                    "{},{collective},{},,{size_bytes},{engines},,,,,,,,{}",
+                    csv_field(topology),
+                    csv_field(algorithm),
+                    csv_field(skipped)
+                )?;
+                continue;
+            }
+        };
         let lb = r
             .lower_bound_s
             .map_or(String::new(), |x| format!("{x:.9e}"));
@@ -738,9 +828,12 @@ pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
             .lower_bound_s
             .filter(|&x| x > 0.0)
             .map_or(String::new(), |x| format!("{:.6}", r.time_s / x));
+        let sb = r
+            .schedule_bound_s
+            .map_or(String::new(), |x| format!("{x:.9e}"));
         writeln!(
             out,
-            "{},{},{},{},{},{},{:.9e},{},{},{},{:.6},{:.3}",
+            "{},{},{},{},{},{},{:.9e},{},{},{},{},{:.6},{:.3},",
             csv_field(&r.topology),
             r.collective,
             csv_field(&r.algorithm),
@@ -750,6 +843,7 @@ pub fn write_csv(out: &mut dyn Write, reports: &[Report]) -> Result<()> {
             r.time_s,
             lb,
             ratio,
+            sb,
             r.flows,
             r.links_shared_fraction,
             r.wall_s

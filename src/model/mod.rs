@@ -107,6 +107,99 @@ pub fn uniform_bandwidth(t: &Topology) -> Option<f64> {
         .then_some(first)
 }
 
+/// The collective's own lower bound, in seconds, on `t`: the same for every
+/// algorithm, so that times compare by their ratio to it. Bandwidth bounds
+/// (latency and overhead aside), each a count of the bytes some node must
+/// move over its links (and its injection or ejection bandwidth, when the
+/// node model has one), with P ranks, B the block per rank, M the buffer:
+/// - alltoall: the bisection bound of the network (grids, Tofu's 6D grid,
+///   hypercubes with uniform links) and the injection bound (a node sends
+///   and receives B to and from every other rank);
+/// - allgather: every rank receives (P−1)·B; gather: the root receives
+///   (P−1)·B; scatter: the root sends (P−1)·B;
+/// - bcast: the root sends M and every other rank receives M; reduce: the
+///   root receives M and every other rank sends M;
+/// - allreduce: every rank sends and receives (P−1)/P·M (its contribution to
+///   the other ranks' shares of the result, and theirs to its own);
+/// - reduce_scatter: every rank sends (P−1)/P·M (its contribution to the
+///   other ranks' blocks).
+///
+/// `None` when the network's bandwidth per node cannot bound it (a rank on
+/// a node without links).
+pub fn collective_bound(
+    collective: Collective,
+    count: u64,
+    elem_bytes: u64,
+    t: &Topology,
+    injection: Option<f64>,
+    ejection: Option<f64>,
+) -> Option<f64> {
+    let p = t.num_ranks();
+    if p <= 1 {
+        return Some(0.0);
+    }
+    let mut out_bw = vec![0.0f64; t.num_nodes];
+    let mut in_bw = vec![0.0f64; t.num_nodes];
+    // A link without its reverse is a half-duplex one, carrying both ways.
+    let pairs: std::collections::HashSet<(u32, u32)> =
+        t.links.iter().map(|l| (l.from, l.to)).collect();
+    for l in &t.links {
+        out_bw[l.from as usize] += l.bandwidth;
+        in_bw[l.to as usize] += l.bandwidth;
+        if !pairs.contains(&(l.to, l.from)) {
+            out_bw[l.to as usize] += l.bandwidth;
+            in_bw[l.from as usize] += l.bandwidth;
+        }
+    }
+    let cap = |bw: f64, node: Option<f64>| node.map_or(bw, |n| bw.min(n));
+    let out_of = |r: usize| cap(out_bw[t.rank_node[r] as usize], injection);
+    let into = |r: usize| cap(in_bw[t.rank_node[r] as usize], ejection);
+    if (0..p).any(|r| out_of(r) <= 0.0 || into(r) <= 0.0) {
+        return None;
+    }
+    let bytes = (count * elem_bytes) as f64;
+    let pf = p as f64;
+    // The most time any rank needs to send `out(r)` and receive `inn(r)`.
+    let worst = |out: &dyn Fn(usize) -> f64, inn: &dyn Fn(usize) -> f64| {
+        (0..p)
+            .map(|r| (out(r) / out_of(r)).max(inn(r) / into(r)))
+            .fold(0.0, f64::max)
+    };
+    let root = collective.root().unwrap_or(0) as usize;
+    let is_root = |r: usize| if r == root { 1.0 } else { 0.0 };
+    Some(match collective {
+        Collective::Alltoall => {
+            let mut best = alltoall::injection(t, bytes);
+            if let Some(bw) = uniform_bandwidth(t) {
+                let cut = match &t.kind {
+                    Kind::Grid(g) => alltoall::grid(&g.dims, &g.wrap, bytes, bw),
+                    Kind::Tofu(tofu) => alltoall::grid(&tofu.grid.dims, &tofu.grid.wrap, bytes, bw),
+                    Kind::Hypercube(h) => alltoall::hypercube(h.dim, bytes, bw),
+                    _ => 0.0,
+                };
+                best = best.max(cut);
+            }
+            let each = (pf - 1.0) * bytes;
+            best.max(worst(&|_| each, &|_| each))
+        }
+        Collective::Allgather => worst(&|_| 0.0, &|_| (pf - 1.0) * bytes),
+        Collective::Gather { .. } => worst(&|_| 0.0, &|r| is_root(r) * (pf - 1.0) * bytes),
+        Collective::Scatter { .. } => worst(&|r| is_root(r) * (pf - 1.0) * bytes, &|_| 0.0),
+        Collective::Bcast { .. } => worst(&|r| is_root(r) * bytes, &|r| (1.0 - is_root(r)) * bytes),
+        Collective::Reduce { .. } => {
+            worst(&|r| (1.0 - is_root(r)) * bytes, &|r| is_root(r) * bytes)
+        }
+        Collective::Allreduce => {
+            let share = (pf - 1.0) / pf * bytes;
+            worst(&|_| share, &|_| share)
+        }
+        Collective::ReduceScatter => {
+            let share = (pf - 1.0) / pf * bytes;
+            worst(&|_| share, &|_| 0.0)
+        }
+    })
+}
+
 /// The best known lower bound, in seconds, on the time `s` takes on `t`: the
 /// largest of the schedule's link-load bound and, for an all-to-all, the
 /// bisection bound of the network (grids, Tofu's 6D grid, hypercubes, when
