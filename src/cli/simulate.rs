@@ -548,7 +548,7 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     let what = a.output.as_deref().unwrap_or("standard output");
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
-        "csv" => write_csv(&mut out, &[Row::Run(report)]),
+        "csv" => write_csv(&mut out, &[Row::Run(Box::new(report))]),
         _ => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
     .and_then(|()| out.flush().map_err(Into::into))
@@ -733,7 +733,10 @@ fn sweep(
         .par_iter()
         .map(|b| {
             let r = match simulate_point(a, b, topo, engines, false) {
-                Ok((_, runs)) => Ok(runs.into_iter().map(|(r, _)| Row::Run(r)).collect()),
+                Ok((_, runs)) => Ok(runs
+                    .into_iter()
+                    .map(|(r, _)| Row::Run(Box::new(r)))
+                    .collect()),
                 // An algorithm that does not apply here is a row saying why,
                 // and the sweep goes on.
                 Err(e) => match e.downcast_ref::<Error>() {
@@ -773,7 +776,7 @@ fn sweep(
 #[derive(Serialize)]
 #[serde(untagged)]
 pub enum Row {
-    Run(Report),
+    Run(Box<Report>),
     Skipped {
         topology: String,
         collective: String,
