@@ -888,3 +888,36 @@ fn graphs_too_large_to_route_are_refused_before_routing() {
         "more than routing handles",
     );
 }
+
+/// A schedule file whose region runs past its buffer is refused when it is
+/// read, so that `--no-verify` cannot price bytes that are not there.
+#[test]
+fn a_region_past_its_buffer_is_refused_on_reading() {
+    let dir = std::env::temp_dir().join(format!("topocoll-region-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    let g = good.to_string_lossy().into_owned();
+    let (code, err) = topocoll(&[
+        "schedule", "--ranks", "2", "-c", "alltoall", "-a", "linear", "-s", "8", "--format",
+        "json", "-o", &g,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&good).unwrap();
+    let bad = dir.join("bad.json");
+    let b = bad.to_string_lossy().into_owned();
+    std::fs::write(
+        &bad,
+        text.replacen(
+            "\"offset\":8,\"count\":8",
+            "\"offset\":8,\"count\":2305843009213693953",
+            1,
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["simulate", "-t", "mesh:2", "--schedule", &b, "--no-verify"],
+        vec!["run", "--schedule", &b, "--no-verify"],
+    ] {
+        refused(&args, "ends past the input buffer");
+    }
+}

@@ -1,8 +1,8 @@
 //! Schedules as text: JSON (export and import) and LogGOPSim's GOAL format.
 
 use super::{
-    reference_fault, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, MAX_BUFFER_BYTES,
-    MAX_RANKS,
+    reference_fault, Buf, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule,
+    MAX_BUFFER_BYTES, MAX_RANKS,
 };
 use crate::error::{Error, Result};
 use crate::invalid;
@@ -281,6 +281,30 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
             }
             if let Some(fault) = reference_fault(&op, i, &jo.deps, doc.ranks, offsets) {
                 return Err(invalid!("{}: {fault}", at()));
+            }
+            // Every region inside its buffer, so that nothing (a simulation
+            // run without the verifier, say) prices or touches bytes that
+            // are not there.
+            let regions: &[&Region] = match &op {
+                Op::Send { region, .. } | Op::Recv { region, .. } => &[region],
+                Op::Copy { src, dst } | Op::Combine { src, dst } => &[src, dst],
+                Op::Compute { .. } => &[],
+            };
+            for r in regions {
+                let len = match r.buf {
+                    Buf::Input => collective.input_len(doc.ranks, doc.count, rank),
+                    Buf::Output => collective.output_len(doc.ranks, doc.count, rank),
+                    Buf::Scratch => jp.scratch,
+                };
+                if r.offset.checked_add(r.count).is_none_or(|end| end > len) {
+                    return Err(invalid!(
+                        "{}: region of {} elements from {} ends past the {} buffer's {len} elements",
+                        at(),
+                        r.count,
+                        r.offset,
+                        format!("{:?}", r.buf).to_lowercase()
+                    ));
+                }
             }
             prog.push(op, &jo.deps);
         }
