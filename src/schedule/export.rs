@@ -108,8 +108,12 @@ struct JsonProgramIn {
     ops: Vec<JsonOpIn>,
 }
 
+/// The format's name and version, written first in every schedule file.
+pub const FORMAT: &str = "topocoll-schedule/1";
+
 #[derive(Serialize)]
 struct JsonSchedule {
+    format: &'static str,
     collective: Collective,
     ranks: usize,
     count: u64,
@@ -124,6 +128,8 @@ struct JsonSchedule {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonScheduleIn {
+    /// `topocoll-schedule/1` when given (files without it are read as 1).
+    format: Option<String>,
     /// Read as a value first: serde's internally tagged enums ignore
     /// unknown fields of unit variants (a `root` given to allreduce).
     collective: serde_json::Value,
@@ -141,6 +147,7 @@ struct JsonScheduleIn {
 /// algorithm, programs: [{scratch, ops: [{kind, ..., deps}]}]}`.
 pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
     let doc = JsonSchedule {
+        format: FORMAT,
         collective: s.collective,
         ranks: s.ranks,
         count: s.count,
@@ -185,6 +192,11 @@ pub fn from_json(text: &str) -> Result<Schedule> {
 pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let doc: JsonScheduleIn = serde_json::from_reader(std::io::BufReader::new(reader))
         .map_err(|e| invalid!("schedule JSON: {e}"))?;
+    if let Some(f) = doc.format.as_deref().filter(|&f| f != FORMAT) {
+        return Err(invalid!(
+            "schedule JSON: format '{f}' is not {FORMAT}, the one this topocoll reads"
+        ));
+    }
     let collective: Collective = serde_json::from_value(doc.collective.clone())
         .map_err(|e| invalid!("schedule JSON: collective: {e}"))?;
     let fields = doc

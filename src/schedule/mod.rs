@@ -28,7 +28,7 @@ pub use crate::limits::MAX_RANKS;
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
 }
-pub use export::{from_json, from_json_reader, to_goal, to_json};
+pub use export::{from_json, from_json_reader, to_goal, to_json, FORMAT};
 pub use graph::{dependency_counts, match_messages, Successors};
 pub use source::{ring_distance, Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};

@@ -1,0 +1,79 @@
+//! The schedule file format: its JSON Schema names what the reader reads,
+//! and files of every kind of op round-trip.
+
+use topocoll::algorithms::{self, Request};
+use topocoll::schedule::{self, Collective, Dtype, ReduceOp, COLLECTIVES};
+
+fn schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/schemas/schedule.schema.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_schema_lists_what_the_reader_reads() {
+    let s = schema();
+    let p = &s["properties"];
+    assert_eq!(p["format"]["const"], schedule::FORMAT);
+    let names = strings(&p["collective"]["properties"]["name"]["enum"]);
+    let ours: Vec<String> = COLLECTIVES.iter().map(|c| c.0.to_string()).collect();
+    assert_eq!(names, ours);
+    for d in strings(&p["dtype"]["enum"]) {
+        assert!(Dtype::parse(&d).is_ok(), "{d}");
+    }
+    for o in strings(&p["op"]["enum"]) {
+        assert!(ReduceOp::parse(&o, Dtype::I64).is_ok(), "{o}");
+    }
+    // Every top-level field an exported schedule has is in the schema.
+    let req = Request::new(Collective::Alltoall, 16, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+    let topo = topocoll::topology::parse_spec("torus:4x4").unwrap();
+    let mut req2 = req.clone();
+    req2.topology = Some(&topo);
+    let sch = algorithms::build("a2at", &req2).unwrap();
+    let mut out = Vec::new();
+    schedule::to_json(&sch, &mut out).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for k in doc.as_object().unwrap().keys() {
+        assert!(p.get(k).is_some(), "{k} is not in the schema");
+    }
+    assert_eq!(doc["format"], schedule::FORMAT);
+    // Read back: the same schedule.
+    assert_eq!(
+        schedule::from_json(std::str::from_utf8(&out).unwrap()).unwrap(),
+        sch
+    );
+}
+
+#[test]
+fn another_format_version_is_refused() {
+    let req = Request::new(
+        Collective::Allreduce,
+        4,
+        64,
+        Dtype::F64,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap();
+    let sch = algorithms::build("ring", &req).unwrap();
+    let mut out = Vec::new();
+    schedule::to_json(&sch, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let other = text.replace("topocoll-schedule/1", "topocoll-schedule/9");
+    let e = schedule::from_json(&other).unwrap_err().to_string();
+    assert!(e.contains("topocoll-schedule/9"), "{e}");
+    // Without the field: read as version 1.
+    let bare = text.replace("\"format\":\"topocoll-schedule/1\",", "");
+    assert_eq!(schedule::from_json(&bare).unwrap(), sch);
+}
