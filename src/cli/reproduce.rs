@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct ReproduceArgs {
     /// Which paper: a2at, trinaryx3, treebcast, multilane or dragonnet.
     pub paper: String,
-    /// Directory for the tables and plots.
+    /// Directory for the tables and plots (written into it).
     #[arg(long, short = 'o', default_value = "out")]
     pub out: PathBuf,
     /// A smaller, faster run (smaller tori).
@@ -40,13 +40,8 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         ))
         .into());
     }
-    // treebcast, multilane and dragonnet write into the directory itself; the others into a
-    // directory named after the paper inside it.
-    let dir = if matches!(a.paper.as_str(), "treebcast" | "multilane" | "dragonnet") {
-        a.out.clone()
-    } else {
-        a.out.join(&a.paper)
-    };
+    // Every paper writes into the directory itself.
+    let dir = a.out.clone();
     // The output directory must be writable before minutes of simulation.
     if matches!(
         a.paper.as_str(),
