@@ -122,3 +122,42 @@ mod tests {
         assert!(parse_size_list("64B..8B").is_err());
     }
 }
+
+/// Seconds in engineering units for people: `272.547 ms`, `1.064 us`,
+/// `12.1 s` (four significant digits; the JSON keeps every digit).
+pub fn format_seconds(s: f64) -> String {
+    if !s.is_finite() {
+        return format!("{s} s");
+    }
+    if s == 0.0 {
+        return "0 s".to_string();
+    }
+    let (value, unit) = match s.abs() {
+        a if a >= 1.0 => (s, "s"),
+        a if a >= 1e-3 => (s * 1e3, "ms"),
+        a if a >= 1e-6 => (s * 1e6, "us"),
+        _ => (s * 1e9, "ns"),
+    };
+    let digits = if value.abs() >= 100.0 {
+        1
+    } else if value.abs() >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.digits$} {unit}")
+}
+
+#[cfg(test)]
+mod seconds_tests {
+    use super::format_seconds;
+
+    #[test]
+    fn engineering_units() {
+        assert_eq!(format_seconds(0.272547456), "272.5 ms");
+        assert_eq!(format_seconds(1.064e-6), "1.064 us");
+        assert_eq!(format_seconds(12.34), "12.34 s");
+        assert_eq!(format_seconds(3e-10), "0.300 ns");
+        assert_eq!(format_seconds(0.0), "0 s");
+    }
+}

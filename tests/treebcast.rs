@@ -628,7 +628,7 @@ fn optimize_prints_json_writes_a_schedule_that_verifies_simulates_and_runs() {
         "json",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let sim: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let sim: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let simulated = sim["time_s"].as_f64().unwrap();
     assert!(
         (simulated - time).abs() <= 1e-9 * time,

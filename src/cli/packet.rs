@@ -149,7 +149,10 @@ pub fn run(a: &SimulateArgs) -> Result<i32> {
         report.packet_time_s,
         report.switch_time_s
     );
-    outln!("time                 {:.9e} s", r.time_s);
+    outln!(
+        "time                 {}",
+        crate::units::format_seconds(r.time_s)
+    );
     outln!(
         "efficiency           {:.6}  (payload over link rate while in use)",
         r.efficiency

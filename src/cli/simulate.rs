@@ -73,7 +73,9 @@ pub struct SimulateArgs {
     /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
     #[arg(long)]
     pub trace: Option<String>,
-    /// text, json (one object; a sweep: an array), or csv (a row per run; a sweep in text is csv).
+    /// text, json (one object, indented; a sweep: an array), json-compact
+    /// (the same on one line, for programs), or csv (a row per run; a sweep
+    /// in text is csv).
     #[arg(long, default_value = "text")]
     pub format: String,
     /// Run as a sweep even with single values: --size, --engines and --algorithm
@@ -491,10 +493,12 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             .into());
         }
     }
-    if !matches!(a.format.as_str(), "text" | "json" | "csv") {
-        return Err(
-            Error::Invalid(format!("--format '{}' is not text, json or csv", a.format)).into(),
-        );
+    if !matches!(a.format.as_str(), "text" | "json" | "json-compact" | "csv") {
+        return Err(Error::Invalid(format!(
+            "--format '{}' is not text, json, json-compact or csv",
+            a.format
+        ))
+        .into());
     }
     let sweeping = a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1;
     if sweeping && a.trace.is_some() {
@@ -532,12 +536,24 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         let (finished, wake) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
             scope.spawn(|| show_progress(&progress, wake));
-            let one = simulate_one(&a, &a.build, &topo, engines[0], a.format == "json");
+            let one = simulate_one(
+                &a,
+                &a.build,
+                &topo,
+                engines[0],
+                a.format.starts_with("json"),
+            );
             drop(finished);
             one
         })?
     } else {
-        simulate_one(&a, &a.build, &topo, engines[0], a.format == "json")?
+        simulate_one(
+            &a,
+            &a.build,
+            &topo,
+            engines[0],
+            a.format.starts_with("json"),
+        )?
     };
     if let (Some(path), Some(file)) = (&a.trace, trace) {
         let mut f = std::io::BufWriter::new(file);
@@ -547,7 +563,8 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     }
     let what = a.output.as_deref().unwrap_or("standard output");
     match a.format.as_str() {
-        "json" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
+        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&report)?).map_err(Into::into),
+        "json-compact" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
         "csv" => write_csv(&mut out, &[Row::Run(Box::new(report))]),
         _ => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
@@ -607,21 +624,24 @@ fn print_text(
         a.sharing,
         a.fairness
     )?;
-    writeln!(out, "time            {:.9e} s", r.time_s)?;
+    let sec = crate::units::format_seconds;
+    writeln!(out, "time            {}", sec(r.time_s))?;
     match r.lower_bound_s {
         Some(lb) if lb > 0.0 => writeln!(
             out,
-            "lower bound     {lb:.9e} s  (time / bound = {:.6})",
+            "lower bound     {}  (time / bound = {:.6})",
+            sec(lb),
             r.time_s / lb
         )?,
         // A bound of 0 (nothing to move) has no ratio.
-        Some(lb) => writeln!(out, "lower bound     {lb:.9e} s")?,
+        Some(lb) => writeln!(out, "lower bound     {}", sec(lb))?,
         None => writeln!(out, "lower bound     unknown")?,
     }
     if let Some(sb) = r.schedule_bound_s {
         writeln!(
             out,
-            "schedule bound  {sb:.9e} s  (this schedule's busiest link)"
+            "schedule bound  {}  (this schedule's busiest link)",
+            sec(sb)
         )?;
     }
     writeln!(out, "flows           {}", r.flows)?;
@@ -640,8 +660,8 @@ fn print_text(
         writeln!(
             out,
             "busiest link    {} -> {}: {:.1}% utilised, {} bytes, peak {} flows",
-            busiest.from,
-            busiest.to,
+            topo.node_name(busiest.from),
+            topo.node_name(busiest.to),
             100.0 * busiest.utilisation,
             busiest.bytes,
             busiest.peak_flows
@@ -653,7 +673,7 @@ fn print_text(
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
         });
-    writeln!(out, "rank finish     {lo:.6e} .. {hi:.6e} s")?;
+    writeln!(out, "rank finish     {} .. {}", sec(lo), sec(hi))?;
     writeln!(
         out,
         "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
@@ -765,6 +785,7 @@ fn sweep(
     }
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
+        "json-compact" => writeln!(out, "{}", serde_json::to_string(&rows)?)?,
         // csv, and text (checked before the runs): a sweep's text is its table.
         _ => write_csv(&mut out, &rows)?,
     }

@@ -166,6 +166,39 @@ impl Topology {
         }
     }
 
+    /// A node's name for reports: a topology file's own name for it, a grid
+    /// node's coordinates, a Dragon net's node or switch element.
+    pub fn node_name(&self, n: NodeId) -> String {
+        let coords = |dims: &[usize], mut rest: usize| {
+            let c: Vec<String> = dims
+                .iter()
+                .map(|&d| {
+                    let x = rest % d;
+                    rest /= d;
+                    x.to_string()
+                })
+                .collect();
+            format!("({})", c.join(","))
+        };
+        match &self.kind {
+            Kind::Tree(g) | Kind::Graph(g) => g.names[n as usize].clone(),
+            Kind::Sites(s) => s.net.names[n as usize].clone(),
+            Kind::Grid(g) => coords(&g.dims, n as usize),
+            Kind::Tofu(t) => coords(&t.grid.dims, n as usize),
+            Kind::DragonNet(d) => {
+                let nodes = d.nodes();
+                let n = n as usize;
+                if n < nodes {
+                    format!("node {n}")
+                } else {
+                    let e = n - nodes;
+                    format!("stage {} element {}", e / (nodes / 2), e % (nodes / 2))
+                }
+            }
+            Kind::Hypercube(_) => format!("node {n}"),
+        }
+    }
+
     /// The grid of sites this topology is, if it is one.
     pub fn sites(&self) -> Option<&Sites> {
         match &self.kind {
