@@ -79,6 +79,35 @@ pub struct BenchArgs {
     /// Kernel benchmark: bytes per array [default: 64MiB, 8 M elements of f64].
     #[arg(long)]
     pub kernel_bytes: Option<String>,
+    /// Time a schedule read from a JSON file instead of building one (its
+    /// size and collective are the file's: no --sizes or --collective).
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// text (aligned columns), csv or json.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// Write the table here instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+}
+
+/// One row of `bench`: a schedule timed on a backend (or the MPI library's
+/// own collective), or an algorithm that does not apply at a size.
+#[derive(serde::Serialize)]
+struct BenchRow {
+    size_bytes: u64,
+    algorithm: String,
+    backend: String,
+    avg_s: Option<f64>,
+    min_s: Option<f64>,
+    max_s: Option<f64>,
+    bandwidth_mbs: Option<f64>,
+    bus_bandwidth_mbs: Option<f64>,
+    /// The native collective's average over this row's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speedup: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -534,16 +563,43 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
     if a.build.size.is_some() {
         return Err(Error::Invalid("bench takes its sizes from --sizes, not --size".into()).into());
     }
-    let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1MiB"))
-        .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
-    let algs: Vec<String> = a
-        .build
-        .algorithm_name()?
-        .split(',')
-        .map(|x| x.trim().to_string())
-        .collect();
+    if !matches!(a.format.as_str(), "text" | "csv" | "json") {
+        return Err(
+            Error::Invalid(format!("--format '{}' is not text, csv or json", a.format)).into(),
+        );
+    }
+    if a.schedule.is_some() && a.sizes.is_some() {
+        return Err(Error::Invalid(
+            "--sizes cannot be given with --schedule: the schedule file fixes the size".into(),
+        )
+        .into());
+    }
+    // Fail on an output path before the runs, not after them.
+    let output = a
+        .output
+        .as_deref()
+        .map(super::OutputFile::open)
+        .transpose()?;
     let ctx = Ctx::new(&bk)?;
-    let result = bench_inner(&ctx, &a, &bk, &opts, native, &sizes, &algs);
+    let result = (|| {
+        let file = match &a.schedule {
+            Some(path) => Some(loaded(&ctx, &a.build, path, !a.exec.no_verify)?),
+            None => None,
+        };
+        let (sizes, algs) = match &file {
+            Some(s) => (vec![s.count * s.elem_bytes()], vec![s.algorithm.clone()]),
+            None => (
+                parse_size_list(a.sizes.as_deref().unwrap_or("8B..1MiB"))
+                    .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?,
+                a.build
+                    .algorithm_name()?
+                    .split(',')
+                    .map(|x| x.trim().to_string())
+                    .collect(),
+            ),
+        };
+        bench_inner(&ctx, &a, &bk, &opts, native, &sizes, &algs, file, output)
+    })();
     if let Err(e) = &result {
         if ctx.size().is_some() {
             let msg = format!("{e:#}").replace('\n', " ");
@@ -564,27 +620,46 @@ fn bench_inner(
     native: bool,
     sizes: &[u64],
     algs: &[String],
+    file: Option<Schedule>,
+    output: Option<super::OutputFile>,
 ) -> Result<i32> {
-    let mut header = false;
-    if a.build.segment.is_some() || a.build.lanes.is_some() {
+    if file.is_none() && (a.build.segment.is_some() || a.build.lanes.is_some()) {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
+    let mut table: Vec<BenchRow> = Vec::new();
+    let mut shape_seen = None;
     for &size in sizes {
-        let mut rows: Vec<(String, String, Summary, f64, f64)> = Vec::new();
+        let mut rows: Vec<BenchRow> = Vec::new();
         let mut shape = None;
         for alg in algs {
-            let mut b = a.build.for_algorithm(alg);
-            b.size = Some(size.to_string());
-            let s = match build(ctx, &b, !a.exec.no_verify) {
-                Ok(s) => s,
-                Err(e) => {
-                    if matches!(e.downcast_ref::<Error>(), Some(Error::Unsupported { .. })) {
-                        if ctx.lead() {
-                            outln!("# {alg} at {}: {e}", format_bytes(size));
+            let s = match &file {
+                Some(s) => s.clone(),
+                None => {
+                    let mut b = a.build.for_algorithm(alg);
+                    b.size = Some(size.to_string());
+                    match build(ctx, &b, !a.exec.no_verify) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            if let Some(Error::Unsupported { reason, .. }) =
+                                e.downcast_ref::<Error>()
+                            {
+                                rows.push(BenchRow {
+                                    size_bytes: size,
+                                    algorithm: alg.clone(),
+                                    backend: String::new(),
+                                    avg_s: None,
+                                    min_s: None,
+                                    max_s: None,
+                                    bandwidth_mbs: None,
+                                    bus_bandwidth_mbs: None,
+                                    speedup: None,
+                                    skipped: Some(reason.clone()),
+                                });
+                                continue;
+                            }
+                            return Err(e.context(format!("--sizes at {size} bytes")));
                         }
-                        continue;
                     }
-                    return Err(e.context(format!("--sizes at {size} bytes")));
                 }
             };
             let plan = Plan::new(&s)?;
@@ -618,10 +693,11 @@ fn bench_inner(
                 } else {
                     "mpi"
                 };
-                rows.push((
-                    alg.clone(),
-                    name.into(),
-                    summarize(&times),
+                rows.push(timed_row(
+                    size,
+                    alg,
+                    name,
+                    &summarize(&times),
                     bytes as f64,
                     runtime::bus_factor(s.collective, s.ranks),
                 ));
@@ -635,10 +711,11 @@ fn bench_inner(
                 let s = Schedule::new(c, p, size / dtype.size(), dtype, op, "native");
                 let times =
                     with_dtype!(dtype, T => runtime::mpi::time_native::<T>(w, &s, warm, iters)?);
-                rows.push((
-                    "native".into(),
-                    format!("mpi:{}", runtime::mpi::native_name(c)),
-                    summarize(&times),
+                rows.push(timed_row(
+                    size,
+                    "native",
+                    &format!("mpi:{}", runtime::mpi::native_name(c)),
+                    &summarize(&times),
                     bytes as f64,
                     runtime::bus_factor(c, p),
                 ));
@@ -646,61 +723,166 @@ fn bench_inner(
         }
         #[cfg(not(feature = "mpi"))]
         let _ = native;
-        if ctx.lead() {
-            if !header {
-                if let Some((c, p, dtype, op, _, _, _)) = shape {
-                    outln!(
-                        "# topocoll bench: {} on {p} ranks, {} {}, engines {}{}",
-                        c.name(),
-                        dtype.name(),
-                        op.name(),
-                        opts.engines,
-                        if c.size_is_block() {
-                            "; size = block per peer, bytes = P blocks"
-                        } else {
-                            ""
-                        }
-                    );
-                    outln!("# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s");
-                    if native {
-                        outln!("# Speedup: the native MPI collective's average latency over this row's");
-                    }
-                    outln!(
-                        "{:>10} {:>14} {:>18} {:>12} {:>12} {:>12} {:>12} {:>12}{}",
-                        "# Size",
-                        "Algorithm",
-                        "Backend",
-                        "Avg(us)",
-                        "Min(us)",
-                        "Max(us)",
-                        "BW(MB/s)",
-                        "BusBW(MB/s)",
-                        if native { "      Speedup" } else { "" }
-                    );
-                    header = true;
-                }
-            }
-            let native_avg = rows.iter().find(|r| r.0 == "native").map(|r| r.2.avg);
-            for (alg, be, t, bytes, factor) in &rows {
-                let bw = bytes / t.avg / 1e6;
-                outln!(
-                    "{:>10} {:>14} {:>18} {:>12.2} {:>12.2} {:>12.2} {:>12.1} {:>12.1}{}",
-                    size,
-                    alg,
-                    be,
-                    t.avg * 1e6,
-                    t.min * 1e6,
-                    t.max * 1e6,
-                    bw,
-                    bw * factor,
-                    native_avg
-                        .map(|n| format!(" {:>12.2}", n / t.avg))
-                        .unwrap_or_default()
-                );
+        let native_avg = rows
+            .iter()
+            .find(|r| r.algorithm == "native")
+            .and_then(|r| r.avg_s);
+        for r in &mut rows {
+            r.speedup = native_avg.zip(r.avg_s).map(|(n, t)| n / t);
+        }
+        shape_seen = shape_seen.or(shape);
+        table.extend(rows);
+    }
+    if !ctx.lead() {
+        return Ok(0);
+    }
+    let mut out: Box<dyn std::io::Write> = match output {
+        Some(f) => Box::new(std::io::BufWriter::new(f)),
+        None => Box::new(std::io::stdout()),
+    };
+    match a.format.as_str() {
+        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&table)?)?,
+        "csv" => {
+            writeln!(out, "size_bytes,algorithm,backend,avg_s,min_s,max_s,bandwidth_mbs,bus_bandwidth_mbs,speedup,skipped")?;
+            let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6e}"));
+            for r in &table {
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{}",
+                    r.size_bytes,
+                    r.algorithm,
+                    r.backend,
+                    f(r.avg_s),
+                    f(r.min_s),
+                    f(r.max_s),
+                    f(r.bandwidth_mbs),
+                    f(r.bus_bandwidth_mbs),
+                    f(r.speedup),
+                    r.skipped
+                        .as_deref()
+                        .map_or(String::new(), |s| format!("\"{}\"", s.replace('"', "\"\"")))
+                )?;
             }
         }
+        _ => {
+            if let Some((c, p, dtype, op, _, _, _)) = shape_seen {
+                writeln!(
+                    out,
+                    "# topocoll bench: {} on {p} ranks, {} {}, engines {}{}",
+                    c.name(),
+                    dtype.name(),
+                    op.name(),
+                    opts.engines,
+                    if c.size_is_block() {
+                        "; size = block per peer, bytes = P blocks"
+                    } else {
+                        ""
+                    }
+                )?;
+                writeln!(out, "# latency: per iteration, slowest rank; avg/min/max over iterations; MB/s = 10^6 bytes/s")?;
+                if native {
+                    writeln!(
+                        out,
+                        "# Speedup: the native MPI collective's average latency over this row's"
+                    )?;
+                }
+            }
+            write_bench_text(&mut out, &table, native)?;
+        }
     }
+    out.flush()?;
     Ok(0)
+}
+
+fn timed_row(
+    size: u64,
+    alg: &str,
+    backend: &str,
+    t: &Summary,
+    bytes: f64,
+    factor: f64,
+) -> BenchRow {
+    let bw = bytes / t.avg / 1e6;
+    BenchRow {
+        size_bytes: size,
+        algorithm: alg.to_string(),
+        backend: backend.to_string(),
+        avg_s: Some(t.avg),
+        min_s: Some(t.min),
+        max_s: Some(t.max),
+        bandwidth_mbs: Some(bw),
+        bus_bandwidth_mbs: Some(bw * factor),
+        speedup: None,
+        skipped: None,
+    }
+}
+
+/// The bench table in columns as wide as their widest entry.
+fn write_bench_text(out: &mut dyn std::io::Write, table: &[BenchRow], native: bool) -> Result<()> {
+    let mut cells: Vec<Vec<String>> = vec![[
+        "# Size",
+        "Algorithm",
+        "Backend",
+        "Avg(us)",
+        "Min(us)",
+        "Max(us)",
+        "BW(MB/s)",
+        "BusBW(MB/s)",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect()];
+    if native {
+        cells[0].push("Speedup".into());
+    }
+    let us = |x: Option<f64>| x.map_or(String::new(), |v| format!("{:.2}", v * 1e6));
+    let mbs = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+    let mut notes = Vec::new();
+    for r in table {
+        if let Some(why) = &r.skipped {
+            notes.push(format!(
+                "# {} at {}: {why}",
+                r.algorithm,
+                format_bytes(r.size_bytes)
+            ));
+            continue;
+        }
+        let mut row = vec![
+            r.size_bytes.to_string(),
+            r.algorithm.clone(),
+            r.backend.clone(),
+            us(r.avg_s),
+            us(r.min_s),
+            us(r.max_s),
+            mbs(r.bandwidth_mbs),
+            mbs(r.bus_bandwidth_mbs),
+        ];
+        if native {
+            row.push(r.speedup.map_or(String::new(), |v| format!("{v:.2}")));
+        }
+        cells.push(row);
+    }
+    let widths: Vec<usize> = (0..cells[0].len())
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &cells {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &w)| format!("{cell:>w$}"))
+            .collect();
+        writeln!(out, "{}", line.join("  "))?;
+    }
+    for n in notes {
+        writeln!(out, "{n}")?;
+    }
+    Ok(())
 }
 
 /// Kernel benchmark: every kernel next to a STREAM-add-like f64 loop with the
@@ -744,6 +926,9 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         ("--backend", a.exec.backend.is_some()),
         ("--timeout", a.exec.timeout.is_some()),
         ("--no-verify", a.exec.no_verify),
+        ("--schedule", a.schedule.is_some()),
+        ("--output", a.output.is_some()),
+        ("--format", a.format != "text"),
     ];
     if let Some((name, _)) = unused.iter().find(|(_, given)| *given) {
         return Err(Error::Invalid(format!(
