@@ -366,6 +366,10 @@ struct ScheduleArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o')]
     output: Option<String>,
+    /// GOAL: bytes per second a combine runs at, for its `calc` time (free
+    /// without it, as in the simulator).
+    #[arg(long, allow_negative_numbers = true)]
+    compute_bandwidth: Option<f64>,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -589,10 +593,29 @@ fn write_schedule(a: ScheduleArgs) -> Result<i32> {
     };
     let topo = a.build.topology()?;
     let s = a.build.build(topo.as_ref())?;
+    if let Some(bw) = a.compute_bandwidth {
+        if a.format != "goal" {
+            return Err(Error::Invalid(
+                "--compute-bandwidth times the combines of --format goal".into(),
+            )
+            .into());
+        }
+        if !(bw.is_finite() && bw > 0.0) {
+            return Err(Error::Invalid(format!(
+                "--compute-bandwidth must be a positive number of bytes/s, got {bw}"
+            ))
+            .into());
+        }
+    }
     if a.format == "json" {
         schedule::to_json(&s, &mut out)?;
     } else {
-        schedule::to_goal(&s, &mut out)?;
+        let lost = schedule::to_goal(&s, a.compute_bandwidth, &mut out)?;
+        if lost > 0 {
+            eprintln!(
+                "topocoll: warning: GOAL has no routes: {lost} sends lose their signed-offset routes and take the simulator's own"
+            );
+        }
     }
     out.flush()?;
     Ok(0)

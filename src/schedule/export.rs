@@ -186,12 +186,21 @@ pub fn from_json(text: &str) -> Result<Schedule> {
     from_json_reader(text.as_bytes())
 }
 
+/// A serde message with the reader's type names put in words.
+fn plain(message: &str) -> String {
+    message
+        .replace("struct JsonScheduleIn", "a schedule object")
+        .replace("struct JsonProgramIn", "a program object")
+        .replace("struct JsonOpIn", "an op object")
+        .replace("struct Region", "a region object")
+}
+
 /// [`from_json`] from a reader, parsed as it is read: a file that is not
 /// JSON (`/dev/zero`, say) fails at its first bytes, not after filling
 /// memory with it.
 pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let doc: JsonScheduleIn = serde_json::from_reader(std::io::BufReader::new(reader))
-        .map_err(|e| invalid!("schedule JSON: {e}"))?;
+        .map_err(|e| invalid!("schedule JSON: {}", plain(&e.to_string())))?;
     if let Some(f) = doc.format.as_deref().filter(|&f| f != FORMAT) {
         return Err(invalid!(
             "schedule JSON: format '{f}' is not {FORMAT}, the one this topocoll reads"
@@ -324,23 +333,30 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     Ok(s)
 }
 
-/// Writes a schedule in LogGOPSim's GOAL text format. Sizes are bytes. Local
-/// copies and combines become `calc` operations whose cost is the number of
-/// bytes they touch (GOAL's `calc` is in the simulator's time unit; scale it
-/// there); `Compute` becomes `calc` in nanoseconds.
-pub fn to_goal(s: &Schedule, out: &mut dyn Write) -> Result<()> {
+/// Writes a schedule in LogGOPSim's GOAL text format. Sizes are bytes and
+/// every `calc` is nanoseconds: `Compute` its own time, a combine its bytes
+/// at `compute_bandwidth` bytes/s (free without one, as in the simulator),
+/// a copy nothing (free in topocoll's node model). GOAL has no routes: a
+/// send with a signed-offset route (A2AT's) takes the simulator's own;
+/// returns how many sends lost theirs, for the caller to say so.
+pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write) -> Result<u64> {
     let io = |e: std::io::Error| Error::Io(format!("writing GOAL: {e}"));
     let elem = s.elem_bytes();
     writeln!(out, "num_ranks {}", s.ranks).map_err(io)?;
     let mut text = String::new();
+    let mut lost = 0u64;
     for (rank, prog) in s.programs.iter().enumerate() {
         text.clear();
         let _ = writeln!(text, "\nrank {rank} {{");
         for (i, op) in prog.ops.iter().enumerate() {
             let _ = match op {
                 Op::Send {
-                    peer, tag, region, ..
+                    peer,
+                    tag,
+                    region,
+                    route,
                 } => {
+                    lost += u64::from(*route != 0);
                     writeln!(
                         text,
                         "l{i}: send {}b to {peer} tag {tag}",
@@ -356,8 +372,11 @@ pub fn to_goal(s: &Schedule, out: &mut dyn Write) -> Result<()> {
                         region.count * elem
                     )
                 }
-                Op::Copy { src, .. } | Op::Combine { src, .. } => {
-                    writeln!(text, "l{i}: calc {}", src.count * elem)
+                Op::Copy { .. } => writeln!(text, "l{i}: calc 0"),
+                Op::Combine { src, .. } => {
+                    let ns =
+                        compute_bandwidth.map_or(0.0, |bw| (src.count * elem) as f64 / bw * 1e9);
+                    writeln!(text, "l{i}: calc {}", ns.round() as u64)
                 }
                 Op::Compute { seconds } => {
                     writeln!(text, "l{i}: calc {}", (seconds * 1e9).round() as u64)
@@ -372,5 +391,5 @@ pub fn to_goal(s: &Schedule, out: &mut dyn Write) -> Result<()> {
         text.push_str("}\n");
         out.write_all(text.as_bytes()).map_err(io)?;
     }
-    Ok(())
+    Ok(lost)
 }
