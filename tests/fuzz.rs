@@ -1,0 +1,229 @@
+//! Seeded, bounded fuzzing of every input format: mutated topology files
+//! and schedule files are read, and what reads is verified and simulated.
+//! Nothing may panic; every refusal is one line.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use topocoll::algorithms::{self, Request};
+use topocoll::schedule::{self, Collective, Dtype, ReduceOp};
+use topocoll::sim::{simulate, SimConfig};
+use topocoll::topology::{parse_spec, parse_toml};
+
+/// xorshift64*: the same mutations on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const PIECES: &[&str] = &[
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "inf",
+    "4294967296",
+    "18446744073709551615",
+    "\"\"",
+    "[]",
+    "{}",
+    "null",
+    "true",
+    ",",
+    "\"x\"",
+    "99999999999999999999",
+    "0.5",
+    "-0",
+    "\"root\"",
+    "\n",
+    "=",
+];
+
+/// One mutation: replace a number or a byte, delete a run, or splice a piece in.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let mut b: Vec<char> = text.chars().collect();
+    for _ in 0..1 + rng.below(3) {
+        let at = rng.below(b.len());
+        match rng.below(4) {
+            0 => {
+                // Replace the number under `at`, if any, with a piece.
+                let (mut lo, mut hi) = (at, at);
+                while lo > 0 && (b[lo - 1].is_ascii_digit() || b[lo - 1] == '.') {
+                    lo -= 1;
+                }
+                while hi < b.len() && (b[hi].is_ascii_digit() || b[hi] == '.') {
+                    hi += 1;
+                }
+                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                b.splice(lo..hi, piece);
+            }
+            1 => {
+                let end = (at + 1 + rng.below(8)).min(b.len());
+                b.drain(at..end);
+            }
+            2 => {
+                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                b.splice(at..at, piece);
+            }
+            _ => {
+                if at < b.len() {
+                    b[at] = (b' ' + (rng.next() % 95) as u8) as char;
+                }
+            }
+        }
+    }
+    b.into_iter().collect()
+}
+
+/// Numbers only: each of a few numbers becomes another (small, off by one,
+/// huge), so that the text still parses and the reader's checks are what
+/// stands between it and the engines.
+fn mutate_numbers(text: &str, rng: &mut Rng) -> String {
+    let mut b: Vec<char> = text.chars().collect();
+    for _ in 0..1 + rng.below(2) {
+        let starts: Vec<usize> = (0..b.len())
+            .filter(|&i| b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
+            .collect();
+        if starts.is_empty() {
+            break;
+        }
+        let lo = starts[rng.below(starts.len())];
+        let mut hi = lo;
+        while hi < b.len() && b[hi].is_ascii_digit() {
+            hi += 1;
+        }
+        let old: u64 = b[lo..hi].iter().collect::<String>().parse().unwrap_or(0);
+        let new = match rng.below(6) {
+            0 => 0,
+            1 => old + 1,
+            2 => old.saturating_sub(1),
+            3 => rng.below(10) as u64,
+            4 => 1 << (rng.below(64)),
+            _ => u64::MAX,
+        };
+        b.splice(lo..hi, new.to_string().chars());
+    }
+    b.into_iter().collect()
+}
+
+fn one_line(e: &str, what: &str) {
+    assert!(
+        !e.trim_end().contains('\n'),
+        "{what}: a refusal of several lines: {e}"
+    );
+}
+
+#[test]
+fn mutated_topology_files_never_panic() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    files.sort();
+    let mut rng = Rng(0x5eed_7001);
+    let (mut read, mut refused) = (0, 0);
+    for round in 0..1500 {
+        let base = &files[round % files.len()];
+        let text = mutate(base, &mut rng);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            match parse_toml("fuzz.toml", &text) {
+                Ok(t) => {
+                    // What reads must be usable: a small schedule priced on it.
+                    if t.num_ranks() <= 64 {
+                        let req = Request::new(
+                            Collective::Bcast { root: 0 },
+                            t.num_ranks(),
+                            4096,
+                            Dtype::U8,
+                            ReduceOp::Sum,
+                            Some(&t),
+                        )
+                        .unwrap();
+                        let s = algorithms::build("binomial", &req).unwrap();
+                        simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
+                    }
+                    true
+                }
+                Err(e) => {
+                    one_line(&e.to_string(), &text);
+                    false
+                }
+            }
+        }));
+        match r {
+            Ok(true) => read += 1,
+            Ok(false) => refused += 1,
+            Err(_) => panic!("panic on topology file:\n{text}"),
+        }
+    }
+    assert!(read > 50 && refused > 50, "read {read}, refused {refused}");
+}
+
+#[test]
+fn mutated_schedule_files_never_panic() {
+    let topo = parse_spec("torus:2x2").unwrap();
+    let bases: Vec<String> = [
+        ("alltoall", "linear", Dtype::U8),
+        ("allreduce", "recursive_doubling", Dtype::F64),
+        ("bcast", "binomial", Dtype::U8),
+    ]
+    .iter()
+    .map(|(c, a, d)| {
+        let coll = Collective::parse(c, 1).unwrap();
+        let req = Request::new(coll, 4, 8 * d.size(), *d, ReduceOp::Sum, Some(&topo)).unwrap();
+        let s = algorithms::build(a, &req).unwrap();
+        let mut out = Vec::new();
+        schedule::to_json(&s, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    })
+    .collect();
+    let mut rng = Rng(0x5eed_7002);
+    let (mut read, mut refused) = (0, 0);
+    for round in 0..3000 {
+        let base = &bases[round % bases.len()];
+        let text = if round % 3 == 0 {
+            mutate(base, &mut rng)
+        } else {
+            mutate_numbers(base, &mut rng)
+        };
+        let r = catch_unwind(AssertUnwindSafe(|| match schedule::from_json(&text) {
+            Ok(s) => {
+                // Read: the verifier judges it, and the simulator runs it
+                // whatever the verdict (as `--no-verify` does), to a time or
+                // a one-line error.
+                if let Err(e) = schedule::verify(&s) {
+                    one_line(&e.to_string(), &text);
+                }
+                if s.ranks == topo.num_ranks() {
+                    if let Err(e) = simulate(&s, &topo, &SimConfig::default()) {
+                        one_line(&e.to_string(), &text);
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                one_line(&e.to_string(), &text);
+                false
+            }
+        }));
+        match r {
+            Ok(true) => read += 1,
+            Ok(false) => refused += 1,
+            Err(_) => panic!("panic on schedule file:\n{text}"),
+        }
+    }
+    assert!(
+        read > 100 && refused > 100,
+        "read {read}, refused {refused}"
+    );
+}
