@@ -13,28 +13,11 @@ use std::path::Path;
 /// Parses a spec string, or reads a TOML file when the spec names one.
 pub fn parse_spec(spec: &str) -> Result<Topology> {
     let spec = spec.trim();
+    if spec.ends_with(".xml") {
+        return super::parse_platform(spec, &read_limited(spec)?);
+    }
     if spec.ends_with(".toml") || Path::new(spec).is_file() {
-        // A topology file of the largest supported graph is a few MB; read
-        // no more than 64 MiB of anything (a path to /dev/zero, say).
-        const MAX_TOML_BYTES: u64 = 64 << 20;
-        let cannot =
-            |e: std::io::Error| Error::Io(format!("cannot read topology file '{spec}': {e}"));
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut std::io::Read::take(
-                std::fs::File::open(spec).map_err(cannot)?,
-                MAX_TOML_BYTES + 1,
-            ),
-            &mut text,
-        )
-        .map_err(cannot)?;
-        if text.len() as u64 > MAX_TOML_BYTES {
-            return Err(invalid!(
-                "topology file '{spec}' is larger than {} MiB",
-                MAX_TOML_BYTES >> 20
-            ));
-        }
-        return parse_toml(spec, &text);
+        return parse_toml(spec, &read_limited(spec)?);
     }
     let (family, shape) = spec.split_once(':').ok_or_else(|| {
         invalid!("topology '{spec}' is neither a file nor a spec like torus:8x8, mesh:4x4, hypercube:4, tofu:2x3x2")
@@ -79,6 +62,31 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         }
     };
     Ok(Topology::from_kind(spec, kind))
+}
+
+/// A topology file's text, read no further than 64 MiB (a path to
+/// /dev/zero, say).
+fn read_limited(spec: &str) -> Result<String> {
+    // A topology file of the largest supported graph is a few MB; read
+    // no more than 64 MiB of anything (a path to /dev/zero, say).
+    const MAX_TOML_BYTES: u64 = 64 << 20;
+    let cannot = |e: std::io::Error| Error::Io(format!("cannot read topology file '{spec}': {e}"));
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(
+            std::fs::File::open(spec).map_err(cannot)?,
+            MAX_TOML_BYTES + 1,
+        ),
+        &mut text,
+    )
+    .map_err(cannot)?;
+    if text.len() as u64 > MAX_TOML_BYTES {
+        return Err(invalid!(
+            "topology file '{spec}' is larger than {} MiB",
+            MAX_TOML_BYTES >> 20
+        ));
+    }
+    Ok(text)
 }
 
 fn parse_dims(spec: &str, shape: &str) -> Result<Vec<usize>> {
