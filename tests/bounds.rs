@@ -188,3 +188,43 @@ fn a_sweep_gives_a_row_per_engine_count() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 4);
 }
+
+#[test]
+fn a_sweep_draws_its_plot() {
+    let dir = std::env::temp_dir().join(format!("topocoll-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("sweep.{ext}"));
+        let p = path.to_string_lossy().into_owned();
+        let (code, _, err) = topocoll(&[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear,bruck",
+            "-s",
+            "64B..4KiB",
+            "--engines",
+            "1,2",
+            "--plot",
+            &p,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+    }
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--plot",
+        "x.pdf",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".svg or .png"), "{err}");
+}

@@ -45,11 +45,26 @@ fn time(args: &[&str]) -> f64 {
 #[test]
 fn a_simgrid_torus_simulates_to_the_same_bits_as_our_spec() {
     for (dims, spec) in [(vec![8, 8], "torus:8x8"), (vec![4, 4, 4], "torus:4x4x4")] {
-        let xml = write(&format!("{spec}.xml").replace(':', "_"), &torus_xml(&dims, "1e9Bps", "1e-06s"));
+        let xml = write(
+            &format!("{spec}.xml").replace(':', "_"),
+            &torus_xml(&dims, "1e9Bps", "1e-06s"),
+        );
         for alg in ["pairwise", "linear", "ring"] {
             let model = [
-                "-c", "alltoall", "-a", alg, "-s", "64KiB", "--fairness", "rtt", "--header-bytes", "16",
-                "--engines", "1", "--format", "json",
+                "-c",
+                "alltoall",
+                "-a",
+                alg,
+                "-s",
+                "64KiB",
+                "--fairness",
+                "rtt",
+                "--header-bytes",
+                "16",
+                "--engines",
+                "1",
+                "--format",
+                "json",
             ];
             let mut a = vec!["simulate", "-t", xml.as_str()];
             a.extend(model);
@@ -66,28 +81,51 @@ fn a_flat_cluster_is_hosts_on_one_router() {
         "flat.xml",
         r#"<platform version="4.1"><cluster id="c" prefix="h" suffix="" radical="0-7" speed="1Gf" bw="125MBps" lat="50us"/></platform>"#,
     );
-    let (code, out, err) = topocoll(&["simulate", "-t", &xml, "-c", "bcast", "-a", "binomial", "-s", "1MB"]);
+    let (code, out, err) = topocoll(&[
+        "simulate", "-t", &xml, "-c", "bcast", "-a", "binomial", "-s", "1MB",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("tree network of 9 nodes (8 hosts)"), "{out}");
     // One MB over one 125 MB/s host link at least: 8 ms.
-    let t = time(&["simulate", "-t", &xml, "-c", "bcast", "-a", "binomial", "-s", "1MB", "--format", "json"]);
+    let t = time(&[
+        "simulate", "-t", &xml, "-c", "bcast", "-a", "binomial", "-s", "1MB", "--format", "json",
+    ]);
     assert!(t > 8e-3, "{t}");
 }
 
 #[test]
 fn other_platforms_are_refused_in_one_line() {
     let cases = [
-        (r#"<platform><cluster id="c" topology="FAT_TREE" topo_parameters="2;4,4;1,2;1,2" radical="0-15" bw="1Gbps" lat="1us" prefix="n" suffix=""/></platform>"#, "FAT_TREE"),
-        (r#"<platform><host id="a" speed="1Gf"/></platform>"#, "<host>"),
-        (r#"<platform><cluster id="c" topology="TORUS" topo_parameters="4,4" radical="0-15" bw="1Gbps" lat="1us" prefix="n" suffix=""/></platform>"#, "SPLITDUPLEX"),
-        (r#"<platform><cluster id="c" topology="TORUS" topo_parameters="4,4" radical="0-14" bw="1Gbps" lat="1us" sharing_policy="SPLITDUPLEX" prefix="n" suffix=""/></platform>"#, "16 hosts"),
-        (r#"<platform><cluster id="c" radical="0-3" bw="fast" lat="1us" prefix="n" suffix=""/></platform>"#, "bw 'fast'"),
-        (r#"<platform><cluster id="c" radical="0-3" bw="1Gbps" lat="1us" bb_bw="10Gbps" prefix="n" suffix=""/></platform>"#, "backbone"),
+        (
+            r#"<platform><cluster id="c" topology="FAT_TREE" topo_parameters="2;4,4;1,2;1,2" radical="0-15" bw="1Gbps" lat="1us" prefix="n" suffix=""/></platform>"#,
+            "FAT_TREE",
+        ),
+        (
+            r#"<platform><host id="a" speed="1Gf"/></platform>"#,
+            "<host>",
+        ),
+        (
+            r#"<platform><cluster id="c" topology="TORUS" topo_parameters="4,4" radical="0-15" bw="1Gbps" lat="1us" prefix="n" suffix=""/></platform>"#,
+            "SPLITDUPLEX",
+        ),
+        (
+            r#"<platform><cluster id="c" topology="TORUS" topo_parameters="4,4" radical="0-14" bw="1Gbps" lat="1us" sharing_policy="SPLITDUPLEX" prefix="n" suffix=""/></platform>"#,
+            "16 hosts",
+        ),
+        (
+            r#"<platform><cluster id="c" radical="0-3" bw="fast" lat="1us" prefix="n" suffix=""/></platform>"#,
+            "bw 'fast'",
+        ),
+        (
+            r#"<platform><cluster id="c" radical="0-3" bw="1Gbps" lat="1us" bb_bw="10Gbps" prefix="n" suffix=""/></platform>"#,
+            "backbone",
+        ),
         ("not xml at all", "<platform>"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let xml = write(&format!("bad{i}.xml"), text);
-        let (code, out, err) = topocoll(&["simulate", "-t", &xml, "-c", "alltoall", "-a", "linear"]);
+        let (code, out, err) =
+            topocoll(&["simulate", "-t", &xml, "-c", "alltoall", "-a", "linear"]);
         assert_eq!(code, 2, "{text}: {out} {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains(want), "{text}: {err}");

@@ -53,6 +53,7 @@ pub fn run(a: &SimulateArgs) -> Result<i32> {
         ("--threads", a.threads.is_some()),
         ("--stream", a.stream),
         ("--output", a.output.is_some()),
+        ("--plot", a.plot.is_some()),
     ];
     if let Some((flag, _)) = flow_only.iter().find(|f| f.1) {
         return Err(Error::Invalid(format!(

@@ -21,8 +21,9 @@ pub struct ExecArgs {
     /// list, e.g. threads,mpi [default: threads].
     #[arg(long)]
     pub backend: Option<String>,
-    /// Fail (every rank, with an error) when a run takes longer than this,
-    /// in seconds [default: 600].
+    /// Fail (every rank, with an error) when one execution of the schedule
+    /// (one iteration) takes longer than this, in seconds; building,
+    /// verifying and filling buffers are not counted [default: 600].
     #[arg(long, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
     /// Skip the verifier (an unverified schedule may fail, never corrupts memory).

@@ -85,6 +85,10 @@ pub struct SimulateArgs {
     /// Write the result (or the sweep table) here instead of standard output.
     #[arg(long, short = 'o')]
     pub output: Option<String>,
+    /// Draw a sweep into this SVG or PNG file: time against size, a line per
+    /// algorithm and engine count.
+    #[arg(long)]
+    pub plot: Option<String>,
     /// Skip the verifier (it runs by default before simulating).
     #[arg(long)]
     pub no_verify: bool,
@@ -500,12 +504,22 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         ))
         .into());
     }
-    let sweeping = a.sweep || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1;
+    let sweeping =
+        a.sweep || a.plot.is_some() || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1;
     if sweeping && a.trace.is_some() {
         return Err(Error::Invalid(
             "--trace records one run: give one size, engine count and algorithm".into(),
         )
         .into());
+    }
+    if let Some(p) = a
+        .plot
+        .as_deref()
+        .filter(|p| !(p.ends_with(".svg") || p.ends_with(".png")))
+    {
+        return Err(
+            Error::Invalid(format!("--plot '{p}': give a file ending in .svg or .png")).into(),
+        );
     }
     // Fail on an output path before the runs, not after them (and leave
     // an existing file as it was if they fail).
@@ -783,6 +797,9 @@ fn sweep(
     for r in results {
         rows.extend(r?);
     }
+    if let Some(path) = &a.plot {
+        plot_sweep(path, topo, &rows)?;
+    }
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
         "json-compact" => writeln!(out, "{}", serde_json::to_string(&rows)?)?,
@@ -791,6 +808,46 @@ fn sweep(
     }
     out.flush()?;
     Ok(0)
+}
+
+/// The sweep's time against size, a line per algorithm and engine count.
+fn plot_sweep(path: &str, topo: &Topology, rows: &[Row]) -> Result<()> {
+    use crate::reproduce::plot::{chart_file, Scale, Series};
+    let mut series: Vec<Series> = Vec::new();
+    for row in rows {
+        let Row::Run(r) = row else {
+            continue;
+        };
+        let name = format!(
+            "{}, {} engine{}",
+            r.algorithm,
+            r.engines,
+            if r.engines == 1 { "" } else { "s" }
+        );
+        let point = (r.size_bytes as f64, r.time_s);
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                name,
+                points: vec![point],
+            }),
+        }
+    }
+    let collective = rows
+        .iter()
+        .find_map(|r| match r {
+            Row::Run(r) => Some(r.collective.clone()),
+            Row::Skipped { collective, .. } => Some(collective.clone()),
+        })
+        .unwrap_or_default();
+    chart_file(
+        std::path::Path::new(path),
+        &format!("{collective} on {}", topo.name),
+        ("size (bytes)", Scale::Log),
+        ("time (s)", Scale::Log),
+        &series,
+    )
+    .with_context(|| format!("--plot {path}"))
 }
 
 /// A row of a sweep: a run, or a point whose algorithm does not apply.
