@@ -835,10 +835,11 @@ fn plot_sweep(path: &str, topo: &Topology, rows: &[Row]) -> Result<()> {
     }
     let collective = rows
         .iter()
-        .find_map(|r| match r {
-            Row::Run(r) => Some(r.collective.clone()),
-            Row::Skipped { collective, .. } => Some(collective.clone()),
+        .map(|r| match r {
+            Row::Run(r) => r.collective.clone(),
+            Row::Skipped { collective, .. } => collective.clone(),
         })
+        .next()
         .unwrap_or_default();
     chart_file(
         std::path::Path::new(path),
