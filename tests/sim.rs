@@ -588,13 +588,30 @@ fn trace_is_chrome_json() {
     };
     let r = simulate(&s, &t, &cfg).unwrap();
     let mut buf = Vec::new();
-    topocoll::sim::write_chrome_trace(&r.spans, 4, &mut buf).unwrap();
+    let name = |l: u32| format!("#{l}");
+    topocoll::sim::write_chrome_trace(&r.spans, 4, &r.link_samples, &name, &mut buf).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
     assert!(events
         .iter()
         .any(|e| e["ph"] == "X" && e["name"] == "combine"));
-    assert_eq!(events.iter().filter(|e| e["ph"] == "M").count(), 4);
+    // Four rank tracks and the links' process.
+    assert_eq!(events.iter().filter(|e| e["ph"] == "M").count(), 5);
+    // Per-link counters: every link the ring uses goes to 1 flow and back
+    // to 0, and never below.
+    let counters: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "C").collect();
+    assert!(!counters.is_empty());
+    assert!(counters
+        .iter()
+        .all(|c| c["args"]["flows"].as_u64().is_some()));
+    let mut last: std::collections::HashMap<String, u64> = Default::default();
+    for c in &counters {
+        last.insert(
+            c["name"].as_str().unwrap().to_string(),
+            c["args"]["flows"].as_u64().unwrap(),
+        );
+    }
+    assert!(last.values().all(|&f| f == 0), "{last:?}");
 }
 
 /// Two nodes joined by 8 B/s links without latency, and an empty two-rank

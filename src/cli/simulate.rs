@@ -571,7 +571,15 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     };
     if let (Some(path), Some(file)) = (&a.trace, trace) {
         let mut f = std::io::BufWriter::new(file);
-        sim::write_chrome_trace(&result.spans, s.ranks, &mut f)
+        let name = |l: u32| {
+            let link = &topo.links[l as usize];
+            format!(
+                "{} -> {}",
+                topo.node_name(link.from),
+                topo.node_name(link.to)
+            )
+        };
+        sim::write_chrome_trace(&result.spans, s.ranks, &result.link_samples, &name, &mut f)
             .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
             .with_context(|| format!("writing '{path}'"))?;
     }

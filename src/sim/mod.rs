@@ -299,6 +299,18 @@ pub struct SimResult {
     pub by_rank_planes: usize,
     #[serde(skip)]
     pub spans: Vec<Span>,
+    /// With `trace`: the flows on each network link, sampled whenever they
+    /// change (the trace's per-link counters).
+    #[serde(skip)]
+    pub link_samples: Vec<LinkSample>,
+}
+
+/// A link's number of flows from `time_s` on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkSample {
+    pub time_s: f64,
+    pub link: LinkId,
+    pub flows: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -808,6 +820,8 @@ struct Sim<'a, P: OpSource> {
     /// Per-stream rate tables b(P) of the network's links that have one
     /// (WAN links; `Topology::stream_tables`), empty when none has.
     stream: Vec<Option<&'a [f64]>>,
+    /// With `trace`: every change of a network link's flow count.
+    link_samples: Vec<LinkSample>,
 }
 
 impl<'a, P: OpSource> Sim<'a, P> {
@@ -879,6 +893,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             last_route: vec![(u32::MAX, 0.0, Route::new()); ranks],
             fold,
             stream: topo.stream_tables(),
+            link_samples: Vec::new(),
         }
     }
 
@@ -1441,6 +1456,13 @@ impl<'a, P: OpSource> Sim<'a, P> {
             }
             u.count += 1;
             u.peak = u.peak.max(u.count);
+            if self.cfg.trace && (l as usize) < self.topo.links.len() {
+                self.link_samples.push(LinkSample {
+                    time_s: now,
+                    link: l,
+                    flows: u.count,
+                });
+            }
         }
     }
 
@@ -1450,6 +1472,13 @@ impl<'a, P: OpSource> Sim<'a, P> {
             u.count -= 1;
             if u.count == 0 {
                 u.busy += now - u.since;
+            }
+            if self.cfg.trace && (l as usize) < self.topo.links.len() {
+                self.link_samples.push(LinkSample {
+                    time_s: now,
+                    link: l,
+                    flows: u.count,
+                });
             }
         }
     }
@@ -1575,7 +1604,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
             recomputed_flows: m.map_or(0, |m| m.recomputed_flows),
         };
         let finish: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
-        Ok(results(
+        let mut result = results(
             self.topo,
             self.fold.as_ref(),
             &finish,
@@ -1583,7 +1612,9 @@ impl<'a, P: OpSource> Sim<'a, P> {
             totals,
             wall,
             self.spans,
-        ))
+        );
+        result.link_samples = self.link_samples;
+        Ok(result)
     }
 }
 
@@ -1679,6 +1710,7 @@ fn results(
         by_rank_sweeps: 0,
         by_rank_planes: 0,
         spans,
+        link_samples: Vec::new(),
     }
 }
 
