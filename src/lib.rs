@@ -15,6 +15,7 @@ pub mod algorithms;
 pub mod cli;
 pub mod model;
 pub mod optimize;
+pub mod price;
 pub mod reproduce;
 pub mod runtime;
 pub mod schedule;

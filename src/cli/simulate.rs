@@ -1,8 +1,9 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
 use super::{BuildArgs, OutputFile};
-use crate::algorithms::{self, pipelined::MAX_MATERIALISED_OPS};
+use crate::algorithms;
 use crate::error::Error;
+use crate::price;
 use crate::schedule::{self, Schedule};
 use crate::sim::{self, Fairness, Sharing, SimConfig, SimResult, Skew};
 use crate::topology::{Topology, TorusTie};
@@ -349,92 +350,64 @@ fn simulate_point(
     engines: &[usize],
     detail: bool,
 ) -> Result<(Schedule, Vec<(Report, SimResult)>)> {
-    // The collective's bound, with the node model's injection and ejection
-    // bandwidth; the schedule's own beside it.
-    let bounds = |s: &Schedule, schedule_bound: Option<f64>| {
-        let collective = crate::model::collective_bound(
-            s.collective,
-            s.count,
-            s.elem_bytes(),
-            topo,
-            a.injection_bandwidth,
-            a.ejection_bandwidth,
-        );
-        (collective, schedule_bound)
-    };
-    let report = |what: (String, String, u64), e, result: &SimResult, b, streamed| {
-        Report::new(topo, what, e, result, b, streamed, detail)
-    };
-    if let Some(s) = &a.loaded {
-        if !a.no_verify {
-            schedule::verify(s)?;
-        }
-        let lb = bounds(s, crate::model::link_load(s, topo).ok().map(|l| l.seconds));
-        let mut runs = Vec::new();
-        for &e in engines {
-            let result = sim::simulate(s, topo, &a.config(e)?)?;
+    let cfgs = engines
+        .iter()
+        .map(|&e| a.config(e))
+        .collect::<Result<Vec<SimConfig>>>()?;
+    let (priced, what) = match &a.loaded {
+        Some(s) => {
+            if !a.no_verify {
+                schedule::verify(s)?;
+            }
             let what = (
                 s.collective.name().to_string(),
                 s.algorithm.clone(),
                 s.count * s.elem_bytes(),
             );
-            runs.push((report(what, e, &result, lb, false), result));
-        }
-        return Ok((s.as_ref().clone(), runs));
-    }
-    let req = build.request(Some(topo))?;
-    let name = build.algorithm_name()?;
-    let what = || -> Result<(String, String, u64)> {
-        Ok((
-            build.collective_name()?.to_string(),
-            name.to_string(),
-            parse_bytes(build.size())?,
-        ))
-    };
-    // Streamed when asked (an error for algorithms without a generator), or
-    // when the written-out schedule would be too large.
-    let stream = if a.stream {
-        Some(algorithms::build_stream(name, &req)?)
-    } else {
-        algorithms::generator(name, &req)?.filter(|st| st.num_ops() > MAX_MATERIALISED_OPS)
-    };
-    let mut runs = Vec::new();
-    match stream {
-        Some(st) => {
-            for &e in engines {
-                let result = sim::simulate_source(&st, topo, &a.config(e)?)?;
-                // The link-load bound from the bytes the simulation moved
-                // (the schedule is not there to route again).
-                let lb = result
-                    .links
-                    .iter()
-                    .zip(&topo.links)
-                    .map(|(l, link)| l.bytes / link.bandwidth)
-                    .fold(0.0, f64::max);
-                let b = bounds(crate::schedule::OpSource::header(&st), Some(lb));
-                runs.push((report(what()?, e, &result, b, true), result));
-            }
-            Ok((st.into_header(), runs))
+            (
+                price::price_schedule(s.as_ref().clone(), topo, &cfgs)?,
+                what,
+            )
         }
         None => {
-            if !a.no_verify {
-                schedule::check_ranks_fit(req.ranks)?;
-            }
-            let s = algorithms::build(name, &req)?;
-            if !a.no_verify {
-                schedule::verify(&s)?;
-            }
-            let lb = bounds(
-                &s,
-                crate::model::link_load(&s, topo).ok().map(|l| l.seconds),
+            let req = build.request(Some(topo))?;
+            let name = build.algorithm_name()?;
+            // Streamed when asked (an error for algorithms without a
+            // generator), or when the written-out schedule would be too large.
+            let how = if a.stream {
+                price::Build::Stream
+            } else {
+                price::Build::StreamIfLarge
+            };
+            let what = (
+                build.collective_name()?.to_string(),
+                name.to_string(),
+                parse_bytes(build.size())?,
             );
-            for &e in engines {
-                let result = sim::simulate(&s, topo, &a.config(e)?)?;
-                runs.push((report(what()?, e, &result, lb, false), result));
-            }
-            Ok((s, runs))
+            (
+                price::price(&req, name, topo, &cfgs, !a.no_verify, how)?,
+                what,
+            )
         }
-    }
+    };
+    let bounds = (priced.lower_bound_s, priced.schedule_bound_s);
+    let runs = engines
+        .iter()
+        .zip(priced.runs)
+        .map(|(&e, result)| {
+            let report = Report::new(
+                topo,
+                what.clone(),
+                e,
+                &result,
+                bounds,
+                priced.streamed,
+                detail,
+            );
+            (report, result)
+        })
+        .collect();
+    Ok((priced.schedule, runs))
 }
 
 pub fn run(mut a: SimulateArgs) -> Result<i32> {

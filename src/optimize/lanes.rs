@@ -2,11 +2,11 @@
 //! scatter simulated with every P the cost model covers, beside the paper's
 //! T_L(P) and the refined model (`model::multilane`).
 
-use crate::algorithms::{self, Request};
+use crate::algorithms::Request;
 use crate::error::{Error, Result};
 use crate::model::multilane;
 use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::{simulate, SimConfig};
+use crate::sim::SimConfig;
 use crate::topology::Topology;
 
 /// One lane count: the paper's model, the refined model and the simulated
@@ -126,6 +126,13 @@ pub fn simulate_algorithm(
         Some(topo),
     )?;
     req.lanes = lanes;
-    let s = algorithms::build(algorithm, &req)?;
-    Ok(simulate(&s, topo, cfg)?.time_s)
+    let p = crate::price::price(
+        &req,
+        algorithm,
+        topo,
+        std::slice::from_ref(cfg),
+        false,
+        crate::price::Build::StreamIfLarge,
+    )?;
+    Ok(p.runs[0].time_s)
 }

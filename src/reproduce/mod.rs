@@ -9,10 +9,10 @@ pub mod plot;
 pub mod treebcast;
 pub mod trinaryx3;
 
-use crate::algorithms::{self, Request};
+use crate::algorithms::Request;
 use crate::error::{Error, Result};
 use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::{simulate, SimConfig, SimResult};
+use crate::sim::{SimConfig, SimResult};
 use crate::topology::{parse_spec, Topology};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
@@ -99,9 +99,20 @@ pub fn alltoall_time_block(
         ReduceOp::Sum,
         Some(t),
     )?;
-    let s = algorithms::build(algorithm, &req)?;
-    let r = simulate(&s, t, cfg)?;
-    Ok((r, crate::model::lower_bound(&s, t)))
+    let mut p = crate::price::price(
+        &req,
+        algorithm,
+        t,
+        std::slice::from_ref(cfg),
+        false,
+        crate::price::Build::StreamIfLarge,
+    )?;
+    // The collective's bound, or the schedule's own where it is higher.
+    let bound = match (p.lower_bound_s, p.schedule_bound_s) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    Ok((p.runs.remove(0), bound))
 }
 
 /// Writes a text file, creating its directory.

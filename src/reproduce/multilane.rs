@@ -13,7 +13,6 @@ use super::plot::{self, Scale, Series};
 use crate::error::Result;
 use crate::model::multilane;
 use crate::optimize::lanes;
-use crate::sim::simulate;
 use crate::topology::{Kind, Sites, Topology, Wan};
 use std::fmt::Write;
 use std::path::Path;
@@ -66,8 +65,15 @@ fn run_scatter(topo: &Topology, block: u64, lanes: usize) -> Result<(f64, f64)> 
         Some(topo),
     )?;
     req.lanes = Some(lanes);
-    let s = crate::algorithms::build("multilane", &req)?;
-    let r = simulate(&s, topo, &cfg)?;
+    let priced = crate::price::price(
+        &req,
+        "multilane",
+        topo,
+        std::slice::from_ref(&cfg),
+        false,
+        crate::price::Build::StreamIfLarge,
+    )?;
+    let r = &priced.runs[0];
     let wan = &r.links[sites.wan_links[0] as usize];
     let bps = if wan.busy_s > 0.0 {
         wan.bytes * 8.0 / wan.busy_s

@@ -16,11 +16,11 @@
 //! figure comes from. `--quick` moves each to a smaller torus and size.
 
 use super::{plot, run_in_order, write};
-use crate::algorithms::{self, trees, Request};
+use crate::algorithms::{trees, Request};
 use crate::error::Result;
 use crate::model::trinaryx3 as model;
 use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::{simulate, simulate_source, SimConfig, SimResult};
+use crate::sim::{SimConfig, SimResult};
 use crate::topology::{parse_spec, Topology};
 use crate::units::format_bytes;
 use std::fmt::Write as _;
@@ -112,11 +112,9 @@ pub fn point(
     req.segment_bytes = segment;
     // Pipelines and the ring are generated op by op as the simulator needs them (the same
     // result as written out, in memory that follows the ops in flight).
-    if let Some(st) = algorithms::generator(alg, &req)? {
-        return simulate_source(&st, t, &config());
-    }
-    let s = algorithms::build(alg, &req)?;
-    simulate(&s, t, &config())
+    let cfg = [config()];
+    let mut p = crate::price::price(&req, alg, t, &cfg, false, crate::price::Build::PreferStream)?;
+    Ok(p.runs.remove(0))
 }
 
 /// What a job ran: (segment, result) for each point.

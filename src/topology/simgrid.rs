@@ -58,13 +58,14 @@ fn attributes(mut s: &str) -> Vec<(&str, &str)> {
     }
 }
 
-/// A number with one of `units` (factor per unit), longest unit first.
-fn quantity(what: &str, text: &str, units: &[(&str, f64)]) -> Result<f64> {
+/// A number with one of `units` (times, then divided by, per unit), longest
+/// unit first; dividing by a power of ten keeps `50us` exactly 50e-6.
+fn quantity(what: &str, text: &str, units: &[(&str, f64, f64)]) -> Result<f64> {
     let t = text.trim();
-    for (unit, factor) in units {
+    for (unit, times, over) in units {
         if let Some(number) = t.strip_suffix(unit) {
             if let Ok(v) = number.trim().parse::<f64>() {
-                return Ok(v * factor);
+                return Ok(v * times / over);
             }
         }
     }
@@ -75,37 +76,37 @@ fn quantity(what: &str, text: &str, units: &[(&str, f64)]) -> Result<f64> {
 }
 
 fn bandwidth(what: &str, text: &str) -> Result<f64> {
-    const U: &[(&str, f64)] = &[
-        ("TiBps", 1099511627776.0),
-        ("GiBps", 1073741824.0),
-        ("MiBps", 1048576.0),
-        ("KiBps", 1024.0),
-        ("Tibps", 1099511627776.0 / 8.0),
-        ("Gibps", 1073741824.0 / 8.0),
-        ("Mibps", 1048576.0 / 8.0),
-        ("Kibps", 1024.0 / 8.0),
-        ("TBps", 1e12),
-        ("GBps", 1e9),
-        ("MBps", 1e6),
-        ("kBps", 1e3),
-        ("KBps", 1e3),
-        ("Tbps", 1e12 / 8.0),
-        ("Gbps", 1e9 / 8.0),
-        ("Mbps", 1e6 / 8.0),
-        ("kbps", 1e3 / 8.0),
-        ("Bps", 1.0),
-        ("bps", 1.0 / 8.0),
+    const U: &[(&str, f64, f64)] = &[
+        ("TiBps", 1099511627776.0, 1.0),
+        ("GiBps", 1073741824.0, 1.0),
+        ("MiBps", 1048576.0, 1.0),
+        ("KiBps", 1024.0, 1.0),
+        ("Tibps", 1099511627776.0, 8.0),
+        ("Gibps", 1073741824.0, 8.0),
+        ("Mibps", 1048576.0, 8.0),
+        ("Kibps", 1024.0, 8.0),
+        ("TBps", 1e12, 1.0),
+        ("GBps", 1e9, 1.0),
+        ("MBps", 1e6, 1.0),
+        ("kBps", 1e3, 1.0),
+        ("KBps", 1e3, 1.0),
+        ("Tbps", 1e12, 8.0),
+        ("Gbps", 1e9, 8.0),
+        ("Mbps", 1e6, 8.0),
+        ("kbps", 1e3, 8.0),
+        ("Bps", 1.0, 1.0),
+        ("bps", 1.0, 8.0),
     ];
     quantity(what, text, U)
 }
 
 fn latency(what: &str, text: &str) -> Result<f64> {
-    const U: &[(&str, f64)] = &[
-        ("ms", 1e-3),
-        ("us", 1e-6),
-        ("ns", 1e-9),
-        ("ps", 1e-12),
-        ("s", 1.0),
+    const U: &[(&str, f64, f64)] = &[
+        ("ms", 1.0, 1e3),
+        ("us", 1.0, 1e6),
+        ("ns", 1.0, 1e9),
+        ("ps", 1.0, 1e12),
+        ("s", 1.0, 1.0),
     ];
     quantity(what, text, U)
 }

@@ -1,0 +1,138 @@
+//! Pricing a request: its schedule built (or generated op by op), verified,
+//! simulated under one or more node models, and held against the bounds.
+//! The one sequence the command line and every reproduction run.
+
+use crate::algorithms::{self, pipelined::MAX_MATERIALISED_OPS, Request};
+use crate::error::Result;
+use crate::schedule::{self, OpSource, Schedule};
+use crate::sim::{simulate, simulate_source, SimConfig, SimResult};
+use crate::topology::Topology;
+
+/// Whether the schedule is written out or generated as the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Build {
+    /// Generated (an error for an algorithm without a generator).
+    Stream,
+    /// Generated when the algorithm has a generator.
+    PreferStream,
+    /// Generated only when written out it would be too large.
+    StreamIfLarge,
+}
+
+/// A priced request.
+pub struct Priced {
+    /// The schedule (only its header when generated).
+    pub schedule: Schedule,
+    pub streamed: bool,
+    /// One result per node model asked for, in order.
+    pub runs: Vec<SimResult>,
+    /// The collective's bound (`model::collective_bound`) under the first
+    /// node model's injection and ejection bandwidth.
+    pub lower_bound_s: Option<f64>,
+    /// The schedule's own link-load bound.
+    pub schedule_bound_s: Option<f64>,
+}
+
+/// Builds `algorithm` for `req`, verifies it when written out and `verify`
+/// (a generated schedule is checked op by op against its written-out form
+/// by the test suite instead), and simulates it under each of `cfgs`.
+pub fn price(
+    req: &Request,
+    algorithm: &str,
+    topo: &Topology,
+    cfgs: &[SimConfig],
+    verify: bool,
+    build: Build,
+) -> Result<Priced> {
+    let stream = match build {
+        Build::Stream => Some(algorithms::build_stream(algorithm, req)?),
+        Build::PreferStream => algorithms::generator(algorithm, req)?,
+        Build::StreamIfLarge => {
+            algorithms::generator(algorithm, req)?.filter(|st| st.num_ops() > MAX_MATERIALISED_OPS)
+        }
+    };
+    let bound = |s: &Schedule| {
+        let first = cfgs.first();
+        crate::model::collective_bound(
+            s.collective,
+            s.count,
+            s.elem_bytes(),
+            topo,
+            first.and_then(|c| c.injection_bandwidth),
+            first.and_then(|c| c.ejection_bandwidth),
+        )
+    };
+    match stream {
+        Some(st) => {
+            let runs = cfgs
+                .iter()
+                .map(|cfg| simulate_source(&st, topo, cfg))
+                .collect::<Result<Vec<_>>>()?;
+            // The link-load bound from the bytes the simulation moved (the
+            // schedule is not there to route again).
+            let schedule_bound_s = runs.first().map(|r| {
+                r.links
+                    .iter()
+                    .zip(&topo.links)
+                    .map(|(l, link)| l.bytes / link.bandwidth)
+                    .fold(0.0, f64::max)
+            });
+            let lower_bound_s = bound(st.header());
+            Ok(Priced {
+                schedule: st.into_header(),
+                streamed: true,
+                runs,
+                lower_bound_s,
+                schedule_bound_s,
+            })
+        }
+        None => {
+            if verify {
+                schedule::check_ranks_fit(req.ranks)?;
+            }
+            let s = algorithms::build(algorithm, req)?;
+            if verify {
+                schedule::verify(&s)?;
+            }
+            priced_schedule(s, topo, cfgs, bound)
+        }
+    }
+}
+
+/// Simulates a written-out schedule (one read from a file, say) under each
+/// of `cfgs`; the caller verifies it.
+pub fn price_schedule(s: Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Result<Priced> {
+    let first = cfgs.first();
+    let bound = |s: &Schedule| {
+        crate::model::collective_bound(
+            s.collective,
+            s.count,
+            s.elem_bytes(),
+            topo,
+            first.and_then(|c| c.injection_bandwidth),
+            first.and_then(|c| c.ejection_bandwidth),
+        )
+    };
+    priced_schedule(s, topo, cfgs, bound)
+}
+
+fn priced_schedule(
+    s: Schedule,
+    topo: &Topology,
+    cfgs: &[SimConfig],
+    bound: impl Fn(&Schedule) -> Option<f64>,
+) -> Result<Priced> {
+    let runs = cfgs
+        .iter()
+        .map(|cfg| simulate(&s, topo, cfg))
+        .collect::<Result<Vec<_>>>()?;
+    let schedule_bound_s = crate::model::link_load(&s, topo).ok().map(|l| l.seconds);
+    let lower_bound_s = bound(&s);
+    Ok(Priced {
+        schedule: s,
+        streamed: false,
+        runs,
+        lower_bound_s,
+        schedule_bound_s,
+    })
+}
