@@ -2,7 +2,7 @@
 
 use super::BuildArgs;
 use crate::error::Error;
-use crate::runtime::{self, kernels, threads, Elem, Fault, Options, Plan, RankBuffers};
+use crate::runtime::{self, kernel_bench, threads, Elem, Fault, Options, Plan, RankBuffers};
 use crate::schedule::{self, Dtype, Schedule};
 use crate::units::{format_bytes, parse_bytes, parse_size_list};
 use crate::with_dtype;
@@ -886,14 +886,9 @@ fn write_bench_text(out: &mut dyn std::io::Write, table: &[BenchRow], native: bo
     Ok(())
 }
 
-/// Kernel benchmark: every kernel next to a STREAM-add-like f64 loop with the
-/// same memory traffic **on the same memory** (on a VM, two allocations of the
-/// same size can differ twofold in bandwidth), in one run: `dst=a∘b` against
-/// STREAM's add `a[i] = b[i] + c[i]` (three arrays) and `dst=dst∘src` against
-/// its in-place form `a[i] += b[i]` (two arrays). Arrays of `--kernel-bytes`
-/// each (make them larger than the last-level cache). Each kernel is timed
-/// alternately with its STREAM loop, best of `iters` each, so both see the
-/// same machine load. Bandwidth counts 2 reads + 1 write per element.
+/// `bench --kernels`: the arguments checked and the rows of
+/// `runtime::kernel_bench` printed. Arrays of `--kernel-bytes` each (make
+/// them larger than the last-level cache).
 fn bench_kernels(a: &BenchArgs) -> Result<i32> {
     let bytes = parse_bytes(a.kernel_bytes.as_deref().unwrap_or("64MiB"))
         .map_err(|e| Error::Invalid(format!("--kernel-bytes: {e}")))?;
@@ -953,99 +948,25 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         "stream GB/s",
         "of stream"
     );
-    let words = (bytes / 8) as usize;
-    let mut mem: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0u64; words]);
-    let only = a.build.dtype.as_deref();
-    for dtype in [Dtype::F64, Dtype::F32, Dtype::I64, Dtype::I32, Dtype::U8] {
-        if only.is_some_and(|d| d != dtype.name()) {
-            continue;
-        }
-        with_dtype!(dtype, T => kernel_rows::<T>(&mut mem, iters)?);
-    }
+    let only = a.build.dtype.as_deref().map(Dtype::parse).transpose()?;
+    let print = |r: &kernel_bench::KernelRow| -> Result<()> {
+        outln!(
+            "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
+            r.dtype.name(),
+            r.op.name(),
+            if r.in_place {
+                "dst=dst∘src"
+            } else {
+                "dst=a∘b"
+            },
+            r.gbs,
+            r.stream_gbs,
+            100.0 * r.of_stream
+        );
+        Ok(())
+    };
+    kernel_bench::run(bytes, iters, only, &mut |r| {
+        print(r).map_err(|e| Error::Io(e.to_string()))
+    })?;
     Ok(0)
-}
-
-/// Views 8-byte words as elements of `T`.
-fn view<T: Elem>(v: &mut [u64]) -> &mut [T] {
-    let n = v.len() * 8 / T::DTYPE.size() as usize;
-    // SAFETY: every Elem type is plain data of size 1, 4 or 8 (alignment at
-    // most 8, the words'), valid for any bit pattern; the length covers the
-    // same bytes.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, n) }
-}
-
-fn kernel_rows<T: Elem>(mem: &mut [Vec<u64>; 3], iters: usize) -> Result<()> {
-    let [m0, m1, m2] = mem;
-    for &op in kernels::ops_for(T::DTYPE) {
-        for in_place in [true, false] {
-            // Fresh operands for each row (outside the timing): values in
-            // [1, 2) (never denormal, products stay finite), cheap to write.
-            for m in [&mut *m0, &mut *m1, &mut *m2] {
-                for (i, x) in view::<T>(m).iter_mut().enumerate() {
-                    *x = T::from_f64(1.0 + (i & 1023) as f64 / 1024.0);
-                }
-            }
-            let (t, ts, ratio) = best_pair(iters, |stream| {
-                if !stream {
-                    if in_place {
-                        T::reduce_into(op, view::<T>(m0), view::<T>(m1));
-                    } else {
-                        T::reduce3(op, view::<T>(m0), view::<T>(m1), view::<T>(m2));
-                    }
-                    return;
-                }
-                let (a, b, c) = (view::<f64>(m0), view::<f64>(m1), view::<f64>(m2));
-                if in_place {
-                    for (x, y) in a.iter_mut().zip(b.iter()) {
-                        *x += y;
-                    }
-                } else {
-                    for ((x, y), z) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
-                        *x = y + z;
-                    }
-                }
-                std::hint::black_box(a);
-            });
-            let bytes = (m0.len() * 8) as f64;
-            let (gbs, sgbs) = (3.0 * bytes / t / 1e9, 3.0 * bytes / ts / 1e9);
-            outln!(
-                "{:>6} {:>6} {:>12} {:>10.2} {:>14.2} {:>9.0}%",
-                T::DTYPE.name(),
-                op.name(),
-                if in_place {
-                    "dst=dst∘src"
-                } else {
-                    "dst=a∘b"
-                },
-                gbs,
-                sgbs,
-                100.0 * ratio
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Times `f(false)` (the kernel) and `f(true)` (its STREAM loop) alternately
-/// `iters` times after a warm-up: the best time of each, and the median of
-/// the per-pair ratios stream/kernel (a pair runs back to back, under the
-/// same load from the rest of the machine, so the ratio is the robust figure).
-fn best_pair(iters: usize, mut f: impl FnMut(bool)) -> (f64, f64, f64) {
-    f(false);
-    f(true);
-    let (mut bk, mut bs) = (f64::INFINITY, f64::INFINITY);
-    let mut ratios = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let t0 = Instant::now();
-        f(false);
-        let tk = t0.elapsed().as_secs_f64();
-        let t0 = Instant::now();
-        f(true);
-        let ts = t0.elapsed().as_secs_f64();
-        bk = bk.min(tk);
-        bs = bs.min(ts);
-        ratios.push(ts / tk);
-    }
-    ratios.sort_by(f64::total_cmp);
-    (bk, bs, ratios[ratios.len() / 2])
 }

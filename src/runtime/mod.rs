@@ -38,6 +38,7 @@
 //! integers, min and max; for float sums and products within the classic
 //! error bound of a sum in any order.
 
+pub mod kernel_bench;
 pub mod kernels;
 pub mod threads;
 
