@@ -8,6 +8,13 @@ use crate::invalid;
 /// Binary suffixes are powers of 1024, decimal ones powers of 1000.
 pub fn parse_bytes(text: &str) -> Result<u64> {
     let t = text.trim();
+    // Echoed in messages no longer than a line.
+    let shown: String = if text.chars().count() > 40 {
+        format!("{}...", text.chars().take(37).collect::<String>())
+    } else {
+        text.to_string()
+    };
+    let text = shown.as_str();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '_'))
         .unwrap_or(t.len());

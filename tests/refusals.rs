@@ -921,3 +921,51 @@ fn a_region_past_its_buffer_is_refused_on_reading() {
         refused(&args, "ends past the input buffer");
     }
 }
+
+/// Negative and non-finite numbers reach the checks that name them (not
+/// clap's flag parser), and long inputs are not echoed whole.
+#[test]
+fn negative_numbers_and_long_inputs_are_named() {
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--bandwidth",
+            "-inf",
+        ],
+        "--bandwidth",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--latency",
+            "-1e-3",
+        ],
+        "--latency",
+    );
+    let long = format!("1{}", "0".repeat(300));
+    let (code, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--size",
+        &long,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.len() < 200, "{err}");
+}

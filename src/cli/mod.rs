@@ -368,7 +368,7 @@ struct ScheduleArgs {
     output: Option<String>,
     /// GOAL: bytes per second a combine runs at, for its `calc` time (free
     /// without it, as in the simulator).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     compute_bandwidth: Option<f64>,
 }
 

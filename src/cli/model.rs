@@ -35,7 +35,12 @@ struct MultilaneArgs {
     #[arg(long, short = 's')]
     size: String,
     /// α: the overhead the model adds, seconds.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
     alpha: f64,
     /// The scatter's root rank.
     #[arg(long, default_value_t = 0)]
@@ -48,19 +53,19 @@ struct MultilaneArgs {
 #[derive(Args)]
 struct Trinaryx3Args {
     /// H: pipeline stages (tree height).
-    #[arg(long, default_value_t = trix::PAPER_H, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = trix::PAPER_H, allow_negative_numbers = true, allow_hyphen_values = true)]
     height: f64,
     /// Take H from the Trinaryx3 trees of this torus instead (e.g. tofu:24x2x16 = 48x6x32).
     #[arg(long, conflicts_with = "height")]
     topology: Option<String>,
     /// L: per-message latency, seconds.
-    #[arg(long, default_value_t = trix::PAPER_LATENCY_S, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = trix::PAPER_LATENCY_S, allow_negative_numbers = true, allow_hyphen_values = true)]
     latency: f64,
     /// BWcomm: one path's bandwidth, bytes/s (default 11.6e9/3).
-    #[arg(long, default_value_t = trix::PAPER_BW_COMM, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = trix::PAPER_BW_COMM, allow_negative_numbers = true, allow_hyphen_values = true)]
     bandwidth: f64,
     /// BWcomp: reduction throughput, bytes/s.
-    #[arg(long, default_value_t = trix::PAPER_BW_COMP, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = trix::PAPER_BW_COMP, allow_negative_numbers = true, allow_hyphen_values = true)]
     compute_bandwidth: f64,
     /// N: message size in bytes (1GiB, 64KiB, ...).
     #[arg(long, default_value = "1GiB")]

@@ -24,7 +24,7 @@ pub struct ExecArgs {
     /// Fail (every rank, with an error) when one execution of the schedule
     /// (one iteration) takes longer than this, in seconds; building,
     /// verifying and filling buffers are not counted [default: 600].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub timeout: Option<f64>,
     /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
     #[arg(long)]

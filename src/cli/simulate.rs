@@ -26,22 +26,27 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "4")]
     pub engines: String,
     /// Bandwidth of every link, bytes/s (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub bandwidth: Option<f64>,
     /// Latency of every link, seconds (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub latency: Option<f64>,
     /// Per-message software overhead on the sender's CPU, seconds.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
     pub overhead: f64,
     /// Bytes per second one CPU combines (reductions); free if absent.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub compute_bandwidth: Option<f64>,
     /// Per-node injection bandwidth, bytes/s.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub injection_bandwidth: Option<f64>,
     /// Per-node ejection bandwidth, bytes/s.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub ejection_bandwidth: Option<f64>,
     /// maxmin (flows share links max-min fairly) or reservation (a flow reserves its path's bottleneck).
     #[arg(long, default_value = "maxmin")]
@@ -53,10 +58,10 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "plus")]
     pub torus_tie: String,
     /// Cap on any one flow's rate, bytes/s.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub flow_cap: Option<f64>,
     /// TCP window in bytes: caps each flow at window / (2 x route latency).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub tcp_window: Option<f64>,
     /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
     #[arg(long, default_value_t = 0)]
@@ -66,7 +71,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub rendezvous: bool,
     /// Ranks start at random offsets in [0, SKEW) seconds.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub skew: Option<f64>,
     /// Seed for --skew [default: 0].
     #[arg(long)]
@@ -142,14 +147,14 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub buffer: Option<String>,
     /// Packet model: a switch element's processor time per packet, seconds [default: 0].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub packet_time: Option<f64>,
     /// Packet model, centralised control: the set-up time of every
     /// switch-over, seconds [default: 0].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub switch_time: Option<f64>,
     /// Packet model: every link's rate, bytes/s (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub link_rate: Option<f64>,
     /// Packet model: distributed (each switch element keeps its own phase),
     /// centralised (all switch together after a barrier) or none (packet
