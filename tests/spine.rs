@@ -640,7 +640,7 @@ fn bad_requests_are_clear_errors() {
         None,
     )
     .unwrap_err();
-    assert!(e.to_string().contains("--root 4 is not a rank"));
+    assert!(e.to_string().contains("root 4 is not a rank"));
     let e = Request::new(
         Collective::Alltoall,
         1 << 20,

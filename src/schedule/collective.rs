@@ -237,9 +237,7 @@ impl Collective {
     pub fn check(&self, p: usize) -> Result<()> {
         if let Some(root) = self.root() {
             if root as usize >= p {
-                return Err(invalid!(
-                    "--root {root} is not a rank (there are {p} ranks)"
-                ));
+                return Err(invalid!("root {root} is not a rank (there are {p} ranks)"));
             }
         }
         Ok(())

@@ -712,7 +712,12 @@ fn send_route(
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
     let wall = Instant::now();
     check(s, topo, cfg)?;
-    let src = Materialised::new(s)?;
+    // Unmatched messages are the verifier's finding; here (a schedule
+    // simulated without it) they are bad input.
+    let src = Materialised::new(s).map_err(|e| match e {
+        crate::error::Error::Verify(m) => invalid!("the schedule's messages do not match: {m}"),
+        other => other,
+    })?;
     run(&src, topo, cfg, wall)
 }
 

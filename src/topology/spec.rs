@@ -149,9 +149,27 @@ pub struct TopologyFile {
 /// Parses the text of a TOML topology file; `name` is used in messages.
 pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
     let f: TopologyFile = toml::from_str(text).map_err(|e| {
+        // "line L, column C: what", in one line (toml's own message draws
+        // the line over several).
+        let at = e.span().map(|span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before.len() - start + 1;
+            let source: String = text[start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(60)
+                .collect();
+            format!("line {line}, column {column} (`{source}`): ")
+        });
         invalid!(
-            "topology file '{name}': {}",
-            e.to_string().trim().replace('\n', " ")
+            "topology file '{name}': {}{}",
+            at.unwrap_or_default(),
+            e.message().trim().replace('\n', " ")
         )
     })?;
     // A field of another kind is a mistake (a torus given `n0`, a hypercube
