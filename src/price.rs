@@ -51,17 +51,6 @@ pub fn price(
             algorithms::generator(algorithm, req)?.filter(|st| st.num_ops() > MAX_MATERIALISED_OPS)
         }
     };
-    let bound = |s: &Schedule| {
-        let first = cfgs.first();
-        crate::model::collective_bound(
-            s.collective,
-            s.count,
-            s.elem_bytes(),
-            topo,
-            first.and_then(|c| c.injection_bandwidth),
-            first.and_then(|c| c.ejection_bandwidth),
-        )
-    };
     match stream {
         Some(st) => {
             let runs = cfgs
@@ -77,7 +66,7 @@ pub fn price(
                     .map(|(l, link)| l.bytes / link.bandwidth)
                     .fold(0.0, f64::max)
             });
-            let lower_bound_s = bound(st.header());
+            let lower_bound_s = collective_bound(st.header(), topo, cfgs);
             Ok(Priced {
                 schedule: st.into_header(),
                 streamed: true,
@@ -94,40 +83,34 @@ pub fn price(
             if verify {
                 schedule::verify(&s)?;
             }
-            priced_schedule(s, topo, cfgs, bound)
+            price_schedule(s, topo, cfgs)
         }
     }
+}
+
+/// The collective's bound under the first node model's injection and
+/// ejection bandwidth.
+fn collective_bound(s: &Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Option<f64> {
+    let first = cfgs.first();
+    crate::model::collective_bound(
+        s.collective,
+        s.count,
+        s.elem_bytes(),
+        topo,
+        first.and_then(|c| c.injection_bandwidth),
+        first.and_then(|c| c.ejection_bandwidth),
+    )
 }
 
 /// Simulates a written-out schedule (one read from a file, say) under each
 /// of `cfgs`; the caller verifies it.
 pub fn price_schedule(s: Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Result<Priced> {
-    let first = cfgs.first();
-    let bound = |s: &Schedule| {
-        crate::model::collective_bound(
-            s.collective,
-            s.count,
-            s.elem_bytes(),
-            topo,
-            first.and_then(|c| c.injection_bandwidth),
-            first.and_then(|c| c.ejection_bandwidth),
-        )
-    };
-    priced_schedule(s, topo, cfgs, bound)
-}
-
-fn priced_schedule(
-    s: Schedule,
-    topo: &Topology,
-    cfgs: &[SimConfig],
-    bound: impl Fn(&Schedule) -> Option<f64>,
-) -> Result<Priced> {
     let runs = cfgs
         .iter()
         .map(|cfg| simulate(&s, topo, cfg))
         .collect::<Result<Vec<_>>>()?;
     let schedule_bound_s = crate::model::link_load(&s, topo).ok().map(|l| l.seconds);
-    let lower_bound_s = bound(&s);
+    let lower_bound_s = collective_bound(&s, topo, cfgs);
     Ok(Priced {
         schedule: s,
         streamed: false,

@@ -6,7 +6,7 @@ use crate::algorithms::Request;
 use crate::error::{Error, Result};
 use crate::model::multilane;
 use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::SimConfig;
+use crate::sim::{SimConfig, SimResult};
 use crate::topology::Topology;
 
 /// One lane count: the paper's model, the refined model and the simulated
@@ -95,44 +95,34 @@ pub fn simulate_scatter(
     p: usize,
     cfg: &SimConfig,
 ) -> Result<f64> {
-    simulate_algorithm(
-        topo,
-        "scatter",
-        "multilane",
-        root,
-        block_bytes,
-        Some(p),
-        cfg,
-    )
+    Ok(run_scatter(topo, root, block_bytes, p, cfg)?.time_s)
 }
 
-/// The simulated time of one algorithm on a grid (`lanes` for multilane).
-pub fn simulate_algorithm(
+/// `scatter multilane --lanes p` of `block_bytes` per rank from `root`,
+/// simulated (the result, for its links too).
+pub fn run_scatter(
     topo: &Topology,
-    collective: &str,
-    algorithm: &str,
     root: usize,
     block_bytes: u64,
-    lanes: Option<usize>,
+    p: usize,
     cfg: &SimConfig,
-) -> Result<f64> {
-    let coll = Collective::parse(collective, root as u32)?;
+) -> Result<SimResult> {
     let mut req = Request::new(
-        coll,
+        Collective::Scatter { root: root as u32 },
         topo.num_ranks(),
         block_bytes,
         Dtype::U8,
         ReduceOp::Sum,
         Some(topo),
     )?;
-    req.lanes = lanes;
-    let p = crate::price::price(
+    req.lanes = Some(p);
+    let mut priced = crate::price::price(
         &req,
-        algorithm,
+        "multilane",
         topo,
         std::slice::from_ref(cfg),
         false,
         crate::price::Build::StreamIfLarge,
     )?;
-    Ok(p.runs[0].time_s)
+    Ok(priced.runs.remove(0))
 }

@@ -52,28 +52,9 @@ struct Row {
 
 /// Simulated time and WAN throughput (bits/s: the bytes that crossed from
 /// the root's site over the time the WAN link carried any) of one scatter.
-fn run_scatter(topo: &Topology, block: u64, lanes: usize) -> Result<(f64, f64)> {
+fn run_scatter(topo: &Topology, block: u64, p: usize) -> Result<(f64, f64)> {
     let sites = topo.sites().expect("a grid of sites");
-    let cfg = lanes::model_config();
-    let coll = crate::schedule::Collective::Scatter { root: 0 };
-    let mut req = crate::algorithms::Request::new(
-        coll,
-        topo.num_ranks(),
-        block,
-        crate::schedule::Dtype::U8,
-        crate::schedule::ReduceOp::Sum,
-        Some(topo),
-    )?;
-    req.lanes = Some(lanes);
-    let priced = crate::price::price(
-        &req,
-        "multilane",
-        topo,
-        std::slice::from_ref(&cfg),
-        false,
-        crate::price::Build::StreamIfLarge,
-    )?;
-    let r = &priced.runs[0];
+    let r = lanes::run_scatter(topo, 0, block, p, &lanes::model_config())?;
     let wan = &r.links[sites.wan_links[0] as usize];
     let bps = if wan.busy_s > 0.0 {
         wan.bytes * 8.0 / wan.busy_s
