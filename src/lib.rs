@@ -2,21 +2,17 @@
 //!
 //! Algorithms produce schedules ([`schedule::Schedule`]); the verifier proves a
 //! schedule correct; the simulator prices it on a network; the runtime executes
-//! it on real data. See `DESIGN.md` for the architecture.
+//! it on real data. This crate is the `topocoll` command ([`cli`],
+//! [`reproduce`]) and re-exports the layers below it, one crate each:
+//! `topocoll-core` (topology, schedule, algorithms, model), `topocoll-sim`
+//! (sim, price), `topocoll-optimize` and `topocoll-runtime`. See `DESIGN.md`
+//! for the architecture.
 
-pub mod error;
-pub mod limits;
-pub mod memory;
-pub mod topology;
-pub mod units;
+pub use topocoll_core::{algorithms, error, limits, memory, model, schedule, topology, units};
+pub use topocoll_core::{invalid, Error, Result};
+pub use topocoll_optimize::optimize;
+pub use topocoll_runtime::{runtime, with_dtype};
+pub use topocoll_sim::{price, sim};
 
-pub use error::{Error, Result};
-pub mod algorithms;
 pub mod cli;
-pub mod model;
-pub mod optimize;
-pub mod price;
 pub mod reproduce;
-pub mod runtime;
-pub mod schedule;
-pub mod sim;

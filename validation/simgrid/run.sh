@@ -57,7 +57,7 @@ case "$ver" in
 esac
 
 topocoll="$repo/target/release/topocoll"
-if [ ! -x "$topocoll" ] || [ -n "$(find "$repo/src" "$repo/Cargo.toml" -newer "$topocoll" -print -quit)" ]; then
+if [ ! -x "$topocoll" ] || [ -n "$(find "$repo/src" "$repo/crates" "$repo/Cargo.toml" -newer "$topocoll" -print -quit)" ]; then
   echo "== building topocoll (release)" >&2
   if [ -e /tmp/cargo.lock ] && command -v flock >/dev/null; then
     (cd "$repo" && flock /tmp/cargo.lock cargo build --release --quiet)

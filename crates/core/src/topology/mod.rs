@@ -374,7 +374,7 @@ impl Topology {
 }
 
 /// Rejects a bandwidth that is not a positive finite number.
-pub(crate) fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
+pub fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
     if !(bw.is_finite() && bw > 0.0) {
         return Err(invalid!(
             "{what}: bandwidth must be a positive number of bytes per second, got {bw}"
