@@ -8,7 +8,9 @@
 //! (sim, price), `topocoll-optimize` and `topocoll-runtime`. See `DESIGN.md`
 //! for the architecture.
 
-pub use topocoll_core::{algorithms, error, limits, memory, model, schedule, topology, units};
+pub use topocoll_core::{
+    algorithms, error, limits, lookahead, memory, model, schedule, topology, units,
+};
 pub use topocoll_core::{invalid, Error, Result};
 pub use topocoll_optimize::optimize;
 pub use topocoll_runtime::{runtime, with_dtype};

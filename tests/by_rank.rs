@@ -4,7 +4,8 @@
 //! engine wherever a flow would share a link.
 
 use topocoll::algorithms::{self, Request, ALGORITHMS};
-use topocoll::schedule::{Collective, Dtype, Op, OpSource, ReduceOp, Region, Schedule};
+use topocoll::lookahead::Lookahead;
+use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 use topocoll::Error;
@@ -54,7 +55,7 @@ fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
 }
 
 /// `src` simulated as `cfg` says, but on `threads` threads.
-fn on_threads<P: OpSource + Sync>(
+fn on_threads<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
@@ -68,7 +69,7 @@ fn on_threads<P: OpSource + Sync>(
 }
 
 /// `src` simulated as `cfg` says, but event by event.
-fn event_by_event<P: OpSource + Sync>(src: &P, topo: &Topology, cfg: &SimConfig) -> SimResult {
+fn event_by_event<P: Lookahead + Sync>(src: &P, topo: &Topology, cfg: &SimConfig) -> SimResult {
     let cfg = SimConfig {
         by_rank: false,
         ..cfg.clone()
@@ -238,7 +239,7 @@ fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
 #[test]
 fn a_short_last_segment_holds_the_lookahead_down_only_near_it() {
     // Trees of 120 segments of 512 elements each, and the same with a last
-    // segment of a third: before the gated sends (`Transfer::gated`) every
+    // segment of a third: before the gated sends (`Lookahead::gated_transfer`) every
     // sweep looked only that third ahead, nearly three times the sweeps;
     // now only the pipeline's tail does: 385 against 268 (without the
     // gates, 776). (The overhead and latency together, 0.5 µs, are shorter

@@ -5,7 +5,8 @@
 
 use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::error::Error;
-use topocoll::schedule::{Collective, Dtype, Materialised, OpKind, OpSource, ReduceOp, Transfer};
+use topocoll::lookahead::Lookahead;
+use topocoll::schedule::{Collective, Dtype, Materialised, OpKind, OpSource, ReduceOp};
 use topocoll::sim::{simulate, simulate_source, SimConfig, Skew};
 use topocoll::topology::{parse_spec, Topology};
 
@@ -138,20 +139,18 @@ fn stream_is_the_written_out_schedule() {
                                 "{what}: rank {r} op {i} partner"
                             );
                             // The written-out schedule names no gated sends.
-                            let t = st.transfer(r, i);
-                            assert_eq!(
-                                Transfer { gated: None, ..t },
-                                m.transfer(r, i),
-                                "{what}: rank {r} op {i} transfer"
-                            );
-                            if let Some(j) = t.gated {
+                            let (t, gates) = st.gated_transfer(r, i);
+                            assert_eq!(t, st.transfer(r, i), "{what}: rank {r} op {i}");
+                            assert_eq!(t, m.transfer(r, i), "{what}: rank {r} op {i} transfer");
+                            assert_eq!(m.gated_transfer(r, i).1, None, "{what}");
+                            if let Some(j) = gates {
                                 // A send that waits for this one, shorter
                                 // than every send not gated, where this one
                                 // is not.
-                                let gated = st.transfer(r, j);
+                                let (gated, gates_next) = st.gated_transfer(r, j);
                                 assert!(a.contains(&j), "{what}: rank {r} op {i} gates {j}");
                                 assert!(gated.count < ungated && t.count >= ungated, "{what}");
-                                assert!(gated.gated.is_none(), "{what}: rank {r} op {j}");
+                                assert!(gates_next.is_none(), "{what}: rank {r} op {j}");
                                 named.push(j);
                             }
                         }
@@ -287,6 +286,8 @@ impl OpSource for Inconsistent<'_> {
         self.inner.initial(r, out)
     }
 }
+
+impl Lookahead for Inconsistent<'_> {}
 
 /// A source whose counts and successors disagree stops the simulation
 /// with an internal error (a panic in the event engine, an error from the

@@ -16,6 +16,8 @@ pub mod topology;
 
 pub mod schedule;
 
+pub mod lookahead;
+
 pub mod model;
 
 pub mod algorithms;

@@ -7,7 +7,7 @@
 //! against the collective's bound. See `DESIGN.md`.
 
 // The core's layers, under the names the simulator's modules use.
-pub(crate) use topocoll_core::{algorithms, error, invalid, model, schedule, topology};
+pub(crate) use topocoll_core::{algorithms, error, invalid, lookahead, model, schedule, topology};
 
 pub mod price;
 pub mod sim;

@@ -17,6 +17,7 @@ pub mod trees;
 
 use crate::error::{Error, Result};
 use crate::invalid;
+use crate::lookahead::Lookahead;
 use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer};
 use crate::topology::Topology;
 
@@ -114,12 +115,24 @@ impl<'a> Request<'a> {
 
 /// A schedule generated op by op as the simulator reaches it (see
 /// [`crate::schedule::OpSource`]): the algorithms whose programs are long and
-/// regular enough to compute rather than write out.
+/// regular enough to compute rather than write out. A new generator is one
+/// variant here, one line in `each_stream!`, and its `impl OpSource` and
+/// `impl Lookahead`.
 // One per run, read at every decode: a box would be one more load each time.
 #[allow(clippy::large_enum_variant)]
 pub enum Stream {
     Pipeline(pipelined::PipelineStream),
     Ring(allreduce::ring::RingStream),
+}
+
+/// Evaluates `$e` with `$g` bound to the generator inside the `Stream` `$s`.
+macro_rules! each_stream {
+    ($s:expr, $g:ident => $e:expr) => {
+        match $s {
+            Stream::Pipeline($g) => $e,
+            Stream::Ring($g) => $e,
+        }
+    };
 }
 
 impl Stream {
@@ -130,103 +143,61 @@ impl Stream {
 
     /// The collective, ranks and routes, without the programs.
     pub fn into_header(self) -> Schedule {
-        match self {
-            Stream::Pipeline(s) => s.into_header(),
-            Stream::Ring(s) => s.into_header(),
-        }
+        each_stream!(self, g => g.into_header())
     }
 }
 
 impl OpSource for Stream {
     fn header(&self) -> &Schedule {
-        match self {
-            Stream::Pipeline(s) => s.header(),
-            Stream::Ring(s) => s.header(),
-        }
+        each_stream!(self, g => g.header())
     }
     fn len(&self, r: usize) -> u64 {
-        match self {
-            Stream::Pipeline(s) => s.len(r),
-            Stream::Ring(s) => s.len(r),
-        }
+        each_stream!(self, g => g.len(r))
     }
     fn op(&self, r: usize, i: OpId) -> Op {
-        match self {
-            Stream::Pipeline(s) => s.op(r, i),
-            Stream::Ring(s) => s.op(r, i),
-        }
+        each_stream!(self, g => g.op(r, i))
     }
     fn dep_count(&self, r: usize, i: OpId) -> u32 {
-        match self {
-            Stream::Pipeline(s) => s.dep_count(r, i),
-            Stream::Ring(s) => s.dep_count(r, i),
-        }
+        each_stream!(self, g => g.dep_count(r, i))
     }
     fn dep_counts(&self, r: usize, ops: std::ops::Range<OpId>, f: impl FnMut(u32)) {
-        match self {
-            Stream::Pipeline(s) => s.dep_counts(r, ops, f),
-            Stream::Ring(s) => s.dep_counts(r, ops, f),
-        }
+        each_stream!(self, g => g.dep_counts(r, ops, f))
     }
     fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId)) {
-        match self {
-            Stream::Pipeline(s) => s.successors(r, i, f),
-            Stream::Ring(s) => s.successors(r, i, f),
-        }
+        each_stream!(self, g => g.successors(r, i, f))
     }
     fn partner(&self, r: usize, i: OpId) -> OpId {
-        match self {
-            Stream::Pipeline(s) => s.partner(r, i),
-            Stream::Ring(s) => s.partner(r, i),
-        }
+        each_stream!(self, g => g.partner(r, i))
     }
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {
-        match self {
-            Stream::Pipeline(s) => s.initial(r, out),
-            Stream::Ring(s) => s.initial(r, out),
-        }
-    }
-    fn min_send_count(&self) -> Option<u64> {
-        match self {
-            Stream::Pipeline(s) => s.min_send_count(),
-            Stream::Ring(s) => s.min_send_count(),
-        }
-    }
-    fn min_ungated_send_count(&self) -> Option<u64> {
-        match self {
-            Stream::Pipeline(s) => s.min_ungated_send_count(),
-            Stream::Ring(s) => s.min_ungated_send_count(),
-        }
-    }
-    fn farthest_peer(&self) -> Option<u64> {
-        match self {
-            Stream::Pipeline(s) => s.farthest_peer(),
-            Stream::Ring(s) => s.farthest_peer(),
-        }
+        each_stream!(self, g => g.initial(r, out))
     }
     fn kind(&self, r: usize, i: OpId) -> crate::schedule::OpKind {
-        match self {
-            Stream::Pipeline(s) => s.kind(r, i),
-            Stream::Ring(s) => s.kind(r, i),
-        }
+        each_stream!(self, g => g.kind(r, i))
     }
     fn combines(&self, r: usize, i: OpId) -> Option<u64> {
-        match self {
-            Stream::Pipeline(s) => s.combines(r, i),
-            Stream::Ring(s) => s.combines(r, i),
-        }
-    }
-    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
-        match self {
-            Stream::Pipeline(s) => s.far_successor(r, i),
-            Stream::Ring(s) => s.far_successor(r, i),
-        }
+        each_stream!(self, g => g.combines(r, i))
     }
     fn transfer(&self, r: usize, i: OpId) -> Transfer {
-        match self {
-            Stream::Pipeline(s) => s.transfer(r, i),
-            Stream::Ring(s) => s.transfer(r, i),
-        }
+        each_stream!(self, g => g.transfer(r, i))
+    }
+}
+
+impl Lookahead for Stream {
+    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
+        each_stream!(self, g => g.far_successor(r, i))
+    }
+    fn gated_transfer(&self, r: usize, i: OpId) -> (Transfer, Option<OpId>) {
+        each_stream!(self, g => g.gated_transfer(r, i))
+    }
+    fn min_send_count(&self) -> Option<u64> {
+        each_stream!(self, g => g.min_send_count())
+    }
+    fn min_ungated_send_count(&self) -> Option<u64> {
+        each_stream!(self, g => g.min_ungated_send_count())
+    }
+    fn farthest_peer(&self) -> Option<u64> {
+        each_stream!(self, g => g.farthest_peer())
     }
 }
 

@@ -30,7 +30,7 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
 }
 pub use export::{from_json, from_json_reader, to_goal, to_json, FORMAT};
 pub use graph::{dependency_counts, match_messages, Successors};
-pub use source::{ring_distance, Materialised, OpKind, OpSource, Transfer};
+pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 
 use serde::{Deserialize, Serialize};

@@ -9,6 +9,9 @@
 //! simulated in memory that follows the operations in flight, not all of them
 //! (`algorithms::pipelined::PipelineStream`).
 //!
+//! What a simulator may ask beyond the schedule itself, to run ahead, is
+//! the separate trait [`crate::lookahead::Lookahead`].
+//!
 //! Receives with no dependencies count as posted from the moment their rank
 //! starts; [`OpSource::initial`] therefore lists only the other operations a
 //! rank can run at once.
@@ -28,11 +31,6 @@ pub struct Transfer {
     pub route: u32,
     /// The receive it meets on `peer`.
     pub recv: OpId,
-    /// The send of this rank that waits for this one to end and carries
-    /// fewer than [`OpSource::min_ungated_send_count`] elements, if there is
-    /// one (a pipeline's short last segment): the simulator's lookahead
-    /// counts with it from this send's end.
-    pub gated: Option<OpId>,
 }
 
 /// A schedule the simulator reads operation by operation.
@@ -55,12 +53,6 @@ pub trait OpSource {
     }
     /// Calls `f` with every op of rank `r` that waits for op `i`.
     fn successors(&self, r: usize, i: OpId, f: impl FnMut(OpId));
-    /// The successor of send `i` whose state is likely far from its own,
-    /// if one is known without decoding (a prefetch hint: in a pipeline,
-    /// the same send of the next segment). `None` by default.
-    fn far_successor(&self, _r: usize, _i: OpId) -> Option<OpId> {
-        None
-    }
     /// For a send: the index of the receive it meets on its peer.
     fn partner(&self, r: usize, i: OpId) -> OpId;
     /// The ops of rank `r` with no dependencies, receives excepted, in program order.
@@ -104,59 +96,10 @@ pub trait OpSource {
                 count: region.count,
                 route,
                 recv: self.partner(r, i),
-                gated: None,
             },
             op => panic!("op {i} of rank {r} is not a send: {op:?}"),
         }
     }
-    /// The fewest elements a send to another rank carries, or `None` when
-    /// no rank sends to another: it bounds how soon one rank can affect
-    /// another (the simulator's lookahead, `sim::local`). The default reads
-    /// every op; a generator answers from its arithmetic.
-    fn min_send_count(&self) -> Option<u64> {
-        sends_to_others(self).map(|(_, _, count)| count).min()
-    }
-    /// The fewest elements a send to another rank carries unless the send
-    /// it waits for names it as `gated` ([`OpSource::transfer`]), where that
-    /// one carries at least as many; `None` when no rank sends to another.
-    ///
-    /// It lets the simulator look further ahead than `min_send_count`
-    /// allows: a gated send cannot start before the send it waits for has
-    /// ended, so until that one has started, the gated send's data cannot
-    /// land sooner than this many elements take plus its own. The default
-    /// names no gated sends.
-    fn min_ungated_send_count(&self) -> Option<u64> {
-        self.min_send_count()
-    }
-    /// The farthest any rank sends, as a distance between rank indices
-    /// around the ring of ranks (from r to q: the smaller of |q − r| and
-    /// P − |q − r|), or `None` when no rank sends to another. It tells the
-    /// simulator which ranks can affect which directly (`sim::local`'s
-    /// planes). The default reads every op; a generator answers from its
-    /// structure.
-    fn farthest_peer(&self) -> Option<u64> {
-        let ranks = self.header().ranks as u64;
-        sends_to_others(self)
-            .map(|(r, peer, _)| ring_distance(r as u64, u64::from(peer), ranks))
-            .max()
-    }
-}
-
-/// Every send of `src` to another rank, op by op: (rank, peer, elements).
-/// What the defaults of [`OpSource`] that read every op go through.
-fn sends_to_others<S: OpSource + ?Sized>(src: &S) -> impl Iterator<Item = (usize, u32, u64)> + '_ {
-    (0..src.header().ranks)
-        .flat_map(move |r| (0..src.len(r)).map(move |i| (r, i as OpId)))
-        .filter_map(move |(r, i)| match src.op(r, i) {
-            Op::Send { peer, region, .. } if peer as usize != r => Some((r, peer, region.count)),
-            _ => None,
-        })
-}
-
-/// The distance between ranks `a` and `b` around a ring of `ranks`.
-pub fn ring_distance(a: u64, b: u64, ranks: u64) -> u64 {
-    let d = a.abs_diff(b);
-    d.min(ranks - d)
 }
 
 /// What [`OpSource::kind`] answers.

@@ -36,7 +36,8 @@
 //! inputs would change them.
 
 use super::{Sharing, SimConfig, Skew};
-use crate::schedule::{Op, OpId, OpSource};
+use crate::lookahead::Lookahead;
+use crate::schedule::{Op, OpId};
 use crate::topology::{LinkId, Topology};
 
 /// Schedules with more ops than this are not checked for symmetry. The check
@@ -59,7 +60,7 @@ pub(super) struct Fold {
 
 /// The fold of this run, if it has one (see the module doc for the proof
 /// obligations, all checked here).
-pub(super) fn detect<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) -> Option<Fold> {
+pub(super) fn detect<P: Lookahead>(src: &P, topo: &Topology, cfg: &SimConfig) -> Option<Fold> {
     if !cfg.fold || cfg.trace || cfg.sharing != Sharing::MaxMin || !matches!(cfg.skew, Skew::None) {
         return None;
     }
@@ -120,7 +121,7 @@ pub(super) fn detect<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig) -> 
 }
 
 /// Whether rank r's program is rank r − stride's, shifted by stride.
-fn shifted<P: OpSource>(
+fn shifted<P: Lookahead>(
     src: &P,
     topo: &Topology,
     image: &[LinkId],
@@ -216,7 +217,7 @@ fn shifted<P: OpSource>(
 
 /// Whether the route of rank r's send to p is the translate of rank q's to pq.
 #[allow(clippy::too_many_arguments)]
-fn same_route<P: OpSource>(
+fn same_route<P: Lookahead>(
     src: &P,
     topo: &Topology,
     image: &[LinkId],

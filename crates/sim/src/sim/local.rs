@@ -46,7 +46,8 @@ use super::{
 use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Op, OpId, OpKind, OpSource, Transfer};
+use crate::lookahead::Lookahead;
+use crate::schedule::{Op, OpId, OpKind, Transfer};
 use crate::topology::{Kind, LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -190,7 +191,7 @@ impl Rank {
     }
 }
 
-/// The end of a gating send (`Lookahead`; its time bits, which order
+/// The end of a gating send (`Horizon`; its time bits, which order
 /// times as the event queues do), lowered by twice the instants' rounding,
 /// then the rank's place in its thread's part and the gated send, which
 /// holds the lookahead down until it is done.
@@ -205,7 +206,7 @@ struct Started {
     bytes: f64,
     /// Its route's place in the rank's `kept`.
     kept: usize,
-    /// The send it gates (`Transfer::gated`).
+    /// The send it gates (`Lookahead::gated_transfer`).
     gated: Option<OpId>,
 }
 
@@ -259,7 +260,7 @@ struct Tiles {
 /// axis (on one thread at least two windows' staircases of them, on
 /// several as many for each thread, at least two), and no rank that sends
 /// further than the next plane.
-fn tiles<P: OpSource>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize) -> Option<Tiles> {
+fn tiles<P: Lookahead>(src: &P, topo: &Topology, cfg: &SimConfig, threads: usize) -> Option<Tiles> {
     let Kind::Grid(grid) = &topo.kind else {
         return None;
     };
@@ -329,7 +330,7 @@ impl From<Error> for Stop {
 
 /// How far ahead of the earliest pending event of all, T, every rank may
 /// run: `small`, the shortest bandwidth phase of any cross-rank transfer,
-/// or `big`, that of any send not gated (`Transfer::gated`), while no
+/// or `big`, that of any send not gated (`Lookahead::gated_transfer`), while no
 /// gated send can start soon.
 ///
 /// A gated send waits for its gating send to end. Until the gating send
@@ -338,7 +339,7 @@ impl From<Error> for Stop {
 /// end E is known and the data lands after max(E, T) + `small`. The
 /// engine keeps the ends of the gating sends whose gated ones are not yet
 /// done (`Part::gates`); with G the earliest of them, the limit is
-/// min(T + `big`, max(G, T) + `small`) (`Lookahead::limit`). A pipeline's
+/// min(T + `big`, max(G, T) + `small`) (`Horizon::limit`). A pipeline's
 /// short last segment then holds the lookahead down only while it is
 /// near, where it held all of it down before (the paper's 1 GiB allreduce:
 /// 13,867 sweeps instead of 37,547).
@@ -358,13 +359,13 @@ impl From<Error> for Stop {
 /// only by their rounding (an instant can begin a relative
 /// `LEVEL_TOLERANCE` before them), as this engine differs from `Sim`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Lookahead {
+pub(super) struct Horizon {
     small: f64,
     big: f64,
     flows_at_dispatch: bool,
 }
 
-impl Lookahead {
+impl Horizon {
     /// The limit of a sweep from the earliest event of all, `base`, and the
     /// earliest end of a gating send, `gate` (`INFINITY`: none).
     fn limit(&self, base: f64, gate: f64) -> f64 {
@@ -384,7 +385,7 @@ impl Lookahead {
 /// sets off. Data from a plane whose events are at or after T lands next
 /// door at or after the lookahead's limit from T, and so on around the
 /// ring of planes: shortest paths, the limit standing for a step's length.
-fn reach(from: &[f64], la: Lookahead, gate: f64, reach: &mut Vec<f64>) {
+fn reach(from: &[f64], la: Horizon, gate: f64, reach: &mut Vec<f64>) {
     reach.clear();
     reach.extend_from_slice(from);
     let m = reach.len();
@@ -412,14 +413,7 @@ fn reach(from: &[f64], la: Lookahead, gate: f64, reach: &mut Vec<f64>) {
 /// On a line a step of the lookahead only ever lengthens a path, so one
 /// pass each way finds the shortest paths: the forward pass those from
 /// the left, the backward pass those from the right.
-fn reach_line(
-    from: &[f64],
-    before: f64,
-    after: f64,
-    la: Lookahead,
-    gate: f64,
-    reach: &mut Vec<f64>,
-) {
+fn reach_line(from: &[f64], before: f64, after: f64, la: Horizon, gate: f64, reach: &mut Vec<f64>) {
     reach.clear();
     reach.extend_from_slice(from);
     let m = reach.len();
@@ -446,11 +440,11 @@ fn reach_line(
 /// node model must be `Sim`'s alone-flow case (max-min, equal shares, eager,
 /// no node links, no trace), ranks on distinct nodes (two ranks on one node
 /// exchange data in no time), and a positive lookahead.
-pub(super) fn lookahead<P: OpSource>(
+pub(super) fn lookahead<P: Lookahead>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-) -> Option<Lookahead> {
+) -> Option<Horizon> {
     if cfg.sharing != Sharing::MaxMin
         || cfg.fairness != Fairness::Equal
         || cfg.rendezvous
@@ -467,7 +461,7 @@ pub(super) fn lookahead<P: OpSource>(
     }
     let Some(elems) = src.min_send_count() else {
         // No rank sends to another: each runs alone to its end.
-        return Some(Lookahead {
+        return Some(Horizon {
             small: f64::INFINITY,
             big: f64::INFINITY,
             flows_at_dispatch: false,
@@ -515,7 +509,7 @@ pub(super) fn lookahead<P: OpSource>(
         };
         (small, big)
     };
-    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Lookahead {
+    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Horizon {
         small,
         big,
         flows_at_dispatch,
@@ -524,11 +518,11 @@ pub(super) fn lookahead<P: OpSource>(
 
 /// Runs the schedule with the rank-local engine; `None` when a flow would
 /// share a link (then `Sim` must run it).
-pub(super) fn simulate<P: OpSource + Sync>(
+pub(super) fn simulate<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-    lookahead: Lookahead,
+    lookahead: Horizon,
     wall: Instant,
 ) -> Option<Result<SimResult>> {
     let outcome = match run_threads(src, topo, cfg, lookahead, wall, cfg.threads) {
@@ -547,11 +541,11 @@ pub(super) fn simulate<P: OpSource + Sync>(
 pub const MAX_THREADS: usize = 256;
 
 /// The run on `threads` threads.
-fn run_threads<P: OpSource + Sync>(
+fn run_threads<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-    lookahead: Lookahead,
+    lookahead: Horizon,
     wall: Instant,
     threads: usize,
 ) -> std::result::Result<SimResult, Stop> {
@@ -651,7 +645,7 @@ fn run_threads<P: OpSource + Sync>(
 }
 
 /// Runs one part; a part that fails (or panics) calls the meeting off.
-fn run_part<'a, P: OpSource>(
+fn run_part<'a, P: Lookahead>(
     mut part: Local<'a, P>,
     shared: &Shared,
 ) -> (Local<'a, P>, std::result::Result<(), Stop>) {
@@ -834,7 +828,7 @@ impl Relay {
 }
 
 /// The result from the threads' parts, in rank order.
-fn finish<P: OpSource>(
+fn finish<P: Lookahead>(
     src: &P,
     topo: &Topology,
     shared: &Shared,
@@ -885,21 +879,21 @@ fn finish<P: OpSource>(
 /// A thread's part of the run: its ranks' records, and the rest apart, so
 /// that the rank that runs is borrowed from `ranks` while its events use the
 /// rest (`Part`'s methods take it) and nothing indexes `ranks` again.
-struct Local<'a, P: OpSource> {
+struct Local<'a, P: Lookahead> {
     /// This thread's ranks: `eng.lo..eng.lo + ranks.len()`.
     ranks: Vec<Rank>,
     eng: Part<'a, P>,
 }
 
 /// Everything of a thread's part of the run but its ranks' records.
-struct Part<'a, P: OpSource> {
+struct Part<'a, P: Lookahead> {
     src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
-    lookahead: Lookahead,
+    lookahead: Horizon,
     shared: &'a Shared,
     /// The ends of the gating sends this thread's ranks have started whose
-    /// gated sends may not be done (see `Lookahead`), earliest first.
+    /// gated sends may not be done (see `Horizon`), earliest first.
     gates: BinaryHeap<Gate>,
     /// This thread's index, and its first rank.
     part: usize,
@@ -954,12 +948,12 @@ const NARROW_CHECK: u64 = 256;
 const PROGRESS_WINDOWS: u64 = 64;
 const MIN_WINDOW_EVENTS: u64 = 2000;
 
-impl<'a, P: OpSource> Local<'a, P> {
+impl<'a, P: Lookahead> Local<'a, P> {
     fn new(
         src: &'a P,
         topo: &'a Topology,
         cfg: &'a SimConfig,
-        lookahead: Lookahead,
+        lookahead: Horizon,
         shared: &'a Shared,
         part: usize,
         ranks: std::ops::Range<usize>,
@@ -1679,7 +1673,7 @@ impl<'a, P: OpSource> Local<'a, P> {
     }
 }
 
-impl<'a, P: OpSource> Part<'a, P> {
+impl<'a, P: Lookahead> Part<'a, P> {
     /// Data for another thread's rank: it waits in the outbox.
     fn send_out(&mut self, q: u32, time: f64, op: OpId) {
         let to = (q / self.shared.block) as usize;
@@ -1905,7 +1899,7 @@ impl<'a, P: OpSource> Part<'a, P> {
                 } else {
                     self.push_own(rank, end, Ev::OverheadDone, i);
                     if self.lookahead.flows_at_dispatch {
-                        // The flow starts as the overhead ends (`Lookahead`),
+                        // The flow starts as the overhead ends (`Horizon`),
                         // in an instant of its own.
                         let end_horizon = end + end.abs() * LEVEL_TOLERANCE;
                         self.begin_latency(rank, end, end, end_horizon, r, i)?;
@@ -1920,13 +1914,15 @@ impl<'a, P: OpSource> Part<'a, P> {
     /// its route's entry in the rank's `kept` (as `Sim::begin_latency`
     /// finds the route).
     fn transfer(&mut self, rank: &mut Rank, r: u32, i: OpId) -> Result<Started> {
-        let Transfer {
-            peer,
-            count,
-            route,
-            recv,
+        let (
+            Transfer {
+                peer,
+                count,
+                route,
+                recv,
+            },
             gated,
-        } = self.src.transfer(r as usize, i);
+        ) = self.src.gated_transfer(r as usize, i);
         let bytes = if peer == r {
             0.0
         } else {
@@ -1988,7 +1984,7 @@ impl<'a, P: OpSource> Part<'a, P> {
     }
 
     /// Send i of rank r ends at `end`: its engine is freed then, and its
-    /// data lands. If it gates another send (`Lookahead`), the lookahead
+    /// data lands. If it gates another send (`Horizon`), the lookahead
     /// counts from its end until the gated one is done.
     fn end_send(&mut self, rank: &mut Rank, r: u32, i: OpId, end: f64, send: &Started) {
         self.push_own(rank, end, Ev::SendEnd, i);
@@ -2025,7 +2021,7 @@ impl<'a, P: OpSource> Part<'a, P> {
                 return Ok(());
             }
             // The bandwidth phase is set now, from the latency's end, in an
-            // instant of its own (`Lookahead`); its `FlowStart` event only
+            // instant of its own (`Horizon`); its `FlowStart` event only
             // counts, as `Sim`'s does.
             let start = t + lat;
             (start, start, start + start.abs() * LEVEL_TOLERANCE)
@@ -2131,11 +2127,11 @@ impl<'a, P: OpSource> Part<'a, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::{reach, reach_line, Lookahead, Meeting, Rank};
+    use super::{reach, reach_line, Horizon, Meeting, Rank};
 
     #[test]
     fn a_plane_is_reached_a_lookahead_a_step_around_the_ring() {
-        let la = Lookahead {
+        let la = Horizon {
             small: 1.0,
             big: 3.0,
             flows_at_dispatch: false,
@@ -2158,7 +2154,7 @@ mod tests {
 
     #[test]
     fn a_thread_s_planes_are_reached_along_their_line_and_from_its_ends() {
-        let la = Lookahead {
+        let la = Horizon {
             small: 1.0,
             big: 3.0,
             flows_at_dispatch: false,
@@ -2187,7 +2183,7 @@ mod tests {
 
     #[test]
     fn the_lookahead_counts_from_a_gate_only_once_it_is_near() {
-        let la = Lookahead {
+        let la = Horizon {
             small: 1.0,
             big: 3.0,
             flows_at_dispatch: false,
@@ -2201,7 +2197,7 @@ mod tests {
         // Far enough not to matter.
         assert_eq!(la.limit(10.0, 20.0), 13.0);
         // No gated sends, or `small` within the instants' rounding.
-        let flat = Lookahead {
+        let flat = Horizon {
             small: 1.0,
             big: 1.0,
             flows_at_dispatch: false,

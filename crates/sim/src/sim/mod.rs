@@ -43,7 +43,8 @@ pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
 use crate::invalid;
-use crate::schedule::{Materialised, Op, OpId, OpKind, OpSource, Schedule};
+use crate::lookahead::Lookahead;
+use crate::schedule::{Materialised, Op, OpId, OpKind, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::time::Instant;
@@ -433,7 +434,7 @@ impl OpWindow {
     /// does not hold it yet. (Inlined: most calls find the state, and a
     /// call cost as much as the lookup.)
     #[inline(always)]
-    fn get<P: OpSource>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
+    fn get<P: Lookahead>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
         debug_assert!(i >= self.front, "op {i} of rank {r} is already done");
         let k = i - self.front;
         if self.len <= k {
@@ -445,7 +446,7 @@ impl OpWindow {
 
     /// Sets up the states of the ops up to `front + k`.
     #[inline(never)]
-    fn extend<P: OpSource>(&mut self, src: &P, r: usize, k: u32) {
+    fn extend<P: Lookahead>(&mut self, src: &P, r: usize, k: u32) {
         let len = k + 1;
         if len as usize > self.states.len() {
             // An op outside the rank's program (or one before the front,
@@ -586,7 +587,7 @@ impl RankState {
     /// The rank starts: its ops without dependencies (receives aside), its
     /// receives without dependencies whose data came first, and `extra`
     /// (rendezvous sends waiting on such receives), in program order.
-    fn start<P: OpSource>(
+    fn start<P: Lookahead>(
         &mut self,
         src: &P,
         r: usize,
@@ -607,7 +608,7 @@ impl RankState {
     /// Op i completes at `now`: `ready` gets each successor it leaves with
     /// nothing to wait for. (Inlined: it is the engines' hottest path.)
     #[inline(always)]
-    fn complete<P: OpSource>(
+    fn complete<P: Lookahead>(
         &mut self,
         src: &P,
         r: usize,
@@ -723,7 +724,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
 
 /// Simulates a schedule read op by op (a generated pipeline, say), with the
 /// same semantics and the same result as [`simulate`] on its materialised form.
-pub fn simulate_source<P: OpSource + Sync>(
+pub fn simulate_source<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
@@ -735,7 +736,7 @@ pub fn simulate_source<P: OpSource + Sync>(
 
 /// Folded if the run folds; else rank by rank if it can (`local`, which
 /// stops at the first flow that would share a link); else event by event.
-fn run<P: OpSource + Sync>(
+fn run<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
@@ -765,7 +766,7 @@ fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
     Ok(())
 }
 
-struct Sim<'a, P: OpSource> {
+struct Sim<'a, P: Lookahead> {
     src: &'a P,
     topo: &'a Topology,
     cfg: &'a SimConfig,
@@ -829,7 +830,7 @@ struct Sim<'a, P: OpSource> {
     link_samples: Vec<LinkSample>,
 }
 
-impl<'a, P: OpSource> Sim<'a, P> {
+impl<'a, P: Lookahead> Sim<'a, P> {
     fn new(
         src: &'a P,
         topo: &'a Topology,
@@ -1626,7 +1627,7 @@ impl<'a, P: OpSource> Sim<'a, P> {
 /// An error unless every rank ran every op: counted, and each rank's window
 /// retired to its end (the count alone would not see an op completed twice
 /// and another never). `waits` says what still waits, if anything.
-fn check_finished<'r, P: OpSource>(
+fn check_finished<'r, P: Lookahead>(
     src: &P,
     ranks: impl Iterator<Item = &'r RankState> + Clone,
     waits: &str,

@@ -13,6 +13,7 @@
 
 use crate::algorithms::{Algorithm, Request, Stream};
 use crate::error::Result;
+use crate::lookahead::Lookahead;
 use crate::schedule::{chunk, Op, OpId, OpSource, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
@@ -142,7 +143,9 @@ impl OpSource for RingStream {
             out.push(0);
         }
     }
+}
 
+impl Lookahead for RingStream {
     fn min_send_count(&self) -> Option<u64> {
         // Every send carries one chunk; the shortest has n / P elements.
         let p = self.header.ranks as u64;

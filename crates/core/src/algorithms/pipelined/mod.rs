@@ -47,7 +47,8 @@ use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
 use super::Request;
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{ring_distance, Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
+use crate::lookahead::{ring_distance, Lookahead};
+use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 

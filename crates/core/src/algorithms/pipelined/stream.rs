@@ -138,11 +138,11 @@ pub struct PipelineStream {
     full_rounds: u64,
     /// Each tree's segments (`Pipeline::segments`, a division, kept).
     tree_segments: Vec<u64>,
-    /// Each tree's segment whose sends are gated (`Transfer::gated`): its
+    /// Each tree's segment whose sends are gated (`Lookahead::gated_transfer`): its
     /// last, when that one is shorter than `ungated_min`; `u64::MAX` for
     /// none.
     gated_segment: Vec<u64>,
-    /// `OpSource::min_ungated_send_count`.
+    /// `Lookahead::min_ungated_send_count`.
     ungated_min: Option<u64>,
     /// Every template's ops, one after another: a decode reads its template
     /// op in one step from its slot (`Slot::op`).
@@ -530,29 +530,8 @@ impl OpSource for PipelineStream {
         }
     }
 
-    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
-        // A send of a full round waits for nothing else a round later
-        // (`successors`): the same op of the next round, if that round
-        // is full. (A hint: near the end it may name another op.)
-        let rb = self.blocks(r);
-        let next = i as u64 + rb.round_len;
-        (next < self.full_rounds * rb.round_len).then_some(next as OpId)
-    }
-
     fn transfer(&self, r: usize, i: OpId) -> Transfer {
-        let at = self.locate(r, i);
-        let Op::Send { peer, route, .. } = at.o.op else {
-            panic!("op {i} of rank {r} is not a send");
-        };
-        Transfer {
-            peer: self.absolute(r, peer),
-            // As `decode` sets the region's count.
-            count: self.pipeline().segment(at.t, at.s).1,
-            route,
-            recv: self.partner_of(r, &at),
-            gated: (at.s + 1 == self.gated_segment[at.t])
-                .then(|| (self.block_start(at.rb, at.t, at.s + 1) + at.k as u64) as OpId),
-        }
+        self.gated_transfer(r, i).0
     }
 
     fn initial(&self, r: usize, out: &mut Vec<OpId>) {
@@ -570,6 +549,35 @@ impl OpSource for PipelineStream {
             }
         }
     }
+}
+
+impl Lookahead for PipelineStream {
+    fn far_successor(&self, r: usize, i: OpId) -> Option<OpId> {
+        // A send of a full round waits for nothing else a round later
+        // (`successors`): the same op of the next round, if that round
+        // is full. (A hint: near the end it may name another op.)
+        let rb = self.blocks(r);
+        let next = i as u64 + rb.round_len;
+        (next < self.full_rounds * rb.round_len).then_some(next as OpId)
+    }
+
+    fn gated_transfer(&self, r: usize, i: OpId) -> (Transfer, Option<OpId>) {
+        let at = self.locate(r, i);
+        let Op::Send { peer, route, .. } = at.o.op else {
+            panic!("op {i} of rank {r} is not a send");
+        };
+        let transfer = Transfer {
+            peer: self.absolute(r, peer),
+            // As `decode` sets the region's count.
+            count: self.pipeline().segment(at.t, at.s).1,
+            route,
+            recv: self.partner_of(r, &at),
+        };
+        let gated = (at.s + 1 == self.gated_segment[at.t])
+            .then(|| (self.block_start(at.rb, at.t, at.s + 1) + at.k as u64) as OpId);
+        (transfer, gated)
+    }
+
     fn min_send_count(&self) -> Option<u64> {
         // Every op carries its segment's elements, and a tree's last
         // segment is its smallest (a lower bound, as a tree may not send).
