@@ -562,7 +562,7 @@ fn bench_kernels_refuses_an_unknown_type() {
 }
 
 #[test]
-fn twelfth_session_inputs_are_refused() {
+fn options_that_would_do_nothing_are_refused() {
     // Options that did nothing where they were given.
     refused_line(
         "simulate -t torus:4x4 -c alltoall -a linear --seed 7",

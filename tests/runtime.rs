@@ -388,9 +388,9 @@ fn timeout_bounds_a_run() {
 
 #[test]
 fn a_run_takes_time_linear_in_its_ranks() {
-    // Each task released its memory claims on every rank, so 262,144 ranks
-    // took about a minute (131,072: 14 s); now about 1.5 s. The timeout
-    // fails the run well before the old cost.
+    // A task that released its memory claims on every rank would make
+    // 262,144 ranks take about a minute (131,072: 14 s) instead of about
+    // 1.5 s; the timeout fails such a run well before that.
     let p = 1 << 18;
     let req = Request::new(
         Collective::Bcast { root: 0 },

@@ -291,8 +291,9 @@ impl Lookahead for Inconsistent<'_> {}
 
 /// A source whose counts and successors disagree stops the simulation
 /// with an internal error (a panic in the event engine, an error from the
-/// rank-by-rank one, whose threads catch it), under every engine: before
-/// the guards, a successor before the window's front made it ask for 16 GiB.
+/// rank-by-rank one, whose threads catch it), under every driver: a
+/// successor before the window's front must not make it grow its window
+/// (to 16 GiB) instead.
 #[test]
 fn an_inconsistent_source_stops_the_simulation() {
     let mut t = parse_spec("torus:3x4x2").unwrap();

@@ -1096,9 +1096,9 @@ impl<'a, P: Lookahead> Sim<'a, P> {
     /// Queues op i's task of `dur` seconds for rank r's CPU, which completes
     /// the op (`compute`) or, for a send's overhead, starts its latency phase
     /// when it is done. A free task takes no CPU time: it is done at once,
-    /// whatever the CPU is doing. (It used to be done at once only on an
-    /// idle CPU, and otherwise to wait its turn, which made the result
-    /// depend on the order of the events of one instant.)
+    /// whatever the CPU is doing: were it to wait its turn behind a busy
+    /// CPU, the result would depend on the order of the events of one
+    /// instant.
     fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
         if dur <= 0.0 {
             // Only sends with an overhead come here, so a free task is never a send's.

@@ -51,15 +51,13 @@
 //! then goes in two messages, half each way (exactly T_lb/2 for even blocks,
 //! within one element for odd ones).
 //!
-//! A scratch fluid simulation (not in the repository, to be redone with the
-//! project's simulator: unit links and blocks, FIFO engines, the paper's
-//! sharing rule and max-min) put every order of this file exactly at
-//! its link-load bound for all shapes 1..12 × 1..12: T_lb on the mesh with
-//! 2 engines, T_lb/2 on the torus with 4 (then T_lb/2 + Nx/4 for even×odd,
-//! before the odd ranks sent the lone half-ring block the other way;
-//! `tests/alltoall_sim.rs` now checks the simulated times).
-//! Placing the last send of the odd×even torus mattered: a lone (0, Ny/2) at
-//! the end cost Ny/2 more.
+//! Every order of this file lands exactly on its link-load bound for all
+//! shapes 1..12 × 1..12 (unit links and blocks, FIFO engines): T_lb on the
+//! mesh with 2 engines, T_lb/2 on the torus with 4; `tests/alltoall_sim.rs`
+//! checks the simulated times. On even×odd tori the odd ranks send the lone
+//! half-ring block the other way round: sent the same way by every rank, it
+//! costs Nx/4 more. Placing the last send of the odd×even torus matters too:
+//! a lone (0, Ny/2) at the end costs Ny/2 more.
 //!
 //! Nx < Ny: the paper assumes Nx ≥ Ny. We run it on the transposed grid: the
 //! paper's x is the topology's longer dimension. Routing in the network stays
