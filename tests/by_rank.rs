@@ -1,18 +1,16 @@
-//! The rank-by-rank engine (`sim::local`) against the event-by-event one:
-//! the same results to rounding on every algorithm, topology kind and node
-//! model it takes; the same bits on any number of threads; and the event
-//! engine wherever a flow would share a link.
+//! The by-rank driver (`sim::by_rank`): what it must do beyond agreeing with
+//! the event driver on the shared corpus (tests/drivers.rs): thin windows,
+//! gated sends, hand-backs, stuck schedules, kept routes, tiles.
 
-use topocoll::algorithms::{self, Request, ALGORITHMS};
+use topocoll::algorithms::{self, Request};
 use topocoll::lookahead::Lookahead;
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
-use topocoll::Error;
 
 /// Every number of the two results within a relative 1e-9 (to rounding:
 /// where two ranks' events fall within 1e-12 of each other the event
-/// engine gives both the earlier time), counts equal.
+/// driver gives both the earlier time), counts equal.
 fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-300;
     assert!(
@@ -41,7 +39,7 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
     assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
 }
 
-/// The same result to the bit, whatever the rank-by-rank engine's threads,
+/// The same result to the bit, whatever the by-rank driver's threads,
 /// sweeps and planes (and the wall time).
 fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
     let (mut x, mut y) = (a.clone(), b.clone());
@@ -125,61 +123,10 @@ fn configs() -> Vec<SimConfig> {
     ]
 }
 
-fn topologies() -> Vec<Topology> {
-    let mut with_latency = parse_spec("torus:4x3x2").unwrap();
-    with_latency
-        .set_uniform_links(Some(5e9), Some(2e-7))
-        .unwrap();
-    vec![
-        parse_spec("torus:4x4").unwrap(),
-        parse_spec("mesh:3x4").unwrap(),
-        parse_spec("hypercube:3").unwrap(),
-        parse_spec("tofu:1x2x1").unwrap(),
-        with_latency,
-    ]
-}
-
 fn request<'t>(collective: &str, topo: &'t Topology, bytes: u64) -> Request<'t> {
     let p = topo.num_ranks();
     let c = Collective::parse(collective, (p / 3) as u32).unwrap();
     Request::new(c, p, bytes, Dtype::F64, ReduceOp::Sum, Some(topo)).unwrap()
-}
-
-#[test]
-fn by_rank_agrees_with_event_by_event_on_every_algorithm() {
-    let (mut by_rank, mut handed_back) = (0, 0);
-    for topo in topologies() {
-        for alg in ALGORITHMS {
-            for bytes in [8 * 1024, 24 * 1000] {
-                let req = request(alg.collective, &topo, bytes);
-                let s = match (alg.build)(&req) {
-                    Ok(s) => s,
-                    Err(Error::Unsupported { .. }) => continue,
-                    Err(e) => panic!("{} {}: {e}", alg.collective, alg.name),
-                };
-                for cfg in configs() {
-                    let what = format!(
-                        "{} {} on {} ({bytes} B, {} engines)",
-                        alg.collective, alg.name, topo.name, cfg.engines
-                    );
-                    let (a, b) = both_engines(&s, &topo, &cfg);
-                    assert_agree(&a, &b, &what);
-                    if a.by_rank_threads > 0 {
-                        by_rank += 1;
-                        assert_eq!(a.links_shared_fraction, 0.0, "{what}");
-                    } else {
-                        handed_back += 1;
-                    }
-                }
-            }
-        }
-    }
-    // Both engines ran: rooted trees and rings have links to themselves,
-    // all-to-alls share them.
-    assert!(
-        by_rank > 100 && handed_back > 50,
-        "{by_rank} by rank, {handed_back} not"
-    );
 }
 
 #[test]
@@ -222,7 +169,7 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
 
 /// The sweeps, on one thread, of the Trinaryx3 allreduce on trees of 120
 /// segments of 512 elements each, and of the same with a last segment of
-/// 171 elements (each run checked against the event engine).
+/// 171 elements (each run checked against the event driver).
 fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
     let sweeps = [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8].map(|bytes| {
         let mut req = request("allreduce", topo, bytes);
@@ -504,7 +451,7 @@ fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
     // one of a few more sends chunks whose bandwidth phase is far shorter
     // than the send overhead: the lookahead was 0 (event by event) or that
     // phase. Flows now start when their overhead does, and the overhead
-    // counts (`sim::local::Lookahead`); with latencies, their bandwidth
+    // counts (`sim::by_rank::Horizon`); with latencies, their bandwidth
     // phase is set as the latency starts, and the latency counts too.
     let mut flat = parse_spec("torus:4x3x6").unwrap();
     flat.set_uniform_links(Some(2e9), Some(0.0)).unwrap();
@@ -561,7 +508,7 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
     // (one more than a rank keeps, so kept routes are given up), several
     // sharing their first link (0 -> 1 carries the messages to 1, 2, 3 and
     // 4). A kept route of one link holds that link's statistics; each link
-    // must still count every flow once, as the event engine counts it.
+    // must still count every flow once, as the event driver counts it.
     let mut s = Schedule::new(
         Collective::Bcast { root: 0 },
         8,
@@ -601,7 +548,7 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
             ..SimConfig::default()
         };
         let (local, event) = both_engines(&s, &topo, &cfg);
-        assert_eq!(local.by_rank_threads, 1, "the rank-by-rank engine ran");
+        assert_eq!(local.by_rank_threads, 1, "the by-rank driver ran");
         assert_agree(&local, &event, &format!("overhead {overhead_s}"));
         // Link 0 -> 1 counts every message to 1, 2 and 3 (and to 4 if the
         // tie between the ring's two ways takes it this way).
@@ -661,50 +608,6 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
                 assert_eq!(run.by_rank_threads, threads, "{what}");
                 assert_eq!(run.by_rank_planes, 16, "{what} on {threads} threads");
                 assert_same_bits(&whole, &run, &format!("{what} on {threads} threads"));
-            }
-        }
-    }
-}
-
-#[test]
-fn relayed_runs_agree_with_the_event_engine_on_many_shapes() {
-    // Grids whose planes (along the last axis) split evenly among 2 to 5
-    // threads, two or more each: every thread relays bounds to the ones
-    // beside it. The result is the event engine's to rounding and one
-    // thread's to the bit.
-    for (spec, planes, threads) in [
-        ("torus:3x3x12", 12, &[2, 3, 4, 6][..]),
-        ("torus:2x5x12", 12, &[2, 3]),
-        ("torus:6x4x6", 6, &[3]),
-        ("torus:5x2x10", 10, &[2, 5]),
-        ("torus:4x4x8", 8, &[2, 4]),
-    ] {
-        let topo = parse_spec(spec).unwrap();
-        for (collective, alg) in [
-            ("allreduce", "trinaryx3"),
-            ("reduce", "trinaryx3"),
-            ("bcast", "trinaryx3"),
-            ("bcast", "pipeline"),
-        ] {
-            let mut req = request(collective, &topo, 48 * 1024);
-            req.segment_bytes = Some(2048);
-            let st = algorithms::build_stream(alg, &req).unwrap();
-            for (k, cfg) in configs().iter().enumerate() {
-                let what = format!("{collective} {alg} on {spec}, node model {k}");
-                let events = event_by_event(&st, &topo, cfg);
-                let one = on_threads(&st, &topo, cfg, 1);
-                // One thread tiles only with room for its staircase of
-                // planes (eight or more here).
-                let tiled_alone = if planes >= 8 { planes } else { 0 };
-                assert_eq!(one.by_rank_planes, tiled_alone, "{what}");
-                assert_agree(&one, &events, &what);
-                for &t in threads {
-                    let run = on_threads(&st, &topo, cfg, t);
-                    let what = format!("{what} on {t} threads");
-                    assert_eq!(run.by_rank_threads, t, "{what}");
-                    assert_eq!(run.by_rank_planes, planes, "{what}");
-                    assert_same_bits(&one, &run, &what);
-                }
             }
         }
     }

@@ -290,7 +290,7 @@ impl OpSource for Inconsistent<'_> {
 impl Lookahead for Inconsistent<'_> {}
 
 /// A source whose counts and successors disagree stops the simulation
-/// with an internal error (a panic in the event engine, an error from the
+/// with an internal error (a panic in the event driver, an error from the
 /// rank-by-rank one, whose threads catch it), under every driver: a
 /// successor before the window's front must not make it grow its window
 /// (to 16 GiB) instead.
@@ -307,7 +307,7 @@ fn an_inconsistent_source_stops_the_simulation() {
             threads: 2,
             ..SimConfig::default()
         },
-        // Event by event (a node model the rank-by-rank engine leaves).
+        // Event by event (a node model the by-rank driver leaves).
         SimConfig {
             rendezvous: true,
             ..SimConfig::default()

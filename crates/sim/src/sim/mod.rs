@@ -30,10 +30,10 @@
 //! - A run that is the same on every translate of a torus is simulated on one
 //!   slice of ranks (`fold`), with the same results to rounding.
 
+mod by_rank;
 pub mod calendar;
 mod fairshare;
 mod fold;
-mod local;
 pub mod packet;
 mod queue;
 mod trace;
@@ -110,13 +110,13 @@ pub struct SimConfig {
     /// Where to publish how far the run is, in millionths of its ops
     /// completed (updated about every 65,536 events), for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// Run rank by rank (`local`) where no flow shares a link; the results
+    /// Run rank by rank (`by_rank`) where no flow shares a link; the results
     /// agree with the event-by-event run to rounding.
     pub by_rank: bool,
     /// Threads for a run rank by rank (each takes a block of ranks; the
     /// result does not depend on how many). At least 1.
     pub threads: usize,
-    /// Run rank by rank in planes where the ranks allow it (`local`'s
+    /// Run rank by rank in planes where the ranks allow it (`by_rank`'s
     /// tiles): the same result bit for bit, with fewer cache misses.
     pub tile: bool,
 }
@@ -151,11 +151,11 @@ impl SimConfig {
         if self.engines == 0 {
             return Err(invalid!("--engines must be at least 1"));
         }
-        if !(1..=local::MAX_THREADS).contains(&self.threads) {
+        if !(1..=by_rank::MAX_THREADS).contains(&self.threads) {
             return Err(invalid!(
                 "--threads {} must be from 1 to {}",
                 self.threads,
-                local::MAX_THREADS
+                by_rank::MAX_THREADS
             ));
         }
         if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
@@ -292,11 +292,11 @@ pub struct SimResult {
     /// Whether the run went rank by rank (`SimConfig::by_rank`), and on
     /// how many threads (0 when it went event by event).
     pub by_rank_threads: usize,
-    /// Sweeps the rank-by-rank engine ran (the most of any thread): each
-    /// runs every rank with events due up to the lookahead (`sim::local`).
+    /// Sweeps the by-rank driver ran (the most of any thread): each
+    /// runs every rank with events due up to the lookahead (`sim::by_rank`).
     pub by_rank_sweeps: u64,
     /// Planes a tiled rank-by-rank run cut the ranks into (0: not tiled;
-    /// `sim::local`'s `Tiles`): its sweeps then run one plane each.
+    /// `sim::by_rank`'s `Tiles`): its sweeps then run one plane each.
     pub by_rank_planes: usize,
     #[serde(skip)]
     pub spans: Vec<Span>,
@@ -734,7 +734,7 @@ pub fn simulate_source<P: Lookahead + Sync>(
     run(src, topo, cfg, wall)
 }
 
-/// Folded if the run folds; else rank by rank if it can (`local`, which
+/// Folded if the run folds; else rank by rank if it can (`by_rank`, which
 /// stops at the first flow that would share a link); else event by event.
 fn run<P: Lookahead + Sync>(
     src: &P,
@@ -744,8 +744,8 @@ fn run<P: Lookahead + Sync>(
 ) -> Result<SimResult> {
     let fold = fold::detect(src, topo, cfg);
     if fold.is_none() && cfg.by_rank {
-        if let Some(lookahead) = local::lookahead(src, topo, cfg) {
-            if let Some(result) = local::simulate(src, topo, cfg, lookahead, wall) {
+        if let Some(lookahead) = by_rank::lookahead(src, topo, cfg) {
+            if let Some(result) = by_rank::simulate(src, topo, cfg, lookahead, wall) {
                 return result;
             }
         }

@@ -2,7 +2,7 @@
 //! priority queue: times only grow in a discrete-event loop, which lets a
 //! radix heap replace a binary heap's sifting by appends. [`EndQueue`]
 //! keeps flow completion times on one. [`SortedQueue`] holds a rank's ready
-//! sends and CPU tasks, and the rank-local engine's pending events of each
+//! sends and CPU tasks, and the by-rank driver's pending events of each
 //! rank.
 
 use std::cmp::Reverse;
@@ -240,7 +240,7 @@ impl EndQueue {
 }
 
 /// A min-queue kept sorted in a vector read from `head`: a rank's ready
-/// sends and CPU tasks, and the rank-local engine's pending events of each
+/// sends and CPU tasks, and the by-rank driver's pending events of each
 /// rank (`super::local`). Its entries come mostly later than all others (a
 /// flow's end, data arriving, a send or task in program order): an append.
 /// Or earlier than all (a send's overhead ahead of the combines waiting):

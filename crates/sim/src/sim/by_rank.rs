@@ -1,4 +1,4 @@
-//! The rank-local engine: the same node model as [`super::Sim`], run one
+//! The by-rank driver: the same node model as [`super::Sim`], run one
 //! rank at a time, for runs in which no flow ever shares a link.
 //!
 //! Where every flow is alone on its links (`super::Alone`: Trinaryx3's
@@ -9,7 +9,7 @@
 //! smallest message at the fastest link; a route's latency elapses before
 //! the event that starts that phase). With T the earliest pending event of
 //! all ranks, every rank can then run every event before T + L: nothing
-//! another rank has yet to do can reach it sooner. The engine keeps each
+//! another rank has yet to do can reach it sooner. The driver keeps each
 //! rank's events in its own small queue and runs the ranks in sweeps: each
 //! sweep takes the ranks in index order, each up to T + L, then T moves on.
 //! In a sweep the ranks' order does not matter (what one sends lands after
@@ -22,7 +22,7 @@
 //! 1e-12 of its earliest together (as `Sim` does for all ranks), its ready
 //! sends and CPU tasks given out at that earliest time. Where two ranks'
 //! events lie within 1e-12 but are not equal, `Sim` gives both the earlier
-//! time and this engine each its own, so the two agree to that rounding
+//! time and this driver each its own, so the two agree to that rounding
 //! (the tests compare them to 1e-9), not always bit for bit.
 //!
 //! Threads (`SimConfig::threads`) take contiguous blocks of ranks. Each
@@ -337,7 +337,7 @@ impl From<Error> for Stop {
 /// has started, it starts at T or later and ends `big` later, so the gated
 /// send's data lands after T + `big` + `small`; once it has started, its
 /// end E is known and the data lands after max(E, T) + `small`. The
-/// engine keeps the ends of the gating sends whose gated ones are not yet
+/// driver keeps the ends of the gating sends whose gated ones are not yet
 /// done (`Part::gates`); with G the earliest of them, the limit is
 /// min(T + `big`, max(G, T) + `small`) (`Horizon::limit`). A pipeline's
 /// short last segment then holds the lookahead down only while it is
@@ -357,7 +357,7 @@ impl From<Error> for Stop {
 /// event by event.) The flow is the same flow, from the overhead's and the
 /// latency's ends: its end differs from the one computed at those instants
 /// only by their rounding (an instant can begin a relative
-/// `LEVEL_TOLERANCE` before them), as this engine differs from `Sim`.
+/// `LEVEL_TOLERANCE` before them), as this driver differs from `Sim`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Horizon {
     small: f64,
@@ -436,7 +436,7 @@ fn reach_line(from: &[f64], before: f64, after: f64, la: Horizon, gate: f64, rea
     }
 }
 
-/// The lookahead of a run, or `None` when this engine does not apply: the
+/// The lookahead of a run, or `None` when this driver does not apply: the
 /// node model must be `Sim`'s alone-flow case (max-min, equal shares, eager,
 /// no node links, no trace), ranks on distinct nodes (two ranks on one node
 /// exchange data in no time), and a positive lookahead.
@@ -516,7 +516,7 @@ pub(super) fn lookahead<P: Lookahead>(
     })
 }
 
-/// Runs the schedule with the rank-local engine; `None` when a flow would
+/// Runs the schedule with the by-rank driver; `None` when a flow would
 /// share a link (then `Sim` must run it).
 pub(super) fn simulate<P: Lookahead + Sync>(
     src: &P,
