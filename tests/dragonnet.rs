@@ -1,4 +1,4 @@
-//! The Dragon net and its packet engine: XOR phases without contention on
+//! The Dragon net and its packet model: XOR phases without contention on
 //! 2 to 1,024 nodes, every packet delivered in order, efficiency 1 with a
 //! free switch, never falling as the buffer grows, distributed control
 //! never slower than centralised, the flow model met where its assumptions
