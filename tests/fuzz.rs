@@ -227,3 +227,65 @@ fn mutated_schedule_files_never_panic() {
         "read {read}, refused {refused}"
     );
 }
+
+#[test]
+fn mutated_msccl_files_never_panic() {
+    let topo = parse_spec("torus:4").unwrap();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/msccl");
+    let mut bases: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap())
+        .collect();
+    bases.sort();
+    for (c, a) in [("allreduce", "recursive_doubling"), ("alltoall", "bruck")] {
+        let coll = Collective::parse(c, 0).unwrap();
+        let req = Request::new(coll, 4, 64, Dtype::F64, ReduceOp::Sum, Some(&topo)).unwrap();
+        let s = algorithms::build(a, &req).unwrap();
+        let mut out = Vec::new();
+        schedule::to_msccl_xml(&s, &mut out).unwrap();
+        bases.push(String::from_utf8(out).unwrap());
+    }
+    let mut rng = Rng(0x5eed_7003);
+    let (mut read, mut refused) = (0, 0);
+    for round in 0..2000 {
+        let base = &bases[round % bases.len()];
+        let text = if round % 3 == 0 {
+            mutate(base, &mut rng)
+        } else {
+            mutate_numbers(base, &mut rng)
+        };
+        let how = schedule::MscclImport {
+            count: None,
+            dtype: Dtype::F64,
+            op: ReduceOp::Sum,
+        };
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            match schedule::from_msccl_xml(&text, &how) {
+                Ok(s) => {
+                    if let Err(e) = schedule::verify(&s) {
+                        one_line(&e.to_string(), &text);
+                    }
+                    if s.ranks == topo.num_ranks() {
+                        if let Err(e) = simulate(&s, &topo, &SimConfig::default()) {
+                            one_line(&e.to_string(), &text);
+                        }
+                    }
+                    true
+                }
+                Err(e) => {
+                    one_line(&e.to_string(), &text);
+                    false
+                }
+            }
+        }));
+        match r {
+            Ok(true) => read += 1,
+            Ok(false) => refused += 1,
+            Err(_) => panic!("panic on MSCCL file:\n{text}"),
+        }
+    }
+    assert!(
+        read > 100 && refused > 100,
+        "read {read}, refused {refused}"
+    );
+}

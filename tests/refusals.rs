@@ -1,6 +1,6 @@
-//! Inputs that once panicked, exhausted memory, overflowed or were silently
-//! ignored: each is now refused with one line naming the problem and exit
-//! code 2 (never 101, a panic, or 134, an abort).
+//! Bad inputs that could panic, exhaust memory, overflow or be silently
+//! ignored: each is refused with one line naming the problem and exit code
+//! 2 (never 101, a panic, or 134, an abort).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use crate::algorithms::{self, Request, ALGORITHMS};
 use crate::error::Error;
 use crate::schedule::{self, Collective, Dtype, ReduceOp, Schedule};
 use crate::topology::{self, Topology};
-use crate::units::{format_bytes, parse_bytes};
+use crate::units::{self, format_bytes, parse_bytes};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -124,9 +124,13 @@ impl BuildArgs {
             .map_err(Into::into)
     }
 
-    /// Reads a schedule from a JSON file (`--schedule`), which replaces
-    /// --collective and --algorithm and fixes the size, element type and
-    /// segments: giving any of them as well is an error, not silently ignored.
+    /// Reads a schedule from a file (`--schedule`): topocoll's JSON, or
+    /// MSCCL's XML (`.xml`, or a file that starts with `<`). It replaces
+    /// --collective and --algorithm; a JSON file fixes the size, element
+    /// type and segments too, so giving any of them as well is an error, not
+    /// silently ignored. An MSCCL file counts in chunks: --size (the
+    /// collective's size, as for its algorithms), --dtype and --op say what
+    /// a chunk holds.
     pub fn read_schedule(&self, path: &str) -> Result<Schedule> {
         if self.collective.is_some() || self.algorithm.is_some() {
             return Err(Error::Invalid(
@@ -134,24 +138,39 @@ impl BuildArgs {
             )
             .into());
         }
-        for (flag, given) in [
-            ("--size", self.size.is_some()),
-            ("--dtype", self.dtype.is_some()),
-            ("--segment", self.segment.is_some()),
-            ("--lanes", self.lanes.is_some()),
-            ("--root", self.root.is_some()),
-            ("--op", self.op.is_some()),
-        ] {
-            if given {
+        let file =
+            std::fs::File::open(path).with_context(|| format!("cannot read schedule '{path}'"))?;
+        let mut file = std::io::BufReader::new(file);
+        let xml = path.to_ascii_lowercase().ends_with(".xml") || starts_with_angle(&mut file);
+        let fixed: &[(&str, bool)] = if xml {
+            &[
+                ("--segment", self.segment.is_some()),
+                ("--lanes", self.lanes.is_some()),
+                ("--root", self.root.is_some()),
+            ]
+        } else {
+            &[
+                ("--size", self.size.is_some()),
+                ("--dtype", self.dtype.is_some()),
+                ("--segment", self.segment.is_some()),
+                ("--lanes", self.lanes.is_some()),
+                ("--root", self.root.is_some()),
+                ("--op", self.op.is_some()),
+            ]
+        };
+        for (flag, given) in fixed {
+            if *given {
                 return Err(Error::Invalid(format!(
                     "{flag} cannot be given with --schedule: the schedule file fixes it"
                 ))
                 .into());
             }
         }
-        let file =
-            std::fs::File::open(path).with_context(|| format!("cannot read schedule '{path}'"))?;
-        let s = schedule::from_json_reader(file)?;
+        let s = if xml {
+            self.read_msccl(path, file)?
+        } else {
+            schedule::from_json_reader(file)?
+        };
         if let Some(r) = self.ranks.filter(|&r| r != s.ranks) {
             return Err(Error::Invalid(format!(
                 "--ranks {r}, but schedule '{path}' has {} ranks",
@@ -160,6 +179,60 @@ impl BuildArgs {
             .into());
         }
         Ok(s)
+    }
+
+    /// An MSCCL XML schedule, its chunks sized by --size, --dtype and --op.
+    fn read_msccl(&self, path: &str, mut file: impl std::io::Read) -> Result<Schedule> {
+        use std::io::Read;
+        const MAX_XML_BYTES: u64 = 1 << 30;
+        let mut text = String::new();
+        (&mut file)
+            .take(MAX_XML_BYTES + 1)
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot read schedule '{path}' as UTF-8 text"))?;
+        if text.len() as u64 > MAX_XML_BYTES {
+            return Err(Error::Invalid(format!("schedule '{path}' is larger than 1 GiB")).into());
+        }
+        // The collective is the file's: read it first for the defaults.
+        let dtype = self.dtype.as_deref().map(Dtype::parse).transpose()?;
+        let probe = schedule::MscclImport {
+            count: None,
+            dtype: dtype.unwrap_or(Dtype::U8),
+            op: ReduceOp::Sum,
+        };
+        let collective = schedule::from_msccl_xml(&text, &probe)?.collective;
+        let dtype = dtype.unwrap_or(if collective.is_reduction() {
+            Dtype::F64
+        } else {
+            Dtype::U8
+        });
+        if let (Some(_), false) = (&self.op, collective.is_reduction()) {
+            return Err(
+                Error::Invalid(format!("--op: {} does not reduce", collective.name())).into(),
+            );
+        }
+        let op = match &self.op {
+            Some(o) => ReduceOp::parse(o, dtype)?,
+            None => ReduceOp::Sum,
+        };
+        let count = match &self.size {
+            None => None,
+            Some(text) => {
+                let bytes = units::parse_bytes(text)?;
+                if bytes % dtype.size() != 0 {
+                    return Err(Error::Invalid(format!(
+                        "--size {text} is not a whole number of {} elements",
+                        dtype.name()
+                    ))
+                    .into());
+                }
+                Some(bytes / dtype.size())
+            }
+        };
+        Ok(schedule::from_msccl_xml(
+            &text,
+            &schedule::MscclImport { count, dtype, op },
+        )?)
     }
 
     /// Builds the schedule on `topo` (or on `--ranks`).
@@ -350,7 +423,8 @@ impl BuildArgs {
 struct VerifyArgs {
     #[command(flatten)]
     build: BuildArgs,
-    /// Verify a schedule read from a JSON file (as written by `topocoll schedule --format json`)
+    /// Verify a schedule read from a file (JSON as `topocoll schedule --format json` writes, or
+    /// MSCCL XML)
     /// instead of building one.
     #[arg(long)]
     schedule: Option<String>,
@@ -360,7 +434,7 @@ struct VerifyArgs {
 struct ScheduleArgs {
     #[command(flatten)]
     build: BuildArgs,
-    /// goal (LogGOPSim) or json.
+    /// json (topocoll's own), goal (LogGOPSim) or msccl (MSCCL's XML).
     #[arg(long, default_value = "json")]
     format: String,
     /// Write to this file instead of standard output.
@@ -433,6 +507,16 @@ fn one_line(msg: &str) -> String {
             msg[cut..].chars().count()
         ),
     }
+}
+
+/// Whether a file's first character past white space is `<` (an XML file),
+/// looked at without taking it from the reader.
+fn starts_with_angle(file: &mut impl std::io::BufRead) -> bool {
+    file.fill_buf().is_ok_and(|head| {
+        head.iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == b'<')
+    })
 }
 
 /// An output file, opened at once (a path that cannot be written fails
@@ -584,8 +668,12 @@ fn verify(a: VerifyArgs) -> Result<i32> {
 }
 
 fn write_schedule(a: ScheduleArgs) -> Result<i32> {
-    if !matches!(a.format.as_str(), "json" | "goal") {
-        return Err(Error::Invalid(format!("--format '{}' is not goal or json", a.format)).into());
+    if !matches!(a.format.as_str(), "json" | "goal" | "msccl") {
+        return Err(Error::Invalid(format!(
+            "--format '{}' is not json, goal or msccl",
+            a.format
+        ))
+        .into());
     }
     let mut out: Box<dyn Write> = match &a.output {
         Some(path) => Box::new(std::io::BufWriter::new(OutputFile::open(path)?)),
@@ -609,6 +697,26 @@ fn write_schedule(a: ScheduleArgs) -> Result<i32> {
     }
     if a.format == "json" {
         schedule::to_json(&s, &mut out)?;
+    } else if a.format == "msccl" {
+        let lost = schedule::to_msccl_xml(&s, &mut out)?;
+        for (n, what) in [
+            (
+                lost.added_waits,
+                "ops also wait for the op before them in their threadblock, as MSCCL runs a threadblock's steps in order",
+            ),
+            (
+                lost.lost_routes,
+                "sends lose their signed-offset routes (MSCCL has no routes)",
+            ),
+            (
+                lost.lost_compute,
+                "compute ops are written as nop steps and lose their time",
+            ),
+        ] {
+            if n > 0 {
+                eprintln!("topocoll: warning: MSCCL XML: {n} {what}");
+            }
+        }
     } else {
         let lost = schedule::to_goal(&s, a.compute_bandwidth, &mut out)?;
         if lost > 0 {

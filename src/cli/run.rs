@@ -49,9 +49,10 @@ pub struct RunArgs {
     /// Compare every output element with the references (see docs/runtime.md).
     #[arg(long)]
     pub check: bool,
-    /// Execute a schedule read from a JSON file (as `topocoll schedule
-    /// --format json` or `topocoll optimize --schedule-out` write it)
-    /// instead of building one; it fixes the collective, size and type.
+    /// Execute a schedule read from a file instead of building one: JSON
+    /// (as `topocoll schedule --format json` or `topocoll optimize
+    /// --schedule-out` write it), which fixes the collective, size and
+    /// type, or MSCCL XML, sized by --size, --dtype and --op.
     #[arg(long)]
     pub schedule: Option<String>,
 }
@@ -80,8 +81,9 @@ pub struct BenchArgs {
     /// Kernel benchmark: bytes per array [default: 64MiB, 8 M elements of f64].
     #[arg(long)]
     pub kernel_bytes: Option<String>,
-    /// Time a schedule read from a JSON file instead of building one (its
-    /// size and collective are the file's: no --sizes or --collective).
+    /// Time a schedule read from a file instead of building one: JSON (its
+    /// size and collective are the file's: no --sizes or --collective), or
+    /// MSCCL XML (`.xml`: one --sizes value sizes its chunks).
     #[arg(long)]
     pub schedule: Option<String>,
     /// text (aligned columns), csv or json.
@@ -569,11 +571,26 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
             Error::Invalid(format!("--format '{}' is not text, csv or json", a.format)).into(),
         );
     }
-    if a.schedule.is_some() && a.sizes.is_some() {
-        return Err(Error::Invalid(
-            "--sizes cannot be given with --schedule: the schedule file fixes the size".into(),
-        )
-        .into());
+    // An MSCCL file counts in chunks: one size (of --sizes) sizes them.
+    let msccl = a
+        .schedule
+        .as_deref()
+        .is_some_and(|p| p.to_ascii_lowercase().ends_with(".xml"));
+    let mut build = a.build.clone();
+    if let (Some(_), Some(sizes)) = (&a.schedule, &a.sizes) {
+        if !msccl {
+            return Err(Error::Invalid(
+                "--sizes cannot be given with --schedule: the schedule file fixes the size".into(),
+            )
+            .into());
+        }
+        if sizes.contains(',') || sizes.contains("..") {
+            return Err(Error::Invalid(
+                "--sizes with an MSCCL --schedule is one size: the file's chunks' total".into(),
+            )
+            .into());
+        }
+        build.size = Some(sizes.clone());
     }
     // Fail on an output path before the runs, not after them.
     let output = a
@@ -584,7 +601,7 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
     let ctx = Ctx::new(&bk)?;
     let result = (|| {
         let file = match &a.schedule {
-            Some(path) => Some(loaded(&ctx, &a.build, path, !a.exec.no_verify)?),
+            Some(path) => Some(loaded(&ctx, &build, path, !a.exec.no_verify)?),
             None => None,
         };
         let (sizes, algs) = match &file {

@@ -118,11 +118,11 @@ pub struct SimulateArgs {
     /// side; the result does not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Simulate a schedule read from a JSON file (as written by `topocoll
-    /// schedule --format json`, or by hand) instead of building one; its
+    /// Simulate a schedule read from a file instead of building one: JSON
+    /// (as written by `topocoll schedule --format json`, or by hand), whose
     /// collective, algorithm, size and element type come from the file
     /// (giving --size, --dtype or --segment too is an error; --engines may
-    /// still be a list).
+    /// still be a list), or MSCCL XML, sized by --size and --dtype.
     #[arg(long)]
     pub schedule: Option<String>,
     /// The schedule read from `--schedule`.

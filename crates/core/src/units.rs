@@ -4,16 +4,21 @@
 use crate::error::Result;
 use crate::invalid;
 
+/// `text` as echoed in a message: at most 40 characters, so that a
+/// message stays one line whatever the input.
+pub fn shorten(text: &str) -> String {
+    if text.chars().count() > 40 {
+        format!("{}...", text.chars().take(37).collect::<String>())
+    } else {
+        text.to_string()
+    }
+}
+
 /// Parses a byte size: `1024`, `64KiB`, `1MiB`, `1GiB`, `2TiB`, `10kB`, `1MB`, `1GB`, `512B`.
 /// Binary suffixes are powers of 1024, decimal ones powers of 1000.
 pub fn parse_bytes(text: &str) -> Result<u64> {
     let t = text.trim();
-    // Echoed in messages no longer than a line.
-    let shown: String = if text.chars().count() > 40 {
-        format!("{}...", text.chars().take(37).collect::<String>())
-    } else {
-        text.to_string()
-    };
+    let shown = shorten(text);
     let text = shown.as_str();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '_'))

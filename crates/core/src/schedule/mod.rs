@@ -14,6 +14,7 @@
 mod collective;
 mod export;
 mod graph;
+mod msccl;
 mod source;
 mod verify;
 
@@ -30,6 +31,7 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
 }
 pub use export::{from_json, from_json_reader, to_goal, to_json, FORMAT};
 pub use graph::{dependency_counts, match_messages, Successors};
+pub use msccl::{from_msccl_xml, to_msccl_xml, MscclExport, MscclImport};
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 
