@@ -45,6 +45,7 @@ fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
     let (mut x, mut y) = (a.clone(), b.clone());
     for r in [&mut x, &mut y] {
         r.wall_s = 0.0;
+        r.driver.clear();
         r.by_rank_threads = 1;
         r.by_rank_sweeps = 0;
         r.by_rank_planes = 0;

@@ -187,6 +187,7 @@ fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
     let (mut x, mut y) = (a.clone(), b.clone());
     for r in [&mut x, &mut y] {
         r.wall_s = 0.0;
+        r.driver.clear();
         r.by_rank_threads = 1;
         r.by_rank_sweeps = 0;
         r.by_rank_planes = 0;
@@ -246,6 +247,17 @@ fn by_rank_drivers<P: Lookahead + Sync>(
     assert_agree(reference, &events, false, &format!("{what}, event driver"));
     let one = simulate_source(src, topo, &by_rank(cfg, 1, false)).unwrap();
     assert_agree(reference, &one, false, &format!("{what}, by rank"));
+    // The result names its driver, and why the by-rank one did not run.
+    assert_eq!(events.driver, "event (--no-by-rank)", "{what}");
+    if one.by_rank_threads > 0 {
+        assert_eq!(one.driver, "by rank", "{what}");
+    } else {
+        assert!(
+            one.driver.starts_with("event (by rank "),
+            "{what}: {}",
+            one.driver
+        );
+    }
     if one.by_rank_threads == 0 {
         // It handed the run back: the event driver's bits.
         tally.handed_back += 1;

@@ -679,6 +679,7 @@ fn print_text(
         "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
         r.wall_s, r.events, res.recomputes, res.rounds, res.recomputed_flows, res.full_solves
     )?;
+    writeln!(out, "driver          {}", res.driver)?;
     if res.folded > 1 {
         writeln!(
             out,

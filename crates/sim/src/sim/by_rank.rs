@@ -38,16 +38,16 @@
 //! last one on its links has ended, by the rank's instant). The first flow
 //! that would share a link stops the run, and the caller runs `Sim`.
 
+use super::node::{self, RankState};
 use super::queue::SortedQueue;
 use super::{
-    check_finished, combine_time, cpu_time, flow_cap, results, send_route, Route, Totals, ARRIVED,
-    CPU_IDLE, LEVEL_TOLERANCE, POSTED,
+    check_finished, flow_cap, results, send_route, Route, Totals, CPU_IDLE, LEVEL_TOLERANCE,
 };
-use super::{Fairness, LinkUse, OpWindow, RankState, Sharing, SimConfig, SimResult};
+use super::{Fairness, LinkUse, OpWindow, Sharing, SimConfig, SimResult};
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::lookahead::Lookahead;
-use crate::schedule::{Op, OpId, OpKind, Transfer};
+use crate::schedule::{OpId, Transfer};
 use crate::topology::{Kind, LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -436,32 +436,36 @@ fn reach_line(from: &[f64], before: f64, after: f64, la: Horizon, gate: f64, rea
     }
 }
 
-/// The lookahead of a run, or `None` when this driver does not apply: the
-/// node model must be `Sim`'s alone-flow case (max-min, equal shares, eager,
-/// no node links, no trace), ranks on distinct nodes (two ranks on one node
+/// The lookahead of a run, or what this driver does not take: the node
+/// model must be `Sim`'s alone-flow case (max-min, equal shares, eager, no
+/// node links, no trace), ranks on distinct nodes (two ranks on one node
 /// exchange data in no time), and a positive lookahead.
 pub(super) fn lookahead<P: Lookahead>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,
-) -> Option<Horizon> {
-    if cfg.sharing != Sharing::MaxMin
-        || cfg.fairness != Fairness::Equal
-        || cfg.rendezvous
-        || cfg.trace
-        || cfg.injection_bandwidth.is_some()
-        || cfg.ejection_bandwidth.is_some()
-    {
-        return None;
+) -> std::result::Result<Horizon, &'static str> {
+    let refused = [
+        (cfg.sharing != Sharing::MaxMin, "reservation sharing"),
+        (cfg.fairness != Fairness::Equal, "RTT-weighted shares"),
+        (cfg.rendezvous, "rendezvous"),
+        (cfg.trace, "a trace"),
+        (
+            cfg.injection_bandwidth.is_some() || cfg.ejection_bandwidth.is_some(),
+            "injection or ejection links",
+        ),
+    ];
+    if let Some((_, why)) = refused.iter().find(|(no, _)| *no) {
+        return Err(why);
     }
     let mut nodes = topo.rank_node.clone();
     nodes.sort_unstable();
     if nodes.windows(2).any(|w| w[0] == w[1]) {
-        return None;
+        return Err("ranks that share a node");
     }
     let Some(elems) = src.min_send_count() else {
         // No rank sends to another: each runs alone to its end.
-        return Some(Horizon {
+        return Ok(Horizon {
             small: f64::INFINITY,
             big: f64::INFINITY,
             flows_at_dispatch: false,
@@ -509,11 +513,13 @@ pub(super) fn lookahead<P: Lookahead>(
         };
         (small, big)
     };
-    (small > 0.0 && !small.is_nan() && !big.is_nan()).then_some(Horizon {
-        small,
-        big,
-        flows_at_dispatch,
-    })
+    (small > 0.0 && !small.is_nan() && !big.is_nan())
+        .then_some(Horizon {
+            small,
+            big,
+            flows_at_dispatch,
+        })
+        .ok_or("a lookahead of zero (messages of no time)")
 }
 
 /// Runs the schedule with the by-rank driver; `None` when a flow would
@@ -920,7 +926,7 @@ struct Part<'a, P: Lookahead> {
     sweeps: u64,
     next_report: u64,
     /// Ops of the running rank that became ready at its instant.
-    ready_now: Vec<OpId>,
+    ready_now: Vec<(u32, OpId)>,
     route_buf: Vec<LinkId>,
     /// Whether an event landed in a rank's past (see `Rank::past`).
     late: bool,
@@ -1747,7 +1753,7 @@ impl<'a, P: Lookahead> Part<'a, P> {
                 return Ok(());
             }
             loop {
-                self.drain_ready(rank, now, r);
+                node::drain_ready(&mut self.at(rank, now, horizon), now)?;
                 if let Some(&(k, ev, op)) = rank.queue.peek() {
                     let t = f64::from_bits(k);
                     if t <= horizon {
@@ -1759,7 +1765,7 @@ impl<'a, P: Lookahead> Part<'a, P> {
                 }
                 if rank.dispatch_pending {
                     rank.dispatch_pending = false;
-                    self.dispatch(rank, now, horizon, r)?;
+                    node::dispatch(&mut self.at(rank, now, horizon), now, r)?;
                     continue;
                 }
                 break;
@@ -1780,23 +1786,9 @@ impl<'a, P: Lookahead> Part<'a, P> {
         horizon: f64,
     ) -> std::result::Result<(), Stop> {
         match ev {
-            Ev::Start => self.start(rank, r),
-            Ev::OverheadDone | Ev::TaskDone => {
-                if rank.state.cpu_running == i {
-                    rank.state.cpu_running = CPU_IDLE;
-                    if !rank.state.cpu_queue.is_empty() {
-                        rank.dispatch_pending = true;
-                    }
-                }
-                if ev == Ev::OverheadDone {
-                    // The flow was set when the overhead started.
-                    if !self.lookahead.flows_at_dispatch {
-                        self.begin_latency(rank, t, now, horizon, r, i)?;
-                    }
-                } else {
-                    self.complete(rank, t, r, i);
-                }
-            }
+            Ev::Start => node::start(&mut self.at(rank, now, horizon), r, std::iter::empty()),
+            Ev::OverheadDone => node::task_done(&mut self.at(rank, now, horizon), t, r, i, true)?,
+            Ev::TaskDone => node::task_done(&mut self.at(rank, now, horizon), t, r, i, false)?,
             Ev::FlowStart => {
                 // Or set when the latency began.
                 if !self.lookahead.flows_at_dispatch {
@@ -1804,110 +1796,22 @@ impl<'a, P: Lookahead> Part<'a, P> {
                     self.begin_bandwidth(rank, t, now, horizon, r, i, send)?;
                 }
             }
-            Ev::SendEnd => {
-                rank.state.engines_busy -= 1;
-                rank.dispatch_pending = true;
-                self.complete(rank, t, r, i);
-            }
-            Ev::Delivered => {
-                let started = rank.state.started;
-                let st = rank.state.ops.get(self.src, r as usize, i);
-                let posted = st.posted(started);
-                st.flags |= ARRIVED;
-                if posted {
-                    self.received(rank, t, r, i);
-                }
-            }
+            Ev::SendEnd => node::send_done(&mut self.at(rank, now, horizon), t, r, i),
+            Ev::Delivered => node::data_arrived(&mut self.at(rank, now, horizon), t, r, i),
         }
         Ok(())
     }
 
-    /// As `Sim::start` (no sends wait for receives here).
-    fn start(&mut self, rank: &mut Rank, r: u32) {
-        let ids = rank.state.start(self.src, r as usize, std::iter::empty());
-        self.ready_now.extend(ids);
-    }
-
-    /// As `Sim::drain_ready`, for rank r.
-    fn drain_ready(&mut self, rank: &mut Rank, now: f64, r: u32) {
-        while let Some(i) = self.ready_now.pop() {
-            match self.src.kind(r as usize, i) {
-                OpKind::Send => {
-                    rank.state.ready_sends.push(i);
-                    rank.dispatch_pending = true;
-                }
-                OpKind::Recv => {
-                    let st = rank.state.ops.get(self.src, r as usize, i);
-                    st.flags |= POSTED;
-                    if st.flags & ARRIVED != 0 {
-                        self.received(rank, now, r, i);
-                    }
-                }
-                OpKind::Other => match self.src.op(r as usize, i) {
-                    op @ (Op::Combine { .. } | Op::Compute { .. }) => {
-                        let dur = self.cpu_time(&op);
-                        self.cpu_task(rank, now, i, dur, true);
-                    }
-                    _ => self.complete(rank, now, r, i),
-                },
-            }
+    /// The node model's view of the running rank in the instant that began
+    /// at `now` and ends at `horizon`.
+    #[inline(always)]
+    fn at<'p>(&'p mut self, rank: &'p mut Rank, now: f64, horizon: f64) -> At<'p, 'a, P> {
+        At {
+            part: self,
+            rank,
+            now,
+            horizon,
         }
-    }
-
-    fn cpu_time(&self, op: &Op) -> f64 {
-        cpu_time(self.cfg, self.src.header().elem_bytes(), op).0
-    }
-
-    /// As `Sim::cpu_task`: a free task is done at once.
-    fn cpu_task(&mut self, rank: &mut Rank, now: f64, i: OpId, dur: f64, compute: bool) {
-        if dur <= 0.0 {
-            self.push_own(rank, now, Ev::TaskDone, i);
-            return;
-        }
-        rank.state.cpu_queue.push((compute, i, dur.to_bits()));
-        rank.dispatch_pending = true;
-    }
-
-    /// As `Sim::dispatch`.
-    fn dispatch(
-        &mut self,
-        rank: &mut Rank,
-        now: f64,
-        horizon: f64,
-        r: u32,
-    ) -> std::result::Result<(), Stop> {
-        loop {
-            if rank.state.engines_busy as usize >= self.cfg.engines {
-                break;
-            }
-            let Some(i) = rank.state.ready_sends.pop() else {
-                break;
-            };
-            rank.state.engines_busy += 1;
-            if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(rank, now, i, self.cfg.overhead_s, false);
-            } else {
-                self.begin_latency(rank, now, now, horizon, r, i)?;
-            }
-        }
-        if rank.state.cpu_running == CPU_IDLE {
-            if let Some((compute, i, dur)) = rank.state.cpu_queue.pop() {
-                rank.state.cpu_running = i;
-                let end = now + f64::from_bits(dur);
-                if compute {
-                    self.push_own(rank, end, Ev::TaskDone, i);
-                } else {
-                    self.push_own(rank, end, Ev::OverheadDone, i);
-                    if self.lookahead.flows_at_dispatch {
-                        // The flow starts as the overhead ends (`Horizon`),
-                        // in an instant of its own.
-                        let end_horizon = end + end.abs() * LEVEL_TOLERANCE;
-                        self.begin_latency(rank, end, end, end_horizon, r, i)?;
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Send i of rank r: its receiver, receive, bytes and gated send, and
@@ -2105,23 +2009,87 @@ impl<'a, P: Lookahead> Part<'a, P> {
         self.end_send(rank, r, i, end, &send);
         Ok(())
     }
+}
 
-    /// As `Sim::received`.
-    fn received(&mut self, rank: &mut Rank, now: f64, r: u32, i: OpId) {
-        match self.src.combines(r as usize, i) {
-            Some(count) => {
-                let dur = combine_time(self.cfg, self.src.header().elem_bytes(), count);
-                self.cpu_task(rank, now, i, dur, true)
-            }
-            None => self.complete(rank, now, r, i),
-        }
+/// The by-rank driver runs the node model on one rank at a time (`rank`, of
+/// its thread's part), in the instant that began at `now`: its events go to
+/// the rank's own queue, and a flow's latency and bandwidth phases are set
+/// at once (the flow is alone on its links).
+struct At<'p, 'a, P: Lookahead> {
+    part: &'p mut Part<'a, P>,
+    rank: &'p mut Rank,
+    now: f64,
+    horizon: f64,
+}
+
+impl<'a, P: Lookahead> node::Host<'a> for At<'_, 'a, P> {
+    type Src = P;
+    type Err = Stop;
+    #[inline(always)]
+    fn src(&self) -> &'a P {
+        self.part.src
     }
-
-    /// As `Sim::complete`.
-    fn complete(&mut self, rank: &mut Rank, now: f64, r: u32, i: OpId) {
-        let ready_now = &mut self.ready_now;
-        rank.state
-            .complete(self.src, r as usize, i, now, |j| ready_now.push(j));
+    #[inline(always)]
+    fn cfg(&self) -> &'a SimConfig {
+        self.part.cfg
+    }
+    #[inline(always)]
+    fn rank(&mut self, _r: u32) -> &mut RankState {
+        &mut self.rank.state
+    }
+    #[inline(always)]
+    fn rank_and_ready(&mut self, _r: u32) -> (&mut RankState, &mut Vec<(u32, OpId)>) {
+        (&mut self.rank.state, &mut self.part.ready_now)
+    }
+    #[inline(always)]
+    fn next_ready(&mut self) -> Option<(u32, OpId)> {
+        self.part.ready_now.pop()
+    }
+    #[inline(always)]
+    fn want_dispatch(&mut self, _r: u32) {
+        self.rank.dispatch_pending = true;
+    }
+    #[inline(always)]
+    fn free_task_done(&mut self, now: f64, _r: u32, i: OpId) {
+        self.part.push_own(self.rank, now, Ev::TaskDone, i);
+    }
+    #[inline(always)]
+    fn task_started(
+        &mut self,
+        now: f64,
+        dur: f64,
+        r: u32,
+        i: OpId,
+        compute: bool,
+    ) -> std::result::Result<(), Stop> {
+        let end = now + dur;
+        if compute {
+            self.part.push_own(self.rank, end, Ev::TaskDone, i);
+        } else {
+            self.part.push_own(self.rank, end, Ev::OverheadDone, i);
+            if self.part.lookahead.flows_at_dispatch {
+                // The flow starts as the overhead ends (`Horizon`), in an
+                // instant of its own.
+                let end_horizon = end + end.abs() * LEVEL_TOLERANCE;
+                self.part
+                    .begin_latency(self.rank, end, end, end_horizon, r, i)?;
+            }
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn begin_latency(&mut self, now: f64, r: u32, i: OpId) -> std::result::Result<(), Stop> {
+        self.part
+            .begin_latency(self.rank, now, self.now, self.horizon, r, i)
+    }
+    #[inline(always)]
+    fn overhead_done(&mut self, now: f64, r: u32, i: OpId) -> std::result::Result<(), Stop> {
+        // The flow was set when the overhead started.
+        if self.part.lookahead.flows_at_dispatch {
+            return Ok(());
+        }
+        self.part
+            .begin_latency(self.rank, now, self.now, self.horizon, r, i)
     }
 }
 

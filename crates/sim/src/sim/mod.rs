@@ -34,6 +34,7 @@ mod by_rank;
 pub mod calendar;
 mod fairshare;
 mod fold;
+mod node;
 pub mod packet;
 mod queue;
 mod trace;
@@ -44,10 +45,12 @@ pub use trace::write_chrome_trace;
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::lookahead::Lookahead;
-use crate::schedule::{Materialised, Op, OpId, OpKind, Schedule};
+use crate::schedule::{Materialised, Op, OpId, Schedule};
 use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::time::Instant;
+
+use node::{OpWindow, RankState, CPU_IDLE};
 
 /// How links are shared between flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -289,6 +292,10 @@ pub struct SimResult {
     /// (`SimConfig::fold`); `events` and the solver counts are then the
     /// folded run's.
     pub folded: u64,
+    /// The driver that ran the simulation and, for the event driver, why
+    /// the by-rank one did not: "by rank", "event, folded (N copies)" or
+    /// "event (REASON)".
+    pub driver: String,
     /// Whether the run went rank by rank (`SimConfig::by_rank`), and on
     /// how many threads (0 when it went event by event).
     pub by_rank_threads: usize,
@@ -378,172 +385,6 @@ struct Alone {
     index: u32,
 }
 
-/// A receive has been posted (its dependencies are done).
-const POSTED: u32 = 1 << 31;
-/// A receive's data has arrived.
-const ARRIVED: u32 = 1 << 30;
-const DONE: u32 = 1 << 29;
-/// The op has no dependencies at all (so a receive is posted once its rank starts).
-const NO_DEPS: u32 = 1 << 28;
-/// The low bits count the dependencies not yet done.
-const REMAINING: u32 = NO_DEPS - 1;
-
-/// An op's flags and its count of dependencies not yet done, in four bytes
-/// (a streamed pipeline can have a few hundred million ops in flight).
-#[derive(Clone, Copy, Debug)]
-struct OpState {
-    flags: u32,
-}
-
-impl OpState {
-    fn remaining(&self) -> u32 {
-        self.flags & REMAINING
-    }
-
-    /// Whether a receive is posted: its dependencies are done, or it has
-    /// none and its rank (`started`) has started.
-    fn posted(&self, started: bool) -> bool {
-        self.flags & POSTED != 0 || (started && self.flags & NO_DEPS != 0)
-    }
-}
-
-/// The state of one rank's ops from the oldest unfinished one to the furthest
-/// one touched so far, in a ring buffer that grows by doubling and shrinks
-/// when the window does: ops before `front` are done, ops from
-/// `front + len` on untouched. Memory follows the ops in flight, not the
-/// length of the program, and a short window is a few cache lines of one
-/// allocation (9,216 ranks each holding a 16 KiB chunk spread the hot states
-/// over thousands of pages: a TLB miss and two cache misses per access).
-#[derive(Default)]
-struct OpWindow {
-    /// The oldest op not yet retired.
-    front: OpId,
-    /// Where `front`'s state sits in `states` (a power-of-two length).
-    /// (32-bit like `front`: a rank's whole state fits two cache lines.)
-    start: u32,
-    /// States set, from `front` on.
-    len: u32,
-    states: Vec<OpState>,
-}
-
-/// The smallest ring a window allocates.
-const WINDOW_MIN: usize = 16;
-
-impl OpWindow {
-    /// Op `i`'s state, set up (with the states before it) if the window
-    /// does not hold it yet. (Inlined: most calls find the state, and a
-    /// call cost as much as the lookup.)
-    #[inline(always)]
-    fn get<P: Lookahead>(&mut self, src: &P, r: usize, i: OpId) -> &mut OpState {
-        debug_assert!(i >= self.front, "op {i} of rank {r} is already done");
-        let k = i - self.front;
-        if self.len <= k {
-            self.extend(src, r, k);
-        }
-        let at = self.slot(k);
-        &mut self.states[at]
-    }
-
-    /// Sets up the states of the ops up to `front + k`.
-    #[inline(never)]
-    fn extend<P: Lookahead>(&mut self, src: &P, r: usize, k: u32) {
-        let len = k + 1;
-        if len as usize > self.states.len() {
-            // An op outside the rank's program (or one before the front,
-            // whose `k` wrapped) is a generator naming a wrong successor:
-            // stop before the window grows to it and asks for gigabytes.
-            let op = u64::from(self.front) + u64::from(k);
-            assert!(
-                op < src.len(r),
-                "internal error: the schedule source names op {op} of rank {r}, which has {} \
-                 ops, {} of them finished (inconsistent successors or dependency counts)",
-                src.len(r),
-                self.front
-            );
-            self.resize((len as usize).next_power_of_two().max(WINDOW_MIN));
-        }
-        let (start, mask) = (self.start, self.states.len() - 1);
-        let states = &mut self.states;
-        let mut at = self.len;
-        src.dep_counts(r, self.front + self.len..self.front + len, |deps| {
-            let flags = if deps == 0 {
-                NO_DEPS
-            } else {
-                deps.min(REMAINING)
-            };
-            states[(start + at) as usize & mask] = OpState { flags };
-            at += 1;
-        });
-        self.len = len;
-    }
-
-    /// Asks the CPU to bring op `i`'s state into cache, if the window holds
-    /// it (a hint: no effect on the result).
-    fn prefetch(&self, i: OpId) {
-        let Some(k) = i.checked_sub(self.front) else {
-            return;
-        };
-        if k < self.len {
-            let at: *const OpState = &self.states[self.slot(k)];
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch reads nothing and cannot fault.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = at;
-        }
-    }
-
-    /// Where the state of op `front + k` sits in the ring.
-    fn slot(&self, k: u32) -> usize {
-        (self.start + k) as usize & self.states.len().wrapping_sub(1)
-    }
-
-    /// Moves the window into a ring of `capacity` states (a power of two,
-    /// at least `len`), its front at the start.
-    fn resize(&mut self, capacity: usize) {
-        debug_assert!(capacity.is_power_of_two() && capacity >= self.len as usize);
-        let mut states = Vec::with_capacity(capacity);
-        states.extend((0..self.len).map(|k| self.states[self.slot(k)]));
-        states.resize(capacity, OpState { flags: 0 });
-        self.states = states;
-        self.start = 0;
-    }
-
-    /// Whether op `i` is done (retired, or done in the window).
-    fn is_done(&self, i: OpId) -> bool {
-        match i.checked_sub(self.front) {
-            None => true,
-            Some(k) => k < self.len && self.states[self.slot(k)].flags & DONE != 0,
-        }
-    }
-
-    /// The oldest op not yet retired.
-    fn front(&self) -> OpId {
-        self.front
-    }
-
-    /// Retires the finished ops at the front; a window that has shrunk to
-    /// an eighth of its ring moves into a smaller one.
-    fn retire(&mut self) {
-        let mask = self.states.len().wrapping_sub(1) as u32;
-        while self.len > 0 && self.states[self.start as usize].flags & DONE != 0 {
-            self.start = (self.start + 1) & mask;
-            self.front += 1;
-            self.len -= 1;
-        }
-        if self.states.len() > WINDOW_MIN && self.len as usize * 8 <= self.states.len() {
-            self.resize((self.states.len() / 4).max(WINDOW_MIN));
-        }
-    }
-
-    /// The ops touched and not retired, with their states.
-    fn touched(&self) -> impl Iterator<Item = (OpId, &OpState)> + '_ {
-        (0..self.len).map(move |k| (self.front + k, &self.states[self.slot(k)]))
-    }
-}
-
 /// What the simulator counts on one link, in one place (a flow updates all
 /// of it at once; separate arrays cost a cache miss each on large networks).
 #[derive(Clone, Copy, Default)]
@@ -557,116 +398,6 @@ struct LinkUse {
     /// Flows on the link now, and the most at once.
     count: u32,
     peak: u32,
-}
-
-/// `RankState::cpu_running` of an idle CPU (no rank has `OpId::MAX` ops).
-const CPU_IDLE: OpId = OpId::MAX;
-
-/// One rank's state: 128 bytes, two cache lines, touched by nearly every
-/// event of the rank.
-#[repr(align(64))]
-struct RankState {
-    ops: OpWindow,
-    started: bool,
-    /// Ready sends, smallest program index first.
-    ready_sends: queue::SortedQueue<OpId>,
-    engines_busy: u32,
-    /// The op whose task the CPU is running, or `CPU_IDLE` (not an
-    /// `Option`, which would take 8 bytes and the state a third cache line).
-    cpu_running: OpId,
-    /// Tasks waiting for the CPU: send overheads first (key false), then
-    /// combines and compute (true); each kind smallest program index first.
-    /// The last field is the task's duration (its bits), kept so the op need
-    /// not be read again.
-    cpu_queue: queue::SortedQueue<(bool, OpId, u64)>,
-    finish: f64,
-    done: OpId,
-}
-
-impl RankState {
-    /// The rank starts: its ops without dependencies (receives aside), its
-    /// receives without dependencies whose data came first, and `extra`
-    /// (rendezvous sends waiting on such receives), in program order.
-    fn start<P: Lookahead>(
-        &mut self,
-        src: &P,
-        r: usize,
-        extra: impl Iterator<Item = OpId>,
-    ) -> Vec<OpId> {
-        self.started = true;
-        let mut ids = Vec::new();
-        src.initial(r, &mut ids);
-        ids.extend(self.ops.touched().filter_map(|(i, st)| {
-            (st.flags & ARRIVED != 0 && st.flags & NO_DEPS != 0).then_some(i)
-        }));
-        ids.extend(extra);
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    }
-
-    /// Op i completes at `now`: `ready` gets each successor it leaves with
-    /// nothing to wait for. (Inlined: it is the engines' hottest path.)
-    #[inline(always)]
-    fn complete<P: Lookahead>(
-        &mut self,
-        src: &P,
-        r: usize,
-        i: OpId,
-        now: f64,
-        mut ready: impl FnMut(OpId),
-    ) {
-        self.done += 1;
-        self.finish = self.finish.max(now);
-        self.ops.get(src, r, i).flags |= DONE;
-        let ops = &mut self.ops;
-        src.successors(r, i, |j| {
-            let st = ops.get(src, r, j);
-            st.flags -= 1;
-            if st.remaining() == 0 {
-                ready(j);
-            } else if st.remaining() == REMAINING {
-                more_done_than_deps(r, j);
-            }
-        });
-        // Only the front op's completion can let the front move: after every
-        // retire the front op is not done. (Reading the front's state for
-        // nothing would cost a cache miss on ranks whose window is long.)
-        if i == self.ops.front() {
-            self.ops.retire();
-        }
-    }
-}
-
-/// A successor counted down past zero: the schedule source's dependency
-/// counts and successors disagree (a generator's bug, never the user's
-/// input: a written-out schedule's counts come from its own lists).
-#[cold]
-#[inline(never)]
-fn more_done_than_deps(r: usize, j: OpId) -> ! {
-    panic!(
-        "internal error: op {j} of rank {r} has more predecessors done than its dependency \
-         count (the schedule source's dependency counts and successors disagree)"
-    )
-}
-
-/// The CPU time of an op's task (a send's overhead, a combine, a compute)
-/// and its name.
-fn cpu_time(cfg: &SimConfig, elem_bytes: u64, op: &Op) -> (f64, &'static str) {
-    let combine = |count: u64| combine_time(cfg, elem_bytes, count);
-    match *op {
-        Op::Send { .. } => (cfg.overhead_s, "overhead"),
-        Op::Recv { region, .. } => (combine(region.count), "combine"),
-        Op::Combine { src, .. } => (combine(src.count), "combine"),
-        Op::Compute { seconds } => (seconds, "compute"),
-        Op::Copy { .. } => (0.0, "copy"),
-    }
-}
-
-/// The CPU time of combining `count` elements.
-fn combine_time(cfg: &SimConfig, elem_bytes: u64, count: u64) -> f64 {
-    cfg.compute_bandwidth
-        .map_or(0.0, |bw| (count * elem_bytes) as f64 / bw)
 }
 
 /// A flow's cap: `--flow-cap`, and `--tcp-window` over twice its route's
@@ -734,8 +465,12 @@ pub fn simulate_source<P: Lookahead + Sync>(
     run(src, topo, cfg, wall)
 }
 
-/// Folded if the run folds; else rank by rank if it can (`by_rank`, which
-/// stops at the first flow that would share a link); else event by event.
+/// The one place that chooses the driver: folded (event by event on one
+/// slice of ranks) if the run folds; else rank by rank if the node model
+/// and network allow it (`by_rank::lookahead` says why not) and no flow
+/// would share a link (the by-rank driver stops at the first that would,
+/// and the run starts again); else event by event. The result names the
+/// driver and, for the event driver, why the by-rank one did not run.
 fn run<P: Lookahead + Sync>(
     src: &P,
     topo: &Topology,
@@ -743,14 +478,31 @@ fn run<P: Lookahead + Sync>(
     wall: Instant,
 ) -> Result<SimResult> {
     let fold = fold::detect(src, topo, cfg);
-    if fold.is_none() && cfg.by_rank {
-        if let Some(lookahead) = by_rank::lookahead(src, topo, cfg) {
-            if let Some(result) = by_rank::simulate(src, topo, cfg, lookahead, wall) {
-                return result;
-            }
+    let why_not = if let Some(f) = &fold {
+        format!("folded ({} copies)", f.copies)
+    } else if !cfg.by_rank {
+        "(--no-by-rank)".to_string()
+    } else {
+        match by_rank::lookahead(src, topo, cfg) {
+            Ok(lookahead) => match by_rank::simulate(src, topo, cfg, lookahead, wall) {
+                Some(result) => {
+                    return result.map(|mut r| {
+                        r.driver = "by rank".into();
+                        r
+                    })
+                }
+                None => "(by rank stopped: a flow would share a link)".to_string(),
+            },
+            Err(why) => format!("(by rank does not take {why})"),
         }
-    }
-    Sim::new(src, topo, cfg, fold).run(wall)
+    };
+    let mut r = Sim::new(src, topo, cfg, fold).run(wall)?;
+    r.driver = if r.folded > 1 {
+        format!("event, {why_not}")
+    } else {
+        format!("event {why_not}")
+    };
+    Ok(r)
 }
 
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
@@ -950,7 +702,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             }
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             loop {
-                self.drain_ready(now)?;
+                node::drain_ready(&mut self, now)?;
                 if let Some((t, id)) = self.ends.peek() {
                     if t <= horizon {
                         self.ends.remove(id);
@@ -974,7 +726,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 ranks.sort_unstable();
                 for &r in &ranks {
                     self.dispatch_pending[r as usize] = false;
-                    self.dispatch(now, r)?;
+                    node::dispatch(&mut self, now, r)?;
                 }
                 // Dispatching can ask for more (a send's overhead queues a
                 // CPU task); keep those requests.
@@ -1007,44 +759,24 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         self.handled += 1;
         let t = e.time;
         match e.kind {
-            EvKind::Start => self.start(e.a),
-            EvKind::OverheadDone | EvKind::TaskDone => {
-                let (r, i) = (e.a, e.b);
-                let rank = &mut self.ranks[r as usize];
-                if rank.cpu_running == i {
-                    rank.cpu_running = CPU_IDLE;
-                    if !rank.cpu_queue.is_empty() {
-                        self.want_dispatch(r);
-                    }
-                }
-                if e.kind == EvKind::OverheadDone {
-                    self.begin_latency(t, r, i)?;
-                } else {
-                    self.complete(t, r, i);
-                }
+            EvKind::Start => {
+                let (r, src) = (e.a, self.src);
+                let parked: Vec<OpId> = self
+                    .parked
+                    .keys()
+                    .filter(|&&(pr, pi)| pr == r && src.dep_count(r as usize, pi) == 0)
+                    .map(|&(_, pi)| pi)
+                    .collect();
+                node::start(self, r, parked.into_iter());
             }
+            EvKind::OverheadDone => node::task_done(self, t, e.a, e.b, true)?,
+            EvKind::TaskDone => node::task_done(self, t, e.a, e.b, false)?,
             EvKind::FlowStart => self.begin_bandwidth(t, e.a),
             // Only reservation-sharing flows end through the event heap.
             EvKind::FlowEnd => self.end_bandwidth(t, e.a),
             EvKind::Arrive => self.arrive(t, e.a),
         }
         Ok(())
-    }
-
-    /// Rank r starts: the ops without dependencies become ready, in program
-    /// order. Receives without dependencies count as posted from now on; the
-    /// ones whose data came first, or whose sender waits for them
-    /// (rendezvous), are handled now like the rest.
-    fn start(&mut self, r: u32) {
-        let ru = r as usize;
-        let src = self.src;
-        let parked = self
-            .parked
-            .keys()
-            .filter(|&&(pr, pi)| pr == r && src.dep_count(ru, pi) == 0)
-            .map(|&(_, pi)| pi);
-        let ids = self.ranks[ru].start(src, ru, parked);
-        self.ready_now.extend(ids.into_iter().map(|i| (r, i)));
     }
 
     /// Asks for rank r's engines and CPU to be given work at the end of this
@@ -1054,107 +786,6 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             self.dispatch_pending[r as usize] = true;
             self.to_dispatch.push(r);
         }
-    }
-
-    /// Handles every op that became ready at `now`.
-    fn drain_ready(&mut self, now: f64) -> Result<()> {
-        while let Some((r, i)) = self.ready_now.pop() {
-            let rank = &mut self.ranks[r as usize];
-            match self.src.kind(r as usize, i) {
-                OpKind::Send => {
-                    rank.ready_sends.push(i);
-                    self.want_dispatch(r);
-                }
-                OpKind::Recv => {
-                    let st = rank.ops.get(self.src, r as usize, i);
-                    st.flags |= POSTED;
-                    if st.flags & ARRIVED != 0 {
-                        self.received(now, r, i);
-                    }
-                    // (Only rendezvous parks sends: skip the hashing otherwise.)
-                    if !self.parked.is_empty() {
-                        if let Some((sr, si)) = self.parked.remove(&(r, i)) {
-                            self.begin_latency(now, sr, si)?;
-                        }
-                    }
-                }
-                OpKind::Other => match self.src.op(r as usize, i) {
-                    op @ (Op::Combine { .. } | Op::Compute { .. }) => {
-                        self.cpu_task(now, r, i, self.cpu_time(&op).0, true)
-                    }
-                    _ => self.complete(now, r, i),
-                },
-            }
-        }
-        Ok(())
-    }
-
-    fn cpu_time(&self, op: &Op) -> (f64, &'static str) {
-        cpu_time(self.cfg, self.elem_bytes(), op)
-    }
-
-    /// Queues op i's task of `dur` seconds for rank r's CPU, which completes
-    /// the op (`compute`) or, for a send's overhead, starts its latency phase
-    /// when it is done. A free task takes no CPU time: it is done at once,
-    /// whatever the CPU is doing: were it to wait its turn behind a busy
-    /// CPU, the result would depend on the order of the events of one
-    /// instant.
-    fn cpu_task(&mut self, now: f64, r: u32, i: OpId, dur: f64, compute: bool) {
-        if dur <= 0.0 {
-            // Only sends with an overhead come here, so a free task is never a send's.
-            self.push(now, EvKind::TaskDone, r, i);
-            return;
-        }
-        self.ranks[r as usize]
-            .cpu_queue
-            .push((compute, i, dur.to_bits()));
-        self.want_dispatch(r);
-    }
-
-    /// Gives ready sends of rank r to free engines, in program order, and
-    /// an idle CPU its next task: a waiting send's overhead first (a node
-    /// posts its transfers before it computes), else the waiting task first
-    /// in program order (a single thread walking its schedule). Tasks are
-    /// not interrupted.
-    fn dispatch(&mut self, now: f64, r: u32) -> Result<()> {
-        loop {
-            let rank = &mut self.ranks[r as usize];
-            if rank.engines_busy as usize >= self.cfg.engines {
-                break;
-            }
-            let Some(i) = rank.ready_sends.pop() else {
-                break;
-            };
-            rank.engines_busy += 1;
-            if self.cfg.overhead_s > 0.0 {
-                self.cpu_task(now, r, i, self.cfg.overhead_s, false);
-            } else {
-                self.begin_latency(now, r, i)?;
-            }
-        }
-        let rank = &mut self.ranks[r as usize];
-        if rank.cpu_running == CPU_IDLE {
-            if let Some((compute, i, dur)) = rank.cpu_queue.pop() {
-                rank.cpu_running = i;
-                let dur = f64::from_bits(dur);
-                if self.cfg.trace && dur > 0.0 {
-                    let what = self.cpu_time(&self.src.op(r as usize, i)).1;
-                    self.spans.push(Span {
-                        rank: r,
-                        name: what.to_string(),
-                        start_s: now,
-                        end_s: now + dur,
-                    });
-                }
-                let kind = if compute {
-                    EvKind::TaskDone
-                } else {
-                    EvKind::OverheadDone
-                };
-                self.push(now + dur, kind, r, i);
-            }
-        }
-        Ok(())
     }
 
     /// The send's overhead is paid: route it and wait out its latency.
@@ -1533,33 +1164,8 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             });
         }
         self.free_transfers.push(id);
-        self.ranks[src as usize].engines_busy -= 1;
-        self.complete(now, src, send_op);
-        self.want_dispatch(src);
-        let rank = &mut self.ranks[dst as usize];
-        let started = rank.started;
-        let st = rank.ops.get(self.src, dst as usize, recv_op);
-        let posted = st.posted(started);
-        st.flags |= ARRIVED;
-        if posted {
-            self.received(now, dst, recv_op);
-        }
-    }
-
-    /// A receive is posted and its data is here.
-    fn received(&mut self, now: f64, r: u32, i: OpId) {
-        match self.src.combines(r as usize, i) {
-            Some(count) => {
-                let dur = combine_time(self.cfg, self.elem_bytes(), count);
-                self.cpu_task(now, r, i, dur, true)
-            }
-            None => self.complete(now, r, i),
-        }
-    }
-
-    fn complete(&mut self, now: f64, r: u32, i: OpId) {
-        let ready_now = &mut self.ready_now;
-        self.ranks[r as usize].complete(self.src, r as usize, i, now, |j| ready_now.push((r, j)));
+        node::send_done(self, now, src, send_op);
+        node::data_arrived(self, now, dst, recv_op);
     }
 
     fn update_rates(&mut self, now: f64) {
@@ -1621,6 +1227,62 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         );
         result.link_samples = self.link_samples;
         Ok(result)
+    }
+}
+
+/// The event driver runs the node model on every rank at once: events go to
+/// its one queue, dispatch waits for the end of the instant, and a send that
+/// has paid its overhead starts its latency phase on the network.
+impl<'a, P: Lookahead> node::Host<'a> for Sim<'a, P> {
+    type Src = P;
+    type Err = Error;
+    fn src(&self) -> &'a P {
+        self.src
+    }
+    fn cfg(&self) -> &'a SimConfig {
+        self.cfg
+    }
+    #[inline(always)]
+    fn rank(&mut self, r: u32) -> &mut RankState {
+        &mut self.ranks[r as usize]
+    }
+    #[inline(always)]
+    fn rank_and_ready(&mut self, r: u32) -> (&mut RankState, &mut Vec<(u32, OpId)>) {
+        (&mut self.ranks[r as usize], &mut self.ready_now)
+    }
+    #[inline(always)]
+    fn next_ready(&mut self) -> Option<(u32, OpId)> {
+        self.ready_now.pop()
+    }
+    fn want_dispatch(&mut self, r: u32) {
+        Sim::want_dispatch(self, r)
+    }
+    fn free_task_done(&mut self, now: f64, r: u32, i: OpId) {
+        self.push(now, EvKind::TaskDone, r, i);
+    }
+    fn task_started(&mut self, now: f64, dur: f64, r: u32, i: OpId, compute: bool) -> Result<()> {
+        let kind = if compute {
+            EvKind::TaskDone
+        } else {
+            EvKind::OverheadDone
+        };
+        self.push(now + dur, kind, r, i);
+        Ok(())
+    }
+    fn begin_latency(&mut self, now: f64, r: u32, i: OpId) -> Result<()> {
+        Sim::begin_latency(self, now, r, i)
+    }
+    fn recv_posted(&mut self, now: f64, r: u32, i: OpId) -> Result<()> {
+        // (Only rendezvous parks sends: skip the hashing otherwise.)
+        if !self.parked.is_empty() {
+            if let Some((sr, si)) = self.parked.remove(&(r, i)) {
+                Sim::begin_latency(self, now, sr, si)?;
+            }
+        }
+        Ok(())
+    }
+    fn trace(&mut self, span: Span) {
+        self.spans.push(span);
     }
 }
 
@@ -1712,6 +1374,7 @@ fn results(
         recomputed_flows: totals.recomputed_flows,
         wall_s: wall.elapsed().as_secs_f64(),
         folded: copies as u64,
+        driver: String::new(),
         by_rank_threads: 0,
         by_rank_sweeps: 0,
         by_rank_planes: 0,
