@@ -29,17 +29,31 @@
 //! - The run is deterministic: the same inputs give the same result, bit for bit.
 //! - A run that is the same on every translate of a torus is simulated on one
 //!   slice of ranks (`fold`), with the same results to rounding.
+//!
+//! Where things are: this file holds the entry points ([`simulate`],
+//! [`simulate_source`]), the one choice of driver (`run`) and the event
+//! driver (`Sim`: one event queue, the network's flows, the alone-flow
+//! bypass of the solver, reservation bookings). The node model is `node`,
+//! the by-rank driver `by_rank`, folding `fold`, max-min sharing
+//! `fairshare`, reservation sharing `calendar`, the queues `queue`, what a
+//! run is asked `config` and what it reports `result`; `packet` is the
+//! packet-level model.
 
 mod by_rank;
 pub mod calendar;
+mod config;
 mod fairshare;
 mod fold;
 mod node;
 pub mod packet;
 mod queue;
+mod result;
 mod trace;
 
+pub use config::{Fairness, Sharing, SimConfig, Skew};
 pub use fairshare::{reference_maxmin, MaxMin, Reschedule, LEVEL_TOLERANCE};
+use result::{results, Totals};
+pub use result::{LinkSample, LinkStats, SimResult, Span};
 pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
@@ -47,279 +61,9 @@ use crate::invalid;
 use crate::lookahead::Lookahead;
 use crate::schedule::{Materialised, Op, OpId, Schedule};
 use crate::topology::{LinkId, Topology};
-use serde::Serialize;
 use std::time::Instant;
 
 use node::{OpWindow, RankState, CPU_IDLE};
-
-/// How links are shared between flows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Sharing {
-    #[default]
-    MaxMin,
-    Reservation,
-}
-
-/// How a bottleneck is divided under max-min sharing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Fairness {
-    /// Every flow gets an equal share.
-    #[default]
-    Equal,
-    /// Shares proportional to 1 / (route latency), as SimGrid's flow models.
-    Rtt,
-}
-
-/// Per-rank start offsets.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum Skew {
-    #[default]
-    None,
-    /// Each rank starts at an offset drawn uniformly from [0, max_s), seeded.
-    Random { max_s: f64, seed: u64 },
-    /// Rank r starts at offsets[r].
-    Fixed(Vec<f64>),
-}
-
-/// The node and network model parameters.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    /// Transfers each node drives at once (NCT, RDMA engines). At least 1.
-    pub engines: usize,
-    /// Per-message software overhead on the sender's CPU (s).
-    pub overhead_s: f64,
-    /// Bytes per second a CPU combines; `None`: combines are free.
-    pub compute_bandwidth: Option<f64>,
-    /// Per-node injection / ejection bandwidth (bytes/s); `None`: unlimited.
-    pub injection_bandwidth: Option<f64>,
-    pub ejection_bandwidth: Option<f64>,
-    pub sharing: Sharing,
-    pub fairness: Fairness,
-    /// Largest rate of any one flow (bytes/s).
-    pub flow_cap: Option<f64>,
-    /// TCP window (bytes): caps each flow at window / (2 × route latency).
-    pub tcp_window: Option<f64>,
-    /// Bytes added to every message on the wire (SimGrid's SMPI adds 16).
-    pub header_bytes: u64,
-    /// A transfer starts only once its receive is posted (SimGrid's mailbox
-    /// matching, MPI rendezvous); otherwise messages are eager.
-    pub rendezvous: bool,
-    pub skew: Skew,
-    /// Record spans for a Chrome trace.
-    pub trace: bool,
-    /// Simulate one slice of ranks when the run is provably the same on every
-    /// translate of a torus (`fold`); the results agree to rounding.
-    pub fold: bool,
-    /// Where to publish how far the run is, in millionths of its ops
-    /// completed (updated about every 65,536 events), for a progress display.
-    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// Run rank by rank (`by_rank`) where no flow shares a link; the results
-    /// agree with the event-by-event run to rounding.
-    pub by_rank: bool,
-    /// Threads for a run rank by rank (each takes a block of ranks; the
-    /// result does not depend on how many). At least 1.
-    pub threads: usize,
-    /// Run rank by rank in planes where the ranks allow it (`by_rank`'s
-    /// tiles): the same result bit for bit, with fewer cache misses.
-    pub tile: bool,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            engines: 1,
-            overhead_s: 0.0,
-            compute_bandwidth: None,
-            injection_bandwidth: None,
-            ejection_bandwidth: None,
-            sharing: Sharing::MaxMin,
-            fairness: Fairness::Equal,
-            flow_cap: None,
-            tcp_window: None,
-            header_bytes: 0,
-            rendezvous: false,
-            skew: Skew::None,
-            trace: false,
-            fold: true,
-            progress: None,
-            by_rank: true,
-            threads: 1,
-            tile: true,
-        }
-    }
-}
-
-impl SimConfig {
-    fn check(&self, ranks: usize) -> Result<()> {
-        if self.engines == 0 {
-            return Err(invalid!("--engines must be at least 1"));
-        }
-        if !(1..=by_rank::MAX_THREADS).contains(&self.threads) {
-            return Err(invalid!(
-                "--threads {} must be from 1 to {}",
-                self.threads,
-                by_rank::MAX_THREADS
-            ));
-        }
-        if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
-            return Err(invalid!(
-                "--header-bytes {} is more than 2^50 bytes",
-                self.header_bytes
-            ));
-        }
-        let most = crate::topology::MAX_LATENCY;
-        if !(self.overhead_s.is_finite() && (0.0..=most).contains(&self.overhead_s)) {
-            return Err(invalid!(
-                "--overhead must be from 0 to {most:e} seconds, got {}",
-                self.overhead_s
-            ));
-        }
-        for (name, v) in [
-            ("--compute-bandwidth", self.compute_bandwidth),
-            ("--injection-bandwidth", self.injection_bandwidth),
-            ("--ejection-bandwidth", self.ejection_bandwidth),
-            ("--flow-cap", self.flow_cap),
-        ] {
-            if let Some(v) = v {
-                crate::topology::check_bandwidth(name, v)?;
-            }
-        }
-        if let Some(w) = self.tcp_window {
-            if !(w.is_finite() && (1.0..=crate::schedule::MAX_BUFFER_BYTES as f64).contains(&w)) {
-                return Err(invalid!(
-                    "--tcp-window must be from 1 byte to 2^50 bytes, got {w}"
-                ));
-            }
-        }
-        match &self.skew {
-            // Up to 10^9 s (32 years): beyond, the run's own times vanish
-            // in the offsets' rounding.
-            Skew::Random { max_s, .. } if !(max_s.is_finite() && (0.0..=1e9).contains(max_s)) => {
-                Err(invalid!(
-                    "--skew {max_s:e} must be a non-negative number of seconds, at most 1e9"
-                ))
-            }
-            Skew::Fixed(v) if v.len() != ranks => Err(invalid!(
-                "skew list has {} offsets for {ranks} ranks",
-                v.len()
-            )),
-            Skew::Fixed(v) if v.iter().any(|x| !(x.is_finite() && *x >= 0.0)) => {
-                Err(invalid!("skew offsets must be non-negative seconds"))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Each rank's start time.
-    pub fn start_offsets(&self, ranks: usize) -> Vec<f64> {
-        match &self.skew {
-            Skew::None => vec![0.0; ranks],
-            // + 0.0 turns a −0.0 into 0.0: event times are ordered by their
-            // bits (`queue::RadixQueue`), where −0.0 would come last.
-            Skew::Fixed(v) => v.iter().map(|x| x + 0.0).collect(),
-            Skew::Random { max_s, seed } => {
-                let mut state = *seed;
-                (0..ranks)
-                    .map(|_| max_s * unit_random(&mut state))
-                    .collect()
-            }
-        }
-    }
-}
-
-/// SplitMix64 step mapped to [0, 1): deterministic on every platform.
-fn unit_random(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// What happened on one directed link.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct LinkStats {
-    pub from: u32,
-    pub to: u32,
-    /// Bytes carried.
-    pub bytes: f64,
-    /// Seconds during which at least one flow was on the link.
-    pub busy_s: f64,
-    /// bytes / (bandwidth × completion time).
-    pub utilisation: f64,
-    /// Most flows on the link at once.
-    pub peak_flows: u32,
-}
-
-/// One span of a rank's timeline (for traces).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Span {
-    pub rank: u32,
-    pub name: String,
-    pub start_s: f64,
-    pub end_s: f64,
-}
-
-/// The outcome of a simulation.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct SimResult {
-    /// Completion time: when the last operation of any rank completed (s).
-    pub time_s: f64,
-    /// When each rank's last operation completed (its start if it has none).
-    pub rank_finish_s: Vec<f64>,
-    /// Point-to-point transfers simulated.
-    pub flows: u64,
-    /// Bytes moved over the network (not counting self-sends).
-    pub network_bytes: f64,
-    /// Network links (injection/ejection links excluded).
-    pub links: Vec<LinkStats>,
-    /// Share of the network's directed links that ever carried two or more flows at once.
-    pub links_shared_fraction: f64,
-    /// Share of links that carried anything.
-    pub links_used_fraction: f64,
-    /// Events handled and flows whose rate was recomputed (solver work).
-    pub events: u64,
-    pub recomputes: u64,
-    /// Solve rounds (a recomputation takes more than one when its affected set grows).
-    pub rounds: u64,
-    /// Recomputations that solved every active flow.
-    pub full_solves: u64,
-    pub recomputed_flows: u64,
-    /// Wall time of the simulation itself (s).
-    pub wall_s: f64,
-    /// Ranks each simulated rank stood for: above 1 when the run was folded
-    /// (`SimConfig::fold`); `events` and the solver counts are then the
-    /// folded run's.
-    pub folded: u64,
-    /// The driver that ran the simulation and, for the event driver, why
-    /// the by-rank one did not: "by rank", "event, folded (N copies)" or
-    /// "event (REASON)".
-    pub driver: String,
-    /// Whether the run went rank by rank (`SimConfig::by_rank`), and on
-    /// how many threads (0 when it went event by event).
-    pub by_rank_threads: usize,
-    /// Sweeps the by-rank driver ran (the most of any thread): each
-    /// runs every rank with events due up to the lookahead (`sim::by_rank`).
-    pub by_rank_sweeps: u64,
-    /// Planes a tiled rank-by-rank run cut the ranks into (0: not tiled;
-    /// `sim::by_rank`'s `Tiles`): its sweeps then run one plane each.
-    pub by_rank_planes: usize,
-    #[serde(skip)]
-    pub spans: Vec<Span>,
-    /// With `trace`: the flows on each network link, sampled whenever they
-    /// change (the trace's per-link counters).
-    #[serde(skip)]
-    pub link_samples: Vec<LinkSample>,
-}
-
-/// A link's number of flows from `time_s` on.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkSample {
-    pub time_s: f64,
-    pub link: LinkId,
-    pub flows: u32,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum EvKind {
@@ -1306,81 +1050,6 @@ fn check_finished<'r, P: Lookahead>(
         "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{waits}); verify the schedule",
         total.saturating_sub(done).max(1),
     )))
-}
-
-/// A run's counts, before folding multiplies them back.
-struct Totals {
-    flows: u64,
-    network_bytes: f64,
-    events: u64,
-    recomputes: u64,
-    rounds: u64,
-    full_solves: u64,
-    recomputed_flows: u64,
-}
-
-/// The result of a finished run from each simulated rank's finish time and
-/// each link's statistics.
-fn results(
-    topo: &Topology,
-    fold: Option<&fold::Fold>,
-    finish: &[f64],
-    link_use: &[LinkUse],
-    totals: Totals,
-    wall: Instant,
-    spans: Vec<Span>,
-) -> SimResult {
-    let copies = fold.map_or(1, |f| f.copies);
-    let simulated = finish.len();
-    let rank_finish_s: Vec<f64> = (0..simulated * copies)
-        .map(|r| finish[r % simulated])
-        .collect();
-    let time_s = rank_finish_s.iter().copied().fold(0.0, f64::max);
-    let n = topo.links.len();
-    let links: Vec<LinkStats> = topo.links[..n]
-        .iter()
-        .enumerate()
-        .map(|(l, link)| {
-            let u = &link_use[fold.map_or(l, |f| f.canon[l] as usize)];
-            LinkStats {
-                from: link.from,
-                to: link.to,
-                bytes: u.bytes,
-                busy_s: u.busy,
-                utilisation: if time_s > 0.0 {
-                    u.bytes / (link.bandwidth * time_s)
-                } else {
-                    0.0
-                },
-                peak_flows: u.peak,
-            }
-        })
-        .collect();
-    let shared = links.iter().filter(|l| l.peak_flows >= 2).count();
-    let used = links.iter().filter(|l| l.peak_flows >= 1).count();
-    let frac = |k: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
-    SimResult {
-        time_s,
-        rank_finish_s,
-        flows: totals.flows * copies as u64,
-        network_bytes: totals.network_bytes * copies as f64,
-        links_shared_fraction: frac(shared),
-        links_used_fraction: frac(used),
-        links,
-        events: totals.events,
-        recomputes: totals.recomputes,
-        rounds: totals.rounds,
-        full_solves: totals.full_solves,
-        recomputed_flows: totals.recomputed_flows,
-        wall_s: wall.elapsed().as_secs_f64(),
-        folded: copies as u64,
-        driver: String::new(),
-        by_rank_threads: 0,
-        by_rank_sweeps: 0,
-        by_rank_planes: 0,
-        spans,
-        link_samples: Vec::new(),
-    }
 }
 
 #[cfg(test)]
