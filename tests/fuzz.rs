@@ -289,3 +289,74 @@ fn mutated_msccl_files_never_panic() {
         "read {read}, refused {refused}"
     );
 }
+
+#[test]
+fn mutated_simgrid_platforms_never_panic() {
+    let cluster = |topology: &str, params: &str, n: usize| {
+        format!(
+            r#"<?xml version='1.0'?>
+<platform version="4.1"><zone id="w" routing="Full">
+<cluster id="c" topology="{topology}" topo_parameters="{params}" prefix="node-" radical="0-{}" suffix=""
+ speed="1Gf" bw="1e9Bps" lat="1e-06s" sharing_policy="SPLITDUPLEX"/></zone></platform>"#,
+            n - 1
+        )
+    };
+    let explicit = r#"<platform version="4.1"><zone id="z" routing="Full">
+<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/><router id="r"/>
+<link id="la" bandwidth="125MBps" latency="50us" sharing_policy="SPLITDUPLEX"/>
+<link id="lb" bandwidth="125MBps" latency="50us"/>
+<link id="lc" bandwidth="1GBps" latency="5us"/>
+<route src="a" dst="b"><link_ctn id="la" direction="UP"/><link_ctn id="lb"/></route>
+<route src="a" dst="c"><link_ctn id="la" direction="UP"/><link_ctn id="lc"/></route>
+<route src="b" dst="c" symmetrical="NO"><link_ctn id="lb"/><link_ctn id="lc"/></route>
+<route src="c" dst="b"><link_ctn id="lc"/></route>
+</zone></platform>"#;
+    let bases = [
+        cluster("TORUS", "4,4", 16),
+        cluster("FAT_TREE", "2;4,4;1,2;1,2", 16),
+        cluster("DRAGONFLY", "2,1;2,2;2,1;2", 16),
+        explicit.to_string(),
+    ];
+    let mut rng = Rng(0x5eed_7004);
+    let (mut read, mut refused) = (0, 0);
+    for round in 0..1500 {
+        let base = &bases[round % bases.len()];
+        let text = if round % 3 == 0 {
+            mutate(base, &mut rng)
+        } else {
+            mutate_numbers(base, &mut rng)
+        };
+        let r = catch_unwind(AssertUnwindSafe(
+            || match topocoll::topology::parse_platform("fuzz.xml", &text) {
+                Ok(t) => {
+                    if t.num_ranks() <= 64 {
+                        let req = Request::new(
+                            Collective::Alltoall,
+                            t.num_ranks(),
+                            64,
+                            Dtype::U8,
+                            ReduceOp::Sum,
+                            Some(&t),
+                        )
+                        .unwrap();
+                        let s = algorithms::build("linear", &req).unwrap();
+                        if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
+                            one_line(&e.to_string(), &text);
+                        }
+                    }
+                    true
+                }
+                Err(e) => {
+                    one_line(&e.to_string(), &text);
+                    false
+                }
+            },
+        ));
+        match r {
+            Ok(true) => read += 1,
+            Ok(false) => refused += 1,
+            Err(_) => panic!("panic on SimGrid platform:\n{text}"),
+        }
+    }
+    assert!(read > 50 && refused > 50, "read {read}, refused {refused}");
+}

@@ -549,14 +549,7 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     };
     if let (Some(path), Some(file)) = (&a.trace, trace) {
         let mut f = std::io::BufWriter::new(file);
-        let name = |l: u32| {
-            let link = &topo.links[l as usize];
-            format!(
-                "{} -> {}",
-                topo.node_name(link.from),
-                topo.node_name(link.to)
-            )
-        };
+        let name = |l: u32| topo.link_name(l);
         sim::write_chrome_trace(&result.spans, s.ranks, &result.link_samples, &name, &mut f)
             .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
             .with_context(|| format!("writing '{path}'"))?;
@@ -652,16 +645,24 @@ fn print_text(
         100.0 * r.links_shared_fraction,
         100.0 * r.links_used_fraction
     )?;
-    if let Some(busiest) = res
+    if let Some((l, busiest)) = res
         .links
         .iter()
-        .max_by(|x, y| x.utilisation.total_cmp(&y.utilisation))
+        .enumerate()
+        .max_by(|x, y| x.1.utilisation.total_cmp(&y.1.utilisation))
     {
         writeln!(
             out,
-            "busiest link    {} -> {}: {:.1}% utilised, {} bytes, peak {} flows",
-            topo.node_name(busiest.from),
-            topo.node_name(busiest.to),
+            "busiest link    {}: {:.1}% utilised, {} bytes, peak {} flows",
+            if l < topo.links.len() {
+                topo.link_name(l as u32)
+            } else {
+                format!(
+                    "{} -> {}",
+                    topo.node_name(busiest.from),
+                    topo.node_name(busiest.to)
+                )
+            },
             100.0 * busiest.utilisation,
             busiest.bytes,
             busiest.peak_flows

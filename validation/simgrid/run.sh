@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Cross-check of topocoll's flow-level simulator against SimGrid 3.32 (SMPI, CM02).
 #
-#   bash validation/simgrid/run.sh [--quick | --big | --all] [--only REGEX] [--keep DIR]
+#   bash validation/simgrid/run.sh [--quick | --big | --clusters | --all] [--only REGEX] [--keep DIR]
 #
 #   --quick  the required scenarios: alltoall pair/ring on torus 8x8 and 16x16, allreduce lr
 #            on 16x16, bcast binomial_tree on 8x8x8, each at 64 KiB and 1 MiB (default)
 #   --big    alltoall pair on torus 32x32 at 64 KiB (SimGrid: ~5 min per mode)
-#   --all    both
+#   --clusters  SimGrid's FAT_TREE and DRAGONFLY clusters, read by topocoll from the same
+#            platform file: alltoall pair, allreduce lr, bcast binomial_tree
+#   --all    all of them
 #   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
 #   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
 #   TOPOCOLL_TIMEOUT (seconds, default 3600): limit on each topocoll run
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) mode=quick ;;
     --big) mode=big ;;
+    --clusters) mode=clusters ;;
     --all) mode=all ;;
     --only) only="$2"; shift ;;
     --keep) keep="$2"; shift ;;
@@ -95,6 +98,15 @@ fi
 if [ "$mode" = big ] || [ "$mode" = all ]; then
   scenarios+=("torus:32x32 alltoall pairwise pair 65536")
 fi
+if [ "$mode" = clusters ] || [ "$mode" = all ]; then
+  for size in 65536 1048576; do
+    for tp in 'fattree:2;8,8;1,4;1,2' 'dragonfly:2,2;2,2;4,1;2'; do
+      scenarios+=("$tp alltoall pairwise pair $size")
+      scenarios+=("$tp allreduce ring lr $size")
+      scenarios+=("$tp bcast binomial binomial_tree $size")
+    done
+  done
+fi
 
 BW=1e9      # bytes/s per link and direction
 LAT=1e-6    # s per link (hop)
@@ -111,8 +123,8 @@ SG_CFG=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0
 #                         arrived: SimGrid's blocking send / sendrecv (messages >= 64 KiB)
 #   --rendezvous          a transfer starts only when its receive is posted (SimGrid's mailboxes)
 # TOPOCOLL_MODEL replaces this list, for experiments (e.g. without --rendezvous).
-read -r -a TC_MODEL <<<"${TOPOCOLL_MODEL:---fairness rtt --torus-tie simgrid --header-bytes 16 --tcp-window 4194304 --engines 1 --rendezvous}"
-TC_FLAGS=(--bandwidth "$BW" --latency "$LAT" "${TC_MODEL[@]}" --no-verify --sweep --format csv)
+read -r -a TC_MODEL <<<"${TOPOCOLL_MODEL:---fairness rtt --header-bytes 16 --tcp-window 4194304 --engines 1 --rendezvous}"
+TC_FLAGS=("${TC_MODEL[@]}" --no-verify --sweep --format csv)
 # SG_EXTRA_CFG adds SimGrid options, for experiments (e.g. --cfg=network/optim:Full).
 read -r -a SG_EXTRA <<<"${SG_EXTRA_CFG:-}"
 SG_CFG+=("${SG_EXTRA[@]}")
@@ -133,13 +145,18 @@ for sc in "${scenarios[@]}"; do
   read -r topo coll talg salg bytes <<<"$sc"
   name="$coll/$talg ${topo#torus:} $(human "$bytes")"
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$name"; then continue; fi
-  shape="${topo#torus:}"
-  ranks=1
-  for d in ${shape//x/ }; do ranks=$((ranks * d)); done
+  shape="$(tr -c 'a-zA-Z0-9\n' '_' <<<"${topo#torus:}")"
   tag="${coll}_${talg}_${shape}_${bytes}"
-  xml="$work/torus_$shape.xml"
+  xml="$work/platform_$shape.xml"
   hosts="$work/hosts_$shape.txt"
   [ -f "$xml" ] || python3 "$here/platform.py" "$topo" --bandwidth "$BW" --latency "$LAT" --xml "$xml" --hostfile "$hosts"
+  ranks=$(wc -l <"$hosts")
+  # A torus by topocoll's own spec (SimGrid's tie rule on even rings); a fat tree or a
+  # dragonfly from the SimGrid platform file itself, links and routes as SimGrid builds them.
+  case "$topo" in
+    torus:*) tc_topo=(--topology "$topo" --bandwidth "$BW" --latency "$LAT" --torus-tie simgrid) ;;
+    *) tc_topo=(--topology "$xml") ;;
+  esac
   echo "== $name ($ranks ranks)" >&2
 
   # Buffers: SMPI_SHARED_MALLOC maps its file once per block; one block per buffer keeps
@@ -186,7 +203,7 @@ for sc in "${scenarios[@]}"; do
 
   # topocoll.
   t0=$(now)
-  timeout "${TOPOCOLL_TIMEOUT:-3600}" "$topocoll" simulate --topology "$topo" --collective "$coll" \
+  timeout "${TOPOCOLL_TIMEOUT:-3600}" "$topocoll" simulate "${tc_topo[@]}" --collective "$coll" \
     --algorithm "$talg" --size "$bytes" "${TC_FLAGS[@]}" >"$work/$tag.topocoll.csv" 2>"$work/$tag.topocoll.err" \
     && tc_ok=1 || tc_ok=0
   t1=$(now)

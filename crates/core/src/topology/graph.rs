@@ -62,7 +62,26 @@ pub struct Graph {
     adj: Vec<Vec<(NodeId, LinkId)>>,
     /// `next[dst][src]`: the link src takes towards dst (`LinkId::MAX` when src == dst).
     next: Vec<Vec<LinkId>>,
+    /// Routes given host pair by host pair (a SimGrid platform's), in place
+    /// of `next`.
+    pairs: Option<PairRoutes>,
+    /// Each link's own name (a SimGrid platform's), or none.
+    pub link_names: Vec<String>,
 }
+
+/// A route for every ordered pair of hosts: `links[start..start + len]`
+/// for the pair (a, b) at `span[host_index[a] * hosts + host_index[b]]`.
+#[derive(Clone, Debug)]
+struct PairRoutes {
+    host_index: Vec<u32>,
+    hosts: usize,
+    span: Vec<(u32, u32)>,
+    links: Vec<LinkId>,
+}
+
+/// The most hosts a network with a route per pair of hosts may have (its
+/// table is 8 bytes a pair, and the routes' links a few times that).
+pub const MAX_ROUTED_HOSTS: usize = 1024;
 
 /// Most nodes (hosts and switches) a graph, tree or two-site grid may have.
 pub const MAX_GRAPH_NODES: usize = 8192;
@@ -204,6 +223,78 @@ impl Graph {
             links,
             adj,
             next,
+            pairs: None,
+            link_names: Vec::new(),
+        })
+    }
+
+    /// A network whose routes are given for every ordered pair of distinct
+    /// hosts by `route(a, b)` (node ids; the links in order), as a SimGrid
+    /// platform gives them. `links` name their endpoints for reports and
+    /// connectivity; `link_names` (empty or one per link) name the links.
+    pub fn with_routes(
+        nodes: &[NodeSpec],
+        links: Vec<Link>,
+        link_names: Vec<String>,
+        mut route: impl FnMut(NodeId, NodeId) -> Result<Vec<LinkId>>,
+    ) -> Result<Graph> {
+        let hosts: Vec<NodeId> = (0..nodes.len() as NodeId)
+            .filter(|&i| nodes[i as usize].kind == NodeKind::Host)
+            .collect();
+        if hosts.is_empty() {
+            return Err(invalid!("network: no node is a host"));
+        }
+        if hosts.len() > MAX_ROUTED_HOSTS || nodes.len() > MAX_GRAPH_NODES {
+            return Err(invalid!(
+                "network: {} hosts and {} nodes: routes given per pair of hosts take at most {MAX_ROUTED_HOSTS} hosts and {MAX_GRAPH_NODES} nodes",
+                hosts.len(),
+                nodes.len()
+            ));
+        }
+        let mut host_index = vec![u32::MAX; nodes.len()];
+        for (k, &h) in hosts.iter().enumerate() {
+            host_index[h as usize] = k as u32;
+        }
+        let n = hosts.len();
+        let mut span = vec![(0u32, 0u32); n * n];
+        let mut all: Vec<LinkId> = Vec::new();
+        for &a in &hosts {
+            for &b in &hosts {
+                if a == b {
+                    continue;
+                }
+                let r = route(a, b)?;
+                if let Some(&l) = r.iter().find(|&&l| l as usize >= links.len()) {
+                    return Err(invalid!(
+                        "network: a route names link {l}, which is not there"
+                    ));
+                }
+                let start = all.len();
+                all.extend_from_slice(&r);
+                if all.len() > u32::MAX as usize {
+                    return Err(invalid!("network: the routes hold more than 2^32 links"));
+                }
+                span[host_index[a as usize] as usize * n + host_index[b as usize] as usize] =
+                    (start as u32, r.len() as u32);
+            }
+        }
+        let mut adj = vec![Vec::new(); nodes.len()];
+        for (id, l) in links.iter().enumerate() {
+            adj[l.from as usize].push((l.to, id as LinkId));
+        }
+        Ok(Graph {
+            names: nodes.iter().map(|n| n.name.clone()).collect(),
+            kinds: nodes.iter().map(|n| n.kind).collect(),
+            links,
+            adj,
+            next: Vec::new(),
+            pairs: Some(PairRoutes {
+                host_index,
+                hosts: n,
+                span,
+                links: all,
+            }),
+            link_names,
         })
     }
 
@@ -263,6 +354,14 @@ impl Graph {
     }
 
     pub fn route_nodes(&self, a: NodeId, b: NodeId, out: &mut Vec<LinkId>) {
+        if let Some(p) = &self.pairs {
+            if a != b {
+                let (ia, ib) = (p.host_index[a as usize], p.host_index[b as usize]);
+                let (start, len) = p.span[ia as usize * p.hosts + ib as usize];
+                out.extend_from_slice(&p.links[start as usize..(start + len) as usize]);
+            }
+            return;
+        }
         let mut cur = a;
         while cur != b {
             let l = self.next[b as usize][cur as usize];

@@ -168,6 +168,22 @@ impl Topology {
         }
     }
 
+    /// A link's name for reports: a platform's own name for it, else its
+    /// two ends' names.
+    pub fn link_name(&self, l: LinkId) -> String {
+        if let Kind::Tree(g) | Kind::Graph(g) = &self.kind {
+            if let Some(name) = g.link_names.get(l as usize) {
+                return name.clone();
+            }
+        }
+        let link = &self.links[l as usize];
+        format!(
+            "{} -> {}",
+            self.node_name(link.from),
+            self.node_name(link.to)
+        )
+    }
+
     /// A node's name for reports: a topology file's own name for it, a grid
     /// node's coordinates, a Dragon net's node or switch element.
     pub fn node_name(&self, n: NodeId) -> String {

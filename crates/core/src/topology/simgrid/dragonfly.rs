@@ -1,0 +1,238 @@
+//! SimGrid's DRAGONFLY cluster (`DragonflyZone`): `topo_parameters="G,blue;
+//! C,black;B,green;n"`: G groups of C chassis of B routers (blades) of n
+//! hosts each. Every host has its own link to its router; the routers of a
+//! chassis are all joined (green links), the routers of the same blade in
+//! the chassis of a group too (black links), and the groups pairwise (blue
+//! links: group i's router of in-group index j to group j's of index i).
+//! A bundle of k cables is one link of k times the bandwidth.
+//!
+//! Routes are SimGrid's, including its way within a group: after a green
+//! hop it counts the route as in chassis 0, so that a route from chassis
+//! c ≠ 0 to another router of the group takes the black link from chassis 0
+//! (or none, when the target is in chassis 0) rather than from c.
+
+use super::super::{Graph, Link, LinkId, NodeId, NodeKind, NodeSpec};
+use crate::error::Result;
+use crate::invalid;
+
+/// (groups, blue, chassis, black, blades, green, hosts per blade).
+type Parameters = (usize, usize, usize, usize, usize, usize, usize);
+
+pub(super) fn parameters(what: &str, text: &str) -> Result<Parameters> {
+    let parts: Vec<&str> = text.split(';').collect();
+    let shape = || {
+        invalid!(
+            "{what}: DRAGONFLY topo_parameters are 'groups,blue;chassis,black;routers,green;hosts', not '{}'",
+            crate::units::shorten(text)
+        )
+    };
+    if parts.len() != 4 {
+        return Err(shape());
+    }
+    let mut v = Vec::new();
+    for (k, part) in parts.iter().enumerate() {
+        let items: Vec<&str> = part.split(',').collect();
+        if items.len() != if k < 3 { 2 } else { 1 } {
+            return Err(shape());
+        }
+        for x in items {
+            let x: usize = x.trim().parse().map_err(|_| shape())?;
+            if x == 0 {
+                return Err(invalid!(
+                    "{what}: DRAGONFLY topo_parameters must all be greater than 0"
+                ));
+            }
+            v.push(x);
+        }
+    }
+    Ok((v[0], v[1], v[2], v[3], v[4], v[5], v[6]))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build(
+    what: &str,
+    params: &str,
+    host_name: &dyn Fn(usize) -> String,
+    hosts_given: usize,
+    bw: f64,
+    lat: f64,
+    split_duplex: bool,
+) -> Result<Graph> {
+    let (g, blue, c, black, b, green_cables, per) = parameters(what, params)?;
+    let routers = g
+        .checked_mul(c)
+        .and_then(|x| x.checked_mul(b))
+        .filter(|&r| r <= super::super::graph::MAX_GRAPH_NODES);
+    let n = routers.and_then(|r| r.checked_mul(per));
+    let (Some(routers), Some(n)) = (routers, n) else {
+        return Err(invalid!(
+            "{what}: the DRAGONFLY has more than 1024 hosts or 8192 nodes"
+        ));
+    };
+    if n + routers > super::super::graph::MAX_GRAPH_NODES
+        || n > super::super::graph::MAX_ROUTED_HOSTS
+    {
+        return Err(invalid!(
+            "{what}: the DRAGONFLY has more than 1024 hosts or 8192 nodes"
+        ));
+    }
+    if n > hosts_given {
+        return Err(invalid!(
+            "{what}: the DRAGONFLY has {n} hosts, the radical names {hosts_given}"
+        ));
+    }
+    if g > b {
+        // SimGrid's routes reach group t through the router of blade t.
+        return Err(invalid!(
+            "{what}: a DRAGONFLY of {g} groups needs at least as many routers per chassis ({b})"
+        ));
+    }
+    // Nodes: hosts 0..n, then routers R(g, c, b) = g·C·B + c·B + b.
+    let router = |gi: usize, ci: usize, bi: usize| gi * c * b + ci * b + bi;
+    let node = |r: usize| (n + r) as NodeId;
+    let mut links: Vec<Link> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut uid = 0usize;
+    // A cable (bundle) from a to b: its a→b and b→a links (the same link
+    // when shared).
+    let mut cable = |a: NodeId, z: NodeId, bandwidth: f64, name: String| -> (LinkId, LinkId) {
+        let name = format!("{name}_{uid}");
+        uid += 1;
+        let ab = links.len() as LinkId;
+        links.push(Link {
+            from: a,
+            to: z,
+            bandwidth,
+            latency: lat,
+        });
+        if split_duplex {
+            links.push(Link {
+                from: z,
+                to: a,
+                bandwidth,
+                latency: lat,
+            });
+            names.push(format!("{name}_UP"));
+            names.push(format!("{name}_DOWN"));
+            (ab, ab + 1)
+        } else {
+            names.push(name);
+            (ab, ab)
+        }
+    };
+    // local[host] = (up, down); green[(router, blade)], black[(router, chassis)]
+    // and blue[router]: the link leaving the router that way.
+    let mut local = vec![(0, 0); n];
+    for r in 0..routers {
+        for k in 0..per {
+            local[r * per + k] = cable(
+                (r * per + k) as NodeId,
+                node(r),
+                bw,
+                format!("local_link_from_router_{r}_to_node_{k}"),
+            );
+        }
+    }
+    let mut green = vec![LinkId::MAX; routers * b];
+    for gi in 0..g {
+        for ci in 0..c {
+            for j in 0..b {
+                for k in j + 1..b {
+                    let (x, y) = (router(gi, ci, j), router(gi, ci, k));
+                    let (up, down) = cable(
+                        node(x),
+                        node(y),
+                        bw * green_cables as f64,
+                        format!("green_link_in_chassis_{ci}_between_routers_{j}_and_{k}"),
+                    );
+                    green[x * b + k] = up;
+                    green[y * b + j] = down;
+                }
+            }
+        }
+    }
+    let mut black_of = vec![LinkId::MAX; routers * c];
+    for gi in 0..g {
+        for j in 0..c {
+            for k in j + 1..c {
+                for l in 0..b {
+                    let (x, y) = (router(gi, j, l), router(gi, k, l));
+                    let (up, down) = cable(
+                        node(x),
+                        node(y),
+                        bw * black as f64,
+                        format!("black_link_in_group_{gi}_between_chassis_{j}_and_{k}_blade_{l}"),
+                    );
+                    black_of[x * c + k] = up;
+                    black_of[y * c + j] = down;
+                }
+            }
+        }
+    }
+    let mut blue_of = vec![LinkId::MAX; routers];
+    for i in 0..g {
+        for j in i + 1..g {
+            let (x, y) = (i * c * b + j, j * c * b + i);
+            let (up, down) = cable(
+                node(x),
+                node(y),
+                bw * blue as f64,
+                format!("blue_link_between_group_{i}_and_{j}_routers_{x}_and_{y}"),
+            );
+            blue_of[x] = up;
+            blue_of[y] = down;
+        }
+    }
+    let place = |h: usize| {
+        let r = h / per;
+        (r / (c * b), (r % (c * b)) / b, r % b)
+    };
+    let route = |a: NodeId, z: NodeId| -> Result<Vec<LinkId>> {
+        let (a, z) = (a as usize, z as usize);
+        let (sg, sc, sb) = place(a);
+        let (tg, tc, tb) = place(z);
+        let target = router(tg, tc, tb);
+        let mut out = vec![local[a].0];
+        // The router the route is at, as SimGrid counts it.
+        let (mut cg, mut cc, mut cb) = (sg, sc, sb);
+        if router(sg, sc, sb) != target {
+            if tg != sg {
+                if cb != tg {
+                    out.push(green[router(cg, cc, cb) * b + tg]);
+                    cb = tg;
+                }
+                if cc != 0 {
+                    out.push(black_of[router(cg, cc, cb) * c]);
+                    cc = 0;
+                }
+                out.push(blue_of[router(cg, cc, cb)]);
+                (cg, cc, cb) = (tg, 0, sg);
+            }
+            if tb != cb {
+                out.push(green[router(cg, cc, cb) * b + tb]);
+                (cc, cb) = (0, tb);
+            }
+            if tc != cc {
+                out.push(black_of[router(cg, cc, cb) * c + tc]);
+            }
+        }
+        out.push(local[z].1);
+        if out.contains(&LinkId::MAX) {
+            return Err(invalid!(
+                "{what}: no DRAGONFLY route from host {a} to host {z} (an internal error)"
+            ));
+        }
+        Ok(out)
+    };
+    let mut specs: Vec<NodeSpec> = (0..n)
+        .map(|h| NodeSpec {
+            name: host_name(h),
+            kind: NodeKind::Host,
+        })
+        .collect();
+    specs.extend((0..routers).map(|r| NodeSpec {
+        name: format!("router-{r}"),
+        kind: NodeKind::Switch,
+    }));
+    Graph::with_routes(&specs, links, names, route)
+}
