@@ -1,17 +1,19 @@
-//! SimGrid platform files (XML) as topologies: a platform made of one
-//! `<cluster>`, with
-//! - `topology="TORUS"` and `topo_parameters="A,B[,C...]"`: a torus whose
-//!   routes follow SimGrid's (dimension order, an even ring's tie as
+//! SimGrid platform files (XML) as topologies:
+//! - a `<cluster topology="TORUS" topo_parameters="A,B[,C...]">`: a torus
+//!   whose routes follow SimGrid's (dimension order, an even ring's tie as
 //!   SimGrid breaks it: `TorusTie::SimGrid`); `sharing_policy="SPLITDUPLEX"`,
 //!   one link per direction, as topocoll's links are;
-//! - no `topology` (SimGrid's flat cluster) and no backbone: hosts on one
-//!   router, each by its own full-duplex link (a tree network).
+//! - a `FAT_TREE` or `DRAGONFLY` cluster: SimGrid's own network and routes
+//!   (`fat_tree`, `dragonfly`), a route per pair of hosts;
+//! - a flat cluster (no `topology`) without a backbone: hosts on one
+//!   router, each by its own full-duplex link (a tree network);
+//! - one zone of hosts, routers, links and routes under `routing="Full"`.
 //!
 //! Host i of the cluster is rank i (SimGrid numbers torus hosts with
-//! dimension 0 fastest, as topocoll does). Other platform elements (fat
-//! trees, dragonflies, explicit routes) are refused by name. Bandwidths and
-//! latencies take SimGrid's units (`Bps`, `kBps`, `MBps`, `GBps`, `KiBps`,
-//! …, `bps`, `Mbps`, `Gbps`; `s`, `ms`, `us`, `ns`).
+//! dimension 0 fastest, as topocoll does). What else a platform may hold is
+//! refused by name. Bandwidths and latencies take SimGrid's units (`Bps`,
+//! `kBps`, `MBps`, `GBps`, `KiBps`, …, `bps`, `Mbps`, `Gbps`; `s`, `ms`,
+//! `us`, `ns`).
 
 use super::{
     EdgeSpec, Graph, Grid, Kind, Link, LinkId, NodeId, NodeKind, NodeSpec, Topology, TorusTie,
