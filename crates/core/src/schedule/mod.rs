@@ -71,8 +71,10 @@ impl Region {
     pub fn scratch(offset: u64, count: u64) -> Region {
         Region::new(Buf::Scratch, offset, count)
     }
+    /// One past the last element; `u64::MAX` where that would not fit (no
+    /// buffer is that long, so such a region is past its buffer's end).
     pub fn end(&self) -> u64 {
-        self.offset + self.count
+        self.offset.saturating_add(self.count)
     }
 }
 
@@ -113,7 +115,11 @@ impl Op {
     /// Short human description, for error messages.
     pub fn describe(&self) -> String {
         fn r(r: &Region) -> String {
-            format!("{:?}[{}..{}]", r.buf, r.offset, r.end()).to_lowercase()
+            match r.offset.checked_add(r.count) {
+                Some(end) => format!("{:?}[{}..{end}]", r.buf, r.offset),
+                None => format!("{:?}[{}, {} elements]", r.buf, r.offset, r.count),
+            }
+            .to_lowercase()
         }
         match self {
             Op::Send {
