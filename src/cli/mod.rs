@@ -74,9 +74,25 @@ enum Verb {
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
 #[derive(Args, Clone, Debug)]
 pub struct BuildArgs {
-    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML file.
+    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML
+    /// or SimGrid XML file.
     #[arg(long, short = 't')]
     pub topology: Option<String>,
+    /// Ranks on each host of the topology (MPI's processes per node); data between two ranks
+    /// of a host crosses the host's own link (--node-bandwidth) [default: 1].
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
+    /// How ranks are placed on hosts: block (ranks kK..kK+K-1 on host k), cyclic (rank r on
+    /// host r mod H), or a rankfile: a host (name or index) per line in rank order, or Open
+    /// MPI's `rank N=HOST ...` lines [default: block].
+    #[arg(long)]
+    pub map: Option<String>,
+    /// Bytes/s of the link inside a host that its ranks exchange data over [default: 20e9].
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub node_bandwidth: Option<f64>,
+    /// Seconds of latency of the link inside a host [default: 0].
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub node_latency: Option<f64>,
     /// Number of ranks, for rank-based algorithms run without a topology.
     #[arg(long)]
     pub ranks: Option<usize>,
@@ -115,13 +131,51 @@ impl BuildArgs {
         self.size.as_deref().unwrap_or("1KiB")
     }
 
-    /// Loads the topology, if one was given.
+    /// Loads the topology, if one was given, with its ranks placed
+    /// (`--ranks-per-node`, `--map`).
     pub fn topology(&self) -> Result<Option<Topology>> {
-        self.topology
-            .as_deref()
-            .map(topology::parse_spec)
-            .transpose()
-            .map_err(Into::into)
+        let placing = self.ranks_per_node.is_some()
+            || self.map.is_some()
+            || self.node_bandwidth.is_some()
+            || self.node_latency.is_some();
+        let Some(spec) = self.topology.as_deref() else {
+            if placing {
+                return Err(Error::Invalid(
+                    "--ranks-per-node, --map and --node-bandwidth place ranks on a --topology's hosts: give one".into(),
+                )
+                .into());
+            }
+            return Ok(None);
+        };
+        let mut t = topology::parse_spec(spec)?;
+        if placing {
+            if self.ranks_per_node == Some(0) {
+                return Err(Error::Invalid("--ranks-per-node must be at least 1".into()).into());
+            }
+            let map = match self.map.as_deref().unwrap_or("block") {
+                "block" => topology::RankMap::Block,
+                "cyclic" => topology::RankMap::Cyclic,
+                path => topology::RankMap::List(read_rankfile(path)?),
+            };
+            if let (topology::RankMap::List(list), Some(k)) = (&map, self.ranks_per_node) {
+                let want = t.num_ranks().saturating_mul(k);
+                if list.len() != want {
+                    return Err(Error::Invalid(format!(
+                        "--map: the rankfile places {} ranks, --ranks-per-node {k} on {} hosts {want}",
+                        list.len(),
+                        t.num_ranks()
+                    ))
+                    .into());
+                }
+            }
+            t.place_ranks(
+                self.ranks_per_node.unwrap_or(1),
+                &map,
+                self.node_bandwidth.unwrap_or(20e9),
+                self.node_latency.unwrap_or(0.0),
+            )?;
+        }
+        Ok(Some(t))
     }
 
     /// Reads a schedule from a file (`--schedule`): topocoll's JSON, or
@@ -506,6 +560,70 @@ fn one_line(msg: &str) -> String {
             &msg[..cut],
             msg[cut..].chars().count()
         ),
+    }
+}
+
+/// A rankfile: the host of each rank, in rank order: one host (a name or an
+/// index) per line, or Open MPI's `rank N=HOST [slot=...]` lines in any
+/// order; blank lines and `#` comments are skipped.
+fn read_rankfile(path: &str) -> Result<Vec<String>> {
+    const MAX_BYTES: u64 = 64 << 20;
+    let meta = std::fs::metadata(path).with_context(|| {
+        format!("--map '{path}' is not block or cyclic, and cannot be read as a rankfile")
+    })?;
+    if meta.len() > MAX_BYTES {
+        return Err(
+            Error::Invalid(format!("--map: rankfile '{path}' is larger than 64 MiB")).into(),
+        );
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read rankfile '{path}' as UTF-8 text"))?;
+    let mut plain = Vec::new();
+    let mut numbered: Vec<(usize, String)> = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("rank") {
+            let (rank, host) = rest.split_once('=').ok_or_else(|| {
+                Error::Invalid(format!(
+                    "--map: rankfile '{path}' line {}: 'rank N=HOST'",
+                    k + 1
+                ))
+            })?;
+            let rank: usize = rank.trim().parse().map_err(|_| {
+                Error::Invalid(format!(
+                    "--map: rankfile '{path}' line {}: '{}' is not a rank number",
+                    k + 1,
+                    units::shorten(rank.trim())
+                ))
+            })?;
+            let host = host.split_whitespace().next().unwrap_or("");
+            numbered.push((rank, host.to_string()));
+        } else {
+            plain.push(line.to_string());
+        }
+    }
+    match (plain.is_empty(), numbered.is_empty()) {
+        (false, true) => Ok(plain),
+        (true, false) => {
+            numbered.sort_by_key(|x| x.0);
+            if let Some((i, (r, _))) = numbered.iter().enumerate().find(|(i, (r, _))| i != r) {
+                return Err(Error::Invalid(format!(
+                    "--map: rankfile '{path}' names rank {r} where rank {i} is missing or given twice"
+                ))
+                .into());
+            }
+            Ok(numbered.into_iter().map(|x| x.1).collect())
+        }
+        (true, true) => {
+            Err(Error::Invalid(format!("--map: rankfile '{path}' names no rank")).into())
+        }
+        (false, false) => Err(Error::Invalid(format!(
+            "--map: rankfile '{path}' mixes 'rank N=HOST' lines with plain host lines"
+        ))
+        .into()),
     }
 }
 

@@ -100,7 +100,8 @@ pub fn injection(t: &Topology, block_bytes: f64) -> f64 {
     }
     let mut out_bw = vec![0.0f64; t.num_nodes];
     let mut in_bw = vec![0.0f64; t.num_nodes];
-    for l in &t.links {
+    // (A link inside a node carries none of what leaves it.)
+    for l in t.links.iter().filter(|l| l.from != l.to) {
         out_bw[l.from as usize] += l.bandwidth;
         in_bw[l.to as usize] += l.bandwidth;
     }

@@ -98,13 +98,12 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
     })
 }
 
-/// The common bandwidth of every link (bytes/s), when they all have one.
+/// The common bandwidth of every link between nodes (bytes/s), when they
+/// all have one (links inside nodes, `Topology::place_ranks`, aside).
 pub fn uniform_bandwidth(t: &Topology) -> Option<f64> {
-    let first = t.links.first()?.bandwidth;
-    t.links
-        .iter()
-        .all(|l| l.bandwidth == first)
-        .then_some(first)
+    let mut network = t.links.iter().filter(|l| l.from != l.to);
+    let first = network.next()?.bandwidth;
+    network.all(|l| l.bandwidth == first).then_some(first)
 }
 
 /// The collective's own lower bound, in seconds, on `t`: the same for every
@@ -170,11 +169,20 @@ pub fn collective_bound(
     Some(match collective {
         Collective::Alltoall => {
             let mut best = alltoall::injection(t, bytes);
-            if let Some(bw) = uniform_bandwidth(t) {
+            // With k ranks on every node, each pair of nodes exchanges k²
+            // blocks: the cut bounds of one rank per node, with k² the bytes.
+            let mut on = vec![0u64; t.num_nodes];
+            for &n in &t.rank_node {
+                on[n as usize] += 1;
+            }
+            let k = on.iter().copied().filter(|&c| c > 0).max().unwrap_or(1);
+            let even = t.ranks_placed() && on.iter().all(|&c| c == k);
+            if let (Some(bw), true) = (uniform_bandwidth(t), !t.ranks_placed() || even) {
+                let b = bytes * (k * k) as f64;
                 let cut = match &t.kind {
-                    Kind::Grid(g) => alltoall::grid(&g.dims, &g.wrap, bytes, bw),
-                    Kind::Tofu(tofu) => alltoall::grid(&tofu.grid.dims, &tofu.grid.wrap, bytes, bw),
-                    Kind::Hypercube(h) => alltoall::hypercube(h.dim, bytes, bw),
+                    Kind::Grid(g) => alltoall::grid(&g.dims, &g.wrap, b, bw),
+                    Kind::Tofu(tofu) => alltoall::grid(&tofu.grid.dims, &tofu.grid.wrap, b, bw),
+                    Kind::Hypercube(h) => alltoall::hypercube(h.dim, b, bw),
                     _ => 0.0,
                 };
                 best = best.max(cut);

@@ -111,6 +111,20 @@ pub struct Topology {
     pub links: Vec<Link>,
     /// Node of each rank.
     pub rank_node: Vec<NodeId>,
+    /// Where several ranks share a node (`place_ranks`): each node's link
+    /// for the data its ranks exchange, `local[node]` (`LinkId::MAX`: none).
+    pub local: Vec<LinkId>,
+}
+
+/// How ranks are placed on a network's hosts (`Topology::place_ranks`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RankMap {
+    /// Ranks k·K .. k·K + K − 1 on host k.
+    Block,
+    /// Rank r on host r mod H.
+    Cyclic,
+    /// The host of each rank, in rank order (by host index or name).
+    List(Vec<String>),
 }
 
 impl Topology {
@@ -137,7 +151,105 @@ impl Topology {
             num_nodes,
             links,
             rank_node,
+            local: Vec::new(),
         }
+    }
+
+    /// Places `per_node` ranks on each host (`RankMap::Block` or `Cyclic`),
+    /// or one rank per entry of a `RankMap::List`, and gives every host a
+    /// link of its own for the data its ranks exchange (`bandwidth` bytes/s,
+    /// `latency` s; a message between two ranks of one host crosses it and
+    /// nothing else). The rank space is then no longer the network's grid,
+    /// grid of sites or tree: the algorithms and the simulator's folding
+    /// that need one refuse it.
+    pub fn place_ranks(
+        &mut self,
+        per_node: usize,
+        map: &RankMap,
+        bandwidth: f64,
+        latency: f64,
+    ) -> Result<()> {
+        check_bandwidth("--node-bandwidth", bandwidth)?;
+        check_latency("--node-latency", latency)?;
+        if !self.local.is_empty() {
+            return Err(invalid!("topology {}: ranks are placed already", self.name));
+        }
+        let hosts = self.rank_node.clone();
+        let h = hosts.len();
+        let rank_node: Vec<NodeId> = match map {
+            RankMap::Block | RankMap::Cyclic => {
+                let p = h
+                    .checked_mul(per_node)
+                    .filter(|&p| per_node >= 1 && p <= crate::limits::MAX_RANKS)
+                    .ok_or_else(|| {
+                        invalid!(
+                            "--ranks-per-node {per_node} on {h} hosts: from 1 to {} ranks in all",
+                            crate::limits::MAX_RANKS
+                        )
+                    })?;
+                (0..p)
+                    .map(|r| {
+                        if *map == RankMap::Block {
+                            hosts[r / per_node]
+                        } else {
+                            hosts[r % h]
+                        }
+                    })
+                    .collect()
+            }
+            RankMap::List(list) => {
+                if list.is_empty() || list.len() > crate::limits::MAX_RANKS {
+                    return Err(invalid!(
+                        "--map: a rankfile of {} ranks (1 to {})",
+                        list.len(),
+                        crate::limits::MAX_RANKS
+                    ));
+                }
+                let names: Vec<String> = hosts.iter().map(|&n| self.node_name(n)).collect();
+                let mut out = Vec::with_capacity(list.len());
+                for (r, entry) in list.iter().enumerate() {
+                    let k = names
+                        .iter()
+                        .position(|n| n == entry)
+                        .or_else(|| entry.parse::<usize>().ok().filter(|&k| k < h))
+                        .ok_or_else(|| {
+                            invalid!(
+                                "--map: rank {r}'s host '{}' is neither a host's name nor a host index below {h}",
+                                crate::units::shorten(entry)
+                            )
+                        })?;
+                    out.push(hosts[k]);
+                }
+                let mut per = vec![0usize; self.num_nodes];
+                for &n in &out {
+                    per[n as usize] += 1;
+                }
+                if per_node > 1 && per.iter().any(|&c| c > per_node) {
+                    return Err(invalid!(
+                        "--map: the rankfile puts more than --ranks-per-node {per_node} ranks on a host"
+                    ));
+                }
+                out
+            }
+        };
+        let mut local = vec![LinkId::MAX; self.num_nodes];
+        for &n in &hosts {
+            local[n as usize] = self.links.len() as LinkId;
+            self.links.push(Link {
+                from: n,
+                to: n,
+                bandwidth,
+                latency,
+            });
+        }
+        self.rank_node = rank_node;
+        self.local = local;
+        Ok(())
+    }
+
+    /// Whether ranks were placed by `place_ranks` (several may share a host).
+    pub fn ranks_placed(&self) -> bool {
+        !self.local.is_empty()
     }
 
     /// Per-stream rate tables of the links that have one: for each link, b(P)
@@ -171,6 +283,10 @@ impl Topology {
     /// A link's name for reports: a platform's own name for it, else its
     /// two ends' names.
     pub fn link_name(&self, l: LinkId) -> String {
+        let link = &self.links[l as usize];
+        if link.from == link.to && self.local.get(link.from as usize) == Some(&l) {
+            return format!("{} (inside the node)", self.node_name(link.from));
+        }
         if let Kind::Tree(g) | Kind::Graph(g) = &self.kind {
             if let Some(name) = g.link_names.get(l as usize) {
                 return name.clone();
@@ -219,6 +335,9 @@ impl Topology {
 
     /// The grid of sites this topology is, if it is one.
     pub fn sites(&self) -> Option<&Sites> {
+        if self.ranks_placed() {
+            return None;
+        }
         match &self.kind {
             Kind::Sites(s) => Some(s),
             _ => None,
@@ -233,6 +352,10 @@ impl Topology {
     /// Appends to `out` the directed links from `src` rank to `dst` rank.
     pub fn route(&self, src: usize, dst: usize, out: &mut Vec<LinkId>) {
         let (a, b) = (self.rank_node[src], self.rank_node[dst]);
+        if a == b && src != dst && !self.local.is_empty() {
+            out.push(self.local[a as usize]);
+            return;
+        }
         match &self.kind {
             Kind::Grid(g) => g.route_nodes(a, b, out),
             Kind::Hypercube(h) => h.route_nodes(a, b, out),
@@ -249,6 +372,12 @@ impl Topology {
     /// not wrap the destination `(c + offset) mod n` is reached the only way there
     /// is. Only grids (mesh/torus) take offsets. Returns the destination rank.
     pub fn route_offset(&self, src: usize, offset: &[i64], out: &mut Vec<LinkId>) -> Result<usize> {
+        if self.ranks_placed() {
+            return Err(invalid!(
+                "topology {}: routes by signed offset need one rank per node of a mesh or torus",
+                self.name
+            ));
+        }
         match &self.kind {
             Kind::Grid(g) => g
                 .route_offset(src as NodeId, offset, out)
@@ -266,6 +395,9 @@ impl Topology {
     /// simulator uses it to fold runs that are the same on every translate
     /// (`sim::fold`).
     pub fn shift_symmetry(&self) -> Option<(usize, Vec<LinkId>)> {
+        if self.ranks_placed() {
+            return None;
+        }
         match &self.kind {
             Kind::Grid(g) => g.shift_last(),
             _ => None,
@@ -274,6 +406,9 @@ impl Topology {
 
     /// The rank space as a grid, when it is one.
     pub fn grid_shape(&self) -> Option<GridShape> {
+        if self.ranks_placed() {
+            return None;
+        }
         match &self.kind {
             Kind::Grid(g) => Some(GridShape {
                 dims: g.dims.clone(),
@@ -296,7 +431,9 @@ impl Topology {
         if let Some(lat) = latency {
             check_latency("--latency", lat)?;
         }
-        for l in &mut self.links {
+        // The network's links: not the links inside nodes (`place_ranks`).
+        let network = self.links.len() - self.local.iter().filter(|&&l| l != LinkId::MAX).count();
+        for l in &mut self.links[..network] {
             if let Some(bw) = bandwidth {
                 l.bandwidth = bw;
             }
@@ -346,8 +483,14 @@ impl Topology {
                 g.hosts().len()
             ),
         };
+        let placed = if self.ranks_placed() {
+            let hosts = self.local.iter().filter(|&&l| l != LinkId::MAX).count();
+            format!(" on {hosts} hosts, each with a link inside it")
+        } else {
+            String::new()
+        };
         format!(
-            "{what}: {} ranks, {} directed links",
+            "{what}: {} ranks{placed}, {} directed links",
             self.num_ranks(),
             self.links.len()
         )

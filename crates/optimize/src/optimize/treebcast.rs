@@ -179,6 +179,11 @@ impl Problem {
         let root = *sources
             .first()
             .ok_or_else(|| invalid!("a broadcast needs a root"))?;
+        if topo.ranks_placed() {
+            return Err(invalid!(
+                "the optimal tree broadcast takes one rank per host (no --ranks-per-node or --map)"
+            ));
+        }
         let g = match &topo.kind {
             Kind::Tree(g) => g,
             Kind::Graph(g)

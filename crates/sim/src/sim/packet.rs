@@ -263,6 +263,11 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
             topo.name
         ));
     };
+    if topo.ranks_placed() {
+        return Err(invalid!(
+            "--model packet runs one rank per Dragon net node (no --ranks-per-node or --map)"
+        ));
+    }
     if s.ranks != net.nodes() {
         return Err(invalid!(
             "the schedule has {} ranks but {} has {} nodes",
