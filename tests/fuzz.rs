@@ -1,6 +1,7 @@
 //! Seeded, bounded fuzzing of every input format: mutated topology files
-//! and schedule files are read, and what reads is verified and simulated.
-//! Nothing may panic; every refusal is one line.
+//! (TOML and SimGrid XML), schedule files (JSON and MSCCL XML) and command
+//! lines; what reads is verified and simulated. Nothing may panic or hang;
+//! every refusal is one line.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use topocoll::algorithms::{self, Request};
@@ -359,4 +360,95 @@ fn mutated_simgrid_platforms_never_panic() {
         }
     }
     assert!(read > 50 && refused > 50, "read {read}, refused {refused}");
+}
+
+/// Runs the binary with `args`, killing it after `limit`: (exit code, stderr),
+/// or `None` when it did not finish in time.
+fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, String)> {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_topocoll"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            // A signal (an abort, a kill) has no code: -1.
+            return Some((status.code().unwrap_or(-1), err));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn mutated_command_lines_never_panic_or_hang() {
+    let bases: Vec<Vec<&str>> = vec![
+        vec!["simulate", "-t", "torus:4x4", "-c", "alltoall", "-a", "linear", "-s", "1KiB", "--engines", "2"],
+        vec!["simulate", "-t", "torus:3x3", "-c", "allreduce", "-a", "ring,rabenseifner", "-s", "1KiB,8KiB", "--overhead", "1e-6"],
+        vec!["verify", "--ranks", "6", "-c", "bcast", "-a", "binomial", "--root", "2", "-s", "100"],
+        vec!["schedule", "--ranks", "4", "-c", "allgather", "-a", "ring", "-s", "64", "--format", "goal"],
+        vec!["run", "--ranks", "4", "-c", "allreduce", "-a", "ring", "-s", "4KiB", "--check", "--iterations", "2"],
+        vec!["bench", "--ranks", "3", "-c", "alltoall", "-a", "linear", "--sizes", "8B..1KiB", "--iterations", "1"],
+        vec!["simulate", "-t", "torus:2x2", "--ranks-per-node", "2", "--map", "cyclic", "-c", "gather", "-a", "binomial", "-s", "1KiB"],
+        vec!["model", "trinaryx3"],
+    ];
+    let values = [
+        "-1", "0", "1", "3", "nan", "inf", "-inf", "1e309", "99999999999999999999", "abc", "",
+        "1KiB", "64kib", "0x10", "1,2", "torus:0x4", "mesh:2x2", "-", "--", "1e-300", "2.5",
+        "1TiB", "65537",
+    ];
+    let mut rng = Rng(0x5eed_7005);
+    let limit = std::time::Duration::from_secs(30);
+    let (mut ok, mut refused) = (0, 0);
+    for round in 0..240 {
+        let mut args: Vec<String> = bases[round % bases.len()].iter().map(|s| s.to_string()).collect();
+        // Mostly a value replaced (what the program's own checks must
+        // catch); sometimes a word dropped, doubled or an unknown flag.
+        let values_at: Vec<usize> = (1..args.len()).filter(|&i| !args[i].starts_with('-')).collect();
+        match rng.below(8) {
+            0 => {
+                let i = 1 + rng.below(args.len() - 1);
+                args.remove(i);
+            }
+            1 => {
+                let i = 1 + rng.below(args.len() - 1);
+                let dup = args[i].clone();
+                args.insert(i, dup);
+            }
+            2 => {
+                let i = 1 + rng.below(args.len() - 1);
+                args.insert(i, format!("--{}", values[rng.below(values.len())]));
+            }
+            _ if !values_at.is_empty() => {
+                let i = values_at[rng.below(values_at.len())];
+                args[i] = values[rng.below(values.len())].to_string();
+            }
+            _ => {}
+        }
+        let Some((code, err)) = run_bounded(&args, limit) else {
+            panic!("no answer within {limit:?}: topocoll {}", args.join(" "));
+        };
+        assert!(
+            [0, 1, 2].contains(&code) && !err.contains("panicked"),
+            "exit {code} for topocoll {}: {err}",
+            args.join(" ")
+        );
+        if code != 0 {
+            one_line(&err, &args.join(" "));
+            assert!(err.starts_with("topocoll: "), "topocoll {}: {err}", args.join(" "));
+            refused += 1;
+        } else {
+            ok += 1;
+        }
+    }
+    assert!(ok > 10 && refused > 100, "ran {ok}, refused {refused}");
 }

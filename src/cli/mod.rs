@@ -523,7 +523,7 @@ pub fn main() -> i32 {
                 .lines()
                 .take_while(|l| !l.starts_with("Usage:"))
                 .map(str::trim)
-                .filter(|l| !l.is_empty())
+                .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
                 .collect();
             let said = said.join(" ");
             eprintln!(
