@@ -376,7 +376,12 @@ fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, Stri
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             // A signal (an abort, a kill) has no code: -1.
             return Some((status.code().unwrap_or(-1), err));
         }
@@ -391,29 +396,38 @@ fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, Stri
 
 #[test]
 fn mutated_command_lines_never_panic_or_hang() {
-    let bases: Vec<Vec<&str>> = vec![
-        vec!["simulate", "-t", "torus:4x4", "-c", "alltoall", "-a", "linear", "-s", "1KiB", "--engines", "2"],
-        vec!["simulate", "-t", "torus:3x3", "-c", "allreduce", "-a", "ring,rabenseifner", "-s", "1KiB,8KiB", "--overhead", "1e-6"],
-        vec!["verify", "--ranks", "6", "-c", "bcast", "-a", "binomial", "--root", "2", "-s", "100"],
-        vec!["schedule", "--ranks", "4", "-c", "allgather", "-a", "ring", "-s", "64", "--format", "goal"],
-        vec!["run", "--ranks", "4", "-c", "allreduce", "-a", "ring", "-s", "4KiB", "--check", "--iterations", "2"],
-        vec!["bench", "--ranks", "3", "-c", "alltoall", "-a", "linear", "--sizes", "8B..1KiB", "--iterations", "1"],
-        vec!["simulate", "-t", "torus:2x2", "--ranks-per-node", "2", "--map", "cyclic", "-c", "gather", "-a", "binomial", "-s", "1KiB"],
-        vec!["model", "trinaryx3"],
-    ];
-    let values = [
-        "-1", "0", "1", "3", "nan", "inf", "-inf", "1e309", "99999999999999999999", "abc", "",
-        "1KiB", "64kib", "0x10", "1,2", "torus:0x4", "mesh:2x2", "-", "--", "1e-300", "2.5",
-        "1TiB", "65537",
-    ];
+    let bases: Vec<Vec<&str>> = [
+        "simulate -t torus:4x4 -c alltoall -a linear -s 1KiB --engines 2",
+        "simulate -t torus:3x3 -c allreduce -a ring,rabenseifner -s 1KiB,8KiB --overhead 1e-6",
+        "verify --ranks 6 -c bcast -a binomial --root 2 -s 100",
+        "schedule --ranks 4 -c allgather -a ring -s 64 --format goal",
+        "run --ranks 4 -c allreduce -a ring -s 4KiB --check --iterations 2",
+        "bench --ranks 3 -c alltoall -a linear --sizes 8B..1KiB --iterations 1",
+        "simulate -t torus:2x2 --ranks-per-node 2 --map cyclic -c gather -a binomial -s 1KiB",
+        "model trinaryx3",
+    ]
+    .iter()
+    .map(|line| line.split_whitespace().collect())
+    .collect();
+    // An empty value among the odd ones: a flag given "".
+    let values: Vec<&str> = "-1 0 1 3 nan inf -inf 1e309 99999999999999999999 abc 1KiB 64kib \
+                             0x10 1,2 torus:0x4 mesh:2x2 - -- 1e-300 2.5 1TiB 65537"
+        .split_whitespace()
+        .chain([""])
+        .collect();
     let mut rng = Rng(0x5eed_7005);
     let limit = std::time::Duration::from_secs(30);
     let (mut ok, mut refused) = (0, 0);
     for round in 0..240 {
-        let mut args: Vec<String> = bases[round % bases.len()].iter().map(|s| s.to_string()).collect();
+        let mut args: Vec<String> = bases[round % bases.len()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         // Mostly a value replaced (what the program's own checks must
         // catch); sometimes a word dropped, doubled or an unknown flag.
-        let values_at: Vec<usize> = (1..args.len()).filter(|&i| !args[i].starts_with('-')).collect();
+        let values_at: Vec<usize> = (1..args.len())
+            .filter(|&i| !args[i].starts_with('-'))
+            .collect();
         match rng.below(8) {
             0 => {
                 let i = 1 + rng.below(args.len() - 1);
@@ -444,7 +458,11 @@ fn mutated_command_lines_never_panic_or_hang() {
         );
         if code != 0 {
             one_line(&err, &args.join(" "));
-            assert!(err.starts_with("topocoll: "), "topocoll {}: {err}", args.join(" "));
+            assert!(
+                err.starts_with("topocoll: "),
+                "topocoll {}: {err}",
+                args.join(" ")
+            );
             refused += 1;
         } else {
             ok += 1;

@@ -674,17 +674,27 @@ impl OutputFile {
     }
 }
 
+/// Errors name the file: "writing 'out.csv': No space left on device".
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if !self.emptied {
-            self.file.set_len(0)?;
+            let path = &self.path;
+            self.file
+                .set_len(0)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("emptying '{path}': {e}")))?;
             self.emptied = true;
         }
-        self.file.write(buf)
+        let path = &self.path;
+        self.file
+            .write(buf)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("writing '{path}': {e}")))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
+        let path = &self.path;
+        self.file
+            .flush()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("writing '{path}': {e}")))
     }
 }
 

@@ -554,7 +554,12 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
             .with_context(|| format!("writing '{path}'"))?;
     }
-    let what = a.output.as_deref().unwrap_or("standard output");
+    // (An output file's errors name it; standard output's say so here.)
+    let what = if a.output.is_some() {
+        None
+    } else {
+        Some("standard output")
+    };
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string_pretty(&report)?).map_err(Into::into),
         "json-compact" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
@@ -562,7 +567,10 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         _ => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
     .and_then(|()| out.flush().map_err(Into::into))
-    .with_context(|| format!("writing {what}"))?;
+    .map_err(|e| match what {
+        Some(w) => e.context(format!("writing {w}")),
+        None => e,
+    })?;
     Ok(0)
 }
 
