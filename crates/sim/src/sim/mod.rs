@@ -48,6 +48,7 @@ mod node;
 pub mod packet;
 mod queue;
 mod result;
+mod sharing;
 mod trace;
 
 pub use config::{Fairness, Sharing, SimConfig, Skew};
@@ -273,11 +274,8 @@ struct Sim<'a, P: Lookahead> {
     seq: u64,
     transfers: Vec<Transfer>,
     free_transfers: Vec<u32>,
-    maxmin: Option<MaxMin>,
-    /// Reservation sharing's bookings, and every hop's booked intervals
-    /// (for the link statistics, made at the end).
-    calendar: Option<calendar::Calendar>,
-    booked: Vec<Vec<(f64, f64)>>,
+    /// How the links are shared, and its state (`sharing`).
+    links: sharing::Links,
     /// Latency of every link: the network's, then (if configured) one
     /// injection and one ejection link per node.
     latency: Vec<f64>,
@@ -302,14 +300,6 @@ struct Sim<'a, P: Lookahead> {
     /// take sends in program order.
     to_dispatch: Vec<u32>,
     dispatch_pending: Vec<bool>,
-    resched: Vec<Reschedule>,
-    /// Completion times of flows in their bandwidth phase (max-min sharing).
-    ends: queue::EndQueue,
-    /// Flows kept out of the max-min solver (`Alone`), and those of them
-    /// that started at this instant (queued with the solver's flows at its
-    /// end).
-    alone: Vec<u32>,
-    alone_new: Vec<u32>,
     /// Scratch for routing a transfer.
     route_buf: Vec<LinkId>,
     /// Each rank's last topology route (`Op::Send::route` 0): its peer, its
@@ -370,10 +360,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             seq: 0,
             transfers: Vec::new(),
             free_transfers: Vec::new(),
-            maxmin: (cfg.sharing == Sharing::MaxMin).then(|| MaxMin::new(capacity.clone())),
-            calendar: (cfg.sharing == Sharing::Reservation)
-                .then(|| calendar::Calendar::new(capacity.clone())),
-            booked: Vec::new(),
+            links: sharing::Links::new(cfg, capacity),
             latency,
             inj_base,
             ej_base,
@@ -387,10 +374,6 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             parked: std::collections::HashMap::new(),
             to_dispatch: Vec::new(),
             dispatch_pending: vec![false; ranks],
-            resched: Vec::new(),
-            ends: queue::EndQueue::default(),
-            alone: Vec::new(),
-            alone_new: Vec::new(),
             route_buf: Vec::new(),
             last_route: vec![(u32::MAX, 0.0, Route::new()); ranks],
             fold,
@@ -428,7 +411,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         }
         loop {
             let next_event = self.events.peek().map(|(t, _)| t);
-            let next_end = self.ends.peek().map(|(t, _)| t);
+            let next_end = self.links.next_end().map(|(t, _)| t);
             let now = match (next_event, next_end) {
                 (None, None) => break,
                 (Some(a), Some(b)) => a.min(b),
@@ -447,9 +430,9 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             loop {
                 node::drain_ready(&mut self, now)?;
-                if let Some((t, id)) = self.ends.peek() {
+                if let Some((t, id)) = self.links.next_end() {
                     if t <= horizon {
-                        self.ends.remove(id);
+                        self.links.take_end(id);
                         self.handled += 1;
                         self.end_bandwidth(t, id);
                         continue;
@@ -478,7 +461,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 let asked = std::mem::replace(&mut self.to_dispatch, ranks);
                 self.to_dispatch.extend(asked);
             }
-            self.update_rates(now);
+            self.settle(now);
         }
         self.finish(wall)
     }
@@ -614,17 +597,8 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         self.flows += 1;
         if bytes == 0.0 || self.transfers[id as usize].route.is_empty() {
             self.push(now + lat, EvKind::Arrive, id, 0);
-        } else if self.calendar.is_some() {
-            self.book(now, id);
-        } else if lat == 0.0 {
-            // No latency phase: the flow takes bandwidth now rather than
-            // through an event later in this instant. Rates are solved once
-            // per instant, after every start, so nothing else changes (unless
-            // routes mix zero and non-zero latencies, where flows starting at
-            // one instant may join the solve in another order).
-            self.begin_bandwidth(now, id);
         } else {
-            self.push(now + lat, EvKind::FlowStart, id, 0);
+            self.start_sharing(now, lat, id);
         }
         Ok(())
     }
@@ -667,226 +641,6 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         Ok(())
     }
 
-    /// A flow's cap: `flow_cap`, and on each link with a stream table the
-    /// rate b(P) for the P flows on it now (this one included; at least 1).
-    fn cap_of(&self, route: &[LinkId]) -> f64 {
-        let cap = flow_cap(self.cfg, || {
-            route.iter().map(|&l| self.latency[l as usize]).sum()
-        });
-        if self.stream.is_empty() {
-            return cap;
-        }
-        route.iter().fold(cap, |cap, &l| {
-            match self.stream.get(l as usize).copied().flatten() {
-                Some(table) => {
-                    let p = (self.link_use[l as usize].count as usize).clamp(1, table.len());
-                    cap.min(table[p - 1])
-                }
-                None => cap,
-            }
-        })
-    }
-
-    /// The streams on the table-capped links of `route` take the cap for
-    /// their new number (after a flow joined or left them).
-    fn recap(&mut self, route: &[LinkId]) {
-        let Some(m) = self.maxmin.as_ref() else {
-            return;
-        };
-        let mut flows: Vec<u32> = Vec::new();
-        for &l in route {
-            if self.stream.get(l as usize).copied().flatten().is_some() {
-                flows.extend(m.flows_on(l));
-            }
-        }
-        for f in flows {
-            // The flow being started or ended holds its route apart.
-            let cap = if self.transfers[f as usize].route.is_empty() {
-                self.cap_of(route)
-            } else {
-                self.cap_of(&self.transfers[f as usize].route)
-            };
-            self.maxmin.as_mut().expect("checked").set_cap(f, cap);
-        }
-    }
-
-    fn begin_bandwidth(&mut self, now: f64, id: u32) {
-        let route = std::mem::take(&mut self.transfers[id as usize].route);
-        let bytes = self.transfers[id as usize].bytes;
-        if self.maxmin.is_some() {
-            self.occupy(now, &route, bytes);
-            let cap = self.cap_of(&route);
-            // Alone: nothing in the solver, and each link carries this flow
-            // once and nothing else (the counts include it now).
-            let alone = self.cfg.fairness == Fairness::Equal
-                && self.maxmin.as_ref().is_some_and(MaxMin::is_idle)
-                && route.iter().all(|&l| self.link_use[l as usize].count == 1);
-            let m = self.maxmin.as_mut().expect("checked");
-            if alone {
-                let (rate, _) = m.alone(&route, cap);
-                self.transfers[id as usize].alone = Some(Alone {
-                    since: now,
-                    cap,
-                    rate,
-                    solved: false,
-                    index: self.alone.len() as u32,
-                });
-                self.alone.push(id);
-                self.alone_new.push(id);
-            } else {
-                // The flows kept out enter first, as `add` and the solves
-                // would have left them: one that started at this instant is
-                // still unsolved.
-                for a in self.alone.drain(..) {
-                    let t = &mut self.transfers[a as usize];
-                    let s = t.alone.take().expect("listed as alone");
-                    if s.solved {
-                        m.admit(a, s.since, &t.route, t.bytes, s.cap);
-                    } else {
-                        m.add(a, s.since, &t.route, t.bytes, 1.0, s.cap);
-                    }
-                }
-                let weight = match self.cfg.fairness {
-                    Fairness::Equal => 1.0,
-                    Fairness::Rtt => {
-                        let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
-                        1.0 / lat.max(1e-12)
-                    }
-                };
-                m.add(id, now, &route, bytes, weight, cap);
-                if !self.stream.is_empty() {
-                    self.recap(&route);
-                }
-            }
-        }
-        self.transfers[id as usize].route = route;
-    }
-
-    /// Reservation sharing: the transfer books its path's bottleneck rate
-    /// on each hop from when its front gets there, at the earliest start
-    /// from now that fits, and ends when its last byte arrives.
-    fn book(&mut self, now: f64, id: u32) {
-        let route = std::mem::take(&mut self.transfers[id as usize].route);
-        let bytes = self.transfers[id as usize].bytes;
-        let cap = self.cap_of(&route);
-        let cal = self.calendar.as_mut().expect("reservation sharing");
-        let mut offset = 0.0;
-        let hops: Vec<calendar::Hop> = route
-            .iter()
-            .map(|&l| {
-                offset += self.latency[l as usize];
-                calendar::Hop {
-                    resource: l,
-                    offset,
-                }
-            })
-            .collect();
-        let rate = route.iter().map(|&l| cal.capacity(l)).fold(cap, f64::min);
-        let dur = bytes / rate;
-        cal.forget_before_on(&hops, now);
-        let t0 = cal.earliest(&hops, rate, dur, now);
-        cal.book(&hops, rate, dur, t0);
-        if self.booked.is_empty() {
-            self.booked = vec![Vec::new(); self.link_use.len()];
-        }
-        for h in &hops {
-            let start = t0 + h.offset;
-            self.booked[h.resource as usize].push((start, start + dur));
-            self.link_use[h.resource as usize].bytes += bytes;
-        }
-        self.transfers[id as usize].route = route;
-        self.push(t0 + offset + dur, EvKind::FlowEnd, id, 0);
-    }
-
-    /// Reservation sharing's link statistics from the booked intervals:
-    /// busy is their union, peak the most that overlap.
-    fn booked_stats(&mut self) {
-        for (l, list) in self.booked.iter_mut().enumerate() {
-            let mut starts: Vec<f64> = list.iter().map(|b| b.0).collect();
-            let mut ends: Vec<f64> = list.iter().map(|b| b.1).collect();
-            starts.sort_by(f64::total_cmp);
-            ends.sort_by(f64::total_cmp);
-            let u = &mut self.link_use[l];
-            let (mut open, mut e, mut since) = (0u32, 0, 0.0);
-            for &s in &starts {
-                while e < ends.len() && ends[e] <= s + 1e-12 * s.abs().max(1e-9) {
-                    open -= 1;
-                    if open == 0 {
-                        u.busy += ends[e] - since;
-                    }
-                    e += 1;
-                }
-                if open == 0 {
-                    since = s;
-                }
-                open += 1;
-                u.peak = u.peak.max(open);
-            }
-            if open > 0 {
-                u.busy += ends[ends.len() - 1] - since;
-            }
-        }
-    }
-
-    fn occupy(&mut self, now: f64, route: &[LinkId], bytes: f64) {
-        for &l in route {
-            let u = &mut self.link_use[l as usize];
-            u.bytes += bytes;
-            if u.count == 0 {
-                u.since = now;
-            }
-            u.count += 1;
-            u.peak = u.peak.max(u.count);
-            if self.cfg.trace && (l as usize) < self.topo.links.len() {
-                self.link_samples.push(LinkSample {
-                    time_s: now,
-                    link: l,
-                    flows: u.count,
-                });
-            }
-        }
-    }
-
-    fn vacate(&mut self, now: f64, route: &[LinkId]) {
-        for &l in route {
-            let u = &mut self.link_use[l as usize];
-            u.count -= 1;
-            if u.count == 0 {
-                u.busy += now - u.since;
-            }
-            if self.cfg.trace && (l as usize) < self.topo.links.len() {
-                self.link_samples.push(LinkSample {
-                    time_s: now,
-                    link: l,
-                    flows: u.count,
-                });
-            }
-        }
-    }
-
-    fn end_bandwidth(&mut self, now: f64, id: u32) {
-        let route = std::mem::take(&mut self.transfers[id as usize].route);
-        if self.calendar.is_none() {
-            self.vacate(now, &route);
-        }
-        if let Some(a) = self.transfers[id as usize].alone.take() {
-            self.alone.swap_remove(a.index as usize);
-            if let Some(&moved) = self.alone.get(a.index as usize) {
-                if let Some(b) = self.transfers[moved as usize].alone.as_mut() {
-                    b.index = a.index;
-                }
-            }
-        } else if let Some(m) = self.maxmin.as_mut() {
-            m.remove(id);
-            if !self.stream.is_empty() {
-                self.recap(&route);
-            }
-        }
-        self.network_bytes += self.transfers[id as usize].bytes;
-        self.transfers[id as usize].route = route;
-        self.arrive(now, id);
-    }
-
     /// Data of transfer `id` has fully arrived: free the sender's engine,
     /// complete the send, and deliver to the receive.
     fn arrive(&mut self, now: f64, id: u32) {
@@ -912,35 +666,8 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         node::data_arrived(self, now, dst, recv_op);
     }
 
-    fn update_rates(&mut self, now: f64) {
-        let Some(m) = self.maxmin.as_mut() else {
-            return;
-        };
-        // What the solve would do for a flow that started alone at this
-        // instant: its rate from 0 to `rate` as of now, all its bytes left.
-        for id in self.alone_new.drain(..) {
-            let t = &mut self.transfers[id as usize];
-            if let Some(a) = t.alone.as_mut() {
-                a.since = now;
-                a.solved = true;
-                self.ends.set(id, now + t.bytes / a.rate);
-            }
-        }
-        let mut out = std::mem::take(&mut self.resched);
-        out.clear();
-        m.recompute(now, &mut out);
-        for r in &out {
-            if r.end.is_finite() {
-                self.ends.set(r.flow, r.end);
-            } else {
-                self.ends.remove(r.flow);
-            }
-        }
-        self.resched = out;
-    }
-
     fn finish(mut self, wall: Instant) -> Result<SimResult> {
-        self.booked_stats();
+        self.finish_sharing();
         let mut waits = String::new();
         if !self.parked.is_empty() {
             waits += &format!(
@@ -949,15 +676,15 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             );
         }
         check_finished(self.src, self.ranks.iter(), &waits)?;
-        let m = self.maxmin.as_ref();
+        let (recomputes, rounds, full_solves, recomputed_flows) = self.links.solver_counts();
         let totals = Totals {
             flows: self.flows,
             network_bytes: self.network_bytes,
             events: self.handled,
-            recomputes: m.map_or(0, |m| m.recomputes),
-            rounds: m.map_or(0, |m| m.rounds),
-            full_solves: m.map_or(0, |m| m.full_solves),
-            recomputed_flows: m.map_or(0, |m| m.recomputed_flows),
+            recomputes,
+            rounds,
+            full_solves,
+            recomputed_flows,
         };
         let finish: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
         let mut result = results(
