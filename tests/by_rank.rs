@@ -23,7 +23,7 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
         assert!(close(*x, *y), "{what}: rank {r} finishes at {x} vs {y}");
     }
     assert_eq!(a.flows, b.flows, "{what}: flows");
-    assert_eq!(a.events, b.events, "{what}: events");
+    assert_eq!(a.run.events, b.run.events, "{what}: events");
     assert_eq!(a.network_bytes, b.network_bytes, "{what}: bytes");
     assert_eq!(a.links.len(), b.links.len());
     for (l, (x, y)) in a.links.iter().zip(&b.links).enumerate() {
@@ -44,11 +44,11 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
 fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
     let (mut x, mut y) = (a.clone(), b.clone());
     for r in [&mut x, &mut y] {
-        r.wall_s = 0.0;
-        r.driver.clear();
-        r.by_rank_threads = 1;
-        r.by_rank_sweeps = 0;
-        r.by_rank_planes = 0;
+        r.run.wall_s = 0.0;
+        r.run.driver.clear();
+        r.run.by_rank_threads = 1;
+        r.run.by_rank_sweeps = 0;
+        r.run.by_rank_planes = 0;
     }
     assert_eq!(x, y, "{what}");
 }
@@ -85,7 +85,7 @@ fn both_engines(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> (SimResult, S
     };
     let a = simulate(s, topo, cfg).unwrap();
     let b = simulate(s, topo, &events).unwrap();
-    assert_eq!(b.by_rank_threads, 0);
+    assert_eq!(b.run.by_rank_threads, 0);
     (a, b)
 }
 
@@ -151,14 +151,14 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
         let cfg = &configs()[1];
         let events = event_by_event(&st, &topo, cfg);
         let one = simulate_source(&st, &topo, cfg).unwrap();
-        assert_eq!(one.by_rank_threads, 1, "{collective} {alg}");
+        assert_eq!(one.run.by_rank_threads, 1, "{collective} {alg}");
         assert_agree(&one, &events, &format!("{collective} {alg}"));
         for threads in [2, 3, 7] {
             let many = on_threads(&st, &topo, cfg, threads);
             // Two threads take two planes each and relay bounds instead of
             // meeting (a thin window costs them no meeting): they keep it.
             let ran_on = if thin && threads != 2 { 1 } else { threads };
-            assert_eq!(many.by_rank_threads, ran_on, "{collective} {alg}");
+            assert_eq!(many.run.by_rank_threads, ran_on, "{collective} {alg}");
             assert_same_bits(
                 &one,
                 &many,
@@ -177,9 +177,9 @@ fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
         req.segment_bytes = Some(512 * 8);
         let st = algorithms::build_stream("trinaryx3", &req).unwrap();
         let a = on_threads(&st, topo, cfg, 1);
-        assert_eq!(a.by_rank_threads, 1, "{bytes} B");
+        assert_eq!(a.run.by_rank_threads, 1, "{bytes} B");
         assert_agree(&a, &event_by_event(&st, topo, cfg), &format!("{bytes} B"));
-        a.by_rank_sweeps
+        a.run.by_rank_sweeps
     });
     (sweeps[0], sweeps[1])
 }
@@ -243,7 +243,7 @@ fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
             ..SimConfig::default()
         };
         let (a, b) = both_engines(&s, &topo, &cfg);
-        assert_eq!(a.by_rank_threads, 0);
+        assert_eq!(a.run.by_rank_threads, 0);
         assert!(a.links_shared_fraction > 0.0);
         assert_eq!(a.time_s.to_bits(), b.time_s.to_bits());
     }
@@ -395,7 +395,7 @@ fn a_free_task_is_done_at_once_whatever_the_order_of_an_instant() {
             ..SimConfig::default()
         };
         let r = simulate(&s, &topo, &cfg).unwrap();
-        assert_eq!(r.by_rank_threads > 0, by_rank);
+        assert_eq!(r.run.by_rank_threads > 0, by_rank);
         // 2 µs compute, then the combine at once, then two sends' overheads
         // (1 µs each, the combine's send first in program order) and its
         // 8,000-byte transfer: 1 µs latency plus 8 µs.
@@ -435,14 +435,14 @@ fn threads_hand_thin_windows_to_one_thread() {
         },
     )
     .unwrap();
-    assert_eq!(one.by_rank_threads, 1);
-    assert_eq!(two.by_rank_threads, 1);
+    assert_eq!(one.run.by_rank_threads, 1);
+    assert_eq!(two.run.by_rank_threads, 1);
     assert_eq!(one.time_s.to_bits(), two.time_s.to_bits());
     // Tiled (two planes each), they relay bounds and never meet: they keep
     // the run.
     let relayed = on_threads(&st, &topo, &cfg, 2);
-    assert_eq!(relayed.by_rank_threads, 2);
-    assert_eq!(relayed.by_rank_planes, 4);
+    assert_eq!(relayed.run.by_rank_threads, 2);
+    assert_eq!(relayed.run.by_rank_planes, 4);
     assert_same_bits(&one, &relayed, "relayed");
 }
 
@@ -483,11 +483,11 @@ fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
             let what = format!("{collective} {alg} ({bytes} B, latency {latency})");
             let events = event_by_event(&st, topo, &cfg);
             let one = on_threads(&st, topo, &cfg, 1);
-            assert_eq!(one.by_rank_threads, 1, "{what}");
+            assert_eq!(one.run.by_rank_threads, 1, "{what}");
             assert_agree(&one, &events, &what);
             for threads in [2, 3] {
                 let many = on_threads(&st, topo, &cfg, threads);
-                assert!(many.by_rank_threads >= 1, "{what}");
+                assert!(many.run.by_rank_threads >= 1, "{what}");
                 assert_same_bits(&one, &many, &format!("{what} on {threads} threads"));
             }
             // With neither an overhead, a header nor a latency, nothing
@@ -495,7 +495,11 @@ fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
             // elements runs event by event. A latency alone bounds it.
             let bare = on_threads(&st, topo, &no_overhead, 1);
             if bytes == 40 * 8 {
-                assert_eq!(bare.by_rank_threads, usize::from(latency), "{what} bare");
+                assert_eq!(
+                    bare.run.by_rank_threads,
+                    usize::from(latency),
+                    "{what} bare"
+                );
             }
             assert_agree(&bare, &event_by_event(&st, topo, &no_overhead), &what);
         }
@@ -549,7 +553,7 @@ fn routes_kept_per_rank_give_each_link_its_own_statistics() {
             ..SimConfig::default()
         };
         let (local, event) = both_engines(&s, &topo, &cfg);
-        assert_eq!(local.by_rank_threads, 1, "the by-rank driver ran");
+        assert_eq!(local.run.by_rank_threads, 1, "the by-rank driver ran");
         assert_agree(&local, &event, &format!("overhead {overhead_s}"));
         // Link 0 -> 1 counts every message to 1, 2 and 3 (and to 4 if the
         // tie between the ring's two ways takes it this way).
@@ -599,15 +603,15 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
                 },
             )
             .unwrap();
-            assert_eq!(whole.by_rank_planes, 0, "{what}");
-            assert_eq!(whole.by_rank_threads, 1, "{what}");
+            assert_eq!(whole.run.by_rank_planes, 0, "{what}");
+            assert_eq!(whole.run.by_rank_threads, 1, "{what}");
             assert_agree(&whole, &events, &what);
             for threads in [1, 2, 4] {
                 let run = on_threads(&st, &topo, cfg, threads);
                 // Two and four threads take eight and four planes each,
                 // and relay bounds instead of meeting.
-                assert_eq!(run.by_rank_threads, threads, "{what}");
-                assert_eq!(run.by_rank_planes, 16, "{what} on {threads} threads");
+                assert_eq!(run.run.by_rank_threads, threads, "{what}");
+                assert_eq!(run.run.by_rank_planes, 16, "{what} on {threads} threads");
                 assert_same_bits(&whole, &run, &format!("{what} on {threads} threads"));
             }
         }
@@ -647,8 +651,8 @@ fn a_rank_that_sends_past_the_next_plane_is_not_tiled() {
             &[],
         );
         let (a, b) = both_engines(&s, &topo, &SimConfig::default());
-        assert_eq!(a.by_rank_threads, 1, "to {to}");
-        assert_eq!(a.by_rank_planes, planes, "to {to}");
+        assert_eq!(a.run.by_rank_threads, 1, "to {to}");
+        assert_eq!(a.run.by_rank_planes, planes, "to {to}");
         assert_agree(&a, &b, &format!("to {to}"));
     }
 }

@@ -159,7 +159,7 @@ fn assert_agree(a: &SimResult, b: &SimResult, folded: bool, what: &str) {
     }
     assert_eq!(a.flows, b.flows, "{what}: flows");
     if !folded {
-        assert_eq!(a.events, b.events, "{what}: events");
+        assert_eq!(a.run.events, b.run.events, "{what}: events");
     }
     assert!(close(a.network_bytes, b.network_bytes), "{what}: bytes");
     assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
@@ -186,11 +186,11 @@ fn assert_agree(a: &SimResult, b: &SimResult, folded: bool, what: &str) {
 fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
     let (mut x, mut y) = (a.clone(), b.clone());
     for r in [&mut x, &mut y] {
-        r.wall_s = 0.0;
-        r.driver.clear();
-        r.by_rank_threads = 1;
-        r.by_rank_sweeps = 0;
-        r.by_rank_planes = 0;
+        r.run.wall_s = 0.0;
+        r.run.driver.clear();
+        r.run.by_rank_threads = 1;
+        r.run.by_rank_sweeps = 0;
+        r.run.by_rank_planes = 0;
     }
     assert_eq!(x, y, "{what}");
 }
@@ -243,22 +243,22 @@ fn by_rank_drivers<P: Lookahead + Sync>(
     what: &str,
 ) {
     let events = simulate_source(src, topo, &event(cfg)).unwrap();
-    assert_eq!(events.by_rank_threads, 0, "{what}");
+    assert_eq!(events.run.by_rank_threads, 0, "{what}");
     assert_agree(reference, &events, false, &format!("{what}, event driver"));
     let one = simulate_source(src, topo, &by_rank(cfg, 1, false)).unwrap();
     assert_agree(reference, &one, false, &format!("{what}, by rank"));
     // The result names its driver, and why the by-rank one did not run.
-    assert_eq!(events.driver, "event (--no-by-rank)", "{what}");
-    if one.by_rank_threads > 0 {
-        assert_eq!(one.driver, "by rank", "{what}");
+    assert_eq!(events.run.driver, "event (--no-by-rank)", "{what}");
+    if one.run.by_rank_threads > 0 {
+        assert_eq!(one.run.driver, "by rank", "{what}");
     } else {
         assert!(
-            one.driver.starts_with("event (by rank "),
+            one.run.driver.starts_with("event (by rank "),
             "{what}: {}",
-            one.driver
+            one.run.driver
         );
     }
-    if one.by_rank_threads == 0 {
+    if one.run.by_rank_threads == 0 {
         // It handed the run back: the event driver's bits.
         tally.handed_back += 1;
         assert_same_bits(&events, &one, &format!("{what}, handed back"));
@@ -266,21 +266,21 @@ fn by_rank_drivers<P: Lookahead + Sync>(
     }
     tally.by_rank += 1;
     assert_eq!(one.links_shared_fraction, 0.0, "{what}");
-    assert_eq!(one.by_rank_planes, 0, "{what}: untiled");
+    assert_eq!(one.run.by_rank_planes, 0, "{what}: untiled");
     let (planes, planes_alone) = entry.planes();
     let (thread_counts, stated) = entry.threads();
     let tiled_alone = simulate_source(src, topo, &by_rank(cfg, 1, true)).unwrap();
     assert_same_bits(&one, &tiled_alone, &format!("{what}, tiled on one thread"));
     if stated {
-        assert_eq!(tiled_alone.by_rank_planes, planes_alone, "{what}");
+        assert_eq!(tiled_alone.run.by_rank_planes, planes_alone, "{what}");
     }
     for t in thread_counts {
         for tile in [false, true] {
             let run = simulate_source(src, topo, &by_rank(cfg, t, tile)).unwrap();
             let what = format!("{what}, by rank on {t} threads, tile {tile}");
             if stated && tile {
-                assert_eq!(run.by_rank_threads, t, "{what}");
-                assert_eq!(run.by_rank_planes, planes, "{what}");
+                assert_eq!(run.run.by_rank_threads, t, "{what}");
+                assert_eq!(run.run.by_rank_planes, planes, "{what}");
             }
             assert_same_bits(&one, &run, &what);
         }
@@ -324,11 +324,11 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
                     tally.points += 1;
                     let reference = simulate(&s, &topo, &event(&cfg)).unwrap();
                     let folded = simulate(&s, &topo, &fold(&cfg)).unwrap();
-                    if folded.folded > 1 {
+                    if folded.run.folded > 1 {
                         tally.folds += 1;
                         let dims = topo.grid_shape().unwrap().dims;
                         let last = *dims.last().unwrap() as u64;
-                        assert!(last.is_multiple_of(folded.folded), "{what}");
+                        assert!(last.is_multiple_of(folded.run.folded), "{what}");
                         assert_agree(&reference, &folded, true, &format!("{what}, folded"));
                     } else {
                         assert!(!case.every_point_folds, "{what}: did not fold");

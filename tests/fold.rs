@@ -32,7 +32,7 @@ fn unfolded(cfg: &SimConfig) -> SimConfig {
 
 /// Everything the simulator reports, folded against unfolded, to rounding.
 fn assert_same(what: &str, f: &SimResult, u: &SimResult) {
-    assert_eq!(u.folded, 1, "{what}");
+    assert_eq!(u.run.folded, 1, "{what}");
     assert!(
         close(f.time_s, u.time_s, 1e-9),
         "{what}: {} vs {}",
@@ -75,7 +75,7 @@ fn the_ring_allreduce_folds() {
         ..SimConfig::default()
     };
     let f = simulate(&s, &t, &cfg).unwrap();
-    assert_eq!(f.folded, 6);
+    assert_eq!(f.run.folded, 6);
     assert_same(
         "ring allreduce",
         &f,
@@ -88,7 +88,8 @@ fn the_ring_allreduce_folds() {
 /// tie rule), a program that differs on one rank. Each still simulates.
 #[test]
 fn fold_is_refused_where_it_is_not_proven() {
-    let folded = |s: &Schedule, t: &Topology, cfg: &SimConfig| simulate(s, t, cfg).unwrap().folded;
+    let folded =
+        |s: &Schedule, t: &Topology, cfg: &SimConfig| simulate(s, t, cfg).unwrap().run.folded;
     let torus = normalised("torus:4x4");
     let linear = build(&torus, Collective::Alltoall, "linear", 1).unwrap();
     let cfg = SimConfig::default();
@@ -142,7 +143,7 @@ fn fold_is_refused_where_it_is_not_proven() {
     ops.swap(sends[0], sends[1]);
     topocoll::schedule::verify(&odd).unwrap();
     let r = simulate(&odd, &torus, &cfg).unwrap();
-    assert_eq!(r.folded, 1);
+    assert_eq!(r.run.folded, 1);
     let u = simulate(&odd, &torus, &unfolded(&cfg)).unwrap();
     assert_eq!(r.time_s.to_bits(), u.time_s.to_bits());
     assert_eq!((r.rank_finish_s, r.links), (u.rank_finish_s, u.links));

@@ -35,7 +35,7 @@ fn import(text: &str, count: u64, dtype: Dtype) -> Schedule {
 }
 
 fn without_wall(mut r: SimResult) -> SimResult {
-    r.wall_s = 0.0;
+    r.run.wall_s = 0.0;
     r
 }
 

@@ -728,7 +728,7 @@ fn progress_is_published_without_changing_the_result() {
         },
     )
     .unwrap();
-    assert!(quiet.events > 1 << 17, "{} events", quiet.events);
+    assert!(quiet.run.events > 1 << 17, "{} events", quiet.run.events);
     assert_eq!(quiet.time_s.to_bits(), watched.time_s.to_bits());
     let last = progress.load(Ordering::Relaxed);
     assert!(last > 0 && last < 1_000_000, "{last}");

@@ -229,7 +229,7 @@ fn streamed_and_written_out_simulate_alike() {
                 );
                 assert_eq!(a.rank_finish_s, b.rank_finish_s, "{what}");
                 assert_eq!(a.flows, b.flows, "{what}");
-                assert_eq!(a.events, b.events, "{what}");
+                assert_eq!(a.run.events, b.run.events, "{what}");
                 assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
                 compared += 1;
             }

@@ -219,9 +219,9 @@ impl Report {
             flows: result.flows,
             links_shared_fraction: result.links_shared_fraction,
             links_used_fraction: result.links_used_fraction,
-            events: result.events,
-            wall_s: result.wall_s,
-            folded: result.folded,
+            events: result.run.events,
+            wall_s: result.run.wall_s,
+            folded: result.run.folded,
             streamed,
             detail: detail.then(|| result.clone()),
         }
@@ -686,21 +686,21 @@ fn print_text(
     writeln!(
         out,
         "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
-        r.wall_s, r.events, res.recomputes, res.rounds, res.recomputed_flows, res.full_solves
+        r.wall_s, r.events, res.run.recomputes, res.run.rounds, res.run.recomputed_flows, res.run.full_solves
     )?;
-    writeln!(out, "driver          {}", res.driver)?;
-    if res.folded > 1 {
+    writeln!(out, "driver          {}", res.run.driver)?;
+    if res.run.folded > 1 {
         writeln!(
             out,
             "folded          each simulated rank stood for {} translates (--no-fold to simulate all)",
-            res.folded
+            res.run.folded
         )?;
     }
-    if res.by_rank_threads > 0 {
-        let tiled = if res.by_rank_planes > 0 {
+    if res.run.by_rank_threads > 0 {
+        let tiled = if res.run.by_rank_planes > 0 {
             format!(
                 " of one plane each, {} planes (--no-tile for whole sweeps)",
-                res.by_rank_planes
+                res.run.by_rank_planes
             )
         } else {
             String::new()
@@ -708,7 +708,7 @@ fn print_text(
         writeln!(
             out,
             "by rank         no flow shared a link, so ranks ran in turn on {} thread(s), in {} sweeps{tiled} (--no-by-rank to run event by event)",
-            res.by_rank_threads, res.by_rank_sweeps
+            res.run.by_rank_threads, res.run.by_rank_sweeps
         )?;
     }
     if r.streamed {

@@ -346,7 +346,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
                 ..SimConfig::default()
             };
             let (r, _) = alltoall_time(topo, j.alg, &cfg)?;
-            Ok((r.time_s, r.wall_s))
+            Ok((r.time_s, r.run.wall_s))
         },
     )?;
     let mut results: Vec<Fig7Row> = (0..fig7_jobs)

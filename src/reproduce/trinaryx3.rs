@@ -300,7 +300,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             r.time_s,
             gb_s(j.bytes, r.time_s),
             r.links_shared_fraction,
-            r.wall_s
+            r.run.wall_s
         );
     }
     write(out, "allreduce_bandwidth.csv", &csv)?;
@@ -372,7 +372,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
             } else {
                 model::trinaryx3_reduce(&p)
             };
-            (c, ss, r.time_s, m, r.wall_s)
+            (c, ss, r.time_s, m, r.run.wall_s)
         })
         .collect();
     let mut csv = String::from(
@@ -419,7 +419,7 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         .flat_map(|(j, points)| {
             points.iter().map(|(ss, r)| {
                 let ss = ss.expect("a sweep point has a segment");
-                (j.bytes, ss, r.time_s, r.wall_s)
+                (j.bytes, ss, r.time_s, r.run.wall_s)
             })
         })
         .collect();

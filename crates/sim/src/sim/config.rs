@@ -36,9 +36,13 @@ pub enum Skew {
     Fixed(Vec<f64>),
 }
 
-/// The node and network model parameters.
+/// What a simulation is asked: first the node and network model (what the
+/// results depend on), then, from `trace` on, how the run is driven and
+/// what it reports besides (the drivers give the same results to rounding
+/// whatever these say; `SimResult::run` reports what they did).
 #[derive(Clone, Debug)]
 pub struct SimConfig {
+    // --- The node and network model.
     /// Transfers each node drives at once (NCT, RDMA engines). At least 1.
     pub engines: usize,
     /// Per-message software overhead on the sender's CPU (s).
@@ -60,6 +64,7 @@ pub struct SimConfig {
     /// matching, MPI rendezvous); otherwise messages are eager.
     pub rendezvous: bool,
     pub skew: Skew,
+    // --- How the run is driven, and what it reports besides.
     /// Record spans for a Chrome trace.
     pub trace: bool,
     /// Simulate one slice of ranks when the run is provably the same on every

@@ -54,7 +54,7 @@ mod trace;
 pub use config::{Fairness, Sharing, SimConfig, Skew};
 pub use fairshare::{reference_maxmin, MaxMin, Reschedule, LEVEL_TOLERANCE};
 use result::{results, Totals};
-pub use result::{LinkSample, LinkStats, SimResult, Span};
+pub use result::{LinkSample, LinkStats, RunStats, SimResult, Span};
 pub use trace::write_chrome_trace;
 
 use crate::error::{Error, Result};
@@ -232,7 +232,7 @@ fn run<P: Lookahead + Sync>(
             Ok(lookahead) => match by_rank::simulate(src, topo, cfg, lookahead, wall) {
                 Some(result) => {
                     return result.map(|mut r| {
-                        r.driver = "by rank".into();
+                        r.run.driver = "by rank".into();
                         r
                     })
                 }
@@ -242,7 +242,7 @@ fn run<P: Lookahead + Sync>(
         }
     };
     let mut r = Sim::new(src, topo, cfg, fold).run(wall)?;
-    r.driver = if r.folded > 1 {
+    r.run.driver = if r.run.folded > 1 {
         format!("event, {why_not}")
     } else {
         format!("event {why_not}")

@@ -48,6 +48,22 @@ pub struct SimResult {
     pub links_shared_fraction: f64,
     /// Share of links that carried anything.
     pub links_used_fraction: f64,
+    /// How the run was driven, and the work it took (the same results may
+    /// come from several drivers): flattened into the JSON.
+    #[serde(flatten)]
+    pub run: RunStats,
+    #[serde(skip)]
+    pub spans: Vec<Span>,
+    /// With `trace`: the flows on each network link, sampled whenever they
+    /// change (the trace's per-link counters).
+    #[serde(skip)]
+    pub link_samples: Vec<LinkSample>,
+}
+
+/// How a simulation ran, apart from what it found: its driver and the work
+/// the driver did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct RunStats {
     /// Events handled and flows whose rate was recomputed (solver work).
     pub events: u64,
     pub recomputes: u64,
@@ -75,12 +91,6 @@ pub struct SimResult {
     /// Planes a tiled rank-by-rank run cut the ranks into (0: not tiled;
     /// `sim::by_rank`'s `Tiles`): its sweeps then run one plane each.
     pub by_rank_planes: usize,
-    #[serde(skip)]
-    pub spans: Vec<Span>,
-    /// With `trace`: the flows on each network link, sampled whenever they
-    /// change (the trace's per-link counters).
-    #[serde(skip)]
-    pub link_samples: Vec<LinkSample>,
 }
 
 /// A link's number of flows from `time_s` on.
@@ -150,17 +160,19 @@ pub(super) fn results(
         links_shared_fraction: frac(shared),
         links_used_fraction: frac(used),
         links,
-        events: totals.events,
-        recomputes: totals.recomputes,
-        rounds: totals.rounds,
-        full_solves: totals.full_solves,
-        recomputed_flows: totals.recomputed_flows,
-        wall_s: wall.elapsed().as_secs_f64(),
-        folded: copies as u64,
-        driver: String::new(),
-        by_rank_threads: 0,
-        by_rank_sweeps: 0,
-        by_rank_planes: 0,
+        run: RunStats {
+            events: totals.events,
+            recomputes: totals.recomputes,
+            rounds: totals.rounds,
+            full_solves: totals.full_solves,
+            recomputed_flows: totals.recomputed_flows,
+            wall_s: wall.elapsed().as_secs_f64(),
+            folded: copies as u64,
+            driver: String::new(),
+            by_rank_threads: 0,
+            by_rank_sweeps: 0,
+            by_rank_planes: 0,
+        },
         spans,
         link_samples: Vec::new(),
     }

@@ -321,9 +321,9 @@ fn finish<P: Lookahead>(
         recomputed_flows: 0,
     };
     let mut result = results(topo, None, &finish, &link_use, totals, wall, Vec::new());
-    result.by_rank_threads = parts.len();
-    result.by_rank_sweeps = parts.iter().map(|p| p.eng.sweeps).max().unwrap_or(0);
-    result.by_rank_planes = shared.tiles.map_or(0, |t| t.planes as usize);
+    result.run.by_rank_threads = parts.len();
+    result.run.by_rank_sweeps = parts.iter().map(|p| p.eng.sweeps).max().unwrap_or(0);
+    result.run.by_rank_planes = shared.tiles.map_or(0, |t| t.planes as usize);
     Ok(result)
 }
 
