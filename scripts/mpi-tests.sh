@@ -36,6 +36,16 @@ target/release/topocoll optimize --topology examples/dual-cpu-cluster.toml \
 timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi \
   --schedule "$sched" --check || status=1
 rm -f "$sched"
+echo "== topocoll run/bench --backend mpi --schedule (MSCCL XML, mpirun -np 4)"
+# (Small messages: these files' threadblocks send, then receive, which MPI's
+# rendezvous protocol cannot run above its eager limit; docs/runtime.md.)
+timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
+  --schedule tests/msccl/allreduce_ring_fused.xml --size 4KiB --check || status=1
+timeout 300 mpirun -np 4 target/release/topocoll bench --backend mpi \
+  --schedule tests/msccl/allgather_ring.xml --sizes 1KiB --iterations 2 >/dev/null || status=1
+echo "== topocoll run --backend mpi --check (two ranks a host, mpirun -np 8)"
+timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi --topology torus:2x2 \
+  --ranks-per-node 2 --map cyclic --collective alltoall --algorithm pairwise --size 4KiB --check || status=1
 echo "== topocoll run --backend mpi --check (grid of three sites, mpirun -np 8)"
 for ca in scatter:multilane scatter:single_lane scatter:hierarchical \
   gather:multilane gather:single_lane gather:hierarchical \

@@ -14,8 +14,11 @@
 //! still queued behind them. The backend posts every receive as soon as it is
 //! ready (so a posted receive never waits on the engines), and when nothing
 //! completes for a while (20 ms, doubling after each use) with sends queued,
-//! it starts one send beyond the engine limit. Progress is thus guaranteed
-//! for every verified schedule; the engine limit is exact otherwise.
+//! it starts one send beyond the engine limit; the engine limit is exact
+//! otherwise. A schedule that posts a receive only once one of its own
+//! sends has completed, on ranks that wait for each other that way, can
+//! still stall under rendezvous (docs/runtime.md): the run then fails at
+//! the timeout, naming the sends that wait.
 //!
 //! Failures: a rank that fails (injected fault, size mismatch, timeout, a
 //! panic) sends a short notice with a reserved tag to every other rank;
