@@ -379,7 +379,14 @@ impl MaxMin {
             }
         }
         let mut level = 0.0f64;
+        // Once every affected flow is frozen, what is left in the heap
+        // (caps not reached, links whose flows are all frozen) changes
+        // nothing.
+        let mut left = self.comp_flows.len();
         while let Some(Reverse((k, item, _))) = self.heap.pop() {
+            if left == 0 {
+                break;
+            }
             if item & CAP_ITEM != 0 {
                 let f = item & !CAP_ITEM;
                 if !self.frozen[f as usize] {
@@ -391,6 +398,7 @@ impl MaxMin {
                     };
                     let cap = self.flows[f as usize].cap;
                     self.freeze(f, cap, CAP_BOTTLENECK);
+                    left -= 1;
                 }
                 continue;
             }
@@ -415,6 +423,7 @@ impl MaxMin {
                 if (all || self.in_set(f)) && !self.frozen[f as usize] {
                     let rate = lambda * self.flows[f as usize].weight;
                     self.freeze(f, rate, li as u32);
+                    left -= 1;
                 }
             }
         }
