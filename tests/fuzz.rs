@@ -121,6 +121,66 @@ fn one_line(e: &str, what: &str) {
     );
 }
 
+/// How a campaign mutates its texts.
+#[derive(Clone, Copy, PartialEq)]
+enum Mutations {
+    /// A number or byte replaced, a run deleted, a piece spliced in.
+    Anything,
+    /// That one round in three; numbers only the other two.
+    MostlyNumbers,
+}
+
+/// Feeds `rounds` mutations of `bases`, in turn, to `read`, which returns
+/// `Ok` when it read the text (and has judged what it read) or the refusal.
+/// Nothing may panic, every refusal is one line, and more than `least`
+/// texts must be read and more than `least` refused.
+fn campaign(
+    what: &str,
+    bases: &[String],
+    seed: u64,
+    rounds: usize,
+    how: Mutations,
+    least: usize,
+    read: impl Fn(&str) -> Result<(), String>,
+) {
+    let mut rng = Rng(seed);
+    let (mut read_ok, mut refused) = (0, 0);
+    for round in 0..rounds {
+        let base = &bases[round % bases.len()];
+        let text = if how == Mutations::Anything || round % 3 == 0 {
+            mutate(base, &mut rng)
+        } else {
+            mutate_numbers(base, &mut rng)
+        };
+        match catch_unwind(AssertUnwindSafe(|| read(&text))) {
+            Ok(Ok(())) => read_ok += 1,
+            Ok(Err(e)) => {
+                one_line(&e, &text);
+                refused += 1;
+            }
+            Err(_) => panic!("panic on {what}:\n{text}"),
+        }
+    }
+    assert!(
+        read_ok > least && refused > least,
+        "read {read_ok}, refused {refused}"
+    );
+}
+
+/// A schedule that read: the verifier judges it, and the simulator runs it
+/// on `topo` whatever the verdict (as `--no-verify` does), to a time or a
+/// one-line error.
+fn judge(s: &schedule::Schedule, topo: &topocoll::topology::Topology, text: &str) {
+    if let Err(e) = schedule::verify(s) {
+        one_line(&e.to_string(), text);
+    }
+    if s.ranks == topo.num_ranks() {
+        if let Err(e) = simulate(s, topo, &SimConfig::default()) {
+            one_line(&e.to_string(), text);
+        }
+    }
+}
+
 #[test]
 fn mutated_topology_files_never_panic() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
@@ -131,43 +191,32 @@ fn mutated_topology_files_never_panic() {
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     files.sort();
-    let mut rng = Rng(0x5eed_7001);
-    let (mut read, mut refused) = (0, 0);
-    for round in 0..1500 {
-        let base = &files[round % files.len()];
-        let text = mutate(base, &mut rng);
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            match parse_toml("fuzz.toml", &text) {
-                Ok(t) => {
-                    // What reads must be usable: a small schedule priced on it.
-                    if t.num_ranks() <= 64 {
-                        let req = Request::new(
-                            Collective::Bcast { root: 0 },
-                            t.num_ranks(),
-                            4096,
-                            Dtype::U8,
-                            ReduceOp::Sum,
-                            Some(&t),
-                        )
-                        .unwrap();
-                        let s = algorithms::build("binomial", &req).unwrap();
-                        simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
-                    }
-                    true
-                }
-                Err(e) => {
-                    one_line(&e.to_string(), &text);
-                    false
-                }
+    campaign(
+        "topology file",
+        &files,
+        0x5eed_7001,
+        1500,
+        Mutations::Anything,
+        50,
+        |text| {
+            let t = parse_toml("fuzz.toml", text).map_err(|e| e.to_string())?;
+            if t.num_ranks() <= 64 {
+                // A topology that reads prices a broadcast without an error.
+                let req = Request::new(
+                    Collective::Bcast { root: 0 },
+                    t.num_ranks(),
+                    4096,
+                    Dtype::U8,
+                    ReduceOp::Sum,
+                    Some(&t),
+                )
+                .unwrap();
+                let s = algorithms::build("binomial", &req).unwrap();
+                simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
             }
-        }));
-        match r {
-            Ok(true) => read += 1,
-            Ok(false) => refused += 1,
-            Err(_) => panic!("panic on topology file:\n{text}"),
-        }
-    }
-    assert!(read > 50 && refused > 50, "read {read}, refused {refused}");
+            Ok(())
+        },
+    );
 }
 
 #[test]
@@ -188,44 +237,18 @@ fn mutated_schedule_files_never_panic() {
         String::from_utf8(out).unwrap()
     })
     .collect();
-    let mut rng = Rng(0x5eed_7002);
-    let (mut read, mut refused) = (0, 0);
-    for round in 0..3000 {
-        let base = &bases[round % bases.len()];
-        let text = if round % 3 == 0 {
-            mutate(base, &mut rng)
-        } else {
-            mutate_numbers(base, &mut rng)
-        };
-        let r = catch_unwind(AssertUnwindSafe(|| match schedule::from_json(&text) {
-            Ok(s) => {
-                // Read: the verifier judges it, and the simulator runs it
-                // whatever the verdict (as `--no-verify` does), to a time or
-                // a one-line error.
-                if let Err(e) = schedule::verify(&s) {
-                    one_line(&e.to_string(), &text);
-                }
-                if s.ranks == topo.num_ranks() {
-                    if let Err(e) = simulate(&s, &topo, &SimConfig::default()) {
-                        one_line(&e.to_string(), &text);
-                    }
-                }
-                true
-            }
-            Err(e) => {
-                one_line(&e.to_string(), &text);
-                false
-            }
-        }));
-        match r {
-            Ok(true) => read += 1,
-            Ok(false) => refused += 1,
-            Err(_) => panic!("panic on schedule file:\n{text}"),
-        }
-    }
-    assert!(
-        read > 100 && refused > 100,
-        "read {read}, refused {refused}"
+    campaign(
+        "schedule file",
+        &bases,
+        0x5eed_7002,
+        3000,
+        Mutations::MostlyNumbers,
+        100,
+        |text| {
+            let s = schedule::from_json(text).map_err(|e| e.to_string())?;
+            judge(&s, &topo, text);
+            Ok(())
+        },
     );
 }
 
@@ -246,48 +269,23 @@ fn mutated_msccl_files_never_panic() {
         schedule::to_msccl_xml(&s, &mut out).unwrap();
         bases.push(String::from_utf8(out).unwrap());
     }
-    let mut rng = Rng(0x5eed_7003);
-    let (mut read, mut refused) = (0, 0);
-    for round in 0..2000 {
-        let base = &bases[round % bases.len()];
-        let text = if round % 3 == 0 {
-            mutate(base, &mut rng)
-        } else {
-            mutate_numbers(base, &mut rng)
-        };
-        let how = schedule::MscclImport {
-            count: None,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-        };
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            match schedule::from_msccl_xml(&text, &how) {
-                Ok(s) => {
-                    if let Err(e) = schedule::verify(&s) {
-                        one_line(&e.to_string(), &text);
-                    }
-                    if s.ranks == topo.num_ranks() {
-                        if let Err(e) = simulate(&s, &topo, &SimConfig::default()) {
-                            one_line(&e.to_string(), &text);
-                        }
-                    }
-                    true
-                }
-                Err(e) => {
-                    one_line(&e.to_string(), &text);
-                    false
-                }
-            }
-        }));
-        match r {
-            Ok(true) => read += 1,
-            Ok(false) => refused += 1,
-            Err(_) => panic!("panic on MSCCL file:\n{text}"),
-        }
-    }
-    assert!(
-        read > 100 && refused > 100,
-        "read {read}, refused {refused}"
+    let how = schedule::MscclImport {
+        count: None,
+        dtype: Dtype::F64,
+        op: ReduceOp::Sum,
+    };
+    campaign(
+        "MSCCL file",
+        &bases,
+        0x5eed_7003,
+        2000,
+        Mutations::MostlyNumbers,
+        100,
+        |text| {
+            let s = schedule::from_msccl_xml(text, &how).map_err(|e| e.to_string())?;
+            judge(&s, &topo, text);
+            Ok(())
+        },
     );
 }
 
@@ -318,48 +316,35 @@ fn mutated_simgrid_platforms_never_panic() {
         cluster("DRAGONFLY", "2,1;2,2;2,1;2", 16),
         explicit.to_string(),
     ];
-    let mut rng = Rng(0x5eed_7004);
-    let (mut read, mut refused) = (0, 0);
-    for round in 0..1500 {
-        let base = &bases[round % bases.len()];
-        let text = if round % 3 == 0 {
-            mutate(base, &mut rng)
-        } else {
-            mutate_numbers(base, &mut rng)
-        };
-        let r = catch_unwind(AssertUnwindSafe(
-            || match topocoll::topology::parse_platform("fuzz.xml", &text) {
-                Ok(t) => {
-                    if t.num_ranks() <= 64 {
-                        let req = Request::new(
-                            Collective::Alltoall,
-                            t.num_ranks(),
-                            64,
-                            Dtype::U8,
-                            ReduceOp::Sum,
-                            Some(&t),
-                        )
-                        .unwrap();
-                        let s = algorithms::build("linear", &req).unwrap();
-                        if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
-                            one_line(&e.to_string(), &text);
-                        }
-                    }
-                    true
+    campaign(
+        "SimGrid platform",
+        &bases,
+        0x5eed_7004,
+        1500,
+        Mutations::MostlyNumbers,
+        50,
+        |text| {
+            let t =
+                topocoll::topology::parse_platform("fuzz.xml", text).map_err(|e| e.to_string())?;
+            if t.num_ranks() <= 64 {
+                let n = t.num_ranks();
+                let req = Request::new(
+                    Collective::Alltoall,
+                    n,
+                    64,
+                    Dtype::U8,
+                    ReduceOp::Sum,
+                    Some(&t),
+                )
+                .unwrap();
+                let s = algorithms::build("linear", &req).unwrap();
+                if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
+                    one_line(&e.to_string(), text);
                 }
-                Err(e) => {
-                    one_line(&e.to_string(), &text);
-                    false
-                }
-            },
-        ));
-        match r {
-            Ok(true) => read += 1,
-            Ok(false) => refused += 1,
-            Err(_) => panic!("panic on SimGrid platform:\n{text}"),
-        }
-    }
-    assert!(read > 50 && refused > 50, "read {read}, refused {refused}");
+            }
+            Ok(())
+        },
+    );
 }
 
 /// Runs the binary with `args`, killing it after `limit`: (exit code, stderr),
