@@ -11,7 +11,7 @@
 //! c ≠ 0 to another router of the group takes the black link from chassis 0
 //! (or none, when the target is in chassis 0) rather than from c.
 
-use super::super::{Graph, Link, LinkId, NodeId, NodeKind, NodeSpec};
+use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec};
 use crate::error::Result;
 use crate::invalid;
 
@@ -90,46 +90,18 @@ pub(super) fn build(
     // Nodes: hosts 0..n, then routers R(g, c, b) = g·C·B + c·B + b.
     let router = |gi: usize, ci: usize, bi: usize| gi * c * b + ci * b + bi;
     let node = |r: usize| (n + r) as NodeId;
-    let mut links: Vec<Link> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut uid = 0usize;
-    // A cable (bundle) from a to b: its a→b and b→a links (the same link
-    // when shared).
-    let mut cable = |a: NodeId, z: NodeId, bandwidth: f64, name: String| -> (LinkId, LinkId) {
-        let name = format!("{name}_{uid}");
-        uid += 1;
-        let ab = links.len() as LinkId;
-        links.push(Link {
-            from: a,
-            to: z,
-            bandwidth,
-            latency: lat,
-        });
-        if split_duplex {
-            links.push(Link {
-                from: z,
-                to: a,
-                bandwidth,
-                latency: lat,
-            });
-            names.push(format!("{name}_UP"));
-            names.push(format!("{name}_DOWN"));
-            (ab, ab + 1)
-        } else {
-            names.push(name);
-            (ab, ab)
-        }
-    };
+    // A bundle of cables is one cable of their bandwidth.
+    let mut cables = super::Cables::new(split_duplex, lat);
     // local[host] = (up, down); green[(router, blade)], black[(router, chassis)]
     // and blue[router]: the link leaving the router that way.
     let mut local = vec![(0, 0); n];
     for r in 0..routers {
         for k in 0..per {
-            local[r * per + k] = cable(
+            local[r * per + k] = cables.add(
                 (r * per + k) as NodeId,
                 node(r),
                 bw,
-                format!("local_link_from_router_{r}_to_node_{k}"),
+                &format!("local_link_from_router_{r}_to_node_{k}"),
             );
         }
     }
@@ -139,11 +111,11 @@ pub(super) fn build(
             for j in 0..b {
                 for k in j + 1..b {
                     let (x, y) = (router(gi, ci, j), router(gi, ci, k));
-                    let (up, down) = cable(
+                    let (up, down) = cables.add(
                         node(x),
                         node(y),
                         bw * green_cables as f64,
-                        format!("green_link_in_chassis_{ci}_between_routers_{j}_and_{k}"),
+                        &format!("green_link_in_chassis_{ci}_between_routers_{j}_and_{k}"),
                     );
                     green[x * b + k] = up;
                     green[y * b + j] = down;
@@ -157,11 +129,11 @@ pub(super) fn build(
             for k in j + 1..c {
                 for l in 0..b {
                     let (x, y) = (router(gi, j, l), router(gi, k, l));
-                    let (up, down) = cable(
+                    let (up, down) = cables.add(
                         node(x),
                         node(y),
                         bw * black as f64,
-                        format!("black_link_in_group_{gi}_between_chassis_{j}_and_{k}_blade_{l}"),
+                        &format!("black_link_in_group_{gi}_between_chassis_{j}_and_{k}_blade_{l}"),
                     );
                     black_of[x * c + k] = up;
                     black_of[y * c + j] = down;
@@ -173,11 +145,11 @@ pub(super) fn build(
     for i in 0..g {
         for j in i + 1..g {
             let (x, y) = (i * c * b + j, j * c * b + i);
-            let (up, down) = cable(
+            let (up, down) = cables.add(
                 node(x),
                 node(y),
                 bw * blue as f64,
-                format!("blue_link_between_group_{i}_and_{j}_routers_{x}_and_{y}"),
+                &format!("blue_link_between_group_{i}_and_{j}_routers_{x}_and_{y}"),
             );
             blue_of[x] = up;
             blue_of[y] = down;
@@ -234,5 +206,5 @@ pub(super) fn build(
         name: format!("router-{r}"),
         kind: NodeKind::Switch,
     }));
-    Graph::with_routes(&specs, links, names, route)
+    Graph::with_routes(&specs, cables.links, cables.names, route)
 }

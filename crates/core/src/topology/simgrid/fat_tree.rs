@@ -11,7 +11,7 @@
 //! destination by the cable the source's position picks, with the way
 //! SimGrid's loop carries its cable index from one level to the next.
 
-use super::super::{Graph, Link, LinkId, NodeId, NodeKind, NodeSpec};
+use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec};
 use crate::error::Result;
 use crate::invalid;
 
@@ -142,9 +142,7 @@ pub(super) fn build(
     // SimGrid's ids: hosts 0..N, switches from 2N−1 down in creation order
     // (level 1 first, by position), for the links' names.
     let id = |k: usize| if k < n { k } else { 2 * n - 1 - (k - n) };
-    let mut links: Vec<Link> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut uid = 0usize;
+    let mut cables = super::Cables::new(split_duplex, lat);
     for level in 0..h {
         for c in first[level]..first[level] + per_level[level] {
             for p in first[level + 1]..first[level + 1] + per_level[level + 1] {
@@ -155,30 +153,12 @@ pub(super) fn build(
                     continue;
                 }
                 for j in 0..count[level] {
-                    let name = format!("link_from_{}_{}_{uid}", id(c), id(p));
-                    uid += 1;
-                    let (cn, pn) = (c as NodeId, p as NodeId);
-                    let up_link = links.len() as LinkId;
-                    links.push(Link {
-                        from: cn,
-                        to: pn,
-                        bandwidth: bw,
-                        latency: lat,
-                    });
-                    let down_link = if split_duplex {
-                        names.push(format!("{name}_UP"));
-                        names.push(format!("{name}_DOWN"));
-                        links.push(Link {
-                            from: pn,
-                            to: cn,
-                            bandwidth: bw,
-                            latency: lat,
-                        });
-                        up_link + 1
-                    } else {
-                        names.push(name);
-                        up_link
-                    };
+                    let (up_link, down_link) = cables.add(
+                        c as NodeId,
+                        p as NodeId,
+                        bw,
+                        &format!("link_from_{}_{}", id(c), id(p)),
+                    );
                     let pi = nodes[p].label[level] + j * up[level];
                     let ci = nodes[c].label[level] + j * down[level];
                     let parents = &mut nodes[c].parents;
@@ -247,5 +227,5 @@ pub(super) fn build(
             },
         })
         .collect();
-    Graph::with_routes(&specs, links, names, route)
+    Graph::with_routes(&specs, cables.links, cables.names, route)
 }

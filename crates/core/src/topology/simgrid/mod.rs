@@ -78,6 +78,53 @@ fn latency(what: &str, text: &str) -> Result<f64> {
     quantity(what, text, U)
 }
 
+/// A cluster's links, cable by cable, named as SimGrid names them: the
+/// k-th cable made, `NAME`, is `NAME_k_UP` (its a→z link) and `NAME_k_DOWN`
+/// (z→a) when links are split per direction, else one link `NAME_k` both
+/// directions share.
+struct Cables {
+    links: Vec<Link>,
+    names: Vec<String>,
+    made: usize,
+    split: bool,
+    latency: f64,
+}
+
+impl Cables {
+    fn new(split: bool, latency: f64) -> Cables {
+        Cables {
+            links: Vec::new(),
+            names: Vec::new(),
+            made: 0,
+            split,
+            latency,
+        }
+    }
+
+    /// A cable from a to z: its a→z and z→a links (one link when shared).
+    fn add(&mut self, a: NodeId, z: NodeId, bandwidth: f64, name: &str) -> (LinkId, LinkId) {
+        let name = format!("{name}_{}", self.made);
+        self.made += 1;
+        let ab = self.links.len() as LinkId;
+        let link = |from, to| Link {
+            from,
+            to,
+            bandwidth,
+            latency: self.latency,
+        };
+        self.links.push(link(a, z));
+        if self.split {
+            self.links.push(link(z, a));
+            self.names.push(format!("{name}_UP"));
+            self.names.push(format!("{name}_DOWN"));
+            (ab, ab + 1)
+        } else {
+            self.names.push(name);
+            (ab, ab)
+        }
+    }
+}
+
 /// The i-th value of `radical` (`0-63`, `0,4-7`), as SimGrid names hosts.
 fn radical_value(radical: &str, mut i: usize) -> String {
     for part in radical.split(',') {
