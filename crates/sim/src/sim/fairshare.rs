@@ -383,10 +383,10 @@ impl MaxMin {
         // (caps not reached, links whose flows are all frozen) changes
         // nothing.
         let mut left = self.comp_flows.len();
-        while let Some(Reverse((k, item, _))) = self.heap.pop() {
-            if left == 0 {
+        while left > 0 {
+            let Some(Reverse((k, item, _))) = self.heap.pop() else {
                 break;
-            }
+            };
             if item & CAP_ITEM != 0 {
                 let f = item & !CAP_ITEM;
                 if !self.frozen[f as usize] {

@@ -333,20 +333,22 @@ impl<P: Lookahead> Sim<'_, P> {
     pub(super) fn end_bandwidth(&mut self, now: f64, id: u32) {
         let route = std::mem::take(&mut self.transfers[id as usize].route);
         if let Links::Fair(f) = &mut self.links {
-            if let Some(a) = self.transfers[id as usize].alone.take() {
-                f.alone.swap_remove(a.index as usize);
-                if let Some(&moved) = f.alone.get(a.index as usize) {
-                    if let Some(b) = self.transfers[moved as usize].alone.as_mut() {
-                        b.index = a.index;
+            let alone = self.transfers[id as usize].alone.take();
+            match alone {
+                Some(a) => {
+                    f.alone.swap_remove(a.index as usize);
+                    if let Some(&moved) = f.alone.get(a.index as usize) {
+                        if let Some(b) = self.transfers[moved as usize].alone.as_mut() {
+                            b.index = a.index;
+                        }
                     }
                 }
-                self.vacate(now, &route);
-            } else {
-                f.solver.remove(id);
-                self.vacate(now, &route);
-                if !self.stream.is_empty() {
-                    self.recap(&route);
-                }
+                None => f.solver.remove(id),
+            }
+            self.vacate(now, &route);
+            // (A lone flow shares no link, so no other flow's cap moves.)
+            if alone.is_none() && !self.stream.is_empty() {
+                self.recap(&route);
             }
         }
         self.network_bytes += self.transfers[id as usize].bytes;
