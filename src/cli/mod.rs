@@ -195,25 +195,17 @@ impl BuildArgs {
         let file =
             std::fs::File::open(path).with_context(|| format!("cannot read schedule '{path}'"))?;
         let mut file = std::io::BufReader::new(file);
-        let xml = path.to_ascii_lowercase().ends_with(".xml") || starts_with_angle(&mut file);
-        let fixed: &[(&str, bool)] = if xml {
-            &[
-                ("--segment", self.segment.is_some()),
-                ("--lanes", self.lanes.is_some()),
-                ("--root", self.root.is_some()),
-            ]
-        } else {
-            &[
-                ("--size", self.size.is_some()),
-                ("--dtype", self.dtype.is_some()),
-                ("--segment", self.segment.is_some()),
-                ("--lanes", self.lanes.is_some()),
-                ("--root", self.root.is_some()),
-                ("--op", self.op.is_some()),
-            ]
-        };
-        for (flag, given) in fixed {
-            if *given {
+        let xml = is_msccl(path, &mut file);
+        // (flag, given, whether an MSCCL file leaves it to the command line)
+        for (flag, given, sizes_chunks) in [
+            ("--size", self.size.is_some(), true),
+            ("--dtype", self.dtype.is_some(), true),
+            ("--segment", self.segment.is_some(), false),
+            ("--lanes", self.lanes.is_some(), false),
+            ("--root", self.root.is_some(), false),
+            ("--op", self.op.is_some(), true),
+        ] {
+            if given && !(xml && sizes_chunks) {
                 return Err(Error::Invalid(format!(
                     "{flag} cannot be given with --schedule: the schedule file fixes it"
                 ))
@@ -627,9 +619,13 @@ fn read_rankfile(path: &str) -> Result<Vec<String>> {
     }
 }
 
-/// Whether a file's first character past white space is `<` (an XML file),
-/// looked at without taking it from the reader.
-fn starts_with_angle(file: &mut impl std::io::BufRead) -> bool {
+/// Whether a schedule file is MSCCL XML: named `.xml`, or its first
+/// character past white space is `<` (looked at without taking it from the
+/// reader).
+pub(crate) fn is_msccl(path: &str, file: &mut impl std::io::BufRead) -> bool {
+    if path.to_ascii_lowercase().ends_with(".xml") {
+        return true;
+    }
     file.fill_buf().is_ok_and(|head| {
         head.iter()
             .find(|b| !b.is_ascii_whitespace())

@@ -572,10 +572,10 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
         );
     }
     // An MSCCL file counts in chunks: one size (of --sizes) sizes them.
-    let msccl = a
-        .schedule
-        .as_deref()
-        .is_some_and(|p| p.to_ascii_lowercase().ends_with(".xml"));
+    // (A file that cannot be opened is reported when it is read.)
+    let msccl = a.schedule.as_deref().is_some_and(|p| {
+        std::fs::File::open(p).is_ok_and(|f| super::is_msccl(p, &mut std::io::BufReader::new(f)))
+    });
     let mut build = a.build.clone();
     if let (Some(_), Some(sizes)) = (&a.schedule, &a.sizes) {
         if !msccl {
