@@ -31,12 +31,14 @@ macro_rules! out {
     }};
 }
 
+mod calibrate;
 mod model;
 mod optimize;
 mod packet;
 mod reproduce;
 mod run;
 mod simulate;
+mod tune;
 
 #[derive(Parser)]
 #[command(
@@ -69,10 +71,14 @@ enum Verb {
     Bench(run::BenchArgs),
     /// Find the optimal broadcast on a tree network (branch and bound).
     Optimize(optimize::OptimizeArgs),
+    /// Choose each size's fastest algorithm by simulation (the table
+    /// `--algorithm auto` uses), plot it, export it as MPI tuning files;
+    /// or calibrate this machine's node model (--calibrate).
+    Tune(Box<tune::TuneArgs>),
 }
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct BuildArgs {
     /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML
     /// or SimGrid XML file.
@@ -705,6 +711,7 @@ fn run(cli: Cli) -> Result<i32> {
         Verb::Run(a) => run::run(a),
         Verb::Bench(a) => run::bench(a),
         Verb::Optimize(a) => optimize::run(a),
+        Verb::Tune(a) => tune::run(*a),
     }
 }
 

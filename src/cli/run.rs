@@ -1,6 +1,6 @@
 //! `topocoll run` and `topocoll bench`: execute schedules on real buffers.
 
-use super::BuildArgs;
+use super::{tune, BuildArgs};
 use crate::error::Error;
 use crate::runtime::{self, kernel_bench, threads, Elem, Fault, Options, Plan, RankBuffers};
 use crate::schedule::{self, Dtype, Schedule};
@@ -114,12 +114,12 @@ struct BenchRow {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Backend {
+pub(super) enum Backend {
     Threads,
     Mpi,
 }
 
-fn backends(text: &str) -> Result<Vec<Backend>> {
+pub(super) fn backends(text: &str) -> Result<Vec<Backend>> {
     text.split(',')
         .map(|b| match b.trim() {
             "threads" => Ok(Backend::Threads),
@@ -197,13 +197,13 @@ impl ExecArgs {
 }
 
 /// The process's MPI world, when a backend needs it.
-struct Ctx {
+pub(super) struct Ctx {
     #[cfg(feature = "mpi")]
     mpi: Option<runtime::mpi::World>,
 }
 
 impl Ctx {
-    fn new(backends: &[Backend]) -> Result<Ctx> {
+    pub(super) fn new(backends: &[Backend]) -> Result<Ctx> {
         #[cfg(feature = "mpi")]
         {
             let mpi = if backends.contains(&Backend::Mpi) {
@@ -221,7 +221,7 @@ impl Ctx {
     }
 
     /// This process's rank among the MPI processes (0 without MPI).
-    fn rank(&self) -> usize {
+    pub(super) fn rank(&self) -> usize {
         #[cfg(feature = "mpi")]
         if let Some(w) = &self.mpi {
             return w.rank();
@@ -229,7 +229,7 @@ impl Ctx {
         0
     }
 
-    fn size(&self) -> Option<usize> {
+    pub(super) fn size(&self) -> Option<usize> {
         #[cfg(feature = "mpi")]
         if let Some(w) = &self.mpi {
             return Some(w.size());
@@ -246,13 +246,15 @@ impl Ctx {
     }
 
     /// Rank 0 prints.
-    fn lead(&self) -> bool {
+    pub(super) fn lead(&self) -> bool {
         self.rank() == 0
     }
 }
 
 /// Builds (and verifies) a schedule; under MPI the rank count is the world's.
-fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
+/// `--algorithm auto` builds the tuning table's choice for this machine
+/// (see [`resolve_auto`]), named `auto:<choice>`.
+fn build(ctx: &Ctx, b: &BuildArgs, verify: bool, engines: usize) -> Result<Schedule> {
     let mut b = b.clone();
     if let Some(p) = ctx.size() {
         match b.ranks {
@@ -264,12 +266,49 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool) -> Result<Schedule> {
             _ => b.ranks = Some(p),
         }
     }
+    let mut label = None;
+    if b.algorithm.as_deref() == Some("auto") {
+        let (chosen, l) = resolve_auto(&b, engines)?;
+        b = chosen;
+        label = Some(l);
+    }
     let topo = b.topology()?;
     if verify {
         schedule::check_ranks_fit(b.request(topo.as_ref())?.ranks)?;
     }
-    let s = b.build(topo.as_ref())?;
+    let mut s = b.build(topo.as_ref())?;
+    if let Some(l) = label {
+        s.algorithm = l;
+    }
     fits_world(ctx, s, verify)
+}
+
+/// `--algorithm auto` on the runtime: the arguments that build the choice
+/// of the tuning table for this collective and size on this machine (one
+/// host with the ranks on it, its calibrated node model; on --topology's
+/// network when given), with the engine count the run uses; and the name
+/// the run is reported under.
+fn resolve_auto(b: &BuildArgs, engines: usize) -> Result<(BuildArgs, String)> {
+    if b.segment.is_some() {
+        return Err(Error::Invalid(
+            "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
+                .into(),
+        )
+        .into());
+    }
+    let collective = b.collective()?;
+    let topo = b.topology()?;
+    let ranks = b.request(topo.as_ref())?.ranks;
+    let dir = tune::cache_dir(None);
+    let machine =
+        tune::MachineProblem::new(topo, ranks, collective.is_reduction(), dir.as_deref())?;
+    let req = b.request(Some(&machine.topology))?;
+    let problem = machine.problem(collective, req.dtype, req.op, vec![engines]);
+    let cache = dir.map(|dir| crate::optimize::tune::Cache { dir });
+    let d = tune::choose(&problem, parse_bytes(b.size())?, cache.as_ref())?;
+    let mut chosen = b.for_algorithm(&d.choice.algorithm);
+    chosen.segment = d.choice.segment_bytes.map(|s| s.to_string());
+    Ok((chosen, tune::auto_label(&d.choice, false)))
 }
 
 /// Reads (and verifies) a schedule from a file; under MPI it must have as
@@ -306,7 +345,7 @@ fn fits_world(ctx: &Ctx, s: Schedule, verify: bool) -> Result<Schedule> {
 /// timed iteration's seconds (for MPI the slowest rank's). With `reset`,
 /// inputs are refilled before each iteration (outside the timing).
 #[allow(clippy::too_many_arguments)]
-fn time_runs<T: Elem>(
+pub(super) fn time_runs<T: Elem>(
     ctx: &Ctx,
     backend: Backend,
     plan: &Plan,
@@ -359,7 +398,11 @@ fn time_runs<T: Elem>(
     Ok(times)
 }
 
-fn fresh<T: Elem>(ctx: &Ctx, backend: Backend, s: &Schedule) -> Result<Vec<RankBuffers<T>>> {
+pub(super) fn fresh<T: Elem>(
+    ctx: &Ctx,
+    backend: Backend,
+    s: &Schedule,
+) -> Result<Vec<RankBuffers<T>>> {
     let ranks: Vec<usize> = match backend {
         Backend::Threads => (0..s.ranks).collect(),
         Backend::Mpi => vec![ctx.rank()],
@@ -401,7 +444,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let result = (|| -> Result<i32> {
         let s = match &a.schedule {
             Some(path) => loaded(&ctx, &a.build, path, !a.exec.no_verify)?,
-            None => build(&ctx, &a.build, !a.exec.no_verify)?,
+            None => build(&ctx, &a.build, !a.exec.no_verify, opts.engines)?,
         };
         let plan = Plan::new(&s)?;
         with_dtype!(s.dtype, T => run_typed::<T>(&ctx, backend, &plan, &opts, &a))
@@ -655,7 +698,7 @@ fn bench_inner(
                 None => {
                     let mut b = a.build.for_algorithm(alg);
                     b.size = Some(size.to_string());
-                    match build(ctx, &b, !a.exec.no_verify) {
+                    match build(ctx, &b, !a.exec.no_verify, opts.engines) {
                         Ok(s) => s,
                         Err(e) => {
                             if let Some(Error::Unsupported { reason, .. }) =
@@ -713,7 +756,7 @@ fn bench_inner(
                 };
                 rows.push(timed_row(
                     size,
-                    alg,
+                    if alg == "auto" { &s.algorithm } else { alg },
                     name,
                     &summarize(&times),
                     bytes as f64,

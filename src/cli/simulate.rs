@@ -3,6 +3,7 @@
 use super::{BuildArgs, OutputFile};
 use crate::algorithms;
 use crate::error::Error;
+use crate::optimize::tune;
 use crate::price;
 use crate::schedule::{self, Schedule};
 use crate::sim::{self, Fairness, Sharing, SimConfig, SimResult, Skew};
@@ -464,8 +465,15 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     // only when it reached it).
     if a.loaded.is_none() {
         let collective = a.build.collective()?;
-        for name in &algorithms {
+        for name in algorithms.iter().filter(|n| *n != "auto") {
             algorithms::find(collective.name(), name)?;
+        }
+        if algorithms.iter().any(|n| n == "auto") && a.build.segment.is_some() {
+            return Err(Error::Invalid(
+                "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
+                    .into(),
+            )
+            .into());
         }
         if a.compute_bandwidth.is_some() && !collective.is_reduction() {
             return Err(Error::Invalid(format!(
@@ -520,33 +528,31 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     if sweeping {
         return sweep(&a, &topo, &sizes, &engines, &algorithms, out);
     }
+    let (build, auto) = match algorithms[0].as_str() {
+        "auto" if a.loaded.is_none() => {
+            let (b, label) = resolve_auto(&a, &a.build, &topo, engines[0])?;
+            (b, Some(label))
+        }
+        _ => (a.build.clone(), None),
+    };
     // A progress bar only on a terminal.
-    let (report, s, result) = if std::io::stderr().is_terminal() {
+    let (mut report, s, result) = if std::io::stderr().is_terminal() {
         let progress = Arc::new(AtomicU64::new(0));
         a.progress = Some(progress.clone());
         // The run's end drops `finished`, which wakes the display at once.
         let (finished, wake) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
             scope.spawn(|| show_progress(&progress, wake));
-            let one = simulate_one(
-                &a,
-                &a.build,
-                &topo,
-                engines[0],
-                a.format.starts_with("json"),
-            );
+            let one = simulate_one(&a, &build, &topo, engines[0], a.format.starts_with("json"));
             drop(finished);
             one
         })?
     } else {
-        simulate_one(
-            &a,
-            &a.build,
-            &topo,
-            engines[0],
-            a.format.starts_with("json"),
-        )?
+        simulate_one(&a, &build, &topo, engines[0], a.format.starts_with("json"))?
     };
+    if let Some(label) = auto {
+        report.algorithm = label;
+    }
     if let (Some(path), Some(file)) = (&a.trace, trace) {
         let mut f = std::io::BufWriter::new(file);
         let name = |l: u32| topo.link_name(l);
@@ -685,8 +691,14 @@ fn print_text(
     writeln!(out, "rank finish     {} .. {}", sec(lo), sec(hi))?;
     writeln!(
         out,
-        "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows)",
-        r.wall_s, r.events, res.run.recomputes, res.run.rounds, res.run.recomputed_flows, res.run.full_solves
+        "simulated in    {:.3} s wall ({} events, {} rate solves in {} rounds over {} flows, {} of all flows; {} flow ends moved)",
+        r.wall_s,
+        r.events,
+        res.run.recomputes,
+        res.run.rounds,
+        res.run.recomputed_flows,
+        res.run.full_solves,
+        res.run.rescheduled_flows
     )?;
     writeln!(out, "driver          {}", res.run.driver)?;
     if res.run.folded > 1 {
@@ -743,16 +755,23 @@ fn sweep(
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
     // A point is an algorithm and a size: its schedule is built and verified
-    // once, and simulated with every engine count.
-    let mut points = Vec::new();
+    // once, and simulated with every engine count. An `auto` point is one
+    // engine count: the choice may differ with it.
+    let mut points: Vec<(BuildArgs, Vec<usize>, bool)> = Vec::new();
     for alg in algorithms {
         for &size in sizes {
             let mut b = a.build.for_algorithm(alg);
             b.size = Some(size.to_string());
-            points.push(b);
+            if alg == "auto" && a.loaded.is_none() {
+                for &e in engines {
+                    points.push((b.clone(), vec![e], true));
+                }
+            } else {
+                points.push((b, engines.to_vec(), false));
+            }
         }
     }
-    let bar = ProgressBar::new((points.len() * engines.len()) as u64);
+    let bar = ProgressBar::new(points.iter().map(|p| p.1.len() as u64).sum());
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} simulate [{bar:30}] {pos}/{len} {elapsed_precise} {msg}",
@@ -761,11 +780,23 @@ fn sweep(
     );
     let results: Vec<Result<Vec<Row>>> = points
         .par_iter()
-        .map(|b| {
-            let r = match simulate_point(a, b, topo, engines, false) {
-                Ok((_, runs)) => Ok(runs
+        .map(|(b, engines, auto)| {
+            let chosen = if *auto {
+                resolve_auto(a, b, topo, engines[0]).map(|(b, label)| (b, Some(label)))
+            } else {
+                Ok((b.clone(), None))
+            };
+            let r = match chosen.and_then(|(b, label)| {
+                simulate_point(a, &b, topo, engines, false).map(|p| (p, label))
+            }) {
+                Ok(((_, runs), label)) => Ok(runs
                     .into_iter()
-                    .map(|(r, _)| Row::Run(Box::new(r)))
+                    .map(|(mut r, _)| {
+                        if let Some(l) = &label {
+                            r.algorithm = l.clone();
+                        }
+                        Row::Run(Box::new(r))
+                    })
                     .collect()),
                 // An algorithm that does not apply here is a row saying why,
                 // and the sweep goes on.
@@ -804,6 +835,31 @@ fn sweep(
     }
     out.flush()?;
     Ok(0)
+}
+
+/// `--algorithm auto` at one point: the arguments that build the choice the
+/// tuning table (cached, or priced now) makes for this size, network and
+/// node model, and the name to report it under.
+fn resolve_auto(
+    a: &SimulateArgs,
+    b: &BuildArgs,
+    topo: &Topology,
+    engines: usize,
+) -> Result<(BuildArgs, String)> {
+    let req = b.request(Some(topo))?;
+    let problem = tune::Problem {
+        collective: req.collective,
+        dtype: req.dtype,
+        op: req.op,
+        topology: topo,
+        config: a.config(engines)?,
+        engines: vec![engines],
+    };
+    let cache = super::tune::cache_dir(None).map(|dir| tune::Cache { dir });
+    let d = super::tune::choose(&problem, parse_bytes(b.size())?, cache.as_ref())?;
+    let mut chosen = b.for_algorithm(&d.choice.algorithm);
+    chosen.segment = d.choice.segment_bytes.map(|s| s.to_string());
+    Ok((chosen, super::tune::auto_label(&d.choice, false)))
 }
 
 /// The sweep's time against size, a line per algorithm and engine count.

@@ -53,16 +53,29 @@ pub fn chart_file(
     y: (&str, Scale),
     series: &[Series],
 ) -> Result<()> {
+    chart_file_marked(path, title, x, y, series, None)
+}
+
+/// [`chart_file`] with `marks` drawn over the lines as rings, unjoined (a
+/// choice made among the lines).
+pub fn chart_file_marked(
+    path: &Path,
+    title: &str,
+    x: (&str, Scale),
+    y: (&str, Scale),
+    series: &[Series],
+    marks: Option<&Series>,
+) -> Result<()> {
     register_font();
     match path.extension().and_then(|e| e.to_str()) {
         Some("svg") => {
             let root = SVGBackend::new(path, (1100, 600)).into_drawing_area();
-            draw(&root, title, x, y, series)?;
+            draw(&root, title, x, y, series, marks)?;
             root.present().map_err(err)?;
         }
         Some("png") => {
             let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
-            draw(&root, title, x, y, series)?;
+            draw(&root, title, x, y, series, marks)?;
             root.present().map_err(err)?;
         }
         _ => {
@@ -142,7 +155,7 @@ fn tick(v: f64, desc: &str) -> String {
 }
 
 macro_rules! chart {
-    ($root:expr, $title:expr, $xr:expr, $yr:expr, $x:expr, $y:expr, $series:expr) => {{
+    ($root:expr, $title:expr, $xr:expr, $yr:expr, $x:expr, $y:expr, $series:expr, $marks:expr) => {{
         let xf = |v: &f64| tick(*v, $x.0);
         let yf = |v: &f64| tick(*v, $y.0);
         let mut chart = ChartBuilder::on($root)
@@ -173,6 +186,15 @@ macro_rules! chart {
                 .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                 .map_err(err)?;
         }
+        if let Some(m) = $marks {
+            chart
+                .draw_series(
+                    m.points
+                        .iter()
+                        .map(|&p| Circle::new(p, 8, BLACK.stroke_width(2))),
+                )
+                .map_err(err)?;
+        }
     }};
 }
 
@@ -180,10 +202,22 @@ macro_rules! chart {
 fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     series: &[Series],
+    marks: Option<&Series>,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
+    if let Some(m) = marks {
+        let y = 60 + 22 * series.len() as i32;
+        area.draw(&Circle::new((20, y), 6, BLACK.stroke_width(2)))
+            .map_err(err)?;
+        area.draw(&Text::new(
+            m.name.clone(),
+            (38, y - 8),
+            ("sans-serif", 14).into_font(),
+        ))
+        .map_err(err)?;
+    }
     for (i, s) in series.iter().enumerate() {
         let colour = Palette99::pick(i).to_rgba();
         let y = 60 + 22 * i as i32;
@@ -208,6 +242,7 @@ fn draw<DB: DrawingBackend>(
     x: (&str, Scale),
     y: (&str, Scale),
     series: &[Series],
+    marks: Option<&Series>,
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -215,17 +250,35 @@ where
     root.fill(&WHITE).map_err(err)?;
     let (w, _) = root.dim_in_pixel();
     let (root, side) = root.split_horizontally((w as f64 * 0.72) as u32);
-    legend(&side, series)?;
+    legend(&side, series, marks)?;
     let root = &root;
     let (x0, x1) = bounds(series, |p| p.0, x.1);
     let (y0, y1) = bounds(series, |p| p.1, y.1);
     match (x.1, y.1) {
-        (Scale::Linear, Scale::Linear) => chart!(root, title, x0..x1, y0..y1, x, y, series),
+        (Scale::Linear, Scale::Linear) => chart!(root, title, x0..x1, y0..y1, x, y, series, marks),
         (Scale::Log, Scale::Linear) => {
-            chart!(root, title, (x0..x1).log_scale(), y0..y1, x, y, series)
+            chart!(
+                root,
+                title,
+                (x0..x1).log_scale(),
+                y0..y1,
+                x,
+                y,
+                series,
+                marks
+            )
         }
         (Scale::Linear, Scale::Log) => {
-            chart!(root, title, x0..x1, (y0..y1).log_scale(), x, y, series)
+            chart!(
+                root,
+                title,
+                x0..x1,
+                (y0..y1).log_scale(),
+                x,
+                y,
+                series,
+                marks
+            )
         }
         (Scale::Log, Scale::Log) => chart!(
             root,
@@ -234,7 +287,8 @@ where
             (y0..y1).log_scale(),
             x,
             y,
-            series
+            series,
+            marks
         ),
     }
     Ok(())

@@ -5,7 +5,12 @@
 //!   branch and bound with tree-isomorphism cuts ([`iso`]).
 //! - [`lanes`]: the lane count of the multi-lane scatter on a grid of sites,
 //!   by simulating every count beside the cost models.
+//! - [`tune`]: the fastest algorithm of a collective at each size, by
+//!   simulating every candidate; decision tables cached on disk, and
+//!   exported as MPI libraries' tuning files ([`mpi_rules`]).
 
 pub mod iso;
 pub mod lanes;
+pub mod mpi_rules;
 pub mod treebcast;
+pub mod tune;

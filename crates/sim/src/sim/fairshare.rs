@@ -90,6 +90,8 @@ pub struct MaxMin {
     pub recomputes: u64,
     pub rounds: u64,
     pub full_solves: u64,
+    /// Flows whose rate, and so whose end, a recomputation changed.
+    pub rescheduled_flows: u64,
 }
 
 const CAP_ITEM: u32 = 1 << 31;
@@ -126,6 +128,7 @@ impl MaxMin {
             recomputes: 0,
             rounds: 0,
             full_solves: 0,
+            rescheduled_flows: 0,
         }
     }
 
@@ -303,6 +306,7 @@ impl MaxMin {
             }
         }
         self.recomputed_flows += self.comp_flows.len() as u64;
+        let before = out.len();
         for idx in 0..self.comp_flows.len() {
             let id = self.comp_flows[idx];
             self.bottleneck[id as usize] = self.new_bottleneck[id as usize];
@@ -321,6 +325,7 @@ impl MaxMin {
             };
             out.push(Reschedule { flow: id, end });
         }
+        self.rescheduled_flows += (out.len() - before) as u64;
     }
 
     fn in_set(&self, f: u32) -> bool {

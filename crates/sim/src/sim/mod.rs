@@ -676,7 +676,8 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             );
         }
         check_finished(self.src, self.ranks.iter(), &waits)?;
-        let (recomputes, rounds, full_solves, recomputed_flows) = self.links.solver_counts();
+        let (recomputes, rounds, full_solves, recomputed_flows, rescheduled_flows) =
+            self.links.solver_counts();
         let totals = Totals {
             flows: self.flows,
             network_bytes: self.network_bytes,
@@ -685,6 +686,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             rounds,
             full_solves,
             recomputed_flows,
+            rescheduled_flows,
         };
         let finish: Vec<f64> = self.ranks.iter().map(|r| r.finish).collect();
         let mut result = results(

@@ -72,6 +72,9 @@ pub struct RunStats {
     /// Recomputations that solved every active flow.
     pub full_solves: u64,
     pub recomputed_flows: u64,
+    /// Flows whose end a recomputation moved (the least work any exact
+    /// solver must do).
+    pub rescheduled_flows: u64,
     /// Wall time of the simulation itself (s).
     pub wall_s: f64,
     /// Ranks each simulated rank stood for: above 1 when the run was folded
@@ -110,6 +113,7 @@ pub(super) struct Totals {
     pub(super) rounds: u64,
     pub(super) full_solves: u64,
     pub(super) recomputed_flows: u64,
+    pub(super) rescheduled_flows: u64,
 }
 
 /// The result of a finished run from each simulated rank's finish time and
@@ -166,6 +170,7 @@ pub(super) fn results(
             rounds: totals.rounds,
             full_solves: totals.full_solves,
             recomputed_flows: totals.recomputed_flows,
+            rescheduled_flows: totals.rescheduled_flows,
             wall_s: wall.elapsed().as_secs_f64(),
             folded: copies as u64,
             driver: String::new(),

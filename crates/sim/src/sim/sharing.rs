@@ -82,16 +82,18 @@ impl Links {
         }
     }
 
-    /// The solver's counts: recomputations, rounds, full solves, flows solved.
-    pub(super) fn solver_counts(&self) -> (u64, u64, u64, u64) {
+    /// The solver's counts: recomputations, rounds, full solves, flows
+    /// solved, flows rescheduled.
+    pub(super) fn solver_counts(&self) -> (u64, u64, u64, u64, u64) {
         match self {
             Links::Fair(f) => (
                 f.solver.recomputes,
                 f.solver.rounds,
                 f.solver.full_solves,
                 f.solver.recomputed_flows,
+                f.solver.rescheduled_flows,
             ),
-            Links::Booked(_) => (0, 0, 0, 0),
+            Links::Booked(_) => (0, 0, 0, 0, 0),
         }
     }
 

@@ -319,6 +319,7 @@ fn finish<P: Lookahead>(
         rounds: 0,
         full_solves: 0,
         recomputed_flows: 0,
+        rescheduled_flows: 0,
     };
     let mut result = results(topo, None, &finish, &link_use, totals, wall, Vec::new());
     result.run.by_rank_threads = parts.len();

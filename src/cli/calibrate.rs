@@ -1,0 +1,166 @@
+//! `topocoll tune --calibrate`: this machine's node parameters, fitted from
+//! a few collectives timed on the runtime, kept for `tune` and `auto`.
+//!
+//! The simulator prices a host as ranks that pay `overhead_s` of CPU per
+//! message and share one link inside the host (`node_bandwidth`), each
+//! message alone at most at `pair_bandwidth`, reductions combining at
+//! `compute_bandwidth`. Each figure comes from the run that isolates it:
+//!
+//! - overhead: a linear scatter of 8-byte blocks with one engine, P-1
+//!   messages one after another from the root: time / (P-1);
+//! - pair bandwidth: the same scatter with large blocks, less the overheads;
+//! - node bandwidth: a linear all-to-all of large blocks, every message at
+//!   once, its P(P-1) blocks over its time less the root's overheads;
+//! - compute bandwidth: the runtime's own reduction kernel (f64 sum in
+//!   place), bytes of the buffer combined per second.
+
+use super::run::{backends, fresh, time_runs, Backend, Ctx};
+use super::tune::{cache_dir, Machine, TuneArgs};
+use super::BuildArgs;
+use crate::error::Error;
+use crate::runtime::{kernel_bench, Options, Plan};
+use crate::schedule::{Dtype, ReduceOp};
+use crate::units::{format_bytes, format_seconds};
+use anyhow::{Context, Result};
+use std::time::Duration;
+
+/// Large blocks: long enough that per-message costs are a small part.
+const LARGE: u64 = 16 << 20;
+
+pub fn run(a: &TuneArgs) -> Result<i32> {
+    let b = &a.sim.build;
+    for (flag, given) in [
+        ("--topology", b.topology.is_some()),
+        ("--collective", b.collective.is_some()),
+        ("--algorithm", b.algorithm.is_some()),
+        ("--size", b.size.is_some()),
+        ("--sizes", a.sizes.is_some()),
+        ("--export-ompi", a.export_ompi.is_some()),
+        ("--export-mpich", a.export_mpich.is_some()),
+        ("--plot", a.sim.plot.is_some()),
+    ] {
+        if given {
+            return Err(Error::Invalid(format!(
+                "tune --calibrate measures this machine: {flag} does not apply (it takes --ranks, --backend, --cache-dir)"
+            ))
+            .into());
+        }
+    }
+    let bk = backends(a.backend.as_deref().unwrap_or("threads"))?;
+    if bk.len() != 1 {
+        return Err(Error::Invalid("--calibrate takes one --backend".into()).into());
+    }
+    let backend = bk[0];
+    let ctx = Ctx::new(&bk)?;
+    let ranks = match (ctx.size(), b.ranks) {
+        (Some(p), Some(r)) if r != p => {
+            return Err(
+                Error::Invalid(format!("--ranks {r} but mpirun started {p} processes")).into(),
+            )
+        }
+        (Some(p), _) => p,
+        (None, r) => r.unwrap_or(4),
+    };
+    if ranks < 2 {
+        return Err(Error::Invalid("--calibrate needs at least 2 ranks".into()).into());
+    }
+    let p = ranks as f64;
+    let time = |coll: &str, alg: &str, size: u64, engines: usize| -> Result<f64> {
+        let build = BuildArgs {
+            ranks: Some(ranks),
+            collective: Some(coll.into()),
+            algorithm: Some(alg.into()),
+            size: Some(size.to_string()),
+            ..BuildArgs::default()
+        };
+        let s = build.build(None)?;
+        crate::schedule::verify(&s)?;
+        let plan = Plan::new(&s)?;
+        let opts = Options {
+            engines,
+            timeout: Some(Duration::from_secs(120)),
+            fault: None,
+            workers: 0,
+        };
+        let iters = if size <= 64 << 10 { 200 } else { 10 };
+        let mut bufs = fresh::<u8>(&ctx, backend, &s)?;
+        let times = time_runs(
+            &ctx,
+            backend,
+            &plan,
+            &mut bufs,
+            &opts,
+            iters / 10,
+            iters,
+            false,
+        )?;
+        // The fastest iteration: the machine undisturbed.
+        Ok(times.iter().cloned().fold(f64::INFINITY, f64::min))
+    };
+    let small = time("scatter", "linear", 8, 1)?;
+    let overhead_s = small / (p - 1.0);
+    let seq = time("scatter", "linear", LARGE, 1)?;
+    let pair_bandwidth = (p - 1.0) * LARGE as f64 / (seq - (p - 1.0) * overhead_s).max(1e-9);
+    let all = time("alltoall", "linear", LARGE, ranks)?;
+    let node_bandwidth = (p * (p - 1.0) * LARGE as f64 / (all - (p - 1.0) * overhead_s).max(1e-9))
+        .max(pair_bandwidth);
+    let mut compute = 0.0f64;
+    if ctx.lead() {
+        kernel_bench::run(LARGE, 3, Some(Dtype::F64), &mut |r| {
+            if r.in_place && r.op == ReduceOp::Sum {
+                // gbs counts two reads and a write per element.
+                compute = compute.max(r.gbs * 1e9 / 3.0);
+            }
+            Ok(())
+        })?;
+    }
+    if !ctx.lead() {
+        return Ok(0);
+    }
+    let m = Machine {
+        source: format!(
+            "calibrated on the {} backend with {ranks} ranks",
+            if backend == Backend::Mpi {
+                "mpi"
+            } else {
+                "threads"
+            }
+        ),
+        overhead_s,
+        pair_bandwidth,
+        node_bandwidth,
+        compute_bandwidth: compute,
+    };
+    println!("{}", m.source);
+    println!(
+        "overhead          {} per message   (scatter of 8 B: {})",
+        format_seconds(overhead_s),
+        format_seconds(small)
+    );
+    println!(
+        "pair bandwidth    {:.3} GB/s           (scatter of {}: {})",
+        pair_bandwidth / 1e9,
+        format_bytes(LARGE),
+        format_seconds(seq)
+    );
+    println!(
+        "node bandwidth    {:.3} GB/s           (all-to-all of {}: {})",
+        node_bandwidth / 1e9,
+        format_bytes(LARGE),
+        format_seconds(all)
+    );
+    println!(
+        "compute bandwidth {:.3} GB/s           (f64 sum in place)",
+        compute / 1e9
+    );
+    let dir = cache_dir(a.cache_dir.as_deref())
+        .ok_or_else(|| Error::Invalid("no cache directory: give --cache-dir (no HOME)".into()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    let path = dir.join("machine.json");
+    let tmp = dir.join(format!("machine.json.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_string_pretty(&m)?)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .with_context(|| format!("writing '{}'", path.display()))?;
+    println!("kept in {}", path.display());
+    Ok(0)
+}

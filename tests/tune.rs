@@ -1,0 +1,390 @@
+//! `topocoll tune` and `--algorithm auto`: every choice is the fastest of
+//! the candidates as `simulate` prices them one by one; the table is cached
+//! and followed; the exported MPI rules say what the table says.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs topocoll with its tuning cache in `cache`: (exit code, stdout, stderr).
+fn topocoll(cache: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+        .args(args)
+        .env("TOPOCOLL_CACHE", cache)
+        .output()
+        .expect("topocoll runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(cache: &Path, args: &[&str]) -> String {
+    let (code, out, err) = topocoll(cache, args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("topocoll-tune-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const MODEL: [&str; 4] = ["--overhead", "1e-6", "--latency", "5e-7"];
+
+/// The time `simulate` gives one candidate.
+fn simulated(cache: &Path, topo: &str, coll: &str, size: u64, c: &Value) -> f64 {
+    let size = size.to_string();
+    let alg = c["algorithm"].as_str().unwrap();
+    let engines = c["engines"].to_string();
+    let mut args = vec![
+        "simulate",
+        "-t",
+        topo,
+        "-c",
+        coll,
+        "-a",
+        alg,
+        "--size",
+        &size,
+        "--engines",
+        &engines,
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(&MODEL);
+    let seg = c.get("segment_bytes").map(|s| s.to_string());
+    if let Some(s) = &seg {
+        args.extend_from_slice(&["--segment", s]);
+    }
+    let v: Value = serde_json::from_str(&ok(cache, &args)).unwrap();
+    v["time_s"].as_f64().unwrap()
+}
+
+#[test]
+fn each_choice_is_the_fastest_candidate_as_simulate_prices_it() {
+    let cache = scratch("choice");
+    for (topo, coll) in [
+        ("torus:4x4", "allreduce"),
+        ("torus:4x4", "bcast"),
+        ("mesh:4x2", "alltoall"),
+        ("hypercube:3", "allgather"),
+    ] {
+        let mut args = vec![
+            "tune",
+            "-t",
+            topo,
+            "-c",
+            coll,
+            "--sizes",
+            "8B,64KiB,4MiB",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(&MODEL);
+        let table: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+        let decisions = table["decisions"].as_array().unwrap();
+        assert_eq!(decisions.len(), 3);
+        let mut chosen = std::collections::BTreeSet::new();
+        for d in decisions {
+            let size = d["size_bytes"].as_u64().unwrap();
+            let mut best = f64::INFINITY;
+            let mut priced = 0;
+            for c in d["candidates"].as_array().unwrap() {
+                let Some(t) = c.get("time_s").and_then(Value::as_f64) else {
+                    assert!(c["skipped"].is_string(), "{c}");
+                    continue;
+                };
+                let again = simulated(&cache, topo, coll, size, c);
+                assert!(
+                    (t - again).abs() <= 1e-12 * t,
+                    "{topo} {coll} {size}: {c} vs {again}"
+                );
+                best = best.min(t);
+                priced += 1;
+            }
+            assert!(
+                priced >= 2,
+                "{topo} {coll} {size}: fewer than two candidates"
+            );
+            assert_eq!(
+                d["predicted_s"].as_f64().unwrap(),
+                best,
+                "{topo} {coll} {size}"
+            );
+            let choice = &d["choice"];
+            let t = simulated(&cache, topo, coll, size, choice);
+            assert!((t - best).abs() <= 1e-12 * best);
+            chosen.insert(choice["algorithm"].as_str().unwrap().to_string());
+        }
+        // The sizes span latency- and bandwidth-bound regimes, where the
+        // allreduce and bcast algorithms trade places (a hypercube's
+        // recursive doubling wins an allgather at every size).
+        if matches!(coll, "allreduce" | "bcast") {
+            assert!(
+                chosen.len() >= 2,
+                "{topo} {coll}: one algorithm at every size: {chosen:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_follows_the_cached_table() {
+    let cache = scratch("cache");
+    let mut args = vec![
+        "tune",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "--sizes",
+        "1KiB",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(&MODEL);
+    let table: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+    let choice = table["decisions"][0]["choice"]["algorithm"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sim = |cache: &Path| -> Value {
+        let mut a = vec![
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "auto",
+            "--size",
+            "1KiB",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(&MODEL);
+        serde_json::from_str(&ok(cache, &a)).unwrap()
+    };
+    assert_eq!(sim(&cache)["algorithm"], format!("auto:{choice}"));
+    // Edit the cached file: auto follows it (it read the table, not a new
+    // pricing).
+    let file = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("tune-allreduce-")
+        })
+        .expect("the table is cached");
+    let other = if choice == "ring" {
+        "recursive_doubling"
+    } else {
+        "ring"
+    };
+    let mut t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    t["decisions"][0]["choice"]["algorithm"] = Value::from(other);
+    std::fs::write(&file, t.to_string()).unwrap();
+    assert_eq!(sim(&cache)["algorithm"], format!("auto:{other}"));
+    // Another node model is another table.
+    let mut a = vec![
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "auto",
+        "--size",
+        "1KiB",
+        "--format",
+        "json",
+        "--overhead",
+        "2e-6",
+    ];
+    a.extend_from_slice(&MODEL[2..]);
+    let v: Value = serde_json::from_str(&ok(&cache, &a)).unwrap();
+    assert!(v["algorithm"].as_str().unwrap().starts_with("auto:"));
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    // A table that does not read is priced again.
+    std::fs::write(&file, "{ not json").unwrap();
+    assert_eq!(sim(&cache)["algorithm"], format!("auto:{choice}"));
+}
+
+#[test]
+fn auto_runs_on_the_runtime_and_checks() {
+    let cache = scratch("run");
+    for coll in ["allreduce", "bcast", "reduce", "allgather", "alltoall"] {
+        for size in ["8", "65536"] {
+            let out = ok(
+                &cache,
+                &[
+                    "run", "--ranks", "4", "-c", coll, "-a", "auto", "--size", size, "--check",
+                ],
+            );
+            assert!(out.contains("auto:"), "{coll} {size}: {out}");
+        }
+    }
+    let out = ok(
+        &cache,
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "auto,ring",
+            "--sizes",
+            "8B,1MiB",
+            "--iterations",
+            "2",
+            "--format",
+            "csv",
+        ],
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.contains(",auto:")).count(),
+        2,
+        "{out}"
+    );
+}
+
+/// The Open MPI rules file's numbers, comments dropped.
+fn ompi_numbers(text: &str) -> Vec<Vec<u64>> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap())
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(|w| w.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn exported_rules_say_what_the_table_says() {
+    let cache = scratch("export");
+    let ompi = cache.join("rules.txt");
+    let mpich = cache.join("tuning.json");
+    let mut args = vec![
+        "tune",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "--sizes",
+        "8B..16MiB",
+        "--format",
+        "json",
+        "--export-ompi",
+        ompi.to_str().unwrap(),
+        "--export-mpich",
+        mpich.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&MODEL);
+    let table: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+    let n = ompi_numbers(&std::fs::read_to_string(&ompi).unwrap());
+    assert_eq!(n[0], [1]);
+    assert_eq!(n[1], [2], "allreduce is Open MPI's collective 2");
+    assert_eq!(n[2], [1]);
+    assert_eq!(n[3], [16], "the communicator size");
+    let rules = &n[5..];
+    assert_eq!(n[4], [rules.len() as u64]);
+    assert_eq!(rules[0][0], 0, "the first rule starts at 0 bytes");
+    // Each size's rule is the table's choice where Open MPI has it.
+    let ompi_id = |alg: &str| match alg {
+        "recursive_doubling" => Some(3),
+        "ring" => Some(4),
+        "rabenseifner" => Some(6),
+        "reduce_bcast" => Some(2),
+        _ => None,
+    };
+    for d in table["decisions"].as_array().unwrap() {
+        let size = d["size_bytes"].as_u64().unwrap();
+        let rule = rules.iter().rev().find(|r| r[0] <= size).unwrap();
+        if let Some(id) = ompi_id(d["choice"]["algorithm"].as_str().unwrap()) {
+            assert_eq!(rule[1], id, "at {size} bytes");
+        }
+    }
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&mpich).unwrap()).unwrap();
+    let sizes = &j["collective=allreduce"]["comm_type=intra"]["comm_size<=16"];
+    assert!(sizes
+        .as_object()
+        .unwrap()
+        .keys()
+        .all(|k| k.starts_with("avg_msg_size<=") || k == "any"));
+}
+
+#[test]
+fn bad_tuning_input_is_one_line() {
+    let cache = scratch("bad");
+    for (args, says) in [
+        (
+            &["tune", "-c", "allreduce"][..],
+            "give --topology, or --ranks",
+        ),
+        (
+            &[
+                "tune",
+                "-t",
+                "torus:4x4",
+                "-c",
+                "allreduce",
+                "--size",
+                "1KiB",
+            ][..],
+            "--size",
+        ),
+        (
+            &[
+                "tune",
+                "-t",
+                "torus:4x4",
+                "-c",
+                "allreduce",
+                "--sizes",
+                "1KiB",
+                "--plot",
+                "x.pdf",
+            ][..],
+            ".svg or .png",
+        ),
+        (
+            &[
+                "simulate",
+                "-t",
+                "torus:4x4",
+                "-c",
+                "allreduce",
+                "-a",
+                "auto",
+                "--segment",
+                "8KiB",
+            ][..],
+            "chooses the segment",
+        ),
+        (
+            &[
+                "tune",
+                "--ranks",
+                "4",
+                "-c",
+                "allreduce",
+                "--sizes",
+                "8B",
+                "--overhead",
+                "1e-6",
+            ][..],
+            "calibration",
+        ),
+    ] {
+        let (code, _, err) = topocoll(&cache, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
