@@ -39,12 +39,38 @@ use std::time::{Duration, Instant};
 /// The tag failure notices travel with; schedule tags are kept below it.
 const ABORT_TAG: c_int = 32767;
 const NOTICE_BYTES: usize = 1024;
+/// Polls that find nothing to do before the clock is read (for stalls and
+/// the timeout): a read of the clock costs as much as a poll.
+const CLOCK_POLLS: u32 = 64;
+/// Polls that find nothing to do before the rank yields its core (to the
+/// other ranks of an oversubscribed node).
+const YIELD_POLLS: u32 = 16;
 
 /// The MPI world of this process.
 pub struct World {
-    _universe: mpi::environment::Universe,
     rank: usize,
     size: usize,
+    /// The receive failure notices land in, posted once for the process
+    /// (not per run: cancelling a posted receive costs more than a small
+    /// collective), and posted again only after a notice arrived.
+    notice: std::cell::UnsafeCell<Box<[u8; NOTICE_BYTES]>>,
+    notice_req: std::cell::Cell<ffi::MPI_Request>,
+    // Dropped last: finalizes MPI.
+    _universe: mpi::environment::Universe,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let mut r = self.notice_req.get();
+        // SAFETY: an unmatched notice receive is cancelled before MPI
+        // finalizes (a completed one is already null).
+        unsafe {
+            if r != ffi::RSMPI_REQUEST_NULL {
+                ffi::MPI_Cancel(&mut r);
+                ffi::MPI_Wait(&mut r, std::ptr::null_mut());
+            }
+        }
+    }
 }
 
 fn world() -> ffi::MPI_Comm {
@@ -74,11 +100,35 @@ impl World {
             ffi::MPI_Comm_rank(world(), &mut rank);
             ffi::MPI_Comm_size(world(), &mut size);
         }
-        Ok(World {
-            _universe: universe,
+        let w = World {
             rank: rank as usize,
             size: size as usize,
-        })
+            notice: std::cell::UnsafeCell::new(Box::new([0u8; NOTICE_BYTES])),
+            notice_req: std::cell::Cell::new(unsafe { ffi::RSMPI_REQUEST_NULL }),
+            _universe: universe,
+        };
+        w.post_notice();
+        Ok(w)
+    }
+
+    /// Posts the receive for failure notices.
+    fn post_notice(&self) {
+        let mut r: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: the notice buffer lives in the World, which cancels the
+        // receive before it is freed; nothing else touches the buffer
+        // while the receive is posted.
+        unsafe {
+            ffi::MPI_Irecv(
+                (*self.notice.get()).as_mut_ptr() as *mut c_void,
+                NOTICE_BYTES as c_int,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_ANY_SOURCE,
+                ABORT_TAG,
+                world(),
+                &mut r,
+            );
+        }
+        self.notice_req.set(r);
     }
 
     pub fn rank(&self) -> usize {
@@ -271,22 +321,14 @@ pub fn run_rank<T: Elem>(
             s.ranks, w.size
         )));
     }
-    let mut notice = vec![0u8; NOTICE_BYTES];
-    let mut notice_req: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
-    // SAFETY: `notice` outlives the request (cancelled or completed below).
-    unsafe {
-        ffi::MPI_Irecv(
-            notice.as_mut_ptr() as *mut c_void,
-            NOTICE_BYTES as c_int,
-            ffi::RSMPI_UINT8_T,
-            ffi::RSMPI_ANY_SOURCE,
-            ABORT_TAG,
-            world(),
-            &mut notice_req,
-        );
+    if w.notice_req.get() == unsafe { ffi::RSMPI_REQUEST_NULL } {
+        w.post_notice();
     }
-    let mut reqs: Vec<ffi::MPI_Request> = Vec::new();
-    let mut active: Vec<Active<T>> = Vec::new();
+    let mut notice_req = w.notice_req.get();
+    // SAFETY: the buffer is read only once its receive has completed.
+    let notice: &[u8] = unsafe { &**w.notice.get() };
+    let mut reqs: Vec<ffi::MPI_Request> = Vec::with_capacity(64);
+    let mut active: Vec<Active<T>> = Vec::with_capacity(64);
     let result = catch_unwind(AssertUnwindSafe(|| {
         drive(
             w,
@@ -296,7 +338,7 @@ pub fn run_rank<T: Elem>(
             &mut reqs,
             &mut active,
             &mut notice_req,
-            &notice,
+            notice,
         )
     }))
     .unwrap_or_else(|e| {
@@ -309,14 +351,12 @@ pub fn run_rank<T: Elem>(
     });
     match result {
         Ok(run) => {
-            // SAFETY: the notice receive is unmatched (no failure): cancel it.
-            unsafe {
-                ffi::MPI_Cancel(&mut notice_req);
-                ffi::MPI_Wait(&mut notice_req, std::ptr::null_mut());
-            }
+            // The notice receive stays posted for the next run.
+            w.notice_req.set(notice_req);
             Ok(run)
         }
         Err(f) => {
+            w.notice_req.set(notice_req);
             let msg = match f {
                 Failure::Mine(msg) => {
                     notify_all(w, &msg);
@@ -335,7 +375,6 @@ pub fn run_rank<T: Elem>(
             for a in active {
                 std::mem::forget(a.temp);
             }
-            std::mem::forget(notice);
             Err(Error::Runtime(msg))
         }
     }
@@ -429,11 +468,16 @@ fn drive<T: Elem>(
         )
     };
     let mut pool: Vec<Vec<T>> = Vec::new();
-    let mut last_progress = Instant::now();
+    let mut last_progress = t0;
+    let mut now = t0;
+    // Polls since the last progress, and whether that progress has been
+    // stamped with the clock yet.
+    let mut idle: u32 = 0;
+    let mut unstamped = false;
     let mut stall = Duration::from_millis(20);
     let mut escapes = 0;
-    let mut indices: Vec<c_int> = Vec::new();
-    let mut statuses: Vec<ffi::MPI_Status> = Vec::new();
+    let mut indices: Vec<c_int> = Vec::with_capacity(64);
+    let mut statuses: Vec<ffi::MPI_Status> = Vec::with_capacity(64);
     let bytes_of = |count: u64, op: OpId| -> std::result::Result<c_int, Failure> {
         c_int::try_from(count as usize * elem)
             .map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
@@ -505,7 +549,7 @@ fn drive<T: Elem>(
             progressed = true;
         }
         let mut escape = false;
-        if st.queued_sends() > 0 && last_progress.elapsed() > stall {
+        if st.queued_sends() > 0 && !unstamped && now.duration_since(last_progress) > stall {
             escape = true;
         }
         while let Some(op) = if escape {
@@ -634,10 +678,20 @@ fn drive<T: Elem>(
             return Err(Failure::Theirs(text));
         }
         if progressed {
-            last_progress = Instant::now();
+            idle = 0;
+            unstamped = true;
+            continue;
+        }
+        idle = idle.wrapping_add(1);
+        if idle % CLOCK_POLLS == 1 {
+            now = Instant::now();
+            if unstamped {
+                last_progress = now;
+                unstamped = false;
+            }
         }
         if let Some(d) = deadline {
-            if Instant::now() >= d {
+            if idle % CLOCK_POLLS == 1 && now >= d {
                 let waiting: Vec<String> = active
                     .iter()
                     .take(3)
@@ -653,7 +707,7 @@ fn drive<T: Elem>(
             }
         }
         // Let other ranks on an oversubscribed node run.
-        if !progressed && last_progress.elapsed() > Duration::from_micros(200) {
+        if idle > YIELD_POLLS {
             std::thread::yield_now();
         }
     }
