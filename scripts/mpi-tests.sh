@@ -56,4 +56,11 @@ for ca in scatter:multilane scatter:single_lane scatter:hierarchical \
     --topology examples/three-sites.toml --collective "${ca%%:*}" \
     --algorithm "${ca##*:}" "${root[@]}" --size 4KiB --check || status=1
 done
+echo "== --algorithm auto on the mpi backend, checked (mpirun -np 4)"
+for c in allreduce bcast reduce allgather alltoall; do
+  TOPOCOLL_CACHE=$(mktemp -d) timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
+    --collective "$c" --algorithm auto --size 64KiB --check >/dev/null || status=1
+done
+echo "== tune's exported Open MPI rules run the algorithms they name"
+bash validation/mpi-rules/run.sh --quick >/dev/null || status=1
 exit $status

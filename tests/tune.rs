@@ -291,9 +291,12 @@ fn exported_rules_say_what_the_table_says() {
     assert_eq!(n[0], [1]);
     assert_eq!(n[1], [2], "allreduce is Open MPI's collective 2");
     assert_eq!(n[2], [1]);
-    assert_eq!(n[3], [16], "the communicator size");
-    let rules = &n[5..];
-    assert_eq!(n[4], [rules.len() as u64]);
+    let rules = &n[4..];
+    assert_eq!(
+        n[3],
+        [16, rules.len() as u64],
+        "the communicator size, the rules"
+    );
     assert_eq!(rules[0][0], 0, "the first rule starts at 0 bytes");
     // Each size's rule is the table's choice where Open MPI has it.
     let ompi_id = |alg: &str| match alg {
@@ -311,12 +314,58 @@ fn exported_rules_say_what_the_table_says() {
         }
     }
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&mpich).unwrap()).unwrap();
-    let sizes = &j["collective=allreduce"]["comm_type=intra"]["comm_size<=16"];
-    assert!(sizes
-        .as_object()
-        .unwrap()
-        .keys()
-        .all(|k| k.starts_with("avg_msg_size<=") || k == "any"));
+    let sizes =
+        &j["collective=allreduce"]["comm_type=intra"]["comm_size<=16"]["is_op_built_in=yes"];
+    let keys: Vec<&String> = sizes.as_object().unwrap().keys().collect();
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| k.starts_with("avg_msg_size")),
+        "{keys:?}"
+    );
+    // Into a base file: its other collectives kept, in order, this one replaced.
+    let base = cache.join("base.json");
+    std::fs::write(
+        &base,
+        r#"{"collective=bcast": {"algorithm=MPIR_Bcast_intra_binomial": {}},
+ "collective=allreduce": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+ "collective=barrier": {"algorithm=MPIR_Barrier_intra_dissemination": {}}}"#,
+    )
+    .unwrap();
+    let mut args = vec![
+        "tune",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "--sizes",
+        "8B..16MiB",
+        "--export-mpich",
+        mpich.to_str().unwrap(),
+        "--mpich-base",
+        base.to_str().unwrap(),
+    ];
+    args.extend_from_slice(&MODEL);
+    ok(&cache, &args);
+    let text = std::fs::read_to_string(&mpich).unwrap();
+    let merged: Value = serde_json::from_str(&text).unwrap();
+    let leaf = |alg: &str| serde_json::json!({ format!("algorithm={alg}"): {} });
+    assert_eq!(
+        merged["collective=bcast"],
+        leaf("MPIR_Bcast_intra_binomial")
+    );
+    assert_eq!(
+        merged["collective=barrier"],
+        leaf("MPIR_Barrier_intra_dissemination")
+    );
+    assert_eq!(merged["collective=allreduce"], j["collective=allreduce"]);
+    let at: Vec<usize> = [
+        "collective=bcast",
+        "collective=allreduce",
+        "collective=barrier",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap())
+    .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
 }
 
 #[test]

@@ -75,6 +75,11 @@ pub struct BenchArgs {
     /// `native`: also time the MPI library's own collective (mpi backend).
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Also give each row the time the simulator predicts for its schedule
+    /// on this machine (the node model `topocoll tune --calibrate` keeps;
+    /// on --topology's network when given).
+    #[arg(long)]
+    pub predict: bool,
     /// Benchmark the reduction kernels against a STREAM-add-like loop instead.
     #[arg(long)]
     pub kernels: bool,
@@ -109,6 +114,9 @@ struct BenchRow {
     /// The native collective's average over this row's.
     #[serde(skip_serializing_if = "Option::is_none")]
     speedup: Option<f64>,
+    /// The simulator's time for this row's schedule (`--predict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<String>,
 }
@@ -281,6 +289,23 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool, engines: usize) -> Result<Sched
         s.algorithm = l;
     }
     fits_world(ctx, s, verify)
+}
+
+/// The simulator's time for `s` on this machine (or --topology's network),
+/// with the calibrated node model and `engines`.
+fn predict(b: &BuildArgs, s: &Schedule, engines: usize) -> Result<f64> {
+    let topo = if b.topology.is_some() {
+        b.topology()?
+    } else {
+        None
+    };
+    let dir = tune::cache_dir(None);
+    let machine =
+        tune::MachineProblem::new(topo, s.ranks, s.collective.is_reduction(), dir.as_deref())?;
+    let mut cfg = machine.config.clone();
+    cfg.engines = engines;
+    let priced = crate::price::price_schedule(s.clone(), &machine.topology, &[cfg])?;
+    Ok(priced.runs[0].time_s)
 }
 
 /// `--algorithm auto` on the runtime: the arguments that build the choice
@@ -714,6 +739,7 @@ fn bench_inner(
                                     bandwidth_mbs: None,
                                     bus_bandwidth_mbs: None,
                                     speedup: None,
+                                    predicted_s: None,
                                     skipped: Some(reason.clone()),
                                 });
                                 continue;
@@ -724,6 +750,11 @@ fn bench_inner(
                 }
             };
             let plan = Plan::new(&s)?;
+            let predicted = if a.predict {
+                Some(predict(&a.build, &s, opts.engines)?)
+            } else {
+                None
+            };
             let bytes = runtime::data_bytes(&s);
             let iters = a.iterations.unwrap_or_else(|| default_iterations(bytes));
             let warm = a.warmup.unwrap_or((iters / 10).max(1));
@@ -754,14 +785,16 @@ fn bench_inner(
                 } else {
                     "mpi"
                 };
-                rows.push(timed_row(
+                let mut row = timed_row(
                     size,
                     if alg == "auto" { &s.algorithm } else { alg },
                     name,
                     &summarize(&times),
                     bytes as f64,
                     runtime::bus_factor(s.collective, s.ranks),
-                ));
+                );
+                row.predicted_s = predicted;
+                rows.push(row);
             }
             shape.get_or_insert((s.collective, s.ranks, s.dtype, s.op, bytes, iters, warm));
         }
@@ -804,10 +837,10 @@ fn bench_inner(
     match a.format.as_str() {
         "json" => writeln!(out, "{}", serde_json::to_string_pretty(&table)?)?,
         "csv" => {
-            writeln!(out, "size_bytes,algorithm,backend,avg_s,min_s,max_s,bandwidth_mbs,bus_bandwidth_mbs,speedup,skipped")?;
+            writeln!(out, "size_bytes,algorithm,backend,avg_s,min_s,max_s,bandwidth_mbs,bus_bandwidth_mbs,speedup,skipped{}", if a.predict { ",predicted_s" } else { "" })?;
             let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6e}"));
             for r in &table {
-                writeln!(
+                write!(
                     out,
                     "{},{},{},{},{},{},{},{},{},{}",
                     r.size_bytes,
@@ -823,6 +856,10 @@ fn bench_inner(
                         .as_deref()
                         .map_or(String::new(), |s| format!("\"{}\"", s.replace('"', "\"\"")))
                 )?;
+                if a.predict {
+                    write!(out, ",{}", f(r.predicted_s))?;
+                }
+                writeln!(out)?;
             }
         }
         _ => {
@@ -848,7 +885,7 @@ fn bench_inner(
                     )?;
                 }
             }
-            write_bench_text(&mut out, &table, native)?;
+            write_bench_text(&mut out, &table, native, a.predict)?;
         }
     }
     out.flush()?;
@@ -874,12 +911,18 @@ fn timed_row(
         bandwidth_mbs: Some(bw),
         bus_bandwidth_mbs: Some(bw * factor),
         speedup: None,
+        predicted_s: None,
         skipped: None,
     }
 }
 
 /// The bench table in columns as wide as their widest entry.
-fn write_bench_text(out: &mut dyn std::io::Write, table: &[BenchRow], native: bool) -> Result<()> {
+fn write_bench_text(
+    out: &mut dyn std::io::Write,
+    table: &[BenchRow],
+    native: bool,
+    predict: bool,
+) -> Result<()> {
     let mut cells: Vec<Vec<String>> = vec![[
         "# Size",
         "Algorithm",
@@ -895,6 +938,9 @@ fn write_bench_text(out: &mut dyn std::io::Write, table: &[BenchRow], native: bo
     .collect()];
     if native {
         cells[0].push("Speedup".into());
+    }
+    if predict {
+        cells[0].push("Predicted(us)".into());
     }
     let us = |x: Option<f64>| x.map_or(String::new(), |v| format!("{:.2}", v * 1e6));
     let mbs = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
@@ -920,6 +966,9 @@ fn write_bench_text(out: &mut dyn std::io::Write, table: &[BenchRow], native: bo
         ];
         if native {
             row.push(r.speedup.map_or(String::new(), |v| format!("{v:.2}")));
+        }
+        if predict {
+            row.push(us(r.predicted_s));
         }
         cells.push(row);
     }
@@ -977,6 +1026,7 @@ fn bench_kernels(a: &BenchArgs) -> Result<i32> {
         ("--sizes", a.sizes.is_some()),
         ("--warmup", a.warmup.is_some()),
         ("--baseline", a.baseline.is_some()),
+        ("--predict", a.predict),
         ("--workers", a.exec.workers.is_some()),
         ("--engines", a.exec.engines.is_some()),
         ("--backend", a.exec.backend.is_some()),

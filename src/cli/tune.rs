@@ -41,6 +41,11 @@ pub struct TuneArgs {
     /// Also write the table as MPICH's collective selection JSON.
     #[arg(long)]
     pub export_mpich: Option<String>,
+    /// --export-mpich: the selection file to put the rules in, replacing its
+    /// rules for the collective (MPICH needs a rule for every collective a
+    /// program calls: start from MPICH's own, see docs/tuning.md).
+    #[arg(long)]
+    pub mpich_base: Option<String>,
     /// Measure this machine's node parameters on the runtime instead
     /// (see docs/tuning.md) and keep them for tuning without --topology.
     #[arg(long)]
@@ -265,6 +270,19 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     // Fail on output paths before the pricing.
     let output = a.sim.output.as_deref().map(OutputFile::open).transpose()?;
     let ompi = a.export_ompi.as_deref().map(OutputFile::open).transpose()?;
+    let base = match (&a.mpich_base, &a.export_mpich) {
+        (Some(_), None) => {
+            return Err(Error::Invalid(
+                "--mpich-base is the base of --export-mpich's file: give that too".into(),
+            )
+            .into())
+        }
+        (Some(p), Some(_)) => Some(
+            std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read --mpich-base '{p}'"))?,
+        ),
+        _ => None,
+    };
     let mpich = a
         .export_mpich
         .as_deref()
@@ -304,7 +322,13 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     }
     if let Some(f) = mpich {
         write_file(f, a.export_mpich.as_deref().unwrap_or_default(), |w| {
-            crate::optimize::mpi_rules::write_mpich(w, &table, &rows, problem.topology.num_ranks())
+            crate::optimize::mpi_rules::write_mpich(
+                w,
+                &table,
+                &rows,
+                problem.topology.num_ranks(),
+                base.as_deref(),
+            )
         })?;
     }
     let mut out: Box<dyn Write> = match output {

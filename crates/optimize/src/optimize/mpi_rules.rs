@@ -1,18 +1,83 @@
 //! A tuning table as MPI libraries' own tuning files, for the algorithms
-//! they share with topocoll: Open MPI's coll/tuned dynamic rules and MPICH's
-//! collective selection JSON.
+//! they share with topocoll: Open MPI 4.1's coll/tuned dynamic rules and
+//! MPICH 4.0's collective selection JSON.
 //!
 //! A decision whose algorithm the library lacks (Trinaryx3, A2AT, the
-//! multi-lane ones...) falls back to the library's closest relative when
-//! one exists ([`ompi_algorithm`], [`mpich_algorithm`] say which), and is
-//! otherwise left to the library (no rule at that size: the previous rule
-//! covers it). Sizes are converted to each library's measure of a message.
+//! multi-lane ones, ...) makes no rule: the rule before it, the library's
+//! choice for the nearest smaller size the table maps, covers it.
+//! [`OMPI`] and [`MPICH`] list the pairs that map, some to the library's
+//! closest relative (noted there). Sizes are converted to what each library
+//! compares a rule with (its "message size", which differs by collective).
 
 use super::tune::{Decision, Table};
 use std::io::{self, Write};
 
-/// Open MPI 4.1's number for a collective in a rules file
-/// (`COLLTYPE_T` in `coll_base_functions.h`).
+/// A topocoll algorithm and the Open MPI 4.1 coll/tuned algorithm it maps
+/// to: (collective, topocoll name, Open MPI number, Open MPI name, the
+/// `ompi_coll_base_<collective>_intra_*` function that runs it).
+pub const OMPI: &[(&str, &str, u32, &str, &str)] = &[
+    (
+        "allreduce",
+        "reduce_bcast",
+        2,
+        "nonoverlapping",
+        "nonoverlapping",
+    ),
+    (
+        "allreduce",
+        "recursive_doubling",
+        3,
+        "recursive_doubling",
+        "recursivedoubling",
+    ),
+    ("allreduce", "ring", 4, "ring", "ring"),
+    (
+        "allreduce",
+        "rabenseifner",
+        6,
+        "rabenseifner",
+        "redscat_allgather",
+    ),
+    ("bcast", "pipeline", 3, "pipeline", "pipeline"),
+    ("bcast", "binary", 5, "binary_tree", "bintree"),
+    ("bcast", "binomial", 6, "binomial", "binomial"),
+    (
+        "bcast",
+        "scatter_allgather",
+        9,
+        "scatter_allgather_ring",
+        "scatter_allgather_ring",
+    ),
+    ("reduce", "binomial", 5, "binomial", "binomial"),
+    ("allgather", "bruck", 2, "bruck", "bruck"),
+    (
+        "allgather",
+        "recursive_doubling",
+        3,
+        "recursive_doubling",
+        "recursivedoubling",
+    ),
+    ("allgather", "ring", 4, "ring", "ring"),
+    ("alltoall", "linear", 1, "linear", "basic_linear"),
+    // Open MPI's pairwise exchanges with rank ± step: topocoll's ring.
+    ("alltoall", "ring", 2, "pairwise", "pairwise"),
+    ("alltoall", "bruck", 3, "modified_bruck", "bruck"),
+    (
+        "reduce_scatter",
+        "recursive_halving",
+        3,
+        "recursive_halving",
+        "recursivehalving",
+    ),
+    ("scatter", "linear", 1, "basic_linear", "basic_linear"),
+    ("scatter", "binomial", 2, "binomial", "binomial"),
+    ("gather", "linear", 1, "basic_linear", "basic_linear"),
+    ("gather", "binomial", 2, "binomial", "binomial"),
+];
+
+/// Open MPI 4.1's number for a collective in a rules file (`COLLTYPE_T`).
+/// topocoll's reduce_scatter gives every rank an equal chunk: Open MPI's
+/// reduce_scatter_block.
 pub fn ompi_collective(collective: &str) -> Option<u32> {
     Some(match collective {
         "allgather" => 0,
@@ -27,94 +92,133 @@ pub fn ompi_collective(collective: &str) -> Option<u32> {
     })
 }
 
-/// Open MPI 4.1's coll/tuned algorithm for a topocoll algorithm: (number,
-/// Open MPI's name), or `None` when it has none alike.
-pub fn ompi_algorithm(collective: &str, algorithm: &str) -> Option<(u32, &'static str)> {
-    Some(match (collective, algorithm) {
-        ("allreduce", "recursive_doubling") => (3, "recursive_doubling"),
-        ("allreduce", "ring") => (4, "ring"),
-        ("allreduce", "rabenseifner") => (6, "rabenseifner"),
-        ("allreduce", "reduce_bcast") => (2, "nonoverlapping"),
-        ("bcast", "pipeline") => (3, "pipeline"),
-        ("bcast", "binary") => (5, "binary_tree"),
-        ("bcast", "binomial") => (6, "binomial"),
-        ("bcast", "scatter_allgather") => (9, "scatter_allgather_ring"),
-        ("reduce", "binomial") => (5, "binomial"),
-        ("allgather", "bruck") => (2, "bruck"),
-        ("allgather", "recursive_doubling") => (3, "recursive_doubling"),
-        ("allgather", "ring") => (4, "ring"),
-        ("alltoall", "linear") => (1, "linear"),
-        ("alltoall", "ring") => (2, "pairwise"),
-        ("alltoall", "bruck") => (3, "modified_bruck"),
-        ("reduce_scatter", "recursive_halving") => (3, "recursive_halving"),
-        ("scatter", "linear") => (1, "basic_linear"),
-        ("scatter", "binomial") => (2, "binomial"),
-        ("gather", "linear") => (1, "basic_linear"),
-        ("gather", "binomial") => (2, "binomial"),
-        _ => return None,
-    })
-}
-
 /// The bytes Open MPI 4.1's dynamic rules compare with a rule's message
-/// size, for a topocoll size (`--size`) on `ranks` ranks.
+/// size, for a topocoll size (`--size`) on `ranks` ranks: the whole buffer
+/// for allreduce, bcast, reduce and reduce_scatter_block; every rank's
+/// block together for the others.
 pub fn ompi_message_bytes(collective: &str, size_bytes: u64, ranks: usize) -> u64 {
     match collective {
-        // Every rank's block together.
-        "allgather" | "gather" | "scatter" => size_bytes * ranks as u64,
-        // The block per peer, or the whole buffer.
+        "alltoall" | "allgather" | "gather" | "scatter" => size_bytes * ranks as u64,
         _ => size_bytes,
     }
 }
 
-/// MPICH 4.0's algorithm for a topocoll algorithm, or `None`.
-pub fn mpich_algorithm(collective: &str, algorithm: &str) -> Option<&'static str> {
-    Some(match (collective, algorithm) {
-        ("allreduce", "recursive_doubling") => "MPIR_Allreduce_intra_recursive_doubling",
-        ("allreduce", "rabenseifner") => "MPIR_Allreduce_intra_reduce_scatter_allgather",
-        ("allreduce", "ring") => "MPIR_Allreduce_intra_ring",
-        ("bcast", "binomial") => "MPIR_Bcast_intra_binomial",
-        ("bcast", "scatter_allgather") => "MPIR_Bcast_intra_scatter_ring_allgather",
-        ("reduce", "binomial") => "MPIR_Reduce_intra_binomial",
-        ("allgather", "recursive_doubling") => "MPIR_Allgather_intra_recursive_doubling",
-        ("allgather", "bruck") => "MPIR_Allgather_intra_brucks",
-        ("allgather", "ring") => "MPIR_Allgather_intra_ring",
-        ("alltoall", "bruck") => "MPIR_Alltoall_intra_brucks",
-        ("alltoall", "pairwise") => "MPIR_Alltoall_intra_pairwise",
-        ("alltoall", "linear") => "MPIR_Alltoall_intra_scattered",
-        ("reduce_scatter", "recursive_halving") => {
-            "MPIR_Reduce_scatter_block_intra_recursive_halving"
-        }
-        ("scatter", "binomial") => "MPIR_Scatter_intra_binomial",
-        ("gather", "binomial") => "MPIR_Gather_intra_binomial",
+/// A topocoll algorithm and the MPICH 4.0 algorithm it maps to.
+pub const MPICH: &[(&str, &str, &str)] = &[
+    (
+        "allreduce",
+        "recursive_doubling",
+        "MPIR_Allreduce_intra_recursive_doubling",
+    ),
+    (
+        "allreduce",
+        "rabenseifner",
+        "MPIR_Allreduce_intra_reduce_scatter_allgather",
+    ),
+    ("bcast", "binomial", "MPIR_Bcast_intra_binomial"),
+    (
+        "bcast",
+        "scatter_allgather",
+        "MPIR_Bcast_intra_scatter_ring_allgather",
+    ),
+    ("reduce", "binomial", "MPIR_Reduce_intra_binomial"),
+    (
+        "allgather",
+        "recursive_doubling",
+        "MPIR_Allgather_intra_recursive_doubling",
+    ),
+    ("allgather", "bruck", "MPIR_Allgather_intra_brucks"),
+    ("allgather", "ring", "MPIR_Allgather_intra_ring"),
+    ("alltoall", "bruck", "MPIR_Alltoall_intra_brucks"),
+    // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
+    // pairwise) and with rank ± step otherwise (topocoll's ring).
+    ("alltoall", "pairwise", "MPIR_Alltoall_intra_pairwise"),
+    ("alltoall", "ring", "MPIR_Alltoall_intra_pairwise"),
+    ("alltoall", "linear", "MPIR_Alltoall_intra_scattered"),
+    (
+        "reduce_scatter",
+        "recursive_halving",
+        "MPIR_Reduce_scatter_block_intra_recursive_halving",
+    ),
+    (
+        "reduce_scatter",
+        "ring",
+        "MPIR_Reduce_scatter_block_intra_pairwise",
+    ),
+];
+
+/// For each collective MPICH can be told to run by size, the algorithms a
+/// rule falls back to where the table does not decide (other communicator
+/// sizes, and the cases the table's algorithms do not take: in-place
+/// buffers, non-commutative or user-defined operators): (MPICH's
+/// collective, intra-communicator algorithm, inter-communicator algorithm).
+const MPICH_FALLBACK: &[(&str, &str, &str)] = &[
+    (
+        "allreduce",
+        "MPIR_Allreduce_intra_recursive_doubling",
+        "MPIR_Allreduce_inter_reduce_exchange_bcast",
+    ),
+    (
+        "bcast",
+        "MPIR_Bcast_intra_binomial",
+        "MPIR_Bcast_inter_remote_send_local_bcast",
+    ),
+    (
+        "reduce",
+        "MPIR_Reduce_intra_binomial",
+        "MPIR_Reduce_inter_local_reduce_remote_send",
+    ),
+    (
+        "allgather",
+        "MPIR_Allgather_intra_ring",
+        "MPIR_Allgather_inter_local_gather_remote_bcast",
+    ),
+    (
+        "alltoall",
+        "MPIR_Alltoall_intra_pairwise_sendrecv_replace",
+        "MPIR_Alltoall_inter_pairwise_exchange",
+    ),
+    (
+        "reduce_scatter_block",
+        "MPIR_Reduce_scatter_block_intra_recursive_doubling",
+        "MPIR_Reduce_scatter_block_inter_remote_reduce_local_scatter",
+    ),
+];
+
+/// MPICH's name for a topocoll collective, and the condition its sizes are
+/// compared under: `avg_msg_size` (the buffer, or the block per peer) where
+/// MPICH defines it, `total_msg_size` (bytes of every rank's block
+/// together) otherwise. Scatter and gather have one algorithm in MPICH.
+fn mpich_collective(collective: &str) -> Option<(&'static str, &'static str)> {
+    Some(match collective {
+        "allreduce" => ("allreduce", "avg_msg_size"),
+        "bcast" => ("bcast", "avg_msg_size"),
+        "reduce" => ("reduce", "avg_msg_size"),
+        "alltoall" => ("alltoall", "avg_msg_size"),
+        "allgather" => ("allgather", "total_msg_size"),
+        "reduce_scatter" => ("reduce_scatter_block", "total_msg_size"),
         _ => return None,
     })
 }
 
-/// MPICH's collective name in a selection file.
-fn mpich_collective(collective: &str) -> &str {
+/// The bytes MPICH 4.0 compares with a rule for a topocoll size.
+pub fn mpich_message_bytes(collective: &str, size_bytes: u64, ranks: usize) -> u64 {
     match collective {
-        "reduce_scatter" => "reduce_scatter_block",
-        c => c,
+        "allgather" => size_bytes * ranks as u64,
+        _ => size_bytes,
     }
 }
 
-/// The bytes MPICH 4.0 compares with `avg_msg_size` for a topocoll size.
-pub fn mpich_message_bytes(collective: &str, size_bytes: u64, _ranks: usize) -> u64 {
-    let _ = collective;
-    size_bytes
-}
-
-/// Each size's decision as the library's algorithm: the rules from
-/// `decisions` that map, with the size each starts at, consecutive equal
-/// ones merged.
-fn runs<T: PartialEq + Copy>(
+/// The decisions as rules: (topocoll size the rule starts at, the
+/// library's algorithm, the segment where the library takes one),
+/// consecutive equal ones merged.
+fn rules<T: PartialEq + Copy>(
     decisions: &[&Decision],
-    map: impl Fn(&Decision) -> Option<T>,
+    map: impl Fn(&Decision) -> Option<(T, Option<u64>)>,
 ) -> Vec<(u64, T, Option<u64>)> {
     let mut out: Vec<(u64, T, Option<u64>)> = Vec::new();
     for d in decisions {
-        let Some(alg) = map(d) else { continue };
-        let seg = d.choice.segment_bytes;
+        let Some((alg, seg)) = map(d) else { continue };
         if out.last().is_some_and(|l| l.1 == alg && l.2 == seg) {
             continue;
         }
@@ -123,8 +227,16 @@ fn runs<T: PartialEq + Copy>(
     out
 }
 
+fn unmapped(library: &str, coll: &str) -> io::Error {
+    io::Error::other(format!(
+        "no choice of the table is an algorithm {library} has for {coll}"
+    ))
+}
+
 /// Writes `decisions` (increasing sizes of `table`) as an Open MPI 4.1
-/// coll/tuned dynamic rules file for communicators of `ranks` ranks.
+/// coll/tuned dynamic rules file for communicators of `ranks` ranks (Open
+/// MPI applies a file's only communicator size to every size). Each rule's
+/// comment names the function that runs it.
 pub fn write_ompi(
     w: &mut dyn Write,
     table: &Table,
@@ -132,81 +244,245 @@ pub fn write_ompi(
     ranks: usize,
 ) -> io::Result<()> {
     let coll = table.collective.as_str();
-    let Some(id) = ompi_collective(coll) else {
-        return Err(io::Error::other(format!("Open MPI's rules have no {coll}")));
-    };
-    let rules = runs(decisions, |d| {
-        ompi_algorithm(coll, &d.choice.algorithm).map(|a| a.0)
+    let id = ompi_collective(coll)
+        .ok_or_else(|| io::Error::other(format!("Open MPI's rules have no {coll}")))?;
+    let find = |alg: &str| OMPI.iter().find(|m| m.0 == coll && m.1 == alg);
+    // Of these algorithms only Open MPI's pipelined bcast takes a segment.
+    let rules = rules(decisions, |d| {
+        find(&d.choice.algorithm)
+            .map(|m| (m.2, d.choice.segment_bytes.filter(|_| m.3 == "pipeline")))
     });
     if rules.is_empty() {
-        return Err(io::Error::other(format!(
-            "no choice of the table maps to an Open MPI {coll} algorithm"
-        )));
+        return Err(unmapped("Open MPI", coll));
     }
-    writeln!(w, "1 # number of collectives")?;
-    writeln!(w, "{id} # {coll}")?;
-    writeln!(w, "1 # number of communicator sizes")?;
-    writeln!(w, "{ranks} # communicator size")?;
-    writeln!(w, "{} # number of message sizes", rules.len())?;
-    for (i, (size, alg, seg)) in rules.iter().enumerate() {
-        // The first rule covers every size from 0.
+    let ompi_coll = if coll == "reduce_scatter" {
+        "reduce_scatter_block"
+    } else {
+        coll
+    };
+    writeln!(w, "# topocoll tune: {}", table.description)?;
+    writeln!(
+        w,
+        "# --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE"
+    )?;
+    writeln!(w, "1 # collectives")?;
+    writeln!(w, "{id} # {ompi_coll}")?;
+    writeln!(w, "1 # communicator sizes")?;
+    writeln!(w, "{ranks} {} # ranks, message sizes", rules.len())?;
+    for (i, &(size, alg, seg)) in rules.iter().enumerate() {
+        // The first rule covers every size from 0 bytes.
         let from = if i == 0 {
             0
         } else {
-            ompi_message_bytes(coll, *size, ranks)
+            ompi_message_bytes(coll, size, ranks)
         };
-        let name = ompi_algorithm(
-            coll,
-            &decisions
-                .iter()
-                .find(|d| d.size_bytes == *size)
-                .expect("a run starts at a decision")
-                .choice
-                .algorithm,
-        )
-        .map_or("", |a| a.1);
-        writeln!(w, "{from} {alg} 0 {} # {name}", seg.unwrap_or(0))?;
+        let m = OMPI
+            .iter()
+            .find(|m| m.0 == coll && m.2 == alg)
+            .expect("a rule's algorithm is in the map");
+        writeln!(
+            w,
+            "{from} {alg} 0 {} # from {size} B: topocoll {} -> {} (ompi_coll_base_{ompi_coll}_intra_{})",
+            seg.unwrap_or(0),
+            m.1,
+            m.3,
+            m.4
+        )?;
     }
     Ok(())
 }
 
-/// Writes `decisions` as MPICH 4.0's collective selection JSON
-/// (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`) for intra-communicators of
-/// at most `ranks` ranks (larger ones fall to the last rule).
+/// Writes `decisions` as the rules of MPICH 4.0's collective selection
+/// JSON (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`) for the table's
+/// collective on intra-communicators of `ranks` ranks; other communicators,
+/// in-place buffers and operators the algorithms do not take fall back to
+/// an algorithm that takes them.
+///
+/// MPICH reads a file in place of its own choices and stops at a collective
+/// it finds no rule for, so the rules go into `base` (a whole selection
+/// file, such as MPICH's own), replacing its rules for this collective;
+/// without one the file holds this collective alone.
 pub fn write_mpich(
     w: &mut dyn Write,
     table: &Table,
     decisions: &[&Decision],
     ranks: usize,
+    base: Option<&str>,
 ) -> io::Result<()> {
     let coll = table.collective.as_str();
-    let rules = runs(decisions, |d| mpich_algorithm(coll, &d.choice.algorithm));
+    let (name, measure) = mpich_collective(coll)
+        .ok_or_else(|| io::Error::other(format!("MPICH has one algorithm for {coll}")))?;
+    let find = |d: &Decision| -> Option<(&'static str, Option<u64>)> {
+        let alg = MPICH
+            .iter()
+            .find(|m| m.0 == coll && m.1 == d.choice.algorithm)?
+            .2;
+        // MPICH does not check these algorithms' conditions on a file's
+        // choice: a rule that breaks one is not written.
+        let pof2 = 1u64 << (usize::BITS - 1 - ranks.leading_zeros());
+        let elems = d.size_bytes / 8;
+        match alg {
+            "MPIR_Allreduce_intra_reduce_scatter_allgather" if elems < pof2 => None,
+            "MPIR_Allgather_intra_recursive_doubling" if !ranks.is_power_of_two() => None,
+            _ => Some((alg, None)),
+        }
+    };
+    let rules = rules(decisions, find);
     if rules.is_empty() {
-        return Err(io::Error::other(format!(
-            "no choice of the table maps to an MPICH {coll} algorithm"
-        )));
+        return Err(unmapped("MPICH", coll));
     }
-    let mut sizes = serde_json::Map::new();
-    for (i, (_, alg, _)) in rules.iter().enumerate() {
-        let leaf = serde_json::json!({ format!("algorithm={alg}"): {} });
-        match rules.get(i + 1) {
-            // Up to just below where the next rule starts.
-            Some((next, _, _)) => {
-                let upto = mpich_message_bytes(coll, *next, ranks) - 1;
-                sizes.insert(format!("avg_msg_size<={upto}"), leaf);
-            }
-            None => {
-                sizes.insert("any".to_string(), leaf);
-            }
-        }
+    let leaf = |alg: &str| Node(vec![(format!("algorithm={alg}"), Node(Vec::new()))]);
+    let &(_, intra_any, inter_any) = MPICH_FALLBACK
+        .iter()
+        .find(|f| f.0 == name)
+        .expect("every collective mpich_collective names");
+    let by_size = Node(
+        rules
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, alg, _))| match rules.get(i + 1) {
+                // Up to just below where the next rule starts.
+                Some(&(next, _, _)) => (
+                    format!("{measure}<={}", mpich_message_bytes(coll, next, ranks) - 1),
+                    leaf(alg),
+                ),
+                None => (format!("{measure}=any"), leaf(alg)),
+            })
+            .collect(),
+    );
+    // What the table's algorithms need: buffers apart (alltoall), a
+    // commutative operator (reduce_scatter), a built-in one (allreduce).
+    let guard = match name {
+        "alltoall" => Some("is_sendbuf_inplace"),
+        "reduce_scatter_block" => Some("is_commutative"),
+        "allreduce" => Some("is_op_built_in"),
+        _ => None,
+    };
+    let tuned = match guard {
+        Some("is_sendbuf_inplace") => Node(vec![
+            ("is_sendbuf_inplace=yes".into(), leaf(intra_any)),
+            ("is_sendbuf_inplace=no".into(), by_size),
+        ]),
+        Some(g) => Node(vec![
+            (format!("{g}=yes"), by_size),
+            (format!("{g}=no"), leaf(intra_any)),
+        ]),
+        None => by_size,
+    };
+    // Conditions are tried in order, each key's subtree taken when it holds.
+    let mut intra = Vec::new();
+    if ranks > 1 {
+        intra.push((format!("comm_size<={}", ranks - 1), leaf(intra_any)));
     }
-    let doc = serde_json::json!({
-        format!("collective={}", mpich_collective(coll)): {
-            "comm_type=intra": {
-                format!("comm_size<={ranks}"): sizes,
-                "any": { format!("algorithm={}", rules.last().expect("non-empty").1): {} }
+    intra.push((format!("comm_size<={ranks}"), tuned));
+    intra.push(("comm_size=any".into(), leaf(intra_any)));
+    let section = Node(vec![
+        ("comm_type=intra".into(), Node(intra)),
+        ("comm_type=inter".into(), leaf(inter_any)),
+    ]);
+    let key = format!("collective={name}");
+    let mut text = Vec::new();
+    section.write(&mut text, 1)?;
+    let section = String::from_utf8(text).expect("ASCII");
+    match base {
+        None => writeln!(w, "{{\n  \"{key}\": {section}\n}}"),
+        Some(base) => writeln!(w, "{}", replace_member(base, &key, &section)?),
+    }
+}
+
+/// `base`, a JSON object, with its member `key` given `value` (added at the
+/// end when it has none); everything else as it was, in its order.
+fn replace_member(base: &str, key: &str, value: &str) -> io::Result<String> {
+    let bad = |why: &str| io::Error::other(format!("--mpich-base: {why}"));
+    serde_json::from_str::<serde_json::Value>(base)
+        .map_err(|e| bad(&format!("not JSON ({e})")))?
+        .as_object()
+        .ok_or_else(|| bad("not a JSON object"))?;
+    // Walk the top-level object: its keys and the spans of their values.
+    let b = base.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut key_start = None;
+    let mut found: Option<(usize, usize)> = None;
+    let mut last_close = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if depth == 1 && key_start.is_none() && &base[start + 1..i] == key {
+                    key_start = Some(start);
+                }
             }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    last_close = i;
+                }
+            }
+            b':' if depth == 1 && found.is_none() => {
+                if let Some(_k) = key_start {
+                    // The value runs from after the colon to the comma or
+                    // brace that ends it at this depth.
+                    let from = i + 1;
+                    let mut j = from;
+                    let mut d = 0usize;
+                    while j < b.len() {
+                        match b[j] {
+                            b'"' => {
+                                j += 1;
+                                while b[j] != b'"' {
+                                    j += if b[j] == b'\\' { 2 } else { 1 };
+                                }
+                            }
+                            b'{' | b'[' => d += 1,
+                            b'}' | b']' if d == 0 => break,
+                            b'}' | b']' => d -= 1,
+                            b',' if d == 0 => break,
+                            _ => {}
+                        }
+                        j += 1;
+                    }
+                    found = Some((from, j));
+                }
+            }
+            _ => {}
         }
-    });
-    writeln!(w, "{}", serde_json::to_string_pretty(&doc).expect("JSON"))
+        i += 1;
+    }
+    Ok(match found {
+        Some((from, to)) => format!("{} {}{}", &base[..from], value, &base[to..]),
+        None => {
+            let body = base[..last_close].trim_end();
+            let comma = if body.ends_with('{') { "" } else { "," };
+            format!(
+                "{body}{comma}\n  \"{key}\": {value}\n{}",
+                &base[last_close..]
+            )
+        }
+    })
+}
+
+/// A JSON object whose keys keep their order (MPICH reads them in order).
+struct Node(Vec<(String, Node)>);
+
+impl Node {
+    fn write(&self, w: &mut dyn Write, depth: usize) -> io::Result<()> {
+        let items = &self.0;
+        if items.is_empty() {
+            return write!(w, "{{}}");
+        }
+        writeln!(w, "{{")?;
+        for (i, (k, v)) in items.iter().enumerate() {
+            // Keys are ASCII conditions and names: no escaping needed.
+            write!(w, "{:width$}\"{k}\": ", "", width = 2 * (depth + 1))?;
+            v.write(w, depth + 1)?;
+            writeln!(w, "{}", if i + 1 < items.len() { "," } else { "" })?;
+        }
+        write!(w, "{:width$}}}", "", width = 2 * depth)
+    }
 }
