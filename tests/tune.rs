@@ -437,3 +437,48 @@ fn bad_tuning_input_is_one_line() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn calibration_is_kept_and_used() {
+    let cache = scratch("calibrate");
+    let out = ok(&cache, &["tune", "--calibrate", "--ranks", "2"]);
+    assert!(
+        out.contains("calibrated on the threads backend with 2 ranks"),
+        "{out}"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(cache.join("machine.json")).unwrap())
+            .unwrap();
+    for f in [
+        "overhead_s",
+        "pair_bandwidth",
+        "node_bandwidth",
+        "compute_bandwidth",
+    ] {
+        let x = m[f].as_f64().unwrap();
+        assert!(x.is_finite() && x > 0.0, "{f} = {x}");
+    }
+    assert!(m["node_bandwidth"].as_f64() >= m["pair_bandwidth"].as_f64());
+    let out = ok(
+        &cache,
+        &["tune", "--ranks", "2", "-c", "allreduce", "--sizes", "8B"],
+    );
+    assert!(
+        out.contains("node model: calibrated on the threads backend"),
+        "{out}"
+    );
+    // The calibration is the model: a prediction follows its overhead.
+    let table: Value = serde_json::from_str(&ok(
+        &cache,
+        &[
+            "tune", "--ranks", "2", "-c", "bcast", "--sizes", "8B", "--format", "json",
+        ],
+    ))
+    .unwrap();
+    let t = table["decisions"][0]["predicted_s"].as_f64().unwrap();
+    let o = m["overhead_s"].as_f64().unwrap();
+    assert!(
+        t >= o && t < o + 1e-6,
+        "one 8-byte message: {t} s against an overhead of {o} s"
+    );
+}

@@ -486,3 +486,51 @@ impl Node {
         write!(w, "{:width$}}}", "", width = 2 * depth)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::replace_member;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn a_member_is_replaced_in_place_and_the_rest_kept_as_written() {
+        let base = r#"{ "a": {"x": "}{,\"" , "y": [1, {"z": 2}]},
+  "collective=allreduce" : {"old": {}},
+  "b": "text with , and }" }"#;
+        let out = replace_member(base, "collective=allreduce", r#"{"new": {}}"#).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["collective=allreduce"], json!({"new": {}}));
+        assert_eq!(v["a"], json!({"x": "}{,\"", "y": [1, {"z": 2}]}));
+        assert_eq!(v["b"], json!("text with , and }"));
+        // Untouched text stays byte for byte.
+        assert!(out.starts_with(r#"{ "a": {"x": "}{,\"" , "y": [1, {"z": 2}]},"#));
+        assert!(out.ends_with(r#""b": "text with , and }" }"#));
+        // The last member, and a key that appears only nested.
+        let out = replace_member(base, "b", "3").unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["b"], json!(3));
+        let out = replace_member(base, "z", "4").unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["z"],
+            json!(4),
+            "a nested key is not a member: added at the end"
+        );
+        assert_eq!(v["a"]["y"][1]["z"], json!(2));
+    }
+
+    #[test]
+    fn a_missing_member_is_added_and_bad_bases_refused() {
+        let out = replace_member("{}", "k", "1").unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            json!({"k": 1})
+        );
+        let out = replace_member(r#"{"a": 1}"#, "k", "{}").unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            json!({"a": 1, "k": {}})
+        );
+        assert!(replace_member("[1]", "k", "1").is_err());
+        assert!(replace_member("{", "k", "1").is_err());
+    }
+}
