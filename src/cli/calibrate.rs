@@ -6,9 +6,12 @@
 //! message alone at most at `pair_bandwidth`, reductions combining at
 //! `compute_bandwidth`. Each figure comes from the run that isolates it:
 //!
-//! - overhead: a linear scatter of 8-byte blocks with one engine, P-1
-//!   messages one after another from the root: time / (P-1);
-//! - pair bandwidth: the same scatter with large blocks, less the overheads;
+//! - overhead and latency: a linear scatter of 8-byte blocks from the root,
+//!   with one engine (each message sent once the one before has arrived:
+//!   (P-1)(o + L)) and with P-1 (all sent at once: (P-1)o + L), solved
+//!   for o and L (L = 0 on 2 ranks, where the two are one);
+//! - pair bandwidth: the one-engine scatter with large blocks, less the
+//!   overheads and latencies;
 //! - node bandwidth: a linear all-to-all of large blocks, every message at
 //!   once, its P(P-1) blocks over its time less the root's overheads;
 //! - compute bandwidth: the runtime's own reduction kernel (f64 sum in
@@ -98,12 +101,20 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         Ok(times.iter().cloned().fold(f64::INFINITY, f64::min))
     };
     let small = time("scatter", "linear", 8, 1)?;
-    let overhead_s = small / (p - 1.0);
+    let at_once = time("scatter", "linear", 8, ranks - 1)?;
+    let latency_s = if ranks > 2 {
+        ((small - at_once) / (p - 2.0)).max(0.0)
+    } else {
+        0.0
+    };
+    let overhead_s = (small / (p - 1.0) - latency_s).max(0.0);
     let seq = time("scatter", "linear", LARGE, 1)?;
-    let pair_bandwidth = (p - 1.0) * LARGE as f64 / (seq - (p - 1.0) * overhead_s).max(1e-9);
+    let pair_bandwidth =
+        (p - 1.0) * LARGE as f64 / (seq - (p - 1.0) * (overhead_s + latency_s)).max(1e-9);
     let all = time("alltoall", "linear", LARGE, ranks)?;
-    let node_bandwidth = (p * (p - 1.0) * LARGE as f64 / (all - (p - 1.0) * overhead_s).max(1e-9))
-        .max(pair_bandwidth);
+    let node_bandwidth = (p * (p - 1.0) * LARGE as f64
+        / (all - (p - 1.0) * overhead_s - latency_s).max(1e-9))
+    .max(pair_bandwidth);
     let mut compute = 0.0f64;
     if ctx.lead() {
         kernel_bench::run(LARGE, 3, Some(Dtype::F64), &mut |r| {
@@ -127,15 +138,21 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             }
         ),
         overhead_s,
+        latency_s,
         pair_bandwidth,
         node_bandwidth,
         compute_bandwidth: compute,
     };
     println!("{}", m.source);
     println!(
-        "overhead          {} per message   (scatter of 8 B: {})",
+        "overhead          {} per message   (scatter of 8 B, one engine: {})",
         format_seconds(overhead_s),
         format_seconds(small)
+    );
+    println!(
+        "latency           {} per message   (scatter of 8 B, all at once: {})",
+        format_seconds(latency_s),
+        format_seconds(at_once)
     );
     println!(
         "pair bandwidth    {:.3} GB/s           (scatter of {}: {})",

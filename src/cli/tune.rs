@@ -56,13 +56,18 @@ pub struct TuneArgs {
 }
 
 /// This machine as the simulator prices it: one host whose ranks share a
-/// link inside it, each message costing the sender `overhead_s`.
+/// link inside it, each message costing the sender `overhead_s` and taking
+/// `latency_s` to arrive.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Machine {
     /// How the figures were obtained.
     pub source: String,
     /// Seconds of CPU per message on the sender.
     pub overhead_s: f64,
+    /// Seconds from a message's send to its arrival, beyond the sender's
+    /// overhead and the bytes' time (the link inside the host's latency).
+    #[serde(default)]
+    pub latency_s: f64,
     /// Bytes/s of one message alone (one flow's cap).
     pub pair_bandwidth: f64,
     /// Bytes/s of the host's ranks' messages together (the link inside it).
@@ -78,6 +83,7 @@ impl Machine {
         Machine {
             source: "typical figures (topocoll tune --calibrate measures this machine's)".into(),
             overhead_s: 2e-6,
+            latency_s: 1e-6,
             pair_bandwidth: 5e9,
             node_bandwidth: 10e9,
             compute_bandwidth: 4e9,
@@ -98,7 +104,12 @@ impl Machine {
     /// One host with `ranks` ranks on it.
     pub fn topology(&self, ranks: usize) -> Result<Topology> {
         let mut t = topology::parse_spec("torus:1")?;
-        t.place_ranks(ranks, &topology::RankMap::Block, self.node_bandwidth, 0.0)?;
+        t.place_ranks(
+            ranks,
+            &topology::RankMap::Block,
+            self.node_bandwidth,
+            self.latency_s,
+        )?;
         t.name = format!("this machine ({ranks} ranks)");
         Ok(t)
     }
