@@ -482,3 +482,29 @@ fn calibration_is_kept_and_used() {
         "one 8-byte message: {t} s against an overhead of {o} s"
     );
 }
+
+#[test]
+fn a_cache_that_cannot_be_written_is_a_warning() {
+    let file = scratch("unwritable").join("a-file");
+    std::fs::write(&file, "").unwrap();
+    // A cache directory under a regular file cannot be created.
+    let cache = file.join("cache");
+    let (code, out, err) = topocoll(
+        &cache,
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "auto",
+            "--size",
+            "1KiB",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("auto:"), "{out}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("warning") && err.contains("not kept"), "{err}");
+}

@@ -132,11 +132,20 @@ pub fn cache_dir(flag: Option<&str>) -> Option<PathBuf> {
 
 /// `--algorithm auto` at one size: the cached (or newly priced) decision.
 pub fn choose(problem: &Problem, size_bytes: u64, cache: Option<&Cache>) -> Result<Decision> {
-    let table = problem.tune(&[size_bytes], cache, |_| {})?;
+    let (table, unkept) = problem.tune(&[size_bytes], cache, |_| {})?;
+    warn_unkept(unkept);
     Ok(table
         .get(size_bytes)
         .cloned()
         .expect("tune decides every size asked for"))
+}
+
+/// A cache that could not be written costs a pricing next time, nothing
+/// else: said on stderr, and the run goes on.
+fn warn_unkept(unkept: Option<crate::error::Error>) {
+    if let Some(e) = unkept {
+        eprintln!("topocoll: warning: {e}; the table is not kept");
+    }
 }
 
 /// The name a run chosen by `auto` is reported under: `auto:ring`,
@@ -316,11 +325,12 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         }
     }
     let bar = indicatif::ProgressBar::new(sizes.len() as u64);
-    let table = problem.tune(&sizes, cache.as_ref(), |s| {
+    let (table, unkept) = problem.tune(&sizes, cache.as_ref(), |s| {
         bar.set_message(format_bytes(s));
         bar.inc(1);
     })?;
     bar.finish_and_clear();
+    warn_unkept(unkept);
     let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| table.get(s)).collect();
     let show_engines = problem.engines.len() > 1;
     if let Some(path) = &a.sim.plot {

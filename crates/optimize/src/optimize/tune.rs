@@ -264,13 +264,15 @@ impl Problem<'_> {
 
     /// The table with a decision at every size of `sizes`, from `cache`
     /// where it holds them, priced (and written back) where it does not.
-    /// `progress` is told each size as it is priced.
+    /// `progress` is told each size as it is priced. A cache that cannot
+    /// be written is not an error: the table is returned with why it was
+    /// not kept.
     pub fn tune(
         &self,
         sizes: &[u64],
         cache: Option<&Cache>,
         mut progress: impl FnMut(u64),
-    ) -> Result<Table> {
+    ) -> Result<(Table, Option<Error>)> {
         let mut table = cache
             .and_then(|c| c.load(self))
             .unwrap_or_else(|| self.table());
@@ -282,10 +284,11 @@ impl Problem<'_> {
                 added = true;
             }
         }
+        let mut unkept = None;
         if let (true, Some(c)) = (added, cache) {
-            c.store(&table)?;
+            unkept = c.store(&table).err();
         }
-        Ok(table)
+        Ok((table, unkept))
     }
 }
 
