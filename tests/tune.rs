@@ -449,8 +449,10 @@ fn calibration_is_kept_and_used() {
     let m: Value =
         serde_json::from_str(&std::fs::read_to_string(cache.join("machine.json")).unwrap())
             .unwrap();
+    // On 2 ranks overhead and latency are one: all of it is latency.
+    assert_eq!(m["overhead_s"].as_f64(), Some(0.0));
     for f in [
-        "overhead_s",
+        "latency_s",
         "pair_bandwidth",
         "node_bandwidth",
         "compute_bandwidth",
@@ -467,7 +469,7 @@ fn calibration_is_kept_and_used() {
         out.contains("node model: calibrated on the threads backend"),
         "{out}"
     );
-    // The calibration is the model: a prediction follows its overhead.
+    // The calibration is the model: a prediction follows its latency.
     let table: Value = serde_json::from_str(&ok(
         &cache,
         &[
@@ -476,10 +478,10 @@ fn calibration_is_kept_and_used() {
     ))
     .unwrap();
     let t = table["decisions"][0]["predicted_s"].as_f64().unwrap();
-    let o = m["overhead_s"].as_f64().unwrap();
+    let l = m["latency_s"].as_f64().unwrap();
     assert!(
-        t >= o && t < o + 1e-6,
-        "one 8-byte message: {t} s against an overhead of {o} s"
+        t >= l && t < l + 1e-6,
+        "one 8-byte message: {t} s against a latency of {l} s"
     );
 }
 
