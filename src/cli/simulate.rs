@@ -316,7 +316,7 @@ impl SimulateArgs {
     }
 }
 
-fn parse_engines(text: &str) -> Result<Vec<usize>> {
+pub(super) fn parse_engines(text: &str) -> Result<Vec<usize>> {
     text.split(',')
         .map(|e| {
             e.trim()

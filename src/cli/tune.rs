@@ -236,22 +236,7 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1GiB"))
         .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
     let collective = a.sim.build.collective()?;
-    let engines: Vec<usize> = a
-        .sim
-        .engines
-        .split(',')
-        .map(|e| {
-            e.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    anyhow::Error::from(Error::Invalid(format!(
-                        "--engines '{e}' is not a whole number of at least 1"
-                    )))
-                })
-        })
-        .collect::<Result<_>>()?;
+    let engines = super::simulate::parse_engines(&a.sim.engines)?;
     let dir = cache_dir(a.cache_dir.as_deref());
     let machine = a.sim.build.topology.is_none();
     let (topo, config) = if machine {
