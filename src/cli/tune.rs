@@ -250,6 +250,19 @@ pub fn run(a: TuneArgs) -> Result<i32> {
             ("--overhead", a.sim.overhead != 0.0),
             ("--compute-bandwidth", a.sim.compute_bandwidth.is_some()),
             ("--flow-cap", a.sim.flow_cap.is_some()),
+            ("--tcp-window", a.sim.tcp_window.is_some()),
+            ("--injection-bandwidth", a.sim.injection_bandwidth.is_some()),
+            ("--ejection-bandwidth", a.sim.ejection_bandwidth.is_some()),
+            ("--sharing", a.sim.sharing != "maxmin"),
+            ("--fairness", a.sim.fairness != "equal"),
+            ("--torus-tie", a.sim.torus_tie != "plus"),
+            ("--header-bytes", a.sim.header_bytes != 0),
+            ("--rendezvous", a.sim.rendezvous),
+            ("--skew", a.sim.skew.is_some()),
+            ("--ranks-per-node", a.sim.build.ranks_per_node.is_some()),
+            ("--map", a.sim.build.map.is_some()),
+            ("--node-bandwidth", a.sim.build.node_bandwidth.is_some()),
+            ("--node-latency", a.sim.build.node_latency.is_some()),
         ] {
             if given {
                 return Err(Error::Invalid(format!(
