@@ -398,56 +398,49 @@ fn replace_member(base: &str, key: &str, value: &str) -> io::Result<String> {
         .map_err(|e| bad(&format!("not JSON ({e})")))?
         .as_object()
         .ok_or_else(|| bad("not a JSON object"))?;
-    // Walk the top-level object: its keys and the spans of their values.
+    // One walk over the top-level object: a string at depth 1 right after
+    // `{` or `,` is a member's key; a member's value runs from its colon to
+    // the `,` or `}` that ends it at depth 1.
     let b = base.as_bytes();
     let mut depth = 0usize;
-    let mut i = 0;
-    let mut key_start = None;
+    let mut expect_key = false;
+    let mut ours = false;
+    let mut from = None;
     let mut found: Option<(usize, usize)> = None;
     let mut last_close = 0;
+    let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'"' => {
-                let start = i;
+                let start = i + 1;
                 i += 1;
                 while b[i] != b'"' {
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
-                if depth == 1 && key_start.is_none() && &base[start + 1..i] == key {
-                    key_start = Some(start);
+                if depth == 1 && expect_key {
+                    ours = found.is_none() && &base[start..i] == key;
+                    expect_key = false;
                 }
             }
-            b'{' | b'[' => depth += 1,
+            b':' if depth == 1 && ours => from = Some(i + 1),
+            b'{' | b'[' => {
+                depth += 1;
+                expect_key = depth == 1;
+            }
+            b',' if depth == 1 => {
+                if let (Some(f), true) = (from.take(), ours) {
+                    found = Some((f, i));
+                }
+                ours = false;
+                expect_key = true;
+            }
             b'}' | b']' => {
                 depth -= 1;
                 if depth == 0 {
                     last_close = i;
-                }
-            }
-            b':' if depth == 1 && found.is_none() => {
-                if let Some(_k) = key_start {
-                    // The value runs from after the colon to the comma or
-                    // brace that ends it at this depth.
-                    let from = i + 1;
-                    let mut j = from;
-                    let mut d = 0usize;
-                    while j < b.len() {
-                        match b[j] {
-                            b'"' => {
-                                j += 1;
-                                while b[j] != b'"' {
-                                    j += if b[j] == b'\\' { 2 } else { 1 };
-                                }
-                            }
-                            b'{' | b'[' => d += 1,
-                            b'}' | b']' if d == 0 => break,
-                            b'}' | b']' => d -= 1,
-                            b',' if d == 0 => break,
-                            _ => {}
-                        }
-                        j += 1;
+                    if let (Some(f), true) = (from.take(), ours) {
+                        found = Some((f, i));
                     }
-                    found = Some((from, j));
                 }
             }
             _ => {}
@@ -529,6 +522,12 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<Value>(&out).unwrap(),
             json!({"a": 1, "k": {}})
+        );
+        // A string value equal to the key is not the member.
+        let out = replace_member(r#"{"a": "k", "b": 1, "k": 1}"#, "k", "2").unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            json!({"a": "k", "b": 1, "k": 2})
         );
         assert!(replace_member("[1]", "k", "1").is_err());
         assert!(replace_member("{", "k", "1").is_err());
