@@ -314,13 +314,7 @@ fn predict(b: &BuildArgs, s: &Schedule, engines: usize) -> Result<f64> {
 /// network when given), with the engine count the run uses; and the name
 /// the run is reported under.
 fn resolve_auto(b: &BuildArgs, engines: usize) -> Result<(BuildArgs, String)> {
-    if b.segment.is_some() {
-        return Err(Error::Invalid(
-            "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
-                .into(),
-        )
-        .into());
-    }
+    tune::refuse_segment(b)?;
     let collective = b.collective()?;
     let topo = b.topology()?;
     let ranks = b.request(topo.as_ref())?.ranks;
@@ -329,11 +323,7 @@ fn resolve_auto(b: &BuildArgs, engines: usize) -> Result<(BuildArgs, String)> {
         tune::MachineProblem::new(topo, ranks, collective.is_reduction(), dir.as_deref())?;
     let req = b.request(Some(&machine.topology))?;
     let problem = machine.problem(collective, req.dtype, req.op, vec![engines]);
-    let cache = dir.map(|dir| crate::optimize::tune::Cache { dir });
-    let d = tune::choose(&problem, parse_bytes(b.size())?, cache.as_ref())?;
-    let mut chosen = b.for_algorithm(&d.choice.algorithm);
-    chosen.segment = d.choice.segment_bytes.map(|s| s.to_string());
-    Ok((chosen, tune::auto_label(&d.choice, false)))
+    tune::build_auto(&problem, b)
 }
 
 /// Reads (and verifies) a schedule from a file; under MPI it must have as

@@ -468,12 +468,8 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         for name in algorithms.iter().filter(|n| *n != "auto") {
             algorithms::find(collective.name(), name)?;
         }
-        if algorithms.iter().any(|n| n == "auto") && a.build.segment.is_some() {
-            return Err(Error::Invalid(
-                "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
-                    .into(),
-            )
-            .into());
+        if algorithms.iter().any(|n| n == "auto") {
+            super::tune::refuse_segment(&a.build)?;
         }
         if a.compute_bandwidth.is_some() && !collective.is_reduction() {
             return Err(Error::Invalid(format!(
@@ -855,11 +851,7 @@ fn resolve_auto(
         config: a.config(engines)?,
         engines: vec![engines],
     };
-    let cache = super::tune::cache_dir(None).map(|dir| tune::Cache { dir });
-    let d = super::tune::choose(&problem, parse_bytes(b.size())?, cache.as_ref())?;
-    let mut chosen = b.for_algorithm(&d.choice.algorithm);
-    chosen.segment = d.choice.segment_bytes.map(|s| s.to_string());
-    Ok((chosen, super::tune::auto_label(&d.choice, false)))
+    super::tune::build_auto(&problem, b)
 }
 
 /// The sweep's time against size, a line per algorithm and engine count.

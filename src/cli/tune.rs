@@ -7,9 +7,9 @@
 //! with the parameters `tune --calibrate` measured ([`Machine`]).
 
 use super::simulate::SimulateArgs;
-use super::OutputFile;
+use super::{BuildArgs, OutputFile};
 use crate::error::Error;
-use crate::optimize::tune::{self, Cache, Candidate, Decision, Problem, Table};
+use crate::optimize::tune::{self, Cache, Decision, Problem, Table};
 use crate::schedule::{Collective, Dtype, ReduceOp};
 use crate::sim::SimConfig;
 use crate::topology::{self, Topology};
@@ -130,14 +130,35 @@ pub fn cache_dir(flag: Option<&str>) -> Option<PathBuf> {
     flag.map(PathBuf::from).or_else(tune::default_cache_dir)
 }
 
-/// `--algorithm auto` at one size: the cached (or newly priced) decision.
-pub fn choose(problem: &Problem, size_bytes: u64, cache: Option<&Cache>) -> Result<Decision> {
-    let (table, unkept) = problem.tune(&[size_bytes], cache, |_| {})?;
+/// `--algorithm auto` does not take `--segment`: its choice includes one.
+pub fn refuse_segment(b: &BuildArgs) -> Result<()> {
+    if b.segment.is_some() {
+        return Err(Error::Invalid(
+            "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
+                .into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// `--algorithm auto` at `b`'s size: the arguments that build the choice
+/// of `problem`'s table (from the default cache, or priced now and kept
+/// there), with its segment, and the name the run is reported under
+/// (`auto:ring`, `auto:pipeline/32KiB`).
+pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String)> {
+    refuse_segment(b)?;
+    let size = crate::units::parse_bytes(b.size())?;
+    let cache = cache_dir(None).map(|dir| Cache { dir });
+    let (table, unkept) = problem.tune(&[size], cache.as_ref(), |_| {})?;
     warn_unkept(unkept);
-    Ok(table
-        .get(size_bytes)
-        .cloned()
-        .expect("tune decides every size asked for"))
+    let choice = &table
+        .get(size)
+        .expect("tune decides every size asked for")
+        .choice;
+    let mut chosen = b.for_algorithm(&choice.algorithm);
+    chosen.segment = choice.segment_bytes.map(|s| s.to_string());
+    Ok((chosen, format!("auto:{}", choice.label(false))))
 }
 
 /// A cache that could not be written costs a pricing next time, nothing
@@ -146,12 +167,6 @@ fn warn_unkept(unkept: Option<crate::error::Error>) {
     if let Some(e) = unkept {
         eprintln!("topocoll: warning: {e}; the table is not kept");
     }
-}
-
-/// The name a run chosen by `auto` is reported under: `auto:ring`,
-/// `auto:pipeline/32KiB`.
-pub fn auto_label(c: &Candidate, show_engines: bool) -> String {
-    format!("auto:{}", c.label(show_engines))
 }
 
 /// The machine problem for the runtime's `auto`: `ranks` ranks on this
@@ -238,8 +253,9 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     let collective = a.sim.build.collective()?;
     let engines = super::simulate::parse_engines(&a.sim.engines)?;
     let dir = cache_dir(a.cache_dir.as_deref());
-    let machine = a.sim.build.topology.is_none();
-    let (topo, config) = if machine {
+    // Without --topology: this machine, with its calibrated model.
+    let mut model = None;
+    let (topo, config) = if a.sim.build.topology.is_none() {
         let ranks =
             a.sim.build.ranks.ok_or_else(|| {
                 Error::Invalid("give --topology, or --ranks for this machine".into())
@@ -271,7 +287,7 @@ pub fn run(a: TuneArgs) -> Result<i32> {
                 .into());
             }
         }
-        let m = Machine::load(dir.as_deref());
+        let m = model.insert(Machine::load(dir.as_deref()));
         (m.topology(ranks)?, m.config(collective.is_reduction()))
     } else {
         (a.sim.topology()?, a.sim.config(engines[0])?)
@@ -319,7 +335,7 @@ pub fn run(a: TuneArgs) -> Result<i32> {
     let cache = dir.map(|dir| Cache { dir });
     if a.no_cache {
         if let Some(c) = &cache {
-            let _ = std::fs::remove_file(c.path(&problem));
+            let _ = std::fs::remove_file(c.path(collective.name(), &problem.key()));
         }
     }
     let bar = indicatif::ProgressBar::new(sizes.len() as u64);
@@ -385,15 +401,15 @@ pub fn run(a: TuneArgs) -> Result<i32> {
         }
         _ => {
             writeln!(out, "{}", table.description)?;
-            if machine {
-                writeln!(
-                    out,
-                    "node model: {}",
-                    Machine::load(cache.as_ref().map(|c| c.dir.as_path())).source
-                )?;
+            if let Some(m) = &model {
+                writeln!(out, "node model: {}", m.source)?;
             }
             if let Some(c) = &cache {
-                writeln!(out, "table: {}", c.path(&problem).display())?;
+                writeln!(
+                    out,
+                    "table: {}",
+                    c.path(&table.collective, &table.key).display()
+                )?;
             }
             writeln!(
                 out,

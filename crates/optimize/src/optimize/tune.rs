@@ -10,7 +10,7 @@
 //! from a table is priced when first asked for and added, so `--algorithm
 //! auto` on a new size costs one pricing of every candidate, once.
 
-use crate::algorithms::{self, Request, ALGORITHMS};
+use crate::algorithms::{Request, ALGORITHMS};
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::price::{self, Build};
@@ -148,11 +148,11 @@ impl Problem<'_> {
         format!("{h:016x}")
     }
 
-    /// An empty table for this problem.
-    pub fn table(&self) -> Table {
+    /// An empty table for this problem, whose [`Problem::key`] is `key`.
+    fn table(&self, key: String) -> Table {
         Table {
             version: TABLE_VERSION,
-            key: self.key(),
+            key,
             description: format!("{} on {}", self.collective.name(), self.topology.describe()),
             collective: self.collective.name().to_string(),
             ranks: self.topology.num_ranks(),
@@ -273,9 +273,13 @@ impl Problem<'_> {
         cache: Option<&Cache>,
         mut progress: impl FnMut(u64),
     ) -> Result<(Table, Option<Error>)> {
-        let mut table = cache
-            .and_then(|c| c.load(self))
-            .unwrap_or_else(|| self.table());
+        // The key hashes the whole network: computed once.
+        let key = self.key();
+        let collective = self.collective.name();
+        let mut table = match cache.and_then(|c| c.load(collective, &key)) {
+            Some(t) => t,
+            None => self.table(key),
+        };
         let mut added = false;
         for &size in sizes {
             if table.get(size).is_none() {
@@ -298,17 +302,17 @@ pub struct Cache {
 }
 
 impl Cache {
-    pub fn path(&self, p: &Problem) -> PathBuf {
-        self.dir
-            .join(format!("tune-{}-{}.json", p.collective.name(), p.key()))
+    /// The file of the table of `collective` whose problem key is `key`.
+    pub fn path(&self, collective: &str, key: &str) -> PathBuf {
+        self.dir.join(format!("tune-{collective}-{key}.json"))
     }
 
-    /// The cached table for `p`, if there is a readable one of this version.
+    /// The cached table, if there is a readable one of this version.
     /// (A file that does not read is priced again and replaced.)
-    pub fn load(&self, p: &Problem) -> Option<Table> {
-        let text = std::fs::read_to_string(self.path(p)).ok()?;
+    fn load(&self, collective: &str, key: &str) -> Option<Table> {
+        let text = std::fs::read_to_string(self.path(collective, key)).ok()?;
         let t: Table = serde_json::from_str(&text).ok()?;
-        (t.version == TABLE_VERSION && t.key == p.key()).then_some(t)
+        (t.version == TABLE_VERSION && t.key == key).then_some(t)
     }
 
     /// Writes `t` whole or not at all: to a file of its own, then renamed
@@ -321,9 +325,7 @@ impl Cache {
                 self.dir.display()
             )
         })?;
-        let path = self
-            .dir
-            .join(format!("tune-{}-{}.json", t.collective, t.key));
+        let path = self.path(&t.collective, &t.key);
         let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(t).expect("a table serialises");
         std::fs::write(&tmp, text)
@@ -343,14 +345,4 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("topocoll")))
         .or_else(|| env("HOME").map(|d| Path::new(&d).join(".cache").join("topocoll")))
-}
-
-/// The algorithm names `auto` can choose among for a collective (for help
-/// and errors).
-pub fn algorithm_names(collective: Collective) -> Vec<&'static str> {
-    algorithms::ALGORITHMS
-        .iter()
-        .filter(|a| a.collective == collective.name())
-        .map(|a| a.name)
-        .collect()
 }

@@ -349,14 +349,12 @@ pub fn run_rank<T: Elem>(
             .unwrap_or_else(|| "panic".into());
         Err(Failure::Mine(format!("rank {rank} panicked: {text}")))
     });
+    // The notice receive stays posted for the next run (or is null, its
+    // notice received).
+    w.notice_req.set(notice_req);
     match result {
-        Ok(run) => {
-            // The notice receive stays posted for the next run.
-            w.notice_req.set(notice_req);
-            Ok(run)
-        }
+        Ok(run) => Ok(run),
         Err(f) => {
-            w.notice_req.set(notice_req);
             let msg = match f {
                 Failure::Mine(msg) => {
                     notify_all(w, &msg);
