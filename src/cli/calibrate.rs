@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::runtime::{kernel_bench, Options, Plan};
 use crate::schedule::{Dtype, ReduceOp};
 use crate::units::{format_bytes, format_seconds};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::time::Duration;
 
 /// Large blocks: long enough that per-message costs are a small part.
@@ -175,12 +175,6 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     );
     let dir = cache_dir(a.cache_dir.as_deref())
         .ok_or_else(|| Error::Invalid("no cache directory: give --cache-dir (no HOME)".into()))?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    let path = dir.join("machine.json");
-    let tmp = dir.join(format!("machine.json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string_pretty(&m)?)
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .with_context(|| format!("writing '{}'", path.display()))?;
-    println!("kept in {}", path.display());
+    println!("kept in {}", m.store(&dir)?.display());
     Ok(0)
 }

@@ -291,17 +291,8 @@ fn build(ctx: &Ctx, b: &BuildArgs, verify: bool, engines: usize) -> Result<Sched
     fits_world(ctx, s, verify)
 }
 
-/// The simulator's time for `s` on this machine (or --topology's network),
-/// with the calibrated node model and `engines`.
-fn predict(b: &BuildArgs, s: &Schedule, engines: usize) -> Result<f64> {
-    let topo = if b.topology.is_some() {
-        b.topology()?
-    } else {
-        None
-    };
-    let dir = tune::cache_dir(None);
-    let machine =
-        tune::MachineProblem::new(topo, s.ranks, s.collective.is_reduction(), dir.as_deref())?;
+/// The simulator's time for `s` on `machine` with `engines`.
+fn predict(machine: &tune::MachineProblem, s: &Schedule, engines: usize) -> Result<f64> {
     let mut cfg = machine.config.clone();
     cfg.engines = engines;
     let priced = crate::price::price_schedule(s.clone(), &machine.topology, &[cfg])?;
@@ -318,9 +309,7 @@ fn resolve_auto(b: &BuildArgs, engines: usize) -> Result<(BuildArgs, String)> {
     let collective = b.collective()?;
     let topo = b.topology()?;
     let ranks = b.request(topo.as_ref())?.ranks;
-    let dir = tune::cache_dir(None);
-    let machine =
-        tune::MachineProblem::new(topo, ranks, collective.is_reduction(), dir.as_deref())?;
+    let machine = tune::MachineProblem::new(topo, ranks, collective.is_reduction())?;
     let req = b.request(Some(&machine.topology))?;
     let problem = machine.problem(collective, req.dtype, req.op, vec![engines]);
     tune::build_auto(&problem, b)
@@ -704,6 +693,7 @@ fn bench_inner(
     }
     let mut table: Vec<BenchRow> = Vec::new();
     let mut shape_seen = None;
+    let mut machine = None;
     for &size in sizes {
         let mut rows: Vec<BenchRow> = Vec::new();
         let mut shape = None;
@@ -741,7 +731,17 @@ fn bench_inner(
             };
             let plan = Plan::new(&s)?;
             let predicted = if a.predict {
-                Some(predict(&a.build, &s, opts.engines)?)
+                // The model, read once: every row has the same ranks and collective.
+                if machine.is_none() {
+                    let topo = a.build.topology()?;
+                    let reduction = s.collective.is_reduction();
+                    machine = Some(tune::MachineProblem::new(topo, s.ranks, reduction)?);
+                }
+                Some(predict(
+                    machine.as_ref().expect("made above"),
+                    &s,
+                    opts.engines,
+                )?)
             } else {
                 None
             };

@@ -751,19 +751,22 @@ fn sweep(
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
     // A point is an algorithm and a size: its schedule is built and verified
-    // once, and simulated with every engine count. An `auto` point is one
-    // engine count: the choice may differ with it.
-    let mut points: Vec<(BuildArgs, Vec<usize>, bool)> = Vec::new();
+    // once, and simulated with every engine count. An `auto` point is its
+    // choice at one engine count (the choice may differ with it), decided
+    // here, one after another, so that each decision priced is kept in the
+    // one table file the points share.
+    let mut points: Vec<(BuildArgs, Vec<usize>, Option<String>)> = Vec::new();
     for alg in algorithms {
         for &size in sizes {
             let mut b = a.build.for_algorithm(alg);
             b.size = Some(size.to_string());
             if alg == "auto" && a.loaded.is_none() {
                 for &e in engines {
-                    points.push((b.clone(), vec![e], true));
+                    let (chosen, label) = resolve_auto(a, &b, topo, e)?;
+                    points.push((chosen, vec![e], Some(label)));
                 }
             } else {
-                points.push((b, engines.to_vec(), false));
+                points.push((b, engines.to_vec(), None));
             }
         }
     }
@@ -776,19 +779,12 @@ fn sweep(
     );
     let results: Vec<Result<Vec<Row>>> = points
         .par_iter()
-        .map(|(b, engines, auto)| {
-            let chosen = if *auto {
-                resolve_auto(a, b, topo, engines[0]).map(|(b, label)| (b, Some(label)))
-            } else {
-                Ok((b.clone(), None))
-            };
-            let r = match chosen.and_then(|(b, label)| {
-                simulate_point(a, &b, topo, engines, false).map(|p| (p, label))
-            }) {
-                Ok(((_, runs), label)) => Ok(runs
+        .map(|(b, engines, label)| {
+            let r = match simulate_point(a, b, topo, engines, false) {
+                Ok((_, runs)) => Ok(runs
                     .into_iter()
                     .map(|(mut r, _)| {
-                        if let Some(l) = &label {
+                        if let Some(l) = label {
                             r.algorithm = l.clone();
                         }
                         Row::Run(Box::new(r))

@@ -94,6 +94,19 @@ impl Machine {
         dir.join("machine.json")
     }
 
+    /// Keeps the calibration in `dir`, whole or not at all (a file of its
+    /// own, renamed over the old one); returns the file.
+    pub fn store(&self, dir: &std::path::Path) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create '{}'", dir.display()))?;
+        let path = Self::path(dir);
+        let tmp = dir.join(format!("machine.json.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_string_pretty(self)?)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .with_context(|| format!("writing '{}'", path.display()))?;
+        Ok(path)
+    }
+
     /// The calibration kept in `dir`, or the typical figures.
     pub fn load(dir: Option<&std::path::Path>) -> Machine {
         dir.and_then(|d| std::fs::read_to_string(Self::path(d)).ok())
@@ -169,21 +182,16 @@ fn warn_unkept(unkept: Option<crate::error::Error>) {
     }
 }
 
-/// The machine problem for the runtime's `auto`: `ranks` ranks on this
-/// machine, or `topo` when given, with the calibrated node model.
+/// The runtime's network and node model: `ranks` ranks on this machine,
+/// or `topo` when given, with the calibration in the default cache.
 pub struct MachineProblem {
     pub topology: Topology,
     pub config: SimConfig,
 }
 
 impl MachineProblem {
-    pub fn new(
-        topo: Option<Topology>,
-        ranks: usize,
-        reduction: bool,
-        dir: Option<&std::path::Path>,
-    ) -> Result<Self> {
-        let m = Machine::load(dir);
+    pub fn new(topo: Option<Topology>, ranks: usize, reduction: bool) -> Result<Self> {
+        let m = Machine::load(cache_dir(None).as_deref());
         let topology = match topo {
             Some(t) => t,
             None => m.topology(ranks)?,
