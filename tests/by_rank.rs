@@ -8,6 +8,10 @@ use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 
+#[path = "common/same_bits.rs"]
+mod same_bits;
+use same_bits::assert_same_bits;
+
 /// Every number of the two results within a relative 1e-9 (to rounding:
 /// where two ranks' events fall within 1e-12 of each other the event
 /// driver gives both the earlier time), counts equal.
@@ -37,20 +41,6 @@ fn assert_agree(a: &SimResult, b: &SimResult, what: &str) {
         );
     }
     assert_eq!(a.links_shared_fraction, b.links_shared_fraction, "{what}");
-}
-
-/// The same result to the bit, whatever the by-rank driver's threads,
-/// sweeps and planes (and the wall time).
-fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
-    let (mut x, mut y) = (a.clone(), b.clone());
-    for r in [&mut x, &mut y] {
-        r.run.wall_s = 0.0;
-        r.run.driver.clear();
-        r.run.by_rank_threads = 1;
-        r.run.by_rank_sweeps = 0;
-        r.run.by_rank_planes = 0;
-    }
-    assert_eq!(x, y, "{what}");
 }
 
 /// `src` simulated as `cfg` says, but on `threads` threads.

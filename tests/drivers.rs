@@ -13,6 +13,10 @@ use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 use topocoll::Error;
 
+#[path = "common/same_bits.rs"]
+mod same_bits;
+use same_bits::assert_same_bits;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Corpus {
@@ -179,20 +183,6 @@ fn assert_agree(a: &SimResult, b: &SimResult, folded: bool, what: &str) {
             y.busy_s
         );
     }
-}
-
-/// The same result to the bit, whatever the by-rank driver's threads,
-/// sweeps and planes (and the wall time).
-fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
-    let (mut x, mut y) = (a.clone(), b.clone());
-    for r in [&mut x, &mut y] {
-        r.run.wall_s = 0.0;
-        r.run.driver.clear();
-        r.run.by_rank_threads = 1;
-        r.run.by_rank_sweeps = 0;
-        r.run.by_rank_planes = 0;
-    }
-    assert_eq!(x, y, "{what}");
 }
 
 /// The drivers a case asks for, named as the corpus names them.
