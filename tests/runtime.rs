@@ -101,8 +101,26 @@ fn sweep(ps: &[usize], topo_for: impl Fn(usize) -> Option<&'static str>) -> usiz
                         continue;
                     };
                     verify(&s).unwrap();
+                    // Every verified schedule here runs as a straight list
+                    // of copies on one worker (none needs a send buffered
+                    // before its receive is posted).
+                    assert!(
+                        Plan::new(&s).unwrap().replay().is_some(),
+                        "{} {} P={p} n={n}: no replay",
+                        alg.collective,
+                        alg.name
+                    );
                     let engines = [1, 2, 4][(p + k) % 3];
-                    with_dtype!(s.dtype, T => { run_and_check::<T>(&s, &opts(engines)); });
+                    // The default (the replay on one worker for small runs,
+                    // the task pool for large ones) and the task pool on two
+                    // workers.
+                    for workers in [0, 2] {
+                        let o = Options {
+                            workers,
+                            ..opts(engines)
+                        };
+                        with_dtype!(s.dtype, T => { run_and_check::<T>(&s, &o); });
+                    }
                     ran += 1;
                 }
             }
@@ -252,6 +270,46 @@ fn sends_are_eager_even_with_one_engine() {
     );
     verify(&s).unwrap();
     run_and_check::<u8>(&s, &opts(1));
+}
+
+#[test]
+fn receives_after_own_sends_fall_back_to_the_task_pool() {
+    // Each rank receives only after its own send completed: fine with eager
+    // sends, stuck if sends waited for their receives. The replay (which
+    // matches a send and its receive as one step) cannot order it, so one
+    // worker runs the task pool, which buffers the parked sends.
+    let mut s = hand_made(2, 8);
+    for r in 0..2u32 {
+        let send = s.programs[r as usize].push(
+            Op::Send {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::output(4 * r as u64, 4),
+                route: 0,
+            },
+            &[],
+        );
+        s.programs[r as usize].push(
+            Op::Recv {
+                peer: 1 - r,
+                tag: 0,
+                region: Region::scratch(0, 4),
+                combine: false,
+            },
+            &[send],
+        );
+        s.programs[r as usize].scratch = 4;
+    }
+    let plan = Plan::new(&s).unwrap();
+    assert!(plan.replay().is_none());
+    let mut bufs: Vec<RankBuffers<u8>> = (0..2).map(|r| runtime::initial_buffers(&s, r)).collect();
+    bufs[0].output[..4].copy_from_slice(&[1, 2, 3, 4]);
+    bufs[1].output[4..].copy_from_slice(&[5, 6, 7, 8]);
+    let stats = threads::run(&plan, &mut bufs, &opts(1)).unwrap();
+    assert_eq!(stats.workers, 1);
+    assert!(stats.eager_copies > 0);
+    assert_eq!(bufs[0].scratch, [5, 6, 7, 8]);
+    assert_eq!(bufs[1].scratch, [1, 2, 3, 4]);
 }
 
 #[test]
@@ -406,10 +464,14 @@ fn a_run_takes_time_linear_in_its_ranks() {
         .find(|a| a.collective == "bcast" && a.name == "binomial")
         .unwrap();
     let s = (bcast.build)(&req).unwrap();
-    let opts = Options {
-        timeout: Some(Duration::from_secs(20)),
-        ..opts(4)
-    };
-    let out = run_and_check::<u8>(&s, &opts);
-    assert_eq!(out.len(), p);
+    // The replay (one worker, the default here) and the task pool.
+    for workers in [0, 2] {
+        let opts = Options {
+            timeout: Some(Duration::from_secs(20)),
+            workers,
+            ..opts(4)
+        };
+        let out = run_and_check::<u8>(&s, &opts);
+        assert_eq!(out.len(), p);
+    }
 }

@@ -40,6 +40,7 @@
 
 pub mod kernel_bench;
 pub mod kernels;
+pub mod replay;
 pub mod threads;
 
 #[cfg(feature = "mpi")]
@@ -54,6 +55,7 @@ use crate::schedule::{
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Options every backend takes.
@@ -183,6 +185,8 @@ pub struct Plan<'s> {
     pub bytes_moved: u64,
     /// The largest tag any send or receive uses.
     pub max_tag: u32,
+    /// The threads backend's one-worker replay, recorded on first use.
+    replay: OnceLock<Option<replay::Replay>>,
 }
 
 struct RankPlan {
@@ -228,7 +232,16 @@ impl<'s> Plan<'s> {
             ranks,
             bytes_moved,
             max_tag,
+            replay: OnceLock::new(),
         })
+    }
+
+    /// The schedule as a straight list of copies (see [`replay`]), recorded
+    /// on the first call; `None` when it cannot be one.
+    pub fn replay(&self) -> Option<&replay::Replay> {
+        self.replay
+            .get_or_init(|| replay::Replay::new(self))
+            .as_ref()
     }
 
     /// A fresh execution state for one rank.

@@ -16,6 +16,9 @@
 //! (no task queued or running), every parked send is copied into a message
 //! buffer and completes. If then still nothing can run, the schedule is
 //! deadlocked and the run fails saying which receive waits for what.
+//!
+//! On one worker, a schedule with a [`super::replay::Replay`] skips all of
+//! this and runs its recorded copies.
 
 use super::{mismatch, op_regions, Claims, Elem, Options, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
@@ -32,6 +35,11 @@ const SPIN: Duration = Duration::from_micros(50);
 
 /// Below this many bytes moved in all, the default is one worker.
 pub const SMALL_BYTES: u64 = 1 << 20;
+
+/// Below this many bytes moved by a step on average, the default is one
+/// worker too: a task handed between workers costs microseconds, the copy
+/// of a step this size tens of them.
+pub const STEP_BYTES: u64 = 256 << 10;
 
 /// What a run measured.
 #[derive(Clone, Debug, Default)]
@@ -198,18 +206,33 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
             }
         }
     }
-    // Default: one worker per core, except for small schedules, where
-    // starting threads and handing tasks between them costs more than the
-    // copies (one worker runs everything on the calling thread).
+    // Default: one worker per core, except where starting threads and
+    // handing tasks between them costs more than the copies save by running
+    // two at once: small schedules, and schedules of many small steps (a
+    // pipeline of 32 KiB segments), which one worker runs as a replay.
+    let small = plan.bytes_moved < SMALL_BYTES
+        || plan
+            .replay()
+            .is_some_and(|r| r.mean_step() * s.elem_bytes() < STEP_BYTES);
     let workers = if opts.workers > 0 {
         opts.workers
-    } else if plan.bytes_moved < SMALL_BYTES {
+    } else if small {
         1
     } else {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     }
     .min(p.max(1));
     let t0 = Instant::now();
+    if workers == 1 && opts.fault.is_none() {
+        if let Some(r) = plan.replay() {
+            r.run(s, bufs);
+            return Ok(RunStats {
+                seconds: t0.elapsed().as_secs_f64(),
+                eager_copies: 0,
+                workers,
+            });
+        }
+    }
     let ranks: Vec<RankState> = (0..p).map(|r| plan.rank_state(r, opts.engines)).collect();
     let unfinished = ranks.iter().filter(|r| !r.finished()).count();
     let exec = Exec {
