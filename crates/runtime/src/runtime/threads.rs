@@ -33,8 +33,10 @@ use std::time::{Duration, Instant};
 /// How long an idle worker spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
-/// Below this many bytes moved in all, the default is one worker.
-pub const SMALL_BYTES: u64 = 1 << 20;
+/// Below this many bytes moved in all, the default is one worker: a run on
+/// the pool starts its worker threads (tens of microseconds), which pays
+/// for itself only once the copies take about a millisecond.
+pub const SMALL_BYTES: u64 = 8 << 20;
 
 /// Below this many bytes moved by a step on average, the default is one
 /// worker too: a task handed between workers costs microseconds, the copy
