@@ -61,6 +61,14 @@ for c in allreduce bcast reduce allgather alltoall; do
   TOPOCOLL_CACHE=$(mktemp -d) timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
     --collective "$c" --algorithm auto --size 64KiB --check >/dev/null || status=1
 done
+echo "== tune --calibrate under mpirun: an error names each rank, exit 2"
+code=0
+err=$(timeout 120 mpirun -np 2 target/release/topocoll tune --calibrate --backend mpi \
+  --ranks 3 --cache-dir "$(mktemp -d)" 2>&1 >/dev/null) || code=$?
+if [ "$code" -ne 2 ] || ! grep -q "rank 1: --ranks 3 but mpirun started 2" <<<"$err"; then
+  echo "calibrate error: exit $code: $err" >&2
+  status=1
+fi
 echo "== tune's exported Open MPI rules run the algorithms they name"
 bash validation/mpi-rules/run.sh --quick >/dev/null || status=1
 exit $status

@@ -59,6 +59,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let backend = bk[0];
     let ctx = Ctx::new(&bk)?;
+    let result = measure(a, &ctx, backend);
+    ctx.stop_all_on_error(result)
+}
+
+/// The measurements, on every process under mpirun; the lead prints and
+/// keeps the model.
+fn measure(a: &TuneArgs, ctx: &Ctx, backend: Backend) -> Result<i32> {
+    let b = &a.sim.build;
     let ranks = match (ctx.size(), b.ranks) {
         (Some(p), Some(r)) if r != p => {
             return Err(
@@ -91,8 +99,8 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         };
         let iters = if size <= 64 << 10 { 200 } else { 10 };
         let times = crate::with_dtype!(s.dtype, T => {
-            let mut bufs = fresh::<T>(&ctx, backend, &s)?;
-            time_runs(&ctx, backend, &plan, &mut bufs, &opts, iters / 10, iters, false)?
+            let mut bufs = fresh::<T>(ctx, backend, &s)?;
+            time_runs(ctx, backend, &plan, &mut bufs, &opts, iters / 10, iters, false)?
         });
         // The median iteration: what a run typically meets (the fastest
         // is a lucky one on a node whose ranks share cores).

@@ -211,6 +211,21 @@ pub(super) struct Ctx {
 }
 
 impl Ctx {
+    /// Under mpirun, a process whose part failed prints its error, naming
+    /// its rank, and stops every process with exit status 2 (the others may
+    /// be waiting for it); otherwise the result is returned as it is.
+    pub(super) fn stop_all_on_error(&self, result: Result<i32>) -> Result<i32> {
+        if let Err(e) = &result {
+            if self.size().is_some() {
+                let msg = format!("{e:#}").replace('\n', " ");
+                eprintln!("topocoll: rank {}: {msg}", self.rank());
+                #[cfg(feature = "mpi")]
+                runtime::mpi::exit_all(2);
+            }
+        }
+        result
+    }
+
     pub(super) fn new(backends: &[Backend]) -> Result<Ctx> {
         #[cfg(feature = "mpi")]
         {
@@ -453,16 +468,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
         let plan = Plan::new(&s)?;
         with_dtype!(s.dtype, T => run_typed::<T>(&ctx, backend, &plan, &opts, &a))
     })();
-    if let Err(e) = &result {
-        if ctx.size().is_some() {
-            // Every process reports its own error, naming its rank.
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("topocoll: rank {}: {msg}", ctx.rank());
-            #[cfg(feature = "mpi")]
-            runtime::mpi::exit_all(2);
-        }
-    }
-    result
+    ctx.stop_all_on_error(result)
 }
 
 fn run_typed<T: Elem>(
@@ -665,15 +671,7 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
         };
         bench_inner(&ctx, &a, &bk, &opts, native, &sizes, &algs, file, output)
     })();
-    if let Err(e) = &result {
-        if ctx.size().is_some() {
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("topocoll: rank {}: {msg}", ctx.rank());
-            #[cfg(feature = "mpi")]
-            runtime::mpi::exit_all(2);
-        }
-    }
-    result
+    ctx.stop_all_on_error(result)
 }
 
 #[allow(clippy::too_many_arguments)]
