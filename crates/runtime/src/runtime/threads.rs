@@ -33,15 +33,30 @@ use std::time::{Duration, Instant};
 /// How long an idle worker spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
-/// Below this many bytes moved in all, the default is one worker: a run on
-/// the pool starts its worker threads (tens of microseconds), which pays
-/// for itself only once the copies take about a millisecond.
-pub const SMALL_BYTES: u64 = 8 << 20;
+/// Below this many bytes moved in all, the default is one worker.
+pub const SMALL_BYTES: u64 = 1 << 20;
 
-/// Below this many bytes moved by a step on average, the default is one
-/// worker too: a task handed between workers costs microseconds, the copy
-/// of a step this size tens of them.
-pub const STEP_BYTES: u64 = 256 << 10;
+/// Above it, one worker runs the replay unless its steps are large: a step
+/// handed to the other worker costs a wake-up (tens of microseconds on a
+/// loaded machine), which copying two steps at once pays back only when
+/// steps move `BIG_STEP` each, or `STEP` each over `LARGE_BYTES` in all (a
+/// pipeline of 512 KiB segments over 4 MiB runs 4 times faster on the
+/// replay, over 16 MiB 1.4 times slower).
+pub const BIG_STEP: u64 = 1 << 20;
+pub const STEP: u64 = 256 << 10;
+pub const LARGE_BYTES: u64 = 32 << 20;
+
+/// Whether a run uses one worker by default (see the constants above).
+fn one_worker(plan: &Plan) -> bool {
+    if plan.bytes_moved < SMALL_BYTES {
+        return true;
+    }
+    let Some(r) = plan.replay() else {
+        return false;
+    };
+    let step = r.mean_step() * plan.schedule.elem_bytes();
+    step < BIG_STEP && (plan.bytes_moved < LARGE_BYTES || step < STEP)
+}
 
 /// What a run measured.
 #[derive(Clone, Debug, Default)]
@@ -211,14 +226,10 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
     // Default: one worker per core, except where starting threads and
     // handing tasks between them costs more than the copies save by running
     // two at once: small schedules, and schedules of many small steps (a
-    // pipeline of 32 KiB segments), which one worker runs as a replay.
-    let small = plan.bytes_moved < SMALL_BYTES
-        || plan
-            .replay()
-            .is_some_and(|r| r.mean_step() * s.elem_bytes() < STEP_BYTES);
+    // pipeline of small segments), which one worker runs as a replay.
     let workers = if opts.workers > 0 {
         opts.workers
-    } else if small {
+    } else if one_worker(plan) {
         1
     } else {
         std::thread::available_parallelism().map_or(2, |n| n.get())
