@@ -36,13 +36,12 @@ const SPIN: Duration = Duration::from_micros(50);
 /// Below this many bytes moved in all, the default is one worker.
 pub const SMALL_BYTES: u64 = 1 << 20;
 
-/// Above it, one worker runs the replay unless its steps are large: a step
-/// handed to the other worker costs a wake-up (tens of microseconds on a
-/// loaded machine), which copying two steps at once pays back only when
-/// steps move `BIG_STEP` each, or `STEP` each over `LARGE_BYTES` in all (a
-/// pipeline of 512 KiB segments over 4 MiB runs 4 times faster on the
-/// replay, over 16 MiB 1.4 times slower).
-pub const BIG_STEP: u64 = 1 << 20;
+/// Above it, one worker runs the replay unless the run is large and so are
+/// its steps: a step handed to the other worker costs a wake-up (tens of
+/// microseconds on a loaded machine), which copying two steps at once pays
+/// back only for steps of `STEP` or more, over `LARGE_BYTES` or more in all
+/// (a pipeline of 512 KiB segments runs 4 times faster on the replay over
+/// 4 MiB, 1.4 times slower over 16 MiB).
 pub const STEP: u64 = 256 << 10;
 pub const LARGE_BYTES: u64 = 32 << 20;
 
@@ -54,8 +53,7 @@ fn one_worker(plan: &Plan) -> bool {
     let Some(r) = plan.replay() else {
         return false;
     };
-    let step = r.mean_step() * plan.schedule.elem_bytes();
-    step < BIG_STEP && (plan.bytes_moved < LARGE_BYTES || step < STEP)
+    plan.bytes_moved < LARGE_BYTES || r.mean_step() * plan.schedule.elem_bytes() < STEP
 }
 
 /// What a run measured.
