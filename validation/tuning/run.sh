@@ -16,9 +16,11 @@
 #    table of native / auto on both backends, and from 1 MiB up the native
 #    collective's time over the least time any implementation can take: the
 #    bytes it must copy over the machine's copy rate (copy_bandwidth.c, two
-#    threads, on buffers as large as the collective's).
+#    threads, on buffers as large as the collective's). With --repeat N the
+#    benches run N times and each ratio is the median of the N (with the
+#    lowest and highest).
 #
-#   bash validation/tuning/run.sh [--quick] [--sizes LIST] [--ratios-only] [--out DIR]
+#   bash validation/tuning/run.sh [--quick] [--sizes LIST] [--ratios-only] [--repeat N] [--out DIR]
 #
 # Needs a build with the MPI backend: cargo build --release --features mpi.
 set -euo pipefail
@@ -27,6 +29,7 @@ root=$(cd "$here/../.." && pwd)
 topocoll="$root/target/release/topocoll"
 sizes=8B,64B,512B,4KiB,32KiB,256KiB,2MiB,16MiB,64MiB
 ratio_sizes=8B,64B,512B,4KiB,32KiB,256KiB,1MiB,4MiB,16MiB,64MiB,256MiB,1GiB
+repeat=1
 out=""
 algorithms=yes
 while [ $# -gt 0 ]; do
@@ -34,8 +37,9 @@ while [ $# -gt 0 ]; do
     --quick) sizes=8B,4KiB,256KiB,4MiB; ratio_sizes=$sizes; shift ;;
     --sizes) sizes=$2; ratio_sizes=$2; shift 2 ;;
     --ratios-only) algorithms=no; shift ;;
+    --repeat) repeat=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "run.sh: unknown argument '$1' (--quick, --sizes LIST, --ratios-only, --out DIR)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument '$1' (--quick, --sizes LIST, --ratios-only, --repeat N, --out DIR)" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -88,15 +92,17 @@ PY
 
 # 4. auto on both backends against the native collective, 8 B to 1 GiB.
 gcc -O2 -pthread "$here/copy_bandwidth.c" -o "$work/copy_bandwidth"
-for c in allreduce bcast reduce allgather alltoall; do
-  s=$ratio_sizes
-  case $c in allgather | alltoall) s=$(echo "$s" | sed 's/,1GiB//') ;; esac
-  mpirun -np 4 "$topocoll" bench --backend threads,mpi --baseline native -c "$c" -a auto \
-    --sizes "$s" --format csv </dev/null >"$work/$c-auto.csv"
+for r in $(seq "$repeat"); do
+  for c in allreduce bcast reduce allgather alltoall; do
+    s=$ratio_sizes
+    case $c in allgather | alltoall) s=$(echo "$s" | sed 's/,1GiB//') ;; esac
+    mpirun -np 4 "$topocoll" bench --backend threads,mpi --baseline native -c "$c" -a auto \
+      --sizes "$s" --format csv </dev/null >"$work/$c-auto-$r.csv"
+  done
 done
-python3 - "$work" <<'PY'
-import csv, subprocess, sys
-work = sys.argv[1]
+python3 - "$work" "$repeat" <<'PY'
+import csv, statistics, subprocess, sys
+work, repeat = sys.argv[1], int(sys.argv[2])
 P = 4
 # Bytes any implementation must copy (or the equivalent memory traffic, in
 # bytes read and written over two) for one collective of `n` bytes (a block
@@ -121,21 +127,36 @@ def copy_rate(total):
     out = subprocess.run([f"{work}/copy_bandwidth", str(int(total // 4)), "2"],
                          capture_output=True, text=True, check=True).stdout
     return max(float(l.split()[1]) for l in out.split("\n") if l) * 1e9
+def spread(v):
+    v = sorted(v)
+    med = statistics.median(v)
+    return f"{med:.2f}" if len(v) == 1 else f"{med:.2f} ({v[0]:.2f}–{v[-1]:.2f})"
+runs = f"median of {repeat} runs (lowest–highest)" if repeat > 1 else "one run"
+print(f"native / auto: the native collective's average time over auto's, {runs}")
+print()
 print("| collective | size (B) | auto, threads | native / auto, threads | auto, mpi | native / auto, mpi | native (us) | least time (us) | native / least time |")
 print("|---|---:|---|---:|---|---:|---:|---:|---:|")
 for c in ["allreduce", "bcast", "reduce", "allgather", "alltoall"]:
-    rows = [r for r in csv.DictReader(open(f"{work}/{c}-auto.csv")) if r["avg_s"]]
-    for size in sorted({int(r["size_bytes"]) for r in rows}):
-        at = {(r["algorithm"] == "native", r["backend"]): r for r in rows if int(r["size_bytes"]) == size}
-        native = next(r for (nat, _), r in at.items() if nat)
-        th, mp = at[(False, "threads")], at[(False, "mpi")]
-        n = float(native["avg_s"])
-        bound = ""
+    tables = [[r for r in csv.DictReader(open(f"{work}/{c}-auto-{k}.csv")) if r["avg_s"]]
+              for k in range(1, repeat + 1)]
+    for size in sorted({int(r["size_bytes"]) for r in tables[0]}):
+        th_ratio, mp_ratio, natives, th_alg, mp_alg = [], [], [], set(), set()
+        for rows in tables:
+            at = {(r["algorithm"] == "native", r["backend"]): r
+                  for r in rows if int(r["size_bytes"]) == size}
+            native = next(r for (nat, _), r in at.items() if nat)
+            th, mp = at[(False, "threads")], at[(False, "mpi")]
+            n = float(native["avg_s"])
+            natives.append(n)
+            th_ratio.append(n / float(th["avg_s"]))
+            mp_ratio.append(n / float(mp["avg_s"]))
+            th_alg.add(th["algorithm"][5:])
+            mp_alg.add(mp["algorithm"][5:])
+        n = statistics.median(natives)
+        bound = " | "
         if size >= 1 << 20:
             t = least[c](size) / copy_rate(buffers[c](size))
             bound = f"{t*1e6:.0f} | {n / t:.2f}"
-        else:
-            bound = " | "
-        print(f"| {c} | {size} | {th['algorithm'][5:]} {float(th['avg_s'])*1e6:.2f} us | {n/float(th['avg_s']):.2f} | "
-              f"{mp['algorithm'][5:]} {float(mp['avg_s'])*1e6:.2f} us | {n/float(mp['avg_s']):.2f} | {n*1e6:.2f} | {bound} |")
+        print(f"| {c} | {size} | {', '.join(sorted(th_alg))} | {spread(th_ratio)} | "
+              f"{', '.join(sorted(mp_alg))} | {spread(mp_ratio)} | {n*1e6:.2f} | {bound} |")
 PY
