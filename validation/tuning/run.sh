@@ -18,7 +18,11 @@
 #    bytes it must copy over the machine's copy rate (copy_bandwidth.c, two
 #    threads, on buffers as large as the collective's). With --repeat N the
 #    benches run N times and each ratio is the median of the N (with the
-#    lowest and highest).
+#    lowest and highest);
+# 5. persistent.c: an 8-byte recursive-doubling allreduce with MPI_Isend, with
+#    persistent requests (MPI_Send_init, MPI_Startall) and MPI_Allreduce, on
+#    4 and 2 ranks: whether persistent requests would make the mpi backend's
+#    small messages cheaper.
 #
 #   bash validation/tuning/run.sh [--quick] [--sizes LIST] [--ratios-only] [--repeat N] [--out DIR]
 #
@@ -160,3 +164,10 @@ for c in ["allreduce", "bcast", "reduce", "allgather", "alltoall"]:
         print(f"| {c} | {size} | {', '.join(sorted(th_alg))} | {spread(th_ratio)} | "
               f"{', '.join(sorted(mp_alg))} | {spread(mp_ratio)} | {n*1e6:.2f} | {bound} |")
 PY
+
+# 5. Persistent requests against MPI_Isend, 4 and 2 ranks.
+mpicc -O2 "$here/persistent.c" -o "$work/persistent"
+for np in 4 2; do
+  echo "persistent requests, $np ranks (median time per 8-byte allreduce):"
+  mpirun -np "$np" "$work/persistent" </dev/null
+done
