@@ -487,3 +487,52 @@ fn simulate_folds_unless_told_not_to() {
     );
     assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
 }
+
+/// A reader that stops reading (`topocoll list | head -1`) ends the output
+/// quietly, with the status a closed pipe gives (128 + SIGPIPE), for a verb's
+/// output and for `--help`; a full disk is an error on one line, exit 2.
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    for args in [&["list"][..], &["simulate", "--help"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the pipe's reading end at once: the process, still
+        // starting, writes into a pipe nobody reads.
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        // (0 if it wrote everything before the close.)
+        assert!(
+            matches!(status.code(), Some(0) | Some(141)),
+            "{args:?}: {status:?}"
+        );
+        assert_eq!(err, "", "{args:?}");
+    }
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .arg("list")
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("No space left"), "{err}");
+    }
+}

@@ -154,35 +154,35 @@ fn measure(a: &TuneArgs, ctx: &Ctx, backend: Backend) -> Result<i32> {
         node_bandwidth,
         compute_bandwidth: compute,
     };
-    println!("{}", m.source);
-    println!(
+    outln!("{}", m.source);
+    outln!(
         "overhead          {} per message   (8 B recursive-doubling allreduce: {})",
         format_seconds(overhead_s),
         format_seconds(small)
     );
-    println!(
+    outln!(
         "latency           {} per message   (scatter of 8 B, all at once: {})",
         format_seconds(latency_s),
         format_seconds(at_once)
     );
-    println!(
+    outln!(
         "pair bandwidth    {:.3} GB/s           (scatter of {}: {})",
         pair_bandwidth / 1e9,
         format_bytes(LARGE),
         format_seconds(seq)
     );
-    println!(
+    outln!(
         "node bandwidth    {:.3} GB/s           (all-to-all of {}: {})",
         node_bandwidth / 1e9,
         format_bytes(LARGE),
         format_seconds(all)
     );
-    println!(
+    outln!(
         "compute bandwidth {:.3} GB/s           (f64 sum in place)",
         compute / 1e9
     );
     let dir = cache_dir(a.cache_dir.as_deref())
         .ok_or_else(|| Error::Invalid("no cache directory: give --cache-dir (no HOME)".into()))?;
-    println!("kept in {}", m.store(&dir)?.display());
+    outln!("kept in {}", m.store(&dir)?.display());
     Ok(0)
 }

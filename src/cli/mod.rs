@@ -507,6 +507,7 @@ pub fn main() -> i32 {
         Err(e) if !e.use_stderr() => {
             return match e.print() {
                 Ok(()) => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 128 + 13,
                 Err(e) => {
                     eprintln!("topocoll: writing to standard output: {e}");
                     2
@@ -533,6 +534,9 @@ pub fn main() -> i32 {
     };
     match run(cli) {
         Ok(code) => code,
+        // The reader of standard output stopped reading (`| head`): stop
+        // quietly, with the status of a process a closed pipe ends.
+        Err(e) if broken_pipe(&e) => 128 + 13,
         Err(e) => {
             let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
             let msg = one_line(&format!("{e:#}"));
@@ -544,6 +548,14 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// Whether an error is a write into a pipe nobody reads any more.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// An error message as one line of at most 600 characters: a parser may
