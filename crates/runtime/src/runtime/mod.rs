@@ -50,7 +50,7 @@ pub use kernels::Elem;
 
 use crate::error::{Error, Result};
 use crate::schedule::{
-    dependency_counts, Buf, Collective, Op, OpId, Program, Region, Schedule, Successors,
+    dependency_counts, Buf, Collective, Op, OpId, Program, ReduceOp, Region, Schedule, Successors,
 };
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -464,28 +464,49 @@ fn split<T: Elem>(b: &mut RankBuffers<T>, src: Buf, dst: Buf) -> (&[T], &mut [T]
 
 /// Runs a local operation (copy, combine, compute) on one rank's buffers.
 pub(crate) fn run_local<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, op: &Op) {
-    let (src, dst, combine) = match *op {
-        Op::Copy { src, dst } => (src, dst, false),
-        Op::Combine { src, dst } => (src, dst, true),
-        _ => return,
-    };
+    match *op {
+        Op::Copy { src, dst } => move_within(s.op, b, src, dst, false),
+        Op::Combine { src, dst } => move_within(s.op, b, src, dst, true),
+        _ => {}
+    }
+}
+
+/// `dst = src` or `dst = dst ∘ src` within one rank's buffers. Overlapping
+/// regions (only an unverified schedule has them) go through a copy of the
+/// source.
+pub(crate) fn move_within<T: Elem>(
+    op: ReduceOp,
+    b: &mut RankBuffers<T>,
+    src: Region,
+    dst: Region,
+    combine: bool,
+) {
     let (lo, hi) = (src.offset as usize, src.end() as usize);
     let (dlo, dhi) = (dst.offset as usize, dst.end() as usize);
-    if src.buf == dst.buf {
-        let v = b.get_mut(src.buf);
-        if combine {
-            let tmp: Vec<T> = v[lo..hi].to_vec();
-            T::reduce_into(s.op, &mut v[dlo..dhi], &tmp);
-        } else {
-            v.copy_within(lo..hi, dlo);
-        }
-    } else {
+    if src.buf != dst.buf {
         let (a, d) = split(b, src.buf, dst.buf);
         if combine {
-            T::reduce_into(s.op, &mut d[dlo..dhi], &a[lo..hi]);
+            T::reduce_into(op, &mut d[dlo..dhi], &a[lo..hi]);
         } else {
             d[dlo..dhi].copy_from_slice(&a[lo..hi]);
         }
+        return;
+    }
+    let v = b.get_mut(src.buf);
+    if !combine {
+        v.copy_within(lo..hi, dlo);
+    } else if hi <= dlo || dhi <= lo {
+        let (x, y) = if lo < dlo {
+            let (l, h) = v.split_at_mut(dlo);
+            (&l[lo..hi], &mut h[..dhi - dlo])
+        } else {
+            let (l, h) = v.split_at_mut(lo);
+            (&h[..hi - lo], &mut l[dlo..dhi])
+        };
+        T::reduce_into(op, y, x);
+    } else {
+        let tmp: Vec<T> = v[lo..hi].to_vec();
+        T::reduce_into(op, &mut v[dlo..dhi], &tmp);
     }
 }
 

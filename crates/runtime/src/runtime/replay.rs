@@ -19,7 +19,7 @@
 //! of one step overlap.
 
 use super::{Elem, Plan, RankBuffers, RankState};
-use crate::schedule::{Op, OpId, ReduceOp, Region, Schedule};
+use crate::schedule::{Op, OpId, Region, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -106,7 +106,7 @@ impl Replay {
         for st in &self.steps {
             let (a, b) = (st.src_rank as usize, st.dst_rank as usize);
             if a == b {
-                move_within(s.op, &mut bufs[a], st.src, st.dst, st.combine);
+                super::move_within(s.op, &mut bufs[a], st.src, st.dst, st.combine);
             } else {
                 let (from, to) = if a < b {
                     let (lo, hi) = bufs.split_at_mut(b);
@@ -123,41 +123,6 @@ impl Replay {
                     y.copy_from_slice(x);
                 }
             }
-        }
-    }
-}
-
-/// `dst = src` or `dst = dst ∘ src` within one rank's buffers (the two do
-/// not overlap: the recorder refuses steps that do).
-fn move_within<T: Elem>(
-    op: ReduceOp,
-    b: &mut RankBuffers<T>,
-    src: Region,
-    dst: Region,
-    combine: bool,
-) {
-    let (lo, hi) = (src.offset as usize, src.end() as usize);
-    let (dlo, dhi) = (dst.offset as usize, dst.end() as usize);
-    if src.buf == dst.buf {
-        let v = b.get_mut(src.buf);
-        if combine {
-            let (x, y) = if lo < dlo {
-                let (l, h) = v.split_at_mut(dlo);
-                (&l[lo..hi], &mut h[..dhi - dlo])
-            } else {
-                let (l, h) = v.split_at_mut(lo);
-                (&h[..hi - lo], &mut l[dlo..dhi])
-            };
-            T::reduce_into(op, y, x);
-        } else {
-            v.copy_within(lo..hi, dlo);
-        }
-    } else {
-        let (x, y) = super::split(b, src.buf, dst.buf);
-        if combine {
-            T::reduce_into(op, &mut y[dlo..dhi], &x[lo..hi]);
-        } else {
-            y[dlo..dhi].copy_from_slice(&x[lo..hi]);
         }
     }
 }
