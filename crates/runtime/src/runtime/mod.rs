@@ -246,24 +246,39 @@ impl<'s> Plan<'s> {
 
     /// A fresh execution state for one rank.
     pub fn rank_state(&self, rank: usize, engines: usize) -> RankState {
-        let rp = &self.ranks[rank];
         let mut st = RankState {
-            remaining: rp.ndeps.clone(),
+            remaining: Vec::new(),
             done: 0,
-            total: rp.ndeps.len(),
+            total: 0,
             local: VecDeque::new(),
             recvs: VecDeque::new(),
             sends: BinaryHeap::new(),
             in_flight: 0,
-            engines: engines.max(1),
+            engines: 1,
         };
+        self.reset_rank_state(rank, engines, &mut st);
+        st
+    }
+
+    /// Makes `st` a fresh execution state for one rank, reusing its memory
+    /// (a repeated run allocates nothing).
+    pub fn reset_rank_state(&self, rank: usize, engines: usize, st: &mut RankState) {
+        let rp = &self.ranks[rank];
+        st.remaining.clear();
+        st.remaining.extend_from_slice(&rp.ndeps);
+        st.done = 0;
+        st.total = rp.ndeps.len();
+        st.local.clear();
+        st.recvs.clear();
+        st.sends.clear();
+        st.in_flight = 0;
+        st.engines = engines.max(1);
         let prog = &self.schedule.programs[rank];
         for (i, &d) in rp.ndeps.iter().enumerate() {
             if d == 0 {
                 st.classify(prog, i as OpId);
             }
         }
-        st
     }
 
     /// Marks op `op` of `rank` complete in `st`, making its successors ready.
@@ -430,6 +445,11 @@ impl Claims {
 
     pub(crate) fn release(&mut self, id: u64) {
         self.active.retain(|a| a.4 != id);
+    }
+
+    /// No claims (keeping the memory for the next run).
+    pub(crate) fn clear(&mut self) {
+        self.active.clear();
     }
 }
 

@@ -27,7 +27,7 @@
 //! minimum `MPI_TAG_UB`); larger ones are renumbered per (source, destination)
 //! pair, which every process can do alone since each holds the whole schedule.
 
-use super::{op_regions, Claims, Elem, Options, Plan, RankBuffers};
+use super::{op_regions, Claims, Elem, Options, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
 use crate::schedule::{Buf, Collective, Dtype, Op, OpId, ReduceOp, Schedule};
 use mpi::ffi;
@@ -45,6 +45,8 @@ const CLOCK_POLLS: u32 = 64;
 /// Polls that find nothing to do before the rank yields its core (to the
 /// other ranks of an oversubscribed node).
 const YIELD_POLLS: u32 = 16;
+/// Landing buffers up to this size are kept from one run to the next.
+const KEPT_BYTES: usize = 1 << 20;
 
 /// The MPI world of this process.
 pub struct World {
@@ -294,10 +296,45 @@ struct Active<T> {
     temp: Option<Vec<T>>,
 }
 
+/// What a run keeps between its polls, kept between runs too so that a
+/// repeated run allocates nothing: requests in flight and their ops, the
+/// MPI_Testsome outputs, the completed ones, landing buffers of combining
+/// receives to reuse, memory claims.
+struct Scratch<T> {
+    reqs: Vec<ffi::MPI_Request>,
+    active: Vec<Active<T>>,
+    indices: Vec<c_int>,
+    statuses: Vec<ffi::MPI_Status>,
+    done: Vec<(usize, usize)>,
+    pool: Vec<Vec<T>>,
+    claims: Claims,
+    state: Option<RankState>,
+}
+
+impl<T> Default for Scratch<T> {
+    fn default() -> Self {
+        Scratch {
+            reqs: Vec::with_capacity(64),
+            active: Vec::with_capacity(64),
+            indices: Vec::with_capacity(64),
+            statuses: Vec::with_capacity(64),
+            done: Vec::with_capacity(64),
+            pool: Vec::new(),
+            claims: Claims::default(),
+            state: None,
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's [`Scratch`] for the element type of its last run.
+    static SCRATCH: std::cell::RefCell<Option<Box<dyn std::any::Any>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// What one rank's run did.
 #[derive(Clone, Debug, Default)]
 pub struct RankRun {
-    pub seconds: f64,
     /// Sends started beyond the engine limit to escape a rendezvous stall.
     pub stall_escapes: usize,
 }
@@ -327,19 +364,12 @@ pub fn run_rank<T: Elem>(
     let mut notice_req = w.notice_req.get();
     // SAFETY: the buffer is read only once its receive has completed.
     let notice: &[u8] = unsafe { &**w.notice.get() };
-    let mut reqs: Vec<ffi::MPI_Request> = Vec::with_capacity(64);
-    let mut active: Vec<Active<T>> = Vec::with_capacity(64);
+    let mut scratch: Box<Scratch<T>> = SCRATCH
+        .with(|c| c.borrow_mut().take())
+        .and_then(|b| b.downcast().ok())
+        .unwrap_or_default();
     let result = catch_unwind(AssertUnwindSafe(|| {
-        drive(
-            w,
-            plan,
-            b,
-            opts,
-            &mut reqs,
-            &mut active,
-            &mut notice_req,
-            notice,
-        )
+        drive(w, plan, b, opts, &mut scratch, &mut notice_req, notice)
     }))
     .unwrap_or_else(|e| {
         let text = e
@@ -352,7 +382,8 @@ pub fn run_rank<T: Elem>(
     // The notice receive stays posted for the next run (or is null, its
     // notice received).
     w.notice_req.set(notice_req);
-    match result {
+    let Scratch { reqs, active, .. } = &mut *scratch;
+    let result = match result {
         Ok(run) => Ok(run),
         Err(f) => {
             let msg = match f {
@@ -364,18 +395,25 @@ pub fn run_rank<T: Elem>(
             };
             // Leave the transfers in flight: their buffers may still be
             // touched by MPI, so leak them rather than free them under it.
-            for mut r in reqs {
+            for mut r in reqs.drain(..) {
                 unsafe {
                     ffi::MPI_Cancel(&mut r);
                     ffi::MPI_Request_free(&mut r);
                 }
             }
-            for a in active {
+            for a in active.drain(..) {
                 std::mem::forget(a.temp);
             }
             Err(Error::Runtime(msg))
         }
-    }
+    };
+    // Landing buffers are kept for small runs only (where allocating costs
+    // as much as the run), not to hold a large run's memory afterwards.
+    scratch
+        .pool
+        .retain(|v| v.capacity() * std::mem::size_of::<T>() <= KEPT_BYTES);
+    SCRATCH.with(|c| *c.borrow_mut() = Some(scratch));
+    result
 }
 
 enum Failure {
@@ -426,11 +464,21 @@ fn drive<T: Elem>(
     plan: &Plan,
     b: &mut RankBuffers<T>,
     opts: &Options,
-    reqs: &mut Vec<ffi::MPI_Request>,
-    active: &mut Vec<Active<T>>,
+    scratch: &mut Scratch<T>,
     notice_req: &mut ffi::MPI_Request,
     notice: &[u8],
 ) -> std::result::Result<RankRun, Failure> {
+    let Scratch {
+        reqs,
+        active,
+        indices,
+        statuses,
+        done,
+        pool,
+        claims,
+        state,
+    } = scratch;
+    debug_assert!(reqs.is_empty() && active.is_empty());
     let s = plan.schedule;
     let rank = w.rank;
     let prog = &s.programs[rank];
@@ -446,9 +494,13 @@ fn drive<T: Elem>(
         opts.fault
             .is_some_and(|f| f.rank == rank && f.op == op as usize)
     };
-    let t0 = Instant::now();
-    let deadline = opts.timeout.map(|t| t0 + t);
-    let mut st = plan.rank_state(rank, opts.engines);
+    let st = match state {
+        Some(st) => {
+            plan.reset_rank_state(rank, opts.engines, st);
+            st
+        }
+        None => state.insert(plan.rank_state(rank, opts.engines)),
+    };
     for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
         if (b.get(buf).len() as u64) < s.buffer_len(rank, buf) {
             return Err(Failure::Mine(format!(
@@ -458,24 +510,25 @@ fn drive<T: Elem>(
     }
     // Regions MPI may be reading or writing (claim id = op id + 1), so a
     // racy unverified schedule fails instead of racing with the library.
-    let mut claims = Claims::default();
+    claims.clear();
     let race = |op: OpId| {
         fail(
             op,
             "touches memory an outstanding transfer uses (a race the verifier rejects: run without --no-verify)",
         )
     };
-    let mut pool: Vec<Vec<T>> = Vec::new();
-    let mut last_progress = t0;
-    let mut now = t0;
+    // The clock is read at the checks only (every CLOCK_POLLS idle polls; a
+    // read costs as much as a poll): a small run that never waits that long
+    // never reads it. The timeout counts from the first check.
+    let mut deadline: Option<Instant> = None;
+    let mut last_progress: Option<Instant> = None;
+    let mut now: Option<Instant> = None;
     // Polls since the last progress, and whether that progress has been
     // stamped with the clock yet.
     let mut idle: u32 = 0;
     let mut unstamped = false;
     let mut stall = Duration::from_millis(20);
     let mut escapes = 0;
-    let mut indices: Vec<c_int> = Vec::with_capacity(64);
-    let mut statuses: Vec<ffi::MPI_Status> = Vec::with_capacity(64);
     let bytes_of = |count: u64, op: OpId| -> std::result::Result<c_int, Failure> {
         c_int::try_from(count as usize * elem)
             .map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
@@ -492,7 +545,7 @@ fn drive<T: Elem>(
                 .map_err(|_| race(op))?;
             claims.release(id);
             super::run_local(s, b, &prog.ops[op as usize]);
-            plan.complete(rank, &mut st, op);
+            plan.complete(rank, st, op);
             progressed = true;
         }
         while let Some(op) = st.pop_recv() {
@@ -547,8 +600,10 @@ fn drive<T: Elem>(
             progressed = true;
         }
         let mut escape = false;
-        if st.queued_sends() > 0 && !unstamped && now.duration_since(last_progress) > stall {
-            escape = true;
+        if let (Some(n), Some(p)) = (now, last_progress) {
+            if st.queued_sends() > 0 && !unstamped && n.duration_since(p) > stall {
+                escape = true;
+            }
         }
         while let Some(op) = if escape {
             st.start_send_beyond_engines()
@@ -617,11 +672,10 @@ fn drive<T: Elem>(
                 ));
             }
             if out > 0 {
-                let mut done: Vec<(usize, usize)> = (0..out as usize)
-                    .map(|k| (indices[k] as usize, k))
-                    .collect();
+                done.clear();
+                done.extend((0..out as usize).map(|k| (indices[k] as usize, k)));
                 done.sort_unstable();
-                for &(i, k) in &done {
+                for &(i, k) in done.iter() {
                     let op = active[i].op;
                     match prog.ops[op as usize] {
                         Op::Recv {
@@ -655,7 +709,7 @@ fn drive<T: Elem>(
                         _ => unreachable!(),
                     }
                     claims.release(u64::from(op) + 1);
-                    plan.complete(rank, &mut st, op);
+                    plan.complete(rank, st, op);
                 }
                 // Drop the completed entries (highest index first keeps the
                 // others in place; order among the rest does not matter).
@@ -672,7 +726,7 @@ fn drive<T: Elem>(
             continue;
         }
         idle = idle.wrapping_add(1);
-        if idle % CLOCK_POLLS == 1 {
+        if idle.is_multiple_of(CLOCK_POLLS) {
             // Another rank's failure notice: looked for as the clock is
             // read (a rank that waits on a failed one soon has nothing
             // to do), not at every poll (each test drives MPI's progress).
@@ -685,14 +739,18 @@ fn drive<T: Elem>(
                 let text = String::from_utf8_lossy(&notice[..len.max(0) as usize]).into_owned();
                 return Err(Failure::Theirs(text));
             }
-            now = Instant::now();
-            if unstamped {
-                last_progress = now;
+            let n = Instant::now();
+            now = Some(n);
+            if deadline.is_none() {
+                deadline = opts.timeout.map(|t| n + t);
+            }
+            if unstamped || last_progress.is_none() {
+                last_progress = Some(n);
                 unstamped = false;
             }
         }
-        if let Some(d) = deadline {
-            if idle % CLOCK_POLLS == 1 && now >= d {
+        if let (Some(d), Some(n)) = (deadline, now) {
+            if idle.is_multiple_of(CLOCK_POLLS) && n >= d {
                 let waiting: Vec<String> = active
                     .iter()
                     .take(3)
@@ -713,7 +771,6 @@ fn drive<T: Elem>(
         }
     }
     Ok(RankRun {
-        seconds: t0.elapsed().as_secs_f64(),
         stall_escapes: escapes,
     })
 }
