@@ -448,6 +448,7 @@ impl Claims {
     }
 
     /// No claims (keeping the memory for the next run).
+    #[cfg(feature = "mpi")]
     pub(crate) fn clear(&mut self) {
         self.active.clear();
     }
