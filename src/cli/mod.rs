@@ -507,7 +507,7 @@ pub fn main() -> i32 {
         Err(e) if !e.use_stderr() => {
             return match e.print() {
                 Ok(()) => 0,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 128 + 13,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => CLOSED_PIPE,
                 Err(e) => {
                     eprintln!("topocoll: writing to standard output: {e}");
                     2
@@ -536,7 +536,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         // The reader of standard output stopped reading (`| head`): stop
         // quietly, with the status of a process a closed pipe ends.
-        Err(e) if broken_pipe(&e) => 128 + 13,
+        Err(e) if broken_pipe(&e) => CLOSED_PIPE,
         Err(e) => {
             let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
             let msg = one_line(&format!("{e:#}"));
@@ -549,6 +549,10 @@ pub fn main() -> i32 {
         }
     }
 }
+
+/// The exit status of a process ended by a write into a closed pipe
+/// (128 + SIGPIPE), as the shell reports one killed by the signal.
+const CLOSED_PIPE: i32 = 128 + 13;
 
 /// Whether an error is a write into a pipe nobody reads any more.
 fn broken_pipe(e: &anyhow::Error) -> bool {

@@ -748,9 +748,7 @@ fn drive<T: Elem>(
                 last_progress = Some(n);
                 unstamped = false;
             }
-        }
-        if let (Some(d), Some(n)) = (deadline, now) {
-            if idle.is_multiple_of(CLOCK_POLLS) && n >= d {
+            if deadline.is_some_and(|d| n >= d) {
                 let waiting: Vec<String> = active
                     .iter()
                     .take(3)

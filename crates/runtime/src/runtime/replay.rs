@@ -85,21 +85,6 @@ impl Replay {
         (done && matched).then_some(Replay { steps: r.steps })
     }
 
-    /// Steps recorded (copies and combines, local or across ranks).
-    pub fn len(&self) -> usize {
-        self.steps.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
-    /// Elements a step moves on average (0 with no steps).
-    pub fn mean_step(&self) -> u64 {
-        let all: u64 = self.steps.iter().map(|st| st.src.count).sum();
-        all / self.steps.len().max(1) as u64
-    }
-
     /// Runs the steps on `bufs` (one per rank, each at least as long as the
     /// schedule's buffers: the caller checks).
     pub fn run<T: Elem>(&self, s: &Schedule, bufs: &mut [RankBuffers<T>]) {

@@ -45,15 +45,12 @@ pub const SMALL_BYTES: u64 = 1 << 20;
 pub const STEP: u64 = 256 << 10;
 pub const LARGE_BYTES: u64 = 32 << 20;
 
-/// Whether a run uses one worker by default (see the constants above).
+/// Whether a run uses one worker by default (see the constants above). The
+/// replay is recorded only where it would run.
 fn one_worker(plan: &Plan) -> bool {
-    if plan.bytes_moved < SMALL_BYTES {
-        return true;
-    }
-    let Some(r) = plan.replay() else {
-        return false;
-    };
-    plan.bytes_moved < LARGE_BYTES || r.mean_step() * plan.schedule.elem_bytes() < STEP
+    plan.bytes_moved < SMALL_BYTES
+        || ((plan.bytes_moved < LARGE_BYTES || plan.mean_step_bytes < STEP)
+            && plan.replay().is_some())
 }
 
 /// What a run measured.
