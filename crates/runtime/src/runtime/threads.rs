@@ -40,8 +40,9 @@ pub const SMALL_BYTES: u64 = 1 << 20;
 /// its steps: a step handed to the other worker costs a wake-up (tens of
 /// microseconds on a loaded machine), which copying two steps at once pays
 /// back only for steps of `STEP` or more, over `LARGE_BYTES` or more in all
-/// (a pipeline of 512 KiB segments runs 4 times faster on the replay over
-/// 4 MiB, 1.4 times slower over 16 MiB).
+/// (a pipeline of 512 KiB segments runs about 6 times faster on the replay
+/// over 4 MiB, and between 1.05 times faster and 1.4 times slower over
+/// 16 MiB; docs/PERFORMANCE.md).
 pub const STEP: u64 = 256 << 10;
 pub const LARGE_BYTES: u64 = 32 << 20;
 
