@@ -41,8 +41,8 @@ pub const SMALL_BYTES: u64 = 1 << 20;
 /// microseconds on a loaded machine), which copying two steps at once pays
 /// back only for steps of `STEP` or more, over `LARGE_BYTES` or more in all
 /// (a pipeline of 512 KiB segments runs about 6 times faster on the replay
-/// over 4 MiB, and between 1.05 times faster and 1.4 times slower over
-/// 16 MiB; docs/PERFORMANCE.md).
+/// over 4 MiB, and from 1.3 times faster to 1.4 times slower over 16 MiB
+/// across runs; docs/PERFORMANCE.md).
 pub const STEP: u64 = 256 << 10;
 pub const LARGE_BYTES: u64 = 32 << 20;
 
