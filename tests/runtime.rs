@@ -272,6 +272,95 @@ fn sends_are_eager_even_with_one_engine() {
     run_and_check::<u8>(&s, &opts(1));
 }
 
+/// The helper threads, once no other test's run holds them (None on a
+/// machine with one core).
+fn wait_for_team() -> Option<runtime::team::Lease> {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
+    let t0 = Instant::now();
+    loop {
+        if let Some(l) = runtime::team::lease(2) {
+            return Some(l);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the helpers stay busy"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_segmented_schedule_replays_as_long_copies() {
+    // A pipelined broadcast in 16 segments on a chain of 4 ranks: each
+    // link's segments follow one another in both buffers, so the replay
+    // holds two copies per link instead of 16 (the first segment travels
+    // alone: the chain's receives are posted before the rest arrive), and
+    // runs them shared with a helper thread.
+    let alg = ALGORITHMS
+        .iter()
+        .find(|a| a.collective == "bcast" && a.name == "pipeline")
+        .unwrap();
+    let c = Collective::parse("bcast", 0).unwrap();
+    let mut req = Request::new(c, 4, 4 << 20, Dtype::U8, ReduceOp::Sum, None).unwrap();
+    req.segment_bytes = Some(256 << 10);
+    let s = (alg.build)(&req).unwrap();
+    verify(&s).unwrap();
+    let plan = Plan::new(&s).unwrap();
+    let steps = plan.replay().expect("a replay").len();
+    assert!(steps <= 2 * 3, "{steps} steps");
+    let team = wait_for_team();
+    let mut bufs: Vec<RankBuffers<u8>> = (0..4).map(|r| runtime::initial_buffers(&s, r)).collect();
+    plan.replay()
+        .unwrap()
+        .run(&plan, &mut bufs, team.as_ref(), None)
+        .unwrap();
+    runtime::check(&s, &bufs).unwrap();
+}
+
+#[test]
+fn large_steps_shared_and_streamed_keep_every_bit() {
+    // Buffers beyond the largest cache, so copies stream past the caches,
+    // and steps large enough to be cut among the threads: the results equal
+    // the schedule run one operation at a time, bit for bit.
+    let threshold = runtime::replay::stream_bytes();
+    for (coll, name, dtype) in [
+        ("alltoall", "linear", Dtype::U8),
+        ("allreduce", "reduce_bcast", Dtype::F64),
+    ] {
+        let alg = ALGORITHMS
+            .iter()
+            .find(|a| a.collective == coll && a.name == name)
+            .unwrap();
+        if threshold > 1 << 30 {
+            return; // a cache of over 1 GiB: too large to test here
+        }
+        // Double the size until the buffers pass the threshold.
+        let c = Collective::parse(coll, 0).unwrap();
+        let mut bytes = 1 << 20;
+        let s = loop {
+            let req = Request::new(c, 4, bytes, dtype, ReduceOp::Sum, None).unwrap();
+            let s = (alg.build)(&req).unwrap();
+            let total: u64 = (0..4).map(|r| runtime::buffer_bytes(&s, r)).sum();
+            if total >= threshold {
+                break s;
+            }
+            bytes *= 2;
+        };
+        verify(&s).unwrap();
+        let plan = Plan::new(&s).unwrap();
+        assert!(plan.buffer_bytes >= threshold);
+        let team = wait_for_team();
+        with_dtype!(dtype, T => {
+            let mut bufs: Vec<RankBuffers<T>> =
+                (0..4).map(|r| runtime::initial_buffers(&s, r)).collect();
+            plan.replay().expect("a replay").run(&plan, &mut bufs, team.as_ref(), None).unwrap();
+            runtime::check(&s, &bufs).unwrap();
+        });
+    }
+}
+
 #[test]
 fn receives_after_own_sends_fall_back_to_the_task_pool() {
     // Each rank receives only after its own send completed: fine with eager

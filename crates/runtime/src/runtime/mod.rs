@@ -41,6 +41,7 @@
 pub mod kernel_bench;
 pub mod kernels;
 pub mod replay;
+pub mod team;
 pub mod threads;
 
 #[cfg(feature = "mpi")]
@@ -185,9 +186,8 @@ pub struct Plan<'s> {
     pub bytes_moved: u64,
     /// The largest tag any send or receive uses.
     pub max_tag: u32,
-    /// Bytes a data movement (a send, a local copy or combine) moves on
-    /// average, over those that move any: the size of a replay's step.
-    pub mean_step_bytes: u64,
+    /// Bytes of all ranks' buffers together: the memory a run touches.
+    pub buffer_bytes: u64,
     /// The threads backend's one-worker replay, recorded on first use.
     replay: OnceLock<Option<replay::Replay>>,
 }
@@ -213,26 +213,16 @@ impl<'s> Plan<'s> {
         let mut ranks = Vec::with_capacity(s.ranks);
         let mut bytes_moved = 0;
         let mut max_tag = 0;
-        let (mut step_elems, mut steps) = (0u64, 0u64);
         for (rank, prog) in s.programs.iter().enumerate() {
             check_program(s, rank, prog)?;
             for op in &prog.ops {
-                let moved = match op {
+                match op {
                     Op::Send { region, tag, .. } => {
                         bytes_moved += region.count * s.elem_bytes();
                         max_tag = max_tag.max(*tag);
-                        region.count
                     }
-                    Op::Recv { tag, .. } => {
-                        max_tag = max_tag.max(*tag);
-                        0
-                    }
-                    Op::Copy { src, .. } | Op::Combine { src, .. } => src.count,
-                    Op::Compute { .. } => 0,
-                };
-                if moved > 0 {
-                    step_elems += moved;
-                    steps += 1;
+                    Op::Recv { tag, .. } => max_tag = max_tag.max(*tag),
+                    _ => {}
                 }
             }
             ranks.push(RankPlan {
@@ -245,7 +235,9 @@ impl<'s> Plan<'s> {
             ranks,
             bytes_moved,
             max_tag,
-            mean_step_bytes: step_elems / steps.max(1) * s.elem_bytes(),
+            buffer_bytes: (0..s.ranks)
+                .map(|r| buffer_bytes(s, r))
+                .fold(0u64, u64::saturating_add),
             replay: OnceLock::new(),
         })
     }

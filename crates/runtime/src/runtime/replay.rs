@@ -18,10 +18,18 @@
 //! message's two sides differ in size, or when the source and destination
 //! of one step overlap.
 
+use super::team::{Lease, Part};
 use super::{Elem, Plan, RankBuffers, RankState};
-use crate::schedule::{Op, OpId, Region, Schedule};
+use crate::error::{Error, Result};
+use crate::schedule::{Op, OpId, Region};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Bytes below which a step is not worth sharing with a helper thread
+/// (each part of a shared step is at least this long).
+const PART: u64 = 64 << 10;
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or
 /// across two.
@@ -85,31 +93,114 @@ impl Replay {
         (done && matched).then_some(Replay { steps: r.steps })
     }
 
+    /// Steps in the replay.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
     /// Runs the steps on `bufs` (one per rank, each at least as long as the
-    /// schedule's buffers: the caller checks).
-    pub fn run<T: Elem>(&self, s: &Schedule, bufs: &mut [RankBuffers<T>]) {
-        for st in &self.steps {
-            let (a, b) = (st.src_rank as usize, st.dst_rank as usize);
-            if a == b {
-                super::move_within(s.op, &mut bufs[a], st.src, st.dst, st.combine);
-            } else {
-                let (from, to) = if a < b {
-                    let (lo, hi) = bufs.split_at_mut(b);
-                    (&lo[a], &mut hi[0])
-                } else {
-                    let (lo, hi) = bufs.split_at_mut(a);
-                    (&hi[0], &mut lo[b])
-                };
-                let x = from.region(st.src);
-                let y = to.region_mut(st.dst);
-                if st.combine {
-                    T::reduce_into(s.op, y, x);
-                } else {
-                    y.copy_from_slice(x);
+    /// schedule's buffers: the caller checks), the large ones shared with
+    /// `team`'s helpers. Past `deadline` (checked before each large step and
+    /// every 64 steps) it stops with an error naming the step it was at.
+    pub fn run<T: Elem>(
+        &self,
+        plan: &Plan,
+        bufs: &mut [RankBuffers<T>],
+        team: Option<&Lease>,
+        deadline: Option<(Instant, Duration)>,
+    ) -> Result<()> {
+        let op = plan.schedule.op;
+        let threads = team.map_or(1, Lease::threads) as u64;
+        let size = std::mem::size_of::<T>() as u64;
+        let large = plan.buffer_bytes >= stream_bytes();
+        let mut parts: Vec<Part> = Vec::with_capacity(threads as usize);
+        for (k, st) in self.steps.iter().enumerate() {
+            let bytes = st.src.count * size;
+            if let Some((at, limit)) = deadline {
+                if (bytes >= PART || k % 64 == 0) && Instant::now() >= at {
+                    return Err(Error::Runtime(format!(
+                        "timed out after {:.3} s: rank {} waits for {} elements from rank {} \
+                         (step {} of the replay's {}); all {} ranks stopped",
+                        limit.as_secs_f64(),
+                        st.dst_rank,
+                        st.src.count,
+                        st.src_rank,
+                        k + 1,
+                        self.steps.len(),
+                        plan.schedule.ranks
+                    )));
                 }
             }
+            let n = (bytes / PART).clamp(1, threads) as usize;
+            // The two regions are disjoint: other ranks' buffers, or checked
+            // when the replay was recorded.
+            let x = start(&mut bufs[st.src_rank as usize], st.src).cast_const();
+            let y = start(&mut bufs[st.dst_rank as usize], st.dst);
+            let len = st.src.count as usize;
+            let stream = large && bytes >= PART;
+            parts.clear();
+            for i in 0..n {
+                let (lo, hi) = (len * i / n, len * (i + 1) / n);
+                // SAFETY: the parts are disjoint pieces of the two regions,
+                // which nothing else touches during the step.
+                parts.push(unsafe {
+                    Part::new(x.add(lo), y.add(lo), hi - lo, op, st.combine, stream)
+                });
+            }
+            match team {
+                Some(team) if n > 1 => team.run(&parts),
+                _ => parts[0].run(),
+            }
         }
+        Ok(())
     }
+}
+
+/// From how many bytes of buffers in all a replay's large copies stream
+/// past the caches ([`super::kernels::stream_copy`]): the largest cache's
+/// size. With buffers that fit in it, a copy's destination is likely still
+/// cached when a later step reads it, and streaming it out costs 2–4 times
+/// (a 4 MiB broadcast); with buffers beyond it, streaming pays 1.4–2 times
+/// (all-to-all and allgather from 4 MiB blocks; docs/PERFORMANCE.md).
+pub fn stream_bytes() -> u64 {
+    static BYTES: OnceLock<u64> = OnceLock::new();
+    *BYTES.get_or_init(|| largest_cache().unwrap_or(32 << 20))
+}
+
+/// The largest cache of CPU 0, from Linux's sysfs ("32768K").
+fn largest_cache() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|e| {
+        let size = std::fs::read_to_string(e.ok()?.path().join("size")).ok()?;
+        let size = size.trim();
+        let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+            Some((i, _)) => size.split_at(i),
+            None => (size, ""),
+        };
+        let mult = match unit {
+            "" => 1,
+            "K" => 1 << 10,
+            "M" => 1 << 20,
+            "G" => 1 << 30,
+            _ => return None,
+        };
+        digits.parse::<u64>().ok()?.checked_mul(mult)
+    })
+    .max()
+}
+
+/// Where region `r` starts, its end checked against its buffer's. `as_mut_ptr` makes no
+/// reference to the buffer, so pointers to two regions of one buffer both
+/// stay valid.
+fn start<T: Elem>(b: &mut RankBuffers<T>, r: Region) -> *mut T {
+    let v = b.get_mut(r.buf);
+    assert!(r.end() as usize <= v.len(), "region out of its buffer");
+    // SAFETY: in bounds (just checked).
+    unsafe { v.as_mut_ptr().add(r.offset as usize) }
 }
 
 fn overlap(a: Region, b: Region) -> bool {
@@ -119,6 +210,30 @@ fn overlap(a: Region, b: Region) -> bool {
 impl Recorder<'_, '_> {
     fn op(&self, rank: usize, op: OpId) -> &Op {
         &self.plan.schedule.programs[rank].ops[op as usize]
+    }
+
+    /// Records a step; a step that continues the last one (the same ranks,
+    /// both regions picking up where the last one's end) extends it
+    /// instead, so a schedule cut into segments for a network replays as
+    /// long copies (fewer, larger steps to share among the cores).
+    fn push(&mut self, st: Step) {
+        if let Some(last) = self.steps.last_mut() {
+            let follows = |a: Region, b: Region| a.buf == b.buf && a.end() == b.offset;
+            if last.src_rank == st.src_rank
+                && last.dst_rank == st.dst_rank
+                && last.combine == st.combine
+                && follows(last.src, st.src)
+                && follows(last.dst, st.dst)
+            {
+                let src = Region::new(last.src.buf, last.src.offset, last.src.count + st.src.count);
+                let dst = Region::new(last.dst.buf, last.dst.offset, last.dst.count + st.dst.count);
+                if last.src_rank != last.dst_rank || !overlap(src, dst) {
+                    (last.src, last.dst) = (src, dst);
+                    return;
+                }
+            }
+        }
+        self.steps.push(st);
     }
 
     fn wake(&mut self, rank: usize) {
@@ -142,7 +257,7 @@ impl Recorder<'_, '_> {
                     if overlap(src, dst) {
                         return None;
                     }
-                    self.steps.push(Step {
+                    self.push(Step {
                         src_rank: k as u32,
                         src,
                         dst_rank: k as u32,
@@ -197,7 +312,7 @@ impl Recorder<'_, '_> {
             return None;
         }
         if a.count > 0 {
-            self.steps.push(Step {
+            self.push(Step {
                 src_rank: src as u32,
                 src: a,
                 dst_rank: dst as u32,

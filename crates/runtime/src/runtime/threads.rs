@@ -20,38 +20,28 @@
 //! On one worker, a schedule with a [`super::replay::Replay`] skips all of
 //! this and runs its recorded copies.
 
-use super::{mismatch, op_regions, Claims, Elem, Options, Plan, RankBuffers, RankState};
+use super::{mismatch, op_regions, team, Claims, Elem, Options, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
 use crate::schedule::{Buf, Op, OpId, Region, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long an idle worker spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
-/// Below this many bytes moved in all, the default is one worker.
+/// Without a replay, below this many bytes moved in all, the pool runs on
+/// one worker (starting threads costs more than the copies).
 pub const SMALL_BYTES: u64 = 1 << 20;
 
-/// Above it, one worker runs the replay unless the run is large and so are
-/// its steps: a step handed to the other worker costs a wake-up (tens of
-/// microseconds on a loaded machine), which copying two steps at once pays
-/// back only for steps of `STEP` or more, over `LARGE_BYTES` or more in all
-/// (a pipeline of 512 KiB segments runs about 6 times faster on the replay
-/// over 4 MiB, and from 1.3 times faster to 1.4 times slower over 16 MiB
-/// across runs; docs/PERFORMANCE.md).
-pub const STEP: u64 = 256 << 10;
-pub const LARGE_BYTES: u64 = 32 << 20;
-
-/// Whether a run uses one worker by default (see the constants above). The
-/// replay is recorded only where it would run.
-fn one_worker(plan: &Plan) -> bool {
-    plan.bytes_moved < SMALL_BYTES
-        || ((plan.bytes_moved < LARGE_BYTES || plan.mean_step_bytes < STEP)
-            && plan.replay().is_some())
+/// The cores this process may use, read once (the call reads cgroup files:
+/// tens of microseconds, more than a small collective takes).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// What a run measured.
@@ -219,29 +209,35 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
             }
         }
     }
-    // Default: one worker per core, except where starting threads and
-    // handing tasks between them costs more than the copies save by running
-    // two at once: small schedules, and schedules of many small steps (a
-    // pipeline of small segments), which one worker runs as a replay.
-    let workers = if opts.workers > 0 {
-        opts.workers
-    } else if one_worker(plan) {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(2, |n| n.get())
-    }
-    .min(p.max(1));
+    let cores = cores();
     let t0 = Instant::now();
-    if workers == 1 && opts.fault.is_none() {
+    // Default: the replay, its large steps shared among the cores; the task
+    // pool where the schedule has no replay. `--workers 1` is the replay on
+    // the calling thread alone, `--workers N` the pool with N workers.
+    if opts.workers <= 1 && opts.fault.is_none() {
         if let Some(r) = plan.replay() {
-            r.run(s, bufs);
+            let team = if opts.workers == 0 {
+                team::lease(cores)
+            } else {
+                None
+            };
+            let deadline = opts.timeout.map(|t| (t0 + t, t));
+            r.run(plan, bufs, team.as_ref(), deadline)?;
             return Ok(RunStats {
                 seconds: t0.elapsed().as_secs_f64(),
                 eager_copies: 0,
-                workers,
+                workers: team.map_or(1, |t| t.threads()),
             });
         }
     }
+    let workers = if opts.workers > 0 {
+        opts.workers
+    } else if plan.bytes_moved < SMALL_BYTES {
+        1
+    } else {
+        cores
+    }
+    .min(p.max(1));
     let ranks: Vec<RankState> = (0..p).map(|r| plan.rank_state(r, opts.engines)).collect();
     let unfinished = ranks.iter().filter(|r| !r.finished()).count();
     let exec = Exec {
