@@ -29,7 +29,7 @@ pub struct ExecArgs {
     /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
     #[arg(long)]
     pub no_verify: bool,
-    /// Threads backend: 1 runs the replay on the calling thread alone, N ≥ 2 the task pool with N workers (default: the replay with one thread per core; where a schedule has no replay, the task pool).
+    /// Threads backend: 1 runs the replay on the calling thread alone, N ≥ 2 the task pool with N workers (default: the replay with one thread per core; where a schedule has no replay, the task pool, on one worker with 1).
     #[arg(long)]
     pub workers: Option<usize>,
     /// Testing: make rank R fail when its operation OP becomes ready (R:OP).

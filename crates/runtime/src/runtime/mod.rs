@@ -188,7 +188,7 @@ pub struct Plan<'s> {
     pub max_tag: u32,
     /// Bytes of all ranks' buffers together: the memory a run touches.
     pub buffer_bytes: u64,
-    /// The threads backend's one-worker replay, recorded on first use.
+    /// The threads backend's replay, recorded on first use.
     replay: OnceLock<Option<replay::Replay>>,
 }
 

@@ -1,16 +1,18 @@
-//! The replay: a schedule run as one straight list of copies, for the
-//! threads backend on one worker.
+//! The replay: a schedule run as one straight list of copies, the threads
+//! backend's default executor.
 //!
-//! On one worker the task pool's bookkeeping (dependency counters, the
-//! matcher, memory claims, the task queue under its lock) costs far more
-//! than the copies of a small collective: an 8-byte allreduce on 4 ranks
-//! spends microseconds deciding what to do and nanoseconds doing it. On one
-//! worker that bookkeeping has one outcome, which depends on the schedule
-//! alone, so it is worked out once per [`Plan`] and kept: the ops are
-//! executed symbolically, each matched send and receive as one step (the
-//! receive copies straight from the sender's region, as the task pool does
-//! for a send parked until its receive is posted), and the steps are
-//! recorded. A run then only moves data.
+//! The task pool's bookkeeping (dependency counters, the matcher, memory
+//! claims, the task queue under its lock) costs far more than the copies of
+//! a small collective: an 8-byte allreduce on 4 ranks spends microseconds
+//! deciding what to do and nanoseconds doing it. Run in order on one thread,
+//! that bookkeeping has one outcome, which depends on the schedule alone,
+//! so it is worked out once per [`Plan`] and kept: the ops are executed
+//! symbolically, each matched send and receive as one step (the receive
+//! copies straight from the sender's region, as the task pool does for a
+//! send parked until its receive is posted), and the steps are recorded,
+//! a step that continues the last one merged into it. A run then only moves
+//! data: large steps cut among the cores ([`super::team`]), copies streamed
+//! past the caches when the buffers exceed them.
 //!
 //! No replay is made, and the task pool runs instead and reports what is
 //! wrong, when the symbolic run gets stuck (a deadlock, or a schedule that
@@ -18,7 +20,7 @@
 //! message's two sides differ in size, or when the source and destination
 //! of one step overlap.
 
-use super::team::{Lease, Part};
+use super::team::{Lease, Part, PART};
 use super::{Elem, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
 use crate::schedule::{Op, OpId, Region};
@@ -26,10 +28,6 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// Bytes below which a step is not worth sharing with a helper thread
-/// (each part of a shared step is at least this long).
-const PART: u64 = 64 << 10;
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or
 /// across two.
@@ -46,6 +44,8 @@ struct Step {
 #[derive(Debug)]
 pub struct Replay {
     steps: Vec<Step>,
+    /// Whether a step is large enough to share with helper threads.
+    shares: bool,
 }
 
 type Key = (u32, u32, u32);
@@ -90,7 +90,18 @@ impl Replay {
             .values()
             .chain(r.recvs.values())
             .all(VecDeque::is_empty);
-        (done && matched).then_some(Replay { steps: r.steps })
+        let elem = plan.schedule.elem_bytes();
+        let shares = r.steps.iter().any(|st| st.src.count * elem >= 2 * PART);
+        (done && matched).then_some(Replay {
+            steps: r.steps,
+            shares,
+        })
+    }
+
+    /// Whether a step is large enough to share with helper threads (two
+    /// parts or more): a run needs the helpers only then.
+    pub fn shares(&self) -> bool {
+        self.shares
     }
 
     /// Steps in the replay.
@@ -103,69 +114,73 @@ impl Replay {
     }
 
     /// Runs the steps on `bufs` (one per rank, each at least as long as the
-    /// schedule's buffers: the caller checks), the large ones shared with
-    /// `team`'s helpers. Past `deadline` (checked before each large step and
-    /// every 64 steps) it stops with an error naming the step it was at.
+    /// schedule's buffers: the caller checks), those of two parts
+    /// ([`PART`]) or more shared with `team`'s helpers; returns the most
+    /// threads a step used. Past `deadline` (checked before each step of `PART`
+    /// or more and every 64 steps) it stops with an error naming the
+    /// step it was at.
     pub fn run<T: Elem>(
         &self,
         plan: &Plan,
         bufs: &mut [RankBuffers<T>],
-        team: Option<&Lease>,
+        mut team: Option<&mut Lease>,
         deadline: Option<(Instant, Duration)>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let op = plan.schedule.op;
-        let threads = team.map_or(1, Lease::threads) as u64;
+        let threads = team.as_deref().map_or(1, Lease::threads);
+        let mut most = 1;
         let size = std::mem::size_of::<T>() as u64;
         let large = plan.buffer_bytes >= stream_bytes();
-        let mut parts: Vec<Part> = Vec::with_capacity(threads as usize);
         for (k, st) in self.steps.iter().enumerate() {
             let bytes = st.src.count * size;
             if let Some((at, limit)) = deadline {
                 if (bytes >= PART || k % 64 == 0) && Instant::now() >= at {
+                    let what = if st.src_rank == st.dst_rank {
+                        format!("copies {} elements within its buffers", st.src.count)
+                    } else {
+                        format!(
+                            "waits for {} elements from rank {}",
+                            st.src.count, st.src_rank
+                        )
+                    };
                     return Err(Error::Runtime(format!(
-                        "timed out after {:.3} s: rank {} waits for {} elements from rank {} \
-                         (step {} of the replay's {}); all {} ranks stopped",
+                        "timed out after {:.3} s: rank {} {what} (step {} of the replay's {}); \
+                         all {} ranks stopped",
                         limit.as_secs_f64(),
                         st.dst_rank,
-                        st.src.count,
-                        st.src_rank,
                         k + 1,
                         self.steps.len(),
                         plan.schedule.ranks
                     )));
                 }
             }
-            let n = (bytes / PART).clamp(1, threads) as usize;
             // The two regions are disjoint: other ranks' buffers, or checked
             // when the replay was recorded.
             let x = start(&mut bufs[st.src_rank as usize], st.src).cast_const();
             let y = start(&mut bufs[st.dst_rank as usize], st.dst);
-            let len = st.src.count as usize;
             let stream = large && bytes >= PART;
-            parts.clear();
-            for i in 0..n {
-                let (lo, hi) = (len * i / n, len * (i + 1) / n);
-                // SAFETY: the parts are disjoint pieces of the two regions,
-                // which nothing else touches during the step.
-                parts.push(unsafe {
-                    Part::new(x.add(lo), y.add(lo), hi - lo, op, st.combine, stream)
-                });
-            }
-            match team {
-                Some(team) if n > 1 => team.run(&parts),
-                _ => parts[0].run(),
+            // SAFETY: the step's two regions, which nothing else touches
+            // while it runs.
+            let step = unsafe { Part::new(x, y, st.src.count as usize, op, st.combine, stream) };
+            match team.as_deref_mut() {
+                Some(team) if bytes >= 2 * PART => {
+                    team.run(step);
+                    most = threads;
+                }
+                _ => step.run(),
             }
         }
-        Ok(())
+        Ok(most)
     }
 }
 
 /// From how many bytes of buffers in all a replay's large copies stream
 /// past the caches ([`super::kernels::stream_copy`]): the largest cache's
 /// size. With buffers that fit in it, a copy's destination is likely still
-/// cached when a later step reads it, and streaming it out costs 2–4 times
-/// (a 4 MiB broadcast); with buffers beyond it, streaming pays 1.4–2 times
-/// (all-to-all and allgather from 4 MiB blocks; docs/PERFORMANCE.md).
+/// cached when a later step reads it, and streaming it out would cost 3.2–3.3
+/// times (a 1–4 MiB pipelined broadcast); with buffers beyond it, streaming
+/// pays 1.4–1.7 times (all-to-all and allgather from 4 MiB blocks;
+/// docs/PERFORMANCE.md).
 pub fn stream_bytes() -> u64 {
     static BYTES: OnceLock<u64> = OnceLock::new();
     *BYTES.get_or_init(|| largest_cache().unwrap_or(32 << 20))

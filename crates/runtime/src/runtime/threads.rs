@@ -1,5 +1,9 @@
 //! The threads backend: P ranks in one process, transfers are memory copies.
 //!
+//! By default a schedule with a [`super::replay::Replay`] runs its recorded
+//! copies, and nothing below happens. The rest of this file is the *task
+//! pool*, for schedules without a replay and for `--workers N`.
+//!
 //! Ranks are state machines ([`RankState`]), not threads: a small pool of
 //! workers (one per core by default) takes *tasks* from one queue: a local
 //! operation, a transfer (copy or combine from the sender's region straight
@@ -16,9 +20,6 @@
 //! (no task queued or running), every parked send is copied into a message
 //! buffer and completes. If then still nothing can run, the schedule is
 //! deadlocked and the run fails saying which receive waits for what.
-//!
-//! On one worker, a schedule with a [`super::replay::Replay`] skips all of
-//! this and runs its recorded copies.
 
 use super::{mismatch, op_regions, team, Claims, Elem, Options, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
@@ -216,17 +217,26 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
     // the calling thread alone, `--workers N` the pool with N workers.
     if opts.workers <= 1 && opts.fault.is_none() {
         if let Some(r) = plan.replay() {
-            let team = if opts.workers == 0 {
-                team::lease(cores)
+            let mut team = if opts.workers == 0 && r.shares() {
+                team::lease()
             } else {
                 None
             };
             let deadline = opts.timeout.map(|t| (t0 + t, t));
-            r.run(plan, bufs, team.as_ref(), deadline)?;
+            // A part that panics (a kernel's bug) is an error, as on the pool.
+            let ran = catch_unwind(AssertUnwindSafe(|| {
+                r.run(plan, bufs, team.as_mut(), deadline)
+            }))
+            .unwrap_or_else(|e| {
+                Err(Error::Runtime(format!(
+                    "the replay failed: {}; all {p} ranks stopped",
+                    panic_text(&*e)
+                )))
+            });
             return Ok(RunStats {
                 seconds: t0.elapsed().as_secs_f64(),
                 eager_copies: 0,
-                workers: team.map_or(1, |t| t.threads()),
+                workers: ran?,
             });
         }
     }
