@@ -1,5 +1,7 @@
 //! The command line: exit codes, one-line errors, and the verbs of the spine.
 
+#[path = "common/child.rs"]
+mod child;
 mod common;
 use common::topocoll;
 
@@ -493,7 +495,6 @@ fn simulate_folds_unless_told_not_to() {
 /// output and for `--help`; a full disk is an error on one line, exit 2.
 #[test]
 fn a_closed_pipe_ends_output_quietly() {
-    use std::io::Read;
     use std::process::{Command, Stdio};
     for args in [&["list"][..], &["simulate", "--help"][..]] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_topocoll"))
@@ -505,13 +506,7 @@ fn a_closed_pipe_ends_output_quietly() {
         // Close the pipe's reading end at once: the process, still
         // starting, writes into a pipe nobody reads.
         drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let err = child::read_stderr(&mut child);
         let status = child.wait().unwrap();
         // (0 if it wrote everything before the close.)
         assert!(

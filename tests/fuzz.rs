@@ -3,6 +3,9 @@
 //! lines; what reads is verified and simulated. Nothing may panic or hang;
 //! every refusal is one line.
 
+#[path = "common/child.rs"]
+mod child;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use topocoll::algorithms::{self, Request};
 use topocoll::schedule::{self, Collective, Dtype, ReduceOp};
@@ -350,7 +353,6 @@ fn mutated_simgrid_platforms_never_panic() {
 /// Runs the binary with `args`, killing it after `limit`: (exit code, stderr),
 /// or `None` when it did not finish in time.
 fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, String)> {
-    use std::io::Read;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_topocoll"))
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -360,13 +362,7 @@ fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, Stri
     let start = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
+            let err = child::read_stderr(&mut child);
             // A signal (an abort, a kill) has no code: -1.
             return Some((status.code().unwrap_or(-1), err));
         }

@@ -5,6 +5,6 @@
 // The core's layers, under the names the runtime's modules use.
 #[cfg(test)]
 pub(crate) use topocoll_core::algorithms;
-pub(crate) use topocoll_core::{error, schedule};
+pub(crate) use topocoll_core::{error, schedule, units};
 
 pub mod runtime;

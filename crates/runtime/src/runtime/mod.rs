@@ -186,8 +186,6 @@ pub struct Plan<'s> {
     pub bytes_moved: u64,
     /// The largest tag any send or receive uses.
     pub max_tag: u32,
-    /// Bytes of all ranks' buffers together: the memory a run touches.
-    pub buffer_bytes: u64,
     /// The threads backend's replay, recorded on first use.
     replay: OnceLock<Option<replay::Replay>>,
 }
@@ -235,9 +233,6 @@ impl<'s> Plan<'s> {
             ranks,
             bytes_moved,
             max_tag,
-            buffer_bytes: (0..s.ranks)
-                .map(|r| buffer_bytes(s, r))
-                .fold(0u64, u64::saturating_add),
             replay: OnceLock::new(),
         })
     }

@@ -20,7 +20,7 @@
 //! message's two sides differ in size, or when the source and destination
 //! of one step overlap.
 
-use super::team::{Lease, Part, PART};
+use super::team::{work, Lease, Part, PART};
 use super::{Elem, Plan, RankBuffers, RankState};
 use crate::error::{Error, Result};
 use crate::schedule::{Op, OpId, Region};
@@ -46,6 +46,9 @@ pub struct Replay {
     steps: Vec<Step>,
     /// Whether a step is large enough to share with helper threads.
     shares: bool,
+    /// Whether large copies stream past the caches: all ranks' buffers
+    /// together are at least [`stream_bytes`].
+    stream: bool,
 }
 
 type Key = (u32, u32, u32);
@@ -90,11 +93,15 @@ impl Replay {
             .values()
             .chain(r.recvs.values())
             .all(VecDeque::is_empty);
-        let elem = plan.schedule.elem_bytes();
+        let elem = s.elem_bytes();
         let shares = r.steps.iter().any(|st| st.src.count * elem >= 2 * PART);
+        let buffers = (0..p)
+            .map(|k| super::buffer_bytes(s, k))
+            .fold(0u64, u64::saturating_add);
         (done && matched).then_some(Replay {
             steps: r.steps,
             shares,
+            stream: buffers >= stream_bytes(),
         })
     }
 
@@ -102,6 +109,12 @@ impl Replay {
     /// parts or more): a run needs the helpers only then.
     pub fn shares(&self) -> bool {
         self.shares
+    }
+
+    /// Whether large copies stream past the caches (the buffers exceed
+    /// them).
+    pub fn streams(&self) -> bool {
+        self.stream
     }
 
     /// Steps in the replay.
@@ -130,11 +143,10 @@ impl Replay {
         let threads = team.as_deref().map_or(1, Lease::threads);
         let mut most = 1;
         let size = std::mem::size_of::<T>() as u64;
-        let large = plan.buffer_bytes >= stream_bytes();
         for (k, st) in self.steps.iter().enumerate() {
             let bytes = st.src.count * size;
             if let Some((at, limit)) = deadline {
-                if (bytes >= PART || k % 64 == 0) && Instant::now() >= at {
+                if (bytes >= PART || k % 64 == 63) && Instant::now() >= at {
                     let what = if st.src_rank == st.dst_rank {
                         format!("copies {} elements within its buffers", st.src.count)
                     } else {
@@ -158,7 +170,7 @@ impl Replay {
             // when the replay was recorded.
             let x = start(&mut bufs[st.src_rank as usize], st.src).cast_const();
             let y = start(&mut bufs[st.dst_rank as usize], st.dst);
-            let stream = large && bytes >= PART;
+            let stream = self.stream && bytes >= PART;
             // SAFETY: the step's two regions, which nothing else touches
             // while it runs.
             let step = unsafe { Part::new(x, y, st.src.count as usize, op, st.combine, stream) };
@@ -167,7 +179,10 @@ impl Replay {
                     team.run(step);
                     most = threads;
                 }
-                _ => step.run(),
+                // Here the element type is known: the copy or combine is
+                // called directly, not through the part's function pointer.
+                // SAFETY: as for `step`.
+                _ => unsafe { work::<T>(&step) },
             }
         }
         Ok(most)
@@ -191,19 +206,7 @@ fn largest_cache() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     dir.filter_map(|e| {
         let size = std::fs::read_to_string(e.ok()?.path().join("size")).ok()?;
-        let size = size.trim();
-        let (digits, unit) = match size.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-            Some((i, _)) => size.split_at(i),
-            None => (size, ""),
-        };
-        let mult = match unit {
-            "" => 1,
-            "K" => 1 << 10,
-            "M" => 1 << 20,
-            "G" => 1 << 30,
-            _ => return None,
-        };
-        digits.parse::<u64>().ok()?.checked_mul(mult)
+        crate::units::parse_bytes(&size).ok()
     })
     .max()
 }

@@ -94,7 +94,12 @@ impl Part {
     }
 }
 
-unsafe fn work<T: Elem>(p: &Part) {
+/// Runs `p`, whose element type is `T`.
+///
+/// # Safety
+/// `p` must have been made by `Part::new::<T>` (its contract holds).
+#[inline]
+pub(super) unsafe fn work<T: Elem>(p: &Part) {
     let x = std::slice::from_raw_parts(p.src.cast::<T>(), p.len);
     let y = std::slice::from_raw_parts_mut(p.dst.cast::<T>(), p.len);
     if p.combine {
@@ -130,6 +135,8 @@ struct Team {
     /// Leaked once: the helper threads hold references to their slots.
     slots: &'static [Slot],
     busy: AtomicBool,
+    /// Whether every helper thread started.
+    started: bool,
 }
 
 static TEAM: OnceLock<Team> = OnceLock::new();
@@ -149,17 +156,11 @@ pub struct Lease {
 /// helper per core this process may use, less one (at most [`MOST`]),
 /// started on first use.
 pub fn lease() -> Option<Lease> {
-    static STARTED: OnceLock<bool> = OnceLock::new();
     let team = TEAM.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cores.saturating_sub(1).min(MOST);
-        Team {
-            slots: Vec::leak((0..n).map(|_| Slot::new()).collect()),
-            busy: AtomicBool::new(false),
-        }
-    });
-    let started = *STARTED.get_or_init(|| {
-        team.slots.iter().all(|slot| {
+        let slots: &'static [Slot] = Vec::leak((0..n).map(|_| Slot::new()).collect());
+        let started = slots.iter().all(|slot| {
             std::thread::Builder::new()
                 .name("topocoll-replay".into())
                 .spawn(move || slot.serve())
@@ -167,9 +168,14 @@ pub fn lease() -> Option<Lease> {
                     let _ = slot.thread.set(h.thread().clone());
                 })
                 .is_ok()
-        })
+        });
+        Team {
+            slots,
+            busy: AtomicBool::new(false),
+            started,
+        }
     });
-    if team.slots.is_empty() || !started {
+    if team.slots.is_empty() || !team.started {
         return None;
     }
     team.busy
@@ -208,7 +214,7 @@ impl Lease {
         let mut failure = catch_unwind(AssertUnwindSafe(|| part(0).run())).err();
         let mut taken = [false; MOST];
         for (i, slot) in slots.iter().enumerate() {
-            if slot.take_back(tickets[i]) {
+            if slot.claim(tickets[i]) {
                 taken[i] = true;
                 if let Err(e) = catch_unwind(AssertUnwindSafe(|| part(i + 1).run())) {
                     failure.get_or_insert(e);
@@ -245,8 +251,9 @@ impl Slot {
 
     /// Hands `p` to the helper; returns its number.
     fn post(&self, p: Part) -> u64 {
-        // SAFETY: the previous part is done (`finish` returned), so the
-        // helper no longer reads the mailbox.
+        // SAFETY: the previous part is done (`Lease::run` returned only
+        // after taking it back or waiting for it), so the helper no longer
+        // reads the mailbox.
         unsafe { *self.part.get() = Some(p) };
         let t = self.posted.fetch_add(1, Ordering::SeqCst) + 1;
         // Paired with the helper's store of `sleeping` and load of `posted`
@@ -259,8 +266,9 @@ impl Slot {
         t
     }
 
-    /// Claims part `t` for the caller, if the helper has not begun it.
-    fn take_back(&self, t: u64) -> bool {
+    /// Claims part `t`: for the helper, or for the caller taking it back;
+    /// false when the other side has it.
+    fn claim(&self, t: u64) -> bool {
         self.claimed
             .compare_exchange(t - 1, t, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
@@ -307,11 +315,7 @@ impl Slot {
                 since = Instant::now();
             };
             seen = t;
-            if self
-                .claimed
-                .compare_exchange(t - 1, t, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
+            if self.claim(t) {
                 // SAFETY: posted before `posted` moved (Acquire above).
                 let p = unsafe { (*self.part.get()).expect("a posted part") };
                 if catch_unwind(AssertUnwindSafe(|| p.run())).is_err() {

@@ -210,7 +210,6 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
             }
         }
     }
-    let cores = cores();
     let t0 = Instant::now();
     // Default: the replay, its large steps shared among the cores; the task
     // pool where the schedule has no replay. `--workers 1` is the replay on
@@ -245,7 +244,7 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
     } else if plan.bytes_moved < SMALL_BYTES {
         1
     } else {
-        cores
+        cores()
     }
     .min(p.max(1));
     let ranks: Vec<RankState> = (0..p).map(|r| plan.rank_state(r, opts.engines)).collect();
