@@ -61,6 +61,13 @@ for c in allreduce bcast reduce allgather alltoall; do
   TOPOCOLL_CACHE=$(mktemp -d) timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
     --collective "$c" --algorithm auto --size 64KiB --check >/dev/null || status=1
 done
+echo "== bench --backend threads --baseline native: both rows (mpirun -np 4)"
+out=$(timeout 300 mpirun -np 4 target/release/topocoll bench --backend threads --baseline native \
+  --collective allreduce --algorithm ring --sizes 4KiB --iterations 3 --format csv </dev/null) || status=1
+if ! grep -q '^4096,ring,threads,' <<<"$out" || ! grep -q '^4096,native,mpi:MPI_Allreduce,' <<<"$out"; then
+  echo "bench --baseline native with the threads backend: $out" >&2
+  status=1
+fi
 echo "== tune --calibrate under mpirun: an error names each rank, exit 2"
 code=0
 err=$(timeout 120 mpirun -np 2 target/release/topocoll tune --calibrate --backend mpi \

@@ -969,3 +969,23 @@ fn negative_numbers_and_long_inputs_are_named() {
     assert_eq!(code, 2);
     assert!(err.len() < 200, "{err}");
 }
+
+#[test]
+fn bench_baselines_are_checked() {
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --baseline openmpi",
+        "unknown --baseline 'openmpi'",
+    );
+    // The library's own collective needs MPI: a build without it says so
+    // rather than dropping the row.
+    if !cfg!(feature = "mpi") {
+        refused_line(
+            "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --baseline native",
+            "--baseline native: this topocoll was built without MPI",
+        );
+        refused_line(
+            "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --backend mpi",
+            "--backend mpi: this topocoll was built without MPI",
+        );
+    }
+}

@@ -58,7 +58,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         return Err(Error::Invalid("--calibrate takes one --backend".into()).into());
     }
     let backend = bk[0];
-    let ctx = Ctx::new(&bk)?;
+    let ctx = Ctx::new(&bk, false)?;
     let result = measure(a, &ctx, backend);
     ctx.stop_all_on_error(result)
 }

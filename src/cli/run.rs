@@ -72,7 +72,8 @@ pub struct BenchArgs {
     /// Untimed iterations first (default: a tenth of the timed ones, at least 1).
     #[arg(long)]
     pub warmup: Option<usize>,
-    /// `native`: also time the MPI library's own collective (mpi backend).
+    /// `native`: also time the MPI library's own collective (under mpirun;
+    /// with --backend threads alone rank 0 runs the threads rows).
     #[arg(long)]
     pub baseline: Option<String>,
     /// Also give each row the time the simulator predicts for its schedule
@@ -226,10 +227,12 @@ impl Ctx {
         result
     }
 
-    pub(super) fn new(backends: &[Backend]) -> Result<Ctx> {
+    /// MPI is started when a backend in `backends` is mpi or `mpi` asks for
+    /// it (bench's native baseline).
+    pub(super) fn new(backends: &[Backend], mpi: bool) -> Result<Ctx> {
         #[cfg(feature = "mpi")]
         {
-            let mpi = if backends.contains(&Backend::Mpi) {
+            let mpi = if mpi || backends.contains(&Backend::Mpi) {
                 Some(runtime::mpi::World::init()?)
             } else {
                 None
@@ -238,7 +241,7 @@ impl Ctx {
         }
         #[cfg(not(feature = "mpi"))]
         {
-            let _ = backends;
+            let _ = (backends, mpi);
             Ok(Ctx {})
         }
     }
@@ -459,7 +462,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let backend = bk[0];
     let opts = a.exec.options()?;
     check_count("--iterations", a.iterations, 1)?;
-    let ctx = Ctx::new(&bk)?;
+    let ctx = Ctx::new(&bk, false)?;
     let result = (|| -> Result<i32> {
         let s = match &a.schedule {
             Some(path) => loaded(&ctx, &a.build, path, !a.exec.no_verify)?,
@@ -607,8 +610,11 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
     let native = match a.baseline.as_deref() {
         None => false,
         Some("native") => {
-            if !bk.contains(&Backend::Mpi) {
-                return Err(Error::Invalid("--baseline native needs --backend mpi".into()).into());
+            if !cfg!(feature = "mpi") {
+                return Err(Error::Invalid(
+                    "--baseline native: this topocoll was built without MPI (cargo build --release --features mpi)".into(),
+                )
+                .into());
             }
             true
         }
@@ -651,7 +657,7 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
         .as_deref()
         .map(super::OutputFile::open)
         .transpose()?;
-    let ctx = Ctx::new(&bk)?;
+    let ctx = Ctx::new(&bk, native)?;
     let result = (|| {
         let file = match &a.schedule {
             Some(path) => Some(loaded(&ctx, &build, path, !a.exec.no_verify)?),
