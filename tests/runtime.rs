@@ -372,7 +372,7 @@ fn large_steps_shared_and_streamed_keep_every_bit() {
             let req = Request::new(c, 4, bytes, dtype, ReduceOp::Sum, None).unwrap();
             let s = (alg.build)(&req).unwrap();
             let total: u64 = (0..4).map(|r| runtime::buffer_bytes(&s, r)).sum();
-            if total >= threshold {
+            if total > threshold {
                 break s;
             }
             bytes *= 2;

@@ -47,7 +47,7 @@ pub struct Replay {
     /// Whether a step is large enough to share with helper threads.
     shares: bool,
     /// Whether large copies stream past the caches: all ranks' buffers
-    /// together are at least [`stream_bytes`].
+    /// together are more than [`stream_bytes`].
     stream: bool,
 }
 
@@ -101,7 +101,7 @@ impl Replay {
         (done && matched).then_some(Replay {
             steps: r.steps,
             shares,
-            stream: buffers >= stream_bytes(),
+            stream: buffers > stream_bytes(),
         })
     }
 
@@ -189,13 +189,14 @@ impl Replay {
     }
 }
 
-/// From how many bytes of buffers in all a replay's large copies stream
+/// Beyond how many bytes of buffers in all a replay's large copies stream
 /// past the caches ([`super::kernels::stream_copy`]): the largest cache's
 /// size. With buffers that fit in it, a copy's destination is likely still
 /// cached when a later step reads it, and streaming it out would cost 3.2–3.3
-/// times (a 1–4 MiB pipelined broadcast); with buffers beyond it, streaming
-/// pays 1.4–1.7 times (all-to-all and allgather from 4 MiB blocks;
-/// docs/PERFORMANCE.md).
+/// times (a 1–4 MiB pipelined broadcast), 1.35 times for buffers exactly
+/// its size (an all-to-all of 1 MiB blocks on 4 ranks: 32 MiB in a 32 MiB
+/// cache); with buffers beyond it, streaming pays 1.4–1.7 times (all-to-all
+/// and allgather from 4 MiB blocks; docs/PERFORMANCE.md).
 pub fn stream_bytes() -> u64 {
     static BYTES: OnceLock<u64> = OnceLock::new();
     *BYTES.get_or_init(|| largest_cache().unwrap_or(32 << 20))
