@@ -128,6 +128,14 @@ pub(super) enum Backend {
     Mpi,
 }
 
+/// The refusal of `flag` by a build without the MPI backend.
+fn without_mpi(flag: &str) -> anyhow::Error {
+    Error::Invalid(format!(
+        "{flag}: this topocoll was built without MPI (cargo build --release --features mpi)"
+    ))
+    .into()
+}
+
 pub(super) fn backends(text: &str) -> Result<Vec<Backend>> {
     text.split(',')
         .map(|b| match b.trim() {
@@ -136,16 +144,12 @@ pub(super) fn backends(text: &str) -> Result<Vec<Backend>> {
                 if cfg!(feature = "mpi") {
                     Ok(Backend::Mpi)
                 } else {
-                    Err(Error::Invalid(
-                        "--backend mpi: this topocoll was built without MPI (cargo build --release --features mpi)".into(),
-                    )
-                    .into())
+                    Err(without_mpi("--backend mpi"))
                 }
             }
-            other => Err(Error::Invalid(format!(
-                "unknown --backend '{other}' (threads or mpi)"
-            ))
-            .into()),
+            other => {
+                Err(Error::Invalid(format!("unknown --backend '{other}' (threads or mpi)")).into())
+            }
         })
         .collect()
 }
@@ -611,10 +615,7 @@ pub fn bench(a: BenchArgs) -> Result<i32> {
         None => false,
         Some("native") => {
             if !cfg!(feature = "mpi") {
-                return Err(Error::Invalid(
-                    "--baseline native: this topocoll was built without MPI (cargo build --release --features mpi)".into(),
-                )
-                .into());
+                return Err(without_mpi("--baseline native"));
             }
             true
         }

@@ -496,7 +496,7 @@ pub(crate) fn run_local<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, op: &Op) 
 /// `dst = src` or `dst = dst ∘ src` within one rank's buffers. Overlapping
 /// regions (only an unverified schedule has them) go through a copy of the
 /// source.
-pub(crate) fn move_within<T: Elem>(
+fn move_within<T: Elem>(
     op: ReduceOp,
     b: &mut RankBuffers<T>,
     src: Region,
