@@ -391,7 +391,7 @@ fn simulate_sweeps_write_a_table() {
     assert_eq!(code, 2, "{err}");
     let (code, _, err) = simulate_linear_4x4(&["--sharing", "fifo"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--sharing 'fifo'"), "{err}");
+    assert!(err.contains("invalid value 'fifo' for '--sharing"), "{err}");
     // One run: csv is a header and a row, and -o takes it off stdout.
     let (code, out, err) = simulate_linear_4x4(&["--format", "csv"]);
     assert_eq!(code, 0, "{err}");

@@ -1,5 +1,6 @@
 //! `topocoll model`: evaluates the papers' analytical models.
 
+use super::args::TextOrJson;
 use crate::algorithms::trees::{check_trees, torus_trees};
 use crate::error::Error;
 use crate::model::trinaryx3::{self as trix, Params};
@@ -46,8 +47,8 @@ struct MultilaneArgs {
     #[arg(long, default_value_t = 0)]
     root: u32,
     /// text or json.
-    #[arg(long, default_value = "text")]
-    format: String,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    format: TextOrJson,
 }
 
 #[derive(Args)]
@@ -199,13 +200,7 @@ fn trinaryx3(a: Trinaryx3Args) -> Result<i32> {
 }
 
 fn multilane(a: MultilaneArgs) -> Result<i32> {
-    let json = match a.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(Error::Invalid(format!("--format '{other}' is not text or json")).into())
-        }
-    };
+    let json = a.format == TextOrJson::Json;
     if !(a.alpha.is_finite() && a.alpha >= 0.0) {
         return Err(Error::Invalid(format!(
             "--alpha must be a number of seconds, 0 or more, got {}",

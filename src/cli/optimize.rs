@@ -1,7 +1,7 @@
 //! `topocoll optimize`: the optimal broadcast on a tree network, with the
 //! built-in broadcasts' times on the same model beside it.
 
-use super::OutputFile;
+use super::args::{OutputFile, TextOrJson};
 use crate::error::Error;
 use crate::optimize::treebcast::{self, Options, Problem, BASELINES};
 use crate::schedule;
@@ -42,8 +42,8 @@ pub struct OptimizeArgs {
     #[arg(long, default_value_t = 60.0)]
     pub time_limit: f64,
     /// text or json.
-    #[arg(long, default_value = "text")]
-    pub format: String,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
     /// Write the schedule as JSON in the IR (for verify, simulate and run --schedule).
     #[arg(long)]
     pub schedule_out: Option<String>,
@@ -108,13 +108,7 @@ pub fn run(a: OptimizeArgs) -> Result<i32> {
         ))
         .into());
     }
-    let json = match a.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            return Err(Error::Invalid(format!("--format '{other}' is not text or json")).into())
-        }
-    };
+    let json = a.format == TextOrJson::Json;
     if !(a.time_limit.is_finite() && a.time_limit > 0.0) {
         return Err(Error::Invalid(format!(
             "--time-limit must be a positive number of seconds, got {}",

@@ -1,7 +1,7 @@
 //! `topocoll simulate --model packet`: a schedule run packet by packet on
 //! the Dragon net (`sim::packet`).
 
-use super::simulate::SimulateArgs;
+use super::args::{Given, SimFormat, SimulateArgs};
 use crate::error::Error;
 use crate::schedule;
 use crate::sim::packet::{self, Control, PacketConfig};
@@ -28,56 +28,38 @@ struct Report {
     packets: u64,
 }
 
-pub fn run(a: &SimulateArgs) -> Result<i32> {
+pub fn run(a: SimulateArgs, given: &Given) -> Result<i32> {
     // The flow model's options would be silently ignored: refuse them.
-    let flow_only = [
-        ("--engines", a.engines != "4"),
-        ("--bandwidth (give --link-rate)", a.bandwidth.is_some()),
-        ("--overhead", a.overhead != 0.0),
-        ("--compute-bandwidth", a.compute_bandwidth.is_some()),
-        ("--injection-bandwidth", a.injection_bandwidth.is_some()),
-        ("--ejection-bandwidth", a.ejection_bandwidth.is_some()),
-        ("--sharing", a.sharing != "maxmin"),
-        ("--fairness", a.fairness != "equal"),
-        ("--torus-tie", a.torus_tie != "plus"),
-        ("--flow-cap", a.flow_cap.is_some()),
-        ("--tcp-window", a.tcp_window.is_some()),
-        ("--header-bytes", a.header_bytes != 0),
-        ("--rendezvous", a.rendezvous),
-        ("--skew", a.skew.is_some() || a.seed.is_some()),
-        ("--trace", a.trace.is_some()),
-        ("--sweep", a.sweep),
-        ("--no-fold", a.no_fold),
-        ("--no-by-rank", a.no_by_rank),
-        ("--no-tile", a.no_tile),
-        ("--threads", a.threads.is_some()),
-        ("--stream", a.stream),
-        ("--output", a.output.is_some()),
-        ("--plot", a.plot.is_some()),
-    ];
-    if let Some((flag, _)) = flow_only.iter().find(|f| f.1) {
+    if let Some(flag) = given.first_of(&["NodeModelArgs", "DriverArgs", "flow_run"]) {
+        let hint = if flag == "--bandwidth" {
+            " (give --link-rate)"
+        } else {
+            ""
+        };
         return Err(Error::Invalid(format!(
-            "{flag} is an option of the flow model; --model packet takes --buffer, --packet-time, --switch-time, --link-rate and --control"
+            "{flag}{hint} is an option of the flow model; --model packet takes --buffer, --packet-time, --switch-time, --link-rate and --control"
         ))
         .into());
     }
-    let json = match a.format.as_str() {
-        "text" => false,
-        "json" => true,
+    let json = match a.format {
+        SimFormat::Text => false,
+        SimFormat::Json => true,
         other => {
             return Err(Error::Invalid(format!(
-                "--format '{other}' is not text or json (the packet model runs one schedule)"
+                "--format '{}' is not text or json (the packet model runs one schedule)",
+                super::args::value_name(&other)
             ))
             .into())
         }
     };
     let buffer = a
+        .packet
         .buffer
         .as_deref()
         .ok_or_else(|| Error::Invalid("--model packet needs --buffer BYTES".into()))?;
     let buffer_bytes = parse_bytes(buffer).map_err(|e| Error::Invalid(format!("--buffer: {e}")))?;
     let mut topo = a.topology()?;
-    if let Some(rate) = a.link_rate {
+    if let Some(rate) = a.packet.link_rate {
         if !(rate.is_finite() && rate > 0.0) {
             return Err(Error::Invalid(format!(
                 "--link-rate must be a positive number of bytes/s, got {rate}"
@@ -102,15 +84,15 @@ pub fn run(a: &SimulateArgs) -> Result<i32> {
     if !a.no_verify {
         schedule::verify(&s)?;
     }
-    let control = match &a.control {
+    let control = match &a.packet.control {
         Some(c) => Control::parse(c)?,
         None if packet::xor_phases(&s).is_ok() => Control::Distributed,
         None => Control::None,
     };
     let cfg = PacketConfig {
         buffer_bytes,
-        packet_time_s: a.packet_time.unwrap_or(0.0),
-        switch_time_s: a.switch_time.unwrap_or(0.0),
+        packet_time_s: a.packet.packet_time.unwrap_or(0.0),
+        switch_time_s: a.packet.switch_time.unwrap_or(0.0),
         control,
     };
     let r = packet::simulate(&s, &topo, &cfg)?;

@@ -3,13 +3,14 @@
 use crate::error::Error;
 use crate::reproduce;
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
     /// Which paper: a2at, trinaryx3, treebcast, multilane or dragonnet.
-    pub paper: String,
+    #[arg(value_enum)]
+    pub paper: Paper,
     /// Directory for the tables and plots (written into it).
     #[arg(long, short = 'o', default_value = "out")]
     pub out: PathBuf,
@@ -26,8 +27,18 @@ pub struct ReproduceArgs {
     pub time_limit: Option<f64>,
 }
 
+/// The papers whose experiments are reproduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Paper {
+    A2at,
+    Trinaryx3,
+    Treebcast,
+    Multilane,
+    Dragonnet,
+}
+
 pub fn run(a: ReproduceArgs) -> Result<i32> {
-    if a.time_limit.is_some() && a.paper != "treebcast" {
+    if a.time_limit.is_some() && a.paper != Paper::Treebcast {
         return Err(Error::Invalid(
             "--time-limit is an option of 'reproduce treebcast' (its solves)".into(),
         )
@@ -42,47 +53,36 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
     }
     // Every paper writes into the directory itself.
     let dir = a.out.clone();
-    // The output directory must be writable before minutes of simulation.
-    if matches!(
-        a.paper.as_str(),
-        "a2at" | "trinaryx3" | "treebcast" | "multilane" | "dragonnet"
-    ) {
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    if a.full_sweep && a.paper != Paper::Trinaryx3 {
+        return Err(Error::Invalid(
+            "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
+        )
+        .into());
     }
-    let summary = match a.paper.as_str() {
-        "a2at" | "treebcast" | "multilane" | "dragonnet" if a.full_sweep => {
-            return Err(Error::Invalid(
-                "--full-sweep is an option of 'reproduce trinaryx3' (its segment sweep)".into(),
-            )
-            .into())
-        }
-        "a2at" => reproduce::a2at::run(&dir, &reproduce::a2at::Options { quick: a.quick })?,
-        "trinaryx3" => reproduce::trinaryx3::run(
+    // The output directory must be writable before minutes of simulation.
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    let summary = match a.paper {
+        Paper::A2at => reproduce::a2at::run(&dir, &reproduce::a2at::Options { quick: a.quick })?,
+        Paper::Trinaryx3 => reproduce::trinaryx3::run(
             &dir,
             &reproduce::trinaryx3::Options {
                 quick: a.quick,
                 full_sweep: a.full_sweep,
             },
         )?,
-        "treebcast" => reproduce::treebcast::run(
+        Paper::Treebcast => reproduce::treebcast::run(
             &dir,
             &reproduce::treebcast::Settings {
                 quick: a.quick,
                 time_limit_s: time_limit,
             },
         )?,
-        "multilane" => {
+        Paper::Multilane => {
             reproduce::multilane::run(&dir, &reproduce::multilane::Settings { quick: a.quick })?
         }
-        "dragonnet" => {
+        Paper::Dragonnet => {
             reproduce::dragonnet::run(&dir, &reproduce::dragonnet::Settings { quick: a.quick })?
-        }
-        other => {
-            return Err(Error::Invalid(format!(
-                "nothing to reproduce for '{other}' (a2at, trinaryx3, treebcast, multilane or dragonnet)"
-            ))
-            .into())
         }
     };
     out!("{summary}");

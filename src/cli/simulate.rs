@@ -1,168 +1,24 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
-use super::{BuildArgs, OutputFile};
+use super::args::{
+    build_auto, check_plot_path, parse_engines, refuse_segment, value_name, BuildArgs, Given,
+    OutputFile, SimFormat, SimulateArgs,
+};
 use crate::algorithms;
 use crate::error::Error;
 use crate::optimize::tune;
 use crate::price;
 use crate::schedule::{self, Schedule};
-use crate::sim::{self, Fairness, Sharing, SimConfig, SimResult, Skew};
-use crate::topology::{Topology, TorusTie};
+use crate::sim::{self, SimConfig, SimResult};
+use crate::topology::Topology;
 use crate::units::{format_bytes, parse_bytes, parse_size_list};
 use anyhow::{Context, Result};
-use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-#[derive(Args, Clone)]
-pub struct SimulateArgs {
-    #[command(flatten)]
-    pub build: BuildArgs,
-    /// Transfers each node drives at once (NCT / RDMA engines; 4 as on Tofu, and
-    /// as `topocoll run`); a list (1,2,4) sweeps.
-    #[arg(long, default_value = "4")]
-    pub engines: String,
-    /// Bandwidth of every link, bytes/s (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub bandwidth: Option<f64>,
-    /// Latency of every link, seconds (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub latency: Option<f64>,
-    /// Per-message software overhead on the sender's CPU, seconds.
-    #[arg(
-        long,
-        default_value_t = 0.0,
-        allow_negative_numbers = true,
-        allow_hyphen_values = true
-    )]
-    pub overhead: f64,
-    /// Bytes per second one CPU combines (reductions); free if absent.
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub compute_bandwidth: Option<f64>,
-    /// Per-node injection bandwidth, bytes/s.
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub injection_bandwidth: Option<f64>,
-    /// Per-node ejection bandwidth, bytes/s.
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub ejection_bandwidth: Option<f64>,
-    /// maxmin (flows share links max-min fairly) or reservation (a flow reserves its path's bottleneck).
-    #[arg(long, default_value = "maxmin")]
-    pub sharing: String,
-    /// equal (plain max-min) or rtt (shares proportional to 1/route latency, as SimGrid).
-    #[arg(long, default_value = "equal")]
-    pub fairness: String,
-    /// plus (half an even ring goes +) or simgrid (+, except from coordinate n/2, which goes -).
-    #[arg(long, default_value = "plus")]
-    pub torus_tie: String,
-    /// Cap on any one flow's rate, bytes/s.
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub flow_cap: Option<f64>,
-    /// TCP window in bytes: caps each flow at window / (2 x route latency).
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub tcp_window: Option<f64>,
-    /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
-    #[arg(long, default_value_t = 0)]
-    pub header_bytes: u64,
-    /// A transfer starts only once its receive is posted (as SimGrid's
-    /// mailboxes); without it messages are eager.
-    #[arg(long)]
-    pub rendezvous: bool,
-    /// Ranks start at random offsets in [0, SKEW) seconds.
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub skew: Option<f64>,
-    /// Seed for --skew [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
-    #[arg(long)]
-    pub trace: Option<String>,
-    /// text, json (one object, indented; a sweep: an array), json-compact
-    /// (the same on one line, for programs), or csv (a row per run; a sweep
-    /// in text is csv).
-    #[arg(long, default_value = "text")]
-    pub format: String,
-    /// Run as a sweep even with single values: --size, --engines and --algorithm
-    /// take comma lists (sizes also ranges like 1KiB..1MiB: 1KiB, 2KiB, 4KiB, ... doubling up to at most 1MiB).
-    #[arg(long)]
-    pub sweep: bool,
-    /// Write the result (or the sweep table) here instead of standard output.
-    #[arg(long, short = 'o')]
-    pub output: Option<String>,
-    /// Draw a sweep into this SVG or PNG file: time against size, a line per
-    /// algorithm and engine count.
-    #[arg(long)]
-    pub plot: Option<String>,
-    /// Skip the verifier (it runs by default before simulating).
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Simulate every rank even when the run is provably the same on every
-    /// translate of the torus (by default such runs are folded onto one
-    /// slice of ranks: same results to rounding, far faster).
-    #[arg(long)]
-    pub no_fold: bool,
-    /// Simulate event by event even where no flow shares a link (by default
-    /// such runs go rank by rank: same results to rounding, faster).
-    #[arg(long)]
-    pub no_by_rank: bool,
-    /// Run rank by rank over all of a thread's ranks at a time, never plane
-    /// by plane (by default a grid's ranks run in planes along its last
-    /// axis where every rank sends only to the planes beside its own: the
-    /// same result bit for bit, faster on large grids).
-    #[arg(long)]
-    pub no_tile: bool,
-    /// Threads for a run simulated rank by rank (default: one per core for
-    /// a single run, one per point in a sweep, whose points run side by
-    /// side; the result does not depend on it).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Simulate a schedule read from a file instead of building one: JSON
-    /// (as written by `topocoll schedule --format json`, or by hand), whose
-    /// collective, algorithm, size and element type come from the file
-    /// (giving --size, --dtype or --segment too is an error; --engines may
-    /// still be a list), or MSCCL XML, sized by --size and --dtype.
-    #[arg(long)]
-    pub schedule: Option<String>,
-    /// The schedule read from `--schedule`.
-    #[arg(skip)]
-    pub loaded: Option<std::sync::Arc<Schedule>>,
-    /// Where a single run publishes its progress (`SimConfig::progress`).
-    #[arg(skip)]
-    pub progress: Option<Arc<AtomicU64>>,
-    /// For generated algorithms (marked [stream] by `topocoll list`):
-    /// generate each operation when the simulator reaches it instead
-    /// of writing the schedule out, in memory that follows the ops in flight. The
-    /// verifier needs the schedule written out, so it does not run (the test
-    /// suite checks the generator op by op against the written-out schedule).
-    /// Chosen automatically when the written-out schedule would be too large.
-    #[arg(long)]
-    pub stream: bool,
-    /// flow (links shared max-min by flows; any topology) or packet (the
-    /// Dragon net packet by packet: dragonnet:N topologies).
-    #[arg(long, default_value = "flow")]
-    pub model: String,
-    /// Packet model: payload bytes per packet (the switch element's buffer).
-    #[arg(long)]
-    pub buffer: Option<String>,
-    /// Packet model: a switch element's processor time per packet, seconds [default: 0].
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub packet_time: Option<f64>,
-    /// Packet model, centralised control: the set-up time of every
-    /// switch-over, seconds [default: 0].
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub switch_time: Option<f64>,
-    /// Packet model: every link's rate, bytes/s (overrides the topology's).
-    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
-    pub link_rate: Option<f64>,
-    /// Packet model: distributed (each switch element keeps its own phase),
-    /// centralised (all switch together after a barrier) or none (packet
-    /// switching) [default: distributed for XOR phases, none otherwise].
-    #[arg(long)]
-    pub control: Option<String>,
-}
 
 /// One simulation's report, as printed in JSON.
 #[derive(Serialize)]
@@ -227,110 +83,6 @@ impl Report {
             detail: detail.then(|| result.clone()),
         }
     }
-}
-
-impl SimulateArgs {
-    pub fn config(&self, engines: usize) -> Result<SimConfig> {
-        let sharing = match self.sharing.as_str() {
-            "maxmin" => Sharing::MaxMin,
-            "reservation" => Sharing::Reservation,
-            other => {
-                return Err(Error::Invalid(format!(
-                    "--sharing '{other}' is not maxmin or reservation"
-                ))
-                .into())
-            }
-        };
-        let fairness = match self.fairness.as_str() {
-            "equal" => Fairness::Equal,
-            "rtt" => Fairness::Rtt,
-            other => {
-                return Err(
-                    Error::Invalid(format!("--fairness '{other}' is not equal or rtt")).into(),
-                )
-            }
-        };
-        // Options that would be silently ignored are refused.
-        if fairness == Fairness::Rtt && sharing == Sharing::Reservation {
-            return Err(Error::Invalid(
-                "--fairness rtt weights max-min shares; --sharing reservation has none".into(),
-            )
-            .into());
-        }
-        if self.seed.is_some() && self.skew.is_none() {
-            return Err(
-                Error::Invalid("--seed draws the --skew offsets: give --skew too".into()).into(),
-            );
-        }
-        Ok(SimConfig {
-            engines,
-            overhead_s: self.overhead,
-            compute_bandwidth: self.compute_bandwidth,
-            injection_bandwidth: self.injection_bandwidth,
-            ejection_bandwidth: self.ejection_bandwidth,
-            sharing,
-            fairness,
-            flow_cap: self.flow_cap,
-            tcp_window: self.tcp_window,
-            header_bytes: self.header_bytes,
-            rendezvous: self.rendezvous,
-            skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
-                max_s,
-                seed: self.seed.unwrap_or(0),
-            }),
-            trace: self.trace.is_some(),
-            fold: !self.no_fold,
-            by_rank: !self.no_by_rank,
-            tile: !self.no_tile,
-            threads: self
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            progress: self.progress.clone(),
-        })
-    }
-
-    /// The topology with the link and routing overrides applied.
-    pub fn topology(&self) -> Result<Topology> {
-        let mut topo = self
-            .build
-            .topology()?
-            .ok_or_else(|| Error::Invalid("simulate needs --topology".into()))?;
-        topo.set_uniform_links(self.bandwidth, self.latency)?;
-        match self.torus_tie.as_str() {
-            "plus" => {}
-            "simgrid" if !topo.has_torus_ties() => {
-                return Err(Error::Invalid(format!(
-                    "--torus-tie simgrid: {} has no torus to tie on",
-                    topo.describe()
-                ))
-                .into())
-            }
-            "simgrid" => topo.set_torus_tie(TorusTie::SimGrid),
-            other => {
-                return Err(
-                    Error::Invalid(format!("--torus-tie '{other}' is not plus or simgrid")).into(),
-                )
-            }
-        }
-        Ok(topo)
-    }
-}
-
-pub(super) fn parse_engines(text: &str) -> Result<Vec<usize>> {
-    text.split(',')
-        .map(|e| {
-            e.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "--engines '{e}' is not a whole number of at least 1"
-                    ))
-                    .into()
-                })
-        })
-        .collect()
 }
 
 /// Builds, verifies (unless told not to) and simulates one point.
@@ -416,27 +168,12 @@ fn simulate_point(
     Ok((priced.schedule, runs))
 }
 
-pub fn run(mut a: SimulateArgs) -> Result<i32> {
-    match a.model.as_str() {
-        "flow" => {
-            let packet_only = [
-                ("--buffer", a.buffer.is_some()),
-                ("--packet-time", a.packet_time.is_some()),
-                ("--switch-time", a.switch_time.is_some()),
-                ("--link-rate", a.link_rate.is_some()),
-                ("--control", a.control.is_some()),
-            ];
-            if let Some((flag, _)) = packet_only.iter().find(|f| f.1) {
-                return Err(Error::Invalid(format!(
-                    "{flag} is an option of the packet model (--model packet)"
-                ))
-                .into());
-            }
-        }
-        "packet" => return super::packet::run(&a),
-        other => {
-            return Err(Error::Invalid(format!("--model '{other}' is not flow or packet")).into())
-        }
+pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
+    if let Some(flag) = given.first_of(&["PacketArgs"]) {
+        return Err(Error::Invalid(format!(
+            "{flag} is an option of the packet model (--model packet)"
+        ))
+        .into());
     }
     if let Some(path) = &a.schedule {
         if a.stream {
@@ -469,22 +206,15 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
             algorithms::find(collective.name(), name)?;
         }
         if algorithms.iter().any(|n| n == "auto") {
-            super::tune::refuse_segment(&a.build)?;
+            refuse_segment(&a.build)?;
         }
-        if a.compute_bandwidth.is_some() && !collective.is_reduction() {
+        if a.node.compute_bandwidth.is_some() && !collective.is_reduction() {
             return Err(Error::Invalid(format!(
                 "--compute-bandwidth times combines, and {} combines nothing",
                 collective.name()
             ))
             .into());
         }
-    }
-    if !matches!(a.format.as_str(), "text" | "json" | "json-compact" | "csv") {
-        return Err(Error::Invalid(format!(
-            "--format '{}' is not text, json, json-compact or csv",
-            a.format
-        ))
-        .into());
     }
     let sweeping =
         a.sweep || a.plot.is_some() || sizes.len() > 1 || engines.len() > 1 || algorithms.len() > 1;
@@ -494,15 +224,7 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         )
         .into());
     }
-    if let Some(p) = a
-        .plot
-        .as_deref()
-        .filter(|p| !(p.ends_with(".svg") || p.ends_with(".png")))
-    {
-        return Err(
-            Error::Invalid(format!("--plot '{p}': give a file ending in .svg or .png")).into(),
-        );
-    }
+    check_plot_path(a.plot.as_deref())?;
     // Fail on an output path before the runs, not after them (and leave
     // an existing file as it was if they fail).
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
@@ -539,12 +261,24 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
         let (finished, wake) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
             scope.spawn(|| show_progress(&progress, wake));
-            let one = simulate_one(&a, &build, &topo, engines[0], a.format.starts_with("json"));
+            let one = simulate_one(
+                &a,
+                &build,
+                &topo,
+                engines[0],
+                matches!(a.format, SimFormat::Json | SimFormat::JsonCompact),
+            );
             drop(finished);
             one
         })?
     } else {
-        simulate_one(&a, &build, &topo, engines[0], a.format.starts_with("json"))?
+        simulate_one(
+            &a,
+            &build,
+            &topo,
+            engines[0],
+            matches!(a.format, SimFormat::Json | SimFormat::JsonCompact),
+        )?
     };
     if let Some(label) = auto {
         report.algorithm = label;
@@ -562,11 +296,15 @@ pub fn run(mut a: SimulateArgs) -> Result<i32> {
     } else {
         Some("standard output")
     };
-    match a.format.as_str() {
-        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&report)?).map_err(Into::into),
-        "json-compact" => writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into),
-        "csv" => write_csv(&mut out, &[Row::Run(Box::new(report))]),
-        _ => print_text(&mut out, &report, &topo, &s, &result, &a),
+    match a.format {
+        SimFormat::Json => {
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?).map_err(Into::into)
+        }
+        SimFormat::JsonCompact => {
+            writeln!(out, "{}", serde_json::to_string(&report)?).map_err(Into::into)
+        }
+        SimFormat::Csv => write_csv(&mut out, &[Row::Run(Box::new(report))]),
+        SimFormat::Text => print_text(&mut out, &report, &topo, &s, &result, &a),
     }
     .and_then(|()| out.flush().map_err(Into::into))
     .map_err(|e| match what {
@@ -624,8 +362,8 @@ fn print_text(
         s.count,
         s.dtype.name(),
         r.engines,
-        a.sharing,
-        a.fairness
+        value_name(&a.node.sharing),
+        value_name(&a.node.fairness)
     )?;
     let sec = crate::units::format_seconds;
     writeln!(out, "time            {}", sec(r.time_s))?;
@@ -740,9 +478,9 @@ fn sweep(
     // told otherwise (threads that wait for each other at barriers should
     // not outnumber the cores).
     let mut one_thread;
-    let a = if a.threads.is_none() {
+    let a = if a.drivers.threads.is_none() {
         one_thread = a.clone();
-        one_thread.threads = Some(1);
+        one_thread.drivers.threads = Some(1);
         &one_thread
     } else {
         a
@@ -819,11 +557,11 @@ fn sweep(
     if let Some(path) = &a.plot {
         plot_sweep(path, topo, &rows)?;
     }
-    match a.format.as_str() {
-        "json" => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
-        "json-compact" => writeln!(out, "{}", serde_json::to_string(&rows)?)?,
-        // csv, and text (checked before the runs): a sweep's text is its table.
-        _ => write_csv(&mut out, &rows)?,
+    match a.format {
+        SimFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?,
+        SimFormat::JsonCompact => writeln!(out, "{}", serde_json::to_string(&rows)?)?,
+        // A sweep's text is its table.
+        SimFormat::Csv | SimFormat::Text => write_csv(&mut out, &rows)?,
     }
     out.flush()?;
     Ok(0)
@@ -847,7 +585,7 @@ fn resolve_auto(
         config: a.config(engines)?,
         engines: vec![engines],
     };
-    super::tune::build_auto(&problem, b)
+    build_auto(&problem, b)
 }
 
 /// The sweep's time against size, a line per algorithm and engine count.

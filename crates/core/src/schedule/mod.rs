@@ -13,6 +13,7 @@
 
 mod collective;
 mod export;
+mod file;
 mod graph;
 mod msccl;
 mod source;
@@ -30,6 +31,7 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
 }
 pub use export::{from_json, from_json_reader, to_goal, to_json, FORMAT};
+pub use file::{FileFormat, ScheduleFile};
 pub use graph::{dependency_counts, match_messages, Successors};
 pub use msccl::{from_msccl_xml, to_msccl_xml, MscclExport, MscclImport};
 pub use source::{Materialised, OpKind, OpSource, Transfer};

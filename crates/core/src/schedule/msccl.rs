@@ -151,6 +151,17 @@ fn peer(
 }
 
 /// Reads an MSCCL XML algorithm as a schedule (see the module).
+/// The collective an MSCCL XML file implements (read with its chunks
+/// counted as bytes, so a malformed file fails here as it would anywhere).
+pub(super) fn collective_of(text: &str) -> Result<Collective> {
+    let probe = MscclImport {
+        count: None,
+        dtype: Dtype::U8,
+        op: ReduceOp::Sum,
+    };
+    Ok(from_msccl_xml(text, &probe)?.collective)
+}
+
 pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
     // (The parser's message may quote the character it met: a newline.)
     let doc = roxmltree::Document::parse(text).map_err(|e| {

@@ -8,9 +8,12 @@
 //! - [`tune`]: the fastest algorithm of a collective at each size, by
 //!   simulating every candidate; decision tables cached on disk, and
 //!   exported as MPI libraries' tuning files ([`mpi_rules`]).
+//! - [`machine`]: this machine as the simulator prices it (calibrated on
+//!   the runtime) and `--algorithm auto`'s choice.
 
 pub mod iso;
 pub mod lanes;
+pub mod machine;
 pub mod mpi_rules;
 pub mod treebcast;
 pub mod tune;

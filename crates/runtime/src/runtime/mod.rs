@@ -41,6 +41,7 @@
 pub mod kernel_bench;
 pub mod kernels;
 pub mod replay;
+pub mod session;
 pub mod team;
 pub mod threads;
 

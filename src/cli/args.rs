@@ -1,0 +1,1200 @@
+//! The arguments verbs share, parsed into the library's types: what to
+//! build (a collective, an algorithm, a network or a rank count, a size),
+//! the simulator's node model, the runtime's execution flags, the flags a
+//! command line gave (to refuse those a mode does not read), and output
+//! files that a failed run leaves as they were.
+
+use crate::algorithms::{self, Request, ALGORITHMS};
+use crate::error::Error;
+use crate::optimize::machine;
+use crate::optimize::tune::Problem;
+use crate::runtime::session::{Backend, Session};
+use crate::runtime::{Fault, Options};
+use crate::schedule::{
+    Collective, Dtype, FileFormat, MscclImport, ReduceOp, Schedule, ScheduleFile,
+};
+use crate::sim::{Fairness, Sharing, SimConfig, Skew};
+use crate::topology::{self, Topology, TorusTie};
+use crate::units::{self, parse_bytes};
+use anyhow::{Context, Result};
+use clap::{ArgGroup, Args, ValueEnum};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What to build: a collective, an algorithm, a network or a rank count, a size.
+#[derive(Args, Clone, Debug, Default)]
+#[command(group(ArgGroup::new("placement").multiple(true)))]
+#[command(group(ArgGroup::new("one_choice").multiple(true)))]
+pub struct BuildArgs {
+    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML
+    /// or SimGrid XML file.
+    #[arg(long, short = 't')]
+    pub topology: Option<String>,
+    /// Ranks on each host of the topology (MPI's processes per node); data between two ranks
+    /// of a host crosses the host's own link (--node-bandwidth) [default: 1].
+    #[arg(long, group = "placement")]
+    pub ranks_per_node: Option<usize>,
+    /// How ranks are placed on hosts: block (ranks kK..kK+K-1 on host k), cyclic (rank r on
+    /// host r mod H), or a rankfile: a host (name or index) per line in rank order, or Open
+    /// MPI's `rank N=HOST ...` lines [default: block].
+    #[arg(long, group = "placement")]
+    pub map: Option<String>,
+    /// Bytes/s of the link inside a host that its ranks exchange data over [default: 20e9].
+    #[arg(
+        long,
+        group = "placement",
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
+    pub node_bandwidth: Option<f64>,
+    /// Seconds of latency of the link inside a host [default: 0].
+    #[arg(
+        long,
+        group = "placement",
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
+    pub node_latency: Option<f64>,
+    /// Number of ranks, for rank-based algorithms run without a topology.
+    #[arg(long)]
+    pub ranks: Option<usize>,
+    /// alltoall, allgather, bcast, reduce, allreduce, reduce_scatter, scatter, gather.
+    #[arg(long, short = 'c')]
+    pub collective: Option<String>,
+    /// Algorithm name (see `topocoll list`).
+    #[arg(long, short = 'a', group = "one_choice")]
+    pub algorithm: Option<String>,
+    /// Bytes: the block per peer for alltoall, allgather, scatter and gather; the
+    /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB [default: 1KiB].
+    #[arg(long, short = 's', group = "one_choice")]
+    pub size: Option<String>,
+    /// Root rank of bcast, reduce, scatter and gather [default: 0].
+    #[arg(long)]
+    pub root: Option<u32>,
+    /// Element type: u8, i32, i64, f32, f64 (default: f64 for reductions, u8 otherwise).
+    #[arg(long)]
+    pub dtype: Option<String>,
+    /// Reduction operator: sum, prod, min, max, band, bor, bxor [default: sum].
+    #[arg(long)]
+    pub op: Option<String>,
+    /// Pipeline segment size in bytes, for pipelined algorithms.
+    #[arg(long, group = "one_choice")]
+    pub segment: Option<String>,
+    /// WAN lanes per remote site for the multi-lane algorithms on a grid of
+    /// sites: a number, or auto (the P the cost model picks) [default: auto].
+    #[arg(long)]
+    pub lanes: Option<String>,
+}
+
+impl BuildArgs {
+    /// `--size`, or its default. (An option, so that a verb that takes the
+    /// size from elsewhere can tell whether it was given.)
+    pub fn size(&self) -> &str {
+        self.size.as_deref().unwrap_or("1KiB")
+    }
+
+    /// Loads the topology, if one was given, with its ranks placed
+    /// (`--ranks-per-node`, `--map`).
+    pub fn topology(&self) -> Result<Option<Topology>> {
+        let placing = self.ranks_per_node.is_some()
+            || self.map.is_some()
+            || self.node_bandwidth.is_some()
+            || self.node_latency.is_some();
+        let Some(spec) = self.topology.as_deref() else {
+            if placing {
+                return Err(Error::Invalid(
+                    "--ranks-per-node, --map and --node-bandwidth place ranks on a --topology's hosts: give one".into(),
+                )
+                .into());
+            }
+            return Ok(None);
+        };
+        let mut t = topology::parse_spec(spec)?;
+        if placing {
+            if self.ranks_per_node == Some(0) {
+                return Err(Error::Invalid("--ranks-per-node must be at least 1".into()).into());
+            }
+            let map = match self.map.as_deref().unwrap_or("block") {
+                "block" => topology::RankMap::Block,
+                "cyclic" => topology::RankMap::Cyclic,
+                path => topology::RankMap::List(rankfile(path)?),
+            };
+            if let (topology::RankMap::List(list), Some(k)) = (&map, self.ranks_per_node) {
+                let want = t.num_ranks().saturating_mul(k);
+                if list.len() != want {
+                    return Err(Error::Invalid(format!(
+                        "--map: the rankfile places {} ranks, --ranks-per-node {k} on {} hosts {want}",
+                        list.len(),
+                        t.num_ranks()
+                    ))
+                    .into());
+                }
+            }
+            t.place_ranks(
+                self.ranks_per_node.unwrap_or(1),
+                &map,
+                self.node_bandwidth.unwrap_or(20e9),
+                self.node_latency.unwrap_or(0.0),
+            )?;
+        }
+        Ok(Some(t))
+    }
+
+    /// Reads a schedule from a file (`--schedule`): topocoll's JSON, or
+    /// MSCCL's XML (`.xml`, or a file that starts with `<`). It replaces
+    /// --collective and --algorithm; a JSON file fixes the size, element
+    /// type and segments too, so giving any of them as well is an error, not
+    /// silently ignored. An MSCCL file counts in chunks: --size (the
+    /// collective's size, as for its algorithms), --dtype and --op say what
+    /// a chunk holds.
+    pub fn read_schedule(&self, path: &str) -> Result<Schedule> {
+        if self.collective.is_some() || self.algorithm.is_some() {
+            return Err(Error::Invalid(
+                "give either --schedule or --collective/--algorithm, not both".into(),
+            )
+            .into());
+        }
+        let file = ScheduleFile::open(Path::new(path))?;
+        let xml = file.format() == FileFormat::Msccl;
+        // (flag, given, whether an MSCCL file leaves it to the command line)
+        for (flag, given, sizes_chunks) in [
+            ("--size", self.size.is_some(), true),
+            ("--dtype", self.dtype.is_some(), true),
+            ("--segment", self.segment.is_some(), false),
+            ("--lanes", self.lanes.is_some(), false),
+            ("--root", self.root.is_some(), false),
+            ("--op", self.op.is_some(), true),
+        ] {
+            if given && !(xml && sizes_chunks) {
+                return Err(Error::Invalid(format!(
+                    "{flag} cannot be given with --schedule: the schedule file fixes it"
+                ))
+                .into());
+            }
+        }
+        let s = file.read(|collective| self.msccl_import(collective))?;
+        if let Some(r) = self.ranks.filter(|&r| r != s.ranks) {
+            return Err(Error::Invalid(format!(
+                "--ranks {r}, but schedule '{path}' has {} ranks",
+                s.ranks
+            ))
+            .into());
+        }
+        Ok(s)
+    }
+
+    /// What an MSCCL XML schedule's chunks hold: --size, --dtype and --op
+    /// (their defaults follow the file's `collective`).
+    fn msccl_import(&self, collective: Collective) -> crate::Result<MscclImport> {
+        let dtype = self.dtype.as_deref().map(Dtype::parse).transpose()?;
+        let dtype = dtype.unwrap_or(if collective.is_reduction() {
+            Dtype::F64
+        } else {
+            Dtype::U8
+        });
+        if let (Some(_), false) = (&self.op, collective.is_reduction()) {
+            return Err(Error::Invalid(format!(
+                "--op: {} does not reduce",
+                collective.name()
+            )));
+        }
+        let op = match &self.op {
+            Some(o) => ReduceOp::parse(o, dtype)?,
+            None => ReduceOp::Sum,
+        };
+        let count = match &self.size {
+            None => None,
+            Some(text) => {
+                let bytes = units::parse_bytes(text)?;
+                if bytes % dtype.size() != 0 {
+                    return Err(Error::Invalid(format!(
+                        "--size {text} is not a whole number of {} elements",
+                        dtype.name()
+                    )));
+                }
+                Some(bytes / dtype.size())
+            }
+        };
+        Ok(MscclImport { count, dtype, op })
+    }
+
+    /// Builds the schedule on `topo` (or on `--ranks`).
+    pub fn build(&self, topo: Option<&Topology>) -> Result<Schedule> {
+        Ok(algorithms::build(
+            self.algorithm_name()?,
+            &self.request(topo)?,
+        )?)
+    }
+
+    /// The request these arguments describe.
+    pub fn request<'t>(&self, topo: Option<&'t Topology>) -> Result<Request<'t>> {
+        let ranks = match (topo, self.ranks) {
+            (Some(t), Some(r)) if r != t.num_ranks() => {
+                return Err(Error::Invalid(format!(
+                    "--ranks {r} disagrees with the topology's {} ranks",
+                    t.num_ranks()
+                ))
+                .into())
+            }
+            (Some(t), _) => t.num_ranks(),
+            (None, Some(r)) => r,
+            (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
+        };
+        let collective = self.collective()?;
+        if let (Some(root), None) = (self.root, collective.root()) {
+            return Err(Error::Invalid(format!(
+                "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
+                collective.name()
+            ))
+            .into());
+        }
+        let dtype = match &self.dtype {
+            Some(d) => Dtype::parse(d)?,
+            None if collective.is_reduction() => Dtype::F64,
+            None => Dtype::U8,
+        };
+        if let (Some(op), false) = (&self.op, collective.is_reduction()) {
+            return Err(Error::Invalid(format!(
+                "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
+                collective.name()
+            ))
+            .into());
+        }
+        let op = ReduceOp::parse(self.op.as_deref().unwrap_or("sum"), dtype)?;
+        let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
+        let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
+        if let Some(seg) = &self.segment {
+            self.check_segment(collective)?;
+            let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
+            if seg == 0 {
+                return Err(Error::Invalid("--segment must be at least one byte".into()).into());
+            }
+            // Segments are whole elements, like --size.
+            if !seg.is_multiple_of(dtype.size()) {
+                return Err(Error::Invalid(format!(
+                    "--segment {seg} bytes is not a whole number of {} elements ({} bytes each)",
+                    dtype.name(),
+                    dtype.size()
+                ))
+                .into());
+            }
+            req.segment_bytes = Some(seg);
+        }
+        if let Some(lanes) = &self.lanes {
+            self.check_lanes(collective)?;
+            req.lanes = match lanes.trim() {
+                "auto" => None,
+                n => Some(n.parse::<usize>().map_err(|_| {
+                    Error::Invalid(format!("--lanes '{n}' is neither a whole number nor auto"))
+                })?),
+            };
+        }
+        Ok(req)
+    }
+
+    pub fn collective_name(&self) -> Result<&str> {
+        self.collective
+            .as_deref()
+            .ok_or_else(|| Error::Invalid("missing --collective".into()).into())
+    }
+
+    /// The collective asked for (`--collective` and `--root`).
+    pub fn collective(&self) -> Result<Collective> {
+        Ok(Collective::parse(
+            self.collective_name()?,
+            self.root.unwrap_or(0),
+        )?)
+    }
+
+    /// Whether one of the algorithms asked for (`--algorithm`, a comma list
+    /// in sweeps) pipelines in `--segment`-byte segments.
+    pub fn takes_segment(&self, collective: Collective) -> bool {
+        self.algorithm
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .any(|n| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.segmented))
+    }
+
+    /// `--segment` given where no algorithm asked for would use it is an
+    /// error, not ignored. (A sweep that mixes pipelined algorithms with
+    /// others passes it to those that pipeline.)
+    pub fn check_segment(&self, collective: Collective) -> Result<()> {
+        if self.segment.is_none() || self.takes_segment(collective) {
+            return Ok(());
+        }
+        let pipelined: Vec<&str> = ALGORITHMS
+            .iter()
+            .filter(|a| a.segmented && a.collective == collective.name())
+            .map(|a| a.name)
+            .collect();
+        Err(Error::Invalid(format!(
+            "--segment: {} {} does not pipeline in segments (the {} algorithms that do: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            collective.name(),
+            if pipelined.is_empty() {
+                "none".to_string()
+            } else {
+                pipelined.join(", ")
+            }
+        ))
+        .into())
+    }
+
+    /// `--lanes` given where no algorithm asked for crosses a WAN in lanes
+    /// is an error, as `--segment` is.
+    pub fn check_lanes(&self, collective: Collective) -> Result<()> {
+        let takes = |n: &str| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.lanes);
+        if self.lanes.is_none()
+            || self
+                .algorithm
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .any(takes)
+        {
+            return Ok(());
+        }
+        let laned: Vec<String> = ALGORITHMS
+            .iter()
+            .filter(|a| a.lanes)
+            .map(|a| format!("{} {}", a.collective, a.name))
+            .collect();
+        Err(Error::Invalid(format!(
+            "--lanes: {} {} does not cross a WAN in lanes (the algorithms that do: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            laned.join(", ")
+        ))
+        .into())
+    }
+
+    /// `--segment` and `--lanes` checked against the whole list of a sweep.
+    pub fn check_per_algorithm(&self, collective: Collective) -> Result<()> {
+        self.check_segment(collective)?;
+        self.check_lanes(collective)
+    }
+
+    /// One point of a sweep (or a bench row): these arguments with one
+    /// algorithm of the list, without `--segment` if that algorithm does
+    /// not pipeline. Call [`BuildArgs::check_segment`] on the whole list
+    /// first.
+    pub fn for_algorithm(&self, algorithm: &str) -> BuildArgs {
+        let mut b = self.clone();
+        b.algorithm = Some(algorithm.to_string());
+        if b.segment.is_some() && b.collective().is_ok_and(|c| !b.takes_segment(c)) {
+            b.segment = None;
+        }
+        let laned = b
+            .collective()
+            .is_ok_and(|c| algorithms::find(c.name(), algorithm).is_ok_and(|a| a.lanes));
+        if !laned {
+            b.lanes = None;
+        }
+        b
+    }
+
+    pub fn algorithm_name(&self) -> Result<&str> {
+        self.algorithm
+            .as_deref()
+            .ok_or_else(|| Error::Invalid("missing --algorithm".into()).into())
+    }
+}
+
+/// A rankfile (`--map FILE`), its errors naming the flag.
+fn rankfile(path: &str) -> Result<Vec<String>> {
+    if let Err(e) = std::fs::metadata(path) {
+        return Err(Error::Invalid(format!(
+            "--map '{path}' is not block or cyclic, and cannot be read as a rankfile: {e}"
+        ))
+        .into());
+    }
+    topology::read_rankfile(Path::new(path))
+        .map_err(|e| Error::Invalid(format!("--map: {e}")).into())
+}
+
+/// The flags a command line gave its verb (not those left at their
+/// defaults), with the groups each belongs to: a struct of flags flattened
+/// into a verb is a group of its name (`NodeModelArgs`), and fields may
+/// join named groups (`placement`, `one_choice`, `flow_run`).
+#[derive(Clone, Debug, Default)]
+pub struct Given {
+    flags: Vec<(String, Vec<String>)>,
+}
+
+impl Given {
+    /// The flags `matches` (of the built command `cmd`) took from the
+    /// command line, in the order `cmd` declares them.
+    pub fn of(cmd: &clap::Command, matches: &clap::ArgMatches) -> Given {
+        let flags = cmd
+            .get_arguments()
+            .filter(|a| {
+                matches.value_source(a.get_id().as_str())
+                    == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .filter_map(|a| {
+                let long = a.get_long()?;
+                let groups = cmd
+                    .get_groups()
+                    .filter(|g| g.get_args().any(|id| id == a.get_id()))
+                    .map(|g| g.get_id().to_string())
+                    .collect();
+                Some((format!("--{long}"), groups))
+            })
+            .collect();
+        Given { flags }
+    }
+
+    /// The first flag given of any of `groups`.
+    pub fn first_of(&self, groups: &[&str]) -> Option<&str> {
+        self.flags
+            .iter()
+            .find(|(_, g)| g.iter().any(|g| groups.contains(&g.as_str())))
+            .map(|(f, _)| f.as_str())
+    }
+
+    /// The first flag given that is none of `allowed`.
+    pub fn first_except(&self, allowed: &[&str]) -> Option<&str> {
+        self.flags
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .find(|f| !allowed.contains(f))
+    }
+}
+
+/// The name a value of a flag is written with (`maxmin`, `json-compact`).
+pub fn value_name(v: &impl ValueEnum) -> String {
+    v.to_possible_value()
+        .map_or_else(String::new, |p| p.get_name().to_string())
+}
+
+/// The simulator's node model and network overrides (`simulate`, `tune`):
+/// flags only the flow model reads.
+#[derive(Args, Clone, Debug)]
+pub struct NodeModelArgs {
+    /// Bandwidth of every link, bytes/s (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub bandwidth: Option<f64>,
+    /// Per-message software overhead on the sender's CPU, seconds.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
+    pub overhead: f64,
+    /// Bytes per second one CPU combines (reductions); free if absent.
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub compute_bandwidth: Option<f64>,
+    /// Per-node injection bandwidth, bytes/s.
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub injection_bandwidth: Option<f64>,
+    /// Per-node ejection bandwidth, bytes/s.
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub ejection_bandwidth: Option<f64>,
+    /// maxmin (flows share links max-min fairly) or reservation (a flow reserves its path's bottleneck).
+    #[arg(long, value_enum, default_value_t = SharingArg::Maxmin)]
+    pub sharing: SharingArg,
+    /// equal (plain max-min) or rtt (shares proportional to 1/route latency, as SimGrid).
+    #[arg(long, value_enum, default_value_t = FairnessArg::Equal)]
+    pub fairness: FairnessArg,
+    /// plus (half an even ring goes +) or simgrid (+, except from coordinate n/2, which goes -).
+    #[arg(long, value_enum, default_value_t = TorusTieArg::Plus)]
+    pub torus_tie: TorusTieArg,
+    /// Cap on any one flow's rate, bytes/s.
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub flow_cap: Option<f64>,
+    /// TCP window in bytes: caps each flow at window / (2 x route latency).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub tcp_window: Option<f64>,
+    /// Bytes added to each message on the wire (SimGrid's SMPI adds 16).
+    #[arg(long, default_value_t = 0)]
+    pub header_bytes: u64,
+    /// A transfer starts only once its receive is posted (as SimGrid's
+    /// mailboxes); without it messages are eager.
+    #[arg(long)]
+    pub rendezvous: bool,
+    /// Ranks start at random offsets in [0, SKEW) seconds.
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub skew: Option<f64>,
+    /// Seed for --skew [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// How the simulator runs (the result does not depend on these).
+#[derive(Args, Clone, Debug)]
+pub struct DriverArgs {
+    /// Simulate every rank even when the run is provably the same on every
+    /// translate of the torus (by default such runs are folded onto one
+    /// slice of ranks: same results to rounding, far faster).
+    #[arg(long)]
+    pub no_fold: bool,
+    /// Simulate event by event even where no flow shares a link (by default
+    /// such runs go rank by rank: same results to rounding, faster).
+    #[arg(long)]
+    pub no_by_rank: bool,
+    /// Run rank by rank over all of a thread's ranks at a time, never plane
+    /// by plane (by default a grid's ranks run in planes along its last
+    /// axis where every rank sends only to the planes beside its own: the
+    /// same result bit for bit, faster on large grids).
+    #[arg(long)]
+    pub no_tile: bool,
+    /// Threads for a run simulated rank by rank (default: one per core for
+    /// a single run, one per point in a sweep, whose points run side by
+    /// side; the result does not depend on it).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SharingArg {
+    Maxmin,
+    Reservation,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FairnessArg {
+    Equal,
+    Rtt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TorusTieArg {
+    Plus,
+    Simgrid,
+}
+
+impl NodeModelArgs {
+    /// The node model with `engines` engines, the drivers as `drivers`
+    /// say; `trace` records a trace, `progress` is published to.
+    pub fn config(
+        &self,
+        engines: usize,
+        drivers: &DriverArgs,
+        trace: bool,
+        progress: Option<Arc<AtomicU64>>,
+    ) -> Result<SimConfig> {
+        let sharing = match self.sharing {
+            SharingArg::Maxmin => Sharing::MaxMin,
+            SharingArg::Reservation => Sharing::Reservation,
+        };
+        let fairness = match self.fairness {
+            FairnessArg::Equal => Fairness::Equal,
+            FairnessArg::Rtt => Fairness::Rtt,
+        };
+        // Options that would be silently ignored are refused.
+        if fairness == Fairness::Rtt && sharing == Sharing::Reservation {
+            return Err(Error::Invalid(
+                "--fairness rtt weights max-min shares; --sharing reservation has none".into(),
+            )
+            .into());
+        }
+        if self.seed.is_some() && self.skew.is_none() {
+            return Err(
+                Error::Invalid("--seed draws the --skew offsets: give --skew too".into()).into(),
+            );
+        }
+        Ok(SimConfig {
+            engines,
+            overhead_s: self.overhead,
+            compute_bandwidth: self.compute_bandwidth,
+            injection_bandwidth: self.injection_bandwidth,
+            ejection_bandwidth: self.ejection_bandwidth,
+            sharing,
+            fairness,
+            flow_cap: self.flow_cap,
+            tcp_window: self.tcp_window,
+            header_bytes: self.header_bytes,
+            rendezvous: self.rendezvous,
+            skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
+                max_s,
+                seed: self.seed.unwrap_or(0),
+            }),
+            trace,
+            fold: !drivers.no_fold,
+            by_rank: !drivers.no_by_rank,
+            tile: !drivers.no_tile,
+            threads: drivers
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            progress,
+        })
+    }
+
+    /// `build`'s topology (which a simulation needs) with the link and
+    /// routing overrides applied; `latency` overrides every link's.
+    pub fn topology(&self, build: &BuildArgs, latency: Option<f64>) -> Result<Topology> {
+        let mut topo = build
+            .topology()?
+            .ok_or_else(|| Error::Invalid("simulate needs --topology".into()))?;
+        topo.set_uniform_links(self.bandwidth, latency)?;
+        if self.torus_tie == TorusTieArg::Simgrid {
+            if !topo.has_torus_ties() {
+                return Err(Error::Invalid(format!(
+                    "--torus-tie simgrid: {} has no torus to tie on",
+                    topo.describe()
+                ))
+                .into());
+            }
+            topo.set_torus_tie(TorusTie::SimGrid);
+        }
+        Ok(topo)
+    }
+}
+
+/// `--engines`: a count, or a comma list of counts (a sweep).
+pub fn parse_engines(text: &str) -> Result<Vec<usize>> {
+    text.split(',')
+        .map(|e| {
+            e.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "--engines '{e}' is not a whole number of at least 1"
+                    ))
+                    .into()
+                })
+        })
+        .collect()
+}
+
+/// `--algorithm auto` does not take `--segment`: its choice includes one.
+pub fn refuse_segment(b: &BuildArgs) -> Result<()> {
+    if b.segment.is_some() {
+        return Err(Error::Invalid(
+            "--segment: --algorithm auto chooses the segment (topocoll tune shows its choices)"
+                .into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// `--algorithm auto` at `b`'s size: the arguments that build the choice
+/// of `problem`'s table (from the default cache, or priced now and kept
+/// there), with its segment, and the name the run is reported under
+/// (`auto:ring`, `auto:pipeline/32KiB`).
+pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String)> {
+    refuse_segment(b)?;
+    let size = parse_bytes(b.size())?;
+    let (choice, unkept) = machine::auto_choice(problem, size)?;
+    warn_unkept(unkept);
+    let mut chosen = b.for_algorithm(&choice.algorithm);
+    chosen.segment = choice.segment_bytes.map(|s| s.to_string());
+    Ok((chosen, format!("auto:{}", choice.label(false))))
+}
+
+/// A cache that could not be written costs a pricing next time, nothing
+/// else: said on stderr, and the run goes on.
+pub fn warn_unkept(unkept: Option<Error>) {
+    if let Some(e) = unkept {
+        eprintln!("topocoll: warning: {e}; the table is not kept");
+    }
+}
+
+/// `--plot`'s file must be one the plotter writes.
+pub fn check_plot_path(plot: Option<&str>) -> Result<()> {
+    if let Some(p) = plot.filter(|p| !(p.ends_with(".svg") || p.ends_with(".png"))) {
+        return Err(
+            Error::Invalid(format!("--plot '{p}': give a file ending in .svg or .png")).into(),
+        );
+    }
+    Ok(())
+}
+
+/// `--format` of a table: aligned text, CSV or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Text,
+    Json,
+    Csv,
+}
+
+/// `--format` of a single result: text or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TextOrJson {
+    Text,
+    Json,
+}
+
+/// An output file, opened at once (a path that cannot be written fails
+/// before any work) but emptied only when the first byte is written, so a
+/// run that fails leaves an existing file as it was.
+pub struct OutputFile {
+    file: std::fs::File,
+    path: String,
+    emptied: bool,
+}
+
+impl OutputFile {
+    pub fn open(path: &str) -> Result<OutputFile> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot create '{path}'"))?;
+        // Only a regular file is emptied: a pipe or a terminal
+        // (`-o /dev/stdout`) cannot be, and has nothing to keep.
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        Ok(OutputFile {
+            file,
+            path: path.to_string(),
+            emptied: !regular,
+        })
+    }
+
+    /// Whether `other` is the same file (another spelling, a link).
+    pub fn same_file(&self, other: &OutputFile) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (self.file.metadata(), other.file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => self.path == other.path,
+        }
+    }
+}
+
+/// Errors name the file: "writing 'out.csv': No space left on device".
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.emptied {
+            let path = &self.path;
+            self.file
+                .set_len(0)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("emptying '{path}': {e}")))?;
+            self.emptied = true;
+        }
+        let path = &self.path;
+        self.file
+            .write(buf)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("writing '{path}': {e}")))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let path = &self.path;
+        self.file
+            .flush()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("writing '{path}': {e}")))
+    }
+}
+
+/// Flags shared by `run` and `bench`.
+#[derive(Args, Clone, Debug)]
+pub struct ExecArgs {
+    /// Sends each rank keeps in flight (the node's engines) [default: 4].
+    #[arg(long)]
+    pub engines: Option<usize>,
+    /// threads (P ranks in this process) or mpi (one rank per MPI process,
+    /// under mpirun; needs a build with --features mpi). `bench` takes a
+    /// list, e.g. threads,mpi [default: threads].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub backend: Vec<BackendArg>,
+    /// Fail (every rank, with an error) when one execution of the schedule
+    /// (one iteration) takes longer than this, in seconds; building,
+    /// verifying and filling buffers are not counted [default: 600].
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub timeout: Option<f64>,
+    /// Skip the verifier (an unverified schedule may fail, never corrupts memory).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Threads backend: 1 runs the replay on the calling thread alone, N ≥ 2 the task pool with N workers (default: the replay with one thread per core; where a schedule has no replay, the task pool, on one worker with 1).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Testing: make rank R fail when its operation OP becomes ready (R:OP).
+    #[arg(long, hide = true)]
+    pub fault: Option<String>,
+}
+
+/// `--backend`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    Threads,
+    Mpi,
+}
+
+/// The refusal of `flag` by a build without the MPI backend.
+pub fn without_mpi(flag: &str) -> anyhow::Error {
+    Error::Invalid(format!(
+        "{flag}: this topocoll was built without MPI (cargo build --release --features mpi)"
+    ))
+    .into()
+}
+
+/// `--backend`'s values as the runtime's backends [default: threads].
+pub fn backends(given: &[BackendArg]) -> Result<Vec<Backend>> {
+    if given.is_empty() {
+        return Ok(vec![Backend::Threads]);
+    }
+    given
+        .iter()
+        .map(|b| match b {
+            BackendArg::Threads => Ok(Backend::Threads),
+            BackendArg::Mpi if Backend::Mpi.available() => Ok(Backend::Mpi),
+            BackendArg::Mpi => Err(without_mpi("--backend mpi")),
+        })
+        .collect()
+}
+
+/// More worker threads than this are refused: the system may not start
+/// them, and two per core already keep every core busy.
+const MAX_WORKERS: usize = 1024;
+
+impl ExecArgs {
+    /// The runtime's options these flags give.
+    pub fn options(&self) -> Result<Options> {
+        let engines = self.engines.unwrap_or(4);
+        let timeout = self.timeout.unwrap_or(600.0);
+        if engines == 0 {
+            return Err(Error::Invalid("--engines must be at least 1".into()).into());
+        }
+        // Up to 10^9 s (32 years): a deadline past that overflows the clock.
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 1e9) {
+            return Err(Error::Invalid(format!(
+                "--timeout {timeout} must be a positive number of seconds, at most 1e9"
+            ))
+            .into());
+        }
+        if let Some(w) = self.workers {
+            if !(1..=MAX_WORKERS).contains(&w) {
+                return Err(Error::Invalid(format!(
+                    "--workers {w} must be from 1 to {MAX_WORKERS}"
+                ))
+                .into());
+            }
+        }
+        let fault = match &self.fault {
+            None => None,
+            Some(f) => {
+                let (r, o) = f
+                    .split_once(':')
+                    .ok_or_else(|| Error::Invalid("--fault takes RANK:OP".into()))?;
+                Some(Fault {
+                    rank: r
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad rank".into()))?,
+                    op: o
+                        .parse()
+                        .map_err(|_| Error::Invalid("--fault: bad op".into()))?,
+                })
+            }
+        };
+        Ok(Options {
+            engines,
+            timeout: Some(Duration::from_secs_f64(timeout)),
+            fault,
+            workers: self.workers.unwrap_or(0),
+        })
+    }
+}
+
+/// Under mpirun, a process whose part failed prints its error, naming its
+/// rank, and stops every process with exit status 2 (the others may be
+/// waiting for it); otherwise the result is returned as it is.
+pub fn stop_all_on_error(session: &Session, result: Result<i32>) -> Result<i32> {
+    if let Err(e) = &result {
+        if session.size().is_some() {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("topocoll: rank {}: {msg}", session.rank());
+            session.exit_all(2);
+        }
+    }
+    result
+}
+
+/// Builds (and verifies) the schedule a run executes; under MPI the rank
+/// count is the world's. `--algorithm auto` builds the tuning table's
+/// choice for this machine (one host with the ranks on it, its calibrated
+/// node model; on --topology's network when given) at `engines`, named
+/// `auto:<choice>`.
+pub fn build_for_run(
+    session: &Session,
+    b: &BuildArgs,
+    verify: bool,
+    engines: usize,
+) -> Result<Schedule> {
+    let mut b = b.clone();
+    if let Some(p) = session.size() {
+        match b.ranks {
+            Some(r) if r != p && b.topology.is_none() => {
+                return Err(
+                    Error::Invalid(format!("--ranks {r} but mpirun started {p} processes")).into(),
+                )
+            }
+            _ => b.ranks = Some(p),
+        }
+    }
+    let mut label = None;
+    if b.algorithm.as_deref() == Some("auto") {
+        refuse_segment(&b)?;
+        let collective = b.collective()?;
+        let topo = b.topology()?;
+        let ranks = b.request(topo.as_ref())?.ranks;
+        let m = machine::MachineProblem::new(topo, ranks, collective.is_reduction())?;
+        let req = b.request(Some(&m.topology))?;
+        let problem = m.problem(collective, req.dtype, req.op, vec![engines]);
+        let (chosen, l) = build_auto(&problem, &b)?;
+        b = chosen;
+        label = Some(l);
+    }
+    let topo = b.topology()?;
+    if verify {
+        crate::schedule::check_ranks_fit(b.request(topo.as_ref())?.ranks)?;
+    }
+    let mut s = b.build(topo.as_ref())?;
+    if let Some(l) = label {
+        s.algorithm = l;
+    }
+    session.fits(&s)?;
+    if verify {
+        crate::schedule::verify(&s)?;
+    }
+    Ok(s)
+}
+
+/// Reads (and verifies) a schedule from a file for a run; under MPI it
+/// must have as many ranks as mpirun started.
+pub fn load_for_run(
+    session: &Session,
+    b: &BuildArgs,
+    path: &str,
+    verify: bool,
+) -> Result<Schedule> {
+    if b.topology.is_some() {
+        return Err(Error::Invalid(
+            "--topology cannot be given with run --schedule: the schedule file fixes the ranks and routes".into(),
+        )
+        .into());
+    }
+    let s = b.read_schedule(path)?;
+    session.fits(&s)?;
+    if verify {
+        crate::schedule::verify(&s)?;
+    }
+    Ok(s)
+}
+
+/// Most timed (or warm-up) iterations: each is recorded, and a count near
+/// usize::MAX overflowed the record and the loop.
+pub const MAX_ITERATIONS: usize = 10_000_000;
+
+/// An iteration count from `min` to [`MAX_ITERATIONS`].
+pub fn check_count(flag: &str, n: usize, min: usize) -> Result<()> {
+    if (min..=MAX_ITERATIONS).contains(&n) {
+        Ok(())
+    } else {
+        Err(Error::Invalid(format!(
+            "{flag} must be from {min} to {MAX_ITERATIONS}, not {n}"
+        ))
+        .into())
+    }
+}
+
+/// `simulate`'s arguments: what to build, the model to price it with
+/// (flow or packet, each with its own flags) and what to write.
+#[derive(Args, Clone)]
+#[command(group(ArgGroup::new("flow_run").multiple(true)))]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Transfers each node drives at once (NCT / RDMA engines; 4 as on Tofu, and
+    /// as `topocoll run`); a list (1,2,4) sweeps.
+    #[arg(long, default_value = "4", group = "flow_run")]
+    pub engines: String,
+    #[command(flatten)]
+    pub node: NodeModelArgs,
+    /// Latency of every link, seconds (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub latency: Option<f64>,
+    /// Write a Chrome trace JSON (Perfetto, chrome://tracing) here.
+    #[arg(long, group = "flow_run")]
+    pub trace: Option<String>,
+    /// text, json (one object, indented; a sweep: an array), json-compact
+    /// (the same on one line, for programs), or csv (a row per run; a sweep
+    /// in text is csv).
+    #[arg(long, value_enum, default_value_t = SimFormat::Text)]
+    pub format: SimFormat,
+    /// Run as a sweep even with single values: --size, --engines and --algorithm
+    /// take comma lists (sizes also ranges like 1KiB..1MiB: 1KiB, 2KiB, 4KiB, ... doubling up to at most 1MiB).
+    #[arg(long, group = "flow_run")]
+    pub sweep: bool,
+    /// Write the result (or the sweep table) here instead of standard output.
+    #[arg(long, short = 'o', group = "flow_run")]
+    pub output: Option<String>,
+    /// Draw a sweep into this SVG or PNG file: time against size, a line per
+    /// algorithm and engine count.
+    #[arg(long, group = "flow_run")]
+    pub plot: Option<String>,
+    /// Skip the verifier (it runs by default before simulating).
+    #[arg(long)]
+    pub no_verify: bool,
+    #[command(flatten)]
+    pub drivers: DriverArgs,
+    /// Simulate a schedule read from a file instead of building one: JSON
+    /// (as written by `topocoll schedule --format json`, or by hand), whose
+    /// collective, algorithm, size and element type come from the file
+    /// (giving --size, --dtype or --segment too is an error; --engines may
+    /// still be a list), or MSCCL XML, sized by --size and --dtype.
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// For generated algorithms (marked [stream] by `topocoll list`):
+    /// generate each operation when the simulator reaches it instead
+    /// of writing the schedule out, in memory that follows the ops in flight. The
+    /// verifier needs the schedule written out, so it does not run (the test
+    /// suite checks the generator op by op against the written-out schedule).
+    /// Chosen automatically when the written-out schedule would be too large.
+    #[arg(long, group = "flow_run")]
+    pub stream: bool,
+    /// flow (links shared max-min by flows; any topology) or packet (the
+    /// Dragon net packet by packet: dragonnet:N topologies).
+    #[arg(long, value_enum, default_value_t = Model::Flow)]
+    pub model: Model,
+    #[command(flatten)]
+    pub packet: PacketArgs,
+    /// The schedule read from `--schedule`.
+    #[arg(skip)]
+    pub loaded: Option<Arc<Schedule>>,
+    /// Where a single run publishes its progress (`SimConfig::progress`).
+    #[arg(skip)]
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+/// `simulate --model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Model {
+    Flow,
+    Packet,
+}
+
+/// `simulate --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SimFormat {
+    Text,
+    Json,
+    JsonCompact,
+    Csv,
+}
+
+/// The packet model's flags (`simulate --model packet`).
+#[derive(Args, Clone, Debug)]
+pub struct PacketArgs {
+    /// Packet model: payload bytes per packet (the switch element's buffer).
+    #[arg(long)]
+    pub buffer: Option<String>,
+    /// Packet model: a switch element's processor time per packet, seconds [default: 0].
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub packet_time: Option<f64>,
+    /// Packet model, centralised control: the set-up time of every
+    /// switch-over, seconds [default: 0].
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub switch_time: Option<f64>,
+    /// Packet model: every link's rate, bytes/s (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub link_rate: Option<f64>,
+    /// Packet model: distributed (each switch element keeps its own phase),
+    /// centralised (all switch together after a barrier) or none (packet
+    /// switching) [default: distributed for XOR phases, none otherwise].
+    #[arg(long)]
+    pub control: Option<String>,
+}
+
+impl SimulateArgs {
+    /// The flow model's node model with `engines` engines.
+    pub fn config(&self, engines: usize) -> Result<SimConfig> {
+        self.node.config(
+            engines,
+            &self.drivers,
+            self.trace.is_some(),
+            self.progress.clone(),
+        )
+    }
+
+    /// The topology with the link and routing overrides applied.
+    pub fn topology(&self) -> Result<Topology> {
+        self.node.topology(&self.build, self.latency)
+    }
+}
+
+/// `tune`'s arguments: the problem (a network and node model, or this
+/// machine), the sizes, the cache and the exports; or, with
+/// `--calibrate`, the measurement of this machine ([`CalibrateArgs`]).
+#[derive(Args)]
+#[command(group(ArgGroup::new("machine_model").multiple(true)))]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Transfers each node drives at once; a list (1,2,4) makes the engine
+    /// count a choice too.
+    #[arg(long, default_value = "4")]
+    pub engines: String,
+    #[command(flatten)]
+    pub node: NodeModelArgs,
+    /// Latency of every link, seconds (overrides the topology's).
+    #[arg(
+        long,
+        group = "machine_model",
+        allow_negative_numbers = true,
+        allow_hyphen_values = true
+    )]
+    pub latency: Option<f64>,
+    #[command(flatten)]
+    pub drivers: DriverArgs,
+    /// text (the choices), json (the whole table) or csv (every candidate's prediction).
+    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+    /// Write the table here instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<String>,
+    /// Draw the predictions into this SVG or PNG file, the choice marked.
+    #[arg(long)]
+    pub plot: Option<String>,
+    /// Sizes to decide at: a range (8B..1GiB: 8B, 16B, ... doubling) or a
+    /// list (1KiB,1MiB); sizes are as --size's [default: 8B..1GiB].
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// Where decision tables and the calibration are kept [default:
+    /// $TOPOCOLL_CACHE, $XDG_CACHE_HOME/topocoll or ~/.cache/topocoll].
+    #[arg(long)]
+    pub cache_dir: Option<String>,
+    /// Price every size again, ignoring (and replacing) the cached table.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Also write the table as an Open MPI coll/tuned dynamic rules file.
+    #[arg(long)]
+    pub export_ompi: Option<String>,
+    /// Also write the table as MPICH's collective selection JSON.
+    #[arg(long)]
+    pub export_mpich: Option<String>,
+    /// --export-mpich: the selection file to put the rules in, replacing its
+    /// rules for the collective (MPICH needs a rule for every collective a
+    /// program calls: start from MPICH's own, see docs/tuning.md).
+    #[arg(long)]
+    pub mpich_base: Option<String>,
+    #[command(flatten)]
+    pub calibrate: CalibrateArgs,
+}
+
+/// `tune --calibrate`'s own flags (it also takes --ranks and --cache-dir).
+#[derive(Args, Clone, Debug)]
+pub struct CalibrateArgs {
+    /// Measure this machine's node parameters on the runtime instead
+    /// (see docs/tuning.md) and keep them for tuning without --topology.
+    #[arg(long)]
+    pub calibrate: bool,
+    /// --calibrate: threads or mpi (under mpirun) [default: threads].
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendArg>,
+}
+
+impl TuneArgs {
+    /// The flow model's node model with `engines` engines.
+    pub fn config(&self, engines: usize) -> Result<SimConfig> {
+        self.node.config(engines, &self.drivers, false, None)
+    }
+}

@@ -1,0 +1,88 @@
+//! `topocoll schedule`: build a schedule and write it as JSON, GOAL or
+//! MSCCL XML.
+
+use super::args::{BuildArgs, OutputFile};
+use crate::error::Error;
+use crate::schedule;
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+
+#[derive(Args)]
+pub struct ScheduleArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// json (topocoll's own), goal (LogGOPSim) or msccl (MSCCL's XML).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    output: Option<String>,
+    /// GOAL: bytes per second a combine runs at, for its `calc` time (free
+    /// without it, as in the simulator).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    compute_bandwidth: Option<f64>,
+}
+
+/// `--format`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Json,
+    Goal,
+    Msccl,
+}
+
+pub fn run(a: ScheduleArgs) -> Result<i32> {
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(path) => Box::new(std::io::BufWriter::new(OutputFile::open(path)?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let topo = a.build.topology()?;
+    let s = a.build.build(topo.as_ref())?;
+    if let Some(bw) = a.compute_bandwidth {
+        if a.format != Format::Goal {
+            return Err(Error::Invalid(
+                "--compute-bandwidth times the combines of --format goal".into(),
+            )
+            .into());
+        }
+        if !(bw.is_finite() && bw > 0.0) {
+            return Err(Error::Invalid(format!(
+                "--compute-bandwidth must be a positive number of bytes/s, got {bw}"
+            ))
+            .into());
+        }
+    }
+    if a.format == Format::Json {
+        schedule::to_json(&s, &mut out)?;
+    } else if a.format == Format::Msccl {
+        let lost = schedule::to_msccl_xml(&s, &mut out)?;
+        for (n, what) in [
+            (
+                lost.added_waits,
+                "ops also wait for the op before them in their threadblock, as MSCCL runs a threadblock's steps in order",
+            ),
+            (
+                lost.lost_routes,
+                "sends lose their signed-offset routes (MSCCL has no routes)",
+            ),
+            (
+                lost.lost_compute,
+                "compute ops are written as nop steps and lose their time",
+            ),
+        ] {
+            if n > 0 {
+                eprintln!("topocoll: warning: MSCCL XML: {n} {what}");
+            }
+        }
+    } else {
+        let lost = schedule::to_goal(&s, a.compute_bandwidth, &mut out)?;
+        if lost > 0 {
+            eprintln!(
+                "topocoll: warning: GOAL has no routes: {lost} sends lose their signed-offset routes and take the simulator's own"
+            );
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
