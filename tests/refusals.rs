@@ -974,7 +974,7 @@ fn negative_numbers_and_long_inputs_are_named() {
 fn bench_baselines_are_checked() {
     refused_line(
         "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --baseline openmpi",
-        "unknown --baseline 'openmpi'",
+        "invalid value 'openmpi' for '--baseline",
     );
     // The library's own collective needs MPI: a build without it says so
     // rather than dropping the row.
@@ -988,4 +988,92 @@ fn bench_baselines_are_checked() {
             "--backend mpi: this topocoll was built without MPI",
         );
     }
+}
+
+#[test]
+fn a_mode_refuses_the_flags_of_another_by_name() {
+    // The packet model refuses the flow model's flags, whichever struct
+    // they come from (node model, drivers, single-run outputs).
+    for (flag, value) in [
+        ("--engines", "2"),
+        ("--overhead", "1e-6"),
+        ("--sharing", "reservation"),
+        ("--no-fold", ""),
+        ("--threads", "1"),
+        ("--sweep", ""),
+        ("--stream", ""),
+    ] {
+        let line = format!(
+            "simulate -t dragonnet:16 -c alltoall -a dragon_net --size 64KiB --model packet --buffer 1KiB {flag} {value}"
+        );
+        refused_line(
+            line.trim_end(),
+            &format!("{flag} is an option of the flow model; --model packet takes --buffer"),
+        );
+    }
+    refused_line(
+        "simulate -t dragonnet:16 -c alltoall -a dragon_net --size 64KiB --model packet --buffer 1KiB --bandwidth 1e9",
+        "--bandwidth (give --link-rate) is an option of the flow model",
+    );
+    // And the flow model the packet model's.
+    for flag in ["--buffer 1KiB", "--packet-time 1e-6", "--control none"] {
+        refused_line(
+            &format!("simulate -t torus:4x4 -c alltoall -a linear {flag}"),
+            &format!(
+                "{} is an option of the packet model (--model packet)",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // tune decides every algorithm at every size of --sizes.
+    for flag in ["--size 1KiB", "--algorithm ring", "--segment 8KiB"] {
+        refused_line(
+            &format!("tune -t torus:4x4 -c allreduce --sizes 1KiB {flag}"),
+            &format!(
+                "{} is not an option of tune",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // Without --topology the calibration is the node model.
+    for flag in [
+        "--bandwidth 1e9",
+        "--latency 1e-6",
+        "--ranks-per-node 2",
+        "--fairness rtt",
+    ] {
+        refused_line(
+            &format!("tune --ranks 4 -c allreduce --sizes 1KiB {flag}"),
+            &format!(
+                "{}: without --topology the node model is this machine's calibration",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // --calibrate takes --ranks, --backend and --cache-dir; --backend
+    // belongs to it.
+    for flag in [
+        "-t torus:4x4",
+        "-c allreduce",
+        "--sizes 1KiB",
+        "--export-ompi x.conf",
+    ] {
+        refused_line(
+            &format!("tune --calibrate --ranks 2 {flag}"),
+            "tune --calibrate measures this machine",
+        );
+    }
+    refused_line(
+        "tune --ranks 4 -c allreduce --sizes 1KiB --backend threads",
+        "--backend is an option of --calibrate",
+    );
+    // Flags with a fixed set of values name them.
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --sharing fifo",
+        "[possible values: maxmin, reservation]",
+    );
+    refused_line(
+        "reproduce nope",
+        "[possible values: a2at, trinaryx3, treebcast, multilane, dragonnet]",
+    );
 }

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::optimize::machine::MachineProblem;
 use crate::runtime::session::{Backend, Session};
 use crate::runtime::{self, kernel_bench, Options, Plan};
-use crate::schedule::{Dtype, FileFormat, Schedule, ScheduleFile};
+use crate::schedule::{Collective, Dtype, FileFormat, ReduceOp, Schedule, ScheduleFile};
 use crate::units::{format_bytes, parse_bytes, parse_size_list};
 use crate::with_dtype;
 use anyhow::Result;
@@ -329,6 +329,22 @@ fn bench_inner(
     if !session.lead() {
         return Ok(0);
     }
+    write_table(a, &table, shape_seen, opts.engines, native, output)
+}
+
+/// What every row of a table shares: the collective, ranks, element type,
+/// operator, bytes, iterations and warm-ups.
+type Shape = (Collective, usize, Dtype, ReduceOp, u64, usize, usize);
+
+/// The bench table as `--format` says, to `output` or standard output.
+fn write_table(
+    a: &BenchArgs,
+    table: &[BenchRow],
+    shape_seen: Option<Shape>,
+    engines: usize,
+    native: bool,
+    output: Option<OutputFile>,
+) -> Result<i32> {
     let mut out: Box<dyn std::io::Write> = match output {
         Some(f) => Box::new(std::io::BufWriter::new(f)),
         None => Box::new(std::io::stdout()),
@@ -338,7 +354,7 @@ fn bench_inner(
         TableFormat::Csv => {
             writeln!(out, "size_bytes,algorithm,backend,avg_s,min_s,max_s,bandwidth_mbs,bus_bandwidth_mbs,speedup,skipped{}", if a.predict { ",predicted_s" } else { "" })?;
             let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6e}"));
-            for r in &table {
+            for r in table {
                 write!(
                     out,
                     "{},{},{},{},{},{},{},{},{},{}",
@@ -369,7 +385,7 @@ fn bench_inner(
                     c.name(),
                     dtype.name(),
                     op.name(),
-                    opts.engines,
+                    engines,
                     if c.size_is_block() {
                         "; size = block per peer, bytes = P blocks"
                     } else {
@@ -384,7 +400,7 @@ fn bench_inner(
                     )?;
                 }
             }
-            write_bench_text(&mut out, &table, native, a.predict)?;
+            write_bench_text(&mut out, table, native, a.predict)?;
         }
     }
     out.flush()?;

@@ -114,6 +114,27 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
             )
         })?;
     }
+    write_table(
+        &a,
+        &table,
+        &rows,
+        model.as_ref(),
+        cache.as_ref(),
+        show_engines,
+        output,
+    )
+}
+
+/// The table as `--format` says, to `output` or standard output.
+fn write_table(
+    a: &TuneArgs,
+    table: &Table,
+    rows: &[&Decision],
+    model: Option<&Machine>,
+    cache: Option<&Cache>,
+    show_engines: bool,
+    output: Option<OutputFile>,
+) -> Result<i32> {
     let mut out: Box<dyn Write> = match output {
         Some(f) => Box::new(std::io::BufWriter::new(f)),
         None => Box::new(std::io::stdout()),
@@ -129,7 +150,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
                 out,
                 "size_bytes,algorithm,segment_bytes,engines,predicted_s,chosen"
             )?;
-            for d in &rows {
+            for d in rows {
                 for p in &d.candidates {
                     let Some(t) = p.time_s else { continue };
                     writeln!(
@@ -149,10 +170,10 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         }
         TableFormat::Text => {
             writeln!(out, "{}", table.description)?;
-            if let Some(m) = &model {
+            if let Some(m) = model {
                 writeln!(out, "node model: {}", m.source)?;
             }
-            if let Some(c) = &cache {
+            if let Some(c) = cache {
                 writeln!(
                     out,
                     "table: {}",
@@ -164,7 +185,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
                 "{:>10}  {:<28} {:>12}  runner-up",
                 "size", "choice", "predicted"
             )?;
-            for d in &rows {
+            for d in rows {
                 let runner = d
                     .candidates
                     .iter()

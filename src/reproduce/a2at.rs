@@ -75,8 +75,17 @@ fn a2at_time_block(spec: &str, engines: usize, block: u64) -> Result<f64> {
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let mut summary = String::new();
     let t0 = std::time::Instant::now();
+    shapes(out, &mut summary)?;
+    even_odd_block2(out, &mut summary)?;
+    cubes(out, &mut summary)?;
+    figure7_and_skew(out, opts, &mut summary)?;
+    let _ = writeln!(summary, "Reproduced in {:.1} s", t0.elapsed().as_secs_f64());
+    write(out, "summary.txt", &summary)?;
+    Ok(summary)
+}
 
-    // 1. Every shape against its bound.
+/// Section 1: every 2D shape up to 12×12 against its bound.
+fn shapes(out: &Path, summary: &mut String) -> Result<()> {
     let mut shapes = Vec::new();
     for (family, engines) in [("mesh", 2usize), ("torus", 4usize)] {
         for ny in 2..=12 {
@@ -170,8 +179,13 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let _ = writeln!(summary, "A2AT torus, 4 engines, {label} (left open by the paper): {e}/{n} at T_lb/2 (worst {w:.6}, at most {excess:.3} block-times above); {whole}/{n} at the bound in whole elements");
     }
 
-    // 1a. The even×odd tori with two-element blocks, in both orientations:
-    // the lone half-ring block goes half each way.
+    Ok(())
+}
+
+/// Section 1a: the even×odd tori with two-element blocks, in both
+/// orientations (the lone half-ring block goes half each way).
+fn even_odd_block2(out: &Path, summary: &mut String) -> Result<()> {
+    let even = |n: usize| n.is_multiple_of(2);
     let mut even_odd = Vec::new();
     for ny in (3..=11).step_by(2) {
         for nx in (ny + 1..=12).filter(|&n| even(n)) {
@@ -213,8 +227,12 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         rows2.len()
     );
 
-    // 1b. 3D cubes (the paper's future work): A2AT against the bisection
-    // bound, torus and mesh, 3 and 6 engines.
+    Ok(())
+}
+
+/// Section 1b: 3D cubes (the paper's future work), A2AT against the
+/// bisection bound, torus and mesh, 3 and 6 engines.
+fn cubes(out: &Path, summary: &mut String) -> Result<()> {
     let mut cubes = Vec::new();
     for family in ["torus", "mesh"] {
         for n in 2..=8usize {
@@ -257,6 +275,13 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         );
     }
 
+    Ok(())
+}
+
+/// Sections 2 and 3: Figure 7 and the start skew, simulated in one pool.
+// Long on purpose: the two experiments are one pool of simulations, the
+// slowest first so both cores stay busy to the end.
+fn figure7_and_skew(out: &Path, opts: &Options, summary: &mut String) -> Result<()> {
     // 2. Figure 7.
     let spec = if opts.quick {
         "torus:16x16"
@@ -405,13 +430,18 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         let _ = writeln!(summary, "  {alg:<9} time by engines {}", line.join(" "));
     }
 
-    // 3. Start skew (simulated above with Figure 7): each case with its time
-    // and its time without skew.
-    let skewed: Vec<(&NetJob, f64)> = jobs[fig7_jobs..]
-        .iter()
-        .zip(&outcome[fig7_jobs..])
-        .map(|(j, o)| (j, o.0))
-        .collect();
+    skew_table(out, &jobs[fig7_jobs..], &outcome[fig7_jobs..], summary)
+}
+
+/// Start skew (section 3, simulated with Figure 7): each case with its
+/// time and its time without skew; `outcome` holds each job's (time, wall).
+fn skew_table(
+    out: &Path,
+    jobs: &[NetJob],
+    outcome: &[(f64, f64)],
+    summary: &mut String,
+) -> Result<()> {
+    let skewed: Vec<(&NetJob, f64)> = jobs.iter().zip(outcome).map(|(j, o)| (j, o.0)).collect();
     let rows: Vec<(&str, usize, &str, f64, f64, f64)> = skewed
         .iter()
         .map(|&(j, time)| {
@@ -450,7 +480,5 @@ pub fn run(out: &Path, opts: &Options) -> Result<String> {
         }
         last = (spec, alg);
     }
-    let _ = writeln!(summary, "Reproduced in {:.1} s", t0.elapsed().as_secs_f64());
-    write(out, "summary.txt", &summary)?;
-    Ok(summary)
+    Ok(())
 }

@@ -188,6 +188,9 @@ fn run_jobs(jobs: &[Job], what: &str, full_sweep: bool) -> Result<Vec<Points>> {
     run_in_order(jobs, &order, what, |j| j.run(full_sweep))
 }
 
+// Long on purpose: the four experiments are one pool of simulations
+// (heaviest first, so both cores stay busy to the end), and each section
+// below reads its figure's results from that pool by job index.
 pub fn run(out: &Path, opts: &Options) -> Result<String> {
     let t0 = std::time::Instant::now();
     let mut summary = String::new();
