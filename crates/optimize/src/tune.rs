@@ -10,15 +10,15 @@
 //! from a table is priced when first asked for and added, so `--algorithm
 //! auto` on a new size costs one pricing of every candidate, once.
 
-use crate::algorithms::{Request, ALGORITHMS};
-use crate::error::{Error, Result};
-use crate::invalid;
-use crate::price::{self, Build};
-use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::SimConfig;
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use topocoll_core::algorithms::{Request, ALGORITHMS};
+use topocoll_core::error::{Error, Result};
+use topocoll_core::invalid;
+use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
+use topocoll_core::topology::Topology;
+use topocoll_sim::price::{self, Build};
+use topocoll_sim::SimConfig;
 
 /// Segment sizes tried for algorithms that pipeline (those smaller than the
 /// message; a message no larger than the smallest runs unsegmented).
@@ -45,7 +45,7 @@ impl Candidate {
     pub fn label(&self, show_engines: bool) -> String {
         let mut s = self.algorithm.clone();
         if let Some(seg) = self.segment_bytes {
-            s += &format!("/{}", crate::units::format_bytes(seg));
+            s += &format!("/{}", topocoll_core::units::format_bytes(seg));
         }
         if show_engines {
             s += &format!(" x{}", self.engines);

@@ -36,7 +36,7 @@ use super::*;
 /// only by their rounding (an instant can begin a relative
 /// `LEVEL_TOLERANCE` before them), as this driver differs from `Sim`.
 #[derive(Clone, Copy, Debug)]
-pub(in crate::sim) struct Horizon {
+pub(crate) struct Horizon {
     pub(super) small: f64,
     pub(super) big: f64,
     pub(super) flows_at_dispatch: bool,
@@ -124,7 +124,7 @@ pub(super) fn reach_line(
 /// model must be `Sim`'s alone-flow case (max-min, equal shares, eager, no
 /// node links, no trace), ranks on distinct nodes (two ranks on one node
 /// exchange data in no time), and a positive lookahead.
-pub(in crate::sim) fn lookahead<P: Lookahead>(
+pub(crate) fn lookahead<P: Lookahead>(
     src: &P,
     topo: &Topology,
     cfg: &SimConfig,

@@ -4,8 +4,8 @@
 //! tiles, progress), the sharing rules and the start skew.
 
 use super::by_rank;
-use crate::error::Result;
-use crate::invalid;
+use topocoll_core::error::Result;
+use topocoll_core::invalid;
 
 /// How links are shared between flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -121,13 +121,13 @@ impl SimConfig {
                 by_rank::MAX_THREADS
             ));
         }
-        if self.header_bytes > crate::schedule::MAX_BUFFER_BYTES {
+        if self.header_bytes > topocoll_core::schedule::MAX_BUFFER_BYTES {
             return Err(invalid!(
                 "--header-bytes {} is more than 2^50 bytes",
                 self.header_bytes
             ));
         }
-        let most = crate::topology::MAX_LATENCY;
+        let most = topocoll_core::topology::MAX_LATENCY;
         if !(self.overhead_s.is_finite() && (0.0..=most).contains(&self.overhead_s)) {
             return Err(invalid!(
                 "--overhead must be from 0 to {most:e} seconds, got {}",
@@ -141,11 +141,13 @@ impl SimConfig {
             ("--flow-cap", self.flow_cap),
         ] {
             if let Some(v) = v {
-                crate::topology::check_bandwidth(name, v)?;
+                topocoll_core::topology::check_bandwidth(name, v)?;
             }
         }
         if let Some(w) = self.tcp_window {
-            if !(w.is_finite() && (1.0..=crate::schedule::MAX_BUFFER_BYTES as f64).contains(&w)) {
+            if !(w.is_finite()
+                && (1.0..=topocoll_core::schedule::MAX_BUFFER_BYTES as f64).contains(&w))
+            {
                 return Err(invalid!(
                     "--tcp-window must be from 1 byte to 2^50 bytes, got {w}"
                 ));

@@ -44,16 +44,16 @@ use super::{
     check_finished, flow_cap, results, send_route, Route, Totals, CPU_IDLE, LEVEL_TOLERANCE,
 };
 use super::{Fairness, LinkUse, OpWindow, Sharing, SimConfig, SimResult};
-use crate::error::{Error, Result};
-use crate::invalid;
-use crate::lookahead::Lookahead;
-use crate::schedule::{OpId, Transfer};
-use crate::topology::{Kind, LinkId, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
+use topocoll_core::error::{Error, Result};
+use topocoll_core::invalid;
+use topocoll_core::lookahead::Lookahead;
+use topocoll_core::schedule::{OpId, Transfer};
+use topocoll_core::topology::{Kind, LinkId, Topology};
 
 mod flows;
 mod horizon;

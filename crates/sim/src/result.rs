@@ -3,9 +3,9 @@
 //! samples, and how a driver's totals become one.
 
 use super::{fold, LinkUse};
-use crate::topology::{LinkId, Topology};
 use serde::Serialize;
 use std::time::Instant;
+use topocoll_core::topology::{LinkId, Topology};
 
 /// What happened on one directed link.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -37,15 +37,15 @@
 //! trees too large to solve, the answer, with its gap to the lower bound.
 
 use super::iso::{Labeller, Rooted};
-use crate::algorithms::{self, Request};
-use crate::error::Result;
-use crate::invalid;
-use crate::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use crate::sim::calendar::{Calendar, Hop};
-use crate::sim::{simulate, Sharing, SimConfig};
-use crate::topology::{Kind, LinkId, NodeId, Topology};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
+use topocoll_core::algorithms::{self, Request};
+use topocoll_core::error::Result;
+use topocoll_core::invalid;
+use topocoll_core::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
+use topocoll_core::topology::{Kind, LinkId, NodeId, Topology};
+use topocoll_sim::calendar::{Calendar, Hop};
+use topocoll_sim::{simulate, Sharing, SimConfig};
 
 /// Most hosts the exact search takes (holders are a 64-bit set); larger
 /// trees get the heuristic and its gap to the lower bound.

@@ -45,14 +45,14 @@
 //! to another message of the carried packet's phase (link contention; XOR
 //! phases have none); and whether every packet arrived, each pair's in order.
 
-use crate::error::Result;
-use crate::invalid;
-use crate::schedule::{Op, Schedule};
-use crate::topology::{DragonNet, Kind, Topology};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use topocoll_core::error::Result;
+use topocoll_core::invalid;
+use topocoll_core::schedule::{Op, Schedule};
+use topocoll_core::topology::{DragonNet, Kind, Topology};
 
 /// How the switch elements keep phases (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,12 +2,12 @@
 //! scatter simulated with every P the cost model covers, beside the paper's
 //! T_L(P) and the refined model (`model::multilane`).
 
-use crate::algorithms::Request;
-use crate::error::{Error, Result};
-use crate::model::multilane;
-use crate::schedule::{Collective, Dtype, ReduceOp};
-use crate::sim::{SimConfig, SimResult};
-use crate::topology::Topology;
+use topocoll_core::algorithms::Request;
+use topocoll_core::error::{Error, Result};
+use topocoll_core::model::multilane;
+use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
+use topocoll_core::topology::Topology;
+use topocoll_sim::{SimConfig, SimResult};
 
 /// One lane count: the paper's model, the refined model and the simulated
 /// multi-lane scatter, in seconds.
@@ -116,13 +116,13 @@ pub fn run_scatter(
         Some(topo),
     )?;
     req.lanes = Some(p);
-    let mut priced = crate::price::price(
+    let mut priced = topocoll_sim::price::price(
         &req,
         "multilane",
         topo,
         std::slice::from_ref(cfg),
         false,
-        crate::price::Build::StreamIfLarge,
+        topocoll_sim::price::Build::StreamIfLarge,
     )?;
     Ok(priced.runs.remove(0))
 }
