@@ -13,7 +13,8 @@ pub use topocoll_core::{
 };
 pub use topocoll_core::{invalid, Error, Result};
 pub use topocoll_optimize as optimize;
-pub use topocoll_runtime::{runtime, with_dtype};
+pub use topocoll_runtime as runtime;
+pub use topocoll_runtime::with_dtype;
 pub use topocoll_sim as sim;
 pub use topocoll_sim::price;
 

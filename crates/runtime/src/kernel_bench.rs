@@ -9,10 +9,10 @@
 //! (`topocoll bench --kernels`.)
 
 use super::{kernels, Elem};
-use crate::error::Result;
-use crate::schedule::{Dtype, ReduceOp};
 use crate::with_dtype;
 use std::time::Instant;
+use topocoll_core::error::Result;
+use topocoll_core::schedule::{Dtype, ReduceOp};
 
 /// One kernel against its STREAM loop.
 #[derive(Clone, Copy, Debug)]

@@ -22,12 +22,12 @@
 
 use super::team::{work, Lease, Part, PART};
 use super::{Elem, Plan, RankBuffers, RankState};
-use crate::error::{Error, Result};
-use crate::schedule::{Op, OpId, Region};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use topocoll_core::error::{Error, Result};
+use topocoll_core::schedule::{Op, OpId, Region};
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or
 /// across two.
@@ -207,7 +207,7 @@ fn largest_cache() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     dir.filter_map(|e| {
         let size = std::fs::read_to_string(e.ok()?.path().join("size")).ok()?;
-        crate::units::parse_bytes(&size).ok()
+        topocoll_core::units::parse_bytes(&size).ok()
     })
     .max()
 }

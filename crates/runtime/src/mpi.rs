@@ -28,13 +28,13 @@
 //! pair, which every process can do alone since each holds the whole schedule.
 
 use super::{op_regions, Claims, Elem, Options, Plan, RankBuffers, RankState};
-use crate::error::{Error, Result};
-use crate::schedule::{Buf, Collective, Dtype, Op, OpId, ReduceOp, Schedule};
 use mpi::ffi;
 use rustc_hash::FxHashMap;
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
+use topocoll_core::error::{Error, Result};
+use topocoll_core::schedule::{Buf, Collective, Dtype, Op, OpId, ReduceOp, Schedule};
 
 /// The tag failure notices travel with; schedule tags are kept below it.
 const ABORT_TAG: c_int = 32767;
@@ -838,9 +838,12 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
             Collective::Allreduce => ffi::MPI_Allreduce(sp, out, n, dt, op, c),
             Collective::ReduceScatter => {
                 let counts: Vec<c_int> = (0..s.ranks)
-                    .map(|r| crate::schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int)
+                    .map(|r| {
+                        topocoll_core::schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int
+                    })
                     .collect();
-                let (start, _) = crate::schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
+                let (start, _) =
+                    topocoll_core::schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
                 ffi::MPI_Reduce_scatter(
                     sp,
                     out.cast::<T>().add(start as usize) as *mut c_void,

@@ -12,8 +12,8 @@
 //! (`f64::min`), which only differ from `<` on NaN, which the runtime never
 //! generates.
 
-pub use crate::schedule::Dtype;
-use crate::schedule::ReduceOp;
+pub use topocoll_core::schedule::Dtype;
+use topocoll_core::schedule::ReduceOp;
 
 /// An element type the runtime can move and reduce.
 pub trait Elem: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'static {
@@ -266,23 +266,23 @@ float_elem!(f64, Dtype::F64);
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::runtime::kernels::Dtype::U8 => {
+            $crate::kernels::Dtype::U8 => {
                 type $T = u8;
                 $body
             }
-            $crate::runtime::kernels::Dtype::I32 => {
+            $crate::kernels::Dtype::I32 => {
                 type $T = i32;
                 $body
             }
-            $crate::runtime::kernels::Dtype::I64 => {
+            $crate::kernels::Dtype::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::runtime::kernels::Dtype::F32 => {
+            $crate::kernels::Dtype::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::runtime::kernels::Dtype::F64 => {
+            $crate::kernels::Dtype::F64 => {
                 type $T = f64;
                 $body
             }

@@ -16,13 +16,13 @@
 //! machine with one core, runs its steps alone.
 
 use super::Elem;
-use crate::schedule::ReduceOp;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
+use topocoll_core::schedule::ReduceOp;
 
 /// How long an idle helper spins for the next part before it parks: longer
 /// than a benchmark's gap between two runs (refilling the inputs), so back
