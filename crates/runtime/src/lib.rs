@@ -22,7 +22,7 @@
 //! Messages are eager: a send never needs its receiver to be posted. The
 //! threads backend copies straight into the posted receive when there is one
 //! and into a message buffer otherwise; the MPI backend has to live with
-//! rendezvous for large messages (see `mpi.rs` and `docs/runtime.md`).
+//! rendezvous for large messages (see `mpi` and `docs/runtime.md`).
 //!
 //! Regions a running operation touches are *claimed*; claiming a region that
 //! overlaps one in use, with either side writing, is an error (a verified
