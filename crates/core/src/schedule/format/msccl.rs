@@ -41,12 +41,12 @@
 //! it to restore the program order. What cannot be said in the format is
 //! counted in [`MscclExport`].
 
-use super::{
-    match_messages, Buf, Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule,
-};
 use crate::error::Result;
 use crate::invalid;
 use crate::limits::MAX_RANKS;
+use crate::schedule::{
+    match_messages, Buf, Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule,
+};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -395,7 +395,7 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
         })?;
     let elem = how.dtype.size();
     let total = count.checked_mul(p).and_then(|e| e.checked_mul(elem));
-    if total.is_none_or(|b| b > super::MAX_BUFFER_BYTES) {
+    if total.is_none_or(|b| b > crate::schedule::MAX_BUFFER_BYTES) {
         return Err(invalid!(
             "MSCCL XML: {count} elements on {ranks} ranks makes a buffer larger than 2^50 bytes"
         ));
@@ -409,7 +409,7 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
         };
         let scratch_base = s_chunks
             .checked_mul(chunk)
-            .filter(|&b| b.saturating_mul(elem) <= super::MAX_BUFFER_BYTES);
+            .filter(|&b| b.saturating_mul(elem) <= crate::schedule::MAX_BUFFER_BYTES);
         let Some(scratch_base) = scratch_base else {
             return Err(invalid!(
                 "MSCCL XML: GPU {g}'s scratch of {s_chunks} chunks is larger than 2^50 bytes"
@@ -578,7 +578,7 @@ fn gpu_program(
                 let temp = Region { buf: Buf::Scratch, offset: scratch, count: src.count };
                 scratch = scratch
                     .checked_add(src.count)
-                    .filter(|&e| e.saturating_mul(s.dtype.size()) <= super::MAX_BUFFER_BYTES)
+                    .filter(|&e| e.saturating_mul(s.dtype.size()) <= crate::schedule::MAX_BUFFER_BYTES)
                     .ok_or_else(|| invalid!("{}: the scratch for rrs steps passes 2^50 bytes", at()))?;
                 let r = push(Op::Recv { peer: from, tag, region: temp, combine: false }, &deps);
                 let c = push(Op::Combine { src, dst: temp }, &[r]);
@@ -653,7 +653,7 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
         }
         chunk = gcd(chunk, s.programs[r].scratch);
         if s.collective == Collective::ReduceScatter {
-            chunk = gcd(chunk, super::chunk(s.count, p as u64, r as u64).0);
+            chunk = gcd(chunk, crate::schedule::chunk(s.count, p as u64, r as u64).0);
         }
         for op in &s.programs[r].ops {
             let regions: &[&Region] = match op {

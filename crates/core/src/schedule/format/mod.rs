@@ -1,0 +1,10 @@
+//! Schedules as text: JSON (topocoll's own format, written and read),
+//! LogGOPSim's GOAL (written) and MSCCL's XML algorithms (written and read).
+
+mod goal;
+mod json;
+mod msccl;
+
+pub use goal::to_goal;
+pub use json::{from_json, from_json_reader, to_json, FORMAT};
+pub use msccl::{from_msccl_xml, to_msccl_xml, MscclExport, MscclImport};
