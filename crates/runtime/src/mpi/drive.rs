@@ -10,7 +10,7 @@ use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Buf, Op, OpId, Schedule};
+use topocoll_core::schedule::{Buf, Op, OpId, Program, Schedule};
 
 /// Polls that find nothing to do before the clock is read (for stalls and
 /// the timeout): a read of the clock costs as much as a poll.
@@ -75,10 +75,17 @@ struct Active<T> {
 }
 
 /// What a run keeps between its polls, kept between runs too so that a
-/// repeated run allocates nothing: requests in flight and their ops, the
-/// MPI_Testsome outputs, the completed ones, landing buffers of combining
-/// receives to reuse, memory claims.
+/// repeated run allocates nothing: the transfers in flight and the rank's
+/// state.
 struct Scratch<T> {
+    io: Transfers<T>,
+    state: Option<RankState>,
+}
+
+/// Requests in flight and their ops, the MPI_Testsome outputs, the
+/// completed ones, landing buffers of combining receives to reuse, memory
+/// claims.
+struct Transfers<T> {
     reqs: Vec<ffi::MPI_Request>,
     active: Vec<Active<T>>,
     indices: Vec<c_int>,
@@ -86,19 +93,20 @@ struct Scratch<T> {
     done: Vec<(usize, usize)>,
     pool: Vec<Vec<T>>,
     claims: Claims,
-    state: Option<RankState>,
 }
 
 impl<T> Default for Scratch<T> {
     fn default() -> Self {
         Scratch {
-            reqs: Vec::with_capacity(64),
-            active: Vec::with_capacity(64),
-            indices: Vec::with_capacity(64),
-            statuses: Vec::with_capacity(64),
-            done: Vec::with_capacity(64),
-            pool: Vec::new(),
-            claims: Claims::default(),
+            io: Transfers {
+                reqs: Vec::with_capacity(64),
+                active: Vec::with_capacity(64),
+                indices: Vec::with_capacity(64),
+                statuses: Vec::with_capacity(64),
+                done: Vec::with_capacity(64),
+                pool: Vec::new(),
+                claims: Claims::default(),
+            },
             state: None,
         }
     }
@@ -160,7 +168,7 @@ pub fn run_rank<T: Elem>(
     // The notice receive stays posted for the next run (or is null, its
     // notice received).
     w.notice_req.set(notice_req);
-    let Scratch { reqs, active, .. } = &mut *scratch;
+    let Transfers { reqs, active, .. } = &mut scratch.io;
     let result = match result {
         Ok(run) => Ok(run),
         Err(f) => {
@@ -188,6 +196,7 @@ pub fn run_rank<T: Elem>(
     // Landing buffers are kept for small runs only (where allocating costs
     // as much as the run), not to hold a large run's memory afterwards.
     scratch
+        .io
         .pool
         .retain(|v| v.capacity() * std::mem::size_of::<T>() <= KEPT_BYTES);
     SCRATCH.with(|c| *c.borrow_mut() = Some(scratch));
@@ -246,31 +255,18 @@ fn drive<T: Elem>(
     notice_req: &mut ffi::MPI_Request,
     notice: &[u8],
 ) -> std::result::Result<RankRun, Failure> {
-    let Scratch {
-        reqs,
-        active,
-        indices,
-        statuses,
-        done,
-        pool,
-        claims,
-        state,
-    } = scratch;
-    debug_assert!(reqs.is_empty() && active.is_empty());
+    let Scratch { io, state } = scratch;
+    debug_assert!(io.reqs.is_empty() && io.active.is_empty());
     let s = plan.schedule;
     let rank = w.rank;
-    let prog = &s.programs[rank];
-    let elem = s.elem_bytes() as usize;
     let tags = Tags::new(s, rank, plan.max_tag).map_err(|e| Failure::Mine(e.to_string()))?;
-    let fail = |op: OpId, why: &str| {
-        Failure::Mine(format!(
-            "rank {rank} failed at op {op} ({}): {why}",
-            prog.ops[op as usize].describe()
-        ))
-    };
-    let fault = |op: OpId| {
-        opts.fault
-            .is_some_and(|f| f.rank == rank && f.op == op as usize)
+    let run = Run {
+        rank,
+        plan,
+        prog: &s.programs[rank],
+        elem: s.elem_bytes() as usize,
+        tags,
+        opts,
     };
     let st = match state {
         Some(st) => {
@@ -288,54 +284,130 @@ fn drive<T: Elem>(
     }
     // Regions MPI may be reading or writing (claim id = op id + 1), so a
     // racy unverified schedule fails instead of racing with the library.
-    claims.clear();
-    let race = |op: OpId| {
-        fail(
+    io.claims.clear();
+    let mut clock = Clock::new();
+    loop {
+        let mut progressed = run.run_locals(b, st, &mut io.claims)?;
+        progressed |= io.post_recvs(&run, b, st)?;
+        progressed |= io.start_sends(&run, b, st, &mut clock)?;
+        if st.finished() && io.active.is_empty() {
+            break;
+        }
+        progressed |= io.complete_some(&run, b, st)?;
+        if progressed {
+            clock.idle = 0;
+            clock.unstamped = true;
+            continue;
+        }
+        clock.idle = clock.idle.wrapping_add(1);
+        if clock.idle.is_multiple_of(CLOCK_POLLS) {
+            clock.check(&run, st, &io.active, notice_req, notice)?;
+        }
+        // Let other ranks on an oversubscribed node run.
+        if clock.idle > YIELD_POLLS {
+            std::thread::yield_now();
+        }
+    }
+    Ok(RankRun {
+        stall_escapes: clock.escapes,
+    })
+}
+
+/// What one run reads throughout: its rank, plan and options, the rank's
+/// program, its element size and the MPI tags of its messages.
+struct Run<'a> {
+    rank: usize,
+    plan: &'a Plan<'a>,
+    prog: &'a Program,
+    elem: usize,
+    tags: Tags,
+    opts: &'a Options,
+}
+
+impl Run<'_> {
+    /// This rank's failure at `op`, naming the op.
+    fn fail(&self, op: OpId, why: &str) -> Failure {
+        let rank = self.rank;
+        Failure::Mine(format!(
+            "rank {rank} failed at op {op} ({}): {why}",
+            self.prog.ops[op as usize].describe()
+        ))
+    }
+
+    /// Whether the injected fault is this rank's op `op`.
+    fn fault(&self, op: OpId) -> bool {
+        self.opts
+            .fault
+            .is_some_and(|f| f.rank == self.rank && f.op == op as usize)
+    }
+
+    /// `op` claims a region a transfer in flight uses.
+    fn race(&self, op: OpId) -> Failure {
+        self.fail(
             op,
             "touches memory an outstanding transfer uses (a race the verifier rejects: run without --no-verify)",
         )
-    };
-    // The clock is read at the checks only (every CLOCK_POLLS idle polls; a
-    // read costs as much as a poll): a small run that never waits that long
-    // never reads it. The timeout counts from the first check.
-    let mut deadline: Option<Instant> = None;
-    let mut last_progress: Option<Instant> = None;
-    let mut now: Option<Instant> = None;
-    // Polls since the last progress, and whether that progress has been
-    // stamped with the clock yet.
-    let mut idle: u32 = 0;
-    let mut unstamped = false;
-    let mut stall = Duration::from_millis(20);
-    let mut escapes = 0;
-    let bytes_of = |count: u64, op: OpId| -> std::result::Result<c_int, Failure> {
-        c_int::try_from(count as usize * elem)
-            .map_err(|_| fail(op, "message over 2 GiB (split it in the schedule)"))
-    };
-    loop {
+    }
+
+    /// The bytes of a message of `count` elements, as MPI counts them.
+    fn bytes_of(&self, count: u64, op: OpId) -> std::result::Result<c_int, Failure> {
+        c_int::try_from(count as usize * self.elem)
+            .map_err(|_| self.fail(op, "message over 2 GiB (split it in the schedule)"))
+    }
+
+    /// Runs the ready local operations; whether there were any.
+    fn run_locals<T: Elem>(
+        &self,
+        b: &mut RankBuffers<T>,
+        st: &mut RankState,
+        claims: &mut Claims,
+    ) -> std::result::Result<bool, Failure> {
+        let s = self.plan.schedule;
+        let prog = self.prog;
         let mut progressed = false;
         while let Some(op) = st.pop_local() {
-            if fault(op) {
-                return Err(fail(op, "injected fault"));
+            if self.fault(op) {
+                return Err(self.fail(op, "injected fault"));
             }
             let id = u64::from(op) + 1;
             claims
                 .claim(id, &op_regions(&prog.ops[op as usize]))
-                .map_err(|_| race(op))?;
+                .map_err(|_| self.race(op))?;
             claims.release(id);
             crate::run_local(s, b, &prog.ops[op as usize]);
-            plan.complete(rank, st, op);
+            self.plan.complete(self.rank, st, op);
             progressed = true;
         }
+        Ok(progressed)
+    }
+}
+
+impl<T: Elem> Transfers<T> {
+    /// Posts the ready receives; whether there were any.
+    fn post_recvs(
+        &mut self,
+        run: &Run,
+        b: &mut RankBuffers<T>,
+        st: &mut RankState,
+    ) -> std::result::Result<bool, Failure> {
+        let Transfers {
+            reqs,
+            active,
+            pool,
+            claims,
+            ..
+        } = self;
+        let mut progressed = false;
         while let Some(op) = st.pop_recv() {
-            if fault(op) {
-                return Err(fail(op, "injected fault"));
+            if run.fault(op) {
+                return Err(run.fail(op, "injected fault"));
             }
             let Op::Recv {
                 peer,
                 tag,
                 region,
                 combine,
-            } = prog.ops[op as usize]
+            } = run.prog.ops[op as usize]
             else {
                 unreachable!()
             };
@@ -357,48 +429,56 @@ fn drive<T: Elem>(
             let rc = unsafe {
                 ffi::MPI_Irecv(
                     ptr as *mut c_void,
-                    bytes_of(region.count, op)?,
+                    run.bytes_of(region.count, op)?,
                     ffi::RSMPI_UINT8_T,
                     peer as c_int,
-                    tags.get(peer, tag, false),
+                    run.tags.get(peer, tag, false),
                     world(),
                     &mut r,
                 )
             };
             if rc != 0 {
-                return Err(fail(op, &format!("MPI_Irecv returned error {rc}")));
+                return Err(run.fail(op, &format!("MPI_Irecv returned error {rc}")));
             }
             if !combine {
                 claims
                     .claim(u64::from(op) + 1, &[(region, true)])
-                    .map_err(|_| race(op))?;
+                    .map_err(|_| run.race(op))?;
             }
             reqs.push(r);
             active.push(Active { op, temp });
             progressed = true;
         }
-        let mut escape = false;
-        if let (Some(n), Some(p)) = (now, last_progress) {
-            if st.queued_sends() > 0 && !unstamped && n.duration_since(p) > stall {
-                escape = true;
-            }
-        }
+        Ok(progressed)
+    }
+
+    /// Starts the sends the engines take, and one beyond them when the
+    /// run has stalled; whether there were any.
+    fn start_sends(
+        &mut self,
+        run: &Run,
+        b: &RankBuffers<T>,
+        st: &mut RankState,
+        clock: &mut Clock,
+    ) -> std::result::Result<bool, Failure> {
+        let mut progressed = false;
+        let mut escape = clock.stalled(st);
         while let Some(op) = if escape {
             st.start_send_beyond_engines()
         } else {
             st.start_send()
         } {
             if escape {
-                escapes += 1;
-                stall *= 2;
+                clock.escapes += 1;
+                clock.stall *= 2;
                 escape = false;
             }
-            if fault(op) {
-                return Err(fail(op, "injected fault"));
+            if run.fault(op) {
+                return Err(run.fail(op, "injected fault"));
             }
             let Op::Send {
                 peer, tag, region, ..
-            } = prog.ops[op as usize]
+            } = run.prog.ops[op as usize]
             else {
                 unreachable!()
             };
@@ -407,146 +487,206 @@ fn drive<T: Elem>(
             let rc = unsafe {
                 ffi::MPI_Isend(
                     b.region(region).as_ptr() as *const c_void,
-                    bytes_of(region.count, op)?,
+                    run.bytes_of(region.count, op)?,
                     ffi::RSMPI_UINT8_T,
                     peer as c_int,
-                    tags.get(peer, tag, true),
+                    run.tags.get(peer, tag, true),
                     world(),
                     &mut r,
                 )
             };
             if rc != 0 {
-                return Err(fail(op, &format!("MPI_Isend returned error {rc}")));
+                return Err(run.fail(op, &format!("MPI_Isend returned error {rc}")));
             }
-            claims
+            self.claims
                 .claim(u64::from(op) + 1, &[(region, false)])
-                .map_err(|_| race(op))?;
-            reqs.push(r);
-            active.push(Active { op, temp: None });
+                .map_err(|_| run.race(op))?;
+            self.reqs.push(r);
+            self.active.push(Active { op, temp: None });
             progressed = true;
         }
-        if st.finished() && active.is_empty() {
-            break;
+        Ok(progressed)
+    }
+
+    /// Tests the transfers in flight and completes those done (a combining
+    /// receive combines its landing buffer into its region); whether any
+    /// were.
+    fn complete_some(
+        &mut self,
+        run: &Run,
+        b: &mut RankBuffers<T>,
+        st: &mut RankState,
+    ) -> std::result::Result<bool, Failure> {
+        let Transfers {
+            reqs,
+            active,
+            indices,
+            statuses,
+            done,
+            pool,
+            claims,
+        } = self;
+        if reqs.is_empty() {
+            return Ok(false);
         }
-        if !reqs.is_empty() {
-            let n = reqs.len();
-            indices.resize(n, 0);
-            // SAFETY: MPI_Status is plain data.
-            statuses.resize(n, unsafe { std::mem::zeroed() });
-            let mut out: c_int = 0;
-            let rc = unsafe {
-                ffi::MPI_Testsome(
-                    n as c_int,
-                    reqs.as_mut_ptr(),
-                    &mut out,
-                    indices.as_mut_ptr(),
-                    statuses.as_mut_ptr(),
-                )
-            };
-            if rc != 0 {
-                return Err(fail(
-                    active[0].op,
-                    &format!("MPI_Testsome returned error {rc}"),
-                ));
-            }
-            if out > 0 {
-                done.clear();
-                done.extend((0..out as usize).map(|k| (indices[k] as usize, k)));
-                done.sort_unstable();
-                for &(i, k) in done.iter() {
-                    let op = active[i].op;
-                    match prog.ops[op as usize] {
-                        Op::Recv {
-                            peer,
-                            region,
-                            combine,
-                            ..
-                        } => {
-                            let mut got: c_int = 0;
-                            unsafe {
-                                ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got)
-                            };
-                            if got as usize != region.count as usize * elem {
-                                return Err(Failure::Mine(format!(
-                                    "rank {rank} failed at op {op} ({}): rank {peer} sent {} bytes, the receive expects {}",
-                                    prog.ops[op as usize].describe(),
-                                    got,
-                                    region.count as usize * elem
-                                )));
-                            }
-                            if combine {
-                                let id = u64::from(op) + 1;
-                                claims.claim(id, &[(region, true)]).map_err(|_| race(op))?;
-                                claims.release(id);
-                                let t = active[i].temp.take().expect("landing buffer");
-                                T::reduce_into(s.op, b.region_mut(region), &t);
-                                pool.push(t);
-                            }
-                        }
-                        Op::Send { .. } => st.send_finished(),
-                        _ => unreachable!(),
+        let (rank, prog, elem) = (run.rank, run.prog, run.elem);
+        let n = reqs.len();
+        indices.resize(n, 0);
+        // SAFETY: MPI_Status is plain data.
+        statuses.resize(n, unsafe { std::mem::zeroed() });
+        let mut out: c_int = 0;
+        let rc = unsafe {
+            ffi::MPI_Testsome(
+                n as c_int,
+                reqs.as_mut_ptr(),
+                &mut out,
+                indices.as_mut_ptr(),
+                statuses.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(run.fail(active[0].op, &format!("MPI_Testsome returned error {rc}")));
+        }
+        if out == 0 {
+            return Ok(false);
+        }
+        done.clear();
+        done.extend((0..out as usize).map(|k| (indices[k] as usize, k)));
+        done.sort_unstable();
+        for &(i, k) in done.iter() {
+            let op = active[i].op;
+            match prog.ops[op as usize] {
+                Op::Recv {
+                    peer,
+                    region,
+                    combine,
+                    ..
+                } => {
+                    let mut got: c_int = 0;
+                    unsafe { ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got) };
+                    if got as usize != region.count as usize * elem {
+                        return Err(Failure::Mine(format!(
+                            "rank {rank} failed at op {op} ({}): rank {peer} sent {} bytes, the receive expects {}",
+                            prog.ops[op as usize].describe(),
+                            got,
+                            region.count as usize * elem
+                        )));
                     }
-                    claims.release(u64::from(op) + 1);
-                    plan.complete(rank, st, op);
+                    if combine {
+                        let id = u64::from(op) + 1;
+                        claims
+                            .claim(id, &[(region, true)])
+                            .map_err(|_| run.race(op))?;
+                        claims.release(id);
+                        let t = active[i].temp.take().expect("landing buffer");
+                        T::reduce_into(run.plan.schedule.op, b.region_mut(region), &t);
+                        pool.push(t);
+                    }
                 }
-                // Drop the completed entries (highest index first keeps the
-                // others in place; order among the rest does not matter).
-                for &(i, _) in done.iter().rev() {
-                    reqs.swap_remove(i);
-                    active.swap_remove(i);
-                }
-                progressed = true;
+                Op::Send { .. } => st.send_finished(),
+                _ => unreachable!(),
             }
+            claims.release(u64::from(op) + 1);
+            run.plan.complete(rank, st, op);
         }
-        if progressed {
-            idle = 0;
-            unstamped = true;
-            continue;
+        // Drop the completed entries (highest index first keeps the
+        // others in place; order among the rest does not matter).
+        for &(i, _) in done.iter().rev() {
+            reqs.swap_remove(i);
+            active.swap_remove(i);
         }
-        idle = idle.wrapping_add(1);
-        if idle.is_multiple_of(CLOCK_POLLS) {
-            // Another rank's failure notice: looked for as the clock is
-            // read (a rank that waits on a failed one soon has nothing
-            // to do), not at every poll (each test drives MPI's progress).
-            let mut flag = 0;
-            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-            unsafe { ffi::MPI_Test(notice_req, &mut flag, &mut status) };
-            if flag != 0 {
-                let mut len: c_int = 0;
-                unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut len) };
-                let text = String::from_utf8_lossy(&notice[..len.max(0) as usize]).into_owned();
-                return Err(Failure::Theirs(text));
-            }
-            let n = Instant::now();
-            now = Some(n);
-            if deadline.is_none() {
-                deadline = opts.timeout.map(|t| n + t);
-            }
-            if unstamped || last_progress.is_none() {
-                last_progress = Some(n);
-                unstamped = false;
-            }
-            if deadline.is_some_and(|d| n >= d) {
-                let waiting: Vec<String> = active
-                    .iter()
-                    .take(3)
-                    .map(|a| format!("op {} ({})", a.op, prog.ops[a.op as usize].describe()))
-                    .collect();
-                return Err(Failure::Mine(format!(
-                    "rank {rank} timed out after {:.1} s with {} of {} operations done; waiting: {}",
-                    opts.timeout.unwrap_or_default().as_secs_f64(),
-                    st.done,
-                    st.total(),
-                    waiting.join(", ")
-                )));
-            }
-        }
-        // Let other ranks on an oversubscribed node run.
-        if idle > YIELD_POLLS {
-            std::thread::yield_now();
+        Ok(true)
+    }
+}
+
+/// The run's clock. It is read at the checks only (every CLOCK_POLLS idle
+/// polls; a read costs as much as a poll): a small run that never waits
+/// that long never reads it. The timeout counts from the first check.
+struct Clock {
+    deadline: Option<Instant>,
+    last_progress: Option<Instant>,
+    now: Option<Instant>,
+    /// Polls since the last progress, and whether that progress has been
+    /// stamped with the clock yet.
+    idle: u32,
+    unstamped: bool,
+    /// How long queued sends wait with nothing completing before one
+    /// starts beyond the engines (doubling after each use), and how many did.
+    stall: Duration,
+    escapes: usize,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock {
+            deadline: None,
+            last_progress: None,
+            now: None,
+            idle: 0,
+            unstamped: false,
+            stall: Duration::from_millis(20),
+            escapes: 0,
         }
     }
-    Ok(RankRun {
-        stall_escapes: escapes,
-    })
+
+    /// Whether sends are queued and nothing has progressed for longer than
+    /// the stall time, as of the last check.
+    fn stalled(&self, st: &RankState) -> bool {
+        let mut escape = false;
+        if let (Some(n), Some(p)) = (self.now, self.last_progress) {
+            if st.queued_sends() > 0 && !self.unstamped && n.duration_since(p) > self.stall {
+                escape = true;
+            }
+        }
+        escape
+    }
+
+    /// The check of an idle run: another rank's failure notice, then the
+    /// clock (stamping the last progress) and the timeout.
+    fn check<T>(
+        &mut self,
+        run: &Run,
+        st: &RankState,
+        active: &[Active<T>],
+        notice_req: &mut ffi::MPI_Request,
+        notice: &[u8],
+    ) -> std::result::Result<(), Failure> {
+        // Another rank's failure notice: looked for as the clock is
+        // read (a rank that waits on a failed one soon has nothing
+        // to do), not at every poll (each test drives MPI's progress).
+        let mut flag = 0;
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        unsafe { ffi::MPI_Test(notice_req, &mut flag, &mut status) };
+        if flag != 0 {
+            let mut len: c_int = 0;
+            unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut len) };
+            let text = String::from_utf8_lossy(&notice[..len.max(0) as usize]).into_owned();
+            return Err(Failure::Theirs(text));
+        }
+        let n = Instant::now();
+        self.now = Some(n);
+        if self.deadline.is_none() {
+            self.deadline = run.opts.timeout.map(|t| n + t);
+        }
+        if self.unstamped || self.last_progress.is_none() {
+            self.last_progress = Some(n);
+            self.unstamped = false;
+        }
+        if self.deadline.is_some_and(|d| n >= d) {
+            let waiting: Vec<String> = active
+                .iter()
+                .take(3)
+                .map(|a| format!("op {} ({})", a.op, run.prog.ops[a.op as usize].describe()))
+                .collect();
+            return Err(Failure::Mine(format!(
+                "rank {} timed out after {:.1} s with {} of {} operations done; waiting: {}",
+                run.rank,
+                run.opts.timeout.unwrap_or_default().as_secs_f64(),
+                st.done,
+                st.total(),
+                waiting.join(", ")
+            )));
+        }
+        Ok(())
+    }
 }
