@@ -171,6 +171,45 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
             algo.tag_name().name()
         ));
     }
+    let (ranks, collective, coll, name) = read_algo(algo)?;
+
+    // The GPUs, their chunk counts and threadblocks.
+    let mut gpus: Vec<Option<Gpu>> = (0..ranks).map(|_| None).collect();
+    for g in algo.children().filter(|n| n.is_element()) {
+        read_gpu(&doc, g, &mut gpus)?;
+    }
+    let gpus: Vec<Gpu> = gpus
+        .into_iter()
+        .enumerate()
+        .map(|(g, x)| {
+            x.ok_or_else(|| invalid!("MSCCL XML: ngpus=\"{ranks}\" but GPU {g} is missing"))
+        })
+        .collect::<Result<_>>()?;
+
+    let (count, chunk) = read_chunk(&gpus, collective, coll, how)?;
+    let elem = how.dtype.size();
+    let mut s = Schedule::new(collective, ranks, count, how.dtype, how.op, name);
+    for (g, (_, o_chunks, s_chunks, tbs)) in gpus.iter().enumerate() {
+        let o_base = match collective {
+            Collective::ReduceScatter => g as u64 * o_chunks * chunk,
+            _ => 0,
+        };
+        let scratch_base = s_chunks
+            .checked_mul(chunk)
+            .filter(|&b| b.saturating_mul(elem) <= crate::schedule::MAX_BUFFER_BYTES);
+        let Some(scratch_base) = scratch_base else {
+            return Err(invalid!(
+                "MSCCL XML: GPU {g}'s scratch of {s_chunks} chunks is larger than 2^50 bytes"
+            ));
+        };
+        s.programs[g] = gpu_program(&s, g, tbs, chunk, o_base, scratch_base)?;
+    }
+    Ok(s)
+}
+
+/// The `<algo>` element's GPU count, collective (and its name in the file)
+/// and algorithm name.
+fn read_algo<'a>(algo: roxmltree::Node<'a, '_>) -> Result<(usize, Collective, &'a str, &'a str)> {
     let top = || "MSCCL XML: <algo>".to_string();
     let ranks: usize = number(algo, "ngpus", &top)?;
     if ranks == 0 || ranks > MAX_RANKS {
@@ -197,161 +236,189 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
             crate::units::shorten(name)
         ));
     }
+    Ok((ranks, collective, coll, name))
+}
 
-    // The GPUs, their chunk counts and threadblocks.
-    let mut gpus: Vec<Option<Gpu>> = (0..ranks).map(|_| None).collect();
-    for g in algo.children().filter(|n| n.is_element()) {
-        let line = doc.text_pos_at(g.range().start).row;
-        if g.tag_name().name() != "gpu" {
-            return Err(invalid!(
-                "MSCCL XML: line {line}: <{}> in <algo>, where only <gpu> goes",
-                g.tag_name().name()
-            ));
-        }
-        let at = || format!("MSCCL XML: line {line}");
-        let id: usize = number(g, "id", &at)?;
-        if id >= ranks || gpus[id].is_some() {
-            return Err(invalid!(
-                "MSCCL XML: line {line}: gpu id=\"{id}\" is out of range or given twice ({ranks} GPUs)"
-            ));
-        }
-        let chunks = |n: &str| -> Result<u64> { number(g, n, &at) };
-        let (i_chunks, o_chunks, s_chunks) = (
-            chunks("i_chunks")?,
-            chunks("o_chunks")?,
-            chunks("s_chunks")?,
-        );
-        let mut tbs: Vec<Option<Tb>> = Vec::new();
-        for t in g.children().filter(|n| n.is_element()) {
-            let line = doc.text_pos_at(t.range().start).row;
-            let at = || format!("MSCCL XML: line {line} (gpu {id})");
-            if t.tag_name().name() != "tb" {
-                return Err(invalid!(
-                    "{}: <{}> in <gpu>, where only <tb> goes",
-                    at(),
-                    t.tag_name().name()
-                ));
-            }
-            let tid: usize = number(t, "id", &at)?;
-            let chan: u32 = number(t, "chan", &at)?;
-            if chan >= MAX_CHANNELS {
-                return Err(invalid!(
-                    "{}: chan=\"{chan}\" (MSCCL has channels 0 to {})",
-                    at(),
-                    MAX_CHANNELS - 1
-                ));
-            }
-            let mut tb = Tb {
-                send: peer(t, "send", id, ranks, &at)?,
-                recv: peer(t, "recv", id, ranks, &at)?,
-                chan,
-                steps: Vec::new(),
-            };
-            for (k, st) in t.children().filter(|n| n.is_element()).enumerate() {
-                let line = doc.text_pos_at(st.range().start).row;
-                let at = || format!("MSCCL XML: line {line} (gpu {id} tb {tid})");
-                if st.tag_name().name() != "step" {
-                    return Err(invalid!(
-                        "{}: <{}> in <tb>, where only <step> goes",
-                        at(),
-                        st.tag_name().name()
-                    ));
-                }
-                let s: usize = number(st, "s", &at)?;
-                if s != k {
-                    return Err(invalid!("{}: step s=\"{s}\" is the tb's step {k}", at()));
-                }
-                let buf = |b: &str, off: &str| -> Result<(char, u64)> {
-                    let name = attr(st, b, &at)?;
-                    let c = match name {
-                        "i" | "o" | "s" => name.chars().next().unwrap_or('i'),
-                        other => {
-                            return Err(invalid!(
-                                "{}: {b}=\"{}\" is not i, o or s",
-                                at(),
-                                crate::units::shorten(other)
-                            ))
-                        }
-                    };
-                    Ok((c, number(st, off, &at)?))
-                };
-                let depid: i64 = number(st, "depid", &at)?;
-                let deps: i64 = number(st, "deps", &at)?;
-                let dep = match (depid, deps) {
-                    (-1, _) => None,
-                    (d, s) if d >= 0 && s >= 0 => Some((d as usize, s as usize)),
-                    _ => {
-                        return Err(invalid!(
-                            "{}: depid=\"{depid}\" deps=\"{deps}\" name no step",
-                            at()
-                        ))
-                    }
-                };
-                let kind = attr(st, "type", &at)?.to_string();
-                tb.steps.push(Step {
-                    src: buf("srcbuf", "srcoff")?,
-                    dst: buf("dstbuf", "dstoff")?,
-                    cnt: number(st, "cnt", &at)?,
-                    dep,
-                    order: st
-                        .attribute("order")
-                        .map(|_| number(st, "order", &at))
-                        .transpose()?,
-                    kind,
-                    line,
-                });
-            }
-            let count = g.children().filter(|n| n.is_element()).count();
-            if tid >= count {
-                return Err(invalid!(
-                    "{}: tb id=\"{tid}\": the GPU's {count} tbs have ids 0 to {}",
-                    at(),
-                    count - 1
-                ));
-            }
-            if tid >= tbs.len() {
-                tbs.resize_with(tid + 1, || None);
-            }
-            if tbs[tid].is_some() {
-                return Err(invalid!("{}: tb id=\"{tid}\" is given twice", at()));
-            }
-            tbs[tid] = Some(tb);
-        }
-        let tbs: Vec<Tb> = tbs
-            .into_iter()
-            .enumerate()
-            .map(|(t, tb)| {
-                tb.ok_or_else(|| {
-                    invalid!("MSCCL XML: gpu {id} has no tb {t} (ids must run from 0)")
-                })
-            })
-            .collect::<Result<_>>()?;
-        // One threadblock per connection and direction, as MSCCL requires:
-        // otherwise the order in which messages meet is not defined.
-        let mut seen = BTreeMap::new();
-        for (t, tb) in tbs.iter().enumerate() {
-            for (dir, p) in [("sends to", tb.send), ("receives from", tb.recv)] {
-                if let Some(p) = p {
-                    if let Some(u) = seen.insert((dir, p, tb.chan), t) {
-                        return Err(invalid!(
-                            "MSCCL XML: gpu {id}: tbs {u} and {t} both {dir} GPU {p} on channel {}",
-                            tb.chan
-                        ));
-                    }
-                }
-            }
-        }
-        gpus[id] = Some((i_chunks, o_chunks, s_chunks, tbs));
+/// Reads one `<gpu>` (its chunk counts and threadblocks) into its place in
+/// `gpus`, one per rank.
+fn read_gpu(doc: &roxmltree::Document, g: roxmltree::Node, gpus: &mut [Option<Gpu>]) -> Result<()> {
+    let ranks = gpus.len();
+    let line = doc.text_pos_at(g.range().start).row;
+    if g.tag_name().name() != "gpu" {
+        return Err(invalid!(
+            "MSCCL XML: line {line}: <{}> in <algo>, where only <gpu> goes",
+            g.tag_name().name()
+        ));
     }
-    let gpus: Vec<Gpu> = gpus
+    let at = || format!("MSCCL XML: line {line}");
+    let id: usize = number(g, "id", &at)?;
+    if id >= ranks || gpus[id].is_some() {
+        return Err(invalid!(
+            "MSCCL XML: line {line}: gpu id=\"{id}\" is out of range or given twice ({ranks} GPUs)"
+        ));
+    }
+    let chunks = |n: &str| -> Result<u64> { number(g, n, &at) };
+    let (i_chunks, o_chunks, s_chunks) = (
+        chunks("i_chunks")?,
+        chunks("o_chunks")?,
+        chunks("s_chunks")?,
+    );
+    let mut tbs: Vec<Option<Tb>> = Vec::new();
+    for t in g.children().filter(|n| n.is_element()) {
+        read_tb(doc, g, t, id, ranks, &mut tbs)?;
+    }
+    let tbs: Vec<Tb> = tbs
         .into_iter()
         .enumerate()
-        .map(|(g, x)| {
-            x.ok_or_else(|| invalid!("MSCCL XML: ngpus=\"{ranks}\" but GPU {g} is missing"))
+        .map(|(t, tb)| {
+            tb.ok_or_else(|| invalid!("MSCCL XML: gpu {id} has no tb {t} (ids must run from 0)"))
         })
         .collect::<Result<_>>()?;
+    // One threadblock per connection and direction, as MSCCL requires:
+    // otherwise the order in which messages meet is not defined.
+    let mut seen = BTreeMap::new();
+    for (t, tb) in tbs.iter().enumerate() {
+        for (dir, p) in [("sends to", tb.send), ("receives from", tb.recv)] {
+            if let Some(p) = p {
+                if let Some(u) = seen.insert((dir, p, tb.chan), t) {
+                    return Err(invalid!(
+                        "MSCCL XML: gpu {id}: tbs {u} and {t} both {dir} GPU {p} on channel {}",
+                        tb.chan
+                    ));
+                }
+            }
+        }
+    }
+    gpus[id] = Some((i_chunks, o_chunks, s_chunks, tbs));
+    Ok(())
+}
 
-    // The chunk, from the collective's size.
+/// Reads one `<tb>` of GPU `id` (the element `g`) and its steps into its
+/// place in `tbs`.
+fn read_tb(
+    doc: &roxmltree::Document,
+    g: roxmltree::Node,
+    t: roxmltree::Node,
+    id: usize,
+    ranks: usize,
+    tbs: &mut Vec<Option<Tb>>,
+) -> Result<()> {
+    let line = doc.text_pos_at(t.range().start).row;
+    let at = || format!("MSCCL XML: line {line} (gpu {id})");
+    if t.tag_name().name() != "tb" {
+        return Err(invalid!(
+            "{}: <{}> in <gpu>, where only <tb> goes",
+            at(),
+            t.tag_name().name()
+        ));
+    }
+    let tid: usize = number(t, "id", &at)?;
+    let chan: u32 = number(t, "chan", &at)?;
+    if chan >= MAX_CHANNELS {
+        return Err(invalid!(
+            "{}: chan=\"{chan}\" (MSCCL has channels 0 to {})",
+            at(),
+            MAX_CHANNELS - 1
+        ));
+    }
+    let mut tb = Tb {
+        send: peer(t, "send", id, ranks, &at)?,
+        recv: peer(t, "recv", id, ranks, &at)?,
+        chan,
+        steps: Vec::new(),
+    };
+    for (k, st) in t.children().filter(|n| n.is_element()).enumerate() {
+        tb.steps.push(read_step(doc, st, k, id, tid)?);
+    }
+    let count = g.children().filter(|n| n.is_element()).count();
+    if tid >= count {
+        return Err(invalid!(
+            "{}: tb id=\"{tid}\": the GPU's {count} tbs have ids 0 to {}",
+            at(),
+            count - 1
+        ));
+    }
+    if tid >= tbs.len() {
+        tbs.resize_with(tid + 1, || None);
+    }
+    if tbs[tid].is_some() {
+        return Err(invalid!("{}: tb id=\"{tid}\" is given twice", at()));
+    }
+    tbs[tid] = Some(tb);
+    Ok(())
+}
+
+/// Reads step `k` of threadblock `tid` of GPU `id`.
+fn read_step(
+    doc: &roxmltree::Document,
+    st: roxmltree::Node,
+    k: usize,
+    id: usize,
+    tid: usize,
+) -> Result<Step> {
+    let line = doc.text_pos_at(st.range().start).row;
+    let at = || format!("MSCCL XML: line {line} (gpu {id} tb {tid})");
+    if st.tag_name().name() != "step" {
+        return Err(invalid!(
+            "{}: <{}> in <tb>, where only <step> goes",
+            at(),
+            st.tag_name().name()
+        ));
+    }
+    let s: usize = number(st, "s", &at)?;
+    if s != k {
+        return Err(invalid!("{}: step s=\"{s}\" is the tb's step {k}", at()));
+    }
+    let buf = |b: &str, off: &str| -> Result<(char, u64)> {
+        let name = attr(st, b, &at)?;
+        let c = match name {
+            "i" | "o" | "s" => name.chars().next().unwrap_or('i'),
+            other => {
+                return Err(invalid!(
+                    "{}: {b}=\"{}\" is not i, o or s",
+                    at(),
+                    crate::units::shorten(other)
+                ))
+            }
+        };
+        Ok((c, number(st, off, &at)?))
+    };
+    let depid: i64 = number(st, "depid", &at)?;
+    let deps: i64 = number(st, "deps", &at)?;
+    let dep = match (depid, deps) {
+        (-1, _) => None,
+        (d, s) if d >= 0 && s >= 0 => Some((d as usize, s as usize)),
+        _ => {
+            return Err(invalid!(
+                "{}: depid=\"{depid}\" deps=\"{deps}\" name no step",
+                at()
+            ))
+        }
+    };
+    let kind = attr(st, "type", &at)?.to_string();
+    Ok(Step {
+        src: buf("srcbuf", "srcoff")?,
+        dst: buf("dstbuf", "dstoff")?,
+        cnt: number(st, "cnt", &at)?,
+        dep,
+        order: st
+            .attribute("order")
+            .map(|_| number(st, "order", &at))
+            .transpose()?,
+        kind,
+        line,
+    })
+}
+
+/// The collective's size in elements and the chunk's, from the GPUs' chunk
+/// counts and the size asked for.
+fn read_chunk(
+    gpus: &[Gpu],
+    collective: Collective,
+    coll: &str,
+    how: &MscclImport,
+) -> Result<(u64, u64)> {
+    let ranks = gpus.len();
     let (i_chunks, o_chunks) = (gpus[0].0, gpus[0].1);
     if let Some(g) = gpus.iter().position(|x| (x.0, x.1) != (i_chunks, o_chunks)) {
         return Err(invalid!(
@@ -400,24 +467,7 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
             "MSCCL XML: {count} elements on {ranks} ranks makes a buffer larger than 2^50 bytes"
         ));
     }
-
-    let mut s = Schedule::new(collective, ranks, count, how.dtype, how.op, name);
-    for (g, (_, o_chunks, s_chunks, tbs)) in gpus.iter().enumerate() {
-        let o_base = match collective {
-            Collective::ReduceScatter => g as u64 * o_chunks * chunk,
-            _ => 0,
-        };
-        let scratch_base = s_chunks
-            .checked_mul(chunk)
-            .filter(|&b| b.saturating_mul(elem) <= crate::schedule::MAX_BUFFER_BYTES);
-        let Some(scratch_base) = scratch_base else {
-            return Err(invalid!(
-                "MSCCL XML: GPU {g}'s scratch of {s_chunks} chunks is larger than 2^50 bytes"
-            ));
-        };
-        s.programs[g] = gpu_program(&s, g, tbs, chunk, o_base, scratch_base)?;
-    }
-    Ok(s)
+    Ok((count, chunk))
 }
 
 /// The ops of one GPU, in an order every dependency respects: the file's
@@ -431,6 +481,13 @@ fn gpu_program(
     o_base: u64,
     scratch_base: u64,
 ) -> Result<Program> {
+    let gpu = GpuChunks {
+        s,
+        g,
+        chunk,
+        o_base,
+        scratch_base,
+    };
     let mut prog = Program::default();
     let mut scratch = scratch_base;
     let index: Vec<usize> = tbs
@@ -443,7 +500,64 @@ fn gpu_program(
         .collect();
     let total: usize = tbs.iter().map(|t| t.steps.len()).sum();
     let node = |t: usize, k: usize| index[t] + k;
-    // Successors and waits of every step.
+    let (mut waits, succ) = step_graph(g, tbs, &index, total)?;
+    let key = step_keys(tbs, &index, total);
+    let mut ready: BinaryHeap<ReadyStep> = BinaryHeap::new();
+    for (t, tb) in tbs.iter().enumerate() {
+        if !tb.steps.is_empty() && waits[node(t, 0)] == 0 {
+            ready.push(std::cmp::Reverse((key[node(t, 0)], t, 0)));
+        }
+    }
+    // What each step's completion is: its last op, or a nop's own waits.
+    let mut done: Vec<Vec<OpId>> = vec![Vec::new(); total];
+    let mut handled = 0;
+    while let Some(std::cmp::Reverse((_, t, k))) = ready.pop() {
+        handled += 1;
+        let st = &tbs[t].steps[k];
+        let mut deps: Vec<OpId> = Vec::new();
+        if k > 0 {
+            deps.extend_from_slice(&done[node(t, k - 1)]);
+        }
+        if let Some((dt, dk)) = st.dep {
+            deps.extend_from_slice(&done[node(dt, dk)]);
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        let last = gpu.step_ops(&tbs[t], t, k, &deps, &mut prog, &mut scratch)?;
+        done[node(t, k)] = match last {
+            Some(op) => vec![op],
+            None => deps,
+        };
+        for &n in &succ[node(t, k)] {
+            waits[n] -= 1;
+            if waits[n] == 0 {
+                let t2 = index.partition_point(|&i| i <= n) - 1;
+                ready.push(std::cmp::Reverse((key[n], t2, n - index[t2])));
+            }
+        }
+    }
+    if handled < total {
+        let (t, k) = (0..tbs.len())
+            .flat_map(|t| (0..tbs[t].steps.len()).map(move |k| (t, k)))
+            .find(|&(t, k)| waits[node(t, k)] > 0)
+            .unwrap_or((0, 0));
+        return Err(invalid!(
+            "MSCCL XML: gpu {g}: steps wait for each other in a cycle (tb {t} step {k} never runs)"
+        ));
+    }
+    prog.scratch = scratch;
+    Ok(prog)
+}
+
+/// How many steps each step of GPU `g` waits for, and its successors (steps
+/// numbered tb after tb, from `index`).
+fn step_graph(
+    g: usize,
+    tbs: &[Tb],
+    index: &[usize],
+    total: usize,
+) -> Result<(Vec<u32>, Vec<Vec<usize>>)> {
+    let node = |t: usize, k: usize| index[t] + k;
     let mut waits = vec![0u32; total];
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); total];
     for (t, tb) in tbs.iter().enumerate() {
@@ -464,13 +578,19 @@ fn gpu_program(
             }
         }
     }
+    Ok((waits, succ))
+}
+
+/// The key that orders ready steps: the file's `order` where every
+/// data-moving step has one (a nop takes that of the next step of its tb
+/// that moves data), else (step, tb).
+fn step_keys(tbs: &[Tb], index: &[usize], total: usize) -> Vec<(u64, u64)> {
+    let node = |t: usize, k: usize| index[t] + k;
     let ordered = tbs.iter().all(|tb| {
         tb.steps
             .iter()
             .all(|st| st.kind == "nop" || st.order.is_some())
     });
-    // The key that orders ready steps: a nop takes that of the next step of
-    // its tb that moves data.
     let mut key = vec![(0u64, 0u64); total];
     for (t, tb) in tbs.iter().enumerate() {
         let mut next = u64::MAX;
@@ -483,28 +603,41 @@ fn gpu_program(
             };
         }
     }
-    let mut ready: BinaryHeap<ReadyStep> = BinaryHeap::new();
-    for (t, tb) in tbs.iter().enumerate() {
-        if !tb.steps.is_empty() && waits[node(t, 0)] == 0 {
-            ready.push(std::cmp::Reverse((key[node(t, 0)], t, 0)));
-        }
-    }
-    // What each step's completion is: its last op, or a nop's own waits.
-    let mut done: Vec<Vec<OpId>> = vec![Vec::new(); total];
-    let mut handled = 0;
-    while let Some(std::cmp::Reverse((_, t, k))) = ready.pop() {
-        handled += 1;
-        let tb = &tbs[t];
+    key
+}
+
+/// What turning one GPU's steps into ops reads: the schedule, the GPU, the
+/// chunk, and where the GPU's part of `o` (a reduce_scatter's) and its
+/// scratch for `rrs` steps start.
+struct GpuChunks<'a> {
+    s: &'a Schedule,
+    g: usize,
+    chunk: u64,
+    o_base: u64,
+    scratch_base: u64,
+}
+
+impl GpuChunks<'_> {
+    /// Appends the ops of step `k` of threadblock `t` (`tb`), waiting for
+    /// `deps`, to `prog`; returns its last op (`None` for a nop). `rrs`
+    /// steps take their temporary regions from `scratch` up.
+    fn step_ops(
+        &self,
+        tb: &Tb,
+        t: usize,
+        k: usize,
+        deps: &[OpId],
+        prog: &mut Program,
+        scratch: &mut u64,
+    ) -> Result<Option<OpId>> {
+        let GpuChunks {
+            s,
+            g,
+            chunk,
+            o_base,
+            scratch_base,
+        } = *self;
         let st = &tb.steps[k];
-        let mut deps: Vec<OpId> = Vec::new();
-        if k > 0 {
-            deps.extend_from_slice(&done[node(t, k - 1)]);
-        }
-        if let Some((dt, dk)) = st.dep {
-            deps.extend_from_slice(&done[node(dt, dk)]);
-        }
-        deps.sort_unstable();
-        deps.dedup();
         let at = || format!("MSCCL XML: line {} (gpu {g} tb {t} step {k})", st.line);
         let region = |(b, off): (char, u64)| -> Result<Region> {
             let len = st.cnt.checked_mul(chunk);
@@ -549,12 +682,12 @@ fn gpu_program(
         let mut push = |op: Op, deps: &[OpId]| -> OpId { prog.push(op, deps) };
         let last = match st.kind.as_str() {
             "nop" => None,
-            "s" => Some(push(Op::Send { peer: send_peer()?, tag, region: region(st.src)?, route: 0 }, &deps)),
-            "r" => Some(push(Op::Recv { peer: recv_peer()?, tag, region: region(st.dst)?, combine: false }, &deps)),
+            "s" => Some(push(Op::Send { peer: send_peer()?, tag, region: region(st.src)?, route: 0 }, deps)),
+            "r" => Some(push(Op::Recv { peer: recv_peer()?, tag, region: region(st.dst)?, combine: false }, deps)),
             "rcs" => {
                 let dst = region(st.dst)?;
                 let to = send_peer()?;
-                let r = push(Op::Recv { peer: recv_peer()?, tag, region: dst, combine: false }, &deps);
+                let r = push(Op::Recv { peer: recv_peer()?, tag, region: dst, combine: false }, deps);
                 Some(push(Op::Send { peer: to, tag, region: dst, route: 0 }, &[r]))
             }
             "rrc" | "rrcs" => {
@@ -562,9 +695,9 @@ fn gpu_program(
                 let from = recv_peer()?;
                 let to = if st.kind == "rrcs" { Some(send_peer()?) } else { None };
                 let r = if src == dst {
-                    push(Op::Recv { peer: from, tag, region: dst, combine: true }, &deps)
+                    push(Op::Recv { peer: from, tag, region: dst, combine: true }, deps)
                 } else {
-                    let c = push(Op::Copy { src, dst }, &deps);
+                    let c = push(Op::Copy { src, dst }, deps);
                     push(Op::Recv { peer: from, tag, region: dst, combine: true }, &[c])
                 };
                 Some(match to {
@@ -575,17 +708,17 @@ fn gpu_program(
             "rrs" => {
                 let src = region(st.src)?;
                 let (from, to) = (recv_peer()?, send_peer()?);
-                let temp = Region { buf: Buf::Scratch, offset: scratch, count: src.count };
-                scratch = scratch
+                let temp = Region { buf: Buf::Scratch, offset: *scratch, count: src.count };
+                *scratch = scratch
                     .checked_add(src.count)
                     .filter(|&e| e.saturating_mul(s.dtype.size()) <= crate::schedule::MAX_BUFFER_BYTES)
                     .ok_or_else(|| invalid!("{}: the scratch for rrs steps passes 2^50 bytes", at()))?;
-                let r = push(Op::Recv { peer: from, tag, region: temp, combine: false }, &deps);
+                let r = push(Op::Recv { peer: from, tag, region: temp, combine: false }, deps);
                 let c = push(Op::Combine { src, dst: temp }, &[r]);
                 Some(push(Op::Send { peer: to, tag, region: temp, route: 0 }, &[c]))
             }
-            "cpy" => Some(push(Op::Copy { src: region(st.src)?, dst: region(st.dst)? }, &deps)),
-            "re" => Some(push(Op::Combine { src: region(st.src)?, dst: region(st.dst)? }, &deps)),
+            "cpy" => Some(push(Op::Copy { src: region(st.src)?, dst: region(st.dst)? }, deps)),
+            "re" => Some(push(Op::Combine { src: region(st.src)?, dst: region(st.dst)? }, deps)),
             other => {
                 return Err(invalid!(
                     "{}: type=\"{}\" is not a step topocoll reads (nop, s, r, rcs, rrc, rrcs, rrs, cpy, re)",
@@ -594,29 +727,8 @@ fn gpu_program(
                 ))
             }
         };
-        done[node(t, k)] = match last {
-            Some(op) => vec![op],
-            None => deps,
-        };
-        for &n in &succ[node(t, k)] {
-            waits[n] -= 1;
-            if waits[n] == 0 {
-                let t2 = index.partition_point(|&i| i <= n) - 1;
-                ready.push(std::cmp::Reverse((key[n], t2, n - index[t2])));
-            }
-        }
+        Ok(last)
     }
-    if handled < total {
-        let (t, k) = (0..tbs.len())
-            .flat_map(|t| (0..tbs[t].steps.len()).map(move |k| (t, k)))
-            .find(|&(t, k)| waits[node(t, k)] > 0)
-            .unwrap_or((0, 0));
-        return Err(invalid!(
-            "MSCCL XML: gpu {g}: steps wait for each other in a cycle (tb {t} step {k} never runs)"
-        ));
-    }
-    prog.scratch = scratch;
-    Ok(prog)
 }
 
 /// The greatest common divisor.
@@ -644,85 +756,20 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
     };
     let p = s.ranks;
     let partner = match_messages(s)?;
-    // The chunk: every buffer, region and (for a reduce_scatter) rank's part
-    // a whole number of chunks.
-    let mut chunk = 0;
-    for r in 0..p {
-        for b in [Buf::Input, Buf::Output] {
-            chunk = gcd(chunk, s.buffer_len(r, b));
-        }
-        chunk = gcd(chunk, s.programs[r].scratch);
-        if s.collective == Collective::ReduceScatter {
-            chunk = gcd(chunk, crate::schedule::chunk(s.count, p as u64, r as u64).0);
-        }
-        for op in &s.programs[r].ops {
-            let regions: &[&Region] = match op {
-                Op::Send { region, .. } | Op::Recv { region, .. } => &[region],
-                Op::Copy { src, dst } | Op::Combine { src, dst } => &[src, dst],
-                Op::Compute { .. } => &[],
-            };
-            for g in regions {
-                chunk = gcd(gcd(chunk, g.offset), g.count);
-            }
-        }
-    }
-    let chunk = chunk.max(1);
+    let chunk = export_chunk(s);
     if s.collective == Collective::ReduceScatter && !s.count.is_multiple_of(p as u64) {
         return Err(invalid!(
             "MSCCL XML: a reduce_scatter of {} elements on {p} ranks: MSCCL's parts are equal",
             s.count
         ));
     }
-    let buf = |b: Buf| match (b, s.collective) {
-        (Buf::Scratch, _) => 's',
-        (Buf::Input, _) => 'i',
-        (Buf::Output, Collective::Allreduce | Collective::ReduceScatter) => 'i',
-        (Buf::Output, _) => 'o',
+    let (channel_of, nchannels) = channels(s)?;
+    let export = Export {
+        s,
+        partner: &partner,
+        chunk,
+        channel_of,
     };
-
-    // The channel of each message: 0 for a pair of ranks whose sends and
-    // receives take the same order of tags, else one per tag.
-    let mut by_pair: BTreeMap<(u32, u32), (Vec<u32>, Vec<u32>)> = BTreeMap::new();
-    for (r, prog) in s.programs.iter().enumerate() {
-        for op in &prog.ops {
-            match *op {
-                Op::Send { peer, .. } if peer as usize == r => {
-                    return Err(invalid!(
-                        "MSCCL XML: rank {r} sends to itself, which MSCCL cannot"
-                    ))
-                }
-                Op::Send { peer, tag, .. } => {
-                    by_pair.entry((r as u32, peer)).or_default().0.push(tag)
-                }
-                Op::Recv { peer, tag, .. } => {
-                    by_pair.entry((peer, r as u32)).or_default().1.push(tag)
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut channel_of: BTreeMap<(u32, u32), BTreeMap<u32, u32>> = BTreeMap::new();
-    let mut nchannels = 1;
-    for (pair, (sends, recvs)) in &by_pair {
-        if sends == recvs {
-            continue;
-        }
-        let mut tags = sends.clone();
-        tags.sort_unstable();
-        tags.dedup();
-        if tags.len() as u32 > MAX_CHANNELS {
-            return Err(invalid!(
-                "MSCCL XML: rank {} sends rank {} {} tags in another order than it receives them: \
-                 more than MSCCL's {MAX_CHANNELS} channels",
-                pair.0,
-                pair.1,
-                tags.len()
-            ));
-        }
-        nchannels = nchannels.max(tags.len() as u32);
-        channel_of.insert(*pair, tags.into_iter().zip(0..).collect());
-    }
-    let chan = |from: u32, to: u32, tag: u32| channel_of.get(&(from, to)).map_or(0, |m| m[&tag]);
 
     let mut report = MscclExport::default();
     let mut text = String::new();
@@ -757,8 +804,154 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
         u8::from(!inplace)
     );
     for (r, prog) in s.programs.iter().enumerate() {
+        let tbs = export.threadblocks(r, &mut report);
+        let s_chunks = prog.scratch / chunk;
+        let _ = writeln!(
+            text,
+            "  <gpu id=\"{r}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">"
+        );
+        tbs.write(&mut text);
+        let _ = writeln!(text, "  </gpu>");
+        if text.len() > 1 << 20 {
+            out.write_all(text.as_bytes())
+                .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
+            text.clear();
+        }
+    }
+    text.push_str("</algo>\n");
+    out.write_all(text.as_bytes())
+        .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
+    Ok(report)
+}
+
+/// The chunk: every buffer, region and (for a reduce_scatter) rank's part
+/// a whole number of chunks.
+fn export_chunk(s: &Schedule) -> u64 {
+    let p = s.ranks;
+    let mut chunk = 0;
+    for r in 0..p {
+        for b in [Buf::Input, Buf::Output] {
+            chunk = gcd(chunk, s.buffer_len(r, b));
+        }
+        chunk = gcd(chunk, s.programs[r].scratch);
+        if s.collective == Collective::ReduceScatter {
+            chunk = gcd(chunk, crate::schedule::chunk(s.count, p as u64, r as u64).0);
+        }
+        for op in &s.programs[r].ops {
+            let regions: &[&Region] = match op {
+                Op::Send { region, .. } | Op::Recv { region, .. } => &[region],
+                Op::Copy { src, dst } | Op::Combine { src, dst } => &[src, dst],
+                Op::Compute { .. } => &[],
+            };
+            for g in regions {
+                chunk = gcd(gcd(chunk, g.offset), g.count);
+            }
+        }
+    }
+    chunk.max(1)
+}
+
+/// Channels by (sender, receiver) pair: the channel of each tag.
+type Channels = BTreeMap<(u32, u32), BTreeMap<u32, u32>>;
+
+/// The channel of each message: 0 for a pair of ranks whose sends and
+/// receives take the same order of tags (such pairs are left out), else
+/// one per tag; and how many channels that makes.
+fn channels(s: &Schedule) -> Result<(Channels, u32)> {
+    let mut by_pair: BTreeMap<(u32, u32), (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    for (r, prog) in s.programs.iter().enumerate() {
+        for op in &prog.ops {
+            match *op {
+                Op::Send { peer, .. } if peer as usize == r => {
+                    return Err(invalid!(
+                        "MSCCL XML: rank {r} sends to itself, which MSCCL cannot"
+                    ))
+                }
+                Op::Send { peer, tag, .. } => {
+                    by_pair.entry((r as u32, peer)).or_default().0.push(tag)
+                }
+                Op::Recv { peer, tag, .. } => {
+                    by_pair.entry((peer, r as u32)).or_default().1.push(tag)
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut channel_of: Channels = BTreeMap::new();
+    let mut nchannels = 1;
+    for (pair, (sends, recvs)) in &by_pair {
+        if sends == recvs {
+            continue;
+        }
+        let mut tags = sends.clone();
+        tags.sort_unstable();
+        tags.dedup();
+        if tags.len() as u32 > MAX_CHANNELS {
+            return Err(invalid!(
+                "MSCCL XML: rank {} sends rank {} {} tags in another order than it receives them: \
+                 more than MSCCL's {MAX_CHANNELS} channels",
+                pair.0,
+                pair.1,
+                tags.len()
+            ));
+        }
+        nchannels = nchannels.max(tags.len() as u32);
+        channel_of.insert(*pair, tags.into_iter().zip(0..).collect());
+    }
+    Ok((channel_of, nchannels))
+}
+
+/// What writing a rank's threadblocks reads: the schedule, its messages'
+/// partners, the chunk and the channels.
+struct Export<'a> {
+    s: &'a Schedule,
+    partner: &'a [Vec<OpId>],
+    chunk: u64,
+    channel_of: Channels,
+}
+
+/// One rank's threadblocks as written: by (kind, peer, channel) in order of
+/// first use, each its step lines (`HASDEP` standing for whether another
+/// step depends on it, which `depended` holds).
+struct Threadblocks {
+    key: Vec<(u8, u32, u32)>,
+    steps: Vec<Vec<String>>,
+    depended: Vec<Vec<bool>>,
+}
+
+impl Export<'_> {
+    fn buf(&self, b: Buf) -> char {
+        match (b, self.s.collective) {
+            (Buf::Scratch, _) => 's',
+            (Buf::Input, _) => 'i',
+            (Buf::Output, Collective::Allreduce | Collective::ReduceScatter) => 'i',
+            (Buf::Output, _) => 'o',
+        }
+    }
+
+    fn chan(&self, from: u32, to: u32, tag: u32) -> u32 {
+        self.channel_of.get(&(from, to)).map_or(0, |m| m[&tag])
+    }
+
+    /// A region as (buffer, chunk offset).
+    fn reg(&self, g: &Region) -> (char, u64) {
+        (self.buf(g.buf), g.offset / self.chunk)
+    }
+
+    /// The region of rank `q`'s op `j`, a send or receive.
+    fn remote(&self, q: u32, j: OpId) -> (char, u64) {
+        match self.s.programs[q as usize].ops[j as usize] {
+            Op::Send { region, .. } | Op::Recv { region, .. } => self.reg(&region),
+            _ => ('i', 0),
+        }
+    }
+
+    /// Rank `r`'s ops as threadblocks of steps: a send's, a receive's by
+    /// (peer, channel), the local ops' one; a dependency beyond the one a
+    /// step names takes a nop before it.
+    fn threadblocks(&self, r: usize, report: &mut MscclExport) -> Threadblocks {
+        let prog = &self.s.programs[r];
         let ru = r as u32;
-        // Threadblocks by (kind, peer, channel), in order of first use.
         let mut tb_key: Vec<(u8, u32, u32)> = Vec::new();
         let mut tb_steps: Vec<Vec<String>> = Vec::new();
         let mut place: Vec<(usize, usize)> = Vec::with_capacity(prog.len());
@@ -766,8 +959,8 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
         let mut depended: Vec<Vec<bool>> = Vec::new();
         for (i, op) in prog.ops.iter().enumerate() {
             let key = match *op {
-                Op::Send { peer, tag, .. } => (0, peer, chan(ru, peer, tag)),
-                Op::Recv { peer, tag, .. } => (1, peer, chan(peer, ru, tag)),
+                Op::Send { peer, tag, .. } => (0, peer, self.chan(ru, peer, tag)),
+                Op::Recv { peer, tag, .. } => (1, peer, self.chan(peer, ru, tag)),
                 _ => (2, 0, 0),
             };
             let t = match tb_key.iter().position(|&k| k == key) {
@@ -790,31 +983,21 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
                 .filter(|&&d| Some(d as usize) != before)
                 .map(|&d| place[d as usize])
                 .collect();
-            let step_line = |tb_steps: &Vec<Vec<String>>,
-                             kind: &str,
-                             src: (char, u64),
-                             dst: (char, u64),
-                             cnt: u64,
-                             dep: Option<(usize, usize)>,
-                             order: Option<usize>| {
-                let (depid, deps) = dep.map_or((-1, -1), |(t, k)| (t as i64, k as i64));
-                format!(
-                    "<step s=\"{}\" type=\"{kind}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" dstoff=\"{}\" cnt=\"{cnt}\" depid=\"{depid}\" deps=\"{deps}\" hasdep=\"HASDEP\"{}/>",
-                    tb_steps[t].len(),
-                    src.0,
-                    src.1,
-                    dst.0,
-                    dst.1,
-                    order.map_or(String::new(), |o| format!(" order=\"{o}\""))
-                )
-            };
             // Dependencies the step cannot name go to nops before it.
             let (named, rest) = match extra.split_last() {
                 Some((last, rest)) => (Some(*last), rest),
                 None => (None, &[][..]),
             };
             for &d in rest {
-                let line = step_line(&tb_steps, "nop", ('i', 0), ('i', 0), 0, Some(d), None);
+                let line = step_line(
+                    tb_steps[t].len(),
+                    "nop",
+                    ('i', 0),
+                    ('i', 0),
+                    0,
+                    Some(d),
+                    None,
+                );
                 tb_steps[t].push(line);
                 depended[t].push(false);
                 depended[d.0][d.1] = true;
@@ -822,86 +1005,124 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
             if let Some(d) = named {
                 depended[d.0][d.1] = true;
             }
-            let reg = |g: &Region| (buf(g.buf), g.offset / chunk);
-            let remote = |q: u32, j: OpId| match s.programs[q as usize].ops[j as usize] {
-                Op::Send { region, .. } | Op::Recv { region, .. } => reg(&region),
-                _ => ('i', 0),
-            };
-            let line = match *op {
-                Op::Send {
-                    peer,
-                    region,
-                    route,
-                    ..
-                } => {
-                    report.lost_routes += u64::from(route != 0);
-                    let there = remote(peer, partner[r][i]);
-                    step_line(
-                        &tb_steps,
-                        "s",
-                        reg(&region),
-                        there,
-                        region.count / chunk,
-                        named,
-                        Some(i),
-                    )
-                }
-                Op::Recv {
-                    peer,
-                    region,
-                    combine,
-                    ..
-                } => {
-                    let kind = if combine { "rrc" } else { "r" };
-                    let from = if combine {
-                        reg(&region)
-                    } else {
-                        remote(peer, partner[r][i])
-                    };
-                    step_line(
-                        &tb_steps,
-                        kind,
-                        from,
-                        reg(&region),
-                        region.count / chunk,
-                        named,
-                        Some(i),
-                    )
-                }
-                Op::Copy { src, dst } => step_line(
-                    &tb_steps,
-                    "cpy",
-                    reg(&src),
-                    reg(&dst),
-                    src.count / chunk,
-                    named,
-                    Some(i),
-                ),
-                Op::Combine { src, dst } => step_line(
-                    &tb_steps,
-                    "re",
-                    reg(&src),
-                    reg(&dst),
-                    src.count / chunk,
-                    named,
-                    Some(i),
-                ),
-                Op::Compute { .. } => {
-                    report.lost_compute += 1;
-                    step_line(&tb_steps, "nop", ('i', 0), ('i', 0), 0, named, Some(i))
-                }
-            };
+            let line = self.op_step(r, i, tb_steps[t].len(), named, report);
             place.push((t, tb_steps[t].len()));
             tb_steps[t].push(line);
             depended[t].push(false);
             last_op[t] = Some(i);
         }
-        let s_chunks = prog.scratch / chunk;
-        let _ = writeln!(
-            text,
-            "  <gpu id=\"{r}\" i_chunks=\"{i_chunks}\" o_chunks=\"{o_chunks}\" s_chunks=\"{s_chunks}\">"
-        );
-        for (t, ((kind, peer, ch), steps)) in tb_key.iter().zip(&tb_steps).enumerate() {
+        Threadblocks {
+            key: tb_key,
+            steps: tb_steps,
+            depended,
+        }
+    }
+
+    /// The step line of rank `r`'s op `i`, step `at` of its threadblock,
+    /// naming the dependency `named`.
+    fn op_step(
+        &self,
+        r: usize,
+        i: usize,
+        at: usize,
+        named: Option<(usize, usize)>,
+        report: &mut MscclExport,
+    ) -> String {
+        let chunk = self.chunk;
+        match self.s.programs[r].ops[i] {
+            Op::Send {
+                peer,
+                region,
+                route,
+                ..
+            } => {
+                report.lost_routes += u64::from(route != 0);
+                let there = self.remote(peer, self.partner[r][i]);
+                step_line(
+                    at,
+                    "s",
+                    self.reg(&region),
+                    there,
+                    region.count / chunk,
+                    named,
+                    Some(i),
+                )
+            }
+            Op::Recv {
+                peer,
+                region,
+                combine,
+                ..
+            } => {
+                let kind = if combine { "rrc" } else { "r" };
+                let from = if combine {
+                    self.reg(&region)
+                } else {
+                    self.remote(peer, self.partner[r][i])
+                };
+                step_line(
+                    at,
+                    kind,
+                    from,
+                    self.reg(&region),
+                    region.count / chunk,
+                    named,
+                    Some(i),
+                )
+            }
+            Op::Copy { src, dst } => step_line(
+                at,
+                "cpy",
+                self.reg(&src),
+                self.reg(&dst),
+                src.count / chunk,
+                named,
+                Some(i),
+            ),
+            Op::Combine { src, dst } => step_line(
+                at,
+                "re",
+                self.reg(&src),
+                self.reg(&dst),
+                src.count / chunk,
+                named,
+                Some(i),
+            ),
+            Op::Compute { .. } => {
+                report.lost_compute += 1;
+                step_line(at, "nop", ('i', 0), ('i', 0), 0, named, Some(i))
+            }
+        }
+    }
+}
+
+/// Step `at` of its threadblock as a `<step>` line, `HASDEP` in place of
+/// its `hasdep`.
+fn step_line(
+    at: usize,
+    kind: &str,
+    src: (char, u64),
+    dst: (char, u64),
+    cnt: u64,
+    dep: Option<(usize, usize)>,
+    order: Option<usize>,
+) -> String {
+    let (depid, deps) = dep.map_or((-1, -1), |(t, k)| (t as i64, k as i64));
+    format!(
+        "<step s=\"{}\" type=\"{kind}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" dstoff=\"{}\" cnt=\"{cnt}\" depid=\"{depid}\" deps=\"{deps}\" hasdep=\"HASDEP\"{}/>",
+        at,
+        src.0,
+        src.1,
+        dst.0,
+        dst.1,
+        order.map_or(String::new(), |o| format!(" order=\"{o}\""))
+    )
+}
+
+impl Threadblocks {
+    /// Writes the `<tb>` elements.
+    fn write(&self, text: &mut String) {
+        for (t, ((kind, peer, ch), steps)) in self.key.iter().zip(&self.steps).enumerate() {
             let (send, recv) = match kind {
                 0 => (*peer as i64, -1),
                 1 => (-1, *peer as i64),
@@ -912,22 +1133,12 @@ pub fn to_msccl_xml(s: &Schedule, out: &mut dyn Write) -> Result<MscclExport> {
                 "    <tb id=\"{t}\" send=\"{send}\" recv=\"{recv}\" chan=\"{ch}\">"
             );
             for (k, line) in steps.iter().enumerate() {
-                let has = if depended[t][k] { "1" } else { "0" };
+                let has = if self.depended[t][k] { "1" } else { "0" };
                 let _ = writeln!(text, "      {}", line.replace("HASDEP", has));
             }
             let _ = writeln!(text, "    </tb>");
         }
-        let _ = writeln!(text, "  </gpu>");
-        if text.len() > 1 << 20 {
-            out.write_all(text.as_bytes())
-                .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
-            text.clear();
-        }
     }
-    text.push_str("</algo>\n");
-    out.write_all(text.as_bytes())
-        .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
-    Ok(report)
 }
 
 /// `s` as an XML attribute value.
