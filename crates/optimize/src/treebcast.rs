@@ -43,7 +43,7 @@ use topocoll_core::algorithms::{self, Request};
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll_core::topology::{Kind, LinkId, NodeId, Topology};
+use topocoll_core::topology::{Graph, Kind, LinkId, NodeId, Topology};
 use topocoll_sim::calendar::{Calendar, Hop};
 use topocoll_sim::{simulate, Sharing, SimConfig};
 
@@ -179,30 +179,7 @@ impl Problem {
         let root = *sources
             .first()
             .ok_or_else(|| invalid!("a broadcast needs a root"))?;
-        if topo.ranks_placed() {
-            return Err(invalid!(
-                "the optimal tree broadcast takes one rank per host (no --ranks-per-node or --map)"
-            ));
-        }
-        let g = match &topo.kind {
-            Kind::Tree(g) => g,
-            Kind::Graph(g)
-                if (0..g.num_nodes() as NodeId)
-                    .map(|n| g.neighbours(n).len())
-                    .sum::<usize>()
-                    / 2
-                    + 1
-                    == g.num_nodes() =>
-            {
-                g
-            }
-            _ => {
-                return Err(invalid!(
-                    "topology {}: optimal broadcast needs a tree network (a TOML file with kind = \"tree\")",
-                    topo.name
-                ))
-            }
-        };
+        let g = tree_network(topo)?;
         let hosts = topo.num_ranks();
         if let Some(bad) = sources.iter().find(|&&r| r >= hosts) {
             return Err(invalid!(
@@ -220,106 +197,10 @@ impl Problem {
         for (r, &n) in topo.rank_node.iter().enumerate() {
             node_host[n as usize] = Some(r as u32);
         }
-        let mut paths = Vec::with_capacity(hosts * hosts);
-        let mut route = Vec::new();
-        for s in 0..hosts {
-            for r in 0..hosts {
-                route.clear();
-                if s != r {
-                    topo.route(s, r, &mut route);
-                }
-                let mut offset = 0.0;
-                let hops: Vec<Hop> = route
-                    .iter()
-                    .map(|&l| {
-                        offset += topo.links[l as usize].latency;
-                        Hop {
-                            resource: l,
-                            offset,
-                        }
-                    })
-                    .collect();
-                let rate = route
-                    .iter()
-                    .map(|&l| capacity[l as usize])
-                    .fold(f64::INFINITY, f64::min);
-                let dur = if route.is_empty() { 0.0 } else { d / rate };
-                paths.push(Path {
-                    hops,
-                    rate,
-                    dur,
-                    total: offset + dur,
-                });
-            }
-        }
-        // Latency from each host to each node: a walk out from the host.
-        let mut lat_to = vec![0.0; hosts * nodes];
-        for (s, &sn) in topo.rank_node.iter().enumerate() {
-            let mut stack = vec![(sn, u32::MAX, 0.0)];
-            while let Some((v, from, lat)) = stack.pop() {
-                lat_to[s * nodes + v as usize] = lat;
-                for &(u, l) in g.neighbours(v) {
-                    if u != from {
-                        stack.push((u, v, lat + topo.links[l as usize].latency));
-                    }
-                }
-            }
-        }
-        let out_resources = |n: NodeId| {
-            let mut ls: Vec<LinkId> = g.neighbours(n).iter().map(|&(_, l)| l).collect();
-            ls.sort_unstable();
-            ls.dedup();
-            ls
-        };
-        let host: Vec<Producer> = topo
-            .rank_node
-            .iter()
-            .enumerate()
-            .map(|(s, &sn)| {
-                let ls = out_resources(sn);
-                Producer {
-                    out_cap: ls.iter().map(|&l| capacity[l as usize]).sum::<f64>(),
-                    first_lat: ls
-                        .iter()
-                        .map(|&l| topo.links[l as usize].latency)
-                        .fold(f64::INFINITY, f64::min),
-                    min_total: (0..hosts)
-                        .filter(|&r| r != s)
-                        .map(|r| paths[s * hosts + r].total)
-                        .fold(f64::INFINITY, f64::min),
-                }
-            })
-            .collect();
-        // Every directed edge u → v with hosts on v's side.
-        let mut cuts = Vec::new();
-        for u in 0..nodes as NodeId {
-            for &(v, l) in g.neighbours(u) {
-                let mut side = Vec::new();
-                let mut stack = vec![(v, u)];
-                while let Some((x, from)) = stack.pop() {
-                    if let Some(h) = node_host[x as usize] {
-                        side.push(h);
-                    }
-                    for &(y, _) in g.neighbours(x) {
-                        if y != from {
-                            stack.push((y, x));
-                        }
-                    }
-                }
-                if side.is_empty() || side.len() == hosts {
-                    continue;
-                }
-                side.sort_unstable();
-                // (Its least time is to any other host: a bound on the time
-                // to one inside, and linear in the subtree's size.)
-                cuts.push(Cut {
-                    link: l,
-                    head: v,
-                    inside: Producer::best_of(side.iter().map(|&h| host[h as usize])),
-                    hosts: side,
-                });
-            }
-        }
+        let paths = host_paths(topo, &capacity, d);
+        let lat_to = latencies_to_nodes(topo, g);
+        let host = host_producers(topo, g, &capacity, &paths);
+        let cuts = edge_cuts(g, &node_host, &host);
         // The tree rooted at its centre, edges labelled by their parameters.
         let adj: Vec<Vec<u32>> = (0..nodes as NodeId)
             .map(|n| g.neighbours(n).iter().map(|&(m, _)| m).collect())
@@ -1243,6 +1124,155 @@ pub fn baseline(topo: &Topology, algorithm: &str, root: usize, size_bytes: u64) 
     )?;
     let s = algorithms::build(algorithm, &req)?;
     Ok(simulate(&s, topo, &model_config())?.time_s)
+}
+
+/// The tree network of `topo`, one rank per host: a tree topology, or a
+/// graph with one link fewer than nodes.
+fn tree_network(topo: &Topology) -> Result<&Graph> {
+    if topo.ranks_placed() {
+        return Err(invalid!(
+            "the optimal tree broadcast takes one rank per host (no --ranks-per-node or --map)"
+        ));
+    }
+    match &topo.kind {
+        Kind::Tree(g) => Ok(g),
+        Kind::Graph(g)
+            if (0..g.num_nodes() as NodeId)
+                .map(|n| g.neighbours(n).len())
+                .sum::<usize>()
+                / 2
+                + 1
+                == g.num_nodes() =>
+        {
+            Ok(g)
+        }
+        _ => Err(invalid!(
+            "topology {}: optimal broadcast needs a tree network (a TOML file with kind = \"tree\")",
+            topo.name
+        )),
+    }
+}
+
+/// The path of a message of `d` bytes between every two hosts
+/// (`[s * hosts + r]`).
+fn host_paths(topo: &Topology, capacity: &[f64], d: f64) -> Vec<Path> {
+    let hosts = topo.num_ranks();
+    let mut paths = Vec::with_capacity(hosts * hosts);
+    let mut route = Vec::new();
+    for s in 0..hosts {
+        for r in 0..hosts {
+            route.clear();
+            if s != r {
+                topo.route(s, r, &mut route);
+            }
+            let mut offset = 0.0;
+            let hops: Vec<Hop> = route
+                .iter()
+                .map(|&l| {
+                    offset += topo.links[l as usize].latency;
+                    Hop {
+                        resource: l,
+                        offset,
+                    }
+                })
+                .collect();
+            let rate = route
+                .iter()
+                .map(|&l| capacity[l as usize])
+                .fold(f64::INFINITY, f64::min);
+            let dur = if route.is_empty() { 0.0 } else { d / rate };
+            paths.push(Path {
+                hops,
+                rate,
+                dur,
+                total: offset + dur,
+            });
+        }
+    }
+    paths
+}
+
+/// Latency from each host to each node (`[s * nodes + v]`): a walk out
+/// from the host.
+fn latencies_to_nodes(topo: &Topology, g: &Graph) -> Vec<f64> {
+    let (hosts, nodes) = (topo.num_ranks(), g.num_nodes());
+    let mut lat_to = vec![0.0; hosts * nodes];
+    for (s, &sn) in topo.rank_node.iter().enumerate() {
+        let mut stack = vec![(sn, u32::MAX, 0.0)];
+        while let Some((v, from, lat)) = stack.pop() {
+            lat_to[s * nodes + v as usize] = lat;
+            for &(u, l) in g.neighbours(v) {
+                if u != from {
+                    stack.push((u, v, lat + topo.links[l as usize].latency));
+                }
+            }
+        }
+    }
+    lat_to
+}
+
+/// Per host: how fast it can hand the message on.
+fn host_producers(topo: &Topology, g: &Graph, capacity: &[f64], paths: &[Path]) -> Vec<Producer> {
+    let hosts = topo.num_ranks();
+    let out_resources = |n: NodeId| {
+        let mut ls: Vec<LinkId> = g.neighbours(n).iter().map(|&(_, l)| l).collect();
+        ls.sort_unstable();
+        ls.dedup();
+        ls
+    };
+    topo.rank_node
+        .iter()
+        .enumerate()
+        .map(|(s, &sn)| {
+            let ls = out_resources(sn);
+            Producer {
+                out_cap: ls.iter().map(|&l| capacity[l as usize]).sum::<f64>(),
+                first_lat: ls
+                    .iter()
+                    .map(|&l| topo.links[l as usize].latency)
+                    .fold(f64::INFINITY, f64::min),
+                min_total: (0..hosts)
+                    .filter(|&r| r != s)
+                    .map(|r| paths[s * hosts + r].total)
+                    .fold(f64::INFINITY, f64::min),
+            }
+        })
+        .collect()
+}
+
+/// Every directed edge u → v with hosts on v's side (and not all of them).
+fn edge_cuts(g: &Graph, node_host: &[Option<u32>], host: &[Producer]) -> Vec<Cut> {
+    let (hosts, nodes) = (host.len(), g.num_nodes());
+    let mut cuts = Vec::new();
+    for u in 0..nodes as NodeId {
+        for &(v, l) in g.neighbours(u) {
+            let mut side = Vec::new();
+            let mut stack = vec![(v, u)];
+            while let Some((x, from)) = stack.pop() {
+                if let Some(h) = node_host[x as usize] {
+                    side.push(h);
+                }
+                for &(y, _) in g.neighbours(x) {
+                    if y != from {
+                        stack.push((y, x));
+                    }
+                }
+            }
+            if side.is_empty() || side.len() == hosts {
+                continue;
+            }
+            side.sort_unstable();
+            // (Its least time is to any other host: a bound on the time
+            // to one inside, and linear in the subtree's size.)
+            cuts.push(Cut {
+                link: l,
+                head: v,
+                inside: Producer::best_of(side.iter().map(|&h| host[h as usize])),
+                hosts: side,
+            });
+        }
+    }
+    cuts
 }
 
 /// The partitions of the hosts into subtrees for the bound, one for each
