@@ -8,9 +8,9 @@
 //! whichever thread claims it first: a helper that has not begun its part
 //! when the caller is done with its own (parked, or descheduled on a busy
 //! machine) gets it taken back, so waking a helper costs no waiting; the
-//! caller waits only for parts a helper is in the middle of. (Parts claimed
-//! chunk by chunk from a shared counter measured 1.2–1.3 times slower: the
-//! threads' streams through memory break at every chunk.)
+//! caller waits only for parts a helper is in the middle of. A thread takes
+//! a whole part, not chunks claimed from a shared counter, so that its
+//! stream through memory does not break at every chunk (docs/PERFORMANCE.md).
 //!
 //! One run at a time uses the helpers ([`lease`]); a concurrent run, or a
 //! machine with one core, runs its steps alone.

@@ -23,8 +23,7 @@ use std::collections::BinaryHeap;
 /// the entries after it. Entries pushed below `last` wait in a small
 /// binary heap: the event loop looks at the next event before it handles a
 /// flow end that comes earlier, and that end can schedule an event before
-/// the one looked at (under 1% of pushes in the rings and Trinaryx3 runs
-/// measured).
+/// the one looked at, which is rare (docs/PERFORMANCE.md).
 pub struct RadixQueue<V> {
     last: u64,
     /// Bucket b holds times whose highest bit differing from `last` is bit
@@ -248,12 +247,11 @@ impl EndQueue {
 /// queue has left the cache. A pop moves `head` on, without sifting, and
 /// the entries are read in order: a sweep finds a rank's events due at the
 /// front, line after line, where a binary heap's pop misses the cache at
-/// every level of a long queue (the 1 GiB Trinaryx3 reduce ran 1.34× faster
-/// when its CPU queues stopped being heaps). An entry out of order is
-/// placed by searching from the front (in a CPU queue, a task that waited
-/// on the one just run lands there), and the shorter side moves: linear
-/// where a heap's push is logarithmic; on the schedules measured
-/// (docs/PERFORMANCE.md) nothing got slower.
+/// every level of a long queue (docs/PERFORMANCE.md). An entry out of
+/// order is placed by searching from the front (in a CPU queue, a task
+/// that waited on the one just run lands there), and the shorter side
+/// moves: linear where a heap's push is logarithmic, since such entries
+/// land near the front (docs/PERFORMANCE.md).
 pub struct SortedQueue<T> {
     items: Vec<T>,
     /// The first entry still queued; the entries before it are spent.
