@@ -12,9 +12,11 @@ pub use topocoll_core::{
     algorithms, error, limits, lookahead, memory, model, schedule, topology, units,
 };
 pub use topocoll_core::{invalid, Error, Result};
-pub use topocoll_optimize::optimize;
-pub use topocoll_runtime::{runtime, with_dtype};
-pub use topocoll_sim::{price, sim};
+pub use topocoll_optimize as optimize;
+pub use topocoll_runtime as runtime;
+pub use topocoll_runtime::with_dtype;
+pub use topocoll_sim as sim;
+pub use topocoll_sim::price;
 
 pub mod cli;
 pub mod reproduce;

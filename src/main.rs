@@ -3,9 +3,8 @@
 /// mode, as here, included), and glibc's malloc does not unless
 /// `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` is set before the process starts.
 /// A large simulation touches its per-rank and per-transfer state at random:
-/// with 4 KiB pages nearly every access also misses the TLB. The 32 MiB
-/// Trinaryx3 allreduce on 48×6×32 ran 1.25–1.4× faster in pair runs
-/// (docs/PERFORMANCE.md); results are the same bit for bit.
+/// with 4 KiB pages nearly every access also misses the TLB
+/// (docs/PERFORMANCE.md). Results are the same bit for bit.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

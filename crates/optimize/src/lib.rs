@@ -1,9 +1,20 @@
-//! topocoll's searches over schedules: the optimal broadcast on a tree
-//! network (branch and bound), the multi-lane scatter's lane count and the
-//! tuned collectives' algorithm choice, each pricing its candidates with the simulator. See `DESIGN.md`.
+//! topocoll's searches over schedules: the layer that calls algorithms, the
+//! simulator and the models to find the best schedule for a network, each
+//! search pricing its candidates with the simulator. See `DESIGN.md`.
+//!
+//! - [`treebcast`]: the optimal broadcast on a tree-structured network, by
+//!   branch and bound with tree-isomorphism cuts ([`iso`]).
+//! - [`lanes`]: the lane count of the multi-lane scatter on a grid of sites,
+//!   by simulating every count beside the cost models.
+//! - [`tune`]: the fastest algorithm of a collective at each size, by
+//!   simulating every candidate; decision tables cached on disk, and
+//!   exported as MPI libraries' tuning files ([`mpi_rules`]).
+//! - [`machine`]: this machine as the simulator prices it (calibrated on
+//!   the runtime) and `--algorithm auto`'s choice.
 
-// The layers below, under the names the searches' modules use.
-pub(crate) use topocoll_core::{algorithms, error, invalid, model, schedule, topology, units};
-pub(crate) use topocoll_sim::{price, sim};
-
-pub mod optimize;
+pub mod iso;
+pub mod lanes;
+pub mod machine;
+pub mod mpi_rules;
+pub mod treebcast;
+pub mod tune;

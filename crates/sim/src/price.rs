@@ -2,11 +2,11 @@
 //! simulated under one or more node models, and held against the bounds.
 //! The one sequence the command line and every reproduction run.
 
-use crate::algorithms::{self, pipelined::MAX_MATERIALISED_OPS, Request};
-use crate::error::Result;
-use crate::schedule::{self, OpSource, Schedule};
-use crate::sim::{simulate, simulate_source, SimConfig, SimResult};
-use crate::topology::Topology;
+use crate::{simulate, simulate_source, SimConfig, SimResult};
+use topocoll_core::algorithms::{self, pipelined::MAX_MATERIALISED_OPS, Request};
+use topocoll_core::error::Result;
+use topocoll_core::schedule::{self, OpSource, Schedule};
+use topocoll_core::topology::Topology;
 
 /// Whether the schedule is written out or generated as the simulator runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub fn price(
 /// ejection bandwidth.
 fn collective_bound(s: &Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Option<f64> {
     let first = cfgs.first();
-    crate::model::collective_bound(
+    topocoll_core::model::collective_bound(
         s.collective,
         s.count,
         s.elem_bytes(),
@@ -109,7 +109,9 @@ pub fn price_schedule(s: Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Resul
         .iter()
         .map(|cfg| simulate(&s, topo, cfg))
         .collect::<Result<Vec<_>>>()?;
-    let schedule_bound_s = crate::model::link_load(&s, topo).ok().map(|l| l.seconds);
+    let schedule_bound_s = topocoll_core::model::link_load(&s, topo)
+        .ok()
+        .map(|l| l.seconds);
     let lower_bound_s = collective_bound(&s, topo, cfgs);
     Ok(Priced {
         schedule: s,

@@ -12,10 +12,8 @@
 //! collective (see [`Collective`]).
 
 mod collective;
-mod export;
-mod file;
+mod format;
 mod graph;
-mod msccl;
 mod source;
 mod verify;
 
@@ -30,10 +28,11 @@ pub use crate::limits::MAX_RANKS;
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     COLLECTIVES
 }
-pub use export::{from_json, from_json_reader, to_goal, to_json, FORMAT};
-pub use file::{FileFormat, ScheduleFile};
+pub use format::{
+    from_json, from_json_reader, from_msccl_xml, to_goal, to_json, to_msccl_xml, FileFormat,
+    MscclExport, MscclImport, ScheduleFile, FORMAT,
+};
 pub use graph::{dependency_counts, match_messages, Successors};
-pub use msccl::{from_msccl_xml, to_msccl_xml, MscclExport, MscclImport};
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 

@@ -471,37 +471,10 @@ fn too_large(what: &str, need: u64, free: u64) -> Error {
 /// `max_terms` symbolic terms.
 fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
     let p = s.ranks;
-    // Buffers: [input, output, scratch] per rank.
-    let mut bufs: Vec<[Content; 3]> = (0..p).map(|_| Default::default()).collect();
-    for (rank, b) in bufs.iter_mut().enumerate() {
-        if let Some((buf, len)) = s.collective.initial(p, s.count, rank) {
-            if len > 0 {
-                b[buf as usize].runs.insert(
-                    0,
-                    Run {
-                        len,
-                        terms: SmallVec::from_elem(
-                            Term {
-                                rank: rank as u32,
-                                offset: 0,
-                            },
-                            1,
-                        ),
-                    },
-                );
-            }
-        }
-    }
+    let mut bufs = initial_contents(s);
     let succ: Vec<Successors> = s.programs.iter().map(Successors::new).collect();
     let mut remaining: Vec<Vec<u32>> = s.programs.iter().map(dependency_counts).collect();
-    let mut ready: Vec<(u32, OpId)> = Vec::new();
-    for (rank, rem) in remaining.iter().enumerate() {
-        for (i, &r) in rem.iter().enumerate().rev() {
-            if r == 0 {
-                ready.push((rank as u32, i as OpId));
-            }
-        }
-    }
+    let mut ready = initially_ready(&remaining);
 
     let mut messages: FxHashMap<(u32, u32, u32), VecDeque<Message>> = FxHashMap::default();
     let mut waiting: FxHashMap<(u32, u32, u32), VecDeque<OpId>> = FxHashMap::default();
@@ -633,6 +606,68 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         }
     }
 
+    all_ran(s, done, &waiting, &messages)?;
+
+    for (rank, b) in bufs.iter().enumerate() {
+        check_output(
+            s.collective,
+            rank,
+            &b[Buf::Output as usize],
+            &s.collective.expected(p, s.count, rank),
+        )?;
+    }
+    Ok(bytes_moved)
+}
+
+/// Buffers at the start, [input, output, scratch] per rank: each rank's
+/// own data, where the collective gives it some.
+fn initial_contents(s: &Schedule) -> Vec<[Content; 3]> {
+    let p = s.ranks;
+    let mut bufs: Vec<[Content; 3]> = (0..p).map(|_| Default::default()).collect();
+    for (rank, b) in bufs.iter_mut().enumerate() {
+        if let Some((buf, len)) = s.collective.initial(p, s.count, rank) {
+            if len > 0 {
+                b[buf as usize].runs.insert(
+                    0,
+                    Run {
+                        len,
+                        terms: SmallVec::from_elem(
+                            Term {
+                                rank: rank as u32,
+                                offset: 0,
+                            },
+                            1,
+                        ),
+                    },
+                );
+            }
+        }
+    }
+    bufs
+}
+
+/// The ops that wait for nothing, as a stack that pops each rank's in
+/// program order.
+fn initially_ready(remaining: &[Vec<u32>]) -> Vec<(u32, OpId)> {
+    let mut ready: Vec<(u32, OpId)> = Vec::new();
+    for (rank, rem) in remaining.iter().enumerate() {
+        for (i, &r) in rem.iter().enumerate().rev() {
+            if r == 0 {
+                ready.push((rank as u32, i as OpId));
+            }
+        }
+    }
+    ready
+}
+
+/// After the run: every op ran (else a deadlock, naming the receives that
+/// wait) and every message was received.
+fn all_ran(
+    s: &Schedule,
+    done: usize,
+    waiting: &FxHashMap<(u32, u32, u32), VecDeque<OpId>>,
+    messages: &FxHashMap<(u32, u32, u32), VecDeque<Message>>,
+) -> Result<()> {
     let total = s.num_ops();
     if done < total {
         let mut blocked: Vec<String> = Vec::new();
@@ -664,16 +699,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
             left.iter().map(|(_, q)| q.len()).sum::<usize>()
         )));
     }
-
-    for (rank, b) in bufs.iter().enumerate() {
-        check_output(
-            s.collective,
-            rank,
-            &b[Buf::Output as usize],
-            &s.collective.expected(p, s.count, rank),
-        )?;
-    }
-    Ok(bytes_moved)
+    Ok(())
 }
 
 fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) -> Result<()> {

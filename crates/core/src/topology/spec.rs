@@ -148,7 +148,35 @@ pub struct TopologyFile {
 
 /// Parses the text of a TOML topology file; `name` is used in messages.
 pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
-    let f: TopologyFile = toml::from_str(text).map_err(|e| {
+    let f = read_file(name, text)?;
+    check_fields(name, &f)?;
+    let kind = network(name, &f)?;
+    let mut topo = Topology::from_kind(name, kind);
+    if let Some(tie) = &f.torus_tie {
+        let tie = match tie.as_str() {
+            "plus" => TorusTie::Plus,
+            "simgrid" => TorusTie::SimGrid,
+            other => {
+                return Err(invalid!(
+                    "topology file '{name}': torus_tie '{other}' is not plus or simgrid"
+                ))
+            }
+        };
+        if !topo.has_torus_ties() {
+            return Err(invalid!(
+                "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
+            ));
+        }
+        topo.set_torus_tie(tie);
+    }
+    topo.check_connected()?;
+    Ok(topo)
+}
+
+/// The file's fields, refused as one line where it is not TOML or a field
+/// is unknown.
+fn read_file(name: &str, text: &str) -> Result<TopologyFile> {
+    toml::from_str(text).map_err(|e| {
         // "line L, column C: what", in one line (toml's own message draws
         // the line over several).
         let at = e.span().map(|span| {
@@ -171,7 +199,11 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             at.unwrap_or_default(),
             e.message().trim().replace('\n', " ")
         )
-    })?;
+    })
+}
+
+/// Refuses a field of another kind than the file's.
+fn check_fields(name: &str, f: &TopologyFile) -> Result<()> {
     // A field of another kind is a mistake (a torus given `n0`, a hypercube
     // given `dims`), not something to ignore.
     let set = [
@@ -221,6 +253,11 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             applies.join(", ")
         ));
     }
+    Ok(())
+}
+
+/// The network the file's kind and fields describe.
+fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
     let bw = f.bandwidth.unwrap_or(DEFAULT_BANDWIDTH);
     let lat = f.latency.unwrap_or(DEFAULT_LATENCY);
     let need = |field: &str| {
@@ -234,7 +271,7 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
         Error::Invalid(m) => invalid!("topology file '{name}': {m}"),
         other => other,
     };
-    let kind = match f.kind.as_str() {
+    Ok(match f.kind.as_str() {
         "torus" | "mesh" => {
             let d = dims()?;
             let n = d.len();
@@ -292,25 +329,5 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
                 crate::error::did_you_mean(other, ["torus", "mesh", "grid", "hypercube", "tofu", "tree", "graph", "sites"])
             ))
         }
-    };
-    let mut topo = Topology::from_kind(name, kind);
-    if let Some(tie) = &f.torus_tie {
-        let tie = match tie.as_str() {
-            "plus" => TorusTie::Plus,
-            "simgrid" => TorusTie::SimGrid,
-            other => {
-                return Err(invalid!(
-                    "topology file '{name}': torus_tie '{other}' is not plus or simgrid"
-                ))
-            }
-        };
-        if !topo.has_torus_ties() {
-            return Err(invalid!(
-                "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
-            ));
-        }
-        topo.set_torus_tie(tie);
-    }
-    topo.check_connected()?;
-    Ok(topo)
+    })
 }

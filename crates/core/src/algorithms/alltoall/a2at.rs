@@ -73,7 +73,7 @@
 //! mesh order). More than three, and Tofu (whose routes are not signed
 //! offsets), are unsupported.
 
-use super::{a2at3d, grid_of, self_copy};
+use super::{a2at3d, grid_of, self_copy, GridShape};
 use crate::algorithms::{Algorithm, Request};
 use crate::error::Result;
 use crate::schedule::{Op, OpId, Program, Region, Schedule};
@@ -211,72 +211,95 @@ pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
         }
     }
     if nx == ny {
-        if ny % 2 == 0 {
-            let h = ny / 2;
-            if torus {
-                // Step 3_T (loop from 1, not 0).
-                for i in 1..h {
-                    v.extend([(h, i), (-i, -h), (-h, -i), (i, h)]);
-                }
-                v.extend([(h, 0), (0, h), (-h, -h)]);
-            } else {
-                // Step 3.
-                for i in 1..h {
-                    v.extend([(h, i), (-i, h), (h, -i), (i, h)]);
-                }
-                v.extend([(h, 0), (0, h), (h, h)]);
-            }
-        }
-        return v;
+        square_rest(&mut v, ny, torus);
+    } else if ny % 2 == 1 {
+        odd_rest(&mut v, nx, s, torus);
+    } else if !torus {
+        mesh_even_rest(&mut v, nx, ny);
+    } else {
+        torus_even_rest(&mut v, nx, ny);
     }
+    v
+}
+
+/// A square's steps after the first two (Nx = Ny): Step 3 on a mesh,
+/// Step 3_T on a torus, when N is even.
+fn square_rest(v: &mut Vec<(i64, i64)>, ny: i64, torus: bool) {
+    if ny % 2 == 0 {
+        let h = ny / 2;
+        if torus {
+            // Step 3_T (loop from 1, not 0).
+            for i in 1..h {
+                v.extend([(h, i), (-i, -h), (-h, -i), (i, h)]);
+            }
+            v.extend([(h, 0), (0, h), (-h, -h)]);
+        } else {
+            // Step 3.
+            for i in 1..h {
+                v.extend([(h, i), (-i, h), (h, -i), (i, h)]);
+            }
+            v.extend([(h, 0), (0, h), (h, h)]);
+        }
+    }
+}
+
+/// Ny odd, Nx > Ny: Step 3_Odd, and Step 4_Odd when Nx is even (S =
+/// (Ny−1)/2).
+fn odd_rest(v: &mut Vec<(i64, i64)>, nx: i64, s: i64, torus: bool) {
     let s2 = (nx - 1) / 2;
-    if ny % 2 == 1 {
-        // Step 3_Odd: the columns beyond the square, x-bound at 2i per pair.
-        for i in s + 1..=s2 {
-            for j in 1..=s {
-                v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
-            }
-            v.extend([(i, 0), (-i, 0)]);
+    // Step 3_Odd: the columns beyond the square, x-bound at 2i per pair.
+    for i in s + 1..=s2 {
+        for j in 1..=s {
+            v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
         }
-        if nx % 2 == 0 {
-            // Step 4_Odd: the column Nx/2. On the torus half of it goes −x.
-            let hx = nx / 2;
-            let sign = if torus { -1 } else { 1 };
-            for i in 1..=s {
-                v.extend([(hx, i), (sign * hx, -i)]);
-            }
-            v.push((hx, 0));
-        }
-        return v;
+        v.extend([(i, 0), (-i, 0)]);
     }
+    if nx % 2 == 0 {
+        // Step 4_Odd: the column Nx/2. On the torus half of it goes −x.
+        let hx = nx / 2;
+        let sign = if torus { -1 } else { 1 };
+        for i in 1..=s {
+            v.extend([(hx, i), (sign * hx, -i)]);
+        }
+        v.push((hx, 0));
+    }
+}
+
+/// A mesh with Ny even, Nx > Ny: Steps 3_Even, 4_Even and 5.
+fn mesh_even_rest(v: &mut Vec<(i64, i64)>, nx: i64, ny: i64) {
+    let s2 = (nx - 1) / 2;
     let hy = ny / 2;
     let hx = nx / 2;
-    if !torus {
-        // Step 3_Even.
-        for i in 1..hy {
-            v.extend([(hy, i), (-i, hy), (hy, -i), (i, -hy)]);
-        }
-        v.extend([(hy, 0), (0, hy), (hy, hy), (-hy, hy)]);
-        // Step 4_Even, loop bound ⌊(Nx−1)/2⌋.
-        for i in hy + 1..=s2 {
-            for j in 1..hy {
-                v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
-            }
-            v.extend([(i, 0), (-i, 0), (i, hy), (-i, hy)]);
-        }
-        // Step 5.
-        if nx % 2 == 0 {
-            for i in 1..hy {
-                v.extend([(hx, i), (hx, -i)]);
-            }
-            v.extend([(hx, 0), (hx, hy)]);
-        }
-        for i in 1..hy {
-            v.extend([(-hy, i), (-hy, -i)]);
-        }
-        v.push((-hy, 0));
-        return v;
+    // Step 3_Even.
+    for i in 1..hy {
+        v.extend([(hy, i), (-i, hy), (hy, -i), (i, -hy)]);
     }
+    v.extend([(hy, 0), (0, hy), (hy, hy), (-hy, hy)]);
+    // Step 4_Even, loop bound ⌊(Nx−1)/2⌋.
+    for i in hy + 1..=s2 {
+        for j in 1..hy {
+            v.extend([(i, j), (-i, -j), (i, -j), (-i, j)]);
+        }
+        v.extend([(i, 0), (-i, 0), (i, hy), (-i, hy)]);
+    }
+    // Step 5.
+    if nx % 2 == 0 {
+        for i in 1..hy {
+            v.extend([(hx, i), (hx, -i)]);
+        }
+        v.extend([(hx, 0), (hx, hy)]);
+    }
+    for i in 1..hy {
+        v.extend([(-hy, i), (-hy, -i)]);
+    }
+    v.push((-hy, 0));
+}
+
+/// A torus with Ny even, Nx > Ny (ours).
+fn torus_even_rest(v: &mut Vec<(i64, i64)>, nx: i64, ny: i64) {
+    let s2 = (nx - 1) / 2;
+    let hy = ny / 2;
+    let hx = nx / 2;
     // Torus, Ny even, Nx > Ny (open in the paper). Row y ≡ hy is a half ring:
     // its entries alternate between +hy and −hy. Columns ±hy first, in groups
     // that load +x, −x, +y and −y alike.
@@ -301,7 +324,7 @@ pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
             v.extend([(hx, i), (-hx, -i)]);
         }
         v.extend([(hx, 0), (-hx, -hy), (0, hy)]);
-        return v;
+        return;
     }
     // Nx odd. Ending as above, with (0, hy) alone after the last group of
     // four, leaves the x links idle for hy at the end (the simulated time is
@@ -339,7 +362,77 @@ pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
     }
     // A_hy with (0, hy) between its two sends.
     v.extend([(hy, 0), (0, hy), (-hy, -hy)]);
-    v
+}
+
+/// The A2AT order of a grid's sends and what it was made for.
+struct Frame {
+    /// Each send's offset as (dimension, component) pairs.
+    offsets: Vec<Vec<(usize, i64)>>,
+    /// The one send of each rank that goes half way round an even ring and
+    /// nowhere else, when the order has it alone (2D even×odd torus: (Nx/2, 0);
+    /// 3D torus with one even side): its dimension and place in the order.
+    lone_half_ring: Option<(usize, usize)>,
+    /// The engine count the order is made for.
+    design_engines: usize,
+}
+
+/// The order of the sends on a grid whose dimensions of size > 1 are `big`
+/// (at most 3): the 3D order in the topology's order, or the 2D order with
+/// the paper's x the longer dimension.
+fn frame_of(shape: &GridShape, big: &[usize]) -> Frame {
+    let mut lone_half_ring: Option<(usize, usize)> = None;
+    let design_engines;
+    let offsets: Vec<Vec<(usize, i64)>> = if let [a, b, c] = big[..] {
+        // Three dimensions: the 3D order (a2at3d), in the topology's order.
+        let torus = big.iter().all(|&d| shape.wrap[d]);
+        let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
+        let order = a2at3d::order(n, torus);
+        design_engines = if torus { 6 } else { 3 };
+        let even: Vec<usize> = (0..3).filter(|&q| n[q].is_multiple_of(2)).collect();
+        if let (true, &[e]) = (torus, &even[..]) {
+            let h = (n[e] / 2) as i64;
+            lone_half_ring = order
+                .iter()
+                .position(|v| (0..3).all(|q| v[q].abs() == if q == e { h } else { 0 }))
+                .map(|k| ([a, b, c][e], k));
+        }
+        order
+            .into_iter()
+            .map(|v| vec![(a, v[0]), (b, v[1]), (c, v[2])])
+            .collect()
+    } else {
+        let (dx, dy) = match big {
+            [] => (None, None),
+            [a] => (Some(*a), None),
+            [a, b] if shape.dims[*a] >= shape.dims[*b] => (Some(*a), Some(*b)),
+            // Nx < Ny: transpose, the paper's x is the topology's dimension b.
+            [a, b] => (Some(*b), Some(*a)),
+            _ => unreachable!(),
+        };
+        let nx = dx.map_or(1, |d| shape.dims[d]);
+        let ny = dy.map_or(1, |d| shape.dims[d]);
+        let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
+        let order = order(nx, ny, torus);
+        design_engines = if torus { 4 } else { 2 };
+        if let (Some(d), true) = (dx, torus && nx > ny && nx % 2 == 0 && ny % 2 == 1) {
+            let hx = (nx / 2) as i64;
+            lone_half_ring = order.iter().position(|&o| o == (hx, 0)).map(|k| (d, k));
+        }
+        order
+            .into_iter()
+            .map(|(i, j)| {
+                dx.map(|d| (d, i))
+                    .into_iter()
+                    .chain(dy.map(|d| (d, j)))
+                    .collect()
+            })
+            .collect()
+    };
+    Frame {
+        offsets,
+        lone_half_ring,
+        design_engines,
+    }
 }
 
 fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
@@ -368,59 +461,11 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
             ),
         ));
     }
-    // The one send of each rank that goes half way round an even ring and
-    // nowhere else, when the order has it alone (2D even×odd torus: (Nx/2, 0);
-    // 3D torus with one even side): its dimension and place in the order.
-    let mut lone_half_ring: Option<(usize, usize)> = None;
-    // The engine count the order is made for.
-    let design_engines;
-    // Each send's offset as (dimension, component) pairs.
-    let frame: Vec<Vec<(usize, i64)>> = if let [a, b, c] = big[..] {
-        // Three dimensions: the 3D order (a2at3d), in the topology's order.
-        let torus = big.iter().all(|&d| shape.wrap[d]);
-        let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
-        let order = a2at3d::order(n, torus);
-        design_engines = if torus { 6 } else { 3 };
-        let even: Vec<usize> = (0..3).filter(|&q| n[q] % 2 == 0).collect();
-        if let (true, &[e]) = (torus, &even[..]) {
-            let h = (n[e] / 2) as i64;
-            lone_half_ring = order
-                .iter()
-                .position(|v| (0..3).all(|q| v[q].abs() == if q == e { h } else { 0 }))
-                .map(|k| ([a, b, c][e], k));
-        }
-        order
-            .into_iter()
-            .map(|v| vec![(a, v[0]), (b, v[1]), (c, v[2])])
-            .collect()
-    } else {
-        let (dx, dy) = match big.as_slice() {
-            [] => (None, None),
-            [a] => (Some(*a), None),
-            [a, b] if shape.dims[*a] >= shape.dims[*b] => (Some(*a), Some(*b)),
-            // Nx < Ny: transpose, the paper's x is the topology's dimension b.
-            [a, b] => (Some(*b), Some(*a)),
-            _ => unreachable!(),
-        };
-        let nx = dx.map_or(1, |d| shape.dims[d]);
-        let ny = dy.map_or(1, |d| shape.dims[d]);
-        let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
-        let order = order(nx, ny, torus);
-        design_engines = if torus { 4 } else { 2 };
-        if let (Some(d), true) = (dx, torus && nx > ny && nx % 2 == 0 && ny % 2 == 1) {
-            let hx = (nx / 2) as i64;
-            lone_half_ring = order.iter().position(|&o| o == (hx, 0)).map(|k| (d, k));
-        }
-        order
-            .into_iter()
-            .map(|(i, j)| {
-                dx.map(|d| (d, i))
-                    .into_iter()
-                    .chain(dy.map(|d| (d, j)))
-                    .collect()
-            })
-            .collect()
-    };
+    let Frame {
+        offsets: frame,
+        lone_half_ring,
+        design_engines,
+    } = frame_of(&shape, &big);
 
     let mut s = req.schedule(name);
     // Route id and rank delta per send, shared by every rank's program.

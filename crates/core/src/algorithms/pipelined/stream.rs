@@ -19,6 +19,160 @@ fn intern<K: std::hash::Hash + Eq, T>(
     })
 }
 
+/// Each rank's blocks' ops, by tree.
+type BlockOps = Vec<Vec<Vec<TemplateOp>>>;
+
+/// Each rank's blocks (where each tree's block sits in a round), and its
+/// blocks' ops by tree, with absolute peers until interned; sets each
+/// program's scratch.
+fn rank_blocks(
+    header: &mut Schedule,
+    pl: &Pipeline,
+    segs: &[u64],
+    full_rounds: u64,
+    rounds: u64,
+) -> Result<(Vec<RankBlocks>, BlockOps)> {
+    let nt = segs.len();
+    let mut block = Vec::new();
+    let mut ranks = Vec::with_capacity(header.ranks);
+    let mut blocks: BlockOps = Vec::with_capacity(header.ranks);
+    for (r, prog) in header.programs.iter_mut().enumerate() {
+        prog.scratch = pl.scratch(r);
+        let mut rb = RankBlocks::default();
+        let mut rank_blocks = Vec::with_capacity(nt);
+        for (t, &nseg) in segs.iter().enumerate() {
+            let mut tb = TreeBlock {
+                start: rb.round_len,
+                start_last: rb.last_round_len,
+                ..TreeBlock::default()
+            };
+            let mut ops = Vec::new();
+            if nseg > 0 {
+                ops = block_template(pl, r, t, &mut block)?;
+                tb.len = ops.len() as u32;
+                let len = ops.len() as u64;
+                rb.round_len += len;
+                if nseg == rounds {
+                    rb.last_round_len += len;
+                }
+            }
+            rb.trees.push(tb);
+            rank_blocks.push(ops);
+        }
+        if full_rounds * rb.round_len + rb.last_round_len > OpId::MAX as u64 {
+            return Err(invalid!(
+                "pipeline stream: rank {r} would run more than 2^32 operations; use larger --segment"
+            ));
+        }
+        // (Below 2^32 when the rank has a full round, by the check above.)
+        rb.round = Divisor::new(rb.round_len.min(u32::MAX as u64) as u32);
+        ranks.push(rb);
+        blocks.push(rank_blocks);
+    }
+    Ok((ranks, blocks))
+}
+
+/// The ops of rank `r`'s block of tree `t` in segment 0, with their
+/// successors in the block (`block`: room to build it in).
+fn block_template(
+    pl: &Pipeline,
+    r: usize,
+    t: usize,
+    block: &mut Vec<BlockOp>,
+) -> Result<Vec<TemplateOp>> {
+    pl.block(&pl.view(r, t), 0, block);
+    let mut ops: Vec<TemplateOp> = block
+        .iter()
+        .map(|b| TemplateOp {
+            op: b.op,
+            deps: b.deps().len() as u8,
+            succ: SmallVec::new(),
+            peer_op: u32::MAX,
+        })
+        .collect();
+    for (k, b) in block.iter().enumerate() {
+        if b.deps().is_empty() && !matches!(b.op, Op::Send { .. } | Op::Recv { .. }) {
+            return Err(invalid!(
+                "pipeline stream: only sends and receives may start a block"
+            ));
+        }
+        for &d in b.deps() {
+            ops[d as usize].succ.push(k as u8);
+        }
+    }
+    Ok(ops)
+}
+
+/// Matches each send of a template to its receive in the peer's template
+/// (a message is unique per (source, destination, tag)).
+fn match_sends(blocks: &mut [Vec<Vec<TemplateOp>>]) -> Result<()> {
+    let mut matched = Vec::new();
+    for (r, rank_blocks) in blocks.iter().enumerate() {
+        for (t, ops) in rank_blocks.iter().enumerate() {
+            for (k, o) in ops.iter().enumerate() {
+                let Op::Send { peer, tag, .. } = o.op else {
+                    continue;
+                };
+                let j = blocks[peer as usize][t]
+                    .iter()
+                    .position(|o| matches!(o.op, Op::Recv { peer: p, tag: g, .. } if p as usize == r && g == tag))
+                    .ok_or_else(|| invalid!("pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
+                matched.push((r, t, k, j as u32));
+            }
+        }
+    }
+    for (r, t, k, j) in matched {
+        blocks[r][t][k].peer_op = j;
+    }
+    Ok(())
+}
+
+/// Peers made relative to the rank, then one template per distinct block:
+/// the templates, each rank's blocks pointed at theirs.
+fn intern_templates(blocks: BlockOps, ranks: &mut [RankBlocks]) -> Vec<Vec<TemplateOp>> {
+    let p = ranks.len();
+    let mut templates = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for (r, rank_blocks) in blocks.into_iter().enumerate() {
+        for (t, mut ops) in rank_blocks.into_iter().enumerate() {
+            for o in &mut ops {
+                if let Op::Send { peer, .. } | Op::Recv { peer, .. } = &mut o.op {
+                    *peer = ((*peer as usize + p - r) % p) as u32;
+                }
+            }
+            // (An op can hold an f64, so ops are not `Hash`; their debug
+            // text, which prints every field and every f64 exactly, is.)
+            let key = format!("{ops:?}");
+            ranks[r].trees[t].template = intern(&mut index, &mut templates, key, ops);
+        }
+    }
+    templates
+}
+
+/// The smallest send not gated (`Lookahead::min_ungated_send_count`), and
+/// each tree's gated segment (`u64::MAX` for none). Every segment but a
+/// tree's last is a full one, and every send of a segment after the first
+/// waits for the same send of the segment before: a last segment shorter
+/// than every other send is gated by the full one before it. A tree of one
+/// segment has no such send.
+fn gating(pl: &Pipeline, segs: &[u64]) -> (Option<u64>, Vec<u64>) {
+    let nt = segs.len();
+    let ungated_min = (0..nt)
+        .filter(|&t| segs[t] > 0)
+        .map(|t| pl.segment(t, 0).1)
+        .min();
+    let gated_segment = (0..nt)
+        .map(|t| {
+            let last = segs[t].saturating_sub(1);
+            match ungated_min {
+                Some(min) if last > 0 && pl.segment(t, last).1 < min => last,
+                _ => u64::MAX,
+            }
+        })
+        .collect();
+    (ungated_min, gated_segment)
+}
+
 /// One op of a block template (the block of segment 0). The peer of a
 /// send or receive is stored relative to the rank, `(peer − rank) mod P`,
 /// so that ranks whose blocks differ only by where they sit share one
@@ -177,100 +331,9 @@ impl PipelineStream {
                 "pipeline stream: trees differ by more than one segment ({full_rounds} to {rounds})"
             ));
         }
-        let mut block = Vec::new();
-        let mut ranks = Vec::with_capacity(header.ranks);
-        // Each rank's blocks, by tree, with absolute peers until interned.
-        let mut blocks: Vec<Vec<Vec<TemplateOp>>> = Vec::with_capacity(header.ranks);
-        for (r, prog) in header.programs.iter_mut().enumerate() {
-            prog.scratch = pl.scratch(r);
-            let mut rb = RankBlocks::default();
-            let mut rank_blocks = Vec::with_capacity(nt);
-            for (t, &nseg) in segs.iter().enumerate() {
-                let mut tb = TreeBlock {
-                    start: rb.round_len,
-                    start_last: rb.last_round_len,
-                    ..TreeBlock::default()
-                };
-                let mut ops = Vec::new();
-                if nseg > 0 {
-                    pl.block(&pl.view(r, t), 0, &mut block);
-                    ops = block
-                        .iter()
-                        .map(|b| TemplateOp {
-                            op: b.op,
-                            deps: b.deps().len() as u8,
-                            succ: SmallVec::new(),
-                            peer_op: u32::MAX,
-                        })
-                        .collect();
-                    for (k, b) in block.iter().enumerate() {
-                        if b.deps().is_empty() && !matches!(b.op, Op::Send { .. } | Op::Recv { .. })
-                        {
-                            return Err(invalid!(
-                                "pipeline stream: only sends and receives may start a block"
-                            ));
-                        }
-                        for &d in b.deps() {
-                            ops[d as usize].succ.push(k as u8);
-                        }
-                    }
-                    tb.len = ops.len() as u32;
-                    let len = ops.len() as u64;
-                    rb.round_len += len;
-                    if nseg == rounds {
-                        rb.last_round_len += len;
-                    }
-                }
-                rb.trees.push(tb);
-                rank_blocks.push(ops);
-            }
-            if full_rounds * rb.round_len + rb.last_round_len > OpId::MAX as u64 {
-                return Err(invalid!(
-                    "pipeline stream: rank {r} would run more than 2^32 operations; use larger --segment"
-                ));
-            }
-            // (Below 2^32 when the rank has a full round, by the check above.)
-            rb.round = Divisor::new(rb.round_len.min(u32::MAX as u64) as u32);
-            ranks.push(rb);
-            blocks.push(rank_blocks);
-        }
-        // Match each send of a template to its receive in the peer's template
-        // (a message is unique per (source, destination, tag)).
-        let mut matched = Vec::new();
-        for (r, rank_blocks) in blocks.iter().enumerate() {
-            for (t, ops) in rank_blocks.iter().enumerate() {
-                for (k, o) in ops.iter().enumerate() {
-                    let Op::Send { peer, tag, .. } = o.op else {
-                        continue;
-                    };
-                    let j = blocks[peer as usize][t]
-                        .iter()
-                        .position(|o| matches!(o.op, Op::Recv { peer: p, tag: g, .. } if p as usize == r && g == tag))
-                        .ok_or_else(|| invalid!("pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
-                    matched.push((r, t, k, j as u32));
-                }
-            }
-        }
-        for (r, t, k, j) in matched {
-            blocks[r][t][k].peer_op = j;
-        }
-        // Peers relative to the rank, then one template per distinct block.
-        let p = ranks.len();
-        let mut templates = Vec::new();
-        let mut index = std::collections::HashMap::new();
-        for (r, rank_blocks) in blocks.into_iter().enumerate() {
-            for (t, mut ops) in rank_blocks.into_iter().enumerate() {
-                for o in &mut ops {
-                    if let Op::Send { peer, .. } | Op::Recv { peer, .. } = &mut o.op {
-                        *peer = ((*peer as usize + p - r) % p) as u32;
-                    }
-                }
-                // (An op can hold an f64, so ops are not `Hash`; their debug
-                // text, which prints every field and every f64 exactly, is.)
-                let key = format!("{ops:?}");
-                ranks[r].trees[t].template = intern(&mut index, &mut templates, key, ops);
-            }
-        }
+        let (mut ranks, mut blocks) = rank_blocks(&mut header, &pl, &segs, full_rounds, rounds)?;
+        match_sends(&mut blocks)?;
+        let templates = intern_templates(blocks, &mut ranks);
         let mut shapes = Vec::new();
         let mut shape_index = std::collections::HashMap::new();
         let rank_shape = ranks
@@ -300,23 +363,7 @@ impl PipelineStream {
                 }
             }
         }
-        // Every segment but a tree's last is a full one, and every send of a
-        // segment after the first waits for the same send of the segment
-        // before: a last segment shorter than every other send is gated by
-        // the full one before it. A tree of one segment has no such send.
-        let ungated_min = (0..nt)
-            .filter(|&t| segs[t] > 0)
-            .map(|t| pl.segment(t, 0).1)
-            .min();
-        let gated_segment = (0..nt)
-            .map(|t| {
-                let last = segs[t].saturating_sub(1);
-                match ungated_min {
-                    Some(min) if last > 0 && pl.segment(t, last).1 < min => last,
-                    _ => u64::MAX,
-                }
-            })
-            .collect();
+        let (ungated_min, gated_segment) = gating(&pl, &segs);
         Ok(PipelineStream {
             gated_segment,
             ungated_min,

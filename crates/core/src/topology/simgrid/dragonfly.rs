@@ -59,6 +59,45 @@ pub(super) fn build(
     split_duplex: bool,
 ) -> Result<Graph> {
     let (g, blue, c, black, b, green_cables, per) = parameters(what, params)?;
+    let (routers, n) = size(what, g, c, b, per, hosts_given)?;
+    let mut wiring = Wiring {
+        g,
+        c,
+        b,
+        per,
+        n,
+        local: vec![(0, 0); n],
+        green: vec![LinkId::MAX; routers * b],
+        black_of: vec![LinkId::MAX; routers * c],
+        blue_of: vec![LinkId::MAX; routers],
+    };
+    // A bundle of cables is one cable of their bandwidth.
+    let mut cables = super::Cables::new(split_duplex, lat);
+    wiring.cable(&mut cables, bw, (blue, black, green_cables));
+    let route = |a: NodeId, z: NodeId| wiring.route(what, a, z);
+    let mut specs: Vec<NodeSpec> = (0..n)
+        .map(|h| NodeSpec {
+            name: host_name(h),
+            kind: NodeKind::Host,
+        })
+        .collect();
+    specs.extend((0..routers).map(|r| NodeSpec {
+        name: format!("router-{r}"),
+        kind: NodeKind::Switch,
+    }));
+    Graph::with_routes(&specs, cables.links, cables.names, route)
+}
+
+/// The routers and hosts of G groups of C chassis of B routers of `per`
+/// hosts, refused past the graph's limits or the hosts the platform names.
+fn size(
+    what: &str,
+    g: usize,
+    c: usize,
+    b: usize,
+    per: usize,
+    hosts_given: usize,
+) -> Result<(usize, usize)> {
     let routers = g
         .checked_mul(c)
         .and_then(|x| x.checked_mul(b))
@@ -87,84 +126,122 @@ pub(super) fn build(
             "{what}: a DRAGONFLY of {g} groups needs at least as many routers per chassis ({b})"
         ));
     }
-    // Nodes: hosts 0..n, then routers R(g, c, b) = g·C·B + c·B + b.
-    let router = |gi: usize, ci: usize, bi: usize| gi * c * b + ci * b + bi;
-    let node = |r: usize| (n + r) as NodeId;
-    // A bundle of cables is one cable of their bandwidth.
-    let mut cables = super::Cables::new(split_duplex, lat);
-    // local[host] = (up, down); green[(router, blade)], black[(router, chassis)]
-    // and blue[router]: the link leaving the router that way.
-    let mut local = vec![(0, 0); n];
-    for r in 0..routers {
-        for k in 0..per {
-            local[r * per + k] = cables.add(
-                (r * per + k) as NodeId,
-                node(r),
-                bw,
-                &format!("local_link_from_router_{r}_to_node_{k}"),
-            );
-        }
+    Ok((routers, n))
+}
+
+/// The dragonfly's shape (nodes: hosts 0..n, then routers R(g, c, b) =
+/// g·C·B + c·B + b) and its links by where they leave: local[host] = (up,
+/// down); green[(router, blade)], black[(router, chassis)] and
+/// blue[router]: the link leaving the router that way.
+struct Wiring {
+    g: usize,
+    c: usize,
+    b: usize,
+    per: usize,
+    n: usize,
+    local: Vec<(LinkId, LinkId)>,
+    green: Vec<LinkId>,
+    black_of: Vec<LinkId>,
+    blue_of: Vec<LinkId>,
+}
+
+impl Wiring {
+    fn router(&self, gi: usize, ci: usize, bi: usize) -> usize {
+        gi * self.c * self.b + ci * self.b + bi
     }
-    let mut green = vec![LinkId::MAX; routers * b];
-    for gi in 0..g {
-        for ci in 0..c {
-            for j in 0..b {
-                for k in j + 1..b {
-                    let (x, y) = (router(gi, ci, j), router(gi, ci, k));
-                    let (up, down) = cables.add(
-                        node(x),
-                        node(y),
-                        bw * green_cables as f64,
-                        &format!("green_link_in_chassis_{ci}_between_routers_{j}_and_{k}"),
-                    );
-                    green[x * b + k] = up;
-                    green[y * b + j] = down;
+
+    fn node(&self, r: usize) -> NodeId {
+        (self.n + r) as NodeId
+    }
+
+    /// Lays the cables: each host's, then the green, black and blue ones
+    /// (bundles of (blue, black, green) cables each).
+    fn cable(
+        &mut self,
+        cables: &mut super::Cables,
+        bw: f64,
+        (blue, black, green_cables): (usize, usize, usize),
+    ) {
+        let (g, c, b, per) = (self.g, self.c, self.b, self.per);
+        let routers = g * c * b;
+        for r in 0..routers {
+            for k in 0..per {
+                self.local[r * per + k] = cables.add(
+                    (r * per + k) as NodeId,
+                    self.node(r),
+                    bw,
+                    &format!("local_link_from_router_{r}_to_node_{k}"),
+                );
+            }
+        }
+        for gi in 0..g {
+            for ci in 0..c {
+                for j in 0..b {
+                    for k in j + 1..b {
+                        let (x, y) = (self.router(gi, ci, j), self.router(gi, ci, k));
+                        let (up, down) = cables.add(
+                            self.node(x),
+                            self.node(y),
+                            bw * green_cables as f64,
+                            &format!("green_link_in_chassis_{ci}_between_routers_{j}_and_{k}"),
+                        );
+                        self.green[x * b + k] = up;
+                        self.green[y * b + j] = down;
+                    }
                 }
             }
         }
-    }
-    let mut black_of = vec![LinkId::MAX; routers * c];
-    for gi in 0..g {
-        for j in 0..c {
-            for k in j + 1..c {
-                for l in 0..b {
-                    let (x, y) = (router(gi, j, l), router(gi, k, l));
-                    let (up, down) = cables.add(
-                        node(x),
-                        node(y),
-                        bw * black as f64,
-                        &format!("black_link_in_group_{gi}_between_chassis_{j}_and_{k}_blade_{l}"),
-                    );
-                    black_of[x * c + k] = up;
-                    black_of[y * c + j] = down;
+        for gi in 0..g {
+            for j in 0..c {
+                for k in j + 1..c {
+                    for l in 0..b {
+                        let (x, y) = (self.router(gi, j, l), self.router(gi, k, l));
+                        let (up, down) = cables.add(
+                            self.node(x),
+                            self.node(y),
+                            bw * black as f64,
+                            &format!(
+                                "black_link_in_group_{gi}_between_chassis_{j}_and_{k}_blade_{l}"
+                            ),
+                        );
+                        self.black_of[x * c + k] = up;
+                        self.black_of[y * c + j] = down;
+                    }
                 }
             }
         }
-    }
-    let mut blue_of = vec![LinkId::MAX; routers];
-    for i in 0..g {
-        for j in i + 1..g {
-            let (x, y) = (i * c * b + j, j * c * b + i);
-            let (up, down) = cables.add(
-                node(x),
-                node(y),
-                bw * blue as f64,
-                &format!("blue_link_between_group_{i}_and_{j}_routers_{x}_and_{y}"),
-            );
-            blue_of[x] = up;
-            blue_of[y] = down;
+        for i in 0..g {
+            for j in i + 1..g {
+                let (x, y) = (i * c * b + j, j * c * b + i);
+                let (up, down) = cables.add(
+                    self.node(x),
+                    self.node(y),
+                    bw * blue as f64,
+                    &format!("blue_link_between_group_{i}_and_{j}_routers_{x}_and_{y}"),
+                );
+                self.blue_of[x] = up;
+                self.blue_of[y] = down;
+            }
         }
     }
-    let place = |h: usize| {
-        let r = h / per;
+
+    /// A host's (group, chassis, blade).
+    fn place(&self, h: usize) -> (usize, usize, usize) {
+        let (c, b) = (self.c, self.b);
+        let r = h / self.per;
         (r / (c * b), (r % (c * b)) / b, r % b)
-    };
-    let route = |a: NodeId, z: NodeId| -> Result<Vec<LinkId>> {
+    }
+
+    /// SimGrid's route from host `a` to host `z`.
+    fn route(&self, what: &str, a: NodeId, z: NodeId) -> Result<Vec<LinkId>> {
+        let (c, b) = (self.c, self.b);
+        let router = |gi: usize, ci: usize, bi: usize| self.router(gi, ci, bi);
+        let (green, black_of, blue_of) = (&self.green, &self.black_of, &self.blue_of);
         let (a, z) = (a as usize, z as usize);
-        let (sg, sc, sb) = place(a);
-        let (tg, tc, tb) = place(z);
+        let (sg, sc, sb) = self.place(a);
+        let (tg, tc, tb) = self.place(z);
         let target = router(tg, tc, tb);
-        let mut out = vec![local[a].0];
+        let mut out = vec![self.local[a].0];
         // The router the route is at, as SimGrid counts it.
         let (mut cg, mut cc, mut cb) = (sg, sc, sb);
         if router(sg, sc, sb) != target {
@@ -188,23 +265,12 @@ pub(super) fn build(
                 out.push(black_of[router(cg, cc, cb) * c + tc]);
             }
         }
-        out.push(local[z].1);
+        out.push(self.local[z].1);
         if out.contains(&LinkId::MAX) {
             return Err(invalid!(
                 "{what}: no DRAGONFLY route from host {a} to host {z} (an internal error)"
             ));
         }
         Ok(out)
-    };
-    let mut specs: Vec<NodeSpec> = (0..n)
-        .map(|h| NodeSpec {
-            name: host_name(h),
-            kind: NodeKind::Host,
-        })
-        .collect();
-    specs.extend((0..routers).map(|r| NodeSpec {
-        name: format!("router-{r}"),
-        kind: NodeKind::Switch,
-    }));
-    Graph::with_routes(&specs, cables.links, cables.names, route)
+    }
 }

@@ -79,10 +79,49 @@ pub(super) fn build(
     split_duplex: bool,
 ) -> Result<Graph> {
     let (down, up, count) = parameters(what, params)?;
+    let (n, per_level) = level_sizes(what, &down, &up, &count, hosts_given)?;
+    let tree = Tree {
+        h: down.len(),
+        down,
+        up,
+        count,
+        n,
+    };
+    let (mut nodes, first) = tree.nodes(&per_level);
+    let cables = tree.cable(&mut nodes, &first, &per_level, bw, lat, split_duplex);
+    let route = |a: NodeId, b: NodeId| -> Result<Vec<LinkId>> { Ok(tree.route(&nodes, a, b)) };
+    let specs: Vec<NodeSpec> = nodes
+        .iter()
+        .map(|x| NodeSpec {
+            name: if x.level == 0 {
+                host_name(x.position)
+            } else {
+                format!("switch-{}-{}", x.level, x.position)
+            },
+            kind: if x.level == 0 {
+                NodeKind::Host
+            } else {
+                NodeKind::Switch
+            },
+        })
+        .collect();
+    Graph::with_routes(&specs, cables.links, cables.names, route)
+}
+
+/// The hosts and the nodes of each level (∏ up below it × ∏ down from it
+/// on), refused past the graph's limits, 2^20 cables or the hosts the
+/// platform names.
+fn level_sizes(
+    what: &str,
+    down: &[usize],
+    up: &[usize],
+    count: &[usize],
+    hosts_given: usize,
+) -> Result<(usize, Vec<usize>)> {
     let h = down.len();
     let product = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
     let too_big = || invalid!("{what}: the FAT_TREE has more than 1024 hosts or 8192 nodes");
-    let n = product(&down).ok_or_else(too_big)?;
+    let n = product(down).ok_or_else(too_big)?;
     if n > hosts_given {
         return Err(invalid!(
             "{what}: the FAT_TREE has {n} hosts, the radical names {hosts_given}"
@@ -110,77 +149,118 @@ pub(super) fn build(
     if n > super::super::graph::MAX_ROUTED_HOSTS || total > super::super::graph::MAX_GRAPH_NODES {
         return Err(too_big());
     }
-    let radix = |level: usize, digit: usize| {
-        if digit < level {
-            up[digit]
-        } else {
-            down[digit]
+    Ok((n, per_level))
+}
+
+/// The fat tree's parameters per level (children, parents, cables) and
+/// its hosts.
+struct Tree {
+    h: usize,
+    down: Vec<usize>,
+    up: Vec<usize>,
+    count: Vec<usize>,
+    n: usize,
+}
+
+impl Tree {
+    /// Every node with its label, level by level; and where each level
+    /// starts.
+    fn nodes(&self, per_level: &[usize]) -> (Vec<Node>, Vec<usize>) {
+        let (h, up, down) = (self.h, &self.up, &self.down);
+        let total: usize = per_level.iter().sum();
+        let radix = |level: usize, digit: usize| {
+            if digit < level {
+                up[digit]
+            } else {
+                down[digit]
+            }
+        };
+        let mut nodes: Vec<Node> = Vec::with_capacity(total);
+        let mut first = vec![0usize; h + 1];
+        for (level, &k) in per_level.iter().enumerate() {
+            first[level] = nodes.len();
+            for position in 0..k {
+                let mut rest = position;
+                let label = (0..h)
+                    .map(|d| {
+                        let x = rest % radix(level, d);
+                        rest /= radix(level, d);
+                        x
+                    })
+                    .collect();
+                nodes.push(Node {
+                    level,
+                    position,
+                    label,
+                    parents: Vec::new(),
+                    children: Vec::new(),
+                });
+            }
         }
-    };
-    let mut nodes: Vec<Node> = Vec::with_capacity(total);
-    let mut first = vec![0usize; h + 1];
-    for (level, &k) in per_level.iter().enumerate() {
-        first[level] = nodes.len();
-        for position in 0..k {
-            let mut rest = position;
-            let label = (0..h)
-                .map(|d| {
-                    let x = rest % radix(level, d);
-                    rest /= radix(level, d);
-                    x
-                })
-                .collect();
-            nodes.push(Node {
-                level,
-                position,
-                label,
-                parents: Vec::new(),
-                children: Vec::new(),
-            });
-        }
+        (nodes, first)
     }
-    // SimGrid's ids: hosts 0..N, switches from 2N−1 down in creation order
-    // (level 1 first, by position), for the links' names.
-    let id = |k: usize| if k < n { k } else { 2 * n - 1 - (k - n) };
-    let mut cables = super::Cables::new(split_duplex, lat);
-    for level in 0..h {
-        for c in first[level]..first[level] + per_level[level] {
-            for p in first[level + 1]..first[level + 1] + per_level[level + 1] {
-                let related = (0..h)
-                    .filter(|&d| d != level)
-                    .all(|d| nodes[c].label[d] == nodes[p].label[d]);
-                if !related {
-                    continue;
-                }
-                for j in 0..count[level] {
-                    let (up_link, down_link) = cables.add(
-                        c as NodeId,
-                        p as NodeId,
-                        bw,
-                        &format!("link_from_{}_{}", id(c), id(p)),
-                    );
-                    let pi = nodes[p].label[level] + j * up[level];
-                    let ci = nodes[c].label[level] + j * down[level];
-                    let parents = &mut nodes[c].parents;
-                    if parents.len() <= pi {
-                        parents.resize(pi + 1, (usize::MAX, 0));
+
+    /// Joins every child and parent whose labels agree but for the child's
+    /// level's digit, by `count` cables each, noting them in the nodes'
+    /// `parents` and `children` as SimGrid indexes them.
+    fn cable(
+        &self,
+        nodes: &mut [Node],
+        first: &[usize],
+        per_level: &[usize],
+        bw: f64,
+        lat: f64,
+        split_duplex: bool,
+    ) -> super::Cables {
+        let (h, n, up, down, count) = (self.h, self.n, &self.up, &self.down, &self.count);
+        // SimGrid's ids: hosts 0..N, switches from 2N−1 down in creation order
+        // (level 1 first, by position), for the links' names.
+        let id = |k: usize| if k < n { k } else { 2 * n - 1 - (k - n) };
+        let mut cables = super::Cables::new(split_duplex, lat);
+        for level in 0..h {
+            for c in first[level]..first[level] + per_level[level] {
+                for p in first[level + 1]..first[level + 1] + per_level[level + 1] {
+                    let related = (0..h)
+                        .filter(|&d| d != level)
+                        .all(|d| nodes[c].label[d] == nodes[p].label[d]);
+                    if !related {
+                        continue;
                     }
-                    parents[pi] = (p, up_link);
-                    let children = &mut nodes[p].children;
-                    if children.len() <= ci {
-                        children.resize(ci + 1, (usize::MAX, 0));
+                    for j in 0..count[level] {
+                        let (up_link, down_link) = cables.add(
+                            c as NodeId,
+                            p as NodeId,
+                            bw,
+                            &format!("link_from_{}_{}", id(c), id(p)),
+                        );
+                        let pi = nodes[p].label[level] + j * up[level];
+                        let ci = nodes[c].label[level] + j * down[level];
+                        let parents = &mut nodes[c].parents;
+                        if parents.len() <= pi {
+                            parents.resize(pi + 1, (usize::MAX, 0));
+                        }
+                        parents[pi] = (p, up_link);
+                        let children = &mut nodes[p].children;
+                        if children.len() <= ci {
+                            children.resize(ci + 1, (usize::MAX, 0));
+                        }
+                        children[ci] = (c, down_link);
                     }
-                    children[ci] = (c, down_link);
                 }
             }
         }
+        cables
     }
-    let in_subtree = |r: &Node, x: &Node| {
-        r.level > x.level
-            && (0..x.level).all(|i| r.label[i] == x.label[i])
-            && (r.level..h).all(|i| r.label[i] == x.label[i])
-    };
-    let route = |a: NodeId, b: NodeId| -> Result<Vec<LinkId>> {
+
+    /// SimGrid's route from node `a` to node `b`: up by the destination's
+    /// position, down by the cable the source's position picks.
+    fn route(&self, nodes: &[Node], a: NodeId, b: NodeId) -> Vec<LinkId> {
+        let (h, up, down, count) = (self.h, &self.up, &self.down, &self.count);
+        let in_subtree = |r: &Node, x: &Node| {
+            r.level > x.level
+                && (0..x.level).all(|i| r.label[i] == x.label[i])
+                && (r.level..h).all(|i| r.label[i] == x.label[i])
+        };
         let (src, dst) = (&nodes[a as usize], &nodes[b as usize]);
         let mut out = Vec::new();
         let mut cur = a as usize;
@@ -210,22 +290,6 @@ pub(super) fn build(
                 i += 1;
             }
         }
-        Ok(out)
-    };
-    let specs: Vec<NodeSpec> = nodes
-        .iter()
-        .map(|x| NodeSpec {
-            name: if x.level == 0 {
-                host_name(x.position)
-            } else {
-                format!("switch-{}-{}", x.level, x.position)
-            },
-            kind: if x.level == 0 {
-                NodeKind::Host
-            } else {
-                NodeKind::Switch
-            },
-        })
-        .collect();
-    Graph::with_routes(&specs, cables.links, cables.names, route)
+        out
+    }
 }

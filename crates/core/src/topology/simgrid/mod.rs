@@ -340,6 +340,49 @@ fn cluster(what: &str, name: &str, c: roxmltree::Node) -> Result<Topology> {
 /// One zone of `<host>`s, `<router>`s, `<link>`s and `<route>`s under
 /// `routing="Full"` (a route for every pair of hosts).
 fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topology> {
+    let zone = the_zone(what, root)?;
+    let Declared {
+        nodes,
+        node_of,
+        mut links,
+        link_names,
+        link_of,
+        routes,
+    } = declarations(what, zone)?;
+    let table = route_table(what, &routes, &nodes, &node_of, &link_of)?;
+    // A link's ends, for reports and connectivity: those of the first route
+    // that crosses it.
+    let mut placed = vec![false; links.len()];
+    let mut pairs: Vec<_> = table.iter().collect();
+    pairs.sort_by_key(|(k, _)| **k);
+    for ((a, b), list) in pairs {
+        for &l in list {
+            if !placed[l as usize] {
+                placed[l as usize] = true;
+                links[l as usize].from = *a;
+                links[l as usize].to = *b;
+            }
+        }
+    }
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let g = Graph::with_routes(&nodes, links, link_names, |a, b| {
+        table.get(&(a, b)).cloned().ok_or_else(|| {
+            invalid!(
+                "{what}: no route from '{}' to '{}' (a Full zone needs one for every pair of hosts)",
+                names[a as usize],
+                names[b as usize]
+            )
+        })
+    })
+    .map_err(|e| invalid!("{what}: {e}"))?;
+    Ok(Topology::from_kind(name, Kind::Graph(g)))
+}
+
+/// The platform's one zone (or its root, with none), routed `Full`.
+fn the_zone<'a, 'input>(
+    what: &str,
+    root: roxmltree::Node<'a, 'input>,
+) -> Result<roxmltree::Node<'a, 'input>> {
     let zones: Vec<_> = root
         .descendants()
         .filter(|n| n.has_tag_name("zone") || n.has_tag_name("AS"))
@@ -360,11 +403,31 @@ fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topolo
             "{what}: zone routing '{routing}' is not read (Full: a <route> for every pair of hosts)"
         ));
     }
+    Ok(zone)
+}
+
+/// What a zone declares: its hosts and routers, its links (a SPLITDUPLEX
+/// one as two), each by name, and its routes, read once all are declared.
+struct Declared<'a, 'input> {
+    nodes: Vec<NodeSpec>,
+    node_of: HashMap<String, NodeId>,
+    links: Vec<Link>,
+    link_names: Vec<String>,
+    /// A link's id: its one link (shared), or its UP and DOWN links.
+    link_of: HashMap<String, (LinkId, Option<LinkId>)>,
+    routes: Vec<roxmltree::Node<'a, 'input>>,
+}
+
+/// Reads a zone's `<host>`s, `<router>`s and `<link>`s, and gathers its
+/// `<route>`s.
+fn declarations<'a, 'input>(
+    what: &str,
+    zone: roxmltree::Node<'a, 'input>,
+) -> Result<Declared<'a, 'input>> {
     let mut nodes: Vec<NodeSpec> = Vec::new();
     let mut node_of: HashMap<String, NodeId> = HashMap::new();
     let mut links: Vec<Link> = Vec::new();
     let mut link_names: Vec<String> = Vec::new();
-    // A link's id: its one link (shared), or its UP and DOWN links.
     let mut link_of: HashMap<String, (LinkId, Option<LinkId>)> = HashMap::new();
     let mut routes: Vec<roxmltree::Node> = Vec::new();
     for e in zone.children().filter(|n| n.is_element()) {
@@ -444,9 +507,27 @@ fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topolo
             }
         }
     }
-    // Every route, and the reverse of each symmetrical one.
+    Ok(Declared {
+        nodes,
+        node_of,
+        links,
+        link_names,
+        link_of,
+        routes,
+    })
+}
+
+/// Every route, and the reverse of each symmetrical one, by (source,
+/// destination).
+fn route_table(
+    what: &str,
+    routes: &[roxmltree::Node],
+    nodes: &[NodeSpec],
+    node_of: &HashMap<String, NodeId>,
+    link_of: &HashMap<String, (LinkId, Option<LinkId>)>,
+) -> Result<HashMap<(NodeId, NodeId), Vec<LinkId>>> {
     let mut table: HashMap<(NodeId, NodeId), Vec<LinkId>> = HashMap::new();
-    for r in routes {
+    for &r in routes {
         let line = r.document().text_pos_at(r.range().start).row;
         let at = format!("{what}: line {line}");
         let end = |k: &str| -> Result<NodeId> {
@@ -459,40 +540,7 @@ fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topolo
                 .ok_or_else(|| invalid!("{at}: route {k} '{id}' is not a host or router"))
         };
         let (a, b) = (end("src")?, end("dst")?);
-        let mut forward = Vec::new();
-        let mut backward = Vec::new();
-        for l in r.children().filter(|n| n.is_element()) {
-            if !l.has_tag_name("link_ctn") {
-                return Err(invalid!(
-                    "{at}: <{}> in a route, where only <link_ctn> goes",
-                    l.tag_name().name()
-                ));
-            }
-            let id = l
-                .attribute("id")
-                .ok_or_else(|| invalid!("{at}: <link_ctn> needs 'id'"))?;
-            let &(one, down) = link_of
-                .get(id)
-                .ok_or_else(|| invalid!("{at}: route names link '{id}', which is not declared"))?;
-            let (fw, bw) = match (down, l.attribute("direction").unwrap_or("NONE")) {
-                (None, "NONE") => (one, one),
-                (Some(down), "UP") => (one, down),
-                (Some(down), "DOWN") => (down, one),
-                (None, d) => {
-                    return Err(invalid!(
-                        "{at}: link '{id}' is shared: direction '{d}' names no half of it"
-                    ))
-                }
-                (Some(_), d) => {
-                    return Err(invalid!(
-                        "{at}: link '{id}' is SPLITDUPLEX: give direction=\"UP\" or \"DOWN\", not '{d}'"
-                    ))
-                }
-            };
-            forward.push(fw);
-            backward.push(bw);
-        }
-        backward.reverse();
+        let (forward, backward) = route_links(&at, r, link_of)?;
         let symmetrical = match r.attribute("symmetrical").unwrap_or("YES") {
             "YES" | "yes" => true,
             "NO" | "no" => false,
@@ -513,32 +561,51 @@ fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topolo
             add(b, a, backward)?;
         }
     }
-    // A link's ends, for reports and connectivity: those of the first route
-    // that crosses it.
-    let mut placed = vec![false; links.len()];
-    let mut pairs: Vec<_> = table.iter().collect();
-    pairs.sort_by_key(|(k, _)| **k);
-    for ((a, b), list) in pairs {
-        for &l in list {
-            if !placed[l as usize] {
-                placed[l as usize] = true;
-                links[l as usize].from = *a;
-                links[l as usize].to = *b;
-            }
+    Ok(table)
+}
+
+/// A route's links forward, and backward (for its reverse), from its
+/// `<link_ctn>`s.
+fn route_links(
+    at: &str,
+    r: roxmltree::Node,
+    link_of: &HashMap<String, (LinkId, Option<LinkId>)>,
+) -> Result<(Vec<LinkId>, Vec<LinkId>)> {
+    let mut forward = Vec::new();
+    let mut backward = Vec::new();
+    for l in r.children().filter(|n| n.is_element()) {
+        if !l.has_tag_name("link_ctn") {
+            return Err(invalid!(
+                "{at}: <{}> in a route, where only <link_ctn> goes",
+                l.tag_name().name()
+            ));
         }
+        let id = l
+            .attribute("id")
+            .ok_or_else(|| invalid!("{at}: <link_ctn> needs 'id'"))?;
+        let &(one, down) = link_of
+            .get(id)
+            .ok_or_else(|| invalid!("{at}: route names link '{id}', which is not declared"))?;
+        let (fw, bw) = match (down, l.attribute("direction").unwrap_or("NONE")) {
+            (None, "NONE") => (one, one),
+            (Some(down), "UP") => (one, down),
+            (Some(down), "DOWN") => (down, one),
+            (None, d) => {
+                return Err(invalid!(
+                    "{at}: link '{id}' is shared: direction '{d}' names no half of it"
+                ))
+            }
+            (Some(_), d) => {
+                return Err(invalid!(
+                    "{at}: link '{id}' is SPLITDUPLEX: give direction=\"UP\" or \"DOWN\", not '{d}'"
+                ))
+            }
+        };
+        forward.push(fw);
+        backward.push(bw);
     }
-    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    let g = Graph::with_routes(&nodes, links, link_names, |a, b| {
-        table.get(&(a, b)).cloned().ok_or_else(|| {
-            invalid!(
-                "{what}: no route from '{}' to '{}' (a Full zone needs one for every pair of hosts)",
-                names[a as usize],
-                names[b as usize]
-            )
-        })
-    })
-    .map_err(|e| invalid!("{what}: {e}"))?;
-    Ok(Topology::from_kind(name, Kind::Graph(g)))
+    backward.reverse();
+    Ok((forward, backward))
 }
 
 #[cfg(test)]

@@ -1,0 +1,348 @@
+//! Tuned collectives: for one collective on one network and node model, the
+//! algorithm (with its segment size and engine count where those are a
+//! choice) that the simulator predicts fastest at each message size.
+//!
+//! A [`Table`] holds one decision per size, each with every candidate's
+//! predicted time, so that a plot can show what the choice was made
+//! against. Tables are cached on disk ([`Cache`]) under a key that hashes
+//! everything a prediction depends on: the network, the node model, the
+//! collective with its root, the element type and operator. A size missing
+//! from a table is priced when first asked for and added, so `--algorithm
+//! auto` on a new size costs one pricing of every candidate, once.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use topocoll_core::algorithms::{Request, ALGORITHMS};
+use topocoll_core::error::{Error, Result};
+use topocoll_core::invalid;
+use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
+use topocoll_core::topology::Topology;
+use topocoll_sim::price::{self, Build};
+use topocoll_sim::SimConfig;
+
+/// Segment sizes tried for algorithms that pipeline (those smaller than the
+/// message; a message no larger than the smallest runs unsegmented).
+pub const SEGMENTS: [u64; 5] = [8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20];
+
+/// Bumped whenever a change to the algorithms or the simulator can change a
+/// prediction: tables of another version are priced again.
+const TABLE_VERSION: u32 = 1;
+
+/// One way to run the collective.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub algorithm: String,
+    /// Pipeline segment (bytes), for algorithms that pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_bytes: Option<u64>,
+    /// Sends in flight per rank.
+    pub engines: usize,
+}
+
+impl Candidate {
+    /// `ring`, `pipeline/32KiB`, with `x2` appended when engine counts were
+    /// a choice.
+    pub fn label(&self, show_engines: bool) -> String {
+        let mut s = self.algorithm.clone();
+        if let Some(seg) = self.segment_bytes {
+            s += &format!("/{}", topocoll_core::units::format_bytes(seg));
+        }
+        if show_engines {
+            s += &format!(" x{}", self.engines);
+        }
+        s
+    }
+}
+
+/// A candidate's prediction at one size: its time, or why it does not apply.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Prediction {
+    #[serde(flatten)]
+    pub candidate: Candidate,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The decision at one size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Decision {
+    pub size_bytes: u64,
+    pub choice: Candidate,
+    pub predicted_s: f64,
+    pub candidates: Vec<Prediction>,
+}
+
+/// Decisions for one collective on one network and node model, by size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Table {
+    pub version: u32,
+    /// Hash of everything the predictions depend on ([`Problem::key`]).
+    pub key: String,
+    /// The network and collective, for people reading the file.
+    pub description: String,
+    pub collective: String,
+    pub ranks: usize,
+    /// Increasing sizes.
+    pub decisions: Vec<Decision>,
+}
+
+impl Table {
+    /// The decision at exactly `size_bytes`, if priced.
+    pub fn get(&self, size_bytes: u64) -> Option<&Decision> {
+        self.decisions
+            .binary_search_by_key(&size_bytes, |d| d.size_bytes)
+            .ok()
+            .map(|i| &self.decisions[i])
+    }
+
+    fn insert(&mut self, d: Decision) {
+        match self
+            .decisions
+            .binary_search_by_key(&d.size_bytes, |x| x.size_bytes)
+        {
+            Ok(i) => self.decisions[i] = d,
+            Err(i) => self.decisions.insert(i, d),
+        }
+    }
+}
+
+/// What a table is for: a collective on a network under a node model, and
+/// the engine counts that are a choice.
+pub struct Problem<'a> {
+    pub collective: Collective,
+    pub dtype: Dtype,
+    pub op: ReduceOp,
+    pub topology: &'a Topology,
+    /// The node and network model (its `engines` is replaced by each of
+    /// `engines`).
+    pub config: SimConfig,
+    pub engines: Vec<usize>,
+}
+
+impl Problem<'_> {
+    /// A hash (FNV-1a, 64 bits, hex) of everything a prediction depends on.
+    pub fn key(&self) -> String {
+        let mut model = self.config.clone();
+        // How a run is driven does not change its result.
+        model.engines = 0;
+        model.trace = false;
+        model.progress = None;
+        model.threads = 1;
+        let text = format!(
+            "{TABLE_VERSION}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.collective,
+            self.dtype,
+            self.op,
+            self.engines,
+            model,
+            self.topology
+        );
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    /// An empty table for this problem, whose [`Problem::key`] is `key`.
+    fn table(&self, key: String) -> Table {
+        Table {
+            version: TABLE_VERSION,
+            key,
+            description: format!("{} on {}", self.collective.name(), self.topology.describe()),
+            collective: self.collective.name().to_string(),
+            ranks: self.topology.num_ranks(),
+            decisions: Vec::new(),
+        }
+    }
+
+    /// Every candidate at `size_bytes`.
+    pub fn candidates(&self, size_bytes: u64) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for alg in ALGORITHMS
+            .iter()
+            .filter(|a| a.collective == self.collective.name())
+        {
+            let segments: Vec<Option<u64>> = if alg.segmented {
+                let mut s: Vec<Option<u64>> = SEGMENTS
+                    .iter()
+                    .filter(|&&seg| seg < size_bytes)
+                    .map(|&seg| Some(seg))
+                    .collect();
+                if s.is_empty() {
+                    s.push(None);
+                }
+                s
+            } else {
+                vec![None]
+            };
+            for &segment_bytes in &segments {
+                for &engines in &self.engines {
+                    out.push(Candidate {
+                        algorithm: alg.name.to_string(),
+                        segment_bytes,
+                        engines,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Prices every candidate at `size_bytes` (each schedule verified) and
+    /// picks the fastest; ties go to the first in `topocoll list` order.
+    pub fn decide(&self, size_bytes: u64) -> Result<Decision> {
+        let mut candidates = Vec::new();
+        let mut best: Option<(f64, usize)> = None;
+        for c in self.candidates(size_bytes) {
+            let predicted = self.price(&c, size_bytes);
+            let p = match predicted {
+                Ok(t) => {
+                    if best.is_none_or(|(b, _)| t < b) {
+                        best = Some((t, candidates.len()));
+                    }
+                    Prediction {
+                        candidate: c,
+                        time_s: Some(t),
+                        skipped: None,
+                    }
+                }
+                Err(e) => Prediction {
+                    candidate: c,
+                    time_s: None,
+                    skipped: Some(match e {
+                        Error::Unsupported { reason, .. } => reason,
+                        other => other.to_string(),
+                    }),
+                },
+            };
+            candidates.push(p);
+        }
+        let Some((predicted_s, i)) = best else {
+            return Err(invalid!(
+                "no {} algorithm applies at {} bytes on {} ranks",
+                self.collective.name(),
+                size_bytes,
+                self.topology.num_ranks()
+            ));
+        };
+        Ok(Decision {
+            size_bytes,
+            choice: candidates[i].candidate.clone(),
+            predicted_s,
+            candidates,
+        })
+    }
+
+    /// The predicted time of one candidate at one size.
+    pub fn price(&self, c: &Candidate, size_bytes: u64) -> Result<f64> {
+        let mut req = Request::new(
+            self.collective,
+            self.topology.num_ranks(),
+            size_bytes,
+            self.dtype,
+            self.op,
+            Some(self.topology),
+        )?;
+        req.segment_bytes = c.segment_bytes;
+        let mut cfg = self.config.clone();
+        cfg.engines = c.engines;
+        let priced = price::price(
+            &req,
+            &c.algorithm,
+            self.topology,
+            &[cfg],
+            true,
+            Build::StreamIfLarge,
+        )?;
+        Ok(priced.runs[0].time_s)
+    }
+
+    /// The table with a decision at every size of `sizes`, from `cache`
+    /// where it holds them, priced (and written back) where it does not.
+    /// `progress` is told each size as it is priced. A cache that cannot
+    /// be written is not an error: the table is returned with why it was
+    /// not kept.
+    pub fn tune(
+        &self,
+        sizes: &[u64],
+        cache: Option<&Cache>,
+        mut progress: impl FnMut(u64),
+    ) -> Result<(Table, Option<Error>)> {
+        // The key hashes the whole network: computed once.
+        let key = self.key();
+        let collective = self.collective.name();
+        let mut table = match cache.and_then(|c| c.load(collective, &key)) {
+            Some(t) => t,
+            None => self.table(key),
+        };
+        let mut added = false;
+        for &size in sizes {
+            if table.get(size).is_none() {
+                progress(size);
+                table.insert(self.decide(size)?);
+                added = true;
+            }
+        }
+        let mut unkept = None;
+        if let (true, Some(c)) = (added, cache) {
+            unkept = c.store(&table).err();
+        }
+        Ok((table, unkept))
+    }
+}
+
+/// Decision tables on disk, a JSON file per problem.
+pub struct Cache {
+    pub dir: PathBuf,
+}
+
+impl Cache {
+    /// The file of the table of `collective` whose problem key is `key`.
+    pub fn path(&self, collective: &str, key: &str) -> PathBuf {
+        self.dir.join(format!("tune-{collective}-{key}.json"))
+    }
+
+    /// The cached table, if there is a readable one of this version.
+    /// (A file that does not read is priced again and replaced.)
+    fn load(&self, collective: &str, key: &str) -> Option<Table> {
+        let text = std::fs::read_to_string(self.path(collective, key)).ok()?;
+        let t: Table = serde_json::from_str(&text).ok()?;
+        (t.version == TABLE_VERSION && t.key == key).then_some(t)
+    }
+
+    /// Writes `t` whole or not at all: to a file of its own, then renamed
+    /// over the old one (ranks of one MPI job may store the same table at
+    /// once).
+    pub fn store(&self, t: &Table) -> Result<()> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| {
+            invalid!(
+                "cannot create the tuning cache '{}': {e}",
+                self.dir.display()
+            )
+        })?;
+        let path = self.path(&t.collective, &t.key);
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        let text = serde_json::to_string_pretty(t).expect("a table serialises");
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                invalid!("cannot write the tuning cache '{}': {e}", path.display())
+            })
+    }
+}
+
+/// The directory tables are cached in: `$TOPOCOLL_CACHE`, else
+/// `$XDG_CACHE_HOME/topocoll`, else `~/.cache/topocoll`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    env("TOPOCOLL_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("topocoll")))
+        .or_else(|| env("HOME").map(|d| Path::new(&d).join(".cache").join("topocoll")))
+}
