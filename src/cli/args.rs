@@ -894,13 +894,28 @@ impl ExecArgs {
     }
 }
 
+/// An error as one line of text, each link of its chain after the one
+/// before; a parameter the library names (`node_bandwidth`) is shown as
+/// the flag that gives it (`--node-bandwidth`).
+pub fn render(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(|link| match link.downcast_ref::<Error>() {
+            Some(Error::Param { param, message }) => {
+                format!("--{}{message}", param.replace('_', "-"))
+            }
+            _ => link.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 /// Under mpirun, a process whose part failed prints its error, naming its
 /// rank, and stops every process with exit status 2 (the others may be
 /// waiting for it); otherwise the result is returned as it is.
 pub fn stop_all_on_error(session: &Session, result: Result<i32>) -> Result<i32> {
     if let Err(e) = &result {
         if session.size().is_some() {
-            let msg = format!("{e:#}").replace('\n', " ");
+            let msg = render(e).replace('\n', " ");
             eprintln!("topocoll: rank {}: {msg}", session.rank());
             session.exit_all(2);
         }

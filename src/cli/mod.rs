@@ -135,7 +135,7 @@ pub fn main() -> i32 {
         Err(e) if broken_pipe(&e) => CLOSED_PIPE,
         Err(e) => {
             let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
-            let msg = one_line(&format!("{e:#}"));
+            let msg = one_line(&args::render(&e));
             eprintln!("topocoll: {msg}");
             if is_verify {
                 1

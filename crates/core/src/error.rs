@@ -9,6 +9,15 @@ pub enum Error {
     /// The user's input (a spec, a file, a parameter) is malformed or out of range.
     #[error("{0}")]
     Invalid(String),
+    /// A parameter's value is out of range or malformed. `param` names it
+    /// as the library's API does (`engines`, `node_bandwidth`) and
+    /// `message` follows that name (" must be at least 1", ": rank 3 ...");
+    /// a command line shows the parameter as its own flag (`--engines`).
+    #[error("{param}{message}")]
+    Param {
+        param: &'static str,
+        message: String,
+    },
     /// An algorithm was asked for a shape or collective it does not support.
     #[error("algorithm {algorithm}: {reason}")]
     Unsupported { algorithm: String, reason: String },
@@ -27,6 +36,15 @@ pub enum Error {
 
 /// Shorthand used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Builds an [`Error::Param`]: the parameter's name, then a format string
+/// for what follows it (`param!("engines", " must be at least 1")`).
+#[macro_export]
+macro_rules! param {
+    ($param:expr, $($arg:tt)*) => {
+        $crate::error::Error::Param { param: $param, message: format!($($arg)*) }
+    };
+}
 
 /// Builds an [`Error::Invalid`] from a format string.
 #[macro_export]
@@ -66,7 +84,27 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::did_you_mean;
+    use super::{did_you_mean, Error};
+
+    /// A parameter's error names it as the API does; the command line
+    /// shows it as its flag (`cli::args::render`).
+    #[test]
+    fn a_parameter_error_names_the_parameter() {
+        let e = crate::param!("node_bandwidth", ": got {}", -1);
+        assert_eq!(e.to_string(), "node_bandwidth: got -1");
+        let req = crate::algorithms::Request::new(
+            crate::schedule::Collective::Allreduce,
+            0,
+            8,
+            crate::schedule::Dtype::F64,
+            crate::schedule::ReduceOp::Sum,
+            None,
+        );
+        assert!(
+            matches!(req, Err(Error::Param { param: "ranks", .. })),
+            "{req:?}"
+        );
+    }
 
     #[test]
     fn suggests_the_closest_name() {

@@ -42,6 +42,7 @@ use std::time::Instant;
 use topocoll_core::algorithms::{self, Request};
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
+use topocoll_core::param;
 use topocoll_core::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_core::topology::{Graph, Kind, LinkId, NodeId, Topology};
 use topocoll_sim::calendar::{Calendar, Hop};
@@ -182,13 +183,14 @@ impl Problem {
         let g = tree_network(topo)?;
         let hosts = topo.num_ranks();
         if let Some(bad) = sources.iter().find(|&&r| r >= hosts) {
-            return Err(invalid!(
-                "--root {bad} is not a rank: the tree has {hosts} hosts (ranks 0 to {})",
+            return Err(param!(
+                "root",
+                " {bad} is not a rank: the tree has {hosts} hosts (ranks 0 to {})",
                 hosts - 1
             ));
         }
         if size_bytes == 0 {
-            return Err(invalid!("--size must be at least 1 byte"));
+            return Err(param!("size", " must be at least 1 byte"));
         }
         let d = size_bytes as f64;
         let nodes = g.num_nodes();

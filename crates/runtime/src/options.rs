@@ -1,7 +1,8 @@
 //! The options every backend takes.
 
 use std::time::Duration;
-use topocoll_core::error::{Error, Result};
+use topocoll_core::error::Result;
+use topocoll_core::param;
 use topocoll_core::schedule::Schedule;
 
 /// Options every backend takes.
@@ -39,18 +40,21 @@ impl Fault {
     /// A fault that names no op of the schedule would never fire: refused.
     pub fn check(&self, s: &Schedule) -> Result<()> {
         let Some(program) = s.programs.get(self.rank) else {
-            return Err(Error::Invalid(format!(
-                "--fault: rank {} is not one of the schedule's {} ranks",
-                self.rank, s.ranks
-            )));
+            return Err(param!(
+                "fault",
+                ": rank {} is not one of the schedule's {} ranks",
+                self.rank,
+                s.ranks
+            ));
         };
         if self.op >= program.ops.len() {
-            return Err(Error::Invalid(format!(
-                "--fault: rank {} has {} ops, so op {} does not exist",
+            return Err(param!(
+                "fault",
+                ": rank {} has {} ops, so op {} does not exist",
                 self.rank,
                 program.ops.len(),
                 self.op
-            )));
+            ));
         }
         Ok(())
     }

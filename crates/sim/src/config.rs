@@ -6,6 +6,7 @@
 use super::by_rank;
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
+use topocoll_core::param;
 
 /// How links are shared between flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -112,44 +113,48 @@ impl Default for SimConfig {
 impl SimConfig {
     pub(super) fn check(&self, ranks: usize) -> Result<()> {
         if self.engines == 0 {
-            return Err(invalid!("--engines must be at least 1"));
+            return Err(param!("engines", " must be at least 1"));
         }
         if !(1..=by_rank::MAX_THREADS).contains(&self.threads) {
-            return Err(invalid!(
-                "--threads {} must be from 1 to {}",
+            return Err(param!(
+                "threads",
+                " {} must be from 1 to {}",
                 self.threads,
                 by_rank::MAX_THREADS
             ));
         }
         if self.header_bytes > topocoll_core::schedule::MAX_BUFFER_BYTES {
-            return Err(invalid!(
-                "--header-bytes {} is more than 2^50 bytes",
+            return Err(param!(
+                "header_bytes",
+                " {} is more than 2^50 bytes",
                 self.header_bytes
             ));
         }
         let most = topocoll_core::topology::MAX_LATENCY;
         if !(self.overhead_s.is_finite() && (0.0..=most).contains(&self.overhead_s)) {
-            return Err(invalid!(
-                "--overhead must be from 0 to {most:e} seconds, got {}",
+            return Err(param!(
+                "overhead",
+                " must be from 0 to {most:e} seconds, got {}",
                 self.overhead_s
             ));
         }
         for (name, v) in [
-            ("--compute-bandwidth", self.compute_bandwidth),
-            ("--injection-bandwidth", self.injection_bandwidth),
-            ("--ejection-bandwidth", self.ejection_bandwidth),
-            ("--flow-cap", self.flow_cap),
+            ("compute_bandwidth", self.compute_bandwidth),
+            ("injection_bandwidth", self.injection_bandwidth),
+            ("ejection_bandwidth", self.ejection_bandwidth),
+            ("flow_cap", self.flow_cap),
         ] {
             if let Some(v) = v {
-                topocoll_core::topology::check_bandwidth(name, v)?;
+                topocoll_core::topology::check_bandwidth_param(name, v)?;
             }
         }
         if let Some(w) = self.tcp_window {
             if !(w.is_finite()
                 && (1.0..=topocoll_core::schedule::MAX_BUFFER_BYTES as f64).contains(&w))
             {
-                return Err(invalid!(
-                    "--tcp-window must be from 1 byte to 2^50 bytes, got {w}"
+                return Err(param!(
+                    "tcp_window",
+                    " must be from 1 byte to 2^50 bytes, got {w}"
                 ));
             }
         }
@@ -157,8 +162,9 @@ impl SimConfig {
             // Up to 10^9 s (32 years): beyond, the run's own times vanish
             // in the offsets' rounding.
             Skew::Random { max_s, .. } if !(max_s.is_finite() && (0.0..=1e9).contains(max_s)) => {
-                Err(invalid!(
-                    "--skew {max_s:e} must be a non-negative number of seconds, at most 1e9"
+                Err(param!(
+                    "skew",
+                    " {max_s:e} must be a non-negative number of seconds, at most 1e9"
                 ))
             }
             Skew::Fixed(v) if v.len() != ranks => Err(invalid!(

@@ -51,6 +51,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
+use topocoll_core::param;
 use topocoll_core::schedule::{Op, Schedule};
 use topocoll_core::topology::{DragonNet, Kind, Topology};
 
@@ -68,8 +69,9 @@ impl Control {
             "distributed" => Ok(Control::Distributed),
             "centralised" | "centralized" => Ok(Control::Centralised),
             "none" => Ok(Control::None),
-            other => Err(invalid!(
-                "--control '{other}' is not distributed, centralised or none"
+            other => Err(param!(
+                "control",
+                " '{other}' is not distributed, centralised or none"
             )),
         }
     }
@@ -277,8 +279,9 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
         ));
     }
     if cfg.buffer_bytes == 0 || cfg.buffer_bytes > u32::MAX as u64 {
-        return Err(invalid!(
-            "--buffer must be from 1 byte to 4 GiB, got {}",
+        return Err(param!(
+            "buffer",
+            " must be from 1 byte to 4 GiB, got {}",
             cfg.buffer_bytes
         ));
     }
@@ -292,8 +295,8 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
     }
     if cfg.control != Control::None {
         xor_phases(s).map_err(|why| {
-            invalid!(
-                "--control {}: the switches hold XOR phases (each rank sends one message per phase s = 1..N-1 to rank XOR s, in phase order, as dragon and dragon_net do), but {why}; use --control none",
+            param!(
+                "control", " {}: the switches hold XOR phases (each rank sends one message per phase s = 1..N-1 to rank XOR s, in phase order, as dragon and dragon_net do), but {why}; use --control none",
                 cfg.control.name()
             )
         })?;

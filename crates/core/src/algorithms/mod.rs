@@ -18,6 +18,7 @@ pub mod trees;
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::lookahead::Lookahead;
+use crate::param;
 use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer};
 use crate::topology::Topology;
 
@@ -54,18 +55,20 @@ impl<'a> Request<'a> {
         topology: Option<&'a Topology>,
     ) -> Result<Request<'a>> {
         if ranks == 0 {
-            return Err(invalid!("--ranks must be at least 1"));
+            return Err(param!("ranks", " must be at least 1"));
         }
         if ranks > crate::schedule::MAX_RANKS {
-            return Err(invalid!(
-                "--ranks {ranks} is more than the 16,777,216 supported"
+            return Err(param!(
+                "ranks",
+                " {ranks} is more than the 16,777,216 supported"
             ));
         }
         collective.check(ranks)?;
         let elem = dtype.size();
         if !size_bytes.is_multiple_of(elem) {
-            return Err(invalid!(
-                "--size {size_bytes} bytes is not a whole number of {} elements ({elem} bytes each)",
+            return Err(param!(
+                "size",
+                " {size_bytes} bytes is not a whole number of {} elements ({elem} bytes each)",
                 dtype.name()
             ));
         }
@@ -76,8 +79,9 @@ impl<'a> Request<'a> {
             Some(size_bytes)
         };
         if buffer.is_none_or(|b| b > MAX_BUFFER_BYTES) {
-            return Err(invalid!(
-                "--size {size_bytes} on {ranks} ranks makes a buffer larger than 2^50 bytes"
+            return Err(param!(
+                "size",
+                " {size_bytes} on {ranks} ranks makes a buffer larger than 2^50 bytes"
             ));
         }
         Ok(Request {

@@ -14,7 +14,7 @@
 //! The gather is the same in reverse.
 
 use crate::error::Result;
-use crate::invalid;
+use crate::param;
 use crate::topology::Sites;
 
 /// One WAN lane: the blocks of ranks `first..first + count` (all in `site`)
@@ -82,18 +82,20 @@ pub fn lane_counts(sites: &Sites) -> std::ops::RangeInclusive<usize> {
 /// Checks a lane count asked for against P_max and the lane table.
 pub fn check_lanes(sites: &Sites, p: usize) -> Result<()> {
     if p == 0 {
-        return Err(invalid!("--lanes must be at least 1"));
+        return Err(param!("lanes", " must be at least 1"));
     }
     let most = p_max(sites);
     if p > most {
-        return Err(invalid!(
-            "--lanes {p} is more than P_max = {most}, the largest site's hosts"
+        return Err(param!(
+            "lanes",
+            " {p} is more than P_max = {most}, the largest site's hosts"
         ));
     }
     let listed = sites.lane_bandwidth.len();
     if p > listed {
-        return Err(invalid!(
-            "--lanes {p}: the topology's wan_lane_bandwidth lists b(P) only up to P = {listed}"
+        return Err(param!(
+            "lanes",
+            " {p}: the topology's wan_lane_bandwidth lists b(P) only up to P = {listed}"
         ));
     }
     Ok(())

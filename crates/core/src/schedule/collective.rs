@@ -8,6 +8,7 @@
 
 use crate::error::Result;
 use crate::invalid;
+use crate::param;
 use serde::{Deserialize, Serialize};
 
 /// A collective operation; roots are ranks.
@@ -351,8 +352,9 @@ impl ReduceOp {
             }
         };
         if dtype.is_float() && op.is_bitwise() {
-            return Err(invalid!(
-                "--op {s} needs an integer --dtype, not {}",
+            return Err(param!(
+                "op",
+                " {s} needs an integer --dtype, not {}",
                 dtype.name()
             ));
         }

@@ -28,6 +28,7 @@ pub use tofu::Tofu;
 
 use crate::error::Result;
 use crate::invalid;
+use crate::param;
 use serde::Serialize;
 
 /// Index of a node (host or switch).
@@ -171,8 +172,8 @@ impl Topology {
         bandwidth: f64,
         latency: f64,
     ) -> Result<()> {
-        check_bandwidth("--node-bandwidth", bandwidth)?;
-        check_latency("--node-latency", latency)?;
+        check_bandwidth_param("node_bandwidth", bandwidth)?;
+        check_latency_param("node_latency", latency)?;
         if !self.local.is_empty() {
             return Err(invalid!("topology {}: ranks are placed already", self.name));
         }
@@ -184,8 +185,9 @@ impl Topology {
                     .checked_mul(per_node)
                     .filter(|&p| per_node >= 1 && p <= crate::limits::MAX_RANKS)
                     .ok_or_else(|| {
-                        invalid!(
-                            "--ranks-per-node {per_node} on {h} hosts: from 1 to {} ranks in all",
+                        param!(
+                            "ranks_per_node",
+                            " {per_node} on {h} hosts: from 1 to {} ranks in all",
                             crate::limits::MAX_RANKS
                         )
                     })?;
@@ -201,8 +203,9 @@ impl Topology {
             }
             RankMap::List(list) => {
                 if list.is_empty() || list.len() > crate::limits::MAX_RANKS {
-                    return Err(invalid!(
-                        "--map: a rankfile of {} ranks (1 to {})",
+                    return Err(param!(
+                        "map",
+                        ": a rankfile of {} ranks (1 to {})",
                         list.len(),
                         crate::limits::MAX_RANKS
                     ));
@@ -215,8 +218,8 @@ impl Topology {
                         .position(|n| n == entry)
                         .or_else(|| entry.parse::<usize>().ok().filter(|&k| k < h))
                         .ok_or_else(|| {
-                            invalid!(
-                                "--map: rank {r}'s host '{}' is neither a host's name nor a host index below {h}",
+                            param!(
+                                "map", ": rank {r}'s host '{}' is neither a host's name nor a host index below {h}",
                                 crate::units::shorten(entry)
                             )
                         })?;
@@ -227,8 +230,9 @@ impl Topology {
                     per[n as usize] += 1;
                 }
                 if per_node > 1 && per.iter().any(|&c| c > per_node) {
-                    return Err(invalid!(
-                        "--map: the rankfile puts more than --ranks-per-node {per_node} ranks on a host"
+                    return Err(param!(
+                        "map",
+                        ": the rankfile puts more than --ranks-per-node {per_node} ranks on a host"
                     ));
                 }
                 out
@@ -428,10 +432,10 @@ impl Topology {
         latency: Option<f64>,
     ) -> Result<()> {
         if let Some(bw) = bandwidth {
-            check_bandwidth("--bandwidth", bw)?;
+            check_bandwidth_param("bandwidth", bw)?;
         }
         if let Some(lat) = latency {
-            check_latency("--latency", lat)?;
+            check_latency_param("latency", lat)?;
         }
         // The network's links: not the links inside nodes (`place_ranks`).
         let network = self.links.len() - self.local.iter().filter(|&&l| l != LinkId::MAX).count();
@@ -536,20 +540,29 @@ impl Topology {
 
 /// Rejects a bandwidth that is not a positive finite number.
 pub fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
+    bandwidth_problem(bw).map_or(Ok(()), |p| Err(invalid!("{what}: {p}")))
+}
+
+/// [`check_bandwidth`] of a parameter (`flow_cap`): the error names it.
+pub fn check_bandwidth_param(param: &'static str, bw: f64) -> Result<()> {
+    bandwidth_problem(bw).map_or(Ok(()), |p| Err(param!(param, ": {p}")))
+}
+
+fn bandwidth_problem(bw: f64) -> Option<String> {
     if !(bw.is_finite() && bw > 0.0) {
-        return Err(invalid!(
-            "{what}: bandwidth must be a positive number of bytes per second, got {bw}"
+        return Some(format!(
+            "bandwidth must be a positive number of bytes per second, got {bw}"
         ));
     }
     // Beyond these, a transfer's time leaves the range of numbers the
     // simulator's sums keep exact enough (a subnormal bandwidth made every
     // transfer last forever).
     if !(MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&bw) {
-        return Err(invalid!(
-            "{what}: bandwidth {bw:e} bytes/s is outside {MIN_BANDWIDTH:e} to {MAX_BANDWIDTH:e}"
+        return Some(format!(
+            "bandwidth {bw:e} bytes/s is outside {MIN_BANDWIDTH:e} to {MAX_BANDWIDTH:e}"
         ));
     }
-    Ok(())
+    None
 }
 
 /// The bandwidths (bytes/s) a model may use: a millionth of a byte per
@@ -561,15 +574,22 @@ pub const MAX_LATENCY: f64 = 1e9;
 
 /// Rejects a latency that is negative, not finite or beyond `MAX_LATENCY`.
 pub(crate) fn check_latency(what: &str, lat: f64) -> Result<()> {
+    latency_problem(lat).map_or(Ok(()), |p| Err(invalid!("{what}: {p}")))
+}
+
+/// [`check_latency`] of a parameter (`node_latency`): the error names it.
+pub(crate) fn check_latency_param(param: &'static str, lat: f64) -> Result<()> {
+    latency_problem(lat).map_or(Ok(()), |p| Err(param!(param, ": {p}")))
+}
+
+fn latency_problem(lat: f64) -> Option<String> {
     if !(lat.is_finite() && lat >= 0.0) {
-        return Err(invalid!(
-            "{what}: latency must be a non-negative number of seconds, got {lat}"
+        return Some(format!(
+            "latency must be a non-negative number of seconds, got {lat}"
         ));
     }
     if lat > MAX_LATENCY {
-        return Err(invalid!(
-            "{what}: latency {lat:e} s is more than {MAX_LATENCY:e} s"
-        ));
+        return Some(format!("latency {lat:e} s is more than {MAX_LATENCY:e} s"));
     }
-    Ok(())
+    None
 }

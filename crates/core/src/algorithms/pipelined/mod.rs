@@ -48,6 +48,7 @@ use super::Request;
 use crate::error::Result;
 use crate::invalid;
 use crate::lookahead::{ring_distance, Lookahead};
+use crate::param;
 use crate::schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
 use crate::topology::Kind;
 use smallvec::SmallVec;
@@ -148,8 +149,9 @@ impl Pipeline {
             .checked_mul(pl.trees.len() as u64 * 2)
             .is_none_or(|tags| tags > u32::MAX as u64)
         {
-            return Err(invalid!(
-                "--segment: {max_segs} segments per tree are too many to tag; use larger segments"
+            return Err(param!(
+                "segment",
+                ": {max_segs} segments per tree are too many to tag; use larger segments"
             ));
         }
         Ok(pl)
