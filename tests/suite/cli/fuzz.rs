@@ -3,8 +3,7 @@
 //! lines; what reads is verified and simulated. Nothing may panic or hang;
 //! every refusal is one line.
 
-#[path = "common/child.rs"]
-mod child;
+use crate::common::child;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use topocoll::algorithms::{self, Request};

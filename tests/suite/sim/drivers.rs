@@ -13,9 +13,7 @@ use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 use topocoll::Error;
 
-#[path = "common/same_bits.rs"]
-mod same_bits;
-use same_bits::assert_same_bits;
+use crate::common::same_bits::assert_same_bits;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

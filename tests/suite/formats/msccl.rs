@@ -11,7 +11,7 @@ use topocoll::schedule::{
 use topocoll::sim::{simulate, SimConfig, SimResult};
 use topocoll::topology::parse_spec;
 
-mod common;
+use crate::common;
 
 fn file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -7,8 +7,7 @@
 //! (Their routes against SimGrid's: the unit tests of
 //! `topology::simgrid`; their times: `validation/simgrid/run.sh --clusters`.)
 
-mod common;
-use common::topocoll;
+use crate::common::topocoll;
 
 fn torus_xml(dims: &[usize], bw: &str, lat: &str) -> String {
     let n: usize = dims.iter().product();

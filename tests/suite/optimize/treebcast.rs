@@ -567,8 +567,7 @@ fn the_optimal_schedule_verifies_and_simulates_to_its_own_time() {
     }
 }
 
-mod common;
-use common::topocoll;
+use crate::common::topocoll;
 
 const DUAL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

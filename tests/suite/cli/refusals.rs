@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 
 /// Exit code and stderr.
 fn topocoll(args: &[&str]) -> (i32, String) {

@@ -1,4 +1,8 @@
-//! What the command-line tests share.
+//! What the tests share: running the `topocoll` binary, reading a child's
+//! standard error, comparing simulation results to the bit.
+
+pub mod child;
+pub mod same_bits;
 
 use std::process::Command;
 

@@ -4,8 +4,7 @@
 //! never slower than centralised, the flow model met where its assumptions
 //! hold, any schedule running, and the refusals.
 
-mod common;
-use common::topocoll;
+use crate::common::topocoll;
 use topocoll::algorithms::{self, Request};
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
 use topocoll::sim::packet::{self, Control, PacketConfig, PacketResult};

@@ -1,9 +1,6 @@
 //! The command line: exit codes, one-line errors, and the verbs of the spine.
 
-#[path = "common/child.rs"]
-mod child;
-mod common;
-use common::topocoll;
+use crate::common::{child, topocoll};
 
 /// The paper's normalised units for `simulate`: link bandwidth 1, latency 0.
 const NORMALISED: [&str; 4] = ["--bandwidth", "1", "--latency", "0"];

@@ -5,8 +5,7 @@
 //! model wherever the lane table is flat; real data on the threads
 //! backend; and the refusals of bad input.
 
-mod common;
-use common::topocoll;
+use crate::common::topocoll;
 use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::model::multilane::{self, lane_counts};
 use topocoll::runtime::{self, threads, Options, Plan, RankBuffers};

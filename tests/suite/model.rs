@@ -3,8 +3,7 @@
 //! several networks and node models; and sweeps that report it beside each
 //! schedule's own bound and go on past an algorithm that does not apply.
 
-mod common;
-use common::topocoll;
+use crate::common::topocoll;
 use topocoll::algorithms::{Request, ALGORITHMS};
 use topocoll::error::Error;
 use topocoll::model::collective_bound;

@@ -11,7 +11,7 @@ use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::{parse_spec, RankMap, Topology};
 use topocoll::Error;
 
-mod common;
+use crate::common;
 
 fn placed(spec: &str, k: usize, map: &RankMap) -> Topology {
     let mut t = parse_spec(spec).unwrap();

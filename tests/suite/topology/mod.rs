@@ -1,0 +1,3 @@
+//! Topologies: several ranks per host.
+
+mod placement;
