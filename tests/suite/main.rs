@@ -8,6 +8,7 @@ mod common;
 mod formats;
 mod model;
 mod optimize;
+mod reproduce;
 mod runtime;
 mod schedule;
 mod sim;

@@ -1,7 +1,8 @@
 //! The collective's lower bound (`model::collective_bound`): the same for
 //! every algorithm, and never above any algorithm's simulated time, on
 //! several networks and node models; and sweeps that report it beside each
-//! schedule's own bound and go on past an algorithm that does not apply.
+//! schedule's own bound and go on past an algorithm that does not apply;
+//! `topocoll model trinaryx3` prints the paper's values.
 
 use crate::common::topocoll;
 use topocoll::algorithms::{Request, ALGORITHMS};
@@ -168,62 +169,23 @@ fn a_sweep_reports_one_bound_and_goes_past_what_does_not_apply() {
 }
 
 #[test]
-fn a_sweep_gives_a_row_per_engine_count() {
-    let (code, out, err) = topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "alltoall",
-        "-a",
-        "linear",
-        "-s",
-        "64",
-        "--engines",
-        "1,2,4",
-        "--format",
-        "csv",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out.lines().count(), 4);
-}
-
-#[test]
-fn a_sweep_draws_its_plot() {
-    let dir = std::env::temp_dir().join(format!("topocoll-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for ext in ["svg", "png"] {
-        let path = dir.join(format!("sweep.{ext}"));
-        let p = path.to_string_lossy().into_owned();
-        let (code, _, err) = topocoll(&[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "alltoall",
-            "-a",
-            "linear,bruck",
-            "-s",
-            "64B..4KiB",
-            "--engines",
-            "1,2",
-            "--plot",
-            &p,
-        ]);
-        assert_eq!(code, 0, "{err}");
-        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
-    }
-    let (code, _, err) = topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "alltoall",
-        "-a",
-        "linear",
-        "--plot",
-        "x.pdf",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains(".svg or .png"), "{err}");
+fn model_cli_prints_the_paper_values() {
+    let bin = env!("CARGO_BIN_EXE_topocoll");
+    let out = std::process::Command::new(bin)
+        .args(["model", "trinaryx3", "--topology", "tofu:24x2x16"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("H = 84 (height of the 3 Trinaryx3 trees on the 48x6x32 torus)"),
+        "{text}"
+    );
+    assert!(text.contains("94.096 ms"), "{text}");
+    assert!(text.contains("192.729 ms"), "{text}");
+    let bad = std::process::Command::new(bin)
+        .args(["model", "trinaryx3", "--segment", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -2,9 +2,10 @@
 //! the references bit for bit, runs are deterministic, failures are errors.
 //! The sweep iterates over `ALGORITHMS`, so a new algorithm is covered with
 //! no change here; shapes an algorithm reports Unsupported for are skipped.
+//! Reduce-scatter's results are the same bits on every run.
 
 use std::time::{Duration, Instant};
-use topocoll::algorithms::{Request, ALGORITHMS};
+use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::runtime::{self, threads, Elem, Fault, Options, Plan, RankBuffers};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::{parse_spec, Topology};
@@ -591,5 +592,50 @@ fn a_run_takes_time_linear_in_its_ranks() {
         };
         let out = run_and_check::<u8>(&s, &opts);
         assert_eq!(out.len(), p);
+    }
+}
+
+#[test]
+fn reduce_scatter_gives_the_same_bits_every_run() {
+    for name in ["ring", "recursive_halving"] {
+        for p in [3usize, 5, 8] {
+            let req = Request::new(
+                Collective::ReduceScatter,
+                p,
+                8 * 1000,
+                Dtype::F64,
+                ReduceOp::Sum,
+                None,
+            )
+            .unwrap();
+            let s = algorithms::build(name, &req).unwrap();
+            let plan = Plan::new(&s).unwrap();
+            let run = |engines: usize| {
+                let mut bufs: Vec<RankBuffers<f64>> = (0..p)
+                    .map(|r| {
+                        let mut b = runtime::initial_buffers(&s, r);
+                        // Values whose sums depend on the order of addition.
+                        for (i, x) in b.output.iter_mut().enumerate() {
+                            *x = 1.0 / (1.0 + (i * 7 + r * 13) as f64) * 1e10f64.powi(r as i32 % 3);
+                        }
+                        b
+                    })
+                    .collect();
+                let opts = Options {
+                    engines,
+                    timeout: Some(std::time::Duration::from_secs(60)),
+                    fault: None,
+                    workers: 0,
+                };
+                threads::run(&plan, &mut bufs, &opts).unwrap();
+                bufs.iter()
+                    .map(|b| b.output.iter().map(|x| x.to_bits()).collect::<Vec<u64>>())
+                    .collect::<Vec<_>>()
+            };
+            let first = run(1);
+            for engines in [1, 2, 4, 8] {
+                assert_eq!(run(engines), first, "{name} P {p} engines {engines}");
+            }
+        }
     }
 }

@@ -1,8 +1,11 @@
-//! The spine: topologies, the verifier, and the first algorithms.
+//! The schedule IR and its verifier: broken schedules (a dropped send, a
+//! duplicated contribution, a swapped tag, a deadlock, missing data, a
+//! race, bad structure) are rejected with precise messages; a 1,024-rank
+//! all-to-all is compact; and the first algorithms verified.
 
 use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::schedule::{self, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll::topology::{parse_spec, parse_toml, Kind, Topology};
+use topocoll::topology::{parse_spec, Kind, Topology};
 
 fn request(
     c: Collective,
@@ -46,33 +49,9 @@ fn first_algorithms_verify_for_every_p_up_to_64() {
     }
 }
 
-fn all_kinds() -> Vec<Topology> {
-    let mut t: Vec<Topology> = [
-        "torus:4x4",
-        "mesh:3x5",
-        "torus:2x3x4",
-        "mesh:7",
-        "hypercube:3",
-        "hypercube:0",
-        "tofu:1x1x1",
-        "tofu:2x1x2",
-        "dragonnet:8",
-    ]
-    .iter()
-    .map(|s| parse_spec(s).unwrap())
-    .collect();
-    for f in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples")).unwrap() {
-        let path = f.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            t.push(parse_spec(path.to_str().unwrap()).unwrap());
-        }
-    }
-    t
-}
-
 #[test]
 fn first_algorithms_verify_on_every_topology_kind() {
-    let topos = all_kinds();
+    let topos = crate::topology::all_kinds();
     let kinds: std::collections::HashSet<&str> = topos
         .iter()
         .map(|t| match t.kind {
@@ -109,7 +88,7 @@ fn first_algorithms_verify_on_every_topology_kind() {
     }
 }
 
-fn ring4() -> Schedule {
+pub(crate) fn ring4() -> Schedule {
     let req = request(Collective::Allreduce, 4, 4 * 8, Dtype::F64, None);
     algorithms::build("ring", &req).unwrap()
 }
@@ -425,240 +404,6 @@ fn verifier_catches_races_and_bad_structure() {
         "{}",
         err(&s)
     );
-}
-
-#[test]
-fn json_round_trip_and_goal_export() {
-    let mut s = ring4();
-    let r = s.offset_route(&[1, -2]);
-    if let Op::Send { route, .. } = &mut s.programs[0].ops[0] {
-        *route = r;
-    }
-    let mut buf = Vec::new();
-    schedule::to_json(&s, &mut buf).unwrap();
-    let back = schedule::from_json(std::str::from_utf8(&buf).unwrap()).unwrap();
-    assert_eq!(back, s);
-    let mut goal = Vec::new();
-    assert_eq!(schedule::to_goal(&ring4(), None, &mut goal).unwrap(), 0);
-    let text = String::from_utf8(goal).unwrap();
-    assert!(text.starts_with("num_ranks 4\n"));
-    assert!(
-        text.contains("rank 0 {\nl0: send 8b to 1 tag 0\nl1: recv 8b from 3 tag 0\n"),
-        "{text}"
-    );
-    assert!(text.contains("l2 requires l0\nl2 requires l1\n"));
-    // Every calc is nanoseconds: a copy is free, and a combine of 8,000
-    // bytes at 1e9 bytes/s takes 8,000 ns (free without a rate).
-    let req = topocoll::algorithms::Request::new(
-        Collective::Allreduce,
-        6,
-        8000,
-        Dtype::F64,
-        ReduceOp::Sum,
-        None,
-    )
-    .unwrap();
-    let rd = topocoll::algorithms::build("recursive_doubling", &req).unwrap();
-    let combine_bytes: Vec<u64> = rd
-        .programs
-        .iter()
-        .flat_map(|p| p.ops.iter())
-        .filter_map(|op| match op {
-            Op::Combine { src, .. } => Some(src.count * 8),
-            _ => None,
-        })
-        .collect();
-    assert!(!combine_bytes.is_empty());
-    let mut goal = Vec::new();
-    schedule::to_goal(&rd, Some(1e9), &mut goal).unwrap();
-    let text = String::from_utf8(goal).unwrap();
-    for b in &combine_bytes {
-        assert!(text.contains(&format!(": calc {b}\n")), "{b} {text}");
-    }
-    let mut goal = Vec::new();
-    schedule::to_goal(&rd, None, &mut goal).unwrap();
-    let text = String::from_utf8(goal).unwrap();
-    assert!(
-        text.contains(": calc 0\n") && !text.contains(&format!(": calc {}\n", combine_bytes[0]))
-    );
-    // The routes that GOAL cannot carry are counted.
-    let mut goal = Vec::new();
-    assert!(schedule::to_goal(&s, None, &mut goal).unwrap() > 0);
-    assert!(schedule::from_json("{\"collective\": 5}").is_err());
-}
-
-/// Tofu: neighbours in the virtual 3D torus are neighbours in 6D, for every X, Y, Z in 1..6.
-#[test]
-fn tofu_virtual_torus_keeps_neighbours_neighbours() {
-    for x in 1..=6 {
-        for y in 1..=6 {
-            for z in 1..=6 {
-                let t = parse_spec(&format!("tofu:{x}x{y}x{z}")).unwrap();
-                let shape = t.grid_shape().unwrap();
-                assert_eq!(shape.dims, vec![2 * x, 3 * y, 2 * z]);
-                let mut nodes = t.rank_node.clone();
-                nodes.sort_unstable();
-                nodes.dedup();
-                assert_eq!(nodes.len(), t.num_ranks(), "the mapping is one-to-one");
-                let mut route = Vec::new();
-                for r in 0..t.num_ranks() {
-                    let c = shape.coords(r);
-                    for d in 0..3 {
-                        for step in [1, shape.dims[d] - 1] {
-                            let mut n = c.clone();
-                            n[d] = (c[d] + step) % shape.dims[d];
-                            let q = shape.rank(&n);
-                            route.clear();
-                            t.route(r, q, &mut route);
-                            assert_eq!(
-                                route.len(),
-                                1,
-                                "tofu {x}x{y}x{z}: virtual {c:?} -> {n:?} takes {} hops",
-                                route.len()
-                            );
-                            let l = &t.links[route[0] as usize];
-                            assert_eq!((l.from, l.to), (t.rank_node[r], t.rank_node[q]));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // The example: tofu:4x3x4 is the virtual torus 8x9x8.
-    assert_eq!(
-        parse_spec("tofu:4x3x4").unwrap().grid_shape().unwrap().dims,
-        vec![8, 9, 8]
-    );
-}
-
-#[test]
-fn routes_are_connected_paths_on_every_kind() {
-    for t in all_kinds() {
-        let mut route = Vec::new();
-        for a in 0..t.num_ranks() {
-            for b in 0..t.num_ranks() {
-                route.clear();
-                t.route(a, b, &mut route);
-                let mut at = t.rank_node[a];
-                for &l in &route {
-                    let link = &t.links[l as usize];
-                    // A half-duplex link is crossed either way.
-                    at = if link.from == at {
-                        link.to
-                    } else {
-                        assert_eq!(link.to, at, "{}: route {a}->{b} is not a path", t.name);
-                        link.from
-                    };
-                }
-                assert_eq!(
-                    at, t.rank_node[b],
-                    "{}: route {a}->{b} ends elsewhere",
-                    t.name
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn hypercube_routes_lowest_bit_first() {
-    let t = parse_spec("hypercube:3").unwrap();
-    let mut route = Vec::new();
-    t.route(0, 7, &mut route);
-    let hops: Vec<(u32, u32)> = route
-        .iter()
-        .map(|&l| (t.links[l as usize].from, t.links[l as usize].to))
-        .collect();
-    assert_eq!(hops, vec![(0, 1), (1, 3), (3, 7)]);
-}
-
-#[test]
-fn bad_topologies_are_clear_errors() {
-    let cases: &[(&str, &str)] = &[
-        ("torus:0x4", "dimension 0 has size 0"),
-        ("torus:4xa", "size 'a' is not a whole number"),
-        ("ring:4", "unknown family 'ring'"),
-        ("torus", "neither a file nor a spec"),
-        ("tofu:4x3", "tofu takes X, Y and Z"),
-        ("hypercube:x", "not a whole number"),
-        ("nonexistent.toml", "cannot read topology file"),
-    ];
-    for (spec, want) in cases {
-        let e = parse_spec(spec).unwrap_err().to_string();
-        assert!(e.contains(want), "{spec}: {e}");
-    }
-    let toml_cases: &[(&str, &str)] = &[
-        ("kind = \"torus\"\ndims = [4, 4]\nbandwidth = 0", "bandwidth must be a positive number"),
-        ("kind = \"torus\"\ndims = [4, 4]\nbandwidth = -5.0", "bandwidth must be a positive number"),
-        ("kind = \"torus\"\ndims = [4, -4]", "dims"),
-        ("kind = \"torus\"", "needs field 'dims'"),
-        ("kind = \"donut\"", "unknown kind 'donut'"),
-        ("kind = \"torus\"\ndims = [4]\ncolour = 1", "colour"),
-        (
-            "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[edge]]\na = \"a\"\nb = \"c\"",
-            "unknown node 'c'",
-        ),
-        (
-            "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[node]]\nname = \"c\"\n[[edge]]\na = \"a\"\nb = \"b\"",
-            "disconnected: node 'c'",
-        ),
-        (
-            "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[edge]]\na = \"a\"\nb = \"b\"\n[[edge]]\na = \"b\"\nb = \"a\"",
-            "closes a cycle",
-        ),
-        ("kind = \"tree\"\n[[node]]\nname = \"s\"\nkind = \"switch\"", "no node is a host"),
-        ("kind = \"sites\"\nn0 = 0\nn1 = 2\nlan_bandwidth = 1e6\nwan_latency = 0.01\nwan_lane_bandwidth = [1e5]", "each site needs at least one host"),
-        ("kind = \"sites\"\nn0 = 2\nn1 = 2\nlan_bandwidth = 1e6\nwan_latency = 0.01\nwan_lane_bandwidth = []", "at least the value for one lane"),
-        ("kind = \"grid\"\ndims = [4, 4]\nwrap = [true]", "2 dimensions but 1 wrap flags"),
-        ("kind = \"torus\"\ndims = [4, 4]\nlatency = -1.0", "latency must be a non-negative"),
-    ];
-    for (text, want) in toml_cases {
-        let e = parse_toml("t.toml", text).unwrap_err().to_string();
-        assert!(e.contains(want), "{text}: {e}");
-        assert!(!e.contains('\n'), "one line: {e}");
-    }
-}
-
-#[test]
-fn bad_requests_are_clear_errors() {
-    let e = Request::new(
-        Collective::Allreduce,
-        4,
-        12,
-        Dtype::F64,
-        ReduceOp::Sum,
-        None,
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("not a whole number of f64 elements"));
-    let e = Request::new(
-        Collective::Bcast { root: 4 },
-        4,
-        8,
-        Dtype::U8,
-        ReduceOp::Sum,
-        None,
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("root 4 is not a rank"));
-    let e = Request::new(
-        Collective::Alltoall,
-        1 << 20,
-        1 << 40,
-        Dtype::U8,
-        ReduceOp::Sum,
-        None,
-    )
-    .unwrap_err();
-    assert!(e.to_string().contains("larger than 2^50"));
-    let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
-    assert!(e.to_string().contains("at least 1"));
-    assert!(algorithms::find("alltoall", "nope")
-        .err()
-        .unwrap()
-        .to_string()
-        .contains("one of: linear"));
-    assert!(ReduceOp::parse("bxor", Dtype::F32).is_err());
 }
 
 /// The scale requirement: a 1,024-rank all-to-all (over a million transfers)

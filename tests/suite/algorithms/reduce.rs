@@ -616,25 +616,3 @@ fn trinaryx3_streams_never_share_a_link() {
         }
     }
 }
-
-#[test]
-fn model_cli_prints_the_paper_values() {
-    let bin = env!("CARGO_BIN_EXE_topocoll");
-    let out = std::process::Command::new(bin)
-        .args(["model", "trinaryx3", "--topology", "tofu:24x2x16"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.contains("H = 84 (height of the 3 Trinaryx3 trees on the 48x6x32 torus)"),
-        "{text}"
-    );
-    assert!(text.contains("94.096 ms"), "{text}");
-    assert!(text.contains("192.729 ms"), "{text}");
-    let bad = std::process::Command::new(bin)
-        .args(["model", "trinaryx3", "--segment", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-}

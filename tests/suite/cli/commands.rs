@@ -1,4 +1,5 @@
-//! The command line: exit codes, one-line errors, and the verbs of the spine.
+//! The command line: exit codes, one-line errors, the verbs, and sweeps
+//! (a row per engine count, a plot).
 
 use crate::common::{child, topocoll};
 
@@ -527,4 +528,65 @@ fn a_closed_pipe_ends_output_quietly() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("No space left"), "{err}");
     }
+}
+
+#[test]
+fn a_sweep_gives_a_row_per_engine_count() {
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "-s",
+        "64",
+        "--engines",
+        "1,2,4",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 4);
+}
+
+#[test]
+fn a_sweep_draws_its_plot() {
+    let dir = std::env::temp_dir().join(format!("topocoll-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("sweep.{ext}"));
+        let p = path.to_string_lossy().into_owned();
+        let (code, _, err) = topocoll(&[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear,bruck",
+            "-s",
+            "64B..4KiB",
+            "--engines",
+            "1,2",
+            "--plot",
+            &p,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+    }
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--plot",
+        "x.pdf",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".svg or .png"), "{err}");
 }

@@ -498,33 +498,3 @@ fn model_multilane_prints_every_lane_count_and_p_opt() {
         "{out}"
     );
 }
-
-#[test]
-fn reproduce_multilane_writes_the_papers_columns() {
-    let dir = std::env::temp_dir().join(format!("topocoll-ml-repro-{}", std::process::id()));
-    let d = dir.to_string_lossy().into_owned();
-    let (code, out, err) = topocoll(&["reproduce", "multilane", "-o", &d, "--quick"]);
-    assert_eq!(code, 0, "{out} {err}");
-    let csv = std::fs::read_to_string(dir.join("scatter.csv")).unwrap();
-    let mut lines = csv.lines();
-    assert_eq!(
-        lines.next().unwrap(),
-        "size_bytes,lanes,single_lane_s,multi_lane_s,model_single_lane_s,model_multi_lane_s,wan_single_bps,wan_multi_bps"
-    );
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
-    assert_eq!(rows.len(), 3);
-    for r in &rows {
-        assert!(r[3] < r[2], "multi-lane slower: {r:?}");
-        assert!(r[7] > r[6], "multi-lane carries less: {r:?}");
-    }
-    for f in [
-        "scatter_times.svg",
-        "scatter_times.png",
-        "wan_throughput.svg",
-        "wan_throughput.png",
-    ] {
-        assert!(dir.join(f).exists(), "{f}");
-    }
-}

@@ -7,3 +7,4 @@ mod fold;
 mod packet;
 mod semantics;
 mod simgrid;
+mod sources;

@@ -454,31 +454,3 @@ fn the_command_line_prices_with_the_packet_model() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
-
-#[test]
-fn reproduce_dragonnet_writes_figure_4() {
-    let dir = std::env::temp_dir().join(format!("topocoll-dragonnet-{}", std::process::id()));
-    let d = dir.to_string_lossy().into_owned();
-    let (code, out, err) = topocoll(&["reproduce", "dragonnet", "-o", &d, "--quick"]);
-    assert_eq!(code, 0, "{out} {err}");
-    let csv = std::fs::read_to_string(dir.join("efficiency.csv")).unwrap();
-    let mut lines = csv.lines();
-    assert_eq!(
-        lines.next().unwrap(),
-        "nodes,control,buffer_bytes,efficiency"
-    );
-    let rows: Vec<Vec<String>> = lines
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect();
-    let eff = |nodes: &str, control: &str, buffer: &str| -> f64 {
-        rows.iter()
-            .find(|r| r[0] == nodes && r[1] == control && r[2] == buffer)
-            .unwrap()[3]
-            .parse()
-            .unwrap()
-    };
-    assert!(eff("16", "distributed", "512") >= 0.98);
-    assert!(eff("16", "distributed", "16") < 0.1);
-    assert!(eff("16", "centralised", "4096") < eff("16", "distributed", "4096"));
-    assert!(dir.join("efficiency.svg").exists() && dir.join("efficiency.png").exists());
-}
