@@ -5,6 +5,7 @@
 mod algorithms;
 mod cli;
 mod common;
+mod corpus;
 mod formats;
 mod model;
 mod optimize;

@@ -1,14 +1,16 @@
-//! The runtime's threads backend on every registered algorithm: outputs equal
-//! the references bit for bit, runs are deterministic, failures are errors.
-//! The sweep iterates over `ALGORITHMS`, so a new algorithm is covered with
-//! no change here; shapes an algorithm reports Unsupported for are skipped.
-//! Reduce-scatter's results are the same bits on every run.
+//! The runtime's threads backend (every algorithm on it against the
+//! references, its determinism and its faults: the corpus,
+//! tests/corpus/ranks.toml, large-ranks.toml and networks.toml): sends are
+//! eager, the replay merges and shares its steps and streams large copies,
+//! falls back to the task pool where it cannot order a run; unverified
+//! schedules fail cleanly, a timeout bounds a run, a run takes time linear
+//! in its ranks; reduce-scatter's results are the same bits on every run.
 
 use std::time::{Duration, Instant};
 use topocoll::algorithms::{self, Request, ALGORITHMS};
-use topocoll::runtime::{self, threads, Elem, Fault, Options, Plan, RankBuffers};
+use topocoll::runtime::{self, threads, Elem, Options, Plan, RankBuffers};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll::topology::{parse_spec, Topology};
+use topocoll::topology::Topology;
 use topocoll::{with_dtype, Error};
 
 /// Builds `alg` for a shape; None when the algorithm does not support it.
@@ -62,158 +64,6 @@ fn opts(engines: usize) -> Options {
         timeout: Some(Duration::from_secs(60)),
         ..Options::default()
     }
-}
-
-/// Element counts: 0, one element, counts P does not divide, and (for the
-/// small rank counts only) a few MiB.
-fn counts(p: usize, block: bool) -> Vec<u64> {
-    let mut v = vec![0, 1, 3 * p as u64 + 1, 7];
-    if matches!(p, 3 | 4 | 8) {
-        // 3 MiB of f64 (block collectives: 3 MiB over all P blocks).
-        let elems = (3 << 20) / 8;
-        v.push(if block {
-            elems / p as u64 + 1
-        } else {
-            elems + 5
-        });
-    }
-    v
-}
-
-fn sweep(ps: &[usize], topo_for: impl Fn(usize) -> Option<&'static str>) -> usize {
-    let mut ran = 0;
-    for alg in ALGORITHMS {
-        let c = Collective::parse(alg.collective, 0).unwrap();
-        for &p in ps {
-            let topo = topo_for(p).map(|t| parse_spec(t).unwrap());
-            for n in counts(p, c.size_is_block()) {
-                // Reductions: f64 sum (order-sensitive) and i32 bxor; data
-                // movement: u8 and i64.
-                let types: &[(Dtype, ReduceOp)] = if c.is_reduction() {
-                    &[(Dtype::F64, ReduceOp::Sum), (Dtype::I32, ReduceOp::Bxor)]
-                } else {
-                    &[(Dtype::U8, ReduceOp::Sum), (Dtype::I64, ReduceOp::Sum)]
-                };
-                for (k, &(dtype, op)) in types.iter().enumerate() {
-                    if n > 1 << 16 && k > 0 {
-                        continue; // one type is enough for the big sizes
-                    }
-                    let Some(s) = build(alg, p, n, dtype, op, topo.as_ref()) else {
-                        continue;
-                    };
-                    verify(&s).unwrap();
-                    // Every verified schedule here runs as a straight list
-                    // of copies on one worker (none needs a send buffered
-                    // before its receive is posted).
-                    assert!(
-                        Plan::new(&s).unwrap().replay().is_some(),
-                        "{} {} P={p} n={n}: no replay",
-                        alg.collective,
-                        alg.name
-                    );
-                    let engines = [1, 2, 4][(p + k) % 3];
-                    // The default (the replay on one worker for small runs,
-                    // the task pool for large ones) and the task pool on two
-                    // workers.
-                    for workers in [0, 2] {
-                        let o = Options {
-                            workers,
-                            ..opts(engines)
-                        };
-                        with_dtype!(s.dtype, T => { run_and_check::<T>(&s, &o); });
-                    }
-                    ran += 1;
-                }
-            }
-        }
-    }
-    ran
-}
-
-#[test]
-fn every_algorithm_small_rank_counts() {
-    let ran = sweep(&[1, 2, 3, 4, 7, 8, 16], |_| None);
-    assert!(ran > 0);
-}
-
-#[test]
-fn every_algorithm_64_and_256_ranks() {
-    let ran = sweep(&[64, 256], |_| None);
-    assert!(ran > 0);
-}
-
-#[test]
-fn every_algorithm_on_topologies() {
-    // Topology-aware algorithms need a network; rank-based ones ignore it.
-    sweep(&[4, 8, 16, 64], |p| match p {
-        4 => Some("torus:2x2"),
-        8 => Some("torus:2x4"),
-        16 => Some("torus:4x4"),
-        64 => Some("torus:8x8"),
-        _ => None,
-    });
-}
-
-#[test]
-fn float_reductions_are_deterministic() {
-    // Same bits whatever the worker count, engine count or timing, and the
-    // same as the sequential executor (checked inside run_and_check).
-    for alg in ALGORITHMS {
-        let c = Collective::parse(alg.collective, 0).unwrap();
-        if !c.is_reduction() {
-            continue;
-        }
-        for dtype in [Dtype::F64, Dtype::F32] {
-            let Some(s) = build(alg, 7, 100_003, dtype, ReduceOp::Sum, None) else {
-                continue;
-            };
-            with_dtype!(dtype, T => {
-                let first: Vec<RankBuffers<T>> = run_and_check(&s, &opts(4));
-                for (workers, engines) in [(1, 1), (2, 2), (3, 8), (8, 1)] {
-                    let o = Options { workers, ..opts(engines) };
-                    let again: Vec<RankBuffers<T>> = run_and_check(&s, &o);
-                    for (a, b) in first.iter().zip(&again) {
-                        assert!(a.output.iter().zip(&b.output).all(|(x, y)| x.bits() == y.bits()));
-                    }
-                }
-            });
-        }
-    }
-}
-
-#[test]
-fn a_failing_rank_stops_every_rank_with_an_error() {
-    let timeout = Duration::from_secs(10);
-    let mut tried = 0;
-    for alg in ALGORITHMS {
-        let Some(s) = build(alg, 8, 4096, Dtype::F64, ReduceOp::Sum, None) else {
-            continue;
-        };
-        let rank = 3;
-        let nops = s.programs[rank].len();
-        if nops == 0 {
-            continue;
-        }
-        let op = nops / 2;
-        let plan = Plan::new(&s).unwrap();
-        let mut bufs: Vec<RankBuffers<f64>> =
-            (0..8).map(|r| runtime::initial_buffers(&s, r)).collect();
-        let o = Options {
-            fault: Some(Fault { rank, op }),
-            timeout: Some(timeout),
-            ..opts(2)
-        };
-        let t0 = Instant::now();
-        let err = threads::run(&plan, &mut bufs, &o).unwrap_err().to_string();
-        assert!(t0.elapsed() < timeout, "{err}");
-        assert!(
-            err.contains(&format!("rank {rank} failed at op {op}")),
-            "{err}"
-        );
-        assert!(err.contains("all 8 ranks stopped"), "{err}");
-        tried += 1;
-    }
-    assert!(tried > 0);
 }
 
 fn hand_made(p: usize, count: u64) -> Schedule {

@@ -6,9 +6,8 @@ use topocoll::schedule::{Collective, Dtype, ReduceOp};
 
 mod alltoall;
 mod alltoall_times;
-mod collectives;
-mod reduce;
 mod stream;
+mod trinaryx3;
 
 #[test]
 fn bad_requests_are_clear_errors() {

@@ -1,15 +1,14 @@
-//! The grid of sites and its multi-lane algorithms: every algorithm that
-//! needs a grid verified on site shapes from 1+1 to 16+16 (and three sites)
-//! with every lane count; the WAN's per-stream caps in the simulator; the
-//! paper's cost model met exactly where its assumptions hold, the refined
-//! model wherever the lane table is flat; real data on the threads
-//! backend; and the refusals of bad input.
+//! The grid of sites and its multi-lane algorithms (verified on site shapes
+//! from 1+1 to 16+16 with every lane count, and run on threads: the
+//! corpus, tests/corpus/sites.toml): the WAN's per-stream caps in the
+//! simulator; the paper's cost model met exactly where its assumptions
+//! hold, the refined model wherever the lane table is flat; `--lanes auto`;
+//! `topocoll model multilane`; and the refusals of bad input.
 
 use crate::common::topocoll;
-use topocoll::algorithms::{self, Request, ALGORITHMS};
+use topocoll::algorithms::{self, Request};
 use topocoll::model::multilane::{self, lane_counts};
-use topocoll::runtime::{self, threads, Options, Plan, RankBuffers};
-use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
+use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::{Kind, Sites, Topology, Wan};
 
@@ -33,13 +32,6 @@ fn falling(n: usize) -> Vec<f64> {
     (1..=n).map(|p| 6e5 * (1.0 - 0.03 * p as f64)).collect()
 }
 
-fn grid_algorithms() -> Vec<&'static algorithms::Algorithm> {
-    ALGORITHMS
-        .iter()
-        .filter(|a| a.lanes || matches!(a.name, "single_lane" | "hierarchical"))
-        .collect()
-}
-
 fn request<'a>(
     alg: &algorithms::Algorithm,
     topo: &'a Topology,
@@ -56,70 +48,6 @@ fn request<'a>(
         Some(topo),
     )
     .unwrap()
-}
-
-#[test]
-fn every_grid_algorithm_verifies_on_site_shapes_from_1_1_to_16_16() {
-    let names: Vec<String> = grid_algorithms()
-        .iter()
-        .map(|a| format!("{} {}", a.collective, a.name))
-        .collect();
-    for want in [
-        "scatter multilane",
-        "scatter single_lane",
-        "scatter hierarchical",
-        "gather multilane",
-        "gather single_lane",
-        "gather hierarchical",
-        "bcast multilane",
-        "allgather multilane",
-    ] {
-        assert!(names.iter().any(|n| n == want), "{want} is not registered");
-    }
-    let mut shapes: Vec<Vec<usize>> = Vec::new();
-    for a in [1, 2, 3, 5, 8, 16] {
-        for b in [1, 2, 4, 7, 16] {
-            shapes.push(vec![a, b]);
-        }
-    }
-    shapes.extend([vec![3, 1, 4], vec![2, 5, 2, 1], vec![16, 16]]);
-    let mut checked = 0;
-    for sizes in shapes {
-        let most = *sizes.iter().max().unwrap();
-        let topo = grid(sizes.clone(), 1e-5, falling(most));
-        let p = topo.num_ranks();
-        let mut roots = vec![0, p as u32 - 1, (p / 2) as u32];
-        roots.dedup();
-        for alg in grid_algorithms() {
-            let lanes: Vec<Option<usize>> = if alg.lanes {
-                std::iter::once(None).chain((1..=most).map(Some)).collect()
-            } else {
-                vec![None]
-            };
-            for &root in &roots {
-                for &l in &lanes {
-                    for elems in [0u64, 1, 5, 12] {
-                        let mut req = request(alg, &topo, root, elems);
-                        req.lanes = l;
-                        let s = (alg.build)(&req).unwrap_or_else(|e| {
-                            panic!(
-                                "{} {} on {sizes:?} lanes {l:?}: {e}",
-                                alg.collective, alg.name
-                            )
-                        });
-                        verify(&s).unwrap_or_else(|e| {
-                            panic!(
-                                "{} {} on {sizes:?} root {root} lanes {l:?} n {elems}: {e}",
-                                alg.collective, alg.name
-                            )
-                        });
-                        checked += 1;
-                    }
-                }
-            }
-        }
-    }
-    assert!(checked > 3000, "{checked}");
 }
 
 /// The scatter simulated with one engine per host.
@@ -259,42 +187,6 @@ fn a_tcp_window_gives_the_lane_table() {
     // RTT 8 ms: one stream 2 MB/s; more share the 3 MB/s.
     assert_eq!(&s.lane_bandwidth[..3], &[2e6, 1.5e6, 1e6]);
     assert_eq!(s.wan_capacity, 3e6);
-}
-
-#[test]
-fn grid_algorithms_move_real_data_on_threads() {
-    let topo = grid(vec![4, 3, 2], 1e-5, falling(4));
-    for alg in grid_algorithms() {
-        for root in [0u32, 5] {
-            let root = if Collective::parse(alg.collective, 0)
-                .unwrap()
-                .root()
-                .is_some()
-            {
-                root
-            } else {
-                0
-            };
-            let mut req = request(alg, &topo, root, 37);
-            if alg.lanes {
-                req.lanes = Some(3);
-            }
-            let s = (alg.build)(&req).unwrap();
-            let plan = Plan::new(&s).unwrap();
-            let mut bufs: Vec<RankBuffers<u8>> = (0..s.ranks)
-                .map(|r| runtime::initial_buffers(&s, r))
-                .collect();
-            let opts = Options {
-                engines: 2,
-                timeout: Some(std::time::Duration::from_secs(60)),
-                fault: None,
-                workers: 0,
-            };
-            threads::run(&plan, &mut bufs, &opts).unwrap();
-            runtime::check(&s, &bufs)
-                .unwrap_or_else(|e| panic!("{} {}: {e}", alg.collective, alg.name));
-        }
-    }
 }
 
 /// Multi-lane beats single-lane where the WAN carries more with more

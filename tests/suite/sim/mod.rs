@@ -1,8 +1,8 @@
-//! The simulator: its semantics, its drivers, the packet model, and its
-//! agreement with SimGrid.
+//! The simulator: its semantics, its drivers (beyond the corpus, where
+//! every driver agrees with the event driver: corpus::drivers), folding,
+//! the packet model, schedule sources, and its agreement with SimGrid.
 
 mod by_rank;
-mod drivers;
 mod fold;
 mod packet;
 mod semantics;
