@@ -10,7 +10,7 @@ use topocoll::schedule::Collective;
 use topocoll::topology::parse_spec;
 
 #[test]
-fn bounds_by_hand() {
+fn collective_bounds_equal_the_values_worked_by_hand() {
     // bcast of M on a 4x4 torus: the root sends M over its four links and
     // every other rank receives M over its four.
     let t = parse_spec("torus:4x4").unwrap();
@@ -112,7 +112,7 @@ fn a_sweep_reports_one_bound_and_goes_past_what_does_not_apply() {
 }
 
 #[test]
-fn model_cli_prints_the_paper_values() {
+fn model_trinaryx3_prints_the_papers_values() {
     let bin = env!("CARGO_BIN_EXE_topocoll");
     let out = std::process::Command::new(bin)
         .args(["model", "trinaryx3", "--topology", "tofu:24x2x16"])

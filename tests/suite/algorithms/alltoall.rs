@@ -296,7 +296,7 @@ fn dragon_phases_are_contention_free_on_hypercubes() {
 /// the send and receive of step i−1; partners follow SimGrid (pair: r XOR i;
 /// ring: to r+i, from r−i) and Dragon (v XOR s).
 #[test]
-fn stepwise_partners_and_dependencies() {
+fn pairwise_ring_and_dragon_exchange_with_one_partner_a_step() {
     for p in [1usize, 2, 4, 8, 16, 5, 6, 12] {
         for alg in ["pairwise", "ring", "dragon"] {
             if alg != "ring" && !p.is_power_of_two() {
@@ -357,7 +357,7 @@ fn bruck_sends_log_p_messages() {
 
 /// A2AT and A2AND send in exactly the documented order on a small case.
 #[test]
-fn send_orders() {
+fn a2at_and_a2and_send_in_the_documented_order() {
     use topocoll::algorithms::alltoall::a2at::order;
     // 3×3 mesh: Step 1 then Step 2 as printed.
     assert_eq!(

@@ -96,7 +96,7 @@ fn a2at_on_the_torus_with_4_engines_reaches_half_the_bound() {
 /// element above T_lb/2. With even blocks, which the lone half-ring block
 /// splits into halves, every open rectangle reaches T_lb/2.
 #[test]
-fn a2at_on_the_open_torus_rectangles() {
+fn a2at_on_the_open_torus_rectangles_reaches_the_bisection_bound() {
     for ny in 2..=12 {
         for nx in ny + 1..=12 {
             if nx % 2 == 1 && ny % 2 == 1 {
@@ -152,7 +152,7 @@ fn bound_3d(n: [usize; 3], torus: bool) -> f64 {
 /// 3D A2AT on cubes (docs/alltoall.md, "3D A2AT"): on the torus with 6
 /// engines exactly the bisection bound ⌊N/2⌋⌈N/2⌉·N²/2.
 #[test]
-fn a2at_3d_torus_cubes_with_6_engines() {
+fn a2at_3d_on_torus_cubes_with_6_engines_reaches_the_bisection_bound() {
     for n in 2..=8 {
         let t = time(&format!("torus:{n}x{n}x{n}"), "a2at", 6);
         let lb = bound_3d([n; 3], true);
@@ -169,7 +169,7 @@ fn a2at_3d_torus_cubes_with_6_engines() {
 /// half-ring sets Q and T (h = N/2) and h − 1, 2 and 1 from the diagonal
 /// pairs. On 8×8×8 and, beyond the shapes simulated whole, 14×14×14.
 #[test]
-fn a2at_3d_torus_tail_for_n_2_mod_6() {
+fn a2at_3d_torus_tail_for_n_2_mod_6_takes_its_per_direction_load() {
     use topocoll::algorithms::alltoall::a2at3d::order;
     use topocoll::schedule::{Op, Region};
     for n in [8usize, 14] {
@@ -239,7 +239,7 @@ fn a2at_3d_torus_tail_for_n_2_mod_6() {
 /// others within the measured 0.35% (5: 150.52 for 150; 6: 324.43 for 324;
 /// 8: 1024.93 for 1024).
 #[test]
-fn a2at_3d_mesh_cubes_with_3_engines() {
+fn a2at_3d_on_mesh_cubes_with_3_engines_is_within_its_measured_ratios() {
     for (n, ratio) in [(3, 1.0), (4, 1.0), (5, 1.0036), (6, 1.0014), (8, 1.001)] {
         let t = time(&format!("mesh:{n}x{n}x{n}"), "a2at", 3);
         let lb = bound_3d([n; 3], false);
@@ -254,7 +254,7 @@ fn a2at_3d_mesh_cubes_with_3_engines() {
 /// 3D A2AT on rectangles (the greedy order): upper bounds just above the
 /// measured ratios, so that a regression fails.
 #[test]
-fn a2at_3d_rectangles() {
+fn a2at_3d_on_rectangles_is_within_its_measured_ratios() {
     for (spec, engines, ratio) in [
         ("torus:6x4x4", 6, 1.0),
         ("torus:4x4x2", 6, 1.042),

@@ -33,7 +33,7 @@ fn request<'a>(
 }
 
 #[test]
-fn every_generated_algorithm_streams() {
+fn seven_algorithms_have_a_generator_and_the_others_say_so() {
     let names: Vec<&str> = streamed_algorithms().map(|a| a.name).collect();
     assert_eq!(streamed_algorithms().count(), 7, "{names:?}");
     let t = parse_spec("torus:4x4").unwrap();

@@ -450,7 +450,7 @@ fn messages_name_the_option_at_fault() {
 }
 
 #[test]
-fn second_probe_inputs_are_refused() {
+fn counts_that_overflow_and_a_huge_skew_are_refused() {
     // Counts that overflowed the record of timings (a panic) or the loop
     // (a table of inf, exit 0).
     refused_line(
@@ -465,6 +465,10 @@ fn second_probe_inputs_are_refused() {
         "simulate -t torus:3x3 -c allreduce -a ring --skew 1e300",
         "--skew 1e300",
     );
+}
+
+#[test]
+fn trace_and_output_naming_one_file_are_refused() {
     // (In the scratch directory: the output is opened before it is refused,
     // and a relative name left an empty x.json in the repository.)
     let same = scratch_dir().join("same.json");
@@ -485,6 +489,30 @@ fn second_probe_inputs_are_refused() {
         ],
         "name the same file",
     );
+    let dir = scratch_dir();
+    // -o and --trace naming one file in two spellings.
+    let same = dir.join("same.csv");
+    let dotted = format!("{}/./same.csv", dir.to_str().unwrap());
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "-o",
+            same.to_str().unwrap(),
+            "--trace",
+            &dotted,
+        ],
+        "--trace and -o name the same file",
+    );
+}
+
+#[test]
+fn trinaryx3_model_inputs_out_of_range_are_refused() {
     refused(
         &["model", "trinaryx3", "--size", "0"],
         "size must be at least one byte",
@@ -493,13 +521,32 @@ fn second_probe_inputs_are_refused() {
         &["model", "trinaryx3", "--topology", "torus:1"],
         "this torus has 1",
     );
+    // The model's equations (3) and (4) are for three trees.
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:8x8"],
+        "this torus has 2; give a 3D torus, or --height",
+    );
+}
+
+#[test]
+fn a_schedule_file_that_is_not_json_fails_at_once() {
     // Files that are not JSON or TOML fail at once, not after filling memory.
     refused(&["verify", "--schedule", "/dev/zero"], "schedule JSON");
+}
+
+#[test]
+fn parse_errors_are_one_line_and_keep_what_they_name() {
     // Parse errors are one line too.
     refused(
         &["run", "--root", "-1"],
         "unexpected argument '-1' found (see --help)",
     );
+    // Parse errors keep what they name, on one line.
+    refused(&["reproduce"], "<PAPER>");
+}
+
+#[test]
+fn schedule_json_fields_are_checked_without_verifying() {
     // Schedule JSON: a collective's fields, the algorithm's name (printed in
     // reports and CSV), compute times.
     let dir = scratch_dir();
@@ -554,6 +601,204 @@ fn second_probe_inputs_are_refused() {
             says,
         );
     }
+}
+
+#[test]
+fn a_failing_command_leaves_its_output_file_as_it_was() {
+    let dir = scratch_dir();
+    // A failing command leaves an existing output file as it was.
+    let keep = dir.join("keep.txt");
+    let keep_path = keep.to_str().unwrap();
+    for args in [
+        &[
+            "schedule", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--format", "xml", "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "nosuch",
+            "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--size",
+            "3",
+            "--dtype",
+            "f64",
+            "-o",
+            keep_path,
+        ][..],
+    ] {
+        std::fs::write(&keep, "precious").unwrap();
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&keep).unwrap(),
+            "precious",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn output_to_dev_stdout_under_a_pipe_is_written() {
+    // A pipe is written, not emptied (`-o /dev/stdout` under a pipe).
+    let (code, out, err) = common::topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+        "--format",
+        "csv",
+        "-o",
+        "/dev/stdout",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("topology,"), "{out}");
+}
+
+#[test]
+fn a_misspelt_algorithm_in_a_sweep_is_refused_before_any_run() {
+    // Misspelt algorithms in a sweep are refused before any run.
+    refused_line(
+        "simulate -t torus:4x4 -c allreduce -a ring,nosuch --size 64",
+        "unknown allreduce algorithm 'nosuch'",
+    );
+}
+
+#[test]
+fn compute_bandwidth_on_a_broadcast_is_refused() {
+    // Nothing combines in a broadcast.
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --compute-bandwidth 1e9",
+        "--compute-bandwidth times combines, and bcast combines nothing",
+    );
+}
+
+#[test]
+fn a_half_duplex_edge_with_two_latencies_is_refused() {
+    let dir = scratch_dir();
+    // A half-duplex edge is one link: one latency.
+    let half = dir.join("half.toml");
+    std::fs::write(
+        &half,
+        "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+         [[edge]]\na = \"a\"\nb = \"b\"\nduplex = \"half\"\nlatency_ab = 1e-6\nlatency_ba = 10.0\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            half.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "one latency for both directions",
+    );
+}
+
+#[test]
+fn negative_numbers_are_judged_as_values() {
+    // A negative number is a value, judged as one.
+    refused(
+        &["model", "trinaryx3", "--height", "-1"],
+        "model parameter height must be a non-negative finite number, got -1",
+    );
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --latency -1",
+        "--latency: latency must be a non-negative number of seconds, got -1",
+    );
+}
+
+#[test]
+fn grids_whose_links_or_routes_would_not_fit_are_refused() {
+    // Grids whose link table or routes would not fit: many dimensions,
+    // even of size 1.
+    let padded = format!("torus:{}4096x4096", "1x".repeat(2000));
+    for (spec, says) in [
+        (
+            padded.as_str(),
+            "2002 dimensions are more than the 64 supported",
+        ),
+        (
+            "torus:2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
+            "more than the 67108864 link slots supported",
+        ),
+    ] {
+        refused(
+            &["verify", "-t", spec, "-c", "bcast", "-a", "binomial"],
+            says,
+        );
+    }
+}
+
+#[test]
+fn worker_counts_and_options_a_benchmark_ignores_are_refused() {
+    // More workers than the system starts; options a benchmark ignores.
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 20000",
+        "--workers 20000 must be from 1 to 1024",
+    );
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 0",
+        "--workers 0 must be from 1 to 1024",
+    );
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8 --kernel-bytes 1KiB",
+        "--kernel-bytes sizes the arrays of bench --kernels",
+    );
+    refused_line(
+        "bench --kernels --kernel-bytes 1KiB --engines 7",
+        "--engines does not apply",
+    );
+}
+
+#[test]
+fn a_message_quoting_a_long_input_line_is_cut() {
+    let dir = scratch_dir();
+    // A message quoting a huge input line is cut.
+    let long = dir.join("long.toml");
+    std::fs::write(
+        &long,
+        format!(
+            "kind = \"torus\"\ndims = [4, 4]\nbandwidth = \"{}\"\n",
+            "x".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let (code, err) = topocoll(&[
+        "verify",
+        "-t",
+        long.to_str().unwrap(),
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.len() < 1000 && err.contains("more characters"),
+        "{} bytes",
+        err.len()
+    );
 }
 
 #[test]
@@ -666,196 +911,6 @@ fn a_zero_byte_run_prints_no_ratio_to_its_zero_bound() {
     assert!(
         !line.contains("inf") && !line.contains("ratio") && !line.contains("/"),
         "{line}"
-    );
-}
-
-#[test]
-fn third_probe_inputs_are_refused_and_files_kept() {
-    let dir = scratch_dir();
-    // A failing command leaves an existing output file as it was.
-    let keep = dir.join("keep.txt");
-    let keep_path = keep.to_str().unwrap();
-    for args in [
-        &[
-            "schedule", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--format", "xml", "-o",
-            keep_path,
-        ][..],
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "bcast",
-            "-a",
-            "nosuch",
-            "-o",
-            keep_path,
-        ][..],
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "--size",
-            "3",
-            "--dtype",
-            "f64",
-            "-o",
-            keep_path,
-        ][..],
-    ] {
-        std::fs::write(&keep, "precious").unwrap();
-        let (code, err) = topocoll(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert_eq!(
-            std::fs::read_to_string(&keep).unwrap(),
-            "precious",
-            "{args:?}"
-        );
-    }
-    // A pipe is written, not emptied (`-o /dev/stdout` under a pipe).
-    let (code, out, err) = common::topocoll(&[
-        "simulate",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "bcast",
-        "-a",
-        "binomial",
-        "--format",
-        "csv",
-        "-o",
-        "/dev/stdout",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("topology,"), "{out}");
-    // -o and --trace naming one file in two spellings.
-    let same = dir.join("same.csv");
-    let dotted = format!("{}/./same.csv", dir.to_str().unwrap());
-    refused(
-        &[
-            "simulate",
-            "-t",
-            "torus:4x4",
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-            "-o",
-            same.to_str().unwrap(),
-            "--trace",
-            &dotted,
-        ],
-        "--trace and -o name the same file",
-    );
-    // Misspelt algorithms in a sweep are refused before any run.
-    refused_line(
-        "simulate -t torus:4x4 -c allreduce -a ring,nosuch --size 64",
-        "unknown allreduce algorithm 'nosuch'",
-    );
-    // Nothing combines in a broadcast.
-    refused_line(
-        "simulate -t torus:4x4 -c bcast -a binomial --compute-bandwidth 1e9",
-        "--compute-bandwidth times combines, and bcast combines nothing",
-    );
-    // A half-duplex edge is one link: one latency.
-    let half = dir.join("half.toml");
-    std::fs::write(
-        &half,
-        "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
-         [[edge]]\na = \"a\"\nb = \"b\"\nduplex = \"half\"\nlatency_ab = 1e-6\nlatency_ba = 10.0\n",
-    )
-    .unwrap();
-    refused(
-        &[
-            "verify",
-            "-t",
-            half.to_str().unwrap(),
-            "-c",
-            "bcast",
-            "-a",
-            "binomial",
-        ],
-        "one latency for both directions",
-    );
-    // Parse errors keep what they name, on one line.
-    refused(&["reproduce"], "<PAPER>");
-    // A negative number is a value, judged as one.
-    refused(
-        &["model", "trinaryx3", "--height", "-1"],
-        "model parameter height must be a non-negative finite number, got -1",
-    );
-    refused_line(
-        "simulate -t torus:4x4 -c bcast -a binomial --latency -1",
-        "--latency: latency must be a non-negative number of seconds, got -1",
-    );
-    // Grids whose link table or routes would not fit: many dimensions,
-    // even of size 1.
-    let padded = format!("torus:{}4096x4096", "1x".repeat(2000));
-    for (spec, says) in [
-        (
-            padded.as_str(),
-            "2002 dimensions are more than the 64 supported",
-        ),
-        (
-            "torus:2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
-            "more than the 67108864 link slots supported",
-        ),
-    ] {
-        refused(
-            &["verify", "-t", spec, "-c", "bcast", "-a", "binomial"],
-            says,
-        );
-    }
-    // More workers than the system starts; options a benchmark ignores.
-    refused_line(
-        "run --ranks 4 -c bcast -a binomial --workers 20000",
-        "--workers 20000 must be from 1 to 1024",
-    );
-    refused_line(
-        "run --ranks 4 -c bcast -a binomial --workers 0",
-        "--workers 0 must be from 1 to 1024",
-    );
-    refused_line(
-        "bench --ranks 4 -c allreduce -a ring --sizes 8 --kernel-bytes 1KiB",
-        "--kernel-bytes sizes the arrays of bench --kernels",
-    );
-    refused_line(
-        "bench --kernels --kernel-bytes 1KiB --engines 7",
-        "--engines does not apply",
-    );
-    // The model's equations (3) and (4) are for three trees.
-    refused(
-        &["model", "trinaryx3", "--topology", "torus:8x8"],
-        "this torus has 2; give a 3D torus, or --height",
-    );
-    // A message quoting a huge input line is cut.
-    let long = dir.join("long.toml");
-    std::fs::write(
-        &long,
-        format!(
-            "kind = \"torus\"\ndims = [4, 4]\nbandwidth = \"{}\"\n",
-            "x".repeat(100_000)
-        ),
-    )
-    .unwrap();
-    let (code, err) = topocoll(&[
-        "verify",
-        "-t",
-        long.to_str().unwrap(),
-        "-c",
-        "bcast",
-        "-a",
-        "binomial",
-    ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.len() < 1000 && err.contains("more characters"),
-        "{} bytes",
-        err.len()
     );
 }
 

@@ -80,7 +80,7 @@ fn another_format_version_is_refused() {
 }
 
 #[test]
-fn json_round_trip_and_goal_export() {
+fn json_round_trips_and_goal_writes_sends_calcs_and_counts_lost_routes() {
     let mut s = ring4();
     let r = s.offset_route(&[1, -2]);
     if let Op::Send { route, .. } = &mut s.programs[0].ops[0] {

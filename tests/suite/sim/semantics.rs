@@ -135,7 +135,7 @@ proptest! {
 }
 
 #[test]
-fn equal_share_closed_form() {
+fn flows_on_one_link_get_equal_shares() {
     for k in 1..=64u32 {
         let mut m = MaxMin::new(vec![1e9]);
         for f in 0..k {
@@ -153,7 +153,7 @@ fn equal_share_closed_form() {
 }
 
 #[test]
-fn parking_lot_closed_form() {
+fn a_parking_lot_gives_every_flow_half_a_link() {
     // One flow across n links, one single-link flow per link: all get C/2.
     for n in 1..=32u32 {
         let mut m = MaxMin::new(vec![2.5; n as usize]);

@@ -116,7 +116,7 @@ fn a_rankfile_places_ranks_as_the_maps_do() {
 }
 
 #[test]
-fn runs_and_refusals() {
+fn placed_ranks_run_and_bad_placements_are_refused() {
     let (code, out, err) = common::topocoll(&[
         "run",
         "-t",
