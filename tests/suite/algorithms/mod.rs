@@ -1,0 +1,52 @@
+//! The algorithms: what each schedule is, beyond being correct; requests
+//! they refuse.
+
+use topocoll::algorithms::{self, Request};
+use topocoll::schedule::{Collective, Dtype, ReduceOp};
+
+mod alltoall;
+mod alltoall_times;
+mod stream;
+mod trinaryx3;
+
+#[test]
+fn bad_requests_are_clear_errors() {
+    let e = Request::new(
+        Collective::Allreduce,
+        4,
+        12,
+        Dtype::F64,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("not a whole number of f64 elements"));
+    let e = Request::new(
+        Collective::Bcast { root: 4 },
+        4,
+        8,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("root 4 is not a rank"));
+    let e = Request::new(
+        Collective::Alltoall,
+        1 << 20,
+        1 << 40,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("larger than 2^50"));
+    let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
+    assert!(e.to_string().contains("at least 1"));
+    assert!(algorithms::find("alltoall", "nope")
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("one of: linear"));
+    assert!(ReduceOp::parse("bxor", Dtype::F32).is_err());
+}

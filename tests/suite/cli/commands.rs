@@ -1,0 +1,592 @@
+//! The command line: exit codes, one-line errors, the verbs, and sweeps
+//! (a row per engine count, a plot).
+
+use crate::common::{child, topocoll};
+
+/// The paper's normalised units for `simulate`: link bandwidth 1, latency 0.
+const NORMALISED: [&str; 4] = ["--bandwidth", "1", "--latency", "0"];
+
+/// `time_s` of a `simulate --format json` report.
+fn time_s(json: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["time_s"].as_f64().unwrap()
+}
+
+/// `topocoll simulate` of the linear all-to-all on a 4×4 torus, with `extra` flags.
+fn simulate_linear_4x4(extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+    ];
+    args.extend_from_slice(extra);
+    topocoll(&args)
+}
+
+#[test]
+fn list_names_everything() {
+    let (code, out, _) = topocoll(&["list"]);
+    assert_eq!(code, 0);
+    for word in [
+        "torus:32x32",
+        "tofu:4x3x4",
+        "hypercube:4",
+        "reduce_scatter",
+        "linear",
+        "binomial",
+        "ring",
+    ] {
+        assert!(out.contains(word), "list lacks {word}");
+    }
+    // Every registered algorithm is listed, marked [stream] exactly when it
+    // has a generator.
+    for a in topocoll::algorithms::ALGORITHMS {
+        let line = out
+            .lines()
+            .find(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() > 1 && w[0] == a.collective && w[1] == a.name
+            })
+            .unwrap_or_else(|| panic!("list lacks {} {}", a.collective, a.name));
+        assert_eq!(line.ends_with("[stream]"), a.stream.is_some(), "{line}");
+    }
+    // Every collective has built-in algorithms; an unknown one is named
+    // with the ones there are.
+    for c in ["allgather", "bcast", "scatter", "gather", "reduce_scatter"] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{c} ")))
+            .unwrap_or_else(|| panic!("list lacks {c}"));
+        assert!(!line.contains("no built-in"), "{line}");
+    }
+    let (code, _, err) = topocoll(&["verify", "--ranks", "4", "-c", "allgather", "-a", "ring"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = topocoll(&["verify", "--ranks", "4", "-c", "allgather", "-a", "rign"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ring") && err.contains("bruck"), "{err}");
+}
+
+#[test]
+fn verify_succeeds_with_exit_0() {
+    let (code, out, err) = topocoll(&[
+        "verify",
+        "--topology",
+        "torus:4x4",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear",
+        "--size",
+        "1KiB",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("ok: alltoall linear on torus 4x4"), "{out}");
+    let (code, _, err) = topocoll(&[
+        "verify", "--ranks", "5", "-c", "bcast", "-a", "binomial", "--root", "3", "--size", "100",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        vec![
+            "verify",
+            "--topology",
+            "torus:0x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "nosuch",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "nosuch",
+            "-a",
+            "linear",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--size",
+            "12QB",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--root",
+            "16",
+        ],
+        vec![
+            "verify",
+            "--topology",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "12",
+        ],
+        vec!["verify", "-c", "allreduce", "-a", "ring"],
+        vec![
+            "schedule",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--format",
+            "xml",
+        ],
+        vec!["verify", "--schedule", "/nonexistent.json"],
+        vec!["verify", "--schedule", "/nonexistent.json", "--size", "8"],
+        vec![
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "--schedule",
+            "/nonexistent.json",
+        ],
+        // The all-to-all paper has no segment sweep.
+        vec![
+            "reproduce",
+            "a2at",
+            "--full-sweep",
+            "-o",
+            "/nonexistent/out",
+        ],
+    ] {
+        let (code, out, err) = topocoll(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty());
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("topocoll: "), "{err}");
+    }
+    // clap's own usage errors also exit 2.
+    assert_eq!(topocoll(&["verify", "--bogus"]).0, 2);
+    assert_eq!(topocoll(&["frobnicate"]).0, 2);
+}
+
+#[test]
+fn schedule_writes_json_and_goal_and_verify_reads_json_back() {
+    let dir = std::env::temp_dir().join(format!("topocoll-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("s.json");
+    let (code, _, err) = topocoll(&[
+        "schedule",
+        "--ranks",
+        "6",
+        "-c",
+        "allreduce",
+        "-a",
+        "ring",
+        "--size",
+        "48",
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = topocoll(&["verify", "--schedule", json.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("ok: schedule"));
+    // Break it: retag one message. Verification fails with exit 1 and says where.
+    let text = std::fs::read_to_string(&json)
+        .unwrap()
+        .replacen("\"tag\":0", "\"tag\":77", 1);
+    std::fs::write(&json, text).unwrap();
+    let (code, _, err) = topocoll(&["verify", "--schedule", json.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("verification failed") && err.contains("tag"),
+        "{err}"
+    );
+    let (code, out, _) = topocoll(&[
+        "schedule", "--ranks", "2", "-c", "bcast", "-a", "binomial", "--size", "4", "--format",
+        "goal",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "num_ranks 2\n\nrank 0 {\nl0: send 4b to 1 tag 0\n}\n\nrank 1 {\nl0: recv 4b from 0 tag 0\n}\n");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `simulate --schedule` prices a schedule read from JSON exactly as the
+/// built one; a broken file is refused by the verifier (exit 1), and with
+/// --no-verify by the simulator (exit 1, no hang); a file and an algorithm
+/// together, a file on a topology with another rank count, or a file with
+/// --stream, exit 2.
+#[test]
+fn simulate_reads_a_schedule_file() {
+    let dir = std::env::temp_dir().join(format!("topocoll-cli-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("a2at.json");
+    let path = json.to_str().unwrap();
+    let built = [
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "a2at",
+        "--size",
+        "2",
+    ];
+    let mut args = vec!["schedule"];
+    args.extend(built);
+    args.extend(["-o", path]);
+    assert_eq!(topocoll(&args).0, 0);
+    let mut flags = NORMALISED.to_vec();
+    flags.extend(["--engines", "2", "--format", "json"]);
+    let mut direct = vec!["simulate"];
+    direct.extend(built);
+    direct.extend(&flags);
+    let (code, out, err) = topocoll(&direct);
+    assert_eq!(code, 0, "{err}");
+    let want = time_s(&out);
+    let mut from_file = vec!["simulate", "-t", "torus:4x4", "--schedule", path];
+    from_file.extend(&flags);
+    let (code, out, err) = topocoll(&from_file);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(time_s(&out).to_bits(), want.to_bits());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["algorithm"], "a2at", "{out}");
+
+    // Retag one message: the verifier refuses it, and so does the simulator.
+    let text = std::fs::read_to_string(&json)
+        .unwrap()
+        .replacen("\"tag\":0", "\"tag\":77", 1);
+    std::fs::write(&json, text).unwrap();
+    let (code, _, err) = topocoll(&from_file);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("verification failed"), "{err}");
+    // Without the verifier the simulator still finds the unmatched message:
+    // bad input, named as such.
+    from_file.push("--no-verify");
+    let (code, _, err) = topocoll(&from_file);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("messages do not match"), "{err}");
+
+    // A file with --collective, on a topology of another size, with
+    // --stream, with a --size, --dtype or --segment the file would override.
+    for (topology, extra) in [
+        ("torus:4x4", &["-c", "alltoall"][..]),
+        ("torus:4x5", &["--no-verify"][..]),
+        ("torus:4x4", &["--stream"][..]),
+        ("torus:4x4", &["--size", "2"][..]),
+        ("torus:4x4", &["--dtype", "f64"][..]),
+        ("torus:4x4", &["--segment", "1KiB"][..]),
+    ] {
+        let mut args = vec!["simulate", "-t", topology, "--schedule", path];
+        args.extend(extra);
+        let (code, _, err) = topocoll(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.starts_with("topocoll: "), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_verb_has_help() {
+    for verb in ["list", "verify", "schedule"] {
+        let (code, out, _) = topocoll(&[verb, "--help"]);
+        assert_eq!(code, 0, "{verb}");
+        assert!(out.contains("Usage"), "{verb}");
+    }
+}
+
+#[test]
+fn simulate_json_is_reproducible_bit_for_bit() {
+    let mut args = vec![
+        "simulate",
+        "--topology",
+        "torus:8x8",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear",
+        "--size",
+        "1",
+        "--engines",
+        "1",
+        "--format",
+        "json",
+    ];
+    args.extend(NORMALISED);
+    let (code, a, err) = topocoll(&args);
+    assert_eq!(code, 0, "{err}");
+    let (_, b, _) = topocoll(&args);
+    let va: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let vb: serde_json::Value = serde_json::from_str(&b).unwrap();
+    for key in [
+        "time_s",
+        "lower_bound_s",
+        "flows",
+        "links_shared_fraction",
+        "wall_s",
+    ] {
+        assert!(va.get(key).is_some(), "missing {key}");
+    }
+    assert!(va["time_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        va["time_s"].as_f64().unwrap().to_bits(),
+        vb["time_s"].as_f64().unwrap().to_bits()
+    );
+    assert_eq!(va["detail"]["links"], vb["detail"]["links"]);
+    assert_eq!(va["flows"], 64 * 63);
+}
+
+#[test]
+fn simulate_sweeps_write_a_table() {
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "--topology",
+        "torus:4x4",
+        "--collective",
+        "alltoall",
+        "--algorithm",
+        "linear,a2at",
+        "--size",
+        "1KiB,4KiB",
+        "--engines",
+        "1,4",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("topology,collective,algorithm,ranks,size_bytes,engines,time_s"));
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2);
+    let (code, _, err) = simulate_linear_4x4(&["--engines", "0"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = simulate_linear_4x4(&["--sharing", "fifo"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'fifo' for '--sharing"), "{err}");
+    // One run: csv is a header and a row, and -o takes it off stdout.
+    let (code, out, err) = simulate_linear_4x4(&["--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    let dir = std::env::temp_dir().join(format!("topocoll-cli-o-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("one.txt");
+    let (code, out, err) = simulate_linear_4x4(&["-o", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("alltoall linear on torus 4x4"), "{text}");
+    // A topology file's name with a comma is one quoted CSV field.
+    let topo = dir.join("a,b.toml");
+    std::fs::write(&topo, "kind = \"torus\"\ndims = [4, 4]\n").unwrap();
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        topo.to_str().unwrap(),
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = out.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with(&format!("\"{}\",alltoall,", topo.display())),
+        "{row}"
+    );
+}
+
+/// `--stream` runs a pipeline generated op by op: the same time as the
+/// written-out schedule, and a clear error for algorithms that are not
+/// generated pipelines.
+#[test]
+fn simulate_stream_matches_the_written_out_schedule() {
+    let base = [
+        "simulate",
+        "-t",
+        "torus:4x3x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "trinaryx3",
+        "--size",
+        "96KiB",
+        "--segment",
+        "4KiB",
+        "--overhead",
+        "1e-6",
+        "--compute-bandwidth",
+        "5e9",
+        "--format",
+        "json",
+    ];
+    let (code, written, err) = topocoll(&base);
+    assert_eq!(code, 0, "{err}");
+    let mut args = base.to_vec();
+    args.push("--stream");
+    let (code, streamed, err) = topocoll(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(time_s(&written), time_s(&streamed));
+    let (code, _, err) = simulate_linear_4x4(&["--stream"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no generator"), "{err}");
+}
+
+/// `simulate` folds a translation-invariant run and says so (text and JSON);
+/// `--no-fold` simulates every rank, to the same result.
+#[test]
+fn simulate_folds_unless_told_not_to() {
+    let mut base = vec!["--size", "1", "--engines", "2"];
+    base.extend(NORMALISED);
+    let (code, text, err) = simulate_linear_4x4(&base);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("stood for 4 translates"), "{text}");
+    let json = |extra: &[&str]| {
+        let mut args = base.clone();
+        args.extend_from_slice(&["--format", "json"]);
+        args.extend_from_slice(extra);
+        let (code, out, err) = simulate_linear_4x4(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let (folded, full) = (json(&[]), json(&["--no-fold"]));
+    assert_eq!(folded["folded"], 4);
+    assert_eq!(full["folded"], 1);
+    assert_eq!(folded["flows"], full["flows"]);
+    let (a, b) = (
+        folded["time_s"].as_f64().unwrap(),
+        full["time_s"].as_f64().unwrap(),
+    );
+    assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+}
+
+/// A reader that stops reading (`topocoll list | head -1`) ends the output
+/// quietly, with the status a closed pipe gives (128 + SIGPIPE), for a verb's
+/// output and for `--help`; a full disk is an error on one line, exit 2.
+#[test]
+fn a_closed_pipe_ends_output_quietly() {
+    use std::process::{Command, Stdio};
+    for args in [&["list"][..], &["simulate", "--help"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the pipe's reading end at once: the process, still
+        // starting, writes into a pipe nobody reads.
+        drop(child.stdout.take());
+        let err = child::read_stderr(&mut child);
+        let status = child.wait().unwrap();
+        // (0 if it wrote everything before the close.)
+        assert!(
+            matches!(status.code(), Some(0) | Some(141)),
+            "{args:?}: {status:?}"
+        );
+        assert_eq!(err, "", "{args:?}");
+    }
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .arg("list")
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("No space left"), "{err}");
+    }
+}
+
+#[test]
+fn a_sweep_gives_a_row_per_engine_count() {
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "-s",
+        "64",
+        "--engines",
+        "1,2,4",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 4);
+}
+
+#[test]
+fn a_sweep_draws_its_plot() {
+    let dir = std::env::temp_dir().join(format!("topocoll-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("sweep.{ext}"));
+        let p = path.to_string_lossy().into_owned();
+        let (code, _, err) = topocoll(&[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear,bruck",
+            "-s",
+            "64B..4KiB",
+            "--engines",
+            "1,2",
+            "--plot",
+            &p,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+    }
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--plot",
+        "x.pdf",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".svg or .png"), "{err}");
+}

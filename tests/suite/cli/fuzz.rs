@@ -1,0 +1,452 @@
+//! Seeded, bounded fuzzing of every input format: mutated topology files
+//! (TOML and SimGrid XML), schedule files (JSON and MSCCL XML) and command
+//! lines; what reads is verified and simulated. Nothing may panic or hang;
+//! every refusal is one line.
+
+use crate::common::child;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use topocoll::algorithms::{self, Request};
+use topocoll::schedule::{self, Collective, Dtype, ReduceOp};
+use topocoll::sim::{simulate, SimConfig};
+use topocoll::topology::{parse_spec, parse_toml};
+
+/// xorshift64*: the same mutations on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const PIECES: &[&str] = &[
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "inf",
+    "4294967296",
+    "18446744073709551615",
+    "\"\"",
+    "[]",
+    "{}",
+    "null",
+    "true",
+    ",",
+    "\"x\"",
+    "99999999999999999999",
+    "0.5",
+    "-0",
+    "\"root\"",
+    "\n",
+    "=",
+];
+
+/// One mutation: replace a number or a byte, delete a run, or splice a piece in.
+fn mutate(text: &str, rng: &mut Rng) -> String {
+    let mut b: Vec<char> = text.chars().collect();
+    for _ in 0..1 + rng.below(3) {
+        let at = rng.below(b.len());
+        match rng.below(4) {
+            0 => {
+                // Replace the number under `at`, if any, with a piece.
+                let (mut lo, mut hi) = (at, at);
+                while lo > 0 && (b[lo - 1].is_ascii_digit() || b[lo - 1] == '.') {
+                    lo -= 1;
+                }
+                while hi < b.len() && (b[hi].is_ascii_digit() || b[hi] == '.') {
+                    hi += 1;
+                }
+                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                b.splice(lo..hi, piece);
+            }
+            1 => {
+                let end = (at + 1 + rng.below(8)).min(b.len());
+                b.drain(at..end);
+            }
+            2 => {
+                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                b.splice(at..at, piece);
+            }
+            _ => {
+                if at < b.len() {
+                    b[at] = (b' ' + (rng.next() % 95) as u8) as char;
+                }
+            }
+        }
+    }
+    b.into_iter().collect()
+}
+
+/// Numbers only: each of a few numbers becomes another (small, off by one,
+/// huge), so that the text still parses and the reader's checks are what
+/// stands between it and the engines.
+fn mutate_numbers(text: &str, rng: &mut Rng) -> String {
+    let mut b: Vec<char> = text.chars().collect();
+    for _ in 0..1 + rng.below(2) {
+        let starts: Vec<usize> = (0..b.len())
+            .filter(|&i| b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
+            .collect();
+        if starts.is_empty() {
+            break;
+        }
+        let lo = starts[rng.below(starts.len())];
+        let mut hi = lo;
+        while hi < b.len() && b[hi].is_ascii_digit() {
+            hi += 1;
+        }
+        let old: u64 = b[lo..hi].iter().collect::<String>().parse().unwrap_or(0);
+        let new = match rng.below(6) {
+            0 => 0,
+            1 => old + 1,
+            2 => old.saturating_sub(1),
+            3 => rng.below(10) as u64,
+            4 => 1 << (rng.below(64)),
+            _ => u64::MAX,
+        };
+        b.splice(lo..hi, new.to_string().chars());
+    }
+    b.into_iter().collect()
+}
+
+fn one_line(e: &str, what: &str) {
+    assert!(
+        !e.trim_end().contains('\n'),
+        "{what}: a refusal of several lines: {e}"
+    );
+}
+
+/// How a campaign mutates its texts.
+#[derive(Clone, Copy, PartialEq)]
+enum Mutations {
+    /// A number or byte replaced, a run deleted, a piece spliced in.
+    Anything,
+    /// That one round in three; numbers only the other two.
+    MostlyNumbers,
+}
+
+/// Feeds `rounds` mutations of `bases`, in turn, to `read`, which returns
+/// `Ok` when it read the text (and has judged what it read) or the refusal.
+/// Nothing may panic, every refusal is one line, and more than `least`
+/// texts must be read and more than `least` refused.
+fn campaign(
+    what: &str,
+    bases: &[String],
+    seed: u64,
+    rounds: usize,
+    how: Mutations,
+    least: usize,
+    read: impl Fn(&str) -> Result<(), String>,
+) {
+    let mut rng = Rng(seed);
+    let (mut read_ok, mut refused) = (0, 0);
+    for round in 0..rounds {
+        let base = &bases[round % bases.len()];
+        let text = if how == Mutations::Anything || round % 3 == 0 {
+            mutate(base, &mut rng)
+        } else {
+            mutate_numbers(base, &mut rng)
+        };
+        match catch_unwind(AssertUnwindSafe(|| read(&text))) {
+            Ok(Ok(())) => read_ok += 1,
+            Ok(Err(e)) => {
+                one_line(&e, &text);
+                refused += 1;
+            }
+            Err(_) => panic!("panic on {what}:\n{text}"),
+        }
+    }
+    assert!(
+        read_ok > least && refused > least,
+        "read {read_ok}, refused {refused}"
+    );
+}
+
+/// A schedule that read: the verifier judges it, and the simulator runs it
+/// on `topo` whatever the verdict (as `--no-verify` does), to a time or a
+/// one-line error.
+fn judge(s: &schedule::Schedule, topo: &topocoll::topology::Topology, text: &str) {
+    if let Err(e) = schedule::verify(s) {
+        one_line(&e.to_string(), text);
+    }
+    if s.ranks == topo.num_ranks() {
+        if let Err(e) = simulate(s, topo, &SimConfig::default()) {
+            one_line(&e.to_string(), text);
+        }
+    }
+}
+
+#[test]
+fn mutated_topology_files_never_panic() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    files.sort();
+    campaign(
+        "topology file",
+        &files,
+        0x5eed_7001,
+        1500,
+        Mutations::Anything,
+        50,
+        |text| {
+            let t = parse_toml("fuzz.toml", text).map_err(|e| e.to_string())?;
+            if t.num_ranks() <= 64 {
+                // A topology that reads prices a broadcast without an error.
+                let req = Request::new(
+                    Collective::Bcast { root: 0 },
+                    t.num_ranks(),
+                    4096,
+                    Dtype::U8,
+                    ReduceOp::Sum,
+                    Some(&t),
+                )
+                .unwrap();
+                let s = algorithms::build("binomial", &req).unwrap();
+                simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
+            }
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn mutated_schedule_files_never_panic() {
+    let topo = parse_spec("torus:2x2").unwrap();
+    let bases: Vec<String> = [
+        ("alltoall", "linear", Dtype::U8),
+        ("allreduce", "recursive_doubling", Dtype::F64),
+        ("bcast", "binomial", Dtype::U8),
+    ]
+    .iter()
+    .map(|(c, a, d)| {
+        let coll = Collective::parse(c, 1).unwrap();
+        let req = Request::new(coll, 4, 8 * d.size(), *d, ReduceOp::Sum, Some(&topo)).unwrap();
+        let s = algorithms::build(a, &req).unwrap();
+        let mut out = Vec::new();
+        schedule::to_json(&s, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    })
+    .collect();
+    campaign(
+        "schedule file",
+        &bases,
+        0x5eed_7002,
+        3000,
+        Mutations::MostlyNumbers,
+        100,
+        |text| {
+            let s = schedule::from_json(text).map_err(|e| e.to_string())?;
+            judge(&s, &topo, text);
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn mutated_msccl_files_never_panic() {
+    let topo = parse_spec("torus:4").unwrap();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/msccl");
+    let mut bases: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap())
+        .collect();
+    bases.sort();
+    for (c, a) in [("allreduce", "recursive_doubling"), ("alltoall", "bruck")] {
+        let coll = Collective::parse(c, 0).unwrap();
+        let req = Request::new(coll, 4, 64, Dtype::F64, ReduceOp::Sum, Some(&topo)).unwrap();
+        let s = algorithms::build(a, &req).unwrap();
+        let mut out = Vec::new();
+        schedule::to_msccl_xml(&s, &mut out).unwrap();
+        bases.push(String::from_utf8(out).unwrap());
+    }
+    let how = schedule::MscclImport {
+        count: None,
+        dtype: Dtype::F64,
+        op: ReduceOp::Sum,
+    };
+    campaign(
+        "MSCCL file",
+        &bases,
+        0x5eed_7003,
+        2000,
+        Mutations::MostlyNumbers,
+        100,
+        |text| {
+            let s = schedule::from_msccl_xml(text, &how).map_err(|e| e.to_string())?;
+            judge(&s, &topo, text);
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn mutated_simgrid_platforms_never_panic() {
+    let cluster = |topology: &str, params: &str, n: usize| {
+        format!(
+            r#"<?xml version='1.0'?>
+<platform version="4.1"><zone id="w" routing="Full">
+<cluster id="c" topology="{topology}" topo_parameters="{params}" prefix="node-" radical="0-{}" suffix=""
+ speed="1Gf" bw="1e9Bps" lat="1e-06s" sharing_policy="SPLITDUPLEX"/></zone></platform>"#,
+            n - 1
+        )
+    };
+    let explicit = r#"<platform version="4.1"><zone id="z" routing="Full">
+<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/><router id="r"/>
+<link id="la" bandwidth="125MBps" latency="50us" sharing_policy="SPLITDUPLEX"/>
+<link id="lb" bandwidth="125MBps" latency="50us"/>
+<link id="lc" bandwidth="1GBps" latency="5us"/>
+<route src="a" dst="b"><link_ctn id="la" direction="UP"/><link_ctn id="lb"/></route>
+<route src="a" dst="c"><link_ctn id="la" direction="UP"/><link_ctn id="lc"/></route>
+<route src="b" dst="c" symmetrical="NO"><link_ctn id="lb"/><link_ctn id="lc"/></route>
+<route src="c" dst="b"><link_ctn id="lc"/></route>
+</zone></platform>"#;
+    let bases = [
+        cluster("TORUS", "4,4", 16),
+        cluster("FAT_TREE", "2;4,4;1,2;1,2", 16),
+        cluster("DRAGONFLY", "2,1;2,2;2,1;2", 16),
+        explicit.to_string(),
+    ];
+    campaign(
+        "SimGrid platform",
+        &bases,
+        0x5eed_7004,
+        1500,
+        Mutations::MostlyNumbers,
+        50,
+        |text| {
+            let t =
+                topocoll::topology::parse_platform("fuzz.xml", text).map_err(|e| e.to_string())?;
+            if t.num_ranks() <= 64 {
+                let n = t.num_ranks();
+                let req = Request::new(
+                    Collective::Alltoall,
+                    n,
+                    64,
+                    Dtype::U8,
+                    ReduceOp::Sum,
+                    Some(&t),
+                )
+                .unwrap();
+                let s = algorithms::build("linear", &req).unwrap();
+                if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
+                    one_line(&e.to_string(), text);
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
+/// Runs the binary with `args`, killing it after `limit`: (exit code, stderr),
+/// or `None` when it did not finish in time.
+fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, String)> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_topocoll"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let err = child::read_stderr(&mut child);
+            // A signal (an abort, a kill) has no code: -1.
+            return Some((status.code().unwrap_or(-1), err));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn mutated_command_lines_never_panic_or_hang() {
+    let bases: Vec<Vec<&str>> = [
+        "simulate -t torus:4x4 -c alltoall -a linear -s 1KiB --engines 2",
+        "simulate -t torus:3x3 -c allreduce -a ring,rabenseifner -s 1KiB,8KiB --overhead 1e-6",
+        "verify --ranks 6 -c bcast -a binomial --root 2 -s 100",
+        "schedule --ranks 4 -c allgather -a ring -s 64 --format goal",
+        "run --ranks 4 -c allreduce -a ring -s 4KiB --check --iterations 2",
+        "bench --ranks 3 -c alltoall -a linear --sizes 8B..1KiB --iterations 1",
+        "simulate -t torus:2x2 --ranks-per-node 2 --map cyclic -c gather -a binomial -s 1KiB",
+        "model trinaryx3",
+    ]
+    .iter()
+    .map(|line| line.split_whitespace().collect())
+    .collect();
+    // An empty value among the odd ones: a flag given "".
+    let values: Vec<&str> = "-1 0 1 3 nan inf -inf 1e309 99999999999999999999 abc 1KiB 64kib \
+                             0x10 1,2 torus:0x4 mesh:2x2 - -- 1e-300 2.5 1TiB 65537"
+        .split_whitespace()
+        .chain([""])
+        .collect();
+    let mut rng = Rng(0x5eed_7005);
+    let limit = std::time::Duration::from_secs(30);
+    let (mut ok, mut refused) = (0, 0);
+    for round in 0..240 {
+        let mut args: Vec<String> = bases[round % bases.len()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // Mostly a value replaced (what the program's own checks must
+        // catch); sometimes a word dropped, doubled or an unknown flag.
+        let values_at: Vec<usize> = (1..args.len())
+            .filter(|&i| !args[i].starts_with('-'))
+            .collect();
+        match rng.below(8) {
+            0 => {
+                let i = 1 + rng.below(args.len() - 1);
+                args.remove(i);
+            }
+            1 => {
+                let i = 1 + rng.below(args.len() - 1);
+                let dup = args[i].clone();
+                args.insert(i, dup);
+            }
+            2 => {
+                let i = 1 + rng.below(args.len() - 1);
+                args.insert(i, format!("--{}", values[rng.below(values.len())]));
+            }
+            _ if !values_at.is_empty() => {
+                let i = values_at[rng.below(values_at.len())];
+                args[i] = values[rng.below(values.len())].to_string();
+            }
+            _ => {}
+        }
+        let Some((code, err)) = run_bounded(&args, limit) else {
+            panic!("no answer within {limit:?}: topocoll {}", args.join(" "));
+        };
+        assert!(
+            [0, 1, 2].contains(&code) && !err.contains("panicked"),
+            "exit {code} for topocoll {}: {err}",
+            args.join(" ")
+        );
+        if code != 0 {
+            one_line(&err, &args.join(" "));
+            assert!(
+                err.starts_with("topocoll: "),
+                "topocoll {}: {err}",
+                args.join(" ")
+            );
+            refused += 1;
+        } else {
+            ok += 1;
+        }
+    }
+    assert!(ok > 10 && refused > 100, "ran {ok}, refused {refused}");
+}

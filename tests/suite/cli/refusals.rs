@@ -1,0 +1,1134 @@
+//! Bad inputs that could panic, exhaust memory, overflow or be silently
+//! ignored: each is refused with one line naming the problem and exit code
+//! 2 (never 101, a panic, or 134, an abort).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common;
+
+/// Exit code and stderr.
+fn topocoll(args: &[&str]) -> (i32, String) {
+    let (code, _, err) = common::topocoll(args);
+    (code, err)
+}
+
+/// Exit code 2 and a single stderr line that contains `says`.
+fn refused(args: &[&str], says: &str) {
+    let (code, err) = topocoll(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
+}
+
+/// `refused` for a command line of words without spaces.
+fn refused_line(line: &str, says: &str) {
+    refused(&line.split_whitespace().collect::<Vec<_>>(), says);
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("topocoll-refusals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A valid schedule as JSON, from `topocoll schedule`.
+fn schedule_json(dir: &Path, args: &[&str]) -> Value {
+    let path = dir.join("valid.json");
+    let mut all = vec!["schedule", "--format", "json", "-o", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, err) = topocoll(&all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Writes `doc` and returns its path.
+fn write(dir: &Path, name: &str, doc: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// An edit that breaks a valid schedule document.
+type Corruption = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn corrupt_schedule_files_are_refused_even_unverified() {
+    let dir = scratch_dir();
+    // A2AT on a 4×4 torus: its sends take signed-offset routes.
+    let valid = schedule_json(
+        &dir,
+        &[
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "a2at",
+            "--size",
+            "8",
+        ],
+    );
+    let first_send = valid["programs"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|o| o["kind"] == "send" && o["route"].as_u64().is_some())
+        .expect("a2at sends by offset");
+    let cases: Vec<(&str, Corruption, &str)> = vec![
+        (
+            "dep_out_of_range",
+            Box::new(|d| d["programs"][0]["ops"][1]["deps"] = serde_json::json!([100])),
+            "depends on op 100, which is not an earlier operation",
+        ),
+        (
+            "route_out_of_range",
+            Box::new(move |d| d["programs"][0]["ops"][first_send]["route"] = 99.into()),
+            "route 99 is not in the schedule's",
+        ),
+        (
+            "misspelt_field",
+            Box::new(move |d| {
+                let op = d["programs"][0]["ops"][first_send].as_object_mut().unwrap();
+                let route = op.remove("route").unwrap();
+                op.insert("rout".into(), route);
+            }),
+            "unknown field `rout`",
+        ),
+        (
+            "field_of_another_kind",
+            Box::new(move |d| d["programs"][0]["ops"][first_send]["combine"] = true.into()),
+            "a send op has no field 'combine'",
+        ),
+        (
+            "no_ranks",
+            Box::new(|d| {
+                d["ranks"] = 0.into();
+                d["programs"] = serde_json::json!([]);
+            }),
+            "0 ranks",
+        ),
+        (
+            "huge_count",
+            Box::new(|d| d["count"] = (1u64 << 62).into()),
+            "larger than 2^50 bytes",
+        ),
+        (
+            "huge_scratch",
+            Box::new(|d| d["programs"][0]["scratch"] = u64::MAX.into()),
+            "larger than 2^50 bytes",
+        ),
+        (
+            "bitwise_op_on_floats",
+            Box::new(|d| {
+                d["dtype"] = "f64".into();
+                d["op"] = "band".into();
+            }),
+            "needs an integer dtype",
+        ),
+        (
+            // abs() of i64::MIN wraps; the route walked 2^63 hops.
+            "most_negative_offset",
+            Box::new(|d| d["offsets"][0][0] = i64::MIN.into()),
+            "is not smaller than its size",
+        ),
+    ];
+    for (name, corrupt, says) in cases {
+        let mut doc = valid.clone();
+        corrupt(&mut doc);
+        let path = write(&dir, &format!("{name}.json"), &doc);
+        refused(
+            &[
+                "simulate",
+                "-t",
+                "torus:4x4",
+                "--schedule",
+                &path,
+                "--no-verify",
+            ],
+            says,
+        );
+    }
+    // A network or a rank count given with a schedule must fit it.
+    let path = write(&dir, "valid.json", &valid);
+    refused(
+        &["verify", "--schedule", &path, "--ranks", "9"],
+        "--ranks 9",
+    );
+    refused(
+        &["verify", "--schedule", &path, "-t", "torus:2x2"],
+        "has 4 ranks",
+    );
+    assert_eq!(
+        topocoll(&["verify", "--schedule", &path, "-t", "torus:4x4"]).0,
+        0
+    );
+}
+
+#[test]
+fn out_of_range_numbers_are_refused() {
+    let sim = "simulate -t torus:4x4 -c allreduce -a ring --size 64";
+    // Finite inputs whose times would overflow to inf (or, for a subnormal
+    // bandwidth, make a transfer last forever), and a header that wrapped.
+    for (extra, says) in [
+        (
+            "--latency 1e308",
+            "--latency: latency 1e308 s is more than 1e9 s",
+        ),
+        (
+            "--overhead 1e308",
+            "--overhead must be from 0 to 1e9 seconds",
+        ),
+        (
+            "--bandwidth 1e-310",
+            "bandwidth 1e-310 bytes/s is outside 1e-6 to 1e18",
+        ),
+        (
+            "--flow-cap 1e-310",
+            "--flow-cap: bandwidth 1e-310 bytes/s is outside",
+        ),
+        ("--tcp-window 1e300", "--tcp-window must be from 1 byte"),
+        (
+            "--header-bytes 18446744073709551615",
+            "--header-bytes 18446744073709551615 is more than 2^50 bytes",
+        ),
+    ] {
+        refused_line(&format!("{sim} {extra}"), says);
+    }
+    // Segments are whole elements, like sizes.
+    refused_line(
+        "verify --ranks 8 -c allreduce -a reduce_bcast --size 1KiB --segment 12",
+        "--segment 12 bytes is not a whole number of f64 elements",
+    );
+    // Given to an algorithm that does not pipeline, it would be ignored.
+    refused_line(
+        &format!("{sim} --segment 1KiB"),
+        "--segment: allreduce ring does not pipeline in segments \
+         (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
+    );
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --segment 256",
+        "does not pipeline",
+    );
+    // A sweep that mixes them passes it to those that pipeline.
+    let (code, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "trinaryx3,ring",
+        "--size",
+        "64KiB",
+        "--segment",
+        "8KiB",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A trace records one run.
+    refused_line(
+        &format!("{sim} --engines 1,2 --trace /dev/null"),
+        "--trace records one run",
+    );
+    // A timeout past the clock's range, and no iterations.
+    refused_line(
+        "run --ranks 4 -c allreduce -a ring --size 64 --timeout 1e30",
+        "--timeout",
+    );
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8B --iterations 0",
+        "--iterations must be from 1 to",
+    );
+    // The model: a segment larger than the message, a fractional height,
+    // times that overflow.
+    refused(
+        &["model", "trinaryx3", "--segment", "2GiB"],
+        "larger than the message",
+    );
+    refused(
+        &["model", "trinaryx3", "--reduce-segment", "2GiB"],
+        "--reduce-segment",
+    );
+    refused(
+        &["model", "trinaryx3", "--height", "2.5"],
+        "whole number of stages",
+    );
+    refused(&["model", "trinaryx3", "--latency", "1e308"], "overflow");
+}
+
+#[test]
+fn jobs_too_large_for_memory_are_refused_before_they_start() {
+    // Built before: a 64 M-node torus's links, 2·10^5 two-site host names,
+    // 4·10^10 ring ops, 2·10^12 Dragon ops, terabyte buffers.
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:8000x8000"],
+        "more nodes than the 16777216 supported",
+    );
+    let dir = scratch_dir();
+    let sites = dir.join("sites.toml");
+    std::fs::write(
+        &sites,
+        "kind = \"sites\"\nn0 = 100000000\nn1 = 100000000\nlan_bandwidth = 1e9\nlan_latency = 1e-6\n\
+         wan_latency = 1e-3\nwan_lane_bandwidth = [1e8]\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            sites.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "more than the 8192 nodes supported",
+    );
+    refused_line(
+        "verify --ranks 100000 -c allreduce -a ring --size 8",
+        "too many to write out",
+    );
+    refused_line(
+        "simulate -t hypercube:20 -c alltoall -a dragon --size 1 --no-verify",
+        "too many to write out",
+    );
+    refused_line(
+        "run --ranks 4 -c allreduce -a ring --size 1TiB",
+        "of memory is available",
+    );
+    refused(
+        &["bench", "--kernels", "--kernel-bytes", "1TiB"],
+        "of memory is available",
+    );
+}
+
+#[test]
+fn a_full_or_closed_standard_output_is_an_error_not_a_panic() {
+    for args in [
+        &["verify", "--ranks", "4", "-c", "alltoall", "-a", "linear"][..],
+        &["model", "trinaryx3"][..],
+        &["list"][..],
+        &["--help"][..],
+        &["simulate", "--help"][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+        ][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
+            .args(args)
+            .stdout(Stdio::from(std::fs::File::create("/dev/full").unwrap()))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn topology_file_fields_of_another_kind_are_refused() {
+    let dir = scratch_dir();
+    for (name, text, says) in [
+        (
+            "torus_n0.toml",
+            "kind = \"torus\"\ndims = [4, 4]\nn0 = 3\n",
+            "field 'n0' does not apply to kind 'torus'",
+        ),
+        (
+            "hypercube_dims.toml",
+            "kind = \"hypercube\"\ndim = 3\ndims = [2, 2]\n",
+            "field 'dims' does not apply to kind 'hypercube'",
+        ),
+        (
+            "mesh_tie.toml",
+            "kind = \"mesh\"\ndims = [4, 4]\ntorus_tie = \"simgrid\"\n",
+            "field 'torus_tie' does not apply to kind 'mesh'",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        refused(
+            &[
+                "verify",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            says,
+        );
+    }
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused_not_ignored() {
+    refused_line(
+        "verify --ranks 4 -c allreduce -a ring --root 2",
+        "--root 2: allreduce has no root",
+    );
+    refused_line(
+        "verify --ranks 4 -c bcast -a binomial --op prod",
+        "--op prod: bcast combines nothing",
+    );
+    refused_line(
+        "simulate -t hypercube:3 -c alltoall -a linear --torus-tie simgrid",
+        "--torus-tie simgrid",
+    );
+    // Still accepted where they apply.
+    for args in [
+        &[
+            "verify", "--ranks", "4", "-c", "reduce", "-a", "binomial", "--root", "2", "--op",
+            "max",
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--torus-tie",
+            "simgrid",
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "tofu:1x1x1",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--torus-tie",
+            "simgrid",
+        ][..],
+    ] {
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn messages_name_the_option_at_fault() {
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8 --size 1MiB",
+        "bench takes its sizes from --sizes, not --size",
+    );
+    refused(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--sizes",
+            "",
+        ],
+        "--sizes: ",
+    );
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 12",
+        "--sizes at 12 bytes",
+    );
+    refused_line(
+        "verify -t torus:18446744073709551616 -c bcast -a binomial",
+        "is too large",
+    );
+}
+
+#[test]
+fn counts_that_overflow_and_a_huge_skew_are_refused() {
+    // Counts that overflowed the record of timings (a panic) or the loop
+    // (a table of inf, exit 0).
+    refused_line(
+        "run --ranks 2 -c allreduce -a ring --iterations 18446744073709551615",
+        "--iterations",
+    );
+    refused_line(
+        "bench --ranks 3 -c allreduce -a ring --sizes 8B --warmup 18446744073709551615",
+        "--warmup",
+    );
+    refused_line(
+        "simulate -t torus:3x3 -c allreduce -a ring --skew 1e300",
+        "--skew 1e300",
+    );
+}
+
+#[test]
+fn trace_and_output_naming_one_file_are_refused() {
+    // (In the scratch directory: the output is opened before it is refused,
+    // and a relative name left an empty x.json in the repository.)
+    let same = scratch_dir().join("same.json");
+    let same = same.to_str().unwrap();
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:3x3",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--trace",
+            same,
+            "-o",
+            same,
+        ],
+        "name the same file",
+    );
+    let dir = scratch_dir();
+    // -o and --trace naming one file in two spellings.
+    let same = dir.join("same.csv");
+    let dotted = format!("{}/./same.csv", dir.to_str().unwrap());
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "-o",
+            same.to_str().unwrap(),
+            "--trace",
+            &dotted,
+        ],
+        "--trace and -o name the same file",
+    );
+}
+
+#[test]
+fn trinaryx3_model_inputs_out_of_range_are_refused() {
+    refused(
+        &["model", "trinaryx3", "--size", "0"],
+        "size must be at least one byte",
+    );
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:1"],
+        "this torus has 1",
+    );
+    // The model's equations (3) and (4) are for three trees.
+    refused(
+        &["model", "trinaryx3", "--topology", "torus:8x8"],
+        "this torus has 2; give a 3D torus, or --height",
+    );
+}
+
+#[test]
+fn a_schedule_file_that_is_not_json_fails_at_once() {
+    // Files that are not JSON or TOML fail at once, not after filling memory.
+    refused(&["verify", "--schedule", "/dev/zero"], "schedule JSON");
+}
+
+#[test]
+fn parse_errors_are_one_line_and_keep_what_they_name() {
+    // Parse errors are one line too.
+    refused(
+        &["run", "--root", "-1"],
+        "unexpected argument '-1' found (see --help)",
+    );
+    // Parse errors keep what they name, on one line.
+    refused(&["reproduce"], "<PAPER>");
+}
+
+#[test]
+fn schedule_json_fields_are_checked_without_verifying() {
+    // Schedule JSON: a collective's fields, the algorithm's name (printed in
+    // reports and CSV), compute times.
+    let dir = scratch_dir();
+    let valid = schedule_json(
+        &dir,
+        &[
+            "--ranks",
+            "4",
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "--size",
+            "64",
+        ],
+    );
+    let cases: Vec<(&str, Corruption, &str)> = vec![
+        (
+            "root_on_allreduce",
+            Box::new(|d| d["collective"]["root"] = 2.into()),
+            "collective allreduce has no field 'root'",
+        ),
+        (
+            "control_character",
+            Box::new(|d| d["algorithm"] = "evil\u{1b}[2J\nok".into()),
+            "has a control character, comma or quote",
+        ),
+        (
+            "negative_compute",
+            Box::new(|d| {
+                d["programs"][0]["ops"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(serde_json::json!({"kind": "compute", "seconds": -1.0}))
+            }),
+            "is not a duration",
+        ),
+    ];
+    for (name, corrupt, says) in cases {
+        let mut doc = valid.clone();
+        corrupt(&mut doc);
+        let path = write(&dir, &format!("{name}.json"), &doc);
+        refused(
+            &[
+                "simulate",
+                "-t",
+                "torus:4",
+                "--schedule",
+                &path,
+                "--no-verify",
+            ],
+            says,
+        );
+    }
+}
+
+#[test]
+fn a_failing_command_leaves_its_output_file_as_it_was() {
+    let dir = scratch_dir();
+    // A failing command leaves an existing output file as it was.
+    let keep = dir.join("keep.txt");
+    let keep_path = keep.to_str().unwrap();
+    for args in [
+        &[
+            "schedule", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--format", "xml", "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "nosuch",
+            "-o",
+            keep_path,
+        ][..],
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--size",
+            "3",
+            "--dtype",
+            "f64",
+            "-o",
+            keep_path,
+        ][..],
+    ] {
+        std::fs::write(&keep, "precious").unwrap();
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&keep).unwrap(),
+            "precious",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn output_to_dev_stdout_under_a_pipe_is_written() {
+    // A pipe is written, not emptied (`-o /dev/stdout` under a pipe).
+    let (code, out, err) = common::topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+        "--format",
+        "csv",
+        "-o",
+        "/dev/stdout",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("topology,"), "{out}");
+}
+
+#[test]
+fn a_misspelt_algorithm_in_a_sweep_is_refused_before_any_run() {
+    // Misspelt algorithms in a sweep are refused before any run.
+    refused_line(
+        "simulate -t torus:4x4 -c allreduce -a ring,nosuch --size 64",
+        "unknown allreduce algorithm 'nosuch'",
+    );
+}
+
+#[test]
+fn compute_bandwidth_on_a_broadcast_is_refused() {
+    // Nothing combines in a broadcast.
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --compute-bandwidth 1e9",
+        "--compute-bandwidth times combines, and bcast combines nothing",
+    );
+}
+
+#[test]
+fn a_half_duplex_edge_with_two_latencies_is_refused() {
+    let dir = scratch_dir();
+    // A half-duplex edge is one link: one latency.
+    let half = dir.join("half.toml");
+    std::fs::write(
+        &half,
+        "kind = \"tree\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+         [[edge]]\na = \"a\"\nb = \"b\"\nduplex = \"half\"\nlatency_ab = 1e-6\nlatency_ba = 10.0\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            half.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "one latency for both directions",
+    );
+}
+
+#[test]
+fn negative_numbers_are_judged_as_values() {
+    // A negative number is a value, judged as one.
+    refused(
+        &["model", "trinaryx3", "--height", "-1"],
+        "model parameter height must be a non-negative finite number, got -1",
+    );
+    refused_line(
+        "simulate -t torus:4x4 -c bcast -a binomial --latency -1",
+        "--latency: latency must be a non-negative number of seconds, got -1",
+    );
+}
+
+#[test]
+fn grids_whose_links_or_routes_would_not_fit_are_refused() {
+    // Grids whose link table or routes would not fit: many dimensions,
+    // even of size 1.
+    let padded = format!("torus:{}4096x4096", "1x".repeat(2000));
+    for (spec, says) in [
+        (
+            padded.as_str(),
+            "2002 dimensions are more than the 64 supported",
+        ),
+        (
+            "torus:2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2",
+            "more than the 67108864 link slots supported",
+        ),
+    ] {
+        refused(
+            &["verify", "-t", spec, "-c", "bcast", "-a", "binomial"],
+            says,
+        );
+    }
+}
+
+#[test]
+fn worker_counts_and_options_a_benchmark_ignores_are_refused() {
+    // More workers than the system starts; options a benchmark ignores.
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 20000",
+        "--workers 20000 must be from 1 to 1024",
+    );
+    refused_line(
+        "run --ranks 4 -c bcast -a binomial --workers 0",
+        "--workers 0 must be from 1 to 1024",
+    );
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 8 --kernel-bytes 1KiB",
+        "--kernel-bytes sizes the arrays of bench --kernels",
+    );
+    refused_line(
+        "bench --kernels --kernel-bytes 1KiB --engines 7",
+        "--engines does not apply",
+    );
+}
+
+#[test]
+fn a_message_quoting_a_long_input_line_is_cut() {
+    let dir = scratch_dir();
+    // A message quoting a huge input line is cut.
+    let long = dir.join("long.toml");
+    std::fs::write(
+        &long,
+        format!(
+            "kind = \"torus\"\ndims = [4, 4]\nbandwidth = \"{}\"\n",
+            "x".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let (code, err) = topocoll(&[
+        "verify",
+        "-t",
+        long.to_str().unwrap(),
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.len() < 1000 && err.contains("more characters"),
+        "{} bytes",
+        err.len()
+    );
+}
+
+#[test]
+fn bench_kernels_refuses_an_unknown_type() {
+    refused_line("bench --kernels --kernel-bytes 1KiB --dtype foo", "foo");
+}
+
+#[test]
+fn options_that_would_do_nothing_are_refused() {
+    // Options that did nothing where they were given.
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --seed 7",
+        "--seed draws the --skew offsets",
+    );
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --sharing reservation --fairness rtt",
+        "--fairness rtt",
+    );
+    for (flag, value) in [
+        ("-c", "allreduce"),
+        ("-a", "ring"),
+        ("--sizes", "8B..64B"),
+        ("--op", "max"),
+        ("--warmup", "3"),
+    ] {
+        refused(
+            &["bench", "--kernels", "--kernel-bytes", "1KiB", flag, value],
+            "does not apply",
+        );
+    }
+    // A fault that names no op would never fire.
+    for (fault, says) in [
+        ("9:0", "rank 9 is not one"),
+        ("0:100000", "op 100000 does not exist"),
+    ] {
+        refused(
+            &[
+                "run", "--ranks", "4", "-c", "bcast", "-a", "binomial", "--size", "8", "--fault",
+                fault,
+            ],
+            says,
+        );
+    }
+    // A sites file's LAN fields are named, not the edge built from them.
+    let dir = scratch_dir();
+    let path = dir.join("sites_lan.toml");
+    std::fs::write(
+        &path,
+        "kind = \"sites\"\nn0 = 2\nn1 = 2\nlan_bandwidth = -1\nwan_latency = 1e-3\nwan_lane_bandwidth = [1e6]\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            path.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "sites: lan_bandwidth",
+    );
+    // Still accepted where they apply.
+    for args in [
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--skew",
+            "1e-6",
+            "--seed",
+            "7",
+        ][..],
+        &[
+            "bench",
+            "--kernels",
+            "--kernel-bytes",
+            "1KiB",
+            "--dtype",
+            "i32",
+            "--iterations",
+            "1",
+        ][..],
+    ] {
+        let (code, err) = topocoll(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_zero_byte_run_prints_no_ratio_to_its_zero_bound() {
+    let (code, out, err) = common::topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--size",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.starts_with("lower bound")).unwrap();
+    assert!(
+        !line.contains("inf") && !line.contains("ratio") && !line.contains("/"),
+        "{line}"
+    );
+}
+
+#[test]
+fn graphs_too_large_to_route_are_refused_before_routing() {
+    // 8,192 nodes in a chain, and parallel edges to pass 2^30 nodes x edges.
+    let dir = scratch_dir();
+    let mut text = String::from("kind = \"graph\"\n");
+    for i in 0..8192 {
+        text += &format!("[[node]]\nname = \"n{i}\"\n");
+    }
+    for i in 0..8191 {
+        text += &format!("[[edge]]\na = \"n{i}\"\nb = \"n{}\"\n", i + 1);
+    }
+    for _ in 0..(131_073 - 8191) {
+        text += "[[edge]]\na = \"n0\"\nb = \"n1\"\n";
+    }
+    let path = dir.join("big_graph.toml");
+    std::fs::write(&path, text).unwrap();
+    refused(
+        &[
+            "verify",
+            "-t",
+            path.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "more than routing handles",
+    );
+}
+
+/// A schedule file whose region runs past its buffer is refused when it is
+/// read, so that `--no-verify` cannot price bytes that are not there.
+#[test]
+fn a_region_past_its_buffer_is_refused_on_reading() {
+    let dir = std::env::temp_dir().join(format!("topocoll-region-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    let g = good.to_string_lossy().into_owned();
+    let (code, err) = topocoll(&[
+        "schedule", "--ranks", "2", "-c", "alltoall", "-a", "linear", "-s", "8", "--format",
+        "json", "-o", &g,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&good).unwrap();
+    let bad = dir.join("bad.json");
+    let b = bad.to_string_lossy().into_owned();
+    std::fs::write(
+        &bad,
+        text.replacen(
+            "\"offset\":8,\"count\":8",
+            "\"offset\":8,\"count\":2305843009213693953",
+            1,
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["simulate", "-t", "mesh:2", "--schedule", &b, "--no-verify"],
+        vec!["run", "--schedule", &b, "--no-verify"],
+    ] {
+        refused(&args, "ends past the input buffer");
+    }
+}
+
+/// Negative and non-finite numbers reach the checks that name them (not
+/// clap's flag parser), and long inputs are not echoed whole.
+#[test]
+fn negative_numbers_and_long_inputs_are_named() {
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--bandwidth",
+            "-inf",
+        ],
+        "--bandwidth",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "alltoall",
+            "-a",
+            "linear",
+            "--latency",
+            "-1e-3",
+        ],
+        "--latency",
+    );
+    let long = format!("1{}", "0".repeat(300));
+    let (code, err) = topocoll(&[
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "alltoall",
+        "-a",
+        "linear",
+        "--size",
+        &long,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.len() < 200, "{err}");
+}
+
+#[test]
+fn bench_baselines_are_checked() {
+    refused_line(
+        "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --baseline openmpi",
+        "invalid value 'openmpi' for '--baseline",
+    );
+    // The library's own collective needs MPI: a build without it says so
+    // rather than dropping the row.
+    if !cfg!(feature = "mpi") {
+        refused_line(
+            "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --baseline native",
+            "--baseline native: this topocoll was built without MPI",
+        );
+        refused_line(
+            "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --backend mpi",
+            "--backend mpi: this topocoll was built without MPI",
+        );
+    }
+}
+
+#[test]
+fn a_mode_refuses_the_flags_of_another_by_name() {
+    // The packet model refuses the flow model's flags, whichever struct
+    // they come from (node model, drivers, single-run outputs).
+    for (flag, value) in [
+        ("--engines", "2"),
+        ("--overhead", "1e-6"),
+        ("--sharing", "reservation"),
+        ("--no-fold", ""),
+        ("--threads", "1"),
+        ("--sweep", ""),
+        ("--stream", ""),
+    ] {
+        let line = format!(
+            "simulate -t dragonnet:16 -c alltoall -a dragon_net --size 64KiB --model packet --buffer 1KiB {flag} {value}"
+        );
+        refused_line(
+            line.trim_end(),
+            &format!("{flag} is an option of the flow model; --model packet takes --buffer"),
+        );
+    }
+    refused_line(
+        "simulate -t dragonnet:16 -c alltoall -a dragon_net --size 64KiB --model packet --buffer 1KiB --bandwidth 1e9",
+        "--bandwidth (give --link-rate) is an option of the flow model",
+    );
+    // And the flow model the packet model's.
+    for flag in ["--buffer 1KiB", "--packet-time 1e-6", "--control none"] {
+        refused_line(
+            &format!("simulate -t torus:4x4 -c alltoall -a linear {flag}"),
+            &format!(
+                "{} is an option of the packet model (--model packet)",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // tune decides every algorithm at every size of --sizes.
+    for flag in ["--size 1KiB", "--algorithm ring", "--segment 8KiB"] {
+        refused_line(
+            &format!("tune -t torus:4x4 -c allreduce --sizes 1KiB {flag}"),
+            &format!(
+                "{} is not an option of tune",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // Without --topology the calibration is the node model.
+    for flag in [
+        "--bandwidth 1e9",
+        "--latency 1e-6",
+        "--ranks-per-node 2",
+        "--fairness rtt",
+    ] {
+        refused_line(
+            &format!("tune --ranks 4 -c allreduce --sizes 1KiB {flag}"),
+            &format!(
+                "{}: without --topology the node model is this machine's calibration",
+                flag.split(' ').next().unwrap()
+            ),
+        );
+    }
+    // --calibrate takes --ranks, --backend and --cache-dir; --backend
+    // belongs to it.
+    for flag in [
+        "-t torus:4x4",
+        "-c allreduce",
+        "--sizes 1KiB",
+        "--export-ompi x.conf",
+    ] {
+        refused_line(
+            &format!("tune --calibrate --ranks 2 {flag}"),
+            "tune --calibrate measures this machine",
+        );
+    }
+    refused_line(
+        "tune --ranks 4 -c allreduce --sizes 1KiB --backend threads",
+        "--backend is an option of --calibrate",
+    );
+    // Flags with a fixed set of values name them.
+    refused_line(
+        "simulate -t torus:4x4 -c alltoall -a linear --sharing fifo",
+        "[possible values: maxmin, reservation]",
+    );
+    refused_line(
+        "reproduce nope",
+        "[possible values: a2at, trinaryx3, treebcast, multilane, dragonnet]",
+    );
+}

@@ -1,0 +1,6 @@
+//! The file formats read and written: schedule JSON, MSCCL XML, SimGrid
+//! platforms.
+
+mod json;
+mod msccl;
+mod platform;

@@ -1,0 +1,10 @@
+//! The simulator: its semantics, its drivers (beyond the corpus, where
+//! every driver agrees with the event driver: corpus::drivers), folding,
+//! the packet model, schedule sources, and its agreement with SimGrid.
+
+mod by_rank;
+mod fold;
+mod packet;
+mod semantics;
+mod simgrid;
+mod sources;
