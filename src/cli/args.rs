@@ -8,7 +8,7 @@ use crate::algorithms::{self, Request, ALGORITHMS};
 use crate::error::Error;
 use crate::optimize::machine;
 use crate::optimize::tune::Problem;
-use crate::runtime::session::{Backend, Session};
+use crate::runtime::job::{Backend, Job};
 use crate::runtime::{Fault, Options};
 use crate::schedule::{
     Collective, Dtype, FileFormat, MscclImport, ReduceOp, Schedule, ScheduleFile,
@@ -912,12 +912,12 @@ pub fn render(e: &anyhow::Error) -> String {
 /// Under mpirun, a process whose part failed prints its error, naming its
 /// rank, and stops every process with exit status 2 (the others may be
 /// waiting for it); otherwise the result is returned as it is.
-pub fn stop_all_on_error(session: &Session, result: Result<i32>) -> Result<i32> {
+pub fn stop_all_on_error(job: &Job, result: Result<i32>) -> Result<i32> {
     if let Err(e) = &result {
-        if session.size().is_some() {
+        if job.size().is_some() {
             let msg = render(e).replace('\n', " ");
-            eprintln!("topocoll: rank {}: {msg}", session.rank());
-            session.exit_all(2);
+            eprintln!("topocoll: rank {}: {msg}", job.rank());
+            job.exit_all(2);
         }
     }
     result
@@ -928,14 +928,9 @@ pub fn stop_all_on_error(session: &Session, result: Result<i32>) -> Result<i32> 
 /// choice for this machine (one host with the ranks on it, its calibrated
 /// node model; on --topology's network when given) at `engines`, named
 /// `auto:<choice>`.
-pub fn build_for_run(
-    session: &Session,
-    b: &BuildArgs,
-    verify: bool,
-    engines: usize,
-) -> Result<Schedule> {
+pub fn build_for_run(job: &Job, b: &BuildArgs, verify: bool, engines: usize) -> Result<Schedule> {
     let mut b = b.clone();
-    if let Some(p) = session.size() {
+    if let Some(p) = job.size() {
         match b.ranks {
             Some(r) if r != p && b.topology.is_none() => {
                 return Err(
@@ -966,7 +961,7 @@ pub fn build_for_run(
     if let Some(l) = label {
         s.algorithm = l;
     }
-    session.fits(&s)?;
+    job.fits(&s)?;
     if verify {
         crate::schedule::verify(&s)?;
     }
@@ -975,12 +970,7 @@ pub fn build_for_run(
 
 /// Reads (and verifies) a schedule from a file for a run; under MPI it
 /// must have as many ranks as mpirun started.
-pub fn load_for_run(
-    session: &Session,
-    b: &BuildArgs,
-    path: &str,
-    verify: bool,
-) -> Result<Schedule> {
+pub fn load_for_run(job: &Job, b: &BuildArgs, path: &str, verify: bool) -> Result<Schedule> {
     if b.topology.is_some() {
         return Err(Error::Invalid(
             "--topology cannot be given with run --schedule: the schedule file fixes the ranks and routes".into(),
@@ -988,7 +978,7 @@ pub fn load_for_run(
         .into());
     }
     let s = b.read_schedule(path)?;
-    session.fits(&s)?;
+    job.fits(&s)?;
     if verify {
         crate::schedule::verify(&s)?;
     }

@@ -7,7 +7,7 @@ use super::args::{
 };
 use crate::error::Error;
 use crate::optimize::machine::MachineProblem;
-use crate::runtime::session::{Backend, Session};
+use crate::runtime::job::{Backend, Job};
 use crate::runtime::{self, kernel_bench, Options, Plan};
 use crate::schedule::{Collective, Dtype, FileFormat, ReduceOp, Schedule, ScheduleFile};
 use crate::units::{format_bytes, parse_bytes, parse_size_list};
@@ -164,10 +164,10 @@ pub fn run(a: BenchArgs, given: &Given) -> Result<i32> {
     }
     // Fail on an output path before the runs, not after them.
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
-    let session = Session::new(&bk, native)?;
+    let job = Job::new(&bk, native)?;
     let result = (|| {
         let file = match &a.schedule {
-            Some(path) => Some(load_for_run(&session, &build, path, !a.exec.no_verify)?),
+            Some(path) => Some(load_for_run(&job, &build, path, !a.exec.no_verify)?),
             None => None,
         };
         let (sizes, algs) = match &file {
@@ -182,16 +182,14 @@ pub fn run(a: BenchArgs, given: &Given) -> Result<i32> {
                     .collect(),
             ),
         };
-        bench_inner(
-            &session, &a, &bk, &opts, native, &sizes, &algs, file, output,
-        )
+        bench_inner(&job, &a, &bk, &opts, native, &sizes, &algs, file, output)
     })();
-    stop_all_on_error(&session, result)
+    stop_all_on_error(&job, result)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn bench_inner(
-    session: &Session,
+    job: &Job,
     a: &BenchArgs,
     bk: &[Backend],
     opts: &Options,
@@ -216,7 +214,7 @@ fn bench_inner(
                 None => {
                     let mut b = a.build.for_algorithm(alg);
                     b.size = Some(size.to_string());
-                    match build_for_run(session, &b, !a.exec.no_verify, opts.engines) {
+                    match build_for_run(job, &b, !a.exec.no_verify, opts.engines) {
                         Ok(s) => s,
                         Err(e) => {
                             if let Some(Error::Unsupported { reason, .. }) =
@@ -268,19 +266,19 @@ fn bench_inner(
                         // Under mpirun the threads backend runs on rank 0
                         // alone while the others wait, so the two backends
                         // are compared on the same machine in one run.
-                        Backend::Threads if session.size().is_some() => {
-                            let t = if session.lead() {
-                                let mut bufs = session.fresh::<T>(backend, &s)?;
-                                session.time_runs(backend, &plan, &mut bufs, opts, warm, iters, false)
+                        Backend::Threads if job.size().is_some() => {
+                            let t = if job.lead() {
+                                let mut bufs = job.fresh::<T>(backend, &s)?;
+                                job.time_runs(backend, &plan, &mut bufs, opts, warm, iters, false)
                             } else {
                                 Ok(Vec::new())
                             };
-                            session.sleepy_barrier();
+                            job.sleepy_barrier();
                             t?
                         }
                         _ => {
-                            let mut bufs = session.fresh::<T>(backend, &s)?;
-                            session.time_runs(backend, &plan, &mut bufs, opts, warm, iters, false)?
+                            let mut bufs = job.fresh::<T>(backend, &s)?;
+                            job.time_runs(backend, &plan, &mut bufs, opts, warm, iters, false)?
                         }
                     }
                 });
@@ -302,8 +300,7 @@ fn bench_inner(
         if native {
             if let Some((c, p, dtype, op, bytes, iters, warm)) = shape {
                 let s = Schedule::new(c, p, size / dtype.size(), dtype, op, "native");
-                let (times, call) =
-                    with_dtype!(dtype, T => session.time_native::<T>(&s, warm, iters)?);
+                let (times, call) = with_dtype!(dtype, T => job.time_native::<T>(&s, warm, iters)?);
                 rows.push(timed_row(
                     size,
                     "native",
@@ -326,7 +323,7 @@ fn bench_inner(
         shape_seen = shape_seen.or(shape);
         table.extend(rows);
     }
-    if !session.lead() {
+    if !job.lead() {
         return Ok(0);
     }
     write_table(a, &table, shape_seen, opts.engines, native, output)

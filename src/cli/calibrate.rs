@@ -7,7 +7,7 @@
 use super::args::{backends, stop_all_on_error, BuildArgs, Given, TuneArgs};
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Calibration, CALIBRATION_RUNS, LARGE};
-use crate::runtime::session::{Backend, Session};
+use crate::runtime::job::{Backend, Job};
 use crate::runtime::{kernel_bench, Options, Plan};
 use crate::schedule::{Dtype, ReduceOp};
 use crate::units::{format_bytes, format_seconds};
@@ -24,15 +24,15 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
     }
     let bk = backends(a.calibrate.backend.as_slice())?;
     let backend = bk[0];
-    let session = Session::new(&bk, false)?;
-    let result = measure(&a, &session, backend);
-    stop_all_on_error(&session, result)
+    let job = Job::new(&bk, false)?;
+    let result = measure(&a, &job, backend);
+    stop_all_on_error(&job, result)
 }
 
 /// The measurements, on every process under mpirun; the lead prints and
 /// keeps the model.
-fn measure(a: &TuneArgs, session: &Session, backend: Backend) -> Result<i32> {
-    let ranks = match (session.size(), a.build.ranks) {
+fn measure(a: &TuneArgs, job: &Job, backend: Backend) -> Result<i32> {
+    let ranks = match (job.size(), a.build.ranks) {
         (Some(p), Some(r)) if r != p => {
             return Err(
                 Error::Invalid(format!("--ranks {r} but mpirun started {p} processes")).into(),
@@ -63,8 +63,8 @@ fn measure(a: &TuneArgs, session: &Session, backend: Backend) -> Result<i32> {
         };
         let iters = if size <= 64 << 10 { 200 } else { 10 };
         let times = crate::with_dtype!(s.dtype, T => {
-            let mut bufs = session.fresh::<T>(backend, &s)?;
-            session.time_runs(backend, &plan, &mut bufs, &opts, iters / 10, iters, false)?
+            let mut bufs = job.fresh::<T>(backend, &s)?;
+            job.time_runs(backend, &plan, &mut bufs, &opts, iters / 10, iters, false)?
         });
         // The median iteration: what a run typically meets (the fastest
         // is a lucky one on a node whose ranks share cores).
@@ -82,7 +82,7 @@ fn measure(a: &TuneArgs, session: &Session, backend: Backend) -> Result<i32> {
         )?;
     }
     let mut compute = 0.0f64;
-    if session.lead() {
+    if job.lead() {
         kernel_bench::run(LARGE, 3, Some(Dtype::F64), &mut |r| {
             if r.in_place && r.op == ReduceOp::Sum {
                 // gbs counts two reads and a write per element.
@@ -91,7 +91,7 @@ fn measure(a: &TuneArgs, session: &Session, backend: Backend) -> Result<i32> {
             Ok(())
         })?;
     }
-    if !session.lead() {
+    if !job.lead() {
         return Ok(0);
     }
     let [small, at_once, seq, all] = times_s;

@@ -4,7 +4,7 @@ use super::args::{
     backends, build_for_run, check_count, load_for_run, stop_all_on_error, BuildArgs, ExecArgs,
 };
 use crate::error::Error;
-use crate::runtime::session::{Backend, Session};
+use crate::runtime::job::{Backend, Job};
 use crate::runtime::{self, Elem, Options, Plan};
 use crate::schedule;
 use crate::units::format_bytes;
@@ -40,34 +40,34 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let backend = bk[0];
     let opts = a.exec.options()?;
     check_count("--iterations", a.iterations, 1)?;
-    let session = Session::new(&bk, false)?;
+    let job = Job::new(&bk, false)?;
     let result = (|| -> Result<i32> {
         let s = match &a.schedule {
-            Some(path) => load_for_run(&session, &a.build, path, !a.exec.no_verify)?,
-            None => build_for_run(&session, &a.build, !a.exec.no_verify, opts.engines)?,
+            Some(path) => load_for_run(&job, &a.build, path, !a.exec.no_verify)?,
+            None => build_for_run(&job, &a.build, !a.exec.no_verify, opts.engines)?,
         };
         let plan = Plan::new(&s)?;
-        with_dtype!(s.dtype, T => run_typed::<T>(&session, backend, &plan, &opts, &a))
+        with_dtype!(s.dtype, T => run_typed::<T>(&job, backend, &plan, &opts, &a))
     })();
-    stop_all_on_error(&session, result)
+    stop_all_on_error(&job, result)
 }
 
 fn run_typed<T: Elem>(
-    session: &Session,
+    job: &Job,
     backend: Backend,
     plan: &Plan,
     opts: &Options,
     a: &RunArgs,
 ) -> Result<i32> {
     let s = plan.schedule;
-    let mut bufs = session.fresh::<T>(backend, s)?;
-    let times = session.time_runs(backend, plan, &mut bufs, opts, 0, a.iterations, true)?;
+    let mut bufs = job.fresh::<T>(backend, s)?;
+    let times = job.time_runs(backend, plan, &mut bufs, opts, 0, a.iterations, true)?;
     let check = if a.check {
-        Some(session.check(backend, s, &bufs)?)
+        Some(job.check(backend, s, &bufs)?)
     } else {
         None
     };
-    if session.lead() {
+    if job.lead() {
         let n = times.len().max(1) as f64;
         let avg = times.iter().sum::<f64>() / n;
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);

@@ -52,13 +52,13 @@
 
 mod buffers;
 mod check;
+pub mod job;
 pub mod kernel_bench;
 pub mod kernels;
 mod options;
 mod plan;
 pub mod replay;
 mod sequential;
-pub mod session;
 mod state;
 pub mod team;
 pub mod threads;

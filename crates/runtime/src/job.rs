@@ -1,7 +1,7 @@
 //! A process's part in running schedules: which backend runs them, the MPI
 //! world when a backend needs one, buffers sized for the ranks this
 //! process holds, timed iterations and the check of their results. `run`,
-//! `bench` and `tune --calibrate` all execute through a [`Session`].
+//! `bench` and `tune --calibrate` all execute through a [`Job`].
 
 use crate::{threads, CheckReport, Elem, Options, Plan, RankBuffers};
 use std::time::Instant;
@@ -33,16 +33,16 @@ impl Backend {
 }
 
 /// The process's MPI world, when a backend needs it.
-pub struct Session {
+pub struct Job {
     #[cfg(feature = "mpi")]
     mpi: Option<crate::mpi::World>,
 }
 
-impl Session {
+impl Job {
     /// MPI is started when a backend in `backends` is mpi or `mpi` asks for
     /// it (a benchmark of the MPI library's own collectives). A backend
     /// this build lacks is an error.
-    pub fn new(backends: &[Backend], mpi: bool) -> Result<Session> {
+    pub fn new(backends: &[Backend], mpi: bool) -> Result<Job> {
         if let Some(b) = backends.iter().find(|b| !b.available()) {
             return Err(Error::Invalid(format!(
                 "backend {}: this build has no MPI",
@@ -56,12 +56,12 @@ impl Session {
             } else {
                 None
             };
-            Ok(Session { mpi })
+            Ok(Job { mpi })
         }
         #[cfg(not(feature = "mpi"))]
         {
             let _ = mpi;
-            Ok(Session {})
+            Ok(Job {})
         }
     }
 
@@ -187,7 +187,7 @@ impl Session {
     fn world(&self) -> &crate::mpi::World {
         self.mpi
             .as_ref()
-            .expect("a session with the mpi backend has started MPI")
+            .expect("a job with the mpi backend has started MPI")
     }
 
     /// One MPI iteration of this process's rank, from a barrier.
@@ -207,7 +207,7 @@ impl Session {
 
     #[cfg(not(feature = "mpi"))]
     fn time_rank<T: Elem>(&self, _: &Plan, _: &mut RankBuffers<T>, _: &Options) -> Result<f64> {
-        unreachable!("Session::new refuses the mpi backend in a build without MPI")
+        unreachable!("Job::new refuses the mpi backend in a build without MPI")
     }
 
     /// [`crate::check`] of one run's buffers: under MPI every rank checks
@@ -241,11 +241,11 @@ impl Session {
 
     #[cfg(not(feature = "mpi"))]
     fn check_rank<T: Elem>(&self, _: &Schedule, _: &RankBuffers<T>) -> Result<CheckReport> {
-        unreachable!("Session::new refuses the mpi backend in a build without MPI")
+        unreachable!("Job::new refuses the mpi backend in a build without MPI")
     }
 
     /// Times the MPI library's own collective for `s`'s collective, type
-    /// and size (`bench --baseline native`), as [`Session::time_runs`]
+    /// and size (`bench --baseline native`), as [`Job::time_runs`]
     /// times a schedule; and the name of the MPI call.
     #[cfg(feature = "mpi")]
     pub fn time_native<T: Elem>(
