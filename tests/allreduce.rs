@@ -180,19 +180,19 @@ fn rank_based_algorithms_up_to_64_ranks() {
     let mut seen = HashMap::new();
     for alg in ALGORITHMS
         .iter()
-        .filter(|a| FAMILIES.contains(&a.collective))
+        .filter(|a| FAMILIES.contains(&a.collective.name()))
     {
         for p in 1..=64usize {
             for root in roots_for(p, p <= 12) {
                 for &(count, seg) in &counts_segs {
-                    let coll = collective(alg.collective, root);
+                    let coll = alg.collective.with_root(root);
                     if coll.root().is_none() && root != 0 {
                         continue;
                     }
                     let Some(s) = build(alg.name, coll, p, count, seg, None) else {
                         continue;
                     };
-                    *seen.entry((alg.collective, alg.name)).or_insert(0) += 1;
+                    *seen.entry((alg.collective.name(), alg.name)).or_insert(0) += 1;
                     verify_ok(
                         &s,
                         &format!(
@@ -230,11 +230,11 @@ fn rank_based_algorithms_on_topologies() {
         // The multi-lane algorithms need a grid of sites (tests/multilane.rs).
         for alg in ALGORITHMS
             .iter()
-            .filter(|a| FAMILIES.contains(&a.collective) && !a.lanes)
+            .filter(|a| FAMILIES.contains(&a.collective.name()) && !a.lanes)
         {
             let s = build(
                 alg.name,
-                collective(alg.collective, 1),
+                alg.collective.with_root(1),
                 p,
                 29,
                 Some(4),

@@ -30,7 +30,7 @@ fn no_algorithm_beats_the_collective_bound() {
         let topo = parse_spec(spec).unwrap();
         let p = topo.num_ranks();
         for alg in ALGORITHMS {
-            let coll = Collective::parse(alg.collective, (p / 2) as u32).unwrap();
+            let coll = alg.collective.with_root((p / 2) as u32);
             let (dtype, size) = if coll.is_reduction() {
                 (Dtype::F64, 8 * 3000)
             } else {

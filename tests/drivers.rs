@@ -279,7 +279,10 @@ fn by_rank_drivers<P: Lookahead + Sync>(
 
 fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
     let algs: Vec<(&str, &str)> = if case.algorithms == ["*"] {
-        ALGORITHMS.iter().map(|a| (a.collective, a.name)).collect()
+        ALGORITHMS
+            .iter()
+            .map(|a| (a.collective.name(), a.name))
+            .collect()
     } else {
         case.algorithms
             .iter()

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use topocoll::algorithms::{self, Request, ALGORITHMS};
 use topocoll::schedule::{
-    self, from_msccl_xml, to_msccl_xml, Collective, Dtype, MscclExport, MscclImport, ReduceOp,
-    Schedule,
+    self, from_msccl_xml, to_msccl_xml, Dtype, MscclExport, MscclImport, ReduceOp, Schedule,
 };
 use topocoll::sim::{simulate, SimConfig, SimResult};
 use topocoll::topology::parse_spec;
@@ -104,12 +103,12 @@ fn schedules_go_out_and_come_back_the_same() {
         let p = topo.num_ranks();
         for alg in ALGORITHMS {
             if !matches!(
-                alg.collective,
+                alg.collective.name(),
                 "allreduce" | "allgather" | "alltoall" | "reduce_scatter"
             ) {
                 continue;
             }
-            let c = Collective::parse(alg.collective, 0).unwrap();
+            let c = alg.collective.with_root(0);
             let dtype = if c.is_reduction() {
                 Dtype::F64
             } else {

@@ -47,7 +47,7 @@ fn request<'a>(
     root: u32,
     elems: u64,
 ) -> Request<'a> {
-    let coll = Collective::parse(alg.collective, root).unwrap();
+    let coll = alg.collective.with_root(root);
     Request::new(
         coll,
         topo.num_ranks(),
@@ -125,7 +125,7 @@ fn every_grid_algorithm_verifies_on_site_shapes_from_1_1_to_16_16() {
 
 /// The scatter simulated with one engine per host.
 fn simulated(topo: &Topology, root: u32, block: u64, p: usize) -> f64 {
-    let alg = algorithms::find("scatter", "multilane").unwrap();
+    let alg = algorithms::find_by_name("scatter", "multilane").unwrap();
     let mut req = request(alg, topo, root, block);
     req.lanes = Some(p);
     let s = algorithms::build("multilane", &req).unwrap();
@@ -267,11 +267,7 @@ fn grid_algorithms_move_real_data_on_threads() {
     let topo = grid(vec![4, 3, 2], 1e-5, falling(4));
     for alg in grid_algorithms() {
         for root in [0u32, 5] {
-            let root = if Collective::parse(alg.collective, 0)
-                .unwrap()
-                .root()
-                .is_some()
-            {
+            let root = if alg.collective.with_root(0).root().is_some() {
                 root
             } else {
                 0
@@ -307,7 +303,7 @@ fn multilane_is_faster_and_auto_takes_p_opt() {
     let block = 65536u64;
     let p = multilane::p_opt(sites, block as f64, 0.0);
     assert!(p > 1);
-    let alg = algorithms::find("scatter", "multilane").unwrap();
+    let alg = algorithms::find_by_name("scatter", "multilane").unwrap();
     let auto = (alg.build)(&request(alg, &topo, 0, block)).unwrap();
     let mut req = request(alg, &topo, 0, block);
     req.lanes = Some(p);

@@ -31,7 +31,7 @@ fn every_algorithm_verifies_and_keeps_above_its_bound() {
         let p = t.num_ranks();
         assert_eq!(p, k * t.local.iter().filter(|&&l| l != u32::MAX).count());
         for alg in ALGORITHMS {
-            let c = Collective::parse(alg.collective, 1).unwrap();
+            let c = alg.collective.with_root(1);
             let dtype = if c.is_reduction() {
                 Dtype::F64
             } else {

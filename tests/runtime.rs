@@ -20,7 +20,7 @@ fn build(
     topo: Option<&Topology>,
 ) -> Option<Schedule> {
     let root = (p / 2) as u32;
-    let c = Collective::parse(alg.collective, root).unwrap();
+    let c = alg.collective.with_root(root);
     let req = Request::new(c, p, elems * dtype.size(), dtype, op, topo).unwrap();
     match (alg.build)(&req) {
         Ok(s) => Some(s),
@@ -82,7 +82,7 @@ fn counts(p: usize, block: bool) -> Vec<u64> {
 fn sweep(ps: &[usize], topo_for: impl Fn(usize) -> Option<&'static str>) -> usize {
     let mut ran = 0;
     for alg in ALGORITHMS {
-        let c = Collective::parse(alg.collective, 0).unwrap();
+        let c = alg.collective.with_root(0);
         for &p in ps {
             let topo = topo_for(p).map(|t| parse_spec(t).unwrap());
             for n in counts(p, c.size_is_block()) {
@@ -158,7 +158,7 @@ fn float_reductions_are_deterministic() {
     // Same bits whatever the worker count, engine count or timing, and the
     // same as the sequential executor (checked inside run_and_check).
     for alg in ALGORITHMS {
-        let c = Collective::parse(alg.collective, 0).unwrap();
+        let c = alg.collective.with_root(0);
         if !c.is_reduction() {
             continue;
         }
@@ -300,7 +300,7 @@ fn a_segmented_schedule_replays_as_long_copies() {
     // runs them shared with a helper thread.
     let alg = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "bcast" && a.name == "pipeline")
+        .find(|a| a.collective.name() == "bcast" && a.name == "pipeline")
         .unwrap();
     let c = Collective::parse("bcast", 0).unwrap();
     let mut req = Request::new(c, 4, 4 << 20, Dtype::U8, ReduceOp::Sum, None).unwrap();
@@ -360,7 +360,7 @@ fn large_steps_shared_and_streamed_keep_every_bit() {
     ] {
         let alg = ALGORITHMS
             .iter()
-            .find(|a| a.collective == coll && a.name == name)
+            .find(|a| a.collective.name() == coll && a.name == name)
             .unwrap();
         if threshold > 1 << 30 {
             return; // a cache of over 1 GiB: too large to test here
@@ -549,7 +549,7 @@ fn timeout_bounds_a_run() {
     // A run longer than its timeout stops with an error saying what waits.
     let alg = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "allreduce")
+        .find(|a| a.collective.name() == "allreduce")
         .expect("an allreduce");
     let s = build(alg, 4, 4 << 20, Dtype::F64, ReduceOp::Sum, None).expect("supported");
     let plan = Plan::new(&s).unwrap();
@@ -579,7 +579,7 @@ fn a_run_takes_time_linear_in_its_ranks() {
     .unwrap();
     let bcast = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "bcast" && a.name == "binomial")
+        .find(|a| a.collective.name() == "bcast" && a.name == "binomial")
         .unwrap();
     let s = (bcast.build)(&req).unwrap();
     // The replay (one worker, the default here) and the task pool.

@@ -25,13 +25,13 @@ fn first_algorithms_verify_for_every_p_up_to_64() {
         let a = ALGORITHMS.iter().find(|a| a.name == alg).unwrap();
         for p in 1..=64usize {
             for elems in [0u64, 1, 7, 64] {
-                let roots: Vec<u32> = if collective_for(a.collective, 0).root().is_some() {
+                let roots: Vec<u32> = if collective_for(a.collective.name(), 0).root().is_some() {
                     vec![0, (p as u32 - 1) / 2, p as u32 - 1]
                 } else {
                     vec![0]
                 };
                 for root in roots {
-                    let c = collective_for(a.collective, root);
+                    let c = collective_for(a.collective.name(), root);
                     let dtype = if c.is_reduction() {
                         Dtype::F64
                     } else {
@@ -653,7 +653,7 @@ fn bad_requests_are_clear_errors() {
     assert!(e.to_string().contains("larger than 2^50"));
     let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
     assert!(e.to_string().contains("at least 1"));
-    assert!(algorithms::find("alltoall", "nope")
+    assert!(algorithms::find_by_name("alltoall", "nope")
         .err()
         .unwrap()
         .to_string()

@@ -68,7 +68,7 @@ fn stream_is_the_written_out_schedule() {
         let t = parse_spec(spec).unwrap();
         for alg in streamed_algorithms() {
             for root in [0, t.num_ranks() as u32 - 1] {
-                let req = request(alg.collective, &t, count, seg, root);
+                let req = request(alg.collective.name(), &t, count, seg, root);
                 let s = match algorithms::build(alg.name, &req) {
                     Ok(s) => s,
                     Err(Error::Unsupported { .. }) => continue,
@@ -208,7 +208,7 @@ fn streamed_and_written_out_simulate_alike() {
         let mut t = parse_spec(spec).unwrap();
         t.set_uniform_links(Some(1.0), Some(0.01)).unwrap();
         for alg in streamed_algorithms() {
-            let req = request(alg.collective, &t, count, seg, 1);
+            let req = request(alg.collective.name(), &t, count, seg, 1);
             let Ok(s) = algorithms::build(alg.name, &req) else {
                 continue;
             };
