@@ -3,10 +3,10 @@
 //! checked, Dragon's phases checked contention-free on hypercubes.
 
 use std::collections::{HashMap, HashSet};
-use topocoll::algorithms::{build, Request};
+use topocoll::algorithms::{self, build, RankNeed, Request, TopologyNeed};
 use topocoll::error::Error;
 use topocoll::model::{self, alltoall as bound};
-use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Schedule};
+use topocoll::schedule::{verify, Collective, CollectiveKind, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
 
 /// Block sizes in elements (i32, so 4 and 12 bytes).
@@ -44,6 +44,15 @@ fn shapes() -> Vec<(usize, usize)> {
     v
 }
 
+/// Whether the all-to-all `alg` declares a rank need (a power of two).
+fn needs_ranks(alg: &str) -> bool {
+    algorithms::find(CollectiveKind::Alltoall, alg)
+        .unwrap()
+        .applies
+        .ranks
+        != RankNeed::Any
+}
+
 fn is_unsupported(r: &topocoll::Result<Schedule>) -> bool {
     matches!(r, Err(Error::Unsupported { .. }))
 }
@@ -59,12 +68,16 @@ fn verify_on_grids(family: &str, algs: &[&str]) {
         for &alg in algs {
             for block in BLOCKS {
                 let built = on(&t, alg, block);
-                if matches!(alg, "dragon" | "pairwise") && !p.is_power_of_two() {
+                if needs_ranks(alg) && !p.is_power_of_two() {
                     assert!(is_unsupported(&built), "{alg} on {}: {built:?}", t.name);
                     continue;
                 }
                 let s = built.unwrap_or_else(|e| panic!("{alg} on {}: {e}", t.name));
-                let rank_based = !matches!(alg, "a2at" | "a2at_sync" | "a2and");
+                let rank_based = algorithms::find(CollectiveKind::Alltoall, alg)
+                    .unwrap()
+                    .applies
+                    .topology
+                    == TopologyNeed::Any;
                 let key = (alg.to_string(), block, p);
                 if rank_based {
                     if let Some(done) = seen.get(&key) {
@@ -107,10 +120,13 @@ fn rank_based_verify_on_grids() {
 #[test]
 fn rank_based_verify_up_to_64_ranks() {
     for p in 1..=64usize {
-        for alg in ["dragon", "bruck", "pairwise", "ring", "linear"] {
+        for alg in algorithms::of(CollectiveKind::Alltoall)
+            .filter(|a| a.applies.topology == TopologyNeed::Any)
+            .map(|a| a.name)
+        {
             for block in BLOCKS {
                 let built = build(alg, &request(None, p, block));
-                if matches!(alg, "dragon" | "pairwise") && !p.is_power_of_two() {
+                if needs_ranks(alg) && !p.is_power_of_two() {
                     let Err(Error::Unsupported { reason, .. }) = &built else {
                         panic!("{alg} on {p} ranks: {built:?}");
                     };

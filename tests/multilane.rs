@@ -7,7 +7,7 @@
 
 mod common;
 use common::topocoll;
-use topocoll::algorithms::{self, Request, ALGORITHMS};
+use topocoll::algorithms::{self, Request, TopologyNeed, ALGORITHMS};
 use topocoll::model::multilane::{self, lane_counts};
 use topocoll::runtime::{self, threads, Options, Plan, RankBuffers};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
@@ -37,7 +37,7 @@ fn falling(n: usize) -> Vec<f64> {
 fn grid_algorithms() -> Vec<&'static algorithms::Algorithm> {
     ALGORITHMS
         .iter()
-        .filter(|a| a.lanes || matches!(a.name, "single_lane" | "hierarchical"))
+        .filter(|a| a.applies.topology == TopologyNeed::Sites)
         .collect()
 }
 
