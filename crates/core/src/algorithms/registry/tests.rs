@@ -170,3 +170,47 @@ fn op_counts_are_declared_as_the_entries_can_count_them() {
         }
     }
 }
+
+/// The README's table of algorithms names every registered algorithm in a
+/// row of its collective, and nothing the registry lacks.
+#[test]
+fn the_readme_table_lists_the_registry() {
+    let readme = include_str!("../../../../../README.md");
+    let table = readme
+        .split("\n## Algorithms\n")
+        .nth(1)
+        .expect("README has an Algorithms section");
+    let mut listed: Vec<(String, String)> = Vec::new();
+    for row in table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Ok(kind) = crate::schedule::CollectiveKind::parse(cells[1]) else {
+            continue;
+        };
+        for name in cells[2].split('`').skip(1).step_by(2) {
+            // `topocoll optimize`: a command, not a registered algorithm.
+            if !name.contains(' ') {
+                listed.push((kind.name().to_string(), name.to_string()));
+            }
+        }
+    }
+    for a in ALGORITHMS {
+        let entry = (a.collective.name().to_string(), a.name.to_string());
+        assert!(
+            listed.contains(&entry),
+            "README's table lacks {} {}",
+            a.collective,
+            a.name
+        );
+    }
+    for (c, name) in &listed {
+        let kind = crate::schedule::CollectiveKind::parse(c).unwrap();
+        assert!(
+            super::super::find(kind, name).is_ok(),
+            "README's table lists {c} {name}, which is not registered"
+        );
+    }
+}
