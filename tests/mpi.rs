@@ -21,7 +21,7 @@ fn build(
     dtype: Dtype,
     op: ReduceOp,
 ) -> Result<Option<Schedule>, String> {
-    let c = Collective::parse(alg.collective, (p / 2) as u32).map_err(|e| e.to_string())?;
+    let c = alg.collective.with_root((p / 2) as u32);
     let req =
         Request::new(c, p, elems * dtype.size(), dtype, op, None).map_err(|e| e.to_string())?;
     match (alg.build)(&req) {
@@ -72,7 +72,7 @@ fn main() {
         }
     };
     for alg in ALGORITHMS {
-        let c = Collective::parse(alg.collective, 0).unwrap();
+        let c = alg.collective.with_root(0);
         let block = c.size_is_block();
         let big = if block {
             (2 << 20) / 8 / p as u64 + 1
@@ -110,7 +110,10 @@ fn main() {
     // Fault injection: rank 1 (or 0 alone) fails half-way through its program;
     // every rank must return an error naming it, well within the timeout.
     let victim = usize::from(p > 1);
-    if let Some(alg) = ALGORITHMS.iter().find(|a| a.collective == "allreduce") {
+    if let Some(alg) = ALGORITHMS
+        .iter()
+        .find(|a| a.collective.name() == "allreduce")
+    {
         if let Ok(Some(s)) = build(alg, p, 1 << 18, Dtype::F64, ReduceOp::Sum) {
             let op = s.programs[victim].len() / 2;
             if !s.programs[victim].is_empty() {

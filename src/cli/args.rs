@@ -316,7 +316,7 @@ impl BuildArgs {
             .as_deref()
             .unwrap_or("")
             .split(',')
-            .any(|n| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.segmented))
+            .any(|n| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.segmented))
     }
 
     /// `--segment` given where no algorithm asked for would use it is an
@@ -326,9 +326,8 @@ impl BuildArgs {
         if self.segment.is_none() || self.takes_segment(collective) {
             return Ok(());
         }
-        let pipelined: Vec<&str> = ALGORITHMS
-            .iter()
-            .filter(|a| a.segmented && a.collective == collective.name())
+        let pipelined: Vec<&str> = algorithms::of(collective.kind())
+            .filter(|a| a.segmented)
             .map(|a| a.name)
             .collect();
         Err(Error::Invalid(format!(
@@ -348,7 +347,7 @@ impl BuildArgs {
     /// `--lanes` given where no algorithm asked for crosses a WAN in lanes
     /// is an error, as `--segment` is.
     pub fn check_lanes(&self, collective: Collective) -> Result<()> {
-        let takes = |n: &str| algorithms::find(collective.name(), n.trim()).is_ok_and(|a| a.lanes);
+        let takes = |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.lanes);
         if self.lanes.is_none()
             || self
                 .algorithm
@@ -391,7 +390,7 @@ impl BuildArgs {
         }
         let laned = b
             .collective()
-            .is_ok_and(|c| algorithms::find(c.name(), algorithm).is_ok_and(|a| a.lanes));
+            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.lanes));
         if !laned {
             b.lanes = None;
         }

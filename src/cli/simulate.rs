@@ -203,7 +203,7 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
     if a.loaded.is_none() {
         let collective = a.build.collective()?;
         for name in algorithms.iter().filter(|n| *n != "auto") {
-            algorithms::find(collective.name(), name)?;
+            algorithms::find(collective.kind(), name)?;
         }
         if algorithms.iter().any(|n| n == "auto") {
             refuse_segment(&a.build)?;

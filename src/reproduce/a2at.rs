@@ -312,9 +312,7 @@ fn figure7_and_skew(out: &Path, opts: &Options, summary: &mut String) -> Result<
     } else {
         ("torus:16x16", "mesh:16x16")
     };
-    let every: Vec<&str> = crate::algorithms::ALGORITHMS
-        .iter()
-        .filter(|a| a.collective == "alltoall")
+    let every: Vec<&str> = crate::algorithms::of(crate::schedule::CollectiveKind::Alltoall)
         .map(|a| a.name)
         .collect();
     let fig7_jobs = jobs.len();

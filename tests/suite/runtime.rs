@@ -23,7 +23,7 @@ fn build(
     topo: Option<&Topology>,
 ) -> Option<Schedule> {
     let root = (p / 2) as u32;
-    let c = Collective::parse(alg.collective, root).unwrap();
+    let c = alg.collective.with_root(root);
     let req = Request::new(c, p, elems * dtype.size(), dtype, op, topo).unwrap();
     match (alg.build)(&req) {
         Ok(s) => Some(s),
@@ -151,7 +151,7 @@ fn a_segmented_schedule_replays_as_long_copies() {
     // runs them shared with a helper thread.
     let alg = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "bcast" && a.name == "pipeline")
+        .find(|a| a.collective.name() == "bcast" && a.name == "pipeline")
         .unwrap();
     let c = Collective::parse("bcast", 0).unwrap();
     let mut req = Request::new(c, 4, 4 << 20, Dtype::U8, ReduceOp::Sum, None).unwrap();
@@ -211,7 +211,7 @@ fn large_steps_shared_and_streamed_keep_every_bit() {
     ] {
         let alg = ALGORITHMS
             .iter()
-            .find(|a| a.collective == coll && a.name == name)
+            .find(|a| a.collective.name() == coll && a.name == name)
             .unwrap();
         if threshold > 1 << 30 {
             return; // a cache of over 1 GiB: too large to test here
@@ -400,7 +400,7 @@ fn timeout_bounds_a_run() {
     // A run longer than its timeout stops with an error saying what waits.
     let alg = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "allreduce")
+        .find(|a| a.collective.name() == "allreduce")
         .expect("an allreduce");
     let s = build(alg, 4, 4 << 20, Dtype::F64, ReduceOp::Sum, None).expect("supported");
     let plan = Plan::new(&s).unwrap();
@@ -430,7 +430,7 @@ fn a_run_takes_time_linear_in_its_ranks() {
     .unwrap();
     let bcast = ALGORITHMS
         .iter()
-        .find(|a| a.collective == "bcast" && a.name == "binomial")
+        .find(|a| a.collective.name() == "bcast" && a.name == "binomial")
         .unwrap();
     let s = (bcast.build)(&req).unwrap();
     // The replay (one worker, the default here) and the task pool.

@@ -4,148 +4,60 @@
 //!
 //! A decision whose algorithm the library lacks (Trinaryx3, A2AT, the
 //! multi-lane ones, ...) makes no rule: the rule before it, the library's
-//! choice for the nearest smaller size the table maps, covers it.
-//! [`OMPI`] and [`MPICH`] list the pairs that map, some to the library's
-//! closest relative (noted there). Sizes are converted to what each library
-//! compares a rule with (its "message size", which differs by collective).
+//! choice for the nearest smaller size the table maps, covers it. Which
+//! algorithms map, and to what (some to the library's closest relative), is
+//! each registry entry's [`Algorithm::mpi`]. Sizes are converted to what
+//! each library compares a rule with (its "message size", which differs by
+//! collective).
 
 use super::tune::{Decision, Table};
 use std::io::{self, Write};
+use topocoll_core::algorithms::{self, Algorithm, Ompi};
+use topocoll_core::schedule::CollectiveKind;
 
-/// A topocoll algorithm and the Open MPI 4.1 coll/tuned algorithm it maps
-/// to: (collective, topocoll name, Open MPI number, Open MPI name, the
-/// `ompi_coll_base_<collective>_intra_*` function that runs it).
-pub const OMPI: &[(&str, &str, u32, &str, &str)] = &[
-    (
-        "allreduce",
-        "reduce_bcast",
-        2,
-        "nonoverlapping",
-        "nonoverlapping",
-    ),
-    (
-        "allreduce",
-        "recursive_doubling",
-        3,
-        "recursive_doubling",
-        "recursivedoubling",
-    ),
-    ("allreduce", "ring", 4, "ring", "ring"),
-    (
-        "allreduce",
-        "rabenseifner",
-        6,
-        "rabenseifner",
-        "redscat_allgather",
-    ),
-    ("bcast", "pipeline", 3, "pipeline", "pipeline"),
-    ("bcast", "binary", 5, "binary_tree", "bintree"),
-    ("bcast", "binomial", 6, "binomial", "binomial"),
-    (
-        "bcast",
-        "scatter_allgather",
-        9,
-        "scatter_allgather_ring",
-        "scatter_allgather_ring",
-    ),
-    ("reduce", "binomial", 5, "binomial", "binomial"),
-    ("allgather", "bruck", 2, "bruck", "bruck"),
-    (
-        "allgather",
-        "recursive_doubling",
-        3,
-        "recursive_doubling",
-        "recursivedoubling",
-    ),
-    ("allgather", "ring", 4, "ring", "ring"),
-    ("alltoall", "linear", 1, "linear", "basic_linear"),
-    // Open MPI's pairwise exchanges with rank ± step: topocoll's ring.
-    ("alltoall", "ring", 2, "pairwise", "pairwise"),
-    ("alltoall", "bruck", 3, "modified_bruck", "bruck"),
-    (
-        "reduce_scatter",
-        "recursive_halving",
-        3,
-        "recursive_halving",
-        "recursivehalving",
-    ),
-    ("scatter", "linear", 1, "basic_linear", "basic_linear"),
-    ("scatter", "binomial", 2, "binomial", "binomial"),
-    ("gather", "linear", 1, "basic_linear", "basic_linear"),
-    ("gather", "binomial", 2, "binomial", "binomial"),
-];
+/// The algorithms of `collective` that Open MPI 4.1 has, with their Open
+/// MPI counterparts, in registry order.
+pub fn ompi_algorithms(
+    collective: CollectiveKind,
+) -> impl Iterator<Item = (&'static Algorithm, &'static Ompi)> {
+    algorithms::of(collective).filter_map(|a| a.mpi.ompi.as_ref().map(|o| (a, o)))
+}
+
+/// The algorithms of `collective` that MPICH 4.0 has, with their MPICH
+/// counterparts, in registry order.
+pub fn mpich_algorithms(
+    collective: CollectiveKind,
+) -> impl Iterator<Item = (&'static Algorithm, &'static str)> {
+    algorithms::of(collective).filter_map(|a| a.mpi.mpich.map(|m| (a, m)))
+}
 
 /// Open MPI 4.1's number for a collective in a rules file (`COLLTYPE_T`).
 /// topocoll's reduce_scatter gives every rank an equal chunk: Open MPI's
 /// reduce_scatter_block.
-pub fn ompi_collective(collective: &str) -> Option<u32> {
-    Some(match collective {
-        "allgather" => 0,
-        "allreduce" => 2,
-        "alltoall" => 3,
-        "bcast" => 7,
-        "gather" => 9,
-        "reduce" => 11,
-        "reduce_scatter" => 13,
-        "scatter" => 15,
-        _ => return None,
-    })
+pub fn ompi_collective(collective: CollectiveKind) -> u32 {
+    match collective {
+        CollectiveKind::Allgather => 0,
+        CollectiveKind::Allreduce => 2,
+        CollectiveKind::Alltoall => 3,
+        CollectiveKind::Bcast => 7,
+        CollectiveKind::Gather => 9,
+        CollectiveKind::Reduce => 11,
+        CollectiveKind::ReduceScatter => 13,
+        CollectiveKind::Scatter => 15,
+    }
 }
 
 /// The bytes Open MPI 4.1's dynamic rules compare with a rule's message
 /// size, for a topocoll size (`--size`) on `ranks` ranks: the whole buffer
 /// for allreduce, bcast, reduce and reduce_scatter_block; every rank's
 /// block together for the others.
-pub fn ompi_message_bytes(collective: &str, size_bytes: u64, ranks: usize) -> u64 {
-    match collective {
-        "alltoall" | "allgather" | "gather" | "scatter" => size_bytes * ranks as u64,
-        _ => size_bytes,
+pub fn ompi_message_bytes(collective: CollectiveKind, size_bytes: u64, ranks: usize) -> u64 {
+    if collective.with_root(0).size_is_block() {
+        size_bytes * ranks as u64
+    } else {
+        size_bytes
     }
 }
-
-/// A topocoll algorithm and the MPICH 4.0 algorithm it maps to.
-pub const MPICH: &[(&str, &str, &str)] = &[
-    (
-        "allreduce",
-        "recursive_doubling",
-        "MPIR_Allreduce_intra_recursive_doubling",
-    ),
-    (
-        "allreduce",
-        "rabenseifner",
-        "MPIR_Allreduce_intra_reduce_scatter_allgather",
-    ),
-    ("bcast", "binomial", "MPIR_Bcast_intra_binomial"),
-    (
-        "bcast",
-        "scatter_allgather",
-        "MPIR_Bcast_intra_scatter_ring_allgather",
-    ),
-    ("reduce", "binomial", "MPIR_Reduce_intra_binomial"),
-    (
-        "allgather",
-        "recursive_doubling",
-        "MPIR_Allgather_intra_recursive_doubling",
-    ),
-    ("allgather", "bruck", "MPIR_Allgather_intra_brucks"),
-    ("allgather", "ring", "MPIR_Allgather_intra_ring"),
-    ("alltoall", "bruck", "MPIR_Alltoall_intra_brucks"),
-    // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
-    // pairwise) and with rank ± step otherwise (topocoll's ring).
-    ("alltoall", "pairwise", "MPIR_Alltoall_intra_pairwise"),
-    ("alltoall", "ring", "MPIR_Alltoall_intra_pairwise"),
-    ("alltoall", "linear", "MPIR_Alltoall_intra_scattered"),
-    (
-        "reduce_scatter",
-        "recursive_halving",
-        "MPIR_Reduce_scatter_block_intra_recursive_halving",
-    ),
-    (
-        "reduce_scatter",
-        "ring",
-        "MPIR_Reduce_scatter_block_intra_pairwise",
-    ),
-];
 
 /// For each collective MPICH can be told to run by size, the algorithms a
 /// rule falls back to where the table does not decide (other communicator
@@ -189,22 +101,22 @@ const MPICH_FALLBACK: &[(&str, &str, &str)] = &[
 /// compared under: `avg_msg_size` (the buffer, or the block per peer) where
 /// MPICH defines it, `total_msg_size` (bytes of every rank's block
 /// together) otherwise. Scatter and gather have one algorithm in MPICH.
-fn mpich_collective(collective: &str) -> Option<(&'static str, &'static str)> {
+fn mpich_collective(collective: CollectiveKind) -> Option<(&'static str, &'static str)> {
     Some(match collective {
-        "allreduce" => ("allreduce", "avg_msg_size"),
-        "bcast" => ("bcast", "avg_msg_size"),
-        "reduce" => ("reduce", "avg_msg_size"),
-        "alltoall" => ("alltoall", "avg_msg_size"),
-        "allgather" => ("allgather", "total_msg_size"),
-        "reduce_scatter" => ("reduce_scatter_block", "total_msg_size"),
-        _ => return None,
+        CollectiveKind::Allreduce => ("allreduce", "avg_msg_size"),
+        CollectiveKind::Bcast => ("bcast", "avg_msg_size"),
+        CollectiveKind::Reduce => ("reduce", "avg_msg_size"),
+        CollectiveKind::Alltoall => ("alltoall", "avg_msg_size"),
+        CollectiveKind::Allgather => ("allgather", "total_msg_size"),
+        CollectiveKind::ReduceScatter => ("reduce_scatter_block", "total_msg_size"),
+        CollectiveKind::Scatter | CollectiveKind::Gather => return None,
     })
 }
 
 /// The bytes MPICH 4.0 compares with a rule for a topocoll size.
-pub fn mpich_message_bytes(collective: &str, size_bytes: u64, ranks: usize) -> u64 {
+pub fn mpich_message_bytes(collective: CollectiveKind, size_bytes: u64, ranks: usize) -> u64 {
     match collective {
-        "allgather" => size_bytes * ranks as u64,
+        CollectiveKind::Allgather => size_bytes * ranks as u64,
         _ => size_bytes,
     }
 }
@@ -227,7 +139,12 @@ fn rules<T: PartialEq + Copy>(
     out
 }
 
-fn unmapped(library: &str, coll: &str) -> io::Error {
+/// The collective of a table (as its cache file names it).
+fn table_collective(table: &Table) -> io::Result<CollectiveKind> {
+    CollectiveKind::parse(&table.collective).map_err(|e| io::Error::other(e.to_string()))
+}
+
+fn unmapped(library: &str, coll: CollectiveKind) -> io::Error {
     io::Error::other(format!(
         "no choice of the table is an algorithm {library} has for {coll}"
     ))
@@ -243,22 +160,25 @@ pub fn write_ompi(
     decisions: &[&Decision],
     ranks: usize,
 ) -> io::Result<()> {
-    let coll = table.collective.as_str();
-    let id = ompi_collective(coll)
-        .ok_or_else(|| io::Error::other(format!("Open MPI's rules have no {coll}")))?;
-    let find = |alg: &str| OMPI.iter().find(|m| m.0 == coll && m.1 == alg);
+    let coll = table_collective(table)?;
+    let id = ompi_collective(coll);
+    let find = |alg: &str| ompi_algorithms(coll).find(|(a, _)| a.name == alg);
     // Of these algorithms only Open MPI's pipelined bcast takes a segment.
     let rules = rules(decisions, |d| {
-        find(&d.choice.algorithm)
-            .map(|m| (m.2, d.choice.segment_bytes.filter(|_| m.3 == "pipeline")))
+        find(&d.choice.algorithm).map(|(_, m)| {
+            (
+                m.id,
+                d.choice.segment_bytes.filter(|_| m.name == "pipeline"),
+            )
+        })
     });
     if rules.is_empty() {
         return Err(unmapped("Open MPI", coll));
     }
-    let ompi_coll = if coll == "reduce_scatter" {
+    let ompi_coll = if coll == CollectiveKind::ReduceScatter {
         "reduce_scatter_block"
     } else {
-        coll
+        coll.name()
     };
     writeln!(w, "# topocoll tune: {}", table.description)?;
     writeln!(
@@ -276,17 +196,16 @@ pub fn write_ompi(
         } else {
             ompi_message_bytes(coll, size, ranks)
         };
-        let m = OMPI
-            .iter()
-            .find(|m| m.0 == coll && m.2 == alg)
-            .expect("a rule's algorithm is in the map");
+        let (a, m) = ompi_algorithms(coll)
+            .find(|(_, m)| m.id == alg)
+            .expect("a rule's algorithm is in the registry");
         writeln!(
             w,
             "{from} {alg} 0 {} # from {size} B: topocoll {} -> {} (ompi_coll_base_{ompi_coll}_intra_{})",
             seg.unwrap_or(0),
-            m.1,
-            m.3,
-            m.4
+            a.name,
+            m.name,
+            m.function
         )?;
     }
     Ok(())
@@ -309,14 +228,11 @@ pub fn write_mpich(
     ranks: usize,
     base: Option<&str>,
 ) -> io::Result<()> {
-    let coll = table.collective.as_str();
+    let coll = table_collective(table)?;
     let (name, measure) = mpich_collective(coll)
         .ok_or_else(|| io::Error::other(format!("MPICH has one algorithm for {coll}")))?;
     let find = |d: &Decision| -> Option<(&'static str, Option<u64>)> {
-        let alg = MPICH
-            .iter()
-            .find(|m| m.0 == coll && m.1 == d.choice.algorithm)?
-            .2;
+        let (_, alg) = mpich_algorithms(coll).find(|(a, _)| a.name == d.choice.algorithm)?;
         // MPICH does not check these algorithms' conditions on a file's
         // choice: a rule that breaks one is not written.
         let pof2 = 1u64 << (usize::BITS - 1 - ranks.leading_zeros());

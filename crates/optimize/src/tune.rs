@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use topocoll_core::algorithms::{Request, ALGORITHMS};
+use topocoll_core::algorithms::{self, Request};
 use topocoll_core::error::{Error, Result};
 use topocoll_core::invalid;
 use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
@@ -163,10 +163,7 @@ impl Problem<'_> {
     /// Every candidate at `size_bytes`.
     pub fn candidates(&self, size_bytes: u64) -> Vec<Candidate> {
         let mut out = Vec::new();
-        for alg in ALGORITHMS
-            .iter()
-            .filter(|a| a.collective == self.collective.name())
-        {
+        for alg in algorithms::of(self.collective.kind()) {
             let segments: Vec<Option<u64>> = if alg.segmented {
                 let mut s: Vec<Option<u64>> = SEGMENTS
                     .iter()

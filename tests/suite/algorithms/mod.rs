@@ -43,7 +43,7 @@ fn bad_requests_are_clear_errors() {
     assert!(e.to_string().contains("larger than 2^50"));
     let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
     assert!(e.to_string().contains("at least 1"));
-    assert!(algorithms::find("alltoall", "nope")
+    assert!(algorithms::find_by_name("alltoall", "nope")
         .err()
         .unwrap()
         .to_string()

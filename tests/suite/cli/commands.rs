@@ -49,7 +49,7 @@ fn list_names_everything() {
             .lines()
             .find(|l| {
                 let w: Vec<&str> = l.split_whitespace().collect();
-                w.len() > 1 && w[0] == a.collective && w[1] == a.name
+                w.len() > 1 && w[0] == a.collective.name() && w[1] == a.name
             })
             .unwrap_or_else(|| panic!("list lacks {} {}", a.collective, a.name));
         assert_eq!(line.ends_with("[stream]"), a.stream.is_some(), "{line}");

@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
 use topocoll::algorithms::{self, Algorithm, Request};
-use topocoll::schedule::{self, Collective, Op, Region, Schedule};
+use topocoll::schedule::{self, Op, Region, Schedule};
 use topocoll::Error;
 
 /// The corpus files, each run by one test below.
@@ -176,13 +176,13 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
             tally.kinds.insert(kind(t));
         }
         for (&alg, &must) in algs.iter().zip(&must) {
-            let c0 = Collective::parse(alg.collective, 0).unwrap();
+            let c0 = alg.collective.with_root(0);
             for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
                 for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented)
                 {
                     for lanes in case.lanes(alg, topo) {
                         for root in case.roots(p, c0.root().is_some()) {
-                            let c = Collective::parse(alg.collective, root).unwrap();
+                            let c = alg.collective.with_root(root);
                             let what = format!(
                                 "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}",
                                 case.name,

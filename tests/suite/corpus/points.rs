@@ -391,7 +391,7 @@ impl Case {
             let found: Vec<_> = ALGORITHMS
                 .iter()
                 .filter(|a| {
-                    (coll == "*" || a.collective == coll) && (name == "*" || a.name == name)
+                    (coll == "*" || a.collective.name() == coll) && (name == "*" || a.name == name)
                 })
                 .collect();
             assert!(!found.is_empty(), "{}: no algorithm {pattern}", self.name);

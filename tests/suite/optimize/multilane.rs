@@ -38,7 +38,7 @@ fn request<'a>(
     root: u32,
     elems: u64,
 ) -> Request<'a> {
-    let coll = Collective::parse(alg.collective, root).unwrap();
+    let coll = alg.collective.with_root(root);
     Request::new(
         coll,
         topo.num_ranks(),
@@ -52,7 +52,7 @@ fn request<'a>(
 
 /// The scatter simulated with one engine per host.
 fn simulated(topo: &Topology, root: u32, block: u64, p: usize) -> f64 {
-    let alg = algorithms::find("scatter", "multilane").unwrap();
+    let alg = algorithms::find_by_name("scatter", "multilane").unwrap();
     let mut req = request(alg, topo, root, block);
     req.lanes = Some(p);
     let s = algorithms::build("multilane", &req).unwrap();
@@ -198,7 +198,7 @@ fn multilane_is_faster_and_auto_takes_p_opt() {
     let block = 65536u64;
     let p = multilane::p_opt(sites, block as f64, 0.0);
     assert!(p > 1);
-    let alg = algorithms::find("scatter", "multilane").unwrap();
+    let alg = algorithms::find_by_name("scatter", "multilane").unwrap();
     let auto = (alg.build)(&request(alg, &topo, 0, block)).unwrap();
     let mut req = request(alg, &topo, 0, block);
     req.lanes = Some(p);

@@ -12,6 +12,7 @@ pub mod lanes;
 pub mod pipelined;
 pub mod reduce;
 pub mod reduce_scatter;
+mod registry;
 pub mod scatter;
 pub mod trees;
 
@@ -19,8 +20,11 @@ use crate::error::{Error, Result};
 use crate::invalid;
 use crate::lookahead::Lookahead;
 use crate::param;
-use crate::schedule::{Collective, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer};
+use crate::schedule::{
+    Collective, CollectiveKind, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer,
+};
 use crate::topology::Topology;
+pub use registry::{Applies, Counterparts, Ompi, OpCount, RankNeed, RootNeed, TopologyNeed};
 
 /// Everything an algorithm needs to build a schedule.
 #[derive(Clone, Debug)]
@@ -205,10 +209,10 @@ impl Lookahead for Stream {
     }
 }
 
-/// A registered algorithm.
+/// A registered algorithm: everything the project knows of it.
 pub struct Algorithm {
-    /// The collective it implements (a name from [`crate::schedule::collective`]).
-    pub collective: &'static str,
+    /// The collective it implements.
+    pub collective: CollectiveKind,
     pub name: &'static str,
     pub summary: &'static str,
     pub build: fn(&Request) -> Result<Schedule>,
@@ -219,6 +223,13 @@ pub struct Algorithm {
     pub segmented: bool,
     /// Whether it crosses a grid's WAN in `--lanes` lanes (others ignore it).
     pub lanes: bool,
+    /// Where it applies, checked before it is built ([`Algorithm::check`]).
+    pub applies: Applies,
+    /// How its written-out schedule's operations are counted before it is
+    /// built ([`Algorithm::op_count`]).
+    pub ops: OpCount,
+    /// Its counterparts in Open MPI and MPICH.
+    pub mpi: Counterparts,
 }
 
 /// Every algorithm, one line each.
@@ -264,16 +275,12 @@ pub const ALGORITHMS: &[Algorithm] = &[
 ];
 
 /// The algorithm `name` for `collective`, or an error listing what exists.
-pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
+pub fn find(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm> {
     ALGORITHMS
         .iter()
         .find(|a| a.collective == collective && a.name == name)
         .ok_or_else(|| {
-            let known: Vec<&str> = ALGORITHMS
-                .iter()
-                .filter(|a| a.collective == collective)
-                .map(|a| a.name)
-                .collect();
+            let known: Vec<&str> = of(collective).map(|a| a.name).collect();
             invalid!(
                 "unknown {collective} algorithm '{name}'{} (one of: {})",
                 crate::error::did_you_mean(name, known.iter().copied()),
@@ -282,21 +289,28 @@ pub fn find(collective: &str, name: &str) -> Result<&'static Algorithm> {
         })
 }
 
-/// Builds the schedule of algorithm `name` for a request.
+/// The algorithm `name` for the collective named `collective`, as the
+/// command line gives both.
+pub fn find_by_name(collective: &str, name: &str) -> Result<&'static Algorithm> {
+    find(CollectiveKind::parse(collective)?, name)
+}
+
+/// The algorithms of `collective`, in registry order.
+pub fn of(collective: CollectiveKind) -> impl Iterator<Item = &'static Algorithm> {
+    ALGORITHMS
+        .iter()
+        .filter(move |a| a.collective == collective)
+}
+
+/// Builds the schedule of algorithm `name` for a request, once its
+/// declaration says it applies ([`Algorithm::check`]).
 ///
-/// A schedule too large to hold in memory is refused before it is built: its
-/// generator counts the ops of one that has a generator, and an all-to-all
-/// that sends each peer its own message has at least 2·P·(P−1) of them.
+/// A schedule too large to hold in memory is refused before it is built, by
+/// the count its entry declares ([`Algorithm::ops`]).
 pub fn build(name: &str, req: &Request) -> Result<Schedule> {
-    let alg = find(req.collective.name(), name)?;
-    let ops = match alg.stream {
-        Some(stream) => stream(req)?.num_ops(),
-        None if req.collective == Collective::Alltoall && alg.name != "bruck" => {
-            let p = req.ranks as u64;
-            2 * p * (p - 1)
-        }
-        None => 0,
-    };
+    let alg = find(req.collective.kind(), name)?;
+    alg.check(req)?;
+    let ops = alg.op_count(req)?;
     if ops > pipelined::MAX_MATERIALISED_OPS {
         return Err(invalid!(
             "{} {name} on {} ranks: {ops} operations are too many to write out (at most {}); \
@@ -313,10 +327,12 @@ pub fn build(name: &str, req: &Request) -> Result<Schedule> {
 /// The schedule of algorithm `name` as a generator of its operations, or
 /// `None` when the algorithm only writes its schedule out.
 pub fn generator(name: &str, req: &Request) -> Result<Option<Stream>> {
-    find(req.collective.name(), name)?
-        .stream
-        .map(|stream| stream(req))
-        .transpose()
+    let alg = find(req.collective.kind(), name)?;
+    let Some(stream) = alg.stream else {
+        return Ok(None);
+    };
+    alg.check(req)?;
+    stream(req).map(Some)
 }
 
 /// The schedule of algorithm `name` as a generator of its operations; an
@@ -349,7 +365,7 @@ mod segmented_tests {
         let grid2 = parse_spec("torus:8x8").unwrap();
         let grid3 = parse_spec("torus:4x4x4").unwrap();
         for a in ALGORITHMS {
-            let collective = Collective::parse(a.collective, 0).unwrap();
+            let collective = a.collective.with_root(0);
             let (topo, size) = match collective {
                 Collective::Alltoall => (&grid2, 64),
                 _ => (&grid3, 1 << 20),

@@ -61,18 +61,44 @@ pub const COLLECTIVES: &[(&str, &str)] = &[
     ),
 ];
 
-impl Collective {
-    /// Parses a name; `root` applies to bcast, reduce, scatter and gather.
-    pub fn parse(name: &str, root: u32) -> Result<Collective> {
+/// A collective without its root: what an algorithm implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollectiveKind {
+    Alltoall,
+    Allgather,
+    Bcast,
+    Reduce,
+    Allreduce,
+    ReduceScatter,
+    Scatter,
+    Gather,
+}
+
+impl CollectiveKind {
+    /// Every collective, in the order of [`COLLECTIVES`].
+    pub const ALL: [CollectiveKind; 8] = [
+        CollectiveKind::Alltoall,
+        CollectiveKind::Allgather,
+        CollectiveKind::Bcast,
+        CollectiveKind::Reduce,
+        CollectiveKind::Allreduce,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::Scatter,
+        CollectiveKind::Gather,
+    ];
+
+    /// Parses a name as the command line writes it (`broadcast` and
+    /// `reducescatter` too).
+    pub fn parse(name: &str) -> Result<CollectiveKind> {
         Ok(match name {
-            "alltoall" => Collective::Alltoall,
-            "allgather" => Collective::Allgather,
-            "bcast" | "broadcast" => Collective::Bcast { root },
-            "reduce" => Collective::Reduce { root },
-            "allreduce" => Collective::Allreduce,
-            "reduce_scatter" | "reducescatter" => Collective::ReduceScatter,
-            "scatter" => Collective::Scatter { root },
-            "gather" => Collective::Gather { root },
+            "alltoall" => CollectiveKind::Alltoall,
+            "allgather" => CollectiveKind::Allgather,
+            "bcast" | "broadcast" => CollectiveKind::Bcast,
+            "reduce" => CollectiveKind::Reduce,
+            "allreduce" => CollectiveKind::Allreduce,
+            "reduce_scatter" | "reducescatter" => CollectiveKind::ReduceScatter,
+            "scatter" => CollectiveKind::Scatter,
+            "gather" => CollectiveKind::Gather,
             other => {
                 let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
                 return Err(invalid!(
@@ -84,17 +110,73 @@ impl Collective {
         })
     }
 
-    pub fn name(&self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
-            Collective::Alltoall => "alltoall",
-            Collective::Allgather => "allgather",
-            Collective::Bcast { .. } => "bcast",
-            Collective::Reduce { .. } => "reduce",
-            Collective::Allreduce => "allreduce",
-            Collective::ReduceScatter => "reduce_scatter",
-            Collective::Scatter { .. } => "scatter",
-            Collective::Gather { .. } => "gather",
+            CollectiveKind::Alltoall => "alltoall",
+            CollectiveKind::Allgather => "allgather",
+            CollectiveKind::Bcast => "bcast",
+            CollectiveKind::Reduce => "reduce",
+            CollectiveKind::Allreduce => "allreduce",
+            CollectiveKind::ReduceScatter => "reduce_scatter",
+            CollectiveKind::Scatter => "scatter",
+            CollectiveKind::Gather => "gather",
         }
+    }
+
+    /// Whether it has a root (bcast, reduce, scatter, gather).
+    pub fn is_rooted(self) -> bool {
+        matches!(
+            self,
+            CollectiveKind::Bcast
+                | CollectiveKind::Reduce
+                | CollectiveKind::Scatter
+                | CollectiveKind::Gather
+        )
+    }
+
+    /// The collective with `root` (ignored by the unrooted ones).
+    pub fn with_root(self, root: u32) -> Collective {
+        match self {
+            CollectiveKind::Alltoall => Collective::Alltoall,
+            CollectiveKind::Allgather => Collective::Allgather,
+            CollectiveKind::Bcast => Collective::Bcast { root },
+            CollectiveKind::Reduce => Collective::Reduce { root },
+            CollectiveKind::Allreduce => Collective::Allreduce,
+            CollectiveKind::ReduceScatter => Collective::ReduceScatter,
+            CollectiveKind::Scatter => Collective::Scatter { root },
+            CollectiveKind::Gather => Collective::Gather { root },
+        }
+    }
+}
+
+impl std::fmt::Display for CollectiveKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl Collective {
+    /// Parses a name; `root` applies to bcast, reduce, scatter and gather.
+    pub fn parse(name: &str, root: u32) -> Result<Collective> {
+        Ok(CollectiveKind::parse(name)?.with_root(root))
+    }
+
+    /// Which collective, without its root.
+    pub fn kind(&self) -> CollectiveKind {
+        match self {
+            Collective::Alltoall => CollectiveKind::Alltoall,
+            Collective::Allgather => CollectiveKind::Allgather,
+            Collective::Bcast { .. } => CollectiveKind::Bcast,
+            Collective::Reduce { .. } => CollectiveKind::Reduce,
+            Collective::Allreduce => CollectiveKind::Allreduce,
+            Collective::ReduceScatter => CollectiveKind::ReduceScatter,
+            Collective::Scatter { .. } => CollectiveKind::Scatter,
+            Collective::Gather { .. } => CollectiveKind::Gather,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
 
     pub fn root(&self) -> Option<u32> {

@@ -17,7 +17,9 @@ mod graph;
 mod source;
 mod verify;
 
-pub use collective::{chunk, Collective, Dtype, Expect, ReduceOp, Term, COLLECTIVES};
+pub use collective::{
+    chunk, Collective, CollectiveKind, Dtype, Expect, ReduceOp, Term, COLLECTIVES,
+};
 
 /// Largest buffer a schedule may describe (bytes), so offsets never overflow.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 50;

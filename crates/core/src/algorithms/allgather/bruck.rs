@@ -5,17 +5,29 @@
 //! its place in the output.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allgather",
+    collective: CollectiveKind::Allgather,
     name: "bruck",
     summary: "Bruck: ceil(log2 P) steps, step k sending 2^k blocks to rank r-2^k (any P)",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 2,
+            name: "bruck",
+            function: "bruck",
+        }),
+        mpich: Some("MPIR_Allgather_intra_brucks"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -7,17 +7,22 @@
 
 use crate::algorithms::lanes::{self, Choice};
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allgather",
+    collective: CollectiveKind::Allgather,
     name: "multilane",
     summary: "grid of sites: each site's blocks cross to every other site in P runs at once (--lanes N|auto)",
     build,
     stream: None,
     segmented: false,
     lanes: true,
+    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

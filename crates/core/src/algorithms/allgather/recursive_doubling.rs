@@ -8,11 +8,13 @@
 
 use crate::algorithms::allreduce::recursive_doubling::Fold;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allgather",
+    collective: CollectiveKind::Allgather,
     name: "recursive_doubling",
     summary:
         "swap all blocks held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
@@ -20,6 +22,16 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 3,
+            name: "recursive_doubling",
+            function: "recursivedoubling",
+        }),
+        mpich: Some("MPIR_Allgather_intra_recursive_doubling"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -3,17 +3,29 @@
 //! (r − 1 − s) mod P from r − 1, each step waiting for the one before.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allgather",
+    collective: CollectiveKind::Allgather,
     name: "ring",
     summary: "P-1 steps around the ring r -> r+1, each passing on the block received last",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 4,
+            name: "ring",
+            function: "ring",
+        }),
+        mpich: Some("MPIR_Allgather_intra_ring"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -15,17 +15,22 @@
 
 use super::recursive_doubling::Fold;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{chunk, Op, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allreduce",
+    collective: CollectiveKind::Allreduce,
     name: "rabenseifner",
     summary: "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts { ompi: Some(Ompi { id: 6, name: "rabenseifner", function: "redscat_allgather" }), mpich: Some("MPIR_Allreduce_intra_reduce_scatter_allgather") },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

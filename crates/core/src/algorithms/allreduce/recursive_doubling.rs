@@ -12,17 +12,29 @@
 //! with identical bits.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allreduce",
+    collective: CollectiveKind::Allreduce,
     name: "recursive_doubling",
     summary: "exchange whole buffers with rank xor 2^k, log2 P steps (fold for non-powers of two)",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 3,
+            name: "recursive_doubling",
+            function: "recursivedoubling",
+        }),
+        mpich: Some("MPIR_Allreduce_intra_recursive_doubling"),
+    },
 };
 
 /// The fold of P ranks onto a power of two, shared with Rabenseifner's algorithm.

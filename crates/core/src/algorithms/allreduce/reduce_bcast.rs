@@ -6,17 +6,29 @@
 use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
 use crate::algorithms::trees::binomial_tree;
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allreduce",
+    collective: CollectiveKind::Allreduce,
     name: "reduce_bcast",
     summary: "binomial reduce then binomial bcast from rank 0, pipelined in segments",
     build,
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 2,
+            name: "nonoverlapping",
+            function: "nonoverlapping",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -12,18 +12,30 @@
 //! standard split rather than a trailing reduce+bcast of the remainder.
 
 use crate::algorithms::{Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
 use crate::lookahead::Lookahead;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{chunk, Op, OpId, OpSource, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allreduce",
+    collective: CollectiveKind::Allreduce,
     name: "ring",
     summary: "ring reduce-scatter then ring allgather, 2(P-1) steps of n/P elements",
     build,
     stream: Some(stream),
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 4,
+            name: "ring",
+            function: "ring",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

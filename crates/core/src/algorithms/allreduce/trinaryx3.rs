@@ -7,11 +7,13 @@
 //! Segments: `--segment`, default 64 KiB.
 
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "allreduce",
+    collective: CollectiveKind::Allreduce,
     name: "trinaryx3",
     summary:
         "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
@@ -19,6 +21,13 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::Torus,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Generated,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -14,17 +14,26 @@
 
 use super::{grid_of, post_all_receives, self_copy};
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "a2and",
     summary: "A2AND: relative grid offsets in loop order (x outer), all sends at once (grids)",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::Grid,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::PerPair,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -75,13 +75,15 @@
 
 use super::{a2at3d, grid_of, self_copy, GridShape};
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Program, Region, Schedule};
 use crate::topology::Kind;
 use smallvec::SmallVec;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "a2at",
     summary:
         "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6",
@@ -89,6 +91,9 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies { topology: TopologyNeed::OffsetGrid { max_dims: 3 }, ranks: RankNeed::Any, root: RootNeed::Any },
+    ops: OpCount::PerPair,
+    mpi: Counterparts::NONE,
 };
 
 /// A2AT with its groups kept in step: the sends of each group of `engines`
@@ -98,7 +103,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 /// a rank that starts early waits for its late sources instead of running
 /// its next group into their links.
 pub const SYNCED: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "a2at_sync",
     summary:
         "A2AT with each group's sends waiting for the previous group's receives (for start skew)",
@@ -106,6 +111,13 @@ pub const SYNCED: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::OffsetGrid { max_dims: 3 },
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::PerPair,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -21,17 +21,29 @@
 //! is P + 2·Σ_k |{i < P : bit k of i set}| blocks, about P·(1 + log2 P).
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "bruck",
     summary: "Bruck: log2(P) steps of packed blocks to rank+2^k, for small blocks (any P)",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 3,
+            name: "modified_bruck",
+            function: "bruck",
+        }),
+        mpich: Some("MPIR_Alltoall_intra_brucks"),
+    },
 };
 
 /// The runs [lo, hi) of indices in 0..p with bit `k` set.

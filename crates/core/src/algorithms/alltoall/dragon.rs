@@ -23,11 +23,13 @@
 
 use super::{self_copy, stepped_exchange};
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "dragon",
     summary:
         "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
@@ -35,16 +37,28 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::Any,
+        ranks: RankNeed::PowerOfTwo(
+            "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}",
+        ),
+        root: RootNeed::Any,
+    },
+    ops: OpCount::PerPair,
+    mpi: Counterparts::NONE,
 };
 
 pub const DRAGON_NET: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "dragon_net",
     summary: "Dragon routing as the Dragon net's nodes run it: phase s = 1..P-1 sends to rank XOR s, one after another, no rank waiting for its receives",
     build: build_net,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"), root: RootNeed::Any },
+    ops: OpCount::PerPair,
+    mpi: Counterparts::NONE,
 };
 
 fn power_of_two(req: &Request, name: &str) -> Result<()> {

@@ -4,17 +4,29 @@
 //! (engines take the sends in program order).
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "linear",
     summary: "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::PerPair,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 1,
+            name: "linear",
+            function: "basic_linear",
+        }),
+        mpich: Some("MPIR_Alltoall_intra_scattered"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -7,17 +7,32 @@
 
 use super::stepped_exchange;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "alltoall",
+    collective: CollectiveKind::Alltoall,
     name: "ring",
     summary: "SimGrid's ring: step i = 1..P-1 send to r+i, receive from r-i, one step at a time",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::PerPair,
+    // Open MPI's pairwise exchanges with rank ± step: topocoll's ring.
+    // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
+    // pairwise) and with rank ± step otherwise (topocoll's ring).
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 2,
+            name: "pairwise",
+            function: "pairwise",
+        }),
+        mpich: Some("MPIR_Alltoall_intra_pairwise"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

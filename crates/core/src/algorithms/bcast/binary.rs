@@ -4,17 +4,29 @@
 //! serialise them.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "binary",
     summary: "binary tree in heap order (LAM/MPI's): receive from (v-1)/2, send to 2v+1 and 2v+2",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 5,
+            name: "binary_tree",
+            function: "bintree",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -4,17 +4,29 @@
 //! v + m < P. The sends only wait for the receive; the engines serialise them.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "binomial",
     summary: "binomial tree: receive from the parent, then send to children, largest subtree first",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 6,
+            name: "binomial",
+            function: "binomial",
+        }),
+        mpich: Some("MPIR_Bcast_intra_binomial"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -11,18 +11,27 @@
 
 use crate::algorithms::lanes::{self, Choice};
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
 use crate::model::multilane::Layout;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "multilane",
     summary: "grid of sites: the message crosses the WAN in P pieces at once (--lanes N|auto)",
     build,
     stream: None,
     segmented: false,
     lanes: true,
+    applies: Applies {
+        topology: TopologyNeed::Sites,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

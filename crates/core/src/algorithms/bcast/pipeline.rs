@@ -5,17 +5,29 @@
 use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
 use crate::algorithms::trees::chain_tree;
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "pipeline",
     summary: "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
     build,
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 3,
+            name: "pipeline",
+            function: "pipeline",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

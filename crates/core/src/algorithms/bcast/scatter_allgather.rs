@@ -8,17 +8,29 @@
 //! (count < P) send nothing.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{chunk, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "scatter_allgather",
     summary: "van de Geijn: binomial scatter of P chunks then ring allgather",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 9,
+            name: "scatter_allgather_ring",
+            function: "scatter_allgather_ring",
+        }),
+        mpich: Some("MPIR_Bcast_intra_scatter_ring_allgather"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

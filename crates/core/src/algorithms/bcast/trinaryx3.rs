@@ -7,17 +7,22 @@
 //! order, §4.2). Segments: `--segment`, default 64 KiB.
 
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "bcast",
+    collective: CollectiveKind::Bcast,
     name: "trinaryx3",
     summary: "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
     build,
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies { topology: TopologyNeed::Torus, ranks: RankNeed::Any, root: RootNeed::Any },
+    ops: OpCount::Generated,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -7,17 +7,22 @@
 
 use super::super::scatter::binomial::low;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "gather",
+    collective: CollectiveKind::Gather,
     name: "binomial",
     summary: "binomial tree: each rank collects its children's subtrees, smallest first, and sends its own to its parent",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

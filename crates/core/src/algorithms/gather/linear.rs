@@ -3,17 +3,29 @@
 //! copies its own.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "gather",
+    collective: CollectiveKind::Gather,
     name: "linear",
     summary: "every rank sends its block straight to the root",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 1,
+            name: "basic_linear",
+            function: "basic_linear",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -5,17 +5,29 @@
 
 use crate::algorithms::trees::binomial_tree;
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "reduce",
+    collective: CollectiveKind::Reduce,
     name: "binomial",
     summary: "binomial tree: combine children smallest subtree first, then send to the parent",
     build,
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 5,
+            name: "binomial",
+            function: "binomial",
+        }),
+        mpich: Some("MPIR_Reduce_intra_binomial"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -8,11 +8,13 @@
 //! result's bits do not depend on timing. Segments: `--segment`, default 64 KiB.
 
 use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "reduce",
+    collective: CollectiveKind::Reduce,
     name: "trinaryx3",
     summary:
         "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
@@ -20,6 +22,13 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::Torus,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Generated,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

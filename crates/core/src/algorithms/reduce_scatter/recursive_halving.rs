@@ -13,11 +13,13 @@
 use crate::algorithms::allreduce::rabenseifner::halve;
 use crate::algorithms::allreduce::recursive_doubling::Fold;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{chunk, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "reduce_scatter",
+    collective: CollectiveKind::ReduceScatter,
     name: "recursive_halving",
     summary:
         "halve the range held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
@@ -25,6 +27,16 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 3,
+            name: "recursive_halving",
+            function: "recursivehalving",
+        }),
+        mpich: Some("MPIR_Reduce_scatter_block_intra_recursive_halving"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -6,17 +6,25 @@
 //! and ends on rank r fully reduced.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{chunk, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "reduce_scatter",
+    collective: CollectiveKind::ReduceScatter,
     name: "ring",
     summary: "P-1 steps around the ring, each combining the chunk received into the rank's own",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: None,
+        mpich: Some("MPIR_Reduce_scatter_block_intra_pairwise"),
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -7,17 +7,22 @@
 //! contiguous (not needed when the root is rank 0).
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "scatter",
+    collective: CollectiveKind::Scatter,
     name: "binomial",
     summary: "binomial tree: each rank receives its subtree's blocks and passes on its children's, largest first",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },
 };
 
 /// lowbit(v), and the root's: the first power of two ≥ P.

@@ -6,18 +6,23 @@
 
 use super::binomial::tree;
 use crate::algorithms::{lanes, Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
 use crate::model::multilane::Layout;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "scatter",
+    collective: CollectiveKind::Scatter,
     name: "hierarchical",
     summary: "grid of sites (MagPIe): one WAN message per remote site, then binomial trees inside the sites",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -3,17 +3,29 @@
 //! engines take them in that order) and copies its own block.
 
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
 use crate::error::Result;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "scatter",
+    collective: CollectiveKind::Scatter,
     name: "linear",
     summary: "the root sends each rank its block in turn",
     build,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 1,
+            name: "basic_linear",
+            function: "basic_linear",
+        }),
+        mpich: None,
+    },
 };
 
 fn build(req: &Request) -> Result<Schedule> {

@@ -9,28 +9,44 @@
 
 use crate::algorithms::lanes;
 use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
 use crate::model::multilane::Layout;
+use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm {
-    collective: "scatter",
+    collective: CollectiveKind::Scatter,
     name: "multilane",
     summary: "grid of sites: P representative pairs cross the WAN at once (--lanes N|auto)",
     build,
     stream: None,
     segmented: false,
     lanes: true,
+    applies: Applies {
+        topology: TopologyNeed::Sites,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
 };
 
 pub const SINGLE_LANE: Algorithm = Algorithm {
-    collective: "scatter",
+    collective: CollectiveKind::Scatter,
     name: "single_lane",
     summary: "grid of sites: one representative pair per remote site crosses the WAN",
     build: build_single,
     stream: None,
     segmented: false,
     lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::Sites,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {
