@@ -5,13 +5,13 @@
 //! from a tuning table ([`auto_choice`]).
 
 use crate::tune::{Cache, Candidate, Problem};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use topocoll_core::error::{Error, Result};
 use topocoll_core::invalid;
 use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
 use topocoll_core::topology::{self, Topology};
 use topocoll_sim::SimConfig;
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 
 /// This machine as the simulator prices it: one host whose ranks share a
 /// link inside it, each message costing the sender `overhead_s` and taking

@@ -4,9 +4,9 @@
 //! `bench` and `tune --calibrate` all execute through a [`Session`].
 
 use crate::{threads, CheckReport, Elem, Options, Plan, RankBuffers};
+use std::time::Instant;
 use topocoll_core::error::{Error, Result};
 use topocoll_core::schedule::Schedule;
-use std::time::Instant;
 
 /// Where a schedule's ranks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

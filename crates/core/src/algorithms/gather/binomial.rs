@@ -47,17 +47,17 @@ fn build(req: &Request) -> Result<Schedule> {
     let prog = &mut s.programs[root];
     let first = (p - root) as u64 * c;
     prog.push(
-        Op::Copy {
-            src: Region::scratch(0, first),
-            dst: Region::output(root as u64 * c, first),
-        },
+        Op::copy(
+            Region::scratch(0, first),
+            Region::output(root as u64 * c, first),
+        ),
         &done,
     );
     prog.push(
-        Op::Copy {
-            src: Region::scratch(first, root as u64 * c),
-            dst: Region::output(0, root as u64 * c),
-        },
+        Op::copy(
+            Region::scratch(first, root as u64 * c),
+            Region::output(0, root as u64 * c),
+        ),
         &done,
     );
     Ok(s)
@@ -83,12 +83,7 @@ pub(crate) fn tree(
         let sub = low.min(p - v) as u64;
         if v != 0 && sub == 1 {
             prog.push(
-                Op::Send {
-                    peer: members[v - low] as u32,
-                    tag,
-                    region: Region::input(0, c),
-                    route: 0,
-                },
+                Op::send(members[v - low] as u32, tag, Region::input(0, c)),
                 &[],
             );
             continue;
@@ -100,39 +95,17 @@ pub(crate) fn tree(
             Region::scratch(0, sub * c)
         };
         let at = |j: u64, k: u64| Region::new(base.buf, base.offset + j * c, k * c);
-        let mut done: Vec<OpId> = vec![prog.push(
-            Op::Copy {
-                src: Region::input(0, c),
-                dst: at(0, 1),
-            },
-            &[],
-        )];
+        let mut done: Vec<OpId> = vec![prog.push(Op::copy(Region::input(0, c), at(0, 1)), &[])];
         let mut m = 1;
         while m < low && v + m < p {
             let k = m.min(p - v - m) as u64;
-            done.push(prog.push(
-                Op::Recv {
-                    peer: members[v + m] as u32,
-                    tag,
-                    region: at(m as u64, k),
-                    combine: false,
-                },
-                &[],
-            ));
+            done.push(prog.push(Op::recv(members[v + m] as u32, tag, at(m as u64, k)), &[]));
             m <<= 1;
         }
         if v == 0 {
             root_done = done;
         } else {
-            prog.push(
-                Op::Send {
-                    peer: members[v - low] as u32,
-                    tag,
-                    region: at(0, sub),
-                    route: 0,
-                },
-                &done,
-            );
+            prog.push(Op::send(members[v - low] as u32, tag, at(0, sub)), &done);
         }
     }
     root_done

@@ -35,22 +35,9 @@ fn build(req: &Request) -> Result<Schedule> {
         s.programs[first].scratch = len;
         let members: Vec<usize> = (first..first + n).collect();
         let done = tree(&mut s.programs, &members, c, 0, Region::scratch(0, len));
-        s.programs[first].push(
-            Op::Send {
-                peer: root as u32,
-                tag: 1,
-                region: Region::scratch(0, len),
-                route: 0,
-            },
-            &done,
-        );
+        s.programs[first].push(Op::send(root as u32, 1, Region::scratch(0, len)), &done);
         s.programs[root].push(
-            Op::Recv {
-                peer: first as u32,
-                tag: 1,
-                region: Region::output(first as u64 * c, len),
-                combine: false,
-            },
+            Op::recv(first as u32, 1, Region::output(first as u64 * c, len)),
             &[],
         );
     }
@@ -61,17 +48,17 @@ fn build(req: &Request) -> Result<Schedule> {
     let done = tree(&mut s.programs, &local, c, 0, Region::scratch(0, n0 * c));
     let prog = &mut s.programs[root];
     prog.push(
-        Op::Copy {
-            src: Region::scratch(0, (n0 - off) * c),
-            dst: Region::output(root as u64 * c, (n0 - off) * c),
-        },
+        Op::copy(
+            Region::scratch(0, (n0 - off) * c),
+            Region::output(root as u64 * c, (n0 - off) * c),
+        ),
         &done,
     );
     prog.push(
-        Op::Copy {
-            src: Region::scratch((n0 - off) * c, off * c),
-            dst: Region::output(base as u64 * c, off * c),
-        },
+        Op::copy(
+            Region::scratch((n0 - off) * c, off * c),
+            Region::output(base as u64 * c, off * c),
+        ),
         &done,
     );
     Ok(s)

@@ -24,34 +24,18 @@ fn build(req: &Request) -> Result<Schedule> {
     for (r, prog) in s.programs.iter_mut().enumerate() {
         if r == root {
             prog.push(
-                Op::Copy {
-                    src: Region::input(0, c),
-                    dst: Region::output(r as u64 * c, c),
-                },
+                Op::copy(Region::input(0, c), Region::output(r as u64 * c, c)),
                 &[],
             );
             for k in 1..p {
                 let peer = (root + k) % p;
                 prog.push(
-                    Op::Recv {
-                        peer: peer as u32,
-                        tag: 0,
-                        region: Region::output(peer as u64 * c, c),
-                        combine: false,
-                    },
+                    Op::recv(peer as u32, 0, Region::output(peer as u64 * c, c)),
                     &[],
                 );
             }
         } else {
-            prog.push(
-                Op::Send {
-                    peer: root as u32,
-                    tag: 0,
-                    region: Region::input(0, c),
-                    route: 0,
-                },
-                &[],
-            );
+            prog.push(Op::send(root as u32, 0, Region::input(0, c)), &[]);
         }
     }
     Ok(s)

@@ -52,32 +52,10 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
     let progs = &mut s.programs;
     // The root's own site sends first (the scatter's step 3 reversed).
     for &h in &layout.local[1..] {
-        progs[h].push(
-            Op::Send {
-                peer: root as u32,
-                tag: 0,
-                region: Region::input(0, c),
-                route: 0,
-            },
-            &[],
-        );
-        progs[root].push(
-            Op::Recv {
-                peer: h as u32,
-                tag: 0,
-                region: run(h, 1),
-                combine: false,
-            },
-            &[],
-        );
+        progs[h].push(Op::send(root as u32, 0, Region::input(0, c)), &[]);
+        progs[root].push(Op::recv(h as u32, 0, run(h, 1)), &[]);
     }
-    progs[root].push(
-        Op::Copy {
-            src: Region::input(0, c),
-            dst: run(root, 1),
-        },
-        &[],
-    );
+    progs[root].push(Op::copy(Region::input(0, c), run(root, 1)), &[]);
     for (i, lane) in layout.lanes.iter().enumerate() {
         let tag = i as u32 + 1;
         let len = lane.count as u64 * c;
@@ -85,89 +63,41 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
         // the run across the WAN once it has them all.
         let rep_peer = lane.first as u32;
         for k in 1..lane.count {
-            progs[lane.first + k].push(
-                Op::Send {
-                    peer: rep_peer,
-                    tag,
-                    region: Region::input(0, c),
-                    route: 0,
-                },
-                &[],
-            );
+            progs[lane.first + k].push(Op::send(rep_peer, tag, Region::input(0, c)), &[]);
         }
         let rep = &mut progs[lane.first];
         let (held, deps): (Region, Vec<OpId>) = if lane.count == 1 {
             (Region::input(0, c), Vec::new())
         } else {
             rep.scratch = len;
-            let mut deps = vec![rep.push(
-                Op::Copy {
-                    src: Region::input(0, c),
-                    dst: Region::scratch(0, c),
-                },
-                &[],
-            )];
+            let mut deps =
+                vec![rep.push(Op::copy(Region::input(0, c), Region::scratch(0, c)), &[])];
             for k in 1..lane.count {
                 deps.push(rep.push(
-                    Op::Recv {
-                        peer: (lane.first + k) as u32,
+                    Op::recv(
+                        (lane.first + k) as u32,
                         tag,
-                        region: Region::scratch(k as u64 * c, c),
-                        combine: false,
-                    },
+                        Region::scratch(k as u64 * c, c),
+                    ),
                     &[],
                 ));
             }
             (Region::scratch(0, len), deps)
         };
-        rep.push(
-            Op::Send {
-                peer: lane.sender as u32,
-                tag,
-                region: held,
-                route: 0,
-            },
-            &deps,
-        );
+        rep.push(Op::send(lane.sender as u32, tag, held), &deps);
         if lane.sender == root {
             progs[root].push(
-                Op::Recv {
-                    peer: lane.first as u32,
-                    tag,
-                    region: run(lane.first, lane.count),
-                    combine: false,
-                },
+                Op::recv(lane.first as u32, tag, run(lane.first, lane.count)),
                 &[],
             );
         } else {
             let relay = &mut progs[lane.sender];
             let held = Region::scratch(relay.scratch, len);
             relay.scratch += len;
-            let got = relay.push(
-                Op::Recv {
-                    peer: lane.first as u32,
-                    tag,
-                    region: held,
-                    combine: false,
-                },
-                &[],
-            );
-            relay.push(
-                Op::Send {
-                    peer: root as u32,
-                    tag,
-                    region: held,
-                    route: 0,
-                },
-                &[got],
-            );
+            let got = relay.push(Op::recv(lane.first as u32, tag, held), &[]);
+            relay.push(Op::send(root as u32, tag, held), &[got]);
             progs[root].push(
-                Op::Recv {
-                    peer: lane.sender as u32,
-                    tag,
-                    region: run(lane.first, lane.count),
-                    combine: false,
-                },
+                Op::recv(lane.sender as u32, tag, run(lane.first, lane.count)),
                 &[],
             );
         }

@@ -275,77 +275,31 @@ impl Pipeline {
             let up_tag = self.tag(t, s, 0);
             for (j, c) in v.children.iter().enumerate() {
                 if j == 0 {
-                    last = Some(push(
-                        Op::Recv {
-                            peer: c.rank,
-                            tag: up_tag,
-                            region: seg,
-                            combine: true,
-                        },
-                        &[],
-                    ));
+                    last = Some(push(Op::recv_combine(c.rank, up_tag, seg), &[]));
                 } else {
                     let slot = Region::scratch(
                         v.scratch_base + (j as u64 - 1) * self.parts[t].1 + off,
                         len,
                     );
-                    let recv = push(
-                        Op::Recv {
-                            peer: c.rank,
-                            tag: up_tag,
-                            region: slot,
-                            combine: false,
-                        },
-                        &[],
-                    );
+                    let recv = push(Op::recv(c.rank, up_tag, slot), &[]);
                     let prev = last.expect("the first child came before");
-                    last = Some(push(
-                        Op::Combine {
-                            src: slot,
-                            dst: seg,
-                        },
-                        &[prev, recv],
-                    ));
+                    last = Some(push(Op::combine(slot, seg), &[prev, recv]));
                 }
             }
             if let Some(p) = v.parent {
                 let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
-                last = Some(push(
-                    Op::Send {
-                        peer: p.rank,
-                        tag: up_tag,
-                        region: seg,
-                        route: p.route,
-                    },
-                    &deps,
-                ));
+                last = Some(push(Op::send_routed(p.rank, up_tag, seg, p.route), &deps));
             }
         }
         if self.bcast {
             let down_tag = self.tag(t, s, 1);
             if let Some(p) = v.parent {
                 let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
-                last = Some(push(
-                    Op::Recv {
-                        peer: p.rank,
-                        tag: down_tag,
-                        region: seg,
-                        combine: false,
-                    },
-                    &deps,
-                ));
+                last = Some(push(Op::recv(p.rank, down_tag, seg), &deps));
             }
             let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
             for c in v.children.iter().rev() {
-                push(
-                    Op::Send {
-                        peer: c.rank,
-                        tag: down_tag,
-                        region: seg,
-                        route: c.route,
-                    },
-                    &deps,
-                );
+                push(Op::send_routed(c.rank, down_tag, seg, c.route), &deps);
             }
         }
     }

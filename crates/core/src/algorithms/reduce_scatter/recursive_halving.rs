@@ -51,26 +51,10 @@ fn build(req: &Request) -> Result<Schedule> {
         let Some(q) = fold.newrank(r) else {
             // Even rank of a pair: hand over the buffer, get its chunk back.
             let peer = r as u32 + 1;
-            let send = prog.push(
-                Op::Send {
-                    peer,
-                    tag: 0,
-                    region: Region::output(0, n),
-                    route: 0,
-                },
-                &[],
-            );
+            let send = prog.push(Op::send(peer, 0, Region::output(0, n)), &[]);
             let (at, len) = own(r);
             if len > 0 {
-                prog.push(
-                    Op::Recv {
-                        peer,
-                        tag: last,
-                        region: Region::output(at, len),
-                        combine: false,
-                    },
-                    &[send],
-                );
+                prog.push(Op::recv(peer, last, Region::output(at, len)), &[send]);
             }
             continue;
         };
@@ -80,15 +64,7 @@ fn build(req: &Request) -> Result<Schedule> {
         if r < 2 * fold.rem {
             let (at, len) = own(r - 1);
             if len > 0 {
-                prog.push(
-                    Op::Send {
-                        peer: r as u32 - 1,
-                        tag: last,
-                        region: Region::output(at, len),
-                        route: 0,
-                    },
-                    &deps,
-                );
+                prog.push(Op::send(r as u32 - 1, last, Region::output(at, len)), &deps);
             }
         }
     }

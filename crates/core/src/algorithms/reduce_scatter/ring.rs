@@ -32,21 +32,11 @@ fn build(req: &Request) -> Result<Schedule> {
         let mut deps = Vec::new();
         for step in 0..p.saturating_sub(1) {
             let send = prog.push(
-                Op::Send {
-                    peer: next,
-                    tag: step as u32,
-                    region: part((r + 2 * p - 1 - step) % p),
-                    route: 0,
-                },
+                Op::send(next, step as u32, part((r + 2 * p - 1 - step) % p)),
                 &deps,
             );
             let recv = prog.push(
-                Op::Recv {
-                    peer: prev,
-                    tag: step as u32,
-                    region: part((r + 2 * p - 2 - step) % p),
-                    combine: true,
-                },
+                Op::recv_combine(prev, step as u32, part((r + 2 * p - 2 - step) % p)),
                 &deps,
             );
             deps = vec![send, recv];

@@ -3,8 +3,8 @@
 //! ([`super::from_msccl_xml`]), told apart by name and content.
 
 use super::MscclImport;
-use crate::schedule::{Collective, Schedule};
 use crate::error::{Error, Result};
+use crate::schedule::{Collective, Schedule};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
