@@ -3,11 +3,8 @@
 //! a segment is combined up the tree (children smallest subtree first, a fixed
 //! order) and starts back down as soon as the root has it.
 
-use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
-use crate::algorithms::trees::binomial_tree;
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
-use crate::error::Result;
-use crate::schedule::Schedule;
+use crate::algorithms::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
+use crate::algorithms::Algorithm;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "allreduce",
@@ -19,22 +16,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let tree = binomial_tree(req.ranks, 0)?;
-    pipelined::single_tree(
-        req,
-        ALGORITHM.name,
-        tree,
-        true,
-        true,
-        Some(DEFAULT_SEGMENT_BYTES),
-    )
-}
+// A binomial tree from rank 0: each segment combined up, then sent back down.
+pipelined::algorithm!(
+    Trees::Binomial(Some(DEFAULT_SEGMENT_BYTES)),
+    Phases::Allreduce
+);
