@@ -14,6 +14,7 @@
 mod collective;
 mod format;
 mod graph;
+mod reverse;
 mod source;
 mod verify;
 
@@ -33,6 +34,7 @@ pub use format::{
     MscclExport, MscclImport, ScheduleFile, FORMAT,
 };
 pub use graph::{dependency_counts, match_messages, Successors};
+pub use reverse::{dual, reverse};
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 

@@ -1,10 +1,10 @@
-//! Linear gather (what MPI libraries do for small counts): every rank sends
-//! its block to the root, which receives them from root+1, root+2, … and
-//! copies its own.
+//! Linear gather (what MPI libraries do for small counts), the linear
+//! scatter reversed: every rank sends its block to the root, which receives
+//! them from root−1, root−2, … and copies its own last.
 
-use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{scatter, Algorithm, Request};
 use crate::error::Result;
-use crate::schedule::{Op, Region, Schedule};
+use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: "gather",
@@ -17,26 +17,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
-    let p = req.ranks;
-    let c = req.count;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    for (r, prog) in s.programs.iter_mut().enumerate() {
-        if r == root {
-            prog.push(
-                Op::copy(Region::input(0, c), Region::output(r as u64 * c, c)),
-                &[],
-            );
-            for k in 1..p {
-                let peer = (root + k) % p;
-                prog.push(
-                    Op::recv(peer as u32, 0, Region::output(peer as u64 * c, c)),
-                    &[],
-                );
-            }
-        } else {
-            prog.push(Op::send(root as u32, 0, Region::input(0, c)), &[]);
-        }
-    }
-    Ok(s)
+    super::reversed_scatter(req, ALGORITHM.name, scatter::linear::ALGORITHM.build)
 }
