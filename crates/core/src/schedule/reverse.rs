@@ -279,7 +279,7 @@ fn reverse_program(
     // (start → the latest such op and its length, the longest length) per
     // buffer: a later write that overlaps an earlier one is ordered after
     // the latest, which is ordered after the others.
-    let mut combined: [(BTreeMap<u64, (OpId, u64)>, u64); 3] = Default::default();
+    let mut combined: [(Writes, u64); 3] = Default::default();
     let mut before: Vec<Vec<u64>> = Vec::new();
     for i in (0..n).rev() {
         let mut deps: Vec<OpId> = Vec::new();
@@ -421,6 +421,9 @@ fn reverse_program(
     }
     Ok(out)
 }
+
+/// A buffer's written runs: start → (the latest op writing there, its length).
+type Writes = BTreeMap<u64, (OpId, u64)>;
 
 fn overlaps(a: Region, b: Region) -> bool {
     a.buf == b.buf && a.offset < b.end() && b.offset < a.end() && a.count > 0 && b.count > 0
