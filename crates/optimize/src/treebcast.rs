@@ -1065,15 +1065,7 @@ pub fn to_schedule(p: &Problem, sol: &Solution) -> Schedule {
     let mut last: Vec<(Option<u32>, f64)> = vec![(None, 0.0); p.hosts];
     for t in &sol.transfers {
         let prog = &mut s.programs[t.to];
-        let id = prog.push(
-            Op::Recv {
-                peer: t.from as u32,
-                tag: 0,
-                region: all,
-                combine: false,
-            },
-            &[],
-        );
+        let id = prog.push(Op::recv(t.from as u32, 0, all), &[]);
         last[t.to] = (Some(id), t.end_s);
     }
     for t in &sol.transfers {
@@ -1085,15 +1077,7 @@ pub fn to_schedule(p: &Problem, sol: &Solution) -> Schedule {
             dep = Some(prog.push(Op::Compute { seconds: wait }, &deps));
         }
         let deps: Vec<u32> = dep.into_iter().collect();
-        prog.push(
-            Op::Send {
-                peer: t.to as u32,
-                tag: 0,
-                region: all,
-                route: 0,
-            },
-            &deps,
-        );
+        prog.push(Op::send(t.to as u32, 0, all), &deps);
         last[t.from] = (dep, t.start_s.max(since));
     }
     s

@@ -14,6 +14,7 @@
 mod collective;
 mod format;
 mod graph;
+mod reverse;
 mod source;
 mod verify;
 
@@ -35,6 +36,7 @@ pub use format::{
     MscclExport, MscclImport, ScheduleFile, FORMAT,
 };
 pub use graph::{dependency_counts, match_messages, Successors};
+pub use reverse::{dual, reverse, reverse_checked};
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 
@@ -115,6 +117,52 @@ pub enum Op {
 }
 
 impl Op {
+    /// Send `region` to `peer` with `tag`, on the topology's default route.
+    pub const fn send(peer: u32, tag: u32, region: Region) -> Op {
+        Op::send_routed(peer, tag, region, 0)
+    }
+
+    /// Send `region` to `peer` with `tag` on route `route` (see [`Op::Send`]).
+    pub const fn send_routed(peer: u32, tag: u32, region: Region, route: u32) -> Op {
+        Op::Send {
+            peer,
+            tag,
+            region,
+            route,
+        }
+    }
+
+    /// Receive from `peer` with `tag` into `region`, overwriting it.
+    pub const fn recv(peer: u32, tag: u32, region: Region) -> Op {
+        Op::recv_with(peer, tag, region, false)
+    }
+
+    /// Receive from `peer` with `tag` and combine into `region`:
+    /// `region = region ∘ received`.
+    pub const fn recv_combine(peer: u32, tag: u32, region: Region) -> Op {
+        Op::recv_with(peer, tag, region, true)
+    }
+
+    /// A receive that combines when `combine` is set (see [`Op::Recv`]).
+    pub const fn recv_with(peer: u32, tag: u32, region: Region, combine: bool) -> Op {
+        Op::Recv {
+            peer,
+            tag,
+            region,
+            combine,
+        }
+    }
+
+    /// Local copy `dst = src`.
+    pub const fn copy(src: Region, dst: Region) -> Op {
+        Op::Copy { src, dst }
+    }
+
+    /// Local reduction `dst = dst ∘ src`.
+    pub const fn combine(src: Region, dst: Region) -> Op {
+        Op::Combine { src, dst }
+    }
+
     /// Short human description, for error messages.
     pub fn describe(&self) -> String {
         fn r(r: &Region) -> String {

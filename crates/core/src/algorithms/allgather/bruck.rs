@@ -37,53 +37,31 @@ fn build(req: &Request) -> Result<Schedule> {
     let tmp = |j: usize, k: usize| Region::scratch(j as u64 * c, k as u64 * c);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.scratch = p as u64 * c;
-        let mut done: Vec<OpId> = vec![prog.push(
-            Op::Copy {
-                src: Region::input(0, c),
-                dst: tmp(0, 1),
-            },
-            &[],
-        )];
+        let mut done: Vec<OpId> = vec![prog.push(Op::copy(Region::input(0, c), tmp(0, 1)), &[])];
         let mut have = 1;
         let mut tag = 0;
         while have < p {
             let k = have.min(p - have);
             prog.push(
-                Op::Send {
-                    peer: ((r + p - have % p) % p) as u32,
-                    tag,
-                    region: tmp(0, k),
-                    route: 0,
-                },
+                Op::send(((r + p - have % p) % p) as u32, tag, tmp(0, k)),
                 &done,
             );
-            done.push(prog.push(
-                Op::Recv {
-                    peer: ((r + have) % p) as u32,
-                    tag,
-                    region: tmp(have, k),
-                    combine: false,
-                },
-                &[],
-            ));
+            done.push(prog.push(Op::recv(((r + have) % p) as u32, tag, tmp(have, k)), &[]));
             have += k;
             tag += 1;
         }
         // Block j of Scratch is rank (r + j) mod P's.
         let first = p - r;
         prog.push(
-            Op::Copy {
-                src: tmp(0, first),
-                dst: Region::output(r as u64 * c, first as u64 * c),
-            },
+            Op::copy(
+                tmp(0, first),
+                Region::output(r as u64 * c, first as u64 * c),
+            ),
             &done,
         );
         if r > 0 {
             prog.push(
-                Op::Copy {
-                    src: tmp(first, r),
-                    dst: Region::output(0, r as u64 * c),
-                },
+                Op::copy(tmp(first, r), Region::output(0, r as u64 * c)),
                 &done,
             );
         }

@@ -40,32 +40,10 @@ fn build(req: &Request) -> Result<Schedule> {
     for site in 0..k {
         let hosts = offsets[site]..offsets[site + 1];
         for h in hosts.clone() {
-            have[h].push(progs[h].push(
-                Op::Copy {
-                    src: Region::input(0, c),
-                    dst: block(h, 1),
-                },
-                &[],
-            ));
+            have[h].push(progs[h].push(Op::copy(Region::input(0, c), block(h, 1)), &[]));
             for g in hosts.clone().filter(|&g| g != h) {
-                progs[h].push(
-                    Op::Send {
-                        peer: g as u32,
-                        tag: 0,
-                        region: Region::input(0, c),
-                        route: 0,
-                    },
-                    &[],
-                );
-                let got = progs[g].push(
-                    Op::Recv {
-                        peer: h as u32,
-                        tag: 0,
-                        region: block(h, 1),
-                        combine: false,
-                    },
-                    &[],
-                );
+                progs[h].push(Op::send(g as u32, 0, Region::input(0, c)), &[]);
+                let got = progs[g].push(Op::recv(h as u32, 0, block(h, 1)), &[]);
                 have[g].push(got);
             }
         }
@@ -85,24 +63,8 @@ fn build(req: &Request) -> Result<Schedule> {
                 first += count;
                 let sender = offsets[from] + j;
                 let receiver = offsets[to] + j % sites.sizes[to];
-                progs[sender].push(
-                    Op::Send {
-                        peer: receiver as u32,
-                        tag,
-                        region: run,
-                        route: 0,
-                    },
-                    &have[sender],
-                );
-                let landed = progs[receiver].push(
-                    Op::Recv {
-                        peer: sender as u32,
-                        tag,
-                        region: run,
-                        combine: false,
-                    },
-                    &[],
-                );
+                progs[sender].push(Op::send(receiver as u32, tag, run), &have[sender]);
+                let landed = progs[receiver].push(Op::recv(sender as u32, tag, run), &[]);
                 relays.push((to, receiver, landed, run, tag));
             }
         }
@@ -111,24 +73,8 @@ fn build(req: &Request) -> Result<Schedule> {
     // runs before it relays.
     for (to, receiver, landed, run, tag) in relays {
         for h in (offsets[to]..offsets[to + 1]).filter(|&h| h != receiver) {
-            progs[receiver].push(
-                Op::Send {
-                    peer: h as u32,
-                    tag,
-                    region: run,
-                    route: 0,
-                },
-                &[landed],
-            );
-            progs[h].push(
-                Op::Recv {
-                    peer: receiver as u32,
-                    tag,
-                    region: run,
-                    combine: false,
-                },
-                &[],
-            );
+            progs[receiver].push(Op::send(h as u32, tag, run), &[landed]);
+            progs[h].push(Op::recv(receiver as u32, tag, run), &[]);
         }
     }
     Ok(s)

@@ -48,41 +48,17 @@ fn build(req: &Request) -> Result<Schedule> {
         let Some(q) = fold.newrank(r) else {
             // Even rank of a pair: hand over the block, get everything back.
             let peer = r as u32 + 1;
-            prog.push(
-                Op::Send {
-                    peer,
-                    tag: 0,
-                    region: Region::input(0, c),
-                    route: 0,
-                },
-                &[],
-            );
-            prog.push(
-                Op::Recv {
-                    peer,
-                    tag: last,
-                    region: Region::output(0, p as u64 * c),
-                    combine: false,
-                },
-                &[],
-            );
+            prog.push(Op::send(peer, 0, Region::input(0, c)), &[]);
+            prog.push(Op::recv(peer, last, Region::output(0, p as u64 * c)), &[]);
             continue;
         };
         let mut deps: Vec<OpId> = vec![prog.push(
-            Op::Copy {
-                src: Region::input(0, c),
-                dst: Region::output(r as u64 * c, c),
-            },
+            Op::copy(Region::input(0, c), Region::output(r as u64 * c, c)),
             &[],
         )];
         if r < 2 * fold.rem {
             deps.push(prog.push(
-                Op::Recv {
-                    peer: r as u32 - 1,
-                    tag: 0,
-                    region: Region::output((r as u64 - 1) * c, c),
-                    combine: false,
-                },
+                Op::recv(r as u32 - 1, 0, Region::output((r as u64 - 1) * c, c)),
                 &[],
             ));
         }
@@ -91,34 +67,13 @@ fn build(req: &Request) -> Result<Schedule> {
             let peer = fold.real(q ^ mask);
             let mine = q & !(mask - 1);
             let theirs = mine ^ mask;
-            let send = prog.push(
-                Op::Send {
-                    peer,
-                    tag: 1 + k,
-                    region: groups(mine, mine + mask),
-                    route: 0,
-                },
-                &deps,
-            );
-            let recv = prog.push(
-                Op::Recv {
-                    peer,
-                    tag: 1 + k,
-                    region: groups(theirs, theirs + mask),
-                    combine: false,
-                },
-                &deps,
-            );
+            let send = prog.push(Op::send(peer, 1 + k, groups(mine, mine + mask)), &deps);
+            let recv = prog.push(Op::recv(peer, 1 + k, groups(theirs, theirs + mask)), &deps);
             deps = vec![send, recv];
         }
         if r < 2 * fold.rem {
             prog.push(
-                Op::Send {
-                    peer: r as u32 - 1,
-                    tag: last,
-                    region: Region::output(0, p as u64 * c),
-                    route: 0,
-                },
+                Op::send(r as u32 - 1, last, Region::output(0, p as u64 * c)),
                 &deps,
             );
         }

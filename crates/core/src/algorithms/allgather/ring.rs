@@ -34,31 +34,15 @@ fn build(req: &Request) -> Result<Schedule> {
     let c = req.count;
     let block = |b: usize| Region::output(b as u64 * c, c);
     for (r, prog) in s.programs.iter_mut().enumerate() {
-        let mut deps = vec![prog.push(
-            Op::Copy {
-                src: Region::input(0, c),
-                dst: block(r),
-            },
-            &[],
-        )];
+        let mut deps = vec![prog.push(Op::copy(Region::input(0, c), block(r)), &[])];
         let (next, prev) = (((r + 1) % p) as u32, ((r + p - 1) % p) as u32);
         for step in 0..p - 1 {
             let send = prog.push(
-                Op::Send {
-                    peer: next,
-                    tag: step as u32,
-                    region: block((r + p - step) % p),
-                    route: 0,
-                },
+                Op::send(next, step as u32, block((r + p - step) % p)),
                 &deps,
             );
             let recv = prog.push(
-                Op::Recv {
-                    peer: prev,
-                    tag: step as u32,
-                    region: block((r + 2 * p - 1 - step) % p),
-                    combine: false,
-                },
+                Op::recv(prev, step as u32, block((r + 2 * p - 1 - step) % p)),
                 &deps,
             );
             deps = vec![send, recv];

@@ -75,26 +75,10 @@ fn build(req: &Request) -> Result<Schedule> {
             };
             let mut next = Vec::new();
             if start(hi) > start(lo) {
-                next.push(prog.push(
-                    Op::Send {
-                        peer,
-                        tag,
-                        region: out(lo, hi),
-                        route: 0,
-                    },
-                    &deps,
-                ));
+                next.push(prog.push(Op::send(peer, tag, out(lo, hi)), &deps));
             }
             if start(theirs.1) > start(theirs.0) {
-                next.push(prog.push(
-                    Op::Recv {
-                        peer,
-                        tag,
-                        region: out(theirs.0, theirs.1),
-                        combine: false,
-                    },
-                    &deps,
-                ));
+                next.push(prog.push(Op::recv(peer, tag, out(theirs.0, theirs.1)), &deps));
             }
             if !next.is_empty() {
                 deps = next;
@@ -136,34 +120,12 @@ pub(crate) fn halve(
         };
         let mut next = Vec::new();
         if start(give.1) > start(give.0) {
-            next.push(prog.push(
-                Op::Send {
-                    peer,
-                    tag,
-                    region: out(give.0, give.1),
-                    route: 0,
-                },
-                deps,
-            ));
+            next.push(prog.push(Op::send(peer, tag, out(give.0, give.1)), deps));
         }
         if start(keep.1) > start(keep.0) {
             let slot = tmp(keep.0, keep.1);
-            let recv = prog.push(
-                Op::Recv {
-                    peer,
-                    tag,
-                    region: slot,
-                    combine: false,
-                },
-                deps,
-            );
-            next.push(prog.push(
-                Op::Combine {
-                    src: slot,
-                    dst: out(keep.0, keep.1),
-                },
-                &[recv],
-            ));
+            let recv = prog.push(Op::recv(peer, tag, slot), deps);
+            next.push(prog.push(Op::combine(slot, out(keep.0, keep.1)), &[recv]));
         }
         if !next.is_empty() {
             *deps = next;

@@ -79,24 +79,8 @@ impl Fold {
     /// its odd neighbour (tag 0) and gets the result back (tag `last_tag`).
     pub fn sit_out(&self, prog: &mut Program, r: usize, n: u64, last_tag: u32) {
         let (peer, all) = (r as u32 + 1, Region::output(0, n));
-        let send = prog.push(
-            Op::Send {
-                peer,
-                tag: 0,
-                region: all,
-                route: 0,
-            },
-            &[],
-        );
-        prog.push(
-            Op::Recv {
-                peer,
-                tag: last_tag,
-                region: all,
-                combine: false,
-            },
-            &[send],
-        );
+        let send = prog.push(Op::send(peer, 0, all), &[]);
+        prog.push(Op::recv(peer, last_tag, all), &[send]);
     }
 
     /// A participant whose even neighbour sits out first takes in that
@@ -107,37 +91,15 @@ impl Fold {
             return Vec::new();
         }
         let (whole, all) = (Region::scratch(0, n), Region::output(0, n));
-        let recv = prog.push(
-            Op::Recv {
-                peer: r as u32 - 1,
-                tag: 0,
-                region: whole,
-                combine: false,
-            },
-            &[],
-        );
-        vec![prog.push(
-            Op::Combine {
-                src: whole,
-                dst: all,
-            },
-            &[recv],
-        )]
+        let recv = prog.push(Op::recv(r as u32 - 1, 0, whole), &[]);
+        vec![prog.push(Op::combine(whole, all), &[recv])]
     }
 
     /// A participant with a neighbour that sat out gives it the result.
     pub fn give_back(&self, prog: &mut Program, r: usize, n: u64, last_tag: u32, deps: &[u32]) {
         if r < 2 * self.rem {
             let region = Region::output(0, n);
-            prog.push(
-                Op::Send {
-                    peer: r as u32 - 1,
-                    tag: last_tag,
-                    region,
-                    route: 0,
-                },
-                deps,
-            );
+            prog.push(Op::send(r as u32 - 1, last_tag, region), deps);
         }
     }
 }
@@ -163,25 +125,9 @@ fn build(req: &Request) -> Result<Schedule> {
         for k in 0..fold.steps() {
             let peer = fold.real(q ^ (1 << k));
             let tag = 1 + k;
-            let send = prog.push(
-                Op::Send {
-                    peer,
-                    tag,
-                    region: all,
-                    route: 0,
-                },
-                &deps,
-            );
-            let recv = prog.push(
-                Op::Recv {
-                    peer,
-                    tag,
-                    region: tmp,
-                    combine: false,
-                },
-                &deps,
-            );
-            deps = vec![prog.push(Op::Combine { src: tmp, dst: all }, &[send, recv])];
+            let send = prog.push(Op::send(peer, tag, all), &deps);
+            let recv = prog.push(Op::recv(peer, tag, tmp), &deps);
+            deps = vec![prog.push(Op::combine(tmp, all), &[send, recv])];
         }
         fold.give_back(prog, r, n, last_tag, &deps);
     }

@@ -3,13 +3,10 @@
 //! a segment is combined up the tree (children smallest subtree first, a fixed
 //! order) and starts back down as soon as the root has it.
 
-use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
-use crate::algorithms::trees::binomial_tree;
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Allreduce,
@@ -31,22 +28,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let tree = binomial_tree(req.ranks, 0)?;
-    pipelined::single_tree(
-        req,
-        ALGORITHM.name,
-        tree,
-        true,
-        true,
-        Some(DEFAULT_SEGMENT_BYTES),
-    )
-}
+// A binomial tree from rank 0: each segment combined up, then sent back down.
+pipelined::algorithm!(
+    Trees::Binomial(Some(DEFAULT_SEGMENT_BYTES)),
+    Phases::Allreduce
+);

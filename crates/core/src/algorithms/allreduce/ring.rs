@@ -113,19 +113,9 @@ impl OpSource for RingStream {
         };
         let tag = step as u32;
         if i.is_multiple_of(2) {
-            Op::Send {
-                peer: ((r + 1) % p) as u32,
-                tag,
-                region: part(send_chunk),
-                route: 0,
-            }
+            Op::send(((r + 1) % p) as u32, tag, part(send_chunk))
         } else {
-            Op::Recv {
-                peer: ((r + p - 1) % p) as u32,
-                tag,
-                region: part(recv_chunk),
-                combine,
-            }
+            Op::recv_with(((r + p - 1) % p) as u32, tag, part(recv_chunk), combine)
         }
     }
 

@@ -6,11 +6,10 @@
 //! in a fixed order, then copied: every rank gets identical bits.
 //! Segments: `--segment`, default 64 KiB.
 
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Allreduce,
@@ -30,14 +29,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
     mpi: Counterparts::NONE,
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    pipelined::trinaryx3(req, ALGORITHM.name, 0, true, true)
-}
+// The torus trees from rank 0: each part combined up its tree, then sent back down.
+pipelined::algorithm!(Trees::Torus, Phases::Allreduce);

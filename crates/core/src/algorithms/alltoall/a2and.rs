@@ -76,12 +76,7 @@ fn build(req: &Request) -> Result<Schedule> {
             }
             let dst = shape.rank(&to);
             prog.push(
-                Op::Send {
-                    peer: dst as u32,
-                    tag: 0,
-                    region: Region::input(dst as u64 * b, b),
-                    route: 0,
-                },
+                Op::send(dst as u32, 0, Region::input(dst as u64 * b, b)),
                 &[],
             );
         }

@@ -163,12 +163,7 @@ impl Slot {
             .collect(),
         };
         for (tag, offset, count, route) in parts {
-            let send = Op::Send {
-                peer: self.dst as u32,
-                tag,
-                region: Region::input(offset, count),
-                route,
-            };
+            let send = Op::send_routed(self.dst as u32, tag, Region::input(offset, count), route);
             prog.push(send, deps);
         }
     }
@@ -185,12 +180,7 @@ impl Slot {
         parts
             .into_iter()
             .map(|(tag, offset, count)| {
-                let recv = Op::Recv {
-                    peer: self.src as u32,
-                    tag,
-                    region: Region::output(offset, count),
-                    combine: false,
-                };
+                let recv = Op::recv(self.src as u32, tag, Region::output(offset, count));
                 prog.push(recv, &[])
             })
             .collect()

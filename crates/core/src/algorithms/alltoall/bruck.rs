@@ -82,21 +82,12 @@ fn build(req: &Request) -> Result<Schedule> {
         // 1. Rotation: two contiguous copies.
         let head = p - r;
         let c1 = prog.push(
-            Op::Copy {
-                src: Region::input(r as u64 * b, head as u64 * b),
-                dst: tmp(0, head),
-            },
+            Op::copy(Region::input(r as u64 * b, head as u64 * b), tmp(0, head)),
             &[],
         );
         let mut last_write: Vec<OpId> = vec![c1; p];
         if r > 0 {
-            let c2 = prog.push(
-                Op::Copy {
-                    src: Region::input(0, r as u64 * b),
-                    dst: tmp(head, r),
-                },
-                &[],
-            );
+            let c2 = prog.push(Op::copy(Region::input(0, r as u64 * b), tmp(head, r)), &[]);
             last_write[head..].fill(c2);
         }
         // 2. The log steps.
@@ -112,43 +103,21 @@ fn build(req: &Request) -> Result<Schedule> {
                 deps.sort_unstable();
                 deps.dedup();
                 let n = (hi - lo) as u64;
-                packs.push(prog.push(
-                    Op::Copy {
-                        src: tmp(lo, hi - lo),
-                        dst: packed(j, n),
-                    },
-                    &deps,
-                ));
+                packs.push(prog.push(Op::copy(tmp(lo, hi - lo), packed(j, n)), &deps));
                 j += n;
             }
             prog.push(
-                Op::Send {
-                    peer: ((r + pof2) % p) as u32,
-                    tag: k,
-                    region: packed(0, total),
-                    route: 0,
-                },
+                Op::send(((r + pof2) % p) as u32, k, packed(0, total)),
                 &packs,
             );
             let recv = prog.push(
-                Op::Recv {
-                    peer: ((r + p - pof2) % p) as u32,
-                    tag: k,
-                    region: received(0, total),
-                    combine: false,
-                },
+                Op::recv(((r + p - pof2) % p) as u32, k, received(0, total)),
                 &[],
             );
             let mut j = 0u64;
             for (&(lo, hi), &pk) in rs.iter().zip(&packs) {
                 let n = (hi - lo) as u64;
-                let u = prog.push(
-                    Op::Copy {
-                        src: received(j, n),
-                        dst: tmp(lo, hi - lo),
-                    },
-                    &[recv, pk],
-                );
+                let u = prog.push(Op::copy(received(j, n), tmp(lo, hi - lo)), &[recv, pk]);
                 last_write[lo..hi].fill(u);
                 j += n;
             }
@@ -157,10 +126,7 @@ fn build(req: &Request) -> Result<Schedule> {
         for (i, &w) in last_write.iter().enumerate() {
             let from = (r + p - i) % p;
             prog.push(
-                Op::Copy {
-                    src: tmp(i, 1),
-                    dst: Region::output(from as u64 * b, b),
-                },
+                Op::copy(tmp(i, 1), Region::output(from as u64 * b, b)),
                 &[w],
             );
         }

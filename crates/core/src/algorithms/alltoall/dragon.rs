@@ -92,12 +92,7 @@ fn build_net(req: &Request) -> Result<Schedule> {
         for phase in 1..p {
             let q = (v ^ phase) as u32;
             prog.push(
-                Op::Recv {
-                    peer: q,
-                    tag: phase as u32,
-                    region: Region::output(q as u64 * b, b),
-                    combine: false,
-                },
+                Op::recv(q, phase as u32, Region::output(q as u64 * b, b)),
                 &[],
             );
         }
@@ -105,12 +100,7 @@ fn build_net(req: &Request) -> Result<Schedule> {
         for phase in 1..p {
             let q = v ^ phase;
             prev = vec![prog.push(
-                Op::Send {
-                    peer: q as u32,
-                    tag: phase as u32,
-                    region: Region::input(q as u64 * b, b),
-                    route: 0,
-                },
+                Op::send(q as u32, phase as u32, Region::input(q as u64 * b, b)),
                 &prev,
             )];
         }

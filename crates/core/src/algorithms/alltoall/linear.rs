@@ -36,31 +36,18 @@ fn build(req: &Request) -> Result<Schedule> {
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);
         prog.push(
-            Op::Copy {
-                src: Region::input(r as u64 * b, b),
-                dst: Region::output(r as u64 * b, b),
-            },
+            Op::copy(
+                Region::input(r as u64 * b, b),
+                Region::output(r as u64 * b, b),
+            ),
             &[],
         );
         for i in 1..p {
             let to = (r + i) % p;
             let from = (r + p - i) % p;
+            prog.push(Op::send(to as u32, 0, Region::input(to as u64 * b, b)), &[]);
             prog.push(
-                Op::Send {
-                    peer: to as u32,
-                    tag: 0,
-                    region: Region::input(to as u64 * b, b),
-                    route: 0,
-                },
-                &[],
-            );
-            prog.push(
-                Op::Recv {
-                    peer: from as u32,
-                    tag: 0,
-                    region: Region::output(from as u64 * b, b),
-                    combine: false,
-                },
+                Op::recv(from as u32, 0, Region::output(from as u64 * b, b)),
                 &[],
             );
         }

@@ -49,10 +49,7 @@ pub(crate) fn grid_of<'a>(req: &Request<'a>, name: &str) -> Result<(&'a Topology
 pub(crate) fn self_copy(prog: &mut Program, rank: usize, block: u64) -> u32 {
     let at = rank as u64 * block;
     prog.push(
-        Op::Copy {
-            src: Region::input(at, block),
-            dst: Region::output(at, block),
-        },
+        Op::copy(Region::input(at, block), Region::output(at, block)),
         &[],
     )
 }
@@ -62,12 +59,7 @@ pub(crate) fn self_copy(prog: &mut Program, rank: usize, block: u64) -> u32 {
 pub(crate) fn post_all_receives(prog: &mut Program, rank: usize, ranks: usize, block: u64) {
     for q in (0..ranks).filter(|&q| q != rank) {
         prog.push(
-            Op::Recv {
-                peer: q as u32,
-                tag: 0,
-                region: Region::output(q as u64 * block, block),
-                combine: false,
-            },
+            Op::recv(q as u32, 0, Region::output(q as u64 * block, block)),
             &[],
         );
     }
@@ -92,21 +84,11 @@ pub(crate) fn stepped_exchange(
         for step in 1..p {
             let (to, from) = partners(r, step);
             let send = prog.push(
-                Op::Send {
-                    peer: to as u32,
-                    tag: step as u32,
-                    region: Region::input(to as u64 * b, b),
-                    route: 0,
-                },
+                Op::send(to as u32, step as u32, Region::input(to as u64 * b, b)),
                 &deps,
             );
             let recv = prog.push(
-                Op::Recv {
-                    peer: from as u32,
-                    tag: step as u32,
-                    region: Region::output(from as u64 * b, b),
-                    combine: false,
-                },
+                Op::recv(from as u32, step as u32, Region::output(from as u64 * b, b)),
                 &deps,
             );
             deps = vec![send, recv];

@@ -39,27 +39,11 @@ fn build(req: &Request) -> Result<Schedule> {
         let mut deps = Vec::new();
         if v != 0 {
             let parent = ((v - 1) / 2 + root) % p;
-            deps.push(prog.push(
-                Op::Recv {
-                    peer: parent as u32,
-                    tag: 0,
-                    region: all,
-                    combine: false,
-                },
-                &[],
-            ));
+            deps.push(prog.push(Op::recv(parent as u32, 0, all), &[]));
         }
         for child in [2 * v + 1, 2 * v + 2] {
             if child < p {
-                prog.push(
-                    Op::Send {
-                        peer: ((child + root) % p) as u32,
-                        tag: 0,
-                        region: all,
-                        route: 0,
-                    },
-                    &deps,
-                );
+                prog.push(Op::send(((child + root) % p) as u32, 0, all), &deps);
             }
         }
     }

@@ -45,29 +45,13 @@ fn build(req: &Request) -> Result<Schedule> {
         let mut deps = Vec::new();
         if v != 0 {
             let parent = (v - low + root) % p;
-            deps.push(prog.push(
-                Op::Recv {
-                    peer: parent as u32,
-                    tag: 0,
-                    region: all,
-                    combine: false,
-                },
-                &[],
-            ));
+            deps.push(prog.push(Op::recv(parent as u32, 0, all), &[]));
         }
         let mut m = low >> 1;
         while m > 0 {
             if v + m < p {
                 let child = (v + m + root) % p;
-                prog.push(
-                    Op::Send {
-                        peer: child as u32,
-                        tag: 0,
-                        region: all,
-                        route: 0,
-                    },
-                    &deps,
-                );
+                prog.push(Op::send(child as u32, 0, all), &deps);
             }
             m >>= 1;
         }

@@ -66,26 +66,10 @@ fn build(req: &Request) -> Result<Schedule> {
     // The root: the senders, its own lanes, the rest of its site.
     let mut got = vec![None; progs.len()];
     for &h in senders.iter().chain(rest.clone()) {
-        got[h] = Some(progs[h].push(
-            Op::Recv {
-                peer: root as u32,
-                tag: 0,
-                region: whole,
-                combine: false,
-            },
-            &[],
-        ));
+        got[h] = Some(progs[h].push(Op::recv(root as u32, 0, whole), &[]));
     }
     let to_root_site = |progs: &mut Vec<crate::schedule::Program>, h: usize| {
-        progs[root].push(
-            Op::Send {
-                peer: h as u32,
-                tag: 0,
-                region: whole,
-                route: 0,
-            },
-            &[],
-        );
+        progs[root].push(Op::send(h as u32, 0, whole), &[]);
     };
     for &h in &senders {
         to_root_site(progs, h);
@@ -96,47 +80,15 @@ fn build(req: &Request) -> Result<Schedule> {
             continue;
         }
         let deps: Vec<u32> = got[lane.sender].into_iter().collect();
-        progs[lane.sender].push(
-            Op::Send {
-                peer: lane.first as u32,
-                tag,
-                region: piece,
-                route: 0,
-            },
-            &deps,
-        );
+        progs[lane.sender].push(Op::send(lane.first as u32, tag, piece), &deps);
         let rep = lane.first;
-        let landed = progs[rep].push(
-            Op::Recv {
-                peer: lane.sender as u32,
-                tag,
-                region: piece,
-                combine: false,
-            },
-            &[],
-        );
+        let landed = progs[rep].push(Op::recv(lane.sender as u32, tag, piece), &[]);
         for h in offsets[lane.site]..offsets[lane.site + 1] {
             if h == rep {
                 continue;
             }
-            progs[rep].push(
-                Op::Send {
-                    peer: h as u32,
-                    tag,
-                    region: piece,
-                    route: 0,
-                },
-                &[landed],
-            );
-            progs[h].push(
-                Op::Recv {
-                    peer: rep as u32,
-                    tag,
-                    region: piece,
-                    combine: false,
-                },
-                &[],
-            );
+            progs[rep].push(Op::send(h as u32, tag, piece), &[landed]);
+            progs[h].push(Op::recv(rep as u32, tag, piece), &[]);
         }
     }
     for &h in rest {

@@ -2,13 +2,10 @@
 //! cut in `--segment` pieces (default 64 KiB) that follow each other down the
 //! chain, each rank forwarding a segment as soon as it has it.
 
-use crate::algorithms::pipelined::DEFAULT_SEGMENT_BYTES;
-use crate::algorithms::trees::chain_tree;
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Bcast,
@@ -30,23 +27,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let tree = chain_tree(req.ranks, root)?;
-    pipelined::single_tree(
-        req,
-        ALGORITHM.name,
-        tree,
-        false,
-        true,
-        Some(DEFAULT_SEGMENT_BYTES),
-    )
-}
+// A chain from the root, the buffer going down it.
+pipelined::algorithm!(Trees::Chain(Some(DEFAULT_SEGMENT_BYTES)), Phases::Bcast);

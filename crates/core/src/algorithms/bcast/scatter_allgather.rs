@@ -66,15 +66,7 @@ fn build(req: &Request) -> Result<Schedule> {
         if v != 0 {
             let region = range(v, v + low);
             if region.count > 0 {
-                let id = prog.push(
-                    Op::Recv {
-                        peer: real(v - low),
-                        tag: 0,
-                        region,
-                        combine: false,
-                    },
-                    &[],
-                );
+                let id = prog.push(Op::recv(real(v - low), 0, region), &[]);
                 recv.push(id);
                 scatter_ops.push(id);
             }
@@ -84,15 +76,7 @@ fn build(req: &Request) -> Result<Schedule> {
             if v + m < p {
                 let region = range(v + m, v + 2 * m);
                 if region.count > 0 {
-                    scatter_ops.push(prog.push(
-                        Op::Send {
-                            peer: real(v + m),
-                            tag: 0,
-                            region,
-                            route: 0,
-                        },
-                        &recv,
-                    ));
+                    scatter_ops.push(prog.push(Op::send(real(v + m), 0, region), &recv));
                 }
             }
             m >>= 1;
@@ -108,27 +92,11 @@ fn build(req: &Request) -> Result<Schedule> {
             let mut now = Vec::new();
             let out = range(mine, mine + 1);
             if out.count > 0 {
-                now.push(prog.push(
-                    Op::Send {
-                        peer: next,
-                        tag,
-                        region: out,
-                        route: 0,
-                    },
-                    &deps,
-                ));
+                now.push(prog.push(Op::send(next, tag, out), &deps));
             }
             let inc = range(theirs, theirs + 1);
             if inc.count > 0 {
-                now.push(prog.push(
-                    Op::Recv {
-                        peer: prev,
-                        tag,
-                        region: inc,
-                        combine: false,
-                    },
-                    &deps,
-                ));
+                now.push(prog.push(Op::recv(prev, tag, inc), &deps));
             }
             if !now.is_empty() {
                 deps = now;

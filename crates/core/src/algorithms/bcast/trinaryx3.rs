@@ -6,11 +6,10 @@
 //! segment to its children deepest subtree first (the reverse of the reduction
 //! order, §4.2). Segments: `--segment`, default 64 KiB.
 
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Bcast,
@@ -25,15 +24,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
     mpi: Counterparts::NONE,
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let root = req.collective.root().unwrap_or(0) as usize;
-    pipelined::trinaryx3(req, ALGORITHM.name, root, false, true)
-}
+// The torus trees from the root, a part of the buffer going down each.
+pipelined::algorithm!(Trees::Torus, Phases::Bcast);

@@ -1,6 +1,25 @@
-//! Gather algorithms.
+//! Gather algorithms: each is its scatter from the same root reversed
+//! (`schedule::reverse`), so that each block travels the scatter's path
+//! backwards; the reversal is proven by the verifier before it is used.
 
 pub mod binomial;
 pub mod hierarchical;
 pub mod linear;
 pub mod multilane;
+
+use crate::algorithms::Request;
+use crate::error::Result;
+use crate::schedule::{reverse, Collective, Schedule};
+
+/// The gather `name` for a request: the schedule `scatter` builds for the
+/// scatter from the same root, reversed and verified.
+fn reversed_scatter(
+    req: &Request,
+    name: &str,
+    scatter: fn(&Request) -> Result<Schedule>,
+) -> Result<Schedule> {
+    let root = req.collective.root().unwrap_or(0);
+    let mut from = req.clone();
+    from.collective = Collective::Scatter { root };
+    reverse(&scatter(&from)?, req.schedule(name))
+}

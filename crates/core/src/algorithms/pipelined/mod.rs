@@ -277,77 +277,31 @@ impl Pipeline {
             let up_tag = self.tag(t, s, 0);
             for (j, c) in v.children.iter().enumerate() {
                 if j == 0 {
-                    last = Some(push(
-                        Op::Recv {
-                            peer: c.rank,
-                            tag: up_tag,
-                            region: seg,
-                            combine: true,
-                        },
-                        &[],
-                    ));
+                    last = Some(push(Op::recv_combine(c.rank, up_tag, seg), &[]));
                 } else {
                     let slot = Region::scratch(
                         v.scratch_base + (j as u64 - 1) * self.parts[t].1 + off,
                         len,
                     );
-                    let recv = push(
-                        Op::Recv {
-                            peer: c.rank,
-                            tag: up_tag,
-                            region: slot,
-                            combine: false,
-                        },
-                        &[],
-                    );
+                    let recv = push(Op::recv(c.rank, up_tag, slot), &[]);
                     let prev = last.expect("the first child came before");
-                    last = Some(push(
-                        Op::Combine {
-                            src: slot,
-                            dst: seg,
-                        },
-                        &[prev, recv],
-                    ));
+                    last = Some(push(Op::combine(slot, seg), &[prev, recv]));
                 }
             }
             if let Some(p) = v.parent {
                 let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
-                last = Some(push(
-                    Op::Send {
-                        peer: p.rank,
-                        tag: up_tag,
-                        region: seg,
-                        route: p.route,
-                    },
-                    &deps,
-                ));
+                last = Some(push(Op::send_routed(p.rank, up_tag, seg, p.route), &deps));
             }
         }
         if self.bcast {
             let down_tag = self.tag(t, s, 1);
             if let Some(p) = v.parent {
                 let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
-                last = Some(push(
-                    Op::Recv {
-                        peer: p.rank,
-                        tag: down_tag,
-                        region: seg,
-                        combine: false,
-                    },
-                    &deps,
-                ));
+                last = Some(push(Op::recv(p.rank, down_tag, seg), &deps));
             }
             let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
             for c in v.children.iter().rev() {
-                push(
-                    Op::Send {
-                        peer: c.rank,
-                        tag: down_tag,
-                        region: seg,
-                        route: c.route,
-                    },
-                    &deps,
-                );
+                push(Op::send_routed(c.rank, down_tag, seg, c.route), &deps);
             }
         }
     }
@@ -443,6 +397,69 @@ impl Plan {
         PipelineStream::new(self.header, self.pipeline)
     }
 }
+
+/// The trees a pipelined algorithm runs over, from the root its collective
+/// names (rank 0 for an allreduce).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trees {
+    /// Trinaryx3's edge-disjoint torus trees, the buffer split between them
+    /// ([`trinaryx3`]; `--segment`, default 64 KiB).
+    Torus,
+    /// One binomial tree carrying the whole buffer, pipelined in `--segment`
+    /// pieces (or this default; `None`: one piece unless `--segment` asks).
+    Binomial(Option<u64>),
+    /// One chain root → root+1 → … carrying the whole buffer, as `Binomial`.
+    Chain(Option<u64>),
+}
+
+/// Which way the data goes down the trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phases {
+    /// Down from the root.
+    Bcast,
+    /// Up to the root, combined on the way.
+    Reduce,
+    /// Up, then back down from the root as each segment is reduced.
+    Allreduce,
+}
+
+/// A pipelined algorithm's plan for a request: `trees` from the request's
+/// root carrying `phases`, under the algorithm's `name`.
+pub fn plan(req: &Request, name: &str, trees: Trees, phases: Phases) -> Result<Plan> {
+    let root = req.collective.root().unwrap_or(0) as usize;
+    let (reduce, bcast) = match phases {
+        Phases::Bcast => (false, true),
+        Phases::Reduce => (true, false),
+        Phases::Allreduce => (true, true),
+    };
+    let (tree, default_segment) = match trees {
+        Trees::Torus => return trinaryx3(req, name, root, reduce, bcast),
+        Trees::Binomial(segment) => (super::trees::binomial_tree(req.ranks, root)?, segment),
+        Trees::Chain(segment) => (super::trees::chain_tree(req.ranks, root)?, segment),
+    };
+    single_tree(req, name, tree, reduce, bcast, default_segment)
+}
+
+/// Defines a pipelined algorithm's `build` (the schedule written out) and
+/// `stream` (its generator), the two functions its `ALGORITHM` names, from
+/// its [`Trees`] and [`Phases`] (see [`plan`]).
+macro_rules! algorithm {
+    ($trees:expr, $phases:expr) => {
+        fn build(
+            req: &$crate::algorithms::Request,
+        ) -> $crate::error::Result<$crate::schedule::Schedule> {
+            $crate::algorithms::pipelined::plan(req, ALGORITHM.name, $trees, $phases)?.materialise()
+        }
+
+        fn stream(
+            req: &$crate::algorithms::Request,
+        ) -> $crate::error::Result<$crate::algorithms::Stream> {
+            let plan = $crate::algorithms::pipelined::plan(req, ALGORITHM.name, $trees, $phases)?;
+            Ok($crate::algorithms::Stream::Pipeline(plan.stream()?))
+        }
+    };
+}
+pub(crate) use algorithm;
 
 /// Trinaryx3 on the request's torus: the trees of
 /// [`super::trees::torus_trees`] rooted at `root`, the buffer split in one part

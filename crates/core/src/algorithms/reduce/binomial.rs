@@ -3,12 +3,10 @@
 //! order), then sends to v − lowbit(v). The whole buffer moves in one message
 //! unless `--segment` asks for a pipeline.
 
-use crate::algorithms::trees::binomial_tree;
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Reduce,
@@ -30,16 +28,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let tree = binomial_tree(req.ranks, root)?;
-    pipelined::single_tree(req, ALGORITHM.name, tree, true, false, None)
-}
+// A binomial tree to the root, the buffer combined on its way up.
+pipelined::algorithm!(Trees::Binomial(None), Phases::Reduce);

@@ -7,11 +7,10 @@
 //! one after the other, each combine waiting for the previous one. So the
 //! result's bits do not depend on timing. Segments: `--segment`, default 64 KiB.
 
-use crate::algorithms::{pipelined, Algorithm, Request, Stream};
+use crate::algorithms::pipelined::{self, Phases, Trees};
+use crate::algorithms::Algorithm;
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
-use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Reduce,
@@ -31,15 +30,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
     mpi: Counterparts::NONE,
 };
 
-fn build(req: &Request) -> Result<Schedule> {
-    plan(req)?.materialise()
-}
-
-fn stream(req: &Request) -> Result<Stream> {
-    Ok(Stream::Pipeline(plan(req)?.stream()?))
-}
-
-fn plan(req: &Request) -> Result<pipelined::Plan> {
-    let root = req.collective.root().unwrap_or(0) as usize;
-    pipelined::trinaryx3(req, ALGORITHM.name, root, true, false)
-}
+// The torus trees to the root, a part of the buffer combined up each.
+pipelined::algorithm!(Trees::Torus, Phases::Reduce);

@@ -1,4 +1,25 @@
-//! Reduce-scatter algorithms.
+//! Reduce-scatter algorithms: each is an allgather reversed
+//! (`schedule::reverse`), every block's path run backwards with the
+//! contributions combined on the way; the reversal is proven by the
+//! verifier before it is used.
 
 pub mod recursive_halving;
 pub mod ring;
+
+use crate::algorithms::Request;
+use crate::error::Result;
+use crate::schedule::{reverse, Collective, Schedule};
+
+/// The reduce_scatter `name` for a request: the schedule `allgather` builds
+/// for an allgather of one element a block, reversed onto the request's
+/// chunks and verified.
+fn reversed_allgather(
+    req: &Request,
+    name: &str,
+    allgather: fn(&Request) -> Result<Schedule>,
+) -> Result<Schedule> {
+    let mut from = req.clone();
+    from.collective = Collective::Allgather;
+    from.count = 1;
+    reverse(&allgather(&from)?, req.schedule(name))
+}

@@ -1,15 +1,15 @@
-//! Ring reduce-scatter: the first half of the ring allreduce. The buffer is
-//! split in P chunks (the standard split); in step s (0..P−1) rank r sends
-//! chunk (r − 1 − s) mod P to r + 1 and receive-combines chunk (r − 2 − s)
-//! mod P from r − 1, each step waiting for the one before. Chunk r travels
-//! from rank r + 1 round the ring, combined in the same order on every run,
-//! and ends on rank r fully reduced.
+//! Ring reduce-scatter, the ring allgather reversed. The buffer is split in
+//! P chunks (the standard split); in step t (0..P−1) rank r sends chunk
+//! (r + 1 + t) mod P to r − 1 and receive-combines chunk (r + 2 + t) mod P
+//! from r + 1, each step waiting for the one before. Chunk b starts on rank
+//! b − 1 and travels down the ring, combined on each rank in the same order
+//! on every run, and ends on rank b fully reduced.
 
-use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{allgather, Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::CollectiveKind;
-use crate::schedule::{chunk, Op, Region, Schedule};
+use crate::schedule::Schedule;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::ReduceScatter,
@@ -28,37 +28,5 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
-    let p = req.ranks;
-    let n = req.count;
-    let part = |i: usize| {
-        let (start, len) = chunk(n, p as u64, i as u64);
-        Region::output(start, len)
-    };
-    for (r, prog) in s.programs.iter_mut().enumerate() {
-        let (next, prev) = (((r + 1) % p) as u32, ((r + p - 1) % p) as u32);
-        let mut deps = Vec::new();
-        for step in 0..p.saturating_sub(1) {
-            let send = prog.push(
-                Op::Send {
-                    peer: next,
-                    tag: step as u32,
-                    region: part((r + 2 * p - 1 - step) % p),
-                    route: 0,
-                },
-                &deps,
-            );
-            let recv = prog.push(
-                Op::Recv {
-                    peer: prev,
-                    tag: step as u32,
-                    region: part((r + 2 * p - 2 - step) % p),
-                    combine: true,
-                },
-                &deps,
-            );
-            deps = vec![send, recv];
-        }
-    }
-    Ok(s)
+    super::reversed_allgather(req, ALGORITHM.name, allgather::ring::ALGORITHM.build)
 }

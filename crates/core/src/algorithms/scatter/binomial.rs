@@ -49,17 +49,17 @@ fn build(req: &Request) -> Result<Schedule> {
         prog.scratch = p as u64 * c;
         let first = (p - root) as u64 * c;
         let a = prog.push(
-            Op::Copy {
-                src: Region::input(root as u64 * c, first),
-                dst: Region::scratch(0, first),
-            },
+            Op::copy(
+                Region::input(root as u64 * c, first),
+                Region::scratch(0, first),
+            ),
             &[],
         );
         let b = prog.push(
-            Op::Copy {
-                src: Region::input(0, root as u64 * c),
-                dst: Region::scratch(first, root as u64 * c),
-            },
+            Op::copy(
+                Region::input(0, root as u64 * c),
+                Region::scratch(first, root as u64 * c),
+            ),
             &[],
         );
         (Region::scratch(0, p as u64 * c), vec![a, b])
@@ -97,15 +97,7 @@ pub(crate) fn tree(
                 prog.scratch = prog.scratch.max(sub * c);
                 Region::scratch(0, sub * c)
             };
-            let recv = prog.push(
-                Op::Recv {
-                    peer: parent,
-                    tag,
-                    region: into,
-                    combine: false,
-                },
-                &[],
-            );
+            let recv = prog.push(Op::recv(parent, tag, into), &[]);
             if sub == 1 {
                 continue;
             }
@@ -117,23 +109,12 @@ pub(crate) fn tree(
             if v + m < p {
                 let k = m.min(p - v - m) as u64;
                 prog.push(
-                    Op::Send {
-                        peer: members[v + m] as u32,
-                        tag,
-                        region: part(m as u64, k),
-                        route: 0,
-                    },
+                    Op::send(members[v + m] as u32, tag, part(m as u64, k)),
                     &deps,
                 );
             }
             m >>= 1;
         }
-        prog.push(
-            Op::Copy {
-                src: part(0, 1),
-                dst: Region::output(0, c),
-            },
-            &deps,
-        );
+        prog.push(Op::copy(part(0, 1), Region::output(0, c)), &deps);
     }
 }

@@ -39,25 +39,12 @@ fn build(req: &Request) -> Result<Schedule> {
         let (first, n) = (offsets[t], sites.sizes[t]);
         let len = n as u64 * c;
         s.programs[root].push(
-            Op::Send {
-                peer: first as u32,
-                tag: 1,
-                region: Region::input(first as u64 * c, len),
-                route: 0,
-            },
+            Op::send(first as u32, 1, Region::input(first as u64 * c, len)),
             &[],
         );
         let coord = &mut s.programs[first];
         coord.scratch = len;
-        let got = coord.push(
-            Op::Recv {
-                peer: root as u32,
-                tag: 1,
-                region: Region::scratch(0, len),
-                combine: false,
-            },
-            &[],
-        );
+        let got = coord.push(Op::recv(root as u32, 1, Region::scratch(0, len)), &[]);
         let members: Vec<usize> = (first..first + n).collect();
         tree(
             &mut s.programs,
@@ -74,17 +61,17 @@ fn build(req: &Request) -> Result<Schedule> {
     let prog = &mut s.programs[root];
     prog.scratch = n0 * c;
     let a = prog.push(
-        Op::Copy {
-            src: Region::input(root as u64 * c, (n0 - off) * c),
-            dst: Region::scratch(0, (n0 - off) * c),
-        },
+        Op::copy(
+            Region::input(root as u64 * c, (n0 - off) * c),
+            Region::scratch(0, (n0 - off) * c),
+        ),
         &[],
     );
     let b = prog.push(
-        Op::Copy {
-            src: Region::input(base as u64 * c, off * c),
-            dst: Region::scratch((n0 - off) * c, off * c),
-        },
+        Op::copy(
+            Region::input(base as u64 * c, off * c),
+            Region::scratch((n0 - off) * c, off * c),
+        ),
         &[],
     );
     tree(

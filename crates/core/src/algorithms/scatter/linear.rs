@@ -36,34 +36,18 @@ fn build(req: &Request) -> Result<Schedule> {
     for (r, prog) in s.programs.iter_mut().enumerate() {
         if r == root {
             prog.push(
-                Op::Copy {
-                    src: Region::input(r as u64 * c, c),
-                    dst: Region::output(0, c),
-                },
+                Op::copy(Region::input(r as u64 * c, c), Region::output(0, c)),
                 &[],
             );
             for k in 1..p {
                 let peer = (root + k) % p;
                 prog.push(
-                    Op::Send {
-                        peer: peer as u32,
-                        tag: 0,
-                        region: Region::input(peer as u64 * c, c),
-                        route: 0,
-                    },
+                    Op::send(peer as u32, 0, Region::input(peer as u64 * c, c)),
                     &[],
                 );
             }
         } else {
-            prog.push(
-                Op::Recv {
-                    peer: root as u32,
-                    tag: 0,
-                    region: Region::output(0, c),
-                    combine: false,
-                },
-                &[],
-            );
+            prog.push(Op::recv(root as u32, 0, Region::output(0, c)), &[]);
         }
     }
     Ok(s)

@@ -70,12 +70,11 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
     for (i, lane) in layout.lanes.iter().enumerate() {
         if lane.sender != root {
             progs[root].push(
-                Op::Send {
-                    peer: lane.sender as u32,
-                    tag: i as u32 + 1,
-                    region: run(lane.first, lane.count),
-                    route: 0,
-                },
+                Op::send(
+                    lane.sender as u32,
+                    i as u32 + 1,
+                    run(lane.first, lane.count),
+                ),
                 &[],
             );
         }
@@ -83,43 +82,16 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
     for (i, lane) in layout.lanes.iter().enumerate() {
         if lane.sender == root {
             progs[root].push(
-                Op::Send {
-                    peer: lane.first as u32,
-                    tag: i as u32 + 1,
-                    region: run(lane.first, lane.count),
-                    route: 0,
-                },
+                Op::send(lane.first as u32, i as u32 + 1, run(lane.first, lane.count)),
                 &[],
             );
         }
     }
     for &h in &layout.local[1..] {
-        progs[root].push(
-            Op::Send {
-                peer: h as u32,
-                tag: 0,
-                region: run(h, 1),
-                route: 0,
-            },
-            &[],
-        );
-        progs[h].push(
-            Op::Recv {
-                peer: root as u32,
-                tag: 0,
-                region: Region::output(0, c),
-                combine: false,
-            },
-            &[],
-        );
+        progs[root].push(Op::send(h as u32, 0, run(h, 1)), &[]);
+        progs[h].push(Op::recv(root as u32, 0, Region::output(0, c)), &[]);
     }
-    progs[root].push(
-        Op::Copy {
-            src: run(root, 1),
-            dst: Region::output(0, c),
-        },
-        &[],
-    );
+    progs[root].push(Op::copy(run(root, 1), Region::output(0, c)), &[]);
     // The other senders relay their lanes, in lane order, from Scratch.
     for (i, lane) in layout.lanes.iter().enumerate() {
         let tag = i as u32 + 1;
@@ -128,24 +100,8 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
             let prog = &mut progs[lane.sender];
             let held = Region::scratch(prog.scratch, len);
             prog.scratch += len;
-            let got = prog.push(
-                Op::Recv {
-                    peer: root as u32,
-                    tag,
-                    region: held,
-                    combine: false,
-                },
-                &[],
-            );
-            prog.push(
-                Op::Send {
-                    peer: lane.first as u32,
-                    tag,
-                    region: held,
-                    route: 0,
-                },
-                &[got],
-            );
+            let got = prog.push(Op::recv(root as u32, tag, held), &[]);
+            prog.push(Op::send(lane.first as u32, tag, held), &[got]);
         }
         // The receiving representative keeps the first block of its run
         // and passes on the others.
@@ -156,44 +112,25 @@ fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
             rep.scratch = len;
             Region::scratch(0, len)
         };
-        let got = rep.push(
-            Op::Recv {
-                peer: lane.sender as u32,
-                tag,
-                region: into,
-                combine: false,
-            },
-            &[],
-        );
+        let got = rep.push(Op::recv(lane.sender as u32, tag, into), &[]);
         if lane.count > 1 {
             for k in 1..lane.count {
                 rep.push(
-                    Op::Send {
-                        peer: (lane.first + k) as u32,
+                    Op::send(
+                        (lane.first + k) as u32,
                         tag,
-                        region: Region::scratch(k as u64 * c, c),
-                        route: 0,
-                    },
+                        Region::scratch(k as u64 * c, c),
+                    ),
                     &[got],
                 );
             }
             rep.push(
-                Op::Copy {
-                    src: Region::scratch(0, c),
-                    dst: Region::output(0, c),
-                },
+                Op::copy(Region::scratch(0, c), Region::output(0, c)),
                 &[got],
             );
             for k in 1..lane.count {
-                progs[lane.first + k].push(
-                    Op::Recv {
-                        peer: lane.first as u32,
-                        tag,
-                        region: Region::output(0, c),
-                        combine: false,
-                    },
-                    &[],
-                );
+                progs[lane.first + k]
+                    .push(Op::recv(lane.first as u32, tag, Region::output(0, c)), &[]);
             }
         }
     }
