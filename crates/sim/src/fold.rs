@@ -31,7 +31,7 @@
 //! receives that wait for nothing, have no successors and do not combine:
 //! they only complete.) By induction every translate then behaves like its
 //! representative. The results agree with the unfolded run to rounding
-//! (tests/fold.rs); on chaotic runs, where rounding decides which of two
+//! (tests/suite/sim/fold.rs); on chaotic runs, where rounding decides which of two
 //! flows ends first, they may differ as much as any 1e-12 change of the
 //! inputs would change them.
 

@@ -53,7 +53,7 @@
 //!
 //! Every order of this file lands exactly on its link-load bound for all
 //! shapes 1..12 × 1..12 (unit links and blocks, FIFO engines): T_lb on the
-//! mesh with 2 engines, T_lb/2 on the torus with 4; `tests/alltoall_sim.rs`
+//! mesh with 2 engines, T_lb/2 on the torus with 4; `tests/suite/algorithms/alltoall_times.rs`
 //! checks the simulated times. On even×odd tori the odd ranks send the lone
 //! half-ring block the other way round: sent the same way by every rank, it
 //! costs Nx/4 more. Placing the last send of the odd×even torus matters too:
