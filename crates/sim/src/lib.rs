@@ -181,7 +181,16 @@ fn send_route(
     path: &mut Vec<LinkId>,
 ) -> Result<()> {
     if route == 0 {
+        let start = path.len();
         topo.route(r as usize, peer as usize, path);
+        if path.len() == start {
+            // A platform that gives this pair no route (SimGrid stops too).
+            if let Some(p) = topo.route_problem(r as usize, peer as usize) {
+                return Err(Error::Invalid(format!(
+                    "rank {r} op {i}: no route to rank {peer}: {p}"
+                )));
+            }
+        }
         return Ok(());
     }
     let offset = &offsets[route as usize - 1];
@@ -336,7 +345,18 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         fold: Option<fold::Fold>,
     ) -> Sim<'a, P> {
         let ranks = fold.as_ref().map_or(src.header().ranks, |f| f.stride);
-        let mut capacity: Vec<f64> = topo.links.iter().map(|l| l.bandwidth).collect();
+        // A link that does not share (FATPIPE) bounds each flow by its
+        // bandwidth (`cap_of`) and the sum of them by nothing.
+        let fatpipe = topo.fatpipe();
+        let mut capacity: Vec<f64> = topo
+            .links
+            .iter()
+            .enumerate()
+            .map(|(l, link)| match fatpipe.get(l) {
+                Some(true) => f64::INFINITY,
+                _ => link.bandwidth,
+            })
+            .collect();
         let mut latency: Vec<f64> = topo.links.iter().map(|l| l.latency).collect();
         let mut inj_base = None;
         let mut ej_base = None;

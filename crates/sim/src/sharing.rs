@@ -126,9 +126,18 @@ impl<P: Lookahead> Sim<'_, P> {
     /// A flow's cap: `flow_cap`, and on each link with a stream table the
     /// rate b(P) for the P flows on it now (this one included; at least 1).
     fn cap_of(&self, route: &[LinkId]) -> f64 {
-        let cap = flow_cap(self.cfg, || {
+        let mut cap = flow_cap(self.cfg, || {
             route.iter().map(|&l| self.latency[l as usize]).sum()
         });
+        // A FATPIPE link: each flow up to its bandwidth, none sharing it.
+        let fatpipe = self.topo.fatpipe();
+        if !fatpipe.is_empty() {
+            for &l in route {
+                if fatpipe.get(l as usize) == Some(&true) {
+                    cap = cap.min(self.topo.links[l as usize].bandwidth);
+                }
+            }
+        }
         if self.stream.is_empty() {
             return cap;
         }

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::invalid;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -67,6 +68,25 @@ pub struct Graph {
     pairs: Option<PairRoutes>,
     /// Each link's own name (a SimGrid platform's), or none.
     pub link_names: Vec<String>,
+    /// Routes worked out pair by pair when asked (a SimGrid platform's
+    /// zones), in place of `next` and `pairs`: no table of all pairs.
+    router: Option<Arc<dyn PairRouter>>,
+    /// The links that do not share (SimGrid's FATPIPE: every flow may take
+    /// the whole bandwidth); empty when none.
+    pub fatpipe: Vec<bool>,
+}
+
+/// Routes asked for pair by pair (`Graph::with_router`).
+pub trait PairRouter: Send + Sync {
+    /// Appends the links from node `a` to node `b`, or says why there is
+    /// no route.
+    fn route(&self, a: NodeId, b: NodeId, out: &mut Vec<LinkId>) -> Result<()>;
+}
+
+impl std::fmt::Debug for dyn PairRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PairRouter")
+    }
 }
 
 /// A route for every ordered pair of hosts: `links[start..start + len]`
@@ -225,6 +245,8 @@ impl Graph {
             next,
             pairs: None,
             link_names: Vec::new(),
+            router: None,
+            fatpipe: Vec::new(),
         })
     }
 
@@ -295,7 +317,51 @@ impl Graph {
                 links: all,
             }),
             link_names,
+            router: None,
+            fatpipe: Vec::new(),
         })
+    }
+
+    /// A network whose routes `router` works out pair by pair when asked
+    /// (a SimGrid platform's zones): no table of every pair, so no limit on
+    /// hosts but the ranks'. `links` name no ends (a platform's link is
+    /// wherever its routes put it); `fatpipe` (empty or one per link) marks
+    /// the links that do not share.
+    pub fn with_router(
+        nodes: &[NodeSpec],
+        links: Vec<Link>,
+        link_names: Vec<String>,
+        fatpipe: Vec<bool>,
+        router: Arc<dyn PairRouter>,
+    ) -> Result<Graph> {
+        if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
+            return Err(invalid!("network: no node is a host"));
+        }
+        Ok(Graph {
+            names: nodes.iter().map(|n| n.name.clone()).collect(),
+            kinds: nodes.iter().map(|n| n.kind).collect(),
+            links,
+            adj: Vec::new(),
+            next: Vec::new(),
+            pairs: None,
+            link_names,
+            router: Some(router),
+            fatpipe,
+        })
+    }
+
+    /// Why there is no route from node `a` to node `b`, if there is none.
+    pub fn route_problem(&self, a: NodeId, b: NodeId) -> Option<String> {
+        let r = self.router.as_ref()?;
+        let mut out = Vec::new();
+        match r.route(a, b, &mut out) {
+            Err(e) => Some(e.to_string()),
+            Ok(()) if out.is_empty() && a != b => Some(format!(
+                "no route from '{}' to '{}' (no link joins them)",
+                self.names[a as usize], self.names[b as usize]
+            )),
+            Ok(()) => None,
+        }
     }
 
     /// For every destination, a breadth-first search backwards gives each node
@@ -354,6 +420,15 @@ impl Graph {
     }
 
     pub fn route_nodes(&self, a: NodeId, b: NodeId, out: &mut Vec<LinkId>) {
+        if let Some(r) = &self.router {
+            // A pair without a route gets no links; the simulator asks
+            // `route_problem` why (`Topology::route_problem`).
+            let start = out.len();
+            if a != b && r.route(a, b, out).is_err() {
+                out.truncate(start);
+            }
+            return;
+        }
         if let Some(p) = &self.pairs {
             if a != b {
                 let (ia, ib) = (p.host_index[a as usize], p.host_index[b as usize]);

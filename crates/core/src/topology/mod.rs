@@ -17,7 +17,7 @@ mod spec;
 mod tofu;
 
 pub use dragonnet::DragonNet;
-pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
+pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec, PairRouter};
 pub use grid::{Grid, TorusTie};
 pub use hypercube::Hypercube;
 pub use rankfile::{parse_rankfile, read_rankfile};
@@ -271,6 +271,31 @@ impl Topology {
                 out
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// Which links do not share (SimGrid's FATPIPE): every flow on one may
+    /// take its whole bandwidth, whatever else crosses it. Empty when none.
+    pub fn fatpipe(&self) -> &[bool] {
+        match &self.kind {
+            Kind::Tree(g) | Kind::Graph(g) => &g.fatpipe,
+            _ => &[],
+        }
+    }
+
+    /// Why rank `src` has no route to rank `dst`, where a platform gives
+    /// none (a SimGrid zone without a route for the pair); `None` when the
+    /// route is there.
+    pub fn route_problem(&self, src: usize, dst: usize) -> Option<String> {
+        let (a, b) = (self.rank_node[src], self.rank_node[dst]);
+        if a == b {
+            return None;
+        }
+        match &self.kind {
+            Kind::Tree(g) | Kind::Graph(g) => g
+                .route_problem(a, b)
+                .map(|p| format!("topology {}: {p}", self.name)),
+            _ => None,
         }
     }
 

@@ -48,15 +48,16 @@ pub(super) fn parameters(what: &str, text: &str) -> Result<Parameters> {
     Ok((v[0], v[1], v[2], v[3], v[4], v[5], v[6]))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The dragonfly's network; `(bw, lat, split)` its links', `limiter` the
+/// bandwidth of each host's and router's limiter link and the cluster's id
+/// (their names).
 pub(super) fn build(
     what: &str,
     params: &str,
     host_name: &dyn Fn(usize) -> String,
     hosts_given: usize,
-    bw: f64,
-    lat: f64,
-    split_duplex: bool,
+    (bw, lat, split_duplex): (f64, f64, bool),
+    limiter: Option<(f64, &str)>,
 ) -> Result<Graph> {
     let (g, blue, c, black, b, green_cables, per) = parameters(what, params)?;
     let (routers, n) = size(what, g, c, b, per, hosts_given)?;
@@ -70,10 +71,25 @@ pub(super) fn build(
         green: vec![LinkId::MAX; routers * b],
         black_of: vec![LinkId::MAX; routers * c],
         blue_of: vec![LinkId::MAX; routers],
+        host_limiter: Vec::new(),
+        router_limiter: Vec::new(),
     };
     // A bundle of cables is one cable of their bandwidth.
     let mut cables = super::Cables::new(split_duplex, lat);
     wiring.cable(&mut cables, bw, (blue, black, green_cables));
+    // Limiters as SimGrid names them: hosts' by index, routers' counting
+    // down from 2N - 1 in creation order.
+    if let Some((lbw, id)) = limiter {
+        wiring.host_limiter = (0..n)
+            .map(|h| cables.one(h as NodeId, lbw, format!("{id}_link_{h}_limiter")))
+            .collect();
+        wiring.router_limiter = (0..routers)
+            .map(|r| {
+                let k = 2 * n - 1 - r;
+                cables.one(wiring.node(r), lbw, format!("{id}_link_{k}_limiter"))
+            })
+            .collect();
+    }
     let route = |a: NodeId, z: NodeId| wiring.route(what, a, z);
     let mut specs: Vec<NodeSpec> = (0..n)
         .map(|h| NodeSpec {
@@ -143,6 +159,9 @@ struct Wiring {
     green: Vec<LinkId>,
     black_of: Vec<LinkId>,
     blue_of: Vec<LinkId>,
+    /// Limiter links of each host and router (empty: none).
+    host_limiter: Vec<LinkId>,
+    router_limiter: Vec<LinkId>,
 }
 
 impl Wiring {
@@ -241,31 +260,43 @@ impl Wiring {
         let (sg, sc, sb) = self.place(a);
         let (tg, tc, tb) = self.place(z);
         let target = router(tg, tc, tb);
-        let mut out = vec![self.local[a].0];
+        // Limiters where SimGrid puts them: the sender's, a router's
+        // before each hop it sends on (after, for the blue hop), the
+        // target router's, the receiver's.
+        let lim = |out: &mut Vec<LinkId>, r: usize| out.extend(self.router_limiter.get(r));
+        let mut out: Vec<LinkId> = self.host_limiter.get(a).copied().into_iter().collect();
+        out.push(self.local[a].0);
         // The router the route is at, as SimGrid counts it.
         let (mut cg, mut cc, mut cb) = (sg, sc, sb);
         if router(sg, sc, sb) != target {
             if tg != sg {
                 if cb != tg {
+                    lim(&mut out, router(cg, cc, cb));
                     out.push(green[router(cg, cc, cb) * b + tg]);
                     cb = tg;
                 }
                 if cc != 0 {
+                    lim(&mut out, router(cg, cc, cb));
                     out.push(black_of[router(cg, cc, cb) * c]);
                     cc = 0;
                 }
                 out.push(blue_of[router(cg, cc, cb)]);
+                lim(&mut out, router(cg, cc, cb));
                 (cg, cc, cb) = (tg, 0, sg);
             }
             if tb != cb {
+                lim(&mut out, router(cg, cc, cb));
                 out.push(green[router(cg, cc, cb) * b + tb]);
                 (cc, cb) = (0, tb);
             }
             if tc != cc {
+                lim(&mut out, router(cg, cc, cb));
                 out.push(black_of[router(cg, cc, cb) * c + tc]);
             }
         }
+        lim(&mut out, target);
         out.push(self.local[z].1);
+        out.extend(self.host_limiter.get(z));
         if out.contains(&LinkId::MAX) {
             return Err(invalid!(
                 "{what}: no DRAGONFLY route from host {a} to host {z} (an internal error)"

@@ -1,81 +1,447 @@
-//! SimGrid platform files (XML) as topologies:
-//! - a `<cluster topology="TORUS" topo_parameters="A,B[,C...]">`: a torus
-//!   whose routes follow SimGrid's (dimension order, an even ring's tie as
-//!   SimGrid breaks it: `TorusTie::SimGrid`); `sharing_policy="SPLITDUPLEX"`,
-//!   one link per direction, as topocoll's links are;
-//! - a `FAT_TREE` or `DRAGONFLY` cluster: SimGrid's own network and routes
-//!   (`fat_tree`, `dragonfly`), a route per pair of hosts;
-//! - a flat cluster (no `topology`) without a backbone: hosts on one
-//!   router, each by its own full-duplex link (a tree network);
-//! - one zone of hosts, routers, links and routes under `routing="Full"`.
+//! SimGrid platform files (XML) as topologies, read and routed as SimGrid
+//! 3.32 reads and routes them:
+//! - nested zones (`zones`) routed `Full`, `Floyd`, `Dijkstra`,
+//!   `DijkstraCache`, `None` or `Cluster`, with hosts, routers, links
+//!   (`SHARED`, `SPLITDUPLEX`, `FATPIPE`), routes, zone routes through
+//!   gateways and bypass routes; flat clusters with their backbone and
+//!   limiter links, hosts and clusters side by side. Routes are SimGrid's
+//!   (`routing`), worked out for a pair when the simulator asks;
+//! - a platform whose network is one `<cluster topology="TORUS">` (one
+//!   link per direction, SimGrid's dimension order and tie:
+//!   `TorusTie::SimGrid`), `FAT_TREE` or `DRAGONFLY` (SimGrid's own
+//!   network and routes, `fat_tree`, `dragonfly`, with limiter links).
 //!
-//! Host i of the cluster is rank i (SimGrid numbers torus hosts with
-//! dimension 0 fastest, as topocoll does). What else a platform may hold is
-//! refused by name. Bandwidths and latencies take SimGrid's units (`Bps`,
-//! `kBps`, `MBps`, `GBps`, `KiBps`, …, `bps`, `Mbps`, `Gbps`; `s`, `ms`,
-//! `us`, `ns`).
+//! Hosts are ranks in the order the file declares them (a cluster's in its
+//! radical's order; SimGrid numbers torus hosts with dimension 0 fastest,
+//! as topocoll does). Every bandwidth and latency, whatever the element,
+//! takes SimGrid's units (`Bps`, `kBps`, `MBps`, `KiBps`, …, `bps`,
+//! `Mbps`, …; `s`, `ms`, `us`, `ns`, `ps`, `m`, `h`, `d`, `w`; a number
+//! without a unit is in `Bps` or `s`, as SimGrid reads it) and goes through
+//! one range check (`attr_bandwidth`, `attr_latency`). What topocoll does
+//! not read is refused in one line naming the element: profiles
+//! (`bandwidth_file`, `latency_file`, `state_file`, `<trace>`), the Wifi,
+//! ns-3 and Vivaldi models, `<include>` (gone from SimGrid since 3.22), and
+//! a TORUS, FAT_TREE or DRAGONFLY cluster beside other zones.
 
-use super::{
-    EdgeSpec, Graph, Grid, Kind, Link, LinkId, NodeId, NodeKind, NodeSpec, Topology, TorusTie,
-};
-use std::collections::HashMap;
+use super::{Grid, Kind, Topology, TorusTie};
+use std::sync::Arc;
 
 mod dragonfly;
 mod fat_tree;
-use crate::error::Result;
+mod routing;
+mod zones;
+use crate::error::{Error, Result};
 use crate::invalid;
 
+/// Where the reader is: the platform and the element's line, for errors.
+#[derive(Clone)]
+struct Ctx {
+    what: String,
+    line: u32,
+    tag: String,
+}
+
+impl Ctx {
+    fn at(&self, e: roxmltree::Node) -> Ctx {
+        Ctx {
+            what: self.what.clone(),
+            line: e.document().text_pos_at(e.range().start).row,
+            tag: e.tag_name().name().to_string(),
+        }
+    }
+
+    /// One line: the platform, the line, the element, the problem.
+    fn err(&self, msg: String) -> Error {
+        // One line, of a sensible length (a message quotes the file).
+        let mut msg: String = msg.chars().filter(|c| !c.is_control()).take(400).collect();
+        if msg.len() >= 400 {
+            msg.push_str("...");
+        }
+        invalid!("{}: line {}: <{}>: {}", self.what, self.line, self.tag, msg)
+    }
+
+    fn need<'a>(&self, e: roxmltree::Node<'a, '_>, k: &str) -> Result<&'a str> {
+        e.attribute(k)
+            .ok_or_else(|| self.err(format!("needs '{k}'")))
+    }
+}
+
 /// A number with one of `units` (times, then divided by, per unit), longest
-/// unit first; dividing by a power of ten keeps `50us` exactly 50e-6.
-fn quantity(what: &str, text: &str, units: &[(&str, f64, f64)]) -> Result<f64> {
+/// unit first; dividing by a power of ten keeps `50us` exactly 50e-6. A
+/// number alone is in the first unit of `bare` (SimGrid's default unit).
+fn quantity(text: &str, units: &[(&str, f64, f64)], bare: (f64, f64)) -> Option<f64> {
     let t = text.trim();
+    if let Ok(v) = t.parse::<f64>() {
+        return Some(v * bare.0 / bare.1);
+    }
     for (unit, times, over) in units {
         if let Some(number) = t.strip_suffix(unit) {
             if let Ok(v) = number.trim().parse::<f64>() {
-                return Ok(v * times / over);
+                return Some(v * times / over);
             }
         }
     }
-    Err(invalid!(
-        "{what} '{text}' is not a number with a unit ({})",
-        units.iter().map(|u| u.0).collect::<Vec<_>>().join(", ")
-    ))
+    None
 }
 
-fn bandwidth(what: &str, text: &str) -> Result<f64> {
-    const U: &[(&str, f64, f64)] = &[
-        ("TiBps", 1099511627776.0, 1.0),
-        ("GiBps", 1073741824.0, 1.0),
-        ("MiBps", 1048576.0, 1.0),
-        ("KiBps", 1024.0, 1.0),
-        ("Tibps", 1099511627776.0, 8.0),
-        ("Gibps", 1073741824.0, 8.0),
-        ("Mibps", 1048576.0, 8.0),
-        ("Kibps", 1024.0, 8.0),
-        ("TBps", 1e12, 1.0),
-        ("GBps", 1e9, 1.0),
-        ("MBps", 1e6, 1.0),
-        ("kBps", 1e3, 1.0),
-        ("KBps", 1e3, 1.0),
-        ("Tbps", 1e12, 8.0),
-        ("Gbps", 1e9, 8.0),
-        ("Mbps", 1e6, 8.0),
-        ("kbps", 1e3, 8.0),
-        ("Bps", 1.0, 1.0),
-        ("bps", 1.0, 8.0),
-    ];
-    quantity(what, text, U)
+const BANDWIDTH_UNITS: &[(&str, f64, f64)] = &[
+    ("TiBps", 1099511627776.0, 1.0),
+    ("GiBps", 1073741824.0, 1.0),
+    ("MiBps", 1048576.0, 1.0),
+    ("KiBps", 1024.0, 1.0),
+    ("Tibps", 1099511627776.0, 8.0),
+    ("Gibps", 1073741824.0, 8.0),
+    ("Mibps", 1048576.0, 8.0),
+    ("Kibps", 1024.0, 8.0),
+    ("TBps", 1e12, 1.0),
+    ("GBps", 1e9, 1.0),
+    ("MBps", 1e6, 1.0),
+    ("kBps", 1e3, 1.0),
+    ("KBps", 1e3, 1.0),
+    ("Tbps", 1e12, 8.0),
+    ("Gbps", 1e9, 8.0),
+    ("Mbps", 1e6, 8.0),
+    ("kbps", 1e3, 8.0),
+    ("Bps", 1.0, 1.0),
+    ("bps", 1.0, 8.0),
+];
+
+const TIME_UNITS: &[(&str, f64, f64)] = &[
+    ("ms", 1.0, 1e3),
+    ("us", 1.0, 1e6),
+    ("ns", 1.0, 1e9),
+    ("ps", 1.0, 1e12),
+    ("s", 1.0, 1.0),
+    ("m", 60.0, 1.0),
+    ("h", 3600.0, 1.0),
+    ("d", 86400.0, 1.0),
+    ("w", 604800.0, 1.0),
+];
+
+fn bandwidth(text: &str) -> Option<f64> {
+    quantity(text, BANDWIDTH_UNITS, (1.0, 1.0))
 }
 
-fn latency(what: &str, text: &str) -> Result<f64> {
-    const U: &[(&str, f64, f64)] = &[
-        ("ms", 1.0, 1e3),
-        ("us", 1.0, 1e6),
-        ("ns", 1.0, 1e9),
-        ("ps", 1.0, 1e12),
-        ("s", 1.0, 1.0),
-    ];
-    quantity(what, text, U)
+fn latency(text: &str) -> Option<f64> {
+    quantity(text, TIME_UNITS, (1.0, 1.0))
+}
+
+/// Attribute `k` of `e` as a bandwidth, in range (`check_bandwidth`):
+/// the one check every bandwidth of a platform goes through.
+fn attr_bandwidth(cx: &Ctx, e: roxmltree::Node, k: &str) -> Result<f64> {
+    let text = cx.need(e, k)?;
+    let v = bandwidth(text).ok_or_else(|| {
+        cx.err(format!(
+            "{k}=\"{text}\" is not a bandwidth (a number with Bps, kBps, MBps, GBps, KiBps, bps, Mbps, ...)"
+        ))
+    })?;
+    super::check_bandwidth(k, v).map_err(|e| cx.err(e.to_string()))?;
+    Ok(v)
+}
+
+/// Attribute `k` of `e` as a latency, in range (`check_latency`): the one
+/// check every latency of a platform goes through.
+fn attr_latency(cx: &Ctx, e: roxmltree::Node, k: &str) -> Result<f64> {
+    let text = cx.need(e, k)?;
+    let v = latency(text).ok_or_else(|| {
+        cx.err(format!(
+            "{k}=\"{text}\" is not a time (a number with s, ms, us, ns, ...)"
+        ))
+    })?;
+    super::check_latency(k, v).map_err(|e| cx.err(e.to_string()))?;
+    Ok(v)
+}
+
+/// The values of `radical` (`0-63`, `0,4-7`) in order, refused past
+/// `limit` values before any is made.
+fn radicals(cx: &Ctx, radical: &str, limit: usize) -> Result<Vec<u64>> {
+    let mut parts = Vec::new();
+    let mut n: u64 = 0;
+    let bad = || cx.err(format!("radical '{radical}' is not numbers (like 0-63 or 0,4-7)"));
+    for part in radical.split(',') {
+        let part = part.trim();
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse::<u64>().map_err(|_| bad())?,
+                b.trim().parse::<u64>().map_err(|_| bad())?,
+            ),
+            None => {
+                let a = part.parse::<u64>().map_err(|_| bad())?;
+                (a, a)
+            }
+        };
+        if b < a {
+            return Err(cx.err(format!("radical '{part}' runs backwards")));
+        }
+        n = n.saturating_add(b - a).saturating_add(1);
+        if n > limit as u64 {
+            return Err(cx.err(format!(
+                "radical '{radical}' names more than {limit} hosts"
+            )));
+        }
+        parts.push((a, b));
+    }
+    Ok(parts.into_iter().flat_map(|(a, b)| a..=b).collect())
+}
+
+/// A `<cluster>`'s attributes, read and checked once whatever its topology.
+struct ClusterShape {
+    radicals: Vec<u64>,
+    bw: f64,
+    lat: f64,
+    /// Links split per direction (SPLITDUPLEX, the default).
+    split: bool,
+    /// The backbone's bandwidth, latency and whether it is a FATPIPE.
+    backbone: Option<(f64, f64, bool)>,
+    limiter: Option<f64>,
+    topology: String,
+}
+
+fn cluster_shape(cx: &Ctx, c: roxmltree::Node) -> Result<ClusterShape> {
+    let limit = crate::limits::MAX_RANKS;
+    let radicals = radicals(cx, cx.need(c, "radical")?, limit)?;
+    let bw = attr_bandwidth(cx, c, "bw")?;
+    let lat = attr_latency(cx, c, "lat")?;
+    let split = match c.attribute("sharing_policy").unwrap_or("SPLITDUPLEX") {
+        "SPLITDUPLEX" | "FULLDUPLEX" => true,
+        "SHARED" | "FATPIPE" => false,
+        other => {
+            return Err(cx.err(format!(
+                "sharing_policy '{other}' is not SHARED, SPLITDUPLEX or FATPIPE"
+            )))
+        }
+    };
+    let opt = |k: &str| c.attribute(k).filter(|v| !v.is_empty());
+    let bb_bw = opt("bb_bw").map(|_| attr_bandwidth(cx, c, "bb_bw")).transpose()?;
+    let bb_lat = opt("bb_lat").map(|_| attr_latency(cx, c, "bb_lat")).transpose()?;
+    let fat = match c.attribute("bb_sharing_policy").unwrap_or("SHARED") {
+        "SHARED" => false,
+        "FATPIPE" => true,
+        other => {
+            return Err(cx.err(format!(
+                "bb_sharing_policy '{other}' is not SHARED or FATPIPE"
+            )))
+        }
+    };
+    // SimGrid makes a backbone where either is above zero.
+    let backbone = match (bb_bw, bb_lat.unwrap_or(0.0)) {
+        (Some(b), l) => Some((b, l, fat)),
+        (None, l) if l > 0.0 => {
+            return Err(cx.err("bb_lat without bb_bw: a backbone needs a bandwidth".into()))
+        }
+        _ => None,
+    };
+    let limiter = opt("limiter_link")
+        .map(|_| attr_bandwidth(cx, c, "limiter_link"))
+        .transpose()?;
+    for k in ["loopback_bw"] {
+        if opt(k).is_some() {
+            attr_bandwidth(cx, c, k)?;
+        }
+    }
+    if opt("loopback_lat").is_some() {
+        attr_latency(cx, c, "loopback_lat")?;
+    }
+    Ok(ClusterShape {
+        radicals,
+        bw,
+        lat,
+        split,
+        backbone,
+        limiter,
+        topology: c.attribute("topology").unwrap_or("FLAT").to_string(),
+    })
+}
+
+/// Reads a SimGrid platform (see the module doc).
+pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
+    let what = format!("SimGrid platform '{name}'");
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(text, options).map_err(|e| {
+        let said: String = e.to_string().chars().filter(|c| !c.is_control()).collect();
+        invalid!("{what}: not a <platform> XML file: {said}")
+    })?;
+    let root = doc.root_element();
+    let cx = Ctx {
+        what: what.clone(),
+        line: 1,
+        tag: "platform".into(),
+    }
+    .at(root);
+    if root.tag_name().name() != "platform" {
+        return Err(cx.err(format!(
+            "the root element is <{}>, not <platform>",
+            root.tag_name().name()
+        )));
+    }
+    // The network: one zone or cluster (SimGrid's root zone).
+    let mut top = None;
+    for e in root.children().filter(|n| n.is_element()) {
+        let cx = cx.at(e);
+        match e.tag_name().name() {
+            "config" | "random" | "actor" | "process" => {}
+            "zone" | "AS" | "cluster" | "cabinet" | "peer" => {
+                if top.is_some() {
+                    return Err(cx.err(
+                        "a second zone or cluster at the top: SimGrid's platform has one root zone"
+                            .into(),
+                    ));
+                }
+                top = Some(e);
+            }
+            "trace" | "trace_connect" => {
+                return Err(cx.err(
+                    "profiles (availability, bandwidth, latency and state traces) are not read"
+                        .into(),
+                ))
+            }
+            "include" => {
+                return Err(cx.err(
+                    "<include> was removed from SimGrid in 3.22 and is not read".into(),
+                ))
+            }
+            other => return Err(cx.err(format!("<{other}> is not a SimGrid platform element"))),
+        }
+    }
+    let top = top.ok_or_else(|| cx.err("no zone and no cluster".into()))?;
+    if let Some(c) = lone_hierarchical_cluster(top) {
+        let cx = cx.at(c);
+        return hierarchical_cluster(&cx, name, c);
+    }
+    let mut b = zones::Builder::default();
+    let cx = cx.at(top);
+    match top.tag_name().name() {
+        "zone" | "AS" => zones::zone(&mut b, &cx, top, None)?,
+        "cluster" => cluster_in(&mut b, &cx, top, None)?,
+        other => return Err(cx.err(format!("<{other}> alone is not a platform (it goes in a zone)"))),
+    }
+    let (router, nodes, links, link_names, fatpipe) = b.into_router();
+    let g = super::Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))
+        .map_err(|e| invalid!("{what}: {e}"))?;
+    Ok(Topology::from_kind(name, Kind::Graph(g)))
+}
+
+/// The TORUS, FAT_TREE or DRAGONFLY cluster that is the platform's whole
+/// network (alone, or alone in zones that hold nothing else).
+fn lone_hierarchical_cluster<'a, 'i>(top: roxmltree::Node<'a, 'i>) -> Option<roxmltree::Node<'a, 'i>> {
+    let mut e = top;
+    loop {
+        if e.has_tag_name("cluster") {
+            return (e.attribute("topology").unwrap_or("FLAT") != "FLAT").then_some(e);
+        }
+        let mut inner = e
+            .children()
+            .filter(|n| n.is_element() && !n.has_tag_name("prop"));
+        let one = inner.next()?;
+        if inner.next().is_some() || !(one.has_tag_name("zone") || one.has_tag_name("AS") || one.has_tag_name("cluster")) {
+            return None;
+        }
+        e = one;
+    }
+}
+
+/// A `<cluster>` in zone `z` (from `zones`): a flat one only, beside
+/// other zones.
+fn cluster_in_zone(b: &mut zones::Builder, cx: &Ctx, c: roxmltree::Node, z: u32) -> Result<()> {
+    cluster_in(b, cx, c, Some(z))
+}
+
+fn cluster_in(b: &mut zones::Builder, cx: &Ctx, c: roxmltree::Node, z: Option<u32>) -> Result<()> {
+    let shape = cluster_shape(cx, c)?;
+    if shape.topology != "FLAT" {
+        return Err(cx.err(format!(
+            "a {} cluster beside other zones or hosts is not read (only as the platform's whole network)",
+            shape.topology
+        )));
+    }
+    for p in c.children().filter(|n| n.is_element()) {
+        if !p.has_tag_name("prop") {
+            return Err(cx.at(p).err("only <prop> goes in a <cluster>".into()));
+        }
+    }
+    zones::flat_cluster(b, cx, c, z, &shape)
+}
+
+/// A platform that is one TORUS, FAT_TREE or DRAGONFLY cluster.
+fn hierarchical_cluster(cx: &Ctx, name: &str, c: roxmltree::Node) -> Result<Topology> {
+    let shape = cluster_shape(cx, c)?;
+    let n = shape.radicals.len();
+    let what = format!("{}: line {}: <cluster>", cx.what, cx.line);
+    if shape.backbone.is_some() {
+        return Err(cx.err(format!(
+            "a {} cluster has no backbone (bb_bw, bb_lat are for flat clusters)",
+            shape.topology
+        )));
+    }
+    let (prefix, suffix) = (c.attribute("prefix").unwrap_or(""), c.attribute("suffix").unwrap_or(""));
+    let names = &shape.radicals;
+    let host_name = |i: usize| format!("{prefix}{}{suffix}", names.get(i).copied().unwrap_or(i as u64));
+    let kind = match shape.topology.as_str() {
+        "TORUS" => {
+            if !shape.split {
+                return Err(cx.err(
+                    "a TORUS of SHARED or FATPIPE links is not read (topocoll's torus has one link per direction: SPLITDUPLEX, the default)".into(),
+                ));
+            }
+            if shape.limiter.is_some() {
+                return Err(cx.err("limiter_link on a TORUS cluster is not read".into()));
+            }
+            let dims: Vec<usize> = cx
+                .need(c, "topo_parameters")?
+                .split(',')
+                .map(|d| d.trim().parse::<usize>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| cx.err("topo_parameters are not whole numbers".into()))?;
+            let size = dims
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .unwrap_or(0);
+            if size != n {
+                return Err(cx.err(format!(
+                    "topo_parameters make {size} hosts, the radical {n}"
+                )));
+            }
+            // SimGrid's ring of 2 routes both ways over one cable (its
+            // second is never on a route): a dimension of 2 is a mesh's.
+            let wrap = dims.iter().map(|&d| d > 2).collect();
+            let mut g = Grid::new(dims, wrap, shape.bw, shape.lat).map_err(|e| cx.err(e.to_string()))?;
+            g.tie = TorusTie::SimGrid;
+            Kind::Grid(g)
+        }
+        "FAT_TREE" => {
+            if shape.limiter.is_some() {
+                return Err(cx.err("limiter_link on a FAT_TREE cluster is not read".into()));
+            }
+            Kind::Graph(fat_tree::build(
+                &what,
+                cx.need(c, "topo_parameters")?,
+                &host_name,
+                n,
+                shape.bw,
+                shape.lat,
+                shape.split,
+            )?)
+        }
+        "DRAGONFLY" => Kind::Graph(dragonfly::build(
+            &what,
+            cx.need(c, "topo_parameters")?,
+            &host_name,
+            n,
+            (shape.bw, shape.lat, shape.split),
+            shape.limiter.map(|l| (l, c.attribute("id").unwrap_or(""))),
+        )?),
+        other => {
+            return Err(cx.err(format!(
+                "cluster topology '{other}' is not FLAT, TORUS, FAT_TREE or DRAGONFLY"
+            )))
+        }
+    };
+    let topo = Topology::from_kind(name, kind);
+    topo.check_connected()?;
+    Ok(topo)
 }
 
 /// A cluster's links, cable by cable, named as SimGrid names them: the
@@ -83,7 +449,7 @@ fn latency(what: &str, text: &str) -> Result<f64> {
 /// (z→a) when links are split per direction, else one link `NAME_k` both
 /// directions share.
 struct Cables {
-    links: Vec<Link>,
+    links: Vec<super::Link>,
     names: Vec<String>,
     made: usize,
     split: bool,
@@ -102,11 +468,17 @@ impl Cables {
     }
 
     /// A cable from a to z: its a→z and z→a links (one link when shared).
-    fn add(&mut self, a: NodeId, z: NodeId, bandwidth: f64, name: &str) -> (LinkId, LinkId) {
+    fn add(
+        &mut self,
+        a: super::NodeId,
+        z: super::NodeId,
+        bandwidth: f64,
+        name: &str,
+    ) -> (super::LinkId, super::LinkId) {
         let name = format!("{name}_{}", self.made);
         self.made += 1;
-        let ab = self.links.len() as LinkId;
-        let link = |from, to| Link {
+        let ab = self.links.len() as super::LinkId;
+        let link = |from, to| super::Link {
             from,
             to,
             bandwidth,
@@ -123,490 +495,21 @@ impl Cables {
             (ab, ab)
         }
     }
+
+    /// A link of its own (a limiter): one link, both directions, no latency.
+    fn one(&mut self, at: super::NodeId, bandwidth: f64, name: String) -> super::LinkId {
+        let id = self.links.len() as super::LinkId;
+        self.links.push(super::Link {
+            from: at,
+            to: at,
+            bandwidth,
+            latency: 0.0,
+        });
+        self.names.push(name);
+        id
+    }
 }
 
-/// The i-th value of `radical` (`0-63`, `0,4-7`), as SimGrid names hosts.
-fn radical_value(radical: &str, mut i: usize) -> String {
-    for part in radical.split(',') {
-        let part = part.trim();
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (a.trim().parse::<usize>(), b.trim().parse::<usize>());
-                if let (Ok(a), Ok(b)) = (a, b) {
-                    if i <= b - a {
-                        return (a + i).to_string();
-                    }
-                    i -= b - a + 1;
-                }
-            }
-            None if i == 0 => return part.to_string(),
-            None => i -= 1,
-        }
-    }
-    i.to_string()
-}
-
-/// Hosts in `radical`: `0-63`, or a list `0,1,2`, numbered from its first.
-fn hosts(name: &str, radical: &str) -> Result<usize> {
-    let mut n = 0usize;
-    for part in radical.split(',') {
-        let part = part.trim();
-        let count = match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (
-                    a.trim()
-                        .parse()
-                        .map_err(|_| invalid!("{name}: radical '{radical}' is not numbers"))?,
-                    b.trim()
-                        .parse()
-                        .map_err(|_| invalid!("{name}: radical '{radical}' is not numbers"))?,
-                );
-                if b < a {
-                    return Err(invalid!("{name}: radical '{part}' runs backwards"));
-                }
-                b - a + 1
-            }
-            None => {
-                part.parse::<usize>()
-                    .map_err(|_| invalid!("{name}: radical '{radical}' is not numbers"))?;
-                1
-            }
-        };
-        n = n.saturating_add(count);
-    }
-    Ok(n)
-}
-
-/// Reads a SimGrid platform (see the module doc).
-pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
-    let what = format!("SimGrid platform '{name}'");
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(text, options).map_err(|e| {
-        let said: String = e.to_string().chars().filter(|c| !c.is_control()).collect();
-        invalid!("{what}: not a <platform> XML file: {said}")
-    })?;
-    let root = doc.root_element();
-    if root.tag_name().name() != "platform" {
-        return Err(invalid!(
-            "{what}: the root element is <{}>, not <platform>",
-            root.tag_name().name()
-        ));
-    }
-    let clusters: Vec<_> = root
-        .descendants()
-        .filter(|n| n.has_tag_name("cluster"))
-        .collect();
-    let explicit = root
-        .descendants()
-        .find(|n| ["host", "link", "route", "router"].contains(&n.tag_name().name()));
-    let topo = match (clusters.as_slice(), explicit) {
-        ([c], None) => cluster(&what, name, *c)?,
-        ([], Some(_)) => explicit_zone(&what, name, root)?,
-        ([], None) => {
-            return Err(invalid!(
-                "{what}: neither a <cluster> nor hosts, links and routes"
-            ))
-        }
-        _ => {
-            return Err(invalid!(
-                "{what}: topocoll reads one <cluster>, or one zone of hosts, links and routes; this platform has {} clusters{}",
-                clusters.len(),
-                if explicit.is_some() { " and hosts or links besides" } else { "" }
-            ))
-        }
-    };
-    topo.check_connected()?;
-    Ok(topo)
-}
-
-/// One `<cluster>`: a TORUS, a FAT_TREE, a DRAGONFLY or a flat cluster.
-fn cluster(what: &str, name: &str, c: roxmltree::Node) -> Result<Topology> {
-    let get = |k: &str| c.attribute(k);
-    let need = |k: &str| get(k).ok_or_else(|| invalid!("{what}: <cluster> needs '{k}'"));
-    let n = hosts(what, need("radical")?)?;
-    let bw = bandwidth(&format!("{what}: bw"), need("bw")?)?;
-    let lat = latency(&format!("{what}: lat"), need("lat")?)?;
-    if get("bb_bw").is_some() || get("bb_lat").is_some() {
-        return Err(invalid!(
-            "{what}: a cluster backbone (bb_bw, bb_lat) is not read"
-        ));
-    }
-    let radical = need("radical")?;
-    let host_name = |i: usize| {
-        format!(
-            "{}{}{}",
-            get("prefix").unwrap_or(""),
-            radical_value(radical, i),
-            get("suffix").unwrap_or("")
-        )
-    };
-    if get("limiter_link").is_some_and(|l| l.trim() != "0" && !l.trim().is_empty()) {
-        return Err(invalid!(
-            "{what}: limiter_link is not read (topocoll has no per-node limiter links)"
-        ));
-    }
-    // Fat trees and dragonflies split their links unless told to share them
-    // (SimGrid makes even FATPIPE links shared there).
-    let split = |what: &str| -> Result<bool> {
-        match get("sharing_policy").unwrap_or("SPLITDUPLEX") {
-            "SPLITDUPLEX" | "FULLDUPLEX" => Ok(true),
-            "SHARED" | "FATPIPE" => Ok(false),
-            other => Err(invalid!("{what}: sharing_policy '{other}' is not read")),
-        }
-    };
-    let kind = match get("topology").unwrap_or("FLAT") {
-        "TORUS" => {
-            if get("sharing_policy") != Some("SPLITDUPLEX") {
-                return Err(invalid!(
-                    "{what}: a TORUS cluster needs sharing_policy=\"SPLITDUPLEX\" (one link per direction, as topocoll's links)"
-                ));
-            }
-            let dims: Vec<usize> = need("topo_parameters")?
-                .split(',')
-                .map(|d| d.trim().parse::<usize>())
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|_| invalid!("{what}: topo_parameters are not whole numbers"))?;
-            let size: usize = dims
-                .iter()
-                .try_fold(1usize, |a, &d| a.checked_mul(d))
-                .unwrap_or(0);
-            if size != n {
-                return Err(invalid!(
-                    "{what}: topo_parameters make {size} hosts, the radical {n}"
-                ));
-            }
-            if let Some(d) = dims.iter().find(|&&d| d < 3) {
-                return Err(invalid!(
-                    "{what}: a torus dimension of {d}: SimGrid joins a ring of 2 by one link each way, topocoll by two; give dimensions of 3 or more"
-                ));
-            }
-            let wrap = vec![true; dims.len()];
-            let mut g = Grid::new(dims, wrap, bw, lat)?;
-            g.tie = TorusTie::SimGrid;
-            Kind::Grid(g)
-        }
-        "FLAT" => {
-            let mut nodes: Vec<NodeSpec> = (0..n)
-                .map(|i| NodeSpec {
-                    name: host_name(i),
-                    kind: NodeKind::Host,
-                })
-                .collect();
-            nodes.push(NodeSpec {
-                name: "router".into(),
-                kind: NodeKind::Switch,
-            });
-            let edges: Vec<EdgeSpec> = (0..n)
-                .map(|i| EdgeSpec {
-                    a: host_name(i),
-                    b: "router".into(),
-                    bandwidth: Some(bw),
-                    latency: Some(lat),
-                    ..Default::default()
-                })
-                .collect();
-            Kind::Tree(Graph::new(&nodes, &edges, true, bw, lat)?)
-        }
-        "FAT_TREE" => Kind::Graph(fat_tree::build(
-            what,
-            need("topo_parameters")?,
-            &host_name,
-            n,
-            bw,
-            lat,
-            split(what)?,
-        )?),
-        "DRAGONFLY" => Kind::Graph(dragonfly::build(
-            what,
-            need("topo_parameters")?,
-            &host_name,
-            n,
-            bw,
-            lat,
-            split(what)?,
-        )?),
-        other => {
-            return Err(invalid!(
-                "{what}: cluster topology '{other}' is not read (TORUS, FAT_TREE, DRAGONFLY, or a flat cluster)"
-            ))
-        }
-    };
-    Ok(Topology::from_kind(name, kind))
-}
-
-/// One zone of `<host>`s, `<router>`s, `<link>`s and `<route>`s under
-/// `routing="Full"` (a route for every pair of hosts).
-fn explicit_zone(what: &str, name: &str, root: roxmltree::Node) -> Result<Topology> {
-    let zone = the_zone(what, root)?;
-    let Declared {
-        nodes,
-        node_of,
-        mut links,
-        link_names,
-        link_of,
-        routes,
-    } = declarations(what, zone)?;
-    let table = route_table(what, &routes, &nodes, &node_of, &link_of)?;
-    // A link's ends, for reports and connectivity: those of the first route
-    // that crosses it.
-    let mut placed = vec![false; links.len()];
-    let mut pairs: Vec<_> = table.iter().collect();
-    pairs.sort_by_key(|(k, _)| **k);
-    for ((a, b), list) in pairs {
-        for &l in list {
-            if !placed[l as usize] {
-                placed[l as usize] = true;
-                links[l as usize].from = *a;
-                links[l as usize].to = *b;
-            }
-        }
-    }
-    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    let g = Graph::with_routes(&nodes, links, link_names, |a, b| {
-        table.get(&(a, b)).cloned().ok_or_else(|| {
-            invalid!(
-                "{what}: no route from '{}' to '{}' (a Full zone needs one for every pair of hosts)",
-                names[a as usize],
-                names[b as usize]
-            )
-        })
-    })
-    .map_err(|e| invalid!("{what}: {e}"))?;
-    Ok(Topology::from_kind(name, Kind::Graph(g)))
-}
-
-/// The platform's one zone (or its root, with none), routed `Full`.
-fn the_zone<'a, 'input>(
-    what: &str,
-    root: roxmltree::Node<'a, 'input>,
-) -> Result<roxmltree::Node<'a, 'input>> {
-    let zones: Vec<_> = root
-        .descendants()
-        .filter(|n| n.has_tag_name("zone") || n.has_tag_name("AS"))
-        .collect();
-    let zone = match zones.as_slice() {
-        [z] => *z,
-        [] => root,
-        _ => {
-            return Err(invalid!(
-                "{what}: {} zones: topocoll reads a platform of one zone",
-                zones.len()
-            ))
-        }
-    };
-    let routing = zone.attribute("routing").unwrap_or("Full");
-    if routing != "Full" {
-        return Err(invalid!(
-            "{what}: zone routing '{routing}' is not read (Full: a <route> for every pair of hosts)"
-        ));
-    }
-    Ok(zone)
-}
-
-/// What a zone declares: its hosts and routers, its links (a SPLITDUPLEX
-/// one as two), each by name, and its routes, read once all are declared.
-struct Declared<'a, 'input> {
-    nodes: Vec<NodeSpec>,
-    node_of: HashMap<String, NodeId>,
-    links: Vec<Link>,
-    link_names: Vec<String>,
-    /// A link's id: its one link (shared), or its UP and DOWN links.
-    link_of: HashMap<String, (LinkId, Option<LinkId>)>,
-    routes: Vec<roxmltree::Node<'a, 'input>>,
-}
-
-/// Reads a zone's `<host>`s, `<router>`s and `<link>`s, and gathers its
-/// `<route>`s.
-fn declarations<'a, 'input>(
-    what: &str,
-    zone: roxmltree::Node<'a, 'input>,
-) -> Result<Declared<'a, 'input>> {
-    let mut nodes: Vec<NodeSpec> = Vec::new();
-    let mut node_of: HashMap<String, NodeId> = HashMap::new();
-    let mut links: Vec<Link> = Vec::new();
-    let mut link_names: Vec<String> = Vec::new();
-    let mut link_of: HashMap<String, (LinkId, Option<LinkId>)> = HashMap::new();
-    let mut routes: Vec<roxmltree::Node> = Vec::new();
-    for e in zone.children().filter(|n| n.is_element()) {
-        let line = e.document().text_pos_at(e.range().start).row;
-        let at = || format!("{what}: line {line}");
-        let id = || {
-            e.attribute("id")
-                .ok_or_else(|| invalid!("{}: <{}> needs 'id'", at(), e.tag_name().name()))
-        };
-        match e.tag_name().name() {
-            tag @ ("host" | "router") => {
-                let id = id()?;
-                let kind = if tag == "host" {
-                    NodeKind::Host
-                } else {
-                    NodeKind::Switch
-                };
-                if node_of
-                    .insert(id.to_string(), nodes.len() as NodeId)
-                    .is_some()
-                {
-                    return Err(invalid!("{}: '{id}' is declared twice", at()));
-                }
-                nodes.push(NodeSpec {
-                    name: id.to_string(),
-                    kind,
-                });
-            }
-            "link" => {
-                let id = id()?;
-                let bw = bandwidth(
-                    &format!("{}: link '{id}' bandwidth", at()),
-                    e.attribute("bandwidth")
-                        .ok_or_else(|| invalid!("{}: link '{id}' needs 'bandwidth'", at()))?,
-                )?;
-                let lat = match e.attribute("latency") {
-                    Some(t) => latency(&format!("{}: link '{id}' latency", at()), t)?,
-                    None => 0.0,
-                };
-                crate::topology::check_bandwidth(&format!("link '{id}'"), bw)?;
-                let link = Link {
-                    from: 0,
-                    to: 0,
-                    bandwidth: bw,
-                    latency: lat,
-                };
-                let first = links.len() as LinkId;
-                let entry = match e.attribute("sharing_policy").unwrap_or("SHARED") {
-                    "SHARED" => {
-                        links.push(link);
-                        link_names.push(id.to_string());
-                        (first, None)
-                    }
-                    "SPLITDUPLEX" => {
-                        links.extend([link.clone(), link]);
-                        link_names.extend([format!("{id}_UP"), format!("{id}_DOWN")]);
-                        (first, Some(first + 1))
-                    }
-                    other => {
-                        return Err(invalid!(
-                            "{}: link '{id}' sharing_policy '{other}' is not read (SHARED or SPLITDUPLEX)",
-                            at()
-                        ))
-                    }
-                };
-                if link_of.insert(id.to_string(), entry).is_some() {
-                    return Err(invalid!("{}: link '{id}' is declared twice", at()));
-                }
-            }
-            "route" => routes.push(e),
-            "prop" => {}
-            other => {
-                return Err(invalid!(
-                    "{}: <{other}> is not read (a zone of host, router, link and route)",
-                    at()
-                ))
-            }
-        }
-    }
-    Ok(Declared {
-        nodes,
-        node_of,
-        links,
-        link_names,
-        link_of,
-        routes,
-    })
-}
-
-/// Every route, and the reverse of each symmetrical one, by (source,
-/// destination).
-fn route_table(
-    what: &str,
-    routes: &[roxmltree::Node],
-    nodes: &[NodeSpec],
-    node_of: &HashMap<String, NodeId>,
-    link_of: &HashMap<String, (LinkId, Option<LinkId>)>,
-) -> Result<HashMap<(NodeId, NodeId), Vec<LinkId>>> {
-    let mut table: HashMap<(NodeId, NodeId), Vec<LinkId>> = HashMap::new();
-    for &r in routes {
-        let line = r.document().text_pos_at(r.range().start).row;
-        let at = format!("{what}: line {line}");
-        let end = |k: &str| -> Result<NodeId> {
-            let id = r
-                .attribute(k)
-                .ok_or_else(|| invalid!("{at}: <route> needs '{k}'"))?;
-            node_of
-                .get(id)
-                .copied()
-                .ok_or_else(|| invalid!("{at}: route {k} '{id}' is not a host or router"))
-        };
-        let (a, b) = (end("src")?, end("dst")?);
-        let (forward, backward) = route_links(&at, r, link_of)?;
-        let symmetrical = match r.attribute("symmetrical").unwrap_or("YES") {
-            "YES" | "yes" => true,
-            "NO" | "no" => false,
-            other => return Err(invalid!("{at}: symmetrical '{other}' is not YES or NO")),
-        };
-        let mut add = |x: NodeId, y: NodeId, list: Vec<LinkId>| -> Result<()> {
-            if table.insert((x, y), list).is_some() {
-                return Err(invalid!(
-                    "{at}: a second route from '{}' to '{}'",
-                    nodes[x as usize].name,
-                    nodes[y as usize].name
-                ));
-            }
-            Ok(())
-        };
-        add(a, b, forward)?;
-        if symmetrical && a != b {
-            add(b, a, backward)?;
-        }
-    }
-    Ok(table)
-}
-
-/// A route's links forward, and backward (for its reverse), from its
-/// `<link_ctn>`s.
-fn route_links(
-    at: &str,
-    r: roxmltree::Node,
-    link_of: &HashMap<String, (LinkId, Option<LinkId>)>,
-) -> Result<(Vec<LinkId>, Vec<LinkId>)> {
-    let mut forward = Vec::new();
-    let mut backward = Vec::new();
-    for l in r.children().filter(|n| n.is_element()) {
-        if !l.has_tag_name("link_ctn") {
-            return Err(invalid!(
-                "{at}: <{}> in a route, where only <link_ctn> goes",
-                l.tag_name().name()
-            ));
-        }
-        let id = l
-            .attribute("id")
-            .ok_or_else(|| invalid!("{at}: <link_ctn> needs 'id'"))?;
-        let &(one, down) = link_of
-            .get(id)
-            .ok_or_else(|| invalid!("{at}: route names link '{id}', which is not declared"))?;
-        let (fw, bw) = match (down, l.attribute("direction").unwrap_or("NONE")) {
-            (None, "NONE") => (one, one),
-            (Some(down), "UP") => (one, down),
-            (Some(down), "DOWN") => (down, one),
-            (None, d) => {
-                return Err(invalid!(
-                    "{at}: link '{id}' is shared: direction '{d}' names no half of it"
-                ))
-            }
-            (Some(_), d) => {
-                return Err(invalid!(
-                    "{at}: link '{id}' is SPLITDUPLEX: give direction=\"UP\" or \"DOWN\", not '{d}'"
-                ))
-            }
-        };
-        forward.push(fw);
-        backward.push(bw);
-    }
-    backward.reverse();
-    Ok((forward, backward))
-}
 
 #[cfg(test)]
 mod tests {
@@ -614,14 +517,18 @@ mod tests {
 
     #[test]
     fn units_and_attributes() {
-        assert_eq!(bandwidth("bw", "1e9Bps").unwrap(), 1e9);
-        assert_eq!(bandwidth("bw", "10Gbps").unwrap(), 1.25e9);
-        assert_eq!(bandwidth("bw", "1KiBps").unwrap(), 1024.0);
-        assert_eq!(latency("lat", "50us").unwrap(), 50e-6);
-        assert_eq!(latency("lat", "1e-06s").unwrap(), 1e-6);
-        assert!(latency("lat", "5 parsecs").is_err());
-        assert_eq!(hosts("h", "0-63").unwrap(), 64);
-        assert_eq!(hosts("h", "0-3,7,9-10").unwrap(), 7);
+        assert_eq!(bandwidth("1e9Bps").unwrap(), 1e9);
+        assert_eq!(bandwidth("10Gbps").unwrap(), 1.25e9);
+        assert_eq!(bandwidth("1KiBps").unwrap(), 1024.0);
+        assert_eq!(latency("50us").unwrap(), 50e-6);
+        assert_eq!(latency("1e-06s").unwrap(), 1e-6);
+        assert_eq!(latency("0").unwrap(), 0.0);
+        assert_eq!(latency("2m").unwrap(), 120.0);
+        assert!(latency("5 parsecs").is_none());
+        let cx = Ctx { what: "p".into(), line: 1, tag: "cluster".into() };
+        assert_eq!(radicals(&cx, "0-63", 100).unwrap().len(), 64);
+        assert_eq!(radicals(&cx, "0-3,7,9-10", 100).unwrap(), vec![0, 1, 2, 3, 7, 9, 10]);
+        assert!(radicals(&cx, "1-18446744073709551615", 100).is_err());
     }
 }
 
