@@ -8,6 +8,9 @@
 #   --big    alltoall pair on torus 32x32 at 64 KiB (SimGrid: ~5 min per mode)
 #   --clusters  SimGrid's FAT_TREE and DRAGONFLY clusters, read by topocoll from the same
 #            platform file: alltoall pair, allreduce lr, bcast binomial_tree
+#   --platforms  SimGrid's own example platforms (tests/data/simgrid-platforms: zones, zone
+#            routes, bypass routes, backbones, FATPIPE links), read by both from the same file:
+#            alltoall ring, bcast binomial_tree, and allreduce lr where P divides the size
 #   --all    all of them
 #   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
 #   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --quick) mode=quick ;;
     --big) mode=big ;;
     --clusters) mode=clusters ;;
+    --platforms) mode=platforms ;;
     --all) mode=all ;;
     --only) only="$2"; shift ;;
     --keep) keep="$2"; shift ;;
@@ -59,8 +63,9 @@ case "$ver" in
   *) echo "run.sh: warning: libsimgrid-dev $ver, the notes and figures are for 3.32" >&2 ;;
 esac
 
-topocoll="$repo/target/release/topocoll"
-if [ ! -x "$topocoll" ] || [ -n "$(find "$repo/src" "$repo/crates" "$repo/Cargo.toml" -newer "$topocoll" -print -quit)" ]; then
+# TOPOCOLL_BIN: a topocoll binary to use as it is (say, from another CARGO_TARGET_DIR).
+topocoll="${TOPOCOLL_BIN:-$repo/target/release/topocoll}"
+if [ -z "${TOPOCOLL_BIN:-}" ] && { [ ! -x "$topocoll" ] || [ -n "$(find "$repo/src" "$repo/crates" "$repo/Cargo.toml" -newer "$topocoll" -print -quit)" ]; }; then
   echo "== building topocoll (release)" >&2
   if [ -e /tmp/cargo.lock ] && command -v flock >/dev/null; then
     (cd "$repo" && flock /tmp/cargo.lock cargo build --release --quiet)
@@ -108,6 +113,15 @@ if [ "$mode" = clusters ] || [ "$mode" = all ]; then
   done
 fi
 
+if [ "$mode" = platforms ] || [ "$mode" = all ]; then
+  for p in cluster_backbone cluster_multi routing_cluster meta_cluster bypassRoute bypassZoneRoute \
+           small_platform two_hosts_platform_shared three_multicore_hosts; do
+    scenarios+=("platform:$p alltoall ring ring 65536")
+    scenarios+=("platform:$p bcast binomial binomial_tree 65536")
+    scenarios+=("platform:$p allreduce ring lr 65536")
+  done
+fi
+
 BW=1e9      # bytes/s per link and direction
 LAT=1e-6    # s per link (hop)
 # SimGrid: CM02 (no correction factors: latency and bandwidth factors 1, weight-S 0), no reverse
@@ -143,14 +157,21 @@ results="$work/results.tsv"
 : >"$results"
 for sc in "${scenarios[@]}"; do
   read -r topo coll talg salg bytes <<<"$sc"
-  name="$coll/$talg ${topo#torus:} $(human "$bytes")"
+  case "$topo" in torus:*|platform:*) name="$coll/$talg ${topo#*:} $(human "$bytes")" ;; *) name="$coll/$talg $topo $(human "$bytes")" ;; esac
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$name"; then continue; fi
-  shape="$(tr -c 'a-zA-Z0-9\n' '_' <<<"${topo#torus:}")"
+  shape="$(tr -c 'a-zA-Z0-9\n' '_' <<<"${topo#*:}")"
   tag="${coll}_${talg}_${shape}_${bytes}"
   xml="$work/platform_$shape.xml"
   hosts="$work/hosts_$shape.txt"
-  [ -f "$xml" ] || python3 "$here/platform.py" "$topo" --bandwidth "$BW" --latency "$LAT" --xml "$xml" --hostfile "$hosts"
+  case "$topo" in
+    platform:*)
+      cp "$repo/tests/data/simgrid-platforms/${topo#platform:}.xml" "$xml"
+      python3 "$here/hosts.py" "$xml" >"$hosts" ;;
+    *) [ -f "$xml" ] || python3 "$here/platform.py" "$topo" --bandwidth "$BW" --latency "$LAT" --xml "$xml" --hostfile "$hosts" ;;
+  esac
   ranks=$(wc -l <"$hosts")
+  # lr's remainder pass (n mod P elements) is not topocoll's ring: only sizes P divides.
+  if [ "$coll" = allreduce ] && [ $((bytes % ranks)) -ne 0 ]; then continue; fi
   # A torus by topocoll's own spec (SimGrid's tie rule on even rings); a fat tree or a
   # dragonfly from the SimGrid platform file itself, links and routes as SimGrid builds them.
   case "$topo" in
@@ -158,6 +179,8 @@ for sc in "${scenarios[@]}"; do
     *) tc_topo=(--topology "$xml") ;;
   esac
   echo "== $name ($ranks ranks)" >&2
+  # A host file of one line runs no collective worth comparing.
+  if [ "$ranks" -lt 2 ]; then continue; fi
 
   # Buffers: SMPI_SHARED_MALLOC maps its file once per block; one block per buffer keeps
   # 1,024 ranks under the kernel's memory-map limit.

@@ -4,3 +4,4 @@
 mod json;
 mod msccl;
 mod platform;
+mod simgrid_examples;

@@ -7,4 +7,5 @@ mod fold;
 mod packet;
 mod semantics;
 mod simgrid;
+pub(crate) use simgrid::simgrid_config_for_platforms;
 mod sources;

@@ -17,6 +17,11 @@ fn torus(spec: &str) -> Topology {
 /// The flags run.sh gives topocoll: CM02's sharing, SMPI's 16-byte envelope, one engine,
 /// rendezvous.
 fn simgrid_config() -> SimConfig {
+    simgrid_config_for_platforms()
+}
+
+/// run.sh's flags for topocoll (the same for every scenario).
+pub(crate) fn simgrid_config_for_platforms() -> SimConfig {
     SimConfig {
         engines: 1,
         fairness: Fairness::Rtt,
