@@ -312,7 +312,23 @@ fn mutated_simgrid_platforms_never_panic() {
 <route src="b" dst="c" symmetrical="NO"><link_ctn id="lb"/><link_ctn id="lc"/></route>
 <route src="c" dst="b"><link_ctn id="lc"/></route>
 </zone></platform>"#;
+    // Zones of every routing, zone and bypass routes, backbones, limiters
+    // and FATPIPE links (SimGrid's platform language beyond one zone).
+    let zones = r#"<platform version="4.1"><zone id="w" routing="Full">
+<cluster id="c1" prefix="a" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us" bb_bw="2GBps" bb_lat="5us" limiter_link="100MBps"/>
+<zone id="c2" routing="Cluster"><router id="r2"/><host id="h1" speed="1f"/><link id="l1" bandwidth="1GBps" latency="0"/>
+<host_link id="h1" up="l1" down="l1"/><backbone id="bb" bandwidth="2GBps" latency="1us"/></zone>
+<zone id="f" routing="Floyd"><host id="x" speed="1f"/><host id="y" speed="1f"/><router id="m"/>
+<link id="xm" bandwidth="1GBps" latency="1us" sharing_policy="SPLITDUPLEX"/><link id="my" bandwidth="1GBps" sharing_policy="FATPIPE"/>
+<route src="x" dst="m"><link_ctn id="xm" direction="UP"/></route><route src="m" dst="y"><link_ctn id="my"/></route></zone>
+<link id="w1" bandwidth="10GBps" latency="1ms" sharing_policy="FATPIPE"/><link id="w2" bandwidth="1GBps" latency="2ms"/>
+<zoneRoute src="c1" dst="c2" gw_src="ac1_router" gw_dst="r2"><link_ctn id="w1"/></zoneRoute>
+<zoneRoute src="c1" dst="f" gw_src="ac1_router" gw_dst="m"><link_ctn id="w2"/></zoneRoute>
+<zoneRoute src="c2" dst="f" gw_src="r2" gw_dst="m"><link_ctn id="w1"/><link_ctn id="w2"/></zoneRoute>
+<bypassZoneRoute src="c1" dst="c2" gw_src="ac1_router" gw_dst="r2"><link_ctn id="w2"/></bypassZoneRoute>
+</zone></platform>"#;
     let bases = [
+        zones.to_string(),
         cluster("TORUS", "4,4", 16),
         cluster("FAT_TREE", "2;4,4;1,2;1,2", 16),
         cluster("DRAGONFLY", "2,1;2,2;2,1;2", 16),

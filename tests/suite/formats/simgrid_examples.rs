@@ -46,7 +46,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("small_platform_failures.xml", "state_file"),
     ("small_platform_profile.xml", "speed_file"),
     ("two_hosts_profiles.xml", "speed_file"),
-    ("two_hosts_platform_with_availability_included.xml", "<trace>"),
+    (
+        "two_hosts_platform_with_availability_included.xml",
+        "<trace>",
+    ),
 ];
 
 #[test]
@@ -66,7 +69,10 @@ fn every_example_platform_loads_and_simulates_or_is_refused_by_name() {
         if let Some((_, want)) = REFUSED.iter().find(|(f, _)| *f == name) {
             let e = loaded.expect_err(name).to_string();
             assert_eq!(e.lines().count(), 1, "{e}");
-            assert!(e.contains(want) && e.contains(name) && e.contains("line "), "{e}");
+            assert!(
+                e.contains(want) && e.contains(name) && e.contains("line "),
+                "{e}"
+            );
             continue;
         }
         let mut t = loaded.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -79,7 +85,13 @@ fn every_example_platform_loads_and_simulates_or_is_refused_by_name() {
                 assert!(e.contains("no route from"), "{name}: {e}");
                 let hosts: Vec<String> = t.rank_node.iter().map(|&n| t.node_name(n)).collect();
                 let pair = hosts.iter().enumerate().find_map(|(i, a)| {
-                    hosts[i + 1..].iter().find(|b| t.route_problem(i, hosts.iter().position(|h| h == *b).unwrap()).is_none()).map(|b| vec![a.clone(), b.clone()])
+                    hosts[i + 1..]
+                        .iter()
+                        .find(|b| {
+                            t.route_problem(i, hosts.iter().position(|h| h == *b).unwrap())
+                                .is_none()
+                        })
+                        .map(|b| vec![a.clone(), b.clone()])
                 });
                 let map = RankMap::List(pair.unwrap_or_else(|| vec![hosts[0].clone()]));
                 t.place_ranks(1, &map, 1e9, 0.0).unwrap();
@@ -118,14 +130,20 @@ fn smpi_times_on_example_platforms_are_reproduced() {
         .unwrap();
         let s = algorithms::build("binomial", &req).unwrap();
         let got = simulate(&s, &t, &cfg).unwrap().time_s;
-        assert!((got - want).abs() <= 1e-6 * want, "{file}: {got} vs SMPI {want}");
+        assert!(
+            (got - want).abs() <= 1e-6 * want,
+            "{file}: {got} vs SMPI {want}"
+        );
     }
 }
 
 fn refused(text: &str, want: &str) {
     let e = parse_platform("bad.xml", text).expect_err(text).to_string();
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(e.contains(want) && e.contains("bad.xml") && e.contains("line "), "{text}: {e}");
+    assert!(
+        e.contains(want) && e.contains("bad.xml") && e.contains("line "),
+        "{text}: {e}"
+    );
 }
 
 fn cluster(extra: &str) -> String {
@@ -160,16 +178,28 @@ fn every_bandwidth_and_latency_is_range_checked_whatever_the_element() {
     };
     refused(&zone("-1s"), "latency");
     refused(&zone("1e12s"), "latency");
-    refused(&cluster(r#"bw="1GBps" lat="1us" bb_bw="-5Bps""#), "bandwidth");
-    refused(&cluster(r#"bw="1GBps" lat="1us" limiter_link="0Bps""#), "bandwidth");
+    refused(
+        &cluster(r#"bw="1GBps" lat="1us" bb_bw="-5Bps""#),
+        "bandwidth",
+    );
+    refused(
+        &cluster(r#"bw="1GBps" lat="1us" limiter_link="0Bps""#),
+        "bandwidth",
+    );
     // SimGrid's unit parser takes a bare zero (and any bare number).
     assert!(parse_platform("ok.xml", &zone("0")).is_ok());
 }
 
 #[test]
 fn cluster_attributes_are_checked_before_the_work_they_bound() {
-    refused(&cluster(r#"bw="1GBps" lat="1us" sharing_policy="bogus""#), "sharing_policy 'bogus'");
-    refused(&cluster(r#"bw="1GBps" lat="1us" sharing_policy="WIFI""#), "sharing_policy 'WIFI'");
+    refused(
+        &cluster(r#"bw="1GBps" lat="1us" sharing_policy="bogus""#),
+        "sharing_policy 'bogus'",
+    );
+    refused(
+        &cluster(r#"bw="1GBps" lat="1us" sharing_policy="WIFI""#),
+        "sharing_policy 'WIFI'",
+    );
     let huge = cluster(r#"bw="1GBps" lat="1us""#).replace("0-15", "1-18446744073709551615");
     refused(&huge, "more than");
     let many = cluster(r#"bw="1GBps" lat="1us""#).replace("0-15", "0-30000000");
@@ -182,7 +212,11 @@ fn cluster_attributes_are_checked_before_the_work_they_bound() {
 fn what_simgrid_accepts_is_read() {
     // A TORUS without sharing_policy (SimGrid's default SPLITDUPLEX), with
     // a dimension of 2.
-    let t = parse_platform("t.xml", &cluster(r#"topology="TORUS" topo_parameters="4,2,2" bw="1GBps" lat="1us""#)).unwrap();
+    let t = parse_platform(
+        "t.xml",
+        &cluster(r#"topology="TORUS" topo_parameters="4,2,2" bw="1GBps" lat="1us""#),
+    )
+    .unwrap();
     assert_eq!(t.num_ranks(), 16);
     // More hosts than a table of every pair would hold: 65,536 in a flat
     // cluster, routed pair by pair.
@@ -204,7 +238,15 @@ fn what_simgrid_accepts_is_read() {
 </zone></platform>"#;
     let t = parse_platform("fat.xml", fat).unwrap();
     assert_eq!(t.fatpipe(), [true]);
-    let req = Request::new(Collective::Alltoall, 4, 1 << 20, Dtype::U8, ReduceOp::Sum, Some(&t)).unwrap();
+    let req = Request::new(
+        Collective::Alltoall,
+        4,
+        1 << 20,
+        Dtype::U8,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     let s = algorithms::build("pairwise", &req).unwrap();
     let time = simulate(&s, &t, &SimConfig::default()).unwrap().time_s;
     // Three steps of 2^20 bytes at the full 1 GB/s each.

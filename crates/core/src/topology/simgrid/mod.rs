@@ -157,7 +157,11 @@ fn attr_latency(cx: &Ctx, e: roxmltree::Node, k: &str) -> Result<f64> {
 fn radicals(cx: &Ctx, radical: &str, limit: usize) -> Result<Vec<u64>> {
     let mut parts = Vec::new();
     let mut n: u64 = 0;
-    let bad = || cx.err(format!("radical '{radical}' is not numbers (like 0-63 or 0,4-7)"));
+    let bad = || {
+        cx.err(format!(
+            "radical '{radical}' is not numbers (like 0-63 or 0,4-7)"
+        ))
+    };
     for part in radical.split(',') {
         let part = part.trim();
         let (a, b) = match part.split_once('-') {
@@ -175,9 +179,7 @@ fn radicals(cx: &Ctx, radical: &str, limit: usize) -> Result<Vec<u64>> {
         }
         n = n.saturating_add(b - a).saturating_add(1);
         if n > limit as u64 {
-            return Err(cx.err(format!(
-                "radical '{radical}' names more than {limit} hosts"
-            )));
+            return Err(cx.err(format!("radical '{radical}' names more than {limit} hosts")));
         }
         parts.push((a, b));
     }
@@ -212,8 +214,12 @@ fn cluster_shape(cx: &Ctx, c: roxmltree::Node) -> Result<ClusterShape> {
         }
     };
     let opt = |k: &str| c.attribute(k).filter(|v| !v.is_empty());
-    let bb_bw = opt("bb_bw").map(|_| attr_bandwidth(cx, c, "bb_bw")).transpose()?;
-    let bb_lat = opt("bb_lat").map(|_| attr_latency(cx, c, "bb_lat")).transpose()?;
+    let bb_bw = opt("bb_bw")
+        .map(|_| attr_bandwidth(cx, c, "bb_bw"))
+        .transpose()?;
+    let bb_lat = opt("bb_lat")
+        .map(|_| attr_latency(cx, c, "bb_lat"))
+        .transpose()?;
     let fat = match c.attribute("bb_sharing_policy").unwrap_or("SHARED") {
         "SHARED" => false,
         "FATPIPE" => true,
@@ -299,9 +305,9 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
                 ))
             }
             "include" => {
-                return Err(cx.err(
-                    "<include> was removed from SimGrid in 3.22 and is not read".into(),
-                ))
+                return Err(
+                    cx.err("<include> was removed from SimGrid in 3.22 and is not read".into())
+                )
             }
             other => return Err(cx.err(format!("<{other}> is not a SimGrid platform element"))),
         }
@@ -316,7 +322,11 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
     match top.tag_name().name() {
         "zone" | "AS" => zones::zone(&mut b, &cx, top, None)?,
         "cluster" => cluster_in(&mut b, &cx, top, None)?,
-        other => return Err(cx.err(format!("<{other}> alone is not a platform (it goes in a zone)"))),
+        other => {
+            return Err(cx.err(format!(
+                "<{other}> alone is not a platform (it goes in a zone)"
+            )))
+        }
     }
     let (router, nodes, links, link_names, fatpipe) = b.into_router();
     let g = super::Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))
@@ -326,7 +336,9 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
 
 /// The TORUS, FAT_TREE or DRAGONFLY cluster that is the platform's whole
 /// network (alone, or alone in zones that hold nothing else).
-fn lone_hierarchical_cluster<'a, 'i>(top: roxmltree::Node<'a, 'i>) -> Option<roxmltree::Node<'a, 'i>> {
+fn lone_hierarchical_cluster<'a, 'i>(
+    top: roxmltree::Node<'a, 'i>,
+) -> Option<roxmltree::Node<'a, 'i>> {
     let mut e = top;
     loop {
         if e.has_tag_name("cluster") {
@@ -336,7 +348,9 @@ fn lone_hierarchical_cluster<'a, 'i>(top: roxmltree::Node<'a, 'i>) -> Option<rox
             .children()
             .filter(|n| n.is_element() && !n.has_tag_name("prop"));
         let one = inner.next()?;
-        if inner.next().is_some() || !(one.has_tag_name("zone") || one.has_tag_name("AS") || one.has_tag_name("cluster")) {
+        if inner.next().is_some()
+            || !(one.has_tag_name("zone") || one.has_tag_name("AS") || one.has_tag_name("cluster"))
+        {
             return None;
         }
         e = one;
@@ -376,9 +390,17 @@ fn hierarchical_cluster(cx: &Ctx, name: &str, c: roxmltree::Node) -> Result<Topo
             shape.topology
         )));
     }
-    let (prefix, suffix) = (c.attribute("prefix").unwrap_or(""), c.attribute("suffix").unwrap_or(""));
+    let (prefix, suffix) = (
+        c.attribute("prefix").unwrap_or(""),
+        c.attribute("suffix").unwrap_or(""),
+    );
     let names = &shape.radicals;
-    let host_name = |i: usize| format!("{prefix}{}{suffix}", names.get(i).copied().unwrap_or(i as u64));
+    let host_name = |i: usize| {
+        format!(
+            "{prefix}{}{suffix}",
+            names.get(i).copied().unwrap_or(i as u64)
+        )
+    };
     let kind = match shape.topology.as_str() {
         "TORUS" => {
             if !shape.split {
@@ -407,7 +429,8 @@ fn hierarchical_cluster(cx: &Ctx, name: &str, c: roxmltree::Node) -> Result<Topo
             // SimGrid's ring of 2 routes both ways over one cable (its
             // second is never on a route): a dimension of 2 is a mesh's.
             let wrap = dims.iter().map(|&d| d > 2).collect();
-            let mut g = Grid::new(dims, wrap, shape.bw, shape.lat).map_err(|e| cx.err(e.to_string()))?;
+            let mut g =
+                Grid::new(dims, wrap, shape.bw, shape.lat).map_err(|e| cx.err(e.to_string()))?;
             g.tie = TorusTie::SimGrid;
             Kind::Grid(g)
         }
@@ -510,7 +533,6 @@ impl Cables {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,9 +547,16 @@ mod tests {
         assert_eq!(latency("0").unwrap(), 0.0);
         assert_eq!(latency("2m").unwrap(), 120.0);
         assert!(latency("5 parsecs").is_none());
-        let cx = Ctx { what: "p".into(), line: 1, tag: "cluster".into() };
+        let cx = Ctx {
+            what: "p".into(),
+            line: 1,
+            tag: "cluster".into(),
+        };
         assert_eq!(radicals(&cx, "0-63", 100).unwrap().len(), 64);
-        assert_eq!(radicals(&cx, "0-3,7,9-10", 100).unwrap(), vec![0, 1, 2, 3, 7, 9, 10]);
+        assert_eq!(
+            radicals(&cx, "0-3,7,9-10", 100).unwrap(),
+            vec![0, 1, 2, 3, 7, 9, 10]
+        );
         assert!(radicals(&cx, "1-18446744073709551615", 100).is_err());
     }
 }

@@ -117,7 +117,11 @@ impl Router {
     }
 
     fn no_route(&self, a: u32, b: u32, why: &str) -> crate::error::Error {
-        invalid!("no route from '{}' to '{}' ({why})", self.name(a), self.name(b))
+        invalid!(
+            "no route from '{}' to '{}' ({why})",
+            self.name(a),
+            self.name(b)
+        )
     }
 
     /// The zones from `p`'s zone up to the root.
@@ -233,12 +237,16 @@ impl Router {
             return Ok(false);
         };
         if a != ka {
-            let gs = hop.gw_src.ok_or_else(|| self.no_route(a, b, "a bypass without gw_src"))?;
+            let gs = hop
+                .gw_src
+                .ok_or_else(|| self.no_route(a, b, "a bypass without gw_src"))?;
             self.global(a, gs, out, depth + 1)?;
         }
         out.extend_from_slice(&hop.links);
         if b != kb {
-            let gd = hop.gw_dst.ok_or_else(|| self.no_route(a, b, "a bypass without gw_dst"))?;
+            let gd = hop
+                .gw_dst
+                .ok_or_else(|| self.no_route(a, b, "a bypass without gw_dst"))?;
             self.global(gd, b, out, depth + 1)?;
         }
         Ok(true)
@@ -339,7 +347,13 @@ impl Router {
     /// `out`), joined where one hop's destination gateway is not the next
     /// one's source gateway by the way between them; the first and last
     /// gateways.
-    fn chain(&self, zone: &Zone, hops: &[&Hop], out: &mut Vec<LinkId>, depth: usize) -> Result<Hop> {
+    fn chain(
+        &self,
+        zone: &Zone,
+        hops: &[&Hop],
+        out: &mut Vec<LinkId>,
+        depth: usize,
+    ) -> Result<Hop> {
         let mut prev: Option<u32> = None;
         for hop in hops {
             if zone.recursive {
@@ -396,8 +410,9 @@ fn dijkstra(edges: &[Vec<(u32, Hop)>], s: u32) -> Vec<u32> {
     let mut cost = vec![u64::MAX; n];
     let mut pred = vec![u32::MAX; n];
     cost[s as usize] = 0;
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> =
-        (0..n as u32).map(|i| Reverse((cost[i as usize], i))).collect();
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
+        .map(|i| Reverse((cost[i as usize], i)))
+        .collect();
     while let Some(Reverse((_, v))) = heap.pop() {
         let cv = cost[v as usize];
         if cv == u64::MAX {

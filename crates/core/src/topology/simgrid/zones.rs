@@ -127,7 +127,14 @@ impl Builder {
     }
 
     /// A link (two for a split-duplex one) named `name`.
-    pub(super) fn link(&mut self, cx: &Ctx, name: &str, bw: f64, lat: f64, sharing: Sharing) -> Result<Named> {
+    pub(super) fn link(
+        &mut self,
+        cx: &Ctx,
+        name: &str,
+        bw: f64,
+        lat: f64,
+        sharing: Sharing,
+    ) -> Result<Named> {
         if self.named.contains_key(name) {
             return Err(cx.err(format!("link '{name}' is declared twice")));
         }
@@ -212,7 +219,12 @@ impl Builder {
 type Declared = Vec<(u32, u32, Hop, Option<Hop>)>;
 
 /// Reads `<zone>` (or `<AS>`) `e` under `parent`.
-pub(super) fn zone(b: &mut Builder, cx: &Ctx, e: roxmltree::Node, parent: Option<u32>) -> Result<()> {
+pub(super) fn zone(
+    b: &mut Builder,
+    cx: &Ctx,
+    e: roxmltree::Node,
+    parent: Option<u32>,
+) -> Result<()> {
     let name = cx.need(e, "id")?;
     let kind = cx.need(e, "routing")?;
     let routing = match kind.to_ascii_lowercase().as_str() {
@@ -269,7 +281,9 @@ fn child(
         "zone" | "AS" => zone(b, cx, c, Some(z)),
         "cluster" => super::cluster_in_zone(b, cx, c, z),
         "host" => host(b, cx, c, z),
-        "router" => b.node(cx, cx.need(c, "id")?, z, NodeKind::Switch).map(|_| ()),
+        "router" => b
+            .node(cx, cx.need(c, "id")?, z, NodeKind::Switch)
+            .map(|_| ()),
         "link" => link(b, cx, c).map(|_| ()),
         "backbone" => {
             let id = cx.need(c, "id")?;
@@ -293,7 +307,8 @@ fn child(
                     None => Err(cx.err(format!("link '{n}' is not declared before"))),
                 }
             };
-            star.host_links.push((host, vec![one("up")?], vec![one("down")?]));
+            star.host_links
+                .push((host, vec![one("up")?], vec![one("down")?]));
             Ok(())
         }
         "cabinet" => cabinet(b, cx, c, z, star),
@@ -304,7 +319,9 @@ fn child(
         "trace" | "trace_connect" => Err(cx.err(format!(
             "<{tag}>: profiles (availability, bandwidth, latency and state traces) are not read"
         ))),
-        "include" => Err(cx.err("<include> was removed from SimGrid in 3.22 and is not read".into())),
+        "include" => {
+            Err(cx.err("<include> was removed from SimGrid in 3.22 and is not read".into()))
+        }
         other => Err(cx.err(format!("<{other}> is not a SimGrid zone element"))),
     }
 }
@@ -350,7 +367,13 @@ fn link(b: &mut Builder, cx: &Ctx, c: roxmltree::Node) -> Result<Named> {
 
 /// A `<cabinet>`: hosts `prefix RADICAL suffix`, each with links
 /// `link_HOST_UP` and `link_HOST_DOWN`, in a Cluster zone.
-fn cabinet(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, z: u32, star: &mut StarParts) -> Result<()> {
+fn cabinet(
+    b: &mut Builder,
+    cx: &Ctx,
+    c: roxmltree::Node,
+    z: u32,
+    star: &mut StarParts,
+) -> Result<()> {
     let radicals = super::radicals(cx, cx.need(c, "radical")?, crate::limits::MAX_RANKS)?;
     let (prefix, suffix) = (cx.need(c, "prefix")?, cx.need(c, "suffix")?);
     let bw = attr_bandwidth(cx, c, "bw")?;
@@ -369,7 +392,13 @@ fn cabinet(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, z: u32, star: &mut Sta
 }
 
 /// A `<route>` or `<zoneRoute>` of zone `z`.
-fn route(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, z: u32, declared: &mut Declared) -> Result<()> {
+fn route(
+    b: &mut Builder,
+    cx: &Ctx,
+    c: roxmltree::Node,
+    z: u32,
+    declared: &mut Declared,
+) -> Result<()> {
     let zone_route = c.tag_name().name() != "route";
     let (src, dst) = (cx.need(c, "src")?, cx.need(c, "dst")?);
     let (a, d, gs, gd) = if zone_route {
@@ -404,13 +433,15 @@ fn route(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, z: u32, declared: &mut D
         gw_dst: gd,
         links: fw,
     };
-    let back = (symmetrical && a != d).then(|| Hop {
+    let back = (symmetrical && a != d).then_some(Hop {
         gw_src: gd,
         gw_dst: gs,
         links: bw,
     });
     if let Routing::Star(_) = b.zones[z as usize].routing {
-        return Err(cx.err("a <route> in a routing=\"Cluster\" zone is not read (give host_link)".into()));
+        return Err(
+            cx.err("a <route> in a routing=\"Cluster\" zone is not read (give host_link)".into())
+        );
     }
     declared.push((a, d, hop, back));
     Ok(())
@@ -533,12 +564,22 @@ fn seal(b: &mut Builder, cx: &Ctx, z: u32, declared: Declared, star: StarParts) 
 /// SHARED), after its limiter (`ID_link_R_limiter`) and before the
 /// backbone (`ID_backbone`), and its router (`PREFIX ID_router SUFFIX` or
 /// `router_id`).
-pub(super) fn flat_cluster(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, parent: Option<u32>, shape: &super::ClusterShape) -> Result<()> {
+pub(super) fn flat_cluster(
+    b: &mut Builder,
+    cx: &Ctx,
+    c: roxmltree::Node,
+    parent: Option<u32>,
+    shape: &super::ClusterShape,
+) -> Result<()> {
     let id = cx.need(c, "id")?;
     let z = b.zone(cx, id, parent, Routing::Star(Vec::new()))?;
     let backbone = match shape.backbone {
         Some((bw, lat, fat)) => {
-            let s = if fat { Sharing::Fatpipe } else { Sharing::Shared };
+            let s = if fat {
+                Sharing::Fatpipe
+            } else {
+                Sharing::Shared
+            };
             match b.link(cx, &format!("{id}_backbone"), bw, lat, s)? {
                 Named::One(l) => Some(l),
                 Named::Split(..) => unreachable!("a backbone is one link"),
@@ -546,20 +587,29 @@ pub(super) fn flat_cluster(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, parent
         }
         None => None,
     };
-    let (prefix, suffix) = (c.attribute("prefix").unwrap_or(""), c.attribute("suffix").unwrap_or(""));
+    let (prefix, suffix) = (
+        c.attribute("prefix").unwrap_or(""),
+        c.attribute("suffix").unwrap_or(""),
+    );
     let mut entries: Vec<StarEntry> = Vec::new();
     for &r in &shape.radicals {
         let h = b.node(cx, &format!("{prefix}{r}{suffix}"), z, NodeKind::Host)?;
         let link_id = format!("{id}_link_{r}");
         let limiter = match shape.limiter {
-            Some(bw) => match b.link(cx, &format!("{link_id}_limiter"), bw, 0.0, Sharing::Shared)? {
-                Named::One(l) => Some(l),
-                Named::Split(..) => unreachable!("a limiter is one link"),
-            },
+            Some(bw) => {
+                match b.link(cx, &format!("{link_id}_limiter"), bw, 0.0, Sharing::Shared)? {
+                    Named::One(l) => Some(l),
+                    Named::Split(..) => unreachable!("a limiter is one link"),
+                }
+            }
             None => None,
         };
         // SimGrid 3.32 makes a flat cluster's FATPIPE links shared ones.
-        let s = if shape.split { Sharing::Split } else { Sharing::Shared };
+        let s = if shape.split {
+            Sharing::Split
+        } else {
+            Sharing::Shared
+        };
         let (up, down) = match b.link(cx, &link_id, shape.bw, shape.lat, s)? {
             Named::One(l) => (l, l),
             Named::Split(u, d) => (u, d),
