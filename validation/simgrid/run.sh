@@ -115,7 +115,8 @@ fi
 
 if [ "$mode" = platforms ] || [ "$mode" = all ]; then
   for p in cluster_backbone cluster_multi routing_cluster meta_cluster bypassRoute bypassZoneRoute \
-           small_platform two_hosts_platform_shared three_multicore_hosts; do
+           small_platform small_platform_with_routers two_hosts_platform_shared three_multicore_hosts \
+           griffon ns3-big-cluster cluster_torus cluster_fat_tree cluster_dragonfly; do
     scenarios+=("platform:$p alltoall ring ring 65536")
     scenarios+=("platform:$p bcast binomial binomial_tree 65536")
     scenarios+=("platform:$p allreduce ring lr 65536")

@@ -200,8 +200,7 @@ struct ClusterShape {
 }
 
 fn cluster_shape(cx: &Ctx, c: roxmltree::Node) -> Result<ClusterShape> {
-    let limit = crate::limits::MAX_RANKS;
-    let radicals = radicals(cx, cx.need(c, "radical")?, limit)?;
+    let radicals = radicals(cx, cx.need(c, "radical")?, zones::MAX_PLATFORM_NODES)?;
     let bw = attr_bandwidth(cx, c, "bw")?;
     let lat = attr_latency(cx, c, "lat")?;
     let split = match c.attribute("sharing_policy").unwrap_or("SPLITDUPLEX") {

@@ -13,6 +13,15 @@ use crate::error::Result;
 use crate::topology::{Link, LinkId, NodeKind, NodeSpec};
 use std::collections::HashMap;
 
+/// The most hosts and routers a platform of zones may have: each costs
+/// some 400 bytes with its links, names and routes (a million, 400 MB),
+/// checked before any is made.
+pub(super) const MAX_PLATFORM_NODES: usize = 1 << 20;
+
+/// The most points a Floyd zone may have: its tables are n^2 and its
+/// solve n^3 (1024: a second).
+const MAX_FLOYD_POINTS: usize = 1024;
+
 /// A link by name: one link, or a split-duplex link's UP and DOWN.
 #[derive(Clone, Copy)]
 pub(super) enum Named {
@@ -110,11 +119,8 @@ impl Builder {
         if self.point_of.contains_key(name) {
             return Err(cx.err(format!("'{name}' is declared twice")));
         }
-        if self.nodes.len() >= crate::limits::MAX_RANKS {
-            return Err(cx.err(format!(
-                "more than {} hosts and routers",
-                crate::limits::MAX_RANKS
-            )));
+        if self.nodes.len() >= MAX_PLATFORM_NODES {
+            return Err(cx.err(format!("more than {MAX_PLATFORM_NODES} hosts and routers")));
         }
         let p = self.add_point(name, Some(z));
         self.point_of.insert(name.to_string(), p);
@@ -374,7 +380,7 @@ fn cabinet(
     z: u32,
     star: &mut StarParts,
 ) -> Result<()> {
-    let radicals = super::radicals(cx, cx.need(c, "radical")?, crate::limits::MAX_RANKS)?;
+    let radicals = super::radicals(cx, cx.need(c, "radical")?, MAX_PLATFORM_NODES)?;
     let (prefix, suffix) = (cx.need(c, "prefix")?, cx.need(c, "suffix")?);
     let bw = attr_bandwidth(cx, c, "bw")?;
     let lat = attr_latency(cx, c, "lat")?;
@@ -548,9 +554,9 @@ fn seal(b: &mut Builder, cx: &Ctx, z: u32, declared: Declared, star: StarParts) 
         }
     }
     if let Routing::Floyd { hops, pred } = &mut routing {
-        if n > 4096 {
+        if n > MAX_FLOYD_POINTS {
             return Err(cx.err(format!(
-                "zone '{name}': a Floyd zone of {n} points (at most 4096: its table is n^2)"
+                "zone '{name}': a Floyd zone of {n} points (at most {MAX_FLOYD_POINTS}: its solve takes n^3 steps)"
             )));
         }
         *pred = routing::floyd(n, hops);
