@@ -252,3 +252,31 @@ fn what_simgrid_accepts_is_read() {
     // Three steps of 2^20 bytes at the full 1 GB/s each.
     assert!((time - 3.0 * 1048576.0 / 1e9).abs() < 1e-9, "{time}");
 }
+
+/// Floyd and Dijkstra zones route the shortest way over the declared
+/// routes (by links), here the same way.
+#[test]
+fn floyd_and_dijkstra_zones_take_the_shortest_declared_way() {
+    let zone = |routing: &str| {
+        format!(
+            r#"<platform version="4.1"><zone id="z" routing="{routing}">
+<host id="a" speed="1f"/><host id="b" speed="1f"/><router id="r1"/><router id="r2"/><router id="r3"/>
+<link id="l1" bandwidth="1GBps"/><link id="l2" bandwidth="1GBps"/><link id="l3" bandwidth="1GBps"/>
+<link id="l4" bandwidth="1GBps"/><link id="l5" bandwidth="1GBps" sharing_policy="SPLITDUPLEX"/>
+<route src="a" dst="r1"><link_ctn id="l1"/></route><route src="r1" dst="r2"><link_ctn id="l2"/></route>
+<route src="r2" dst="r3"><link_ctn id="l3"/></route><route src="r3" dst="b"><link_ctn id="l4"/></route>
+<route src="r1" dst="b"><link_ctn id="l5" direction="UP"/></route>
+</zone></platform>"#
+        )
+    };
+    for routing in ["Floyd", "Dijkstra", "DijkstraCache"] {
+        let t = parse_platform("z.xml", &zone(routing)).unwrap();
+        let names = |a: usize, b: usize| {
+            let mut out = Vec::new();
+            t.route(a, b, &mut out);
+            out.iter().map(|&l| t.link_name(l)).collect::<Vec<_>>()
+        };
+        assert_eq!(names(0, 1), ["l1", "l5_UP"], "{routing}");
+        assert_eq!(names(1, 0), ["l5_DOWN", "l1"], "{routing}");
+    }
+}
