@@ -58,6 +58,15 @@ pub struct BuildArgs {
         allow_hyphen_values = true
     )]
     pub node_latency: Option<f64>,
+    /// Take cables out of the network: links by the names topocoll gives them
+    /// (`topocoll simulate ... --fail '(0,0) -> (1,0)'`, a platform's own names),
+    /// comma-separated, or random:K for K cables drawn with --seed. A failed link
+    /// takes both directions of its cable; what remains is routed as a graph.
+    #[arg(long)]
+    pub fail: Option<String>,
+    /// Seed for --fail random:K and --skew [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Number of ranks, for rank-based algorithms run without a topology.
     #[arg(long)]
     pub ranks: Option<usize>,
@@ -113,6 +122,10 @@ impl BuildArgs {
             return Ok(None);
         };
         let mut t = topology::parse_spec(spec)?;
+        if let Some(text) = &self.fail {
+            let fail = topology::Fail::parse(text, self.seed.unwrap_or(0))?;
+            t = topology::fail(&t, &fail)?;
+        }
         if placing {
             if self.ranks_per_node == Some(0) {
                 return Err(Error::Invalid("--ranks-per-node must be at least 1".into()).into());
@@ -520,9 +533,6 @@ pub struct NodeModelArgs {
     /// Ranks start at random offsets in [0, SKEW) seconds.
     #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub skew: Option<f64>,
-    /// Seed for --skew [default: 0].
-    #[arg(long)]
-    pub seed: Option<u64>,
 }
 
 /// How the simulator runs (the result does not depend on these).
@@ -570,9 +580,11 @@ pub enum TorusTieArg {
 
 impl NodeModelArgs {
     /// The node model with `engines` engines, the drivers as `drivers`
-    /// say; `trace` records a trace, `progress` is published to.
+    /// say; `trace` records a trace, `progress` is published to; `build`
+    /// gives the seed.
     pub fn config(
         &self,
+        build: &BuildArgs,
         engines: usize,
         drivers: &DriverArgs,
         trace: bool,
@@ -593,10 +605,13 @@ impl NodeModelArgs {
             )
             .into());
         }
-        if self.seed.is_some() && self.skew.is_none() {
-            return Err(
-                Error::Invalid("--seed draws the --skew offsets: give --skew too".into()).into(),
-            );
+        let draws_cables = build.fail.as_deref().is_some_and(|f| f.trim().starts_with("random:"));
+        if build.seed.is_some() && self.skew.is_none() && !draws_cables {
+            return Err(Error::Invalid(
+                "--seed draws the --skew offsets and --fail random:K's cables: give one of them"
+                    .into(),
+            )
+            .into());
         }
         Ok(SimConfig {
             engines,
@@ -612,7 +627,7 @@ impl NodeModelArgs {
             rendezvous: self.rendezvous,
             skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
                 max_s,
-                seed: self.seed.unwrap_or(0),
+                seed: build.seed.unwrap_or(0),
             }),
             trace,
             fold: !drivers.no_fold,
@@ -1112,6 +1127,7 @@ impl SimulateArgs {
     /// The flow model's node model with `engines` engines.
     pub fn config(&self, engines: usize) -> Result<SimConfig> {
         self.node.config(
+            &self.build,
             engines,
             &self.drivers,
             self.trace.is_some(),
@@ -1199,6 +1215,6 @@ pub struct CalibrateArgs {
 impl TuneArgs {
     /// The flow model's node model with `engines` engines.
     pub fn config(&self, engines: usize) -> Result<SimConfig> {
-        self.node.config(engines, &self.drivers, false, None)
+        self.node.config(&self.build, engines, &self.drivers, false, None)
     }
 }

@@ -1,10 +1,14 @@
-//! `topocoll optimize`: the optimal broadcast on a tree network, with the
-//! built-in broadcasts' times on the same model beside it.
+//! `topocoll optimize`: the fastest schedule of a collective on a network
+//! (synthesised from packed spanning trees or a built-in algorithm, priced
+//! under the node model) with its cut bound; or, with `--whole-message`, the
+//! optimal broadcast on a tree network in the tree-broadcast paper's model,
+//! with the built-in broadcasts' times on the same model beside it.
 
-use super::args::{OutputFile, TextOrJson};
+use super::args::{BuildArgs, DriverArgs, NodeModelArgs, OutputFile, TextOrJson};
 use crate::error::Error;
+use crate::optimize::synth;
 use crate::optimize::treebcast::{self, Options, Problem, BASELINES};
-use crate::schedule;
+use crate::schedule::{self, Collective, Dtype, ReduceOp};
 use crate::topology::{self, Kind, NodeKind, Topology};
 use crate::units::parse_bytes;
 use anyhow::Result;
@@ -14,31 +18,57 @@ use std::io::Write;
 
 #[derive(Args)]
 pub struct OptimizeArgs {
-    /// A tree network: a TOML file with kind = "tree" (see examples/).
+    /// The network: any topology `simulate` takes; with --whole-message a tree
+    /// network (a TOML file with kind = "tree", see examples/).
     #[arg(long, short = 't')]
     pub topology: String,
-    /// The collective to optimise: bcast.
+    /// bcast, reduce, allgather, reduce_scatter or allreduce (--whole-message: bcast).
     #[arg(long, short = 'c')]
     pub collective: String,
+    /// The tree-broadcast paper's model: each host receives the whole message in
+    /// one transfer, links reserved; a branch and bound proves the optimum.
+    #[arg(long)]
+    pub whole_message: bool,
+    /// Ranks on each host [default: 1].
+    #[arg(long)]
+    pub ranks_per_node: Option<usize>,
+    /// Take cables out of the network (as `simulate --fail`).
+    #[arg(long)]
+    pub fail: Option<String>,
+    /// Seed for --fail random:K [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Transfers each node drives at once [default: 4].
+    #[arg(long)]
+    pub engines: Option<usize>,
+    /// Latency of every link, seconds (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub latency: Option<f64>,
+    #[command(flatten)]
+    pub node: NodeModelArgs,
+    #[command(flatten)]
+    pub drivers: DriverArgs,
     /// The root: a rank, or a host's name in the topology file.
     #[arg(long, default_value = "0")]
     pub root: String,
-    /// Bytes to broadcast: plain bytes or 64KiB, 1MiB, 1MB.
+    /// Bytes, as `simulate --size` reads them (the block for allgather, the whole
+    /// buffer otherwise): plain bytes or 64KiB, 1MiB, 1MB.
     #[arg(long, short = 's')]
     pub size: String,
-    /// Do not merge equivalent receivers (RCut).
+    /// --whole-message: do not merge equivalent receivers (RCut).
     #[arg(long)]
     pub no_rcut: bool,
-    /// Do not merge equivalent senders (SCut).
+    /// --whole-message: do not merge equivalent senders (SCut).
     #[arg(long)]
     pub no_scut: bool,
-    /// Prune with the running makespan only, not the lower bounds.
+    /// --whole-message: prune with the running makespan only, not the lower bounds.
     #[arg(long)]
     pub no_bound: bool,
-    /// Do not remember explored states.
+    /// --whole-message: do not remember explored states.
     #[arg(long)]
     pub no_memo: bool,
-    /// Stop after this many seconds with the best schedule found (not proven).
+    /// --whole-message: stop after this many seconds with the best schedule found
+    /// (not proven).
     #[arg(long, default_value_t = 60.0)]
     pub time_limit: f64,
     /// text or json.
@@ -101,9 +131,25 @@ fn root_rank(topo: &Topology, root: &str) -> Result<usize> {
 }
 
 pub fn run(a: OptimizeArgs) -> Result<i32> {
+    if !a.whole_message {
+        return run_synthesis(a);
+    }
+    let foreign = [
+        ("--ranks-per-node", a.ranks_per_node.is_some()),
+        ("--fail", a.fail.is_some()),
+        ("--seed", a.seed.is_some()),
+        ("--engines", a.engines.is_some()),
+        ("--latency", a.latency.is_some()),
+    ];
+    if let Some((flag, _)) = foreign.iter().find(|f| f.1) {
+        return Err(Error::Invalid(format!(
+            "{flag}: --whole-message prices in the tree-broadcast paper's model, which has no {flag}"
+        ))
+        .into());
+    }
     if a.collective != "bcast" {
         return Err(Error::Invalid(format!(
-            "--collective '{}': optimize finds the optimal bcast only",
+            "--collective '{}': --whole-message finds the optimal bcast only",
             a.collective
         ))
         .into());
@@ -237,6 +283,157 @@ pub fn run(a: OptimizeArgs) -> Result<i32> {
             t / sol.time_s
         );
     }
+    if let Some(path) = &a.schedule_out {
+        outln!("schedule written to {path}");
+    }
+    Ok(0)
+}
+
+#[derive(Serialize)]
+struct JsonSynthesis<'a> {
+    topology: &'a str,
+    collective: &'static str,
+    root: Option<u32>,
+    ranks: usize,
+    size_bytes: u64,
+    engines: usize,
+    time_s: f64,
+    cut_bound_s: f64,
+    algorithm: &'a str,
+    trees: usize,
+    chunks: u64,
+    solve_s: f64,
+    candidates: Vec<JsonCandidate<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCandidate<'a> {
+    algorithm: &'a str,
+    trees: usize,
+    chunks: u64,
+    time_s: f64,
+}
+
+/// The fastest schedule of any of the five collectives on any network,
+/// under the node model, with its cut bound.
+fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
+    let build = BuildArgs {
+        topology: Some(a.topology.clone()),
+        ranks_per_node: a.ranks_per_node,
+        fail: a.fail.clone(),
+        seed: a.seed,
+        ..BuildArgs::default()
+    };
+    let mut topo = build.topology()?.expect("a topology was given");
+    topo.set_uniform_links(a.node.bandwidth, a.latency)?;
+    let root = a.root.trim().parse::<u32>().map_err(|_| {
+        Error::Invalid(format!("--root '{}' is not a rank number", a.root))
+    })?;
+    let collective = Collective::parse(&a.collective, root)?;
+    if !matches!(
+        collective,
+        Collective::Bcast { .. }
+            | Collective::Reduce { .. }
+            | Collective::Allgather
+            | Collective::ReduceScatter
+            | Collective::Allreduce
+    ) {
+        return Err(Error::Invalid(format!(
+            "--collective {}: optimize serves bcast, reduce, allgather, reduce_scatter and allreduce",
+            collective.name()
+        ))
+        .into());
+    }
+    let engines = a.engines.unwrap_or(4);
+    if engines == 0 {
+        return Err(Error::Invalid("--engines must be at least 1".into()).into());
+    }
+    let cfg = a.node.config(&build, engines, &a.drivers, false, None)?;
+    let size = parse_bytes(&a.size)?;
+    let (dtype, op) = if collective.is_reduction() {
+        (Dtype::F64, ReduceOp::Sum)
+    } else {
+        (Dtype::U8, ReduceOp::Sum)
+    };
+    let mut out_file = a
+        .schedule_out
+        .as_deref()
+        .map(OutputFile::open)
+        .transpose()?;
+    let found = synth::optimize(&synth::Problem {
+        topo: &topo,
+        collective,
+        size_bytes: size,
+        dtype,
+        op,
+        cfg,
+    })?;
+    if let Some(f) = out_file.as_mut() {
+        schedule::to_json(&found.schedule, f)?;
+        f.flush()?;
+    }
+    if a.format == TextOrJson::Json {
+        let doc = JsonSynthesis {
+            topology: &topo.name,
+            collective: collective.name(),
+            root: collective.root(),
+            ranks: topo.num_ranks(),
+            size_bytes: size,
+            engines,
+            time_s: found.best.time_s,
+            cut_bound_s: found.cut.seconds,
+            algorithm: &found.best.algorithm,
+            trees: found.best.trees,
+            chunks: found.best.chunks,
+            solve_s: found.solve_s,
+            candidates: found
+                .candidates
+                .iter()
+                .map(|c| JsonCandidate {
+                    algorithm: &c.algorithm,
+                    trees: c.trees,
+                    chunks: c.chunks,
+                    time_s: c.time_s,
+                })
+                .collect(),
+        };
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    let t = |s: f64| crate::units::format_seconds(s);
+    let b = &found.best;
+    let how = if b.algorithm == "synthesized" {
+        format!("synthesized: {} tree(s) a root, {} chunk(s) a tree", b.trees, b.chunks)
+    } else {
+        format!("built-in {}", b.algorithm)
+    };
+    outln!(
+        "{} of {size} bytes on {} ({} ranks, {engines} engines): {} ({how})",
+        collective.name(),
+        topo.name,
+        topo.num_ranks(),
+        t(b.time_s)
+    );
+    let what = if collective == Collective::Allreduce {
+        " (the least time of any allreduce built from a reduce-scatter and an allgather)"
+    } else {
+        ""
+    };
+    outln!(
+        "cut bound {}{what}; time / bound = {:.4}",
+        t(found.cut.seconds),
+        b.time_s / found.cut.seconds
+    );
+    outln!("candidates (fastest first):");
+    for c in &found.candidates {
+        let name = if c.algorithm == "synthesized" {
+            format!("synthesized, {} chunk(s)", c.chunks)
+        } else {
+            c.algorithm.clone()
+        };
+        outln!("  {name:<28} {}", t(c.time_s));
+    }
+    outln!("solve time {:.3} s", found.solve_s);
     if let Some(path) = &a.schedule_out {
         outln!("schedule written to {path}");
     }

@@ -2,6 +2,10 @@
 //! simulator and the models to find the best schedule for a network, each
 //! search pricing its candidates with the simulator. See `DESIGN.md`.
 //!
+//! - [`cut`]: the cut bound of a collective on a network, exactly, by
+//!   maximum flows ([`maxflow`]).
+//! - [`synth`]: the fastest schedule of a collective on any network:
+//!   packed spanning trees, pipelined, beside the built-in algorithms.
 //! - [`treebcast`]: the optimal broadcast on a tree-structured network, by
 //!   branch and bound with tree-isomorphism cuts ([`iso`]).
 //! - [`lanes`]: the lane count of the multi-lane scatter on a grid of sites,
@@ -12,9 +16,12 @@
 //! - [`machine`]: this machine as the simulator prices it (calibrated on
 //!   the runtime) and `--algorithm auto`'s choice.
 
+pub mod cut;
 pub mod iso;
 pub mod lanes;
 pub mod machine;
+pub mod maxflow;
 pub mod mpi_rules;
+pub mod synth;
 pub mod treebcast;
 pub mod tune;

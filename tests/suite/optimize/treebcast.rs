@@ -582,6 +582,7 @@ fn optimize_prints_json_writes_a_schedule_that_verifies_simulates_and_runs() {
     let out = out.to_str().unwrap();
     let (code, stdout, stderr) = topocoll(&[
         "optimize",
+        "--whole-message",
         "--topology",
         DUAL,
         "--collective",
@@ -637,7 +638,16 @@ fn optimize_prints_json_writes_a_schedule_that_verifies_simulates_and_runs() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("bit-identical"), "{stdout}");
     // Text output names the transfers and the baselines.
-    let (code, stdout, _) = topocoll(&["optimize", "-t", DUAL, "-c", "bcast", "-s", "64KiB"]);
+    let (code, stdout, _) = topocoll(&[
+        "optimize",
+        "--whole-message",
+        "-t",
+        DUAL,
+        "-c",
+        "bcast",
+        "-s",
+        "64KiB",
+    ]);
     assert_eq!(code, 0);
     assert!(
         stdout.contains("proven optimal")
@@ -674,7 +684,7 @@ fn optimize_refuses_bad_input_with_one_line_and_exit_2() {
             "format",
         ),
     ] {
-        let mut full = vec!["optimize"];
+        let mut full = vec!["optimize", "--whole-message"];
         full.extend(args.iter());
         let (code, stdout, stderr) = topocoll(&full);
         assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
@@ -684,6 +694,7 @@ fn optimize_refuses_bad_input_with_one_line_and_exit_2() {
     // A graph file whose edges close a cycle is not a tree.
     let (code, _, stderr) = topocoll(&[
         "optimize",
+        "--whole-message",
         "-t",
         concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ring-graph.toml"),
         "-c",

@@ -446,6 +446,12 @@ impl Graph {
         }
     }
 
+    /// Whether routes are given host pair by host pair (a SimGrid
+    /// platform's) rather than found in the graph.
+    pub fn routes_given(&self) -> bool {
+        self.pairs.is_some() || self.router.is_some()
+    }
+
     /// Neighbours of a node with the connecting link.
     pub fn neighbours(&self, n: NodeId) -> &[(NodeId, LinkId)] {
         &self.adj[n as usize]

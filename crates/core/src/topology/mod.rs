@@ -7,6 +7,7 @@
 //! hosts in the order they are declared. Switches carry traffic but hold no rank.
 
 mod dragonnet;
+mod fail;
 mod graph;
 mod grid;
 mod hypercube;
@@ -17,6 +18,7 @@ mod spec;
 mod tofu;
 
 pub use dragonnet::DragonNet;
+pub use fail::{fail, Fail};
 pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec, PairRouter};
 pub use grid::{Grid, TorusTie};
 pub use hypercube::Hypercube;
