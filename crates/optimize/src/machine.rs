@@ -87,12 +87,27 @@ impl Machine {
             }
         };
         let redo = "run topocoll tune --calibrate again, or remove the file";
-        let m: Machine = serde_json::from_str(&text).map_err(|e| {
-            invalid!(
-                "the calibration '{}' does not read ({e}); {redo}",
-                path.display()
-            )
-        })?;
+        let bad = |why: String| invalid!("the calibration '{}': {why}; {redo}", path.display());
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not JSON ({e})")))?;
+        // Each figure a number, named when it is not (serde's own message
+        // gives a line and column, not the field).
+        for field in [
+            "overhead_s",
+            "latency_s",
+            "pair_bandwidth",
+            "node_bandwidth",
+            "compute_bandwidth",
+        ] {
+            match v.get(field) {
+                Some(x) if !x.is_number() => {
+                    return Err(bad(format!("{field} must be a number, got {x}")))
+                }
+                None if field != "latency_s" => return Err(bad(format!("{field} is missing"))),
+                _ => {}
+            }
+        }
+        let m: Machine = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
         m.check()
             .map_err(|why| invalid!("the calibration '{}': {why}; {redo}", path.display()))?;
         Ok(m)
@@ -114,8 +129,8 @@ impl Machine {
             ("node_bandwidth", self.node_bandwidth),
             ("compute_bandwidth", self.compute_bandwidth),
         ] {
-            if !(v.is_finite() && v >= 1.0) {
-                return Err(format!("{field} must be at least 1 byte/s, got {v}"));
+            if !(v.is_finite() && (1.0..=1e18).contains(&v)) {
+                return Err(format!("{field} must be from 1 to 1e18 bytes/s, got {v}"));
             }
         }
         Ok(())
