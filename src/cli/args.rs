@@ -7,7 +7,7 @@
 use crate::algorithms::{self, Request, ALGORITHMS};
 use crate::error::Error;
 use crate::optimize::machine;
-use crate::optimize::tune::Problem;
+use crate::optimize::tune::{Notes, Problem};
 use crate::runtime::job::{Backend, Job};
 use crate::runtime::{Fault, Options};
 use crate::schedule::{
@@ -698,17 +698,21 @@ pub fn refuse_segment(b: &BuildArgs) -> Result<()> {
 pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String)> {
     refuse_segment(b)?;
     let size = parse_bytes(b.size())?;
-    let (choice, unkept) = machine::auto_choice(problem, size)?;
-    warn_unkept(unkept);
+    let (choice, notes) = machine::auto_choice(problem, size)?;
+    warn_notes(notes);
     let mut chosen = b.for_algorithm(&choice.algorithm);
     chosen.segment = choice.segment_bytes.map(|s| s.to_string());
     Ok((chosen, format!("auto:{}", choice.label(false))))
 }
 
-/// A cache that could not be written costs a pricing next time, nothing
-/// else: said on stderr, and the run goes on.
-pub fn warn_unkept(unkept: Option<Error>) {
-    if let Some(e) = unkept {
+/// A cached decision this build would not make is priced again, and a
+/// cache that could not be written costs a pricing next time, nothing
+/// else: each said on stderr in a line, and the run goes on.
+pub fn warn_notes(notes: Notes) {
+    for why in notes.repriced {
+        eprintln!("topocoll: warning: tuning cache {why}; priced again");
+    }
+    if let Some(e) = notes.unkept {
         eprintln!("topocoll: warning: {e}; the table is not kept");
     }
 }

@@ -7,7 +7,7 @@
 use super::args::{BuildArgs, DriverArgs, NodeModelArgs, OutputFile, TextOrJson};
 use crate::error::Error;
 use crate::optimize::synth;
-use crate::optimize::treebcast::{self, Options, Problem, BASELINES};
+use crate::optimize::treebcast::{self, Limits, Options, Problem};
 use crate::schedule::{self, Collective, Dtype, ReduceOp};
 use crate::topology::{self, Kind, NodeKind, Topology};
 use crate::units::parse_bytes;
@@ -68,7 +68,7 @@ pub struct OptimizeArgs {
     #[arg(long)]
     pub no_memo: bool,
     /// --whole-message: stop after this many seconds with the best schedule found
-    /// (not proven).
+    /// (not proven); the time counts from the start, reading the tree included.
     #[arg(long, default_value_t = 60.0)]
     pub time_limit: f64,
     /// text or json.
@@ -164,9 +164,10 @@ pub fn run(a: OptimizeArgs) -> Result<i32> {
     }
     let size = parse_bytes(&a.size)?;
     let started = std::time::Instant::now();
+    let deadline = started + std::time::Duration::from_secs_f64(a.time_limit.min(1e9));
     let topo = topology::parse_spec(&a.topology)?;
     let root = root_rank(&topo, &a.root)?;
-    let p = Problem::new(&topo, root, size)?;
+    let p = Problem::within(&topo, &[root], size, &Limits::with_deadline(deadline))?;
     // The output file is opened (not emptied) before the search, so a path
     // that cannot be written fails at once.
     let mut out_file = a
@@ -180,17 +181,12 @@ pub fn run(a: OptimizeArgs) -> Result<i32> {
         bound: !a.no_bound,
         memo: !a.no_memo,
         time_limit_s: a.time_limit,
+        deadline: Some(deadline),
     };
     let mut sol = treebcast::solve(&p, &opts);
     // The solve time counts reading the tree and its paths too.
     sol.solve_s = started.elapsed().as_secs_f64();
-    let mut baselines = std::collections::BTreeMap::new();
-    for &alg in BASELINES {
-        // An algorithm that does not apply to this shape has no time.
-        if let Ok(t) = treebcast::baseline(&topo, alg, root, size) {
-            baselines.insert(alg, t);
-        }
-    }
+    let (baselines, unpriced) = treebcast::baselines_until(&topo, root, size, deadline);
     if let Some(f) = out_file.as_mut() {
         let s = treebcast::to_schedule(&p, &sol);
         schedule::to_json(&s, f)?;
@@ -282,6 +278,9 @@ pub fn run(a: OptimizeArgs) -> Result<i32> {
             ms(*t),
             t / sol.time_s
         );
+    }
+    if unpriced > 0 {
+        outln!("  ({unpriced} not priced: the time limit ran out)");
     }
     if let Some(path) = &a.schedule_out {
         outln!("schedule written to {path}");

@@ -14,7 +14,11 @@ pub struct ReproduceArgs {
     /// Directory for the tables and plots (written into it).
     #[arg(long, short = 'o', default_value = "out")]
     pub out: PathBuf,
-    /// A smaller, faster run (smaller tori).
+    /// A smaller, faster run. a2at: Figure 7 on a 16x16 torus, skew on 8x8
+    /// (about 8 s); trinaryx3: 12x6x8 and 6x6x4 tori, messages up to
+    /// 16 MiB (about 1 s); treebcast: the smallest network of each family
+    /// (star of 8, 2x4, 2x2x2, 2x2x(1+1); under a second); multilane: three
+    /// sizes; dragonnet: 16 and 64 nodes.
     #[arg(long)]
     pub quick: bool,
     /// trinaryx3: run every segment size of the segment sweep (256 KiB down

@@ -584,6 +584,7 @@ fn resolve_auto(
         topology: topo,
         config: a.config(engines)?,
         engines: vec![engines],
+        library: None,
     };
     build_auto(&problem, b)
 }

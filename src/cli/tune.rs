@@ -7,10 +7,11 @@
 //! with the parameters `tune --calibrate` measured ([`Machine`]).
 
 use super::args::{
-    check_plot_path, parse_engines, warn_unkept, Given, OutputFile, TableFormat, TuneArgs,
+    check_plot_path, parse_engines, warn_notes, Given, OutputFile, TableFormat, TuneArgs,
 };
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
+use crate::optimize::mpi_rules::{self, Library};
 use crate::optimize::tune::{Cache, Decision, Problem, Table};
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
@@ -44,7 +45,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
             ))
             .into());
         }
-        let m = model.insert(Machine::load(dir.as_deref()));
+        let m = model.insert(Machine::load(dir.as_deref())?);
         (m.topology(ranks)?, m.config(collective.is_reduction()))
     } else {
         (a.node.topology(&a.build, a.latency)?, a.config(engines[0])?)
@@ -57,6 +58,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         topology: &topo,
         config,
         engines,
+        library: None,
     };
     // Fail on output paths before the pricing.
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
@@ -81,37 +83,36 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         .transpose()?;
     check_plot_path(a.plot.as_deref())?;
     let cache = dir.map(|dir| Cache { dir });
-    if a.no_cache {
-        if let Some(c) = &cache {
-            let _ = std::fs::remove_file(c.path(collective.name(), &problem.key()));
-        }
-    }
-    let bar = indicatif::ProgressBar::new(sizes.len() as u64);
-    let (table, unkept) = problem.tune(&sizes, cache.as_ref(), |s| {
-        bar.set_message(format_bytes(s));
-        bar.inc(1);
-    })?;
-    bar.finish_and_clear();
-    warn_unkept(unkept);
+    let table = tune_table(&problem, &sizes, cache.as_ref(), a.no_cache)?;
     let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| table.get(s)).collect();
     let show_engines = problem.engines.len() > 1;
     if let Some(path) = &a.plot {
         plot(path, &table, &rows)?;
     }
+    let ranks = problem.topology.num_ranks();
+    // A library's file comes from a table tuned among the algorithms that
+    // library runs exactly, so that it runs what was simulated.
+    let for_library = |library| -> Result<Table> {
+        let p = Problem {
+            library: Some(library),
+            config: problem.config.clone(),
+            engines: problem.engines.clone(),
+            ..problem
+        };
+        tune_table(&p, &sizes, cache.as_ref(), a.no_cache)
+    };
     if let Some(f) = ompi {
+        let t = for_library(Library::Ompi)?;
+        let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| t.get(s)).collect();
         write_file(f, a.export_ompi.as_deref().unwrap_or_default(), |w| {
-            crate::optimize::mpi_rules::write_ompi(w, &table, &rows, problem.topology.num_ranks())
+            mpi_rules::write_ompi(w, &t, &rows, ranks)
         })?;
     }
     if let Some(f) = mpich {
+        let t = for_library(Library::Mpich)?;
+        let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| t.get(s)).collect();
         write_file(f, a.export_mpich.as_deref().unwrap_or_default(), |w| {
-            crate::optimize::mpi_rules::write_mpich(
-                w,
-                &table,
-                &rows,
-                problem.topology.num_ranks(),
-                base.as_deref(),
-            )
+            mpi_rules::write_mpich(w, &t, &rows, ranks, base.as_deref())
         })?;
     }
     write_table(
@@ -123,6 +124,28 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         show_engines,
         output,
     )
+}
+
+/// `problem`'s table at `sizes`, from `cache` where it holds them (unless
+/// `no_cache`), priced with a progress bar where it does not; what the
+/// tuning noted is said on stderr.
+fn tune_table(
+    problem: &Problem,
+    sizes: &[u64],
+    cache: Option<&Cache>,
+    no_cache: bool,
+) -> Result<Table> {
+    if let (true, Some(c)) = (no_cache, cache) {
+        let _ = std::fs::remove_file(c.path(problem.collective.name(), &problem.key()));
+    }
+    let bar = indicatif::ProgressBar::new(sizes.len() as u64);
+    let (table, notes) = problem.tune(sizes, cache, |s| {
+        bar.set_message(format_bytes(s));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
+    warn_notes(notes);
+    Ok(table)
 }
 
 /// The table as `--format` says, to `output` or standard output.

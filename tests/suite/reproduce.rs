@@ -107,3 +107,21 @@ fn reproduce_treebcast_quick_writes_both_tables() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `reproduce --help` says what `--quick` runs for each paper.
+#[test]
+fn quick_is_described_per_paper() {
+    let (code, out, err) = topocoll(&["reproduce", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    let text = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for paper in [
+        "a2at:",
+        "trinaryx3:",
+        "treebcast:",
+        "multilane:",
+        "dragonnet:",
+    ] {
+        assert!(text.contains(paper), "--quick for {paper}: {text}");
+    }
+    assert!(!text.contains("(smaller tori)"), "{text}");
+}

@@ -4,7 +4,7 @@
 //! timed on the runtime ([`Calibration`]), and the choice `auto` makes
 //! from a tuning table ([`auto_choice`]).
 
-use crate::tune::{Cache, Candidate, Problem};
+use crate::tune::{Cache, Candidate, Notes, Problem};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use topocoll_core::error::{Error, Result};
@@ -55,6 +55,8 @@ impl Machine {
     /// Keeps the calibration in `dir`, whole or not at all (a file of its
     /// own, renamed over the old one); returns the file.
     pub fn store(&self, dir: &Path) -> Result<PathBuf> {
+        self.check()
+            .map_err(|why| invalid!("the calibration measured a figure no machine has: {why}"))?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Io(format!("cannot create '{}': {e}", dir.display())))?;
         let path = Self::path(dir);
@@ -66,11 +68,72 @@ impl Machine {
         Ok(path)
     }
 
-    /// The calibration kept in `dir`, or the typical figures.
-    pub fn load(dir: Option<&Path>) -> Machine {
-        dir.and_then(|d| std::fs::read_to_string(Self::path(d)).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_else(Machine::typical)
+    /// The calibration kept in `dir`, or the typical figures where there is
+    /// none. A file that is there but does not read, or holds a figure no
+    /// machine has, is refused naming the file and the field (`tune
+    /// --calibrate` writes it again).
+    pub fn load(dir: Option<&Path>) -> Result<Machine> {
+        let Some(path) = dir.map(Self::path) else {
+            return Ok(Machine::typical());
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Machine::typical()),
+            Err(e) => {
+                return Err(invalid!(
+                    "cannot read the calibration '{}': {e}",
+                    path.display()
+                ))
+            }
+        };
+        let redo = "run topocoll tune --calibrate again, or remove the file";
+        let bad = |why: String| invalid!("the calibration '{}': {why}; {redo}", path.display());
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not JSON ({e})")))?;
+        // Each figure a number, named when it is not (serde's own message
+        // gives a line and column, not the field).
+        for field in [
+            "overhead_s",
+            "latency_s",
+            "pair_bandwidth",
+            "node_bandwidth",
+            "compute_bandwidth",
+        ] {
+            match v.get(field) {
+                Some(x) if !x.is_number() => {
+                    return Err(bad(format!("{field} must be a number, got {x}")))
+                }
+                None if field != "latency_s" => return Err(bad(format!("{field} is missing"))),
+                _ => {}
+            }
+        }
+        let m: Machine = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
+        m.check()
+            .map_err(|why| invalid!("the calibration '{}': {why}; {redo}", path.display()))?;
+        Ok(m)
+    }
+
+    /// Whether every figure is one a machine can have: the field and why
+    /// when one is not.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        for (field, v, most) in [
+            ("overhead_s", self.overhead_s, 1.0),
+            ("latency_s", self.latency_s, 1.0),
+        ] {
+            if !(v.is_finite() && (0.0..=most).contains(&v)) {
+                return Err(format!("{field} must be from 0 to {most} seconds, got {v}"));
+            }
+        }
+        for (field, v) in [
+            ("pair_bandwidth", self.pair_bandwidth),
+            ("node_bandwidth", self.node_bandwidth),
+            ("compute_bandwidth", self.compute_bandwidth),
+        ] {
+            if !(v.is_finite() && (1.0..=1e18).contains(&v)) {
+                return Err(format!("{field} must be from 1 to 1e18 bytes/s, got {v}"));
+            }
+        }
+        Ok(())
     }
 
     /// One host with `ranks` ranks on it.
@@ -113,7 +176,7 @@ pub struct MachineProblem {
 
 impl MachineProblem {
     pub fn new(topo: Option<Topology>, ranks: usize, reduction: bool) -> Result<Self> {
-        let m = Machine::load(cache_dir(None).as_deref());
+        let m = Machine::load(cache_dir(None).as_deref())?;
         let topology = match topo {
             Some(t) => t,
             None => m.topology(ranks)?,
@@ -138,6 +201,7 @@ impl MachineProblem {
             topology: &self.topology,
             config: self.config.clone(),
             engines,
+            library: None,
         }
     }
 
@@ -151,18 +215,19 @@ impl MachineProblem {
 }
 
 /// `--algorithm auto` at `size_bytes`: the choice of `problem`'s table
-/// (from the default cache, or priced now and kept there), and why the
+/// (from the default cache, or priced now and kept there), with what
+/// [`Problem::tune`] notes: cached decisions priced again, and why the
 /// table could not be kept if it could not (which costs a pricing next
 /// time, nothing else).
-pub fn auto_choice(problem: &Problem, size_bytes: u64) -> Result<(Candidate, Option<Error>)> {
+pub fn auto_choice(problem: &Problem, size_bytes: u64) -> Result<(Candidate, Notes)> {
     let cache = cache_dir(None).map(|dir| Cache { dir });
-    let (table, unkept) = problem.tune(&[size_bytes], cache.as_ref(), |_| {})?;
+    let (table, notes) = problem.tune(&[size_bytes], cache.as_ref(), |_| {})?;
     let choice = table
         .get(size_bytes)
         .ok_or_else(|| invalid!("tune decided nothing at {size_bytes} bytes"))?
         .choice
         .clone();
-    Ok((choice, unkept))
+    Ok((choice, notes))
 }
 
 /// The runs `tune --calibrate` times, each isolating one figure of

@@ -2,11 +2,14 @@
 //! they share with topocoll: Open MPI 4.1's coll/tuned dynamic rules and
 //! MPICH 4.0's collective selection JSON.
 //!
-//! A decision whose algorithm the library lacks (Trinaryx3, A2AT, the
-//! multi-lane ones, ...) makes no rule: the rule before it, the library's
-//! choice for the nearest smaller size the table maps, covers it. Which
-//! algorithms map, and to what (some to the library's closest relative), is
-//! each registry entry's [`Algorithm::mpi`]. Sizes are converted to what
+//! Which algorithms map, and to what, is each registry entry's
+//! [`Algorithm::mpi`]: the library's algorithm that runs the same
+//! messages between the same ranks, and nothing for an algorithm whose
+//! nearest relative there runs something else. A table meant for a
+//! library is tuned among the algorithms it runs ([`Library`],
+//! `tune::Problem::library`); a decision whose algorithm the library lacks
+//! (in a table tuned among every algorithm) makes no rule: the rule
+//! before it covers it. Sizes are converted to what
 //! each library compares a rule with (its "message size", which differs by
 //! collective).
 
@@ -14,6 +17,35 @@ use super::tune::{Decision, Table};
 use std::io::{self, Write};
 use topocoll_core::algorithms::{self, Algorithm, Ompi};
 use topocoll_core::schedule::CollectiveKind;
+
+/// An MPI library whose tuning file a table is exported to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// Open MPI 4.1's coll/tuned dynamic rules.
+    Ompi,
+    /// MPICH 4.0's collective selection JSON.
+    Mpich,
+}
+
+impl Library {
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Ompi => "Open MPI",
+            Library::Mpich => "MPICH",
+        }
+    }
+
+    /// Whether the library runs `alg`'s schedule: its registry entry names
+    /// an exact counterpart there ([`Algorithm::mpi`]). A table exported to
+    /// the library is tuned among these alone, so that what was simulated
+    /// is what the library runs.
+    pub fn runs(self, alg: &Algorithm) -> bool {
+        match self {
+            Library::Ompi => alg.mpi.ompi.is_some(),
+            Library::Mpich => alg.mpi.mpich.is_some(),
+        }
+    }
+}
 
 /// The algorithms of `collective` that Open MPI 4.1 has, with their Open
 /// MPI counterparts, in registry order.

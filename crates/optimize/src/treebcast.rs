@@ -44,7 +44,7 @@ use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::param;
 use topocoll_core::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll_core::topology::{Graph, Kind, LinkId, NodeId, Topology};
+use topocoll_core::topology::{Graph, Kind, LinkId, NodeId, NodeKind, Topology};
 use topocoll_sim::calendar::{Calendar, Hop};
 use topocoll_sim::{simulate, Sharing, SimConfig};
 
@@ -61,6 +61,9 @@ pub struct Options {
     pub memo: bool,
     /// Stop after this long with the best schedule found (not proven).
     pub time_limit_s: f64,
+    /// Stop at this instant instead (a caller whose limit also covers
+    /// building the problem: `optimize --time-limit`).
+    pub deadline: Option<Instant>,
 }
 
 impl Default for Options {
@@ -71,6 +74,40 @@ impl Default for Options {
             bound: true,
             memo: true,
             time_limit_s: 60.0,
+            deadline: None,
+        }
+    }
+}
+
+/// Bounds on the work of building a [`Problem`], checked before the work
+/// they bound: its tables (a path between every two hosts, each a list of
+/// hops: hosts² paths, and as many hops as the pairs' distances add up to)
+/// are counted from the tree before any is allocated, and the building
+/// stops at the deadline.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    pub deadline: Option<Instant>,
+    /// Most bytes the problem's tables may take.
+    pub memory_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// Half the memory available (the search and its memo need the rest),
+    /// and `deadline`.
+    pub fn with_deadline(deadline: Instant) -> Limits {
+        Limits {
+            deadline: Some(deadline),
+            memory_bytes: topocoll_core::memory::available().map(|m| m / 2),
+        }
+    }
+
+    fn check_time(&self, doing: &str) -> Result<()> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(param!(
+                "time-limit",
+                " ran out while {doing}, before the search started; give more time"
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -177,6 +214,80 @@ impl Problem {
     /// The same, with every rank in `sources` holding the message at time 0
     /// (the first counts as the root).
     pub fn with_sources(topo: &Topology, sources: &[usize], size_bytes: u64) -> Result<Problem> {
+        Problem::within(topo, sources, size_bytes, &Limits::default())
+    }
+
+    /// The bytes a problem's tables take on `topo`, counted from the tree
+    /// alone: the paths between every two hosts with their hops, each
+    /// host's latency to each node, and the hosts behind each edge (for
+    /// the bounds). The count saturates rather than overflow.
+    pub fn estimate_bytes(topo: &Topology) -> Result<u64> {
+        let g = tree_network(topo)?;
+        let hosts = topo.num_ranks() as u64;
+        let nodes = g.num_nodes() as u64;
+        // Hosts on each side of every edge: a path between two hosts
+        // crosses the edge once per pair split by it, each way.
+        let mut below = vec![0u64; g.num_nodes()];
+        let mut order = Vec::with_capacity(g.num_nodes());
+        let mut parent = vec![u32::MAX; g.num_nodes()];
+        let mut stack = vec![0 as NodeId];
+        parent[0] = 0;
+        while let Some(v) = stack.pop() {
+            order.push(v);
+            for &(u, _) in g.neighbours(v) {
+                if parent[u as usize] == u32::MAX {
+                    parent[u as usize] = v;
+                    stack.push(u);
+                }
+            }
+        }
+        let mut hops: u64 = 0;
+        let mut sides: u64 = 0;
+        for &v in order.iter().rev() {
+            if g.kinds[v as usize] == NodeKind::Host {
+                below[v as usize] += 1;
+            }
+            if v != 0 {
+                let b = below[v as usize];
+                below[parent[v as usize] as usize] += b;
+                hops = hops.saturating_add(
+                    2u64.saturating_mul(b)
+                        .saturating_mul(hosts.saturating_sub(b)),
+                );
+                sides = sides.saturating_add(hosts);
+            }
+        }
+        let path = std::mem::size_of::<Path>() as u64;
+        let hop = std::mem::size_of::<Hop>() as u64;
+        Ok(hosts
+            .saturating_mul(hosts)
+            .saturating_mul(path)
+            .saturating_add(hops.saturating_mul(hop))
+            .saturating_add(hosts.saturating_mul(nodes).saturating_mul(8))
+            .saturating_add(sides.saturating_mul(4)))
+    }
+
+    /// [`Problem::with_sources`] within `limits`: refused before anything
+    /// is allocated when its tables would take more than the memory
+    /// allowed, and stopped when the deadline passes.
+    pub fn within(
+        topo: &Topology,
+        sources: &[usize],
+        size_bytes: u64,
+        limits: &Limits,
+    ) -> Result<Problem> {
+        if let Some(most) = limits.memory_bytes {
+            let need = Problem::estimate_bytes(topo)?;
+            if need > most {
+                return Err(invalid!(
+                    "{}: the optimal broadcast's tables for {} hosts need {:.1} GiB, more than the {:.1} GiB allowed (half the memory available); use a smaller tree",
+                    topo.name,
+                    topo.num_ranks(),
+                    topocoll_core::memory::gib(need),
+                    topocoll_core::memory::gib(most)
+                ));
+            }
+        }
         let root = *sources
             .first()
             .ok_or_else(|| invalid!("a broadcast needs a root"))?;
@@ -199,10 +310,13 @@ impl Problem {
         for (r, &n) in topo.rank_node.iter().enumerate() {
             node_host[n as usize] = Some(r as u32);
         }
-        let paths = host_paths(topo, &capacity, d);
+        let paths = host_paths(topo, &capacity, d, limits)?;
+        limits.check_time("finding the paths between hosts")?;
         let lat_to = latencies_to_nodes(topo, g);
         let host = host_producers(topo, g, &capacity, &paths);
+        limits.check_time("finding each host's nearest")?;
         let cuts = edge_cuts(g, &node_host, &host);
+        limits.check_time("cutting the tree at each edge")?;
         // The tree rooted at its centre, edges labelled by their parameters.
         let adj: Vec<Vec<u32>> = (0..nodes as NodeId)
             .map(|n| g.neighbours(n).iter().map(|&(m, _)| m).collect())
@@ -237,6 +351,7 @@ impl Problem {
             &host,
             &link_between,
         );
+        limits.check_time("grouping the hosts into subtrees")?;
         let best_host = Producer::best_of(host.iter().copied());
         let up_down = (0..nodes as NodeId)
             .map(|v| {
@@ -659,7 +774,7 @@ struct Search<'p> {
     best: f64,
     best_seq: Vec<(usize, usize)>,
     nodes: u64,
-    started: Instant,
+    deadline: Instant,
     stopped: bool,
     seen: std::collections::HashSet<u128>,
     labeller: Labeller,
@@ -675,9 +790,7 @@ const MAX_MEMO: usize = 1 << 24;
 impl<'p> Search<'p> {
     fn dfs(&mut self, st: &mut State) {
         self.nodes += 1;
-        if self.nodes.is_multiple_of(1024)
-            && self.started.elapsed().as_secs_f64() > self.opts.time_limit_s
-        {
+        if self.nodes.is_multiple_of(1024) && Instant::now() > self.deadline {
             self.stopped = true;
         }
         if self.stopped {
@@ -844,8 +957,11 @@ impl<'p> Search<'p> {
 /// The optimal broadcast (or the best found within the time limit).
 pub fn solve(p: &Problem, opts: &Options) -> Solution {
     let started = Instant::now();
+    let deadline = opts.deadline.unwrap_or_else(|| {
+        started + std::time::Duration::from_secs_f64(opts.time_limit_s.clamp(0.0, 1e9))
+    });
     let lower_bound_s = p.lower_bound();
-    let first = heuristic(p);
+    let first = heuristic_until(p, Some(deadline));
     let heuristic_s = first.time_s;
     let done = first.transfers.is_empty() || heuristic_s <= lower_bound_s * (1.0 + SAME);
     if p.hosts > MAX_EXACT_HOSTS || done {
@@ -864,7 +980,7 @@ pub fn solve(p: &Problem, opts: &Options) -> Solution {
         best: heuristic_s,
         best_seq: first.transfers.iter().map(|t| (t.from, t.to)).collect(),
         nodes: 0,
-        started,
+        deadline,
         stopped: false,
         seen: Default::default(),
         labeller: Labeller::default(),
@@ -895,20 +1011,28 @@ pub fn solve(p: &Problem, opts: &Options) -> Solution {
 /// finishes first: among the receivers that can finish first (earliest
 /// finish first), or among those farthest from every holder.
 pub fn heuristic(p: &Problem) -> Solution {
-    let mut best = greedy(p, false);
-    let mut others = vec![greedy(p, true)];
+    heuristic_until(p, None)
+}
+
+/// [`heuristic`], cut short at `deadline`: the binomial tree (or the first
+/// greedy rule, with several sources) is always finished, the rest only
+/// while time remains.
+fn heuristic_until(p: &Problem, deadline: Option<Instant>) -> Solution {
+    let mut all = Vec::new();
     if p.sources.len() == 1 {
         if let Ok(b) = p.evaluate(&binomial_sequence(p.hosts, p.root)) {
-            others.push(b);
+            all.push(b);
         }
     }
-    for o in others {
-        if o.time_s < best.time_s {
-            best = o;
-        }
-    }
+    let first = if all.is_empty() { None } else { deadline };
+    all.extend(greedy(p, false, first));
+    all.extend(greedy(p, true, deadline));
+    let mut best = all
+        .into_iter()
+        .reduce(|a, b| if b.time_s < a.time_s { b } else { a })
+        .expect("the first rule always finishes");
     if p.hosts <= MAX_EXACT_HOSTS {
-        best = improve(p, best);
+        best = improve(p, best, deadline);
     }
     best
 }
@@ -931,7 +1055,7 @@ fn binomial_sequence(n: usize, root: usize) -> Vec<(usize, usize)> {
 
 /// Hill climbing over sequences: move a transfer earlier, or give it
 /// another sender, while the time (then the sum of receipt times) falls.
-fn improve(p: &Problem, start: Solution) -> Solution {
+fn improve(p: &Problem, start: Solution, deadline: Option<Instant>) -> Solution {
     let score = |s: &Solution| (s.time_s, s.transfers.iter().map(|t| t.end_s).sum::<f64>());
     let better = |a: (f64, f64), b: (f64, f64)| {
         a.0 < b.0 * (1.0 - SAME) || (a.0 <= b.0 * (1.0 + SAME) && a.1 < b.1 * (1.0 - SAME))
@@ -973,7 +1097,7 @@ fn improve(p: &Problem, start: Solution) -> Solution {
                     }
                 }
             }
-            if budget == 0 {
+            if budget == 0 || deadline.is_some_and(|d| Instant::now() > d) {
                 break 'climb;
             }
         }
@@ -982,7 +1106,8 @@ fn improve(p: &Problem, start: Solution) -> Solution {
     best
 }
 
-fn greedy(p: &Problem, far_first: bool) -> Solution {
+/// The greedy rule's schedule, or none if `deadline` passes first.
+fn greedy(p: &Problem, far_first: bool, deadline: Option<Instant>) -> Option<Solution> {
     const RECEIVERS: usize = 8;
     const SENDERS: usize = 4;
     let n = p.hosts;
@@ -1004,6 +1129,9 @@ fn greedy(p: &Problem, far_first: bool) -> Solution {
     // nearest (those are busy sending to everyone else).
     let mut free: Vec<f64> = vec![0.0; n];
     while !waiting.is_empty() {
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return None;
+        }
         waiting.sort_by(|&a, &b| {
             let o = cf[a].total_cmp(&cf[b]).then(a.cmp(&b));
             if far_first {
@@ -1042,7 +1170,7 @@ fn greedy(p: &Problem, far_first: bool) -> Solution {
             cf[w] = cf[w].min(fin + p.path(r, w).total);
         }
     }
-    st.solution(p)
+    Some(st.solution(p))
 }
 
 /// The schedule of a solution in the IR: each host receives once, then
@@ -1112,6 +1240,42 @@ pub fn baseline(topo: &Topology, algorithm: &str, root: usize, size_bytes: u64) 
     Ok(simulate(&s, topo, &model_config())?.time_s)
 }
 
+/// The times of the [`BASELINES`] that apply, priced until `deadline`: on
+/// a thread of their own, so that a simulation still running at the
+/// deadline is left behind (its result unused) rather than waited for;
+/// with how many were not priced in time.
+pub fn baselines_until(
+    topo: &Topology,
+    root: usize,
+    size_bytes: u64,
+    deadline: Instant,
+) -> (std::collections::BTreeMap<&'static str, f64>, usize) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let topo = topo.clone();
+    std::thread::spawn(move || {
+        for &alg in BASELINES {
+            let t = baseline(&topo, alg, root, size_bytes).ok();
+            if tx.send((alg, t)).is_err() {
+                return;
+            }
+        }
+    });
+    let mut times = std::collections::BTreeMap::new();
+    let mut priced = 0;
+    while priced < BASELINES.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((alg, t)) = rx.recv_timeout(left) else {
+            break;
+        };
+        priced += 1;
+        // An algorithm that does not apply to this shape has no time.
+        if let Some(t) = t {
+            times.insert(alg, t);
+        }
+    }
+    (times, BASELINES.len() - priced)
+}
+
 /// The tree network of `topo`, one rank per host: a tree topology, or a
 /// graph with one link fewer than nodes.
 fn tree_network(topo: &Topology) -> Result<&Graph> {
@@ -1141,11 +1305,12 @@ fn tree_network(topo: &Topology) -> Result<&Graph> {
 
 /// The path of a message of `d` bytes between every two hosts
 /// (`[s * hosts + r]`).
-fn host_paths(topo: &Topology, capacity: &[f64], d: f64) -> Vec<Path> {
+fn host_paths(topo: &Topology, capacity: &[f64], d: f64, limits: &Limits) -> Result<Vec<Path>> {
     let hosts = topo.num_ranks();
     let mut paths = Vec::with_capacity(hosts * hosts);
     let mut route = Vec::new();
     for s in 0..hosts {
+        limits.check_time("finding the paths between hosts")?;
         for r in 0..hosts {
             route.clear();
             if s != r {
@@ -1175,7 +1340,7 @@ fn host_paths(topo: &Topology, capacity: &[f64], d: f64) -> Vec<Path> {
             });
         }
     }
-    paths
+    Ok(paths)
 }
 
 /// Latency from each host to each node (`[s * nodes + v]`): a walk out

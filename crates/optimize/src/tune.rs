@@ -10,6 +10,7 @@
 //! from a table is priced when first asked for and added, so `--algorithm
 //! auto` on a new size costs one pricing of every candidate, once.
 
+use crate::mpi_rules::Library;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use topocoll_core::algorithms::{self, Request};
@@ -119,6 +120,9 @@ pub struct Problem<'a> {
     /// `engines`).
     pub config: SimConfig,
     pub engines: Vec<usize>,
+    /// Only the algorithms this MPI library runs exactly (for a table that
+    /// is exported to its tuning file); every algorithm when `None`.
+    pub library: Option<Library>,
 }
 
 impl Problem<'_> {
@@ -131,8 +135,9 @@ impl Problem<'_> {
         model.progress = None;
         model.threads = 1;
         let text = format!(
-            "{TABLE_VERSION}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            "{TABLE_VERSION}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
             env!("CARGO_PKG_VERSION"),
+            self.library,
             self.collective,
             self.dtype,
             self.op,
@@ -153,7 +158,15 @@ impl Problem<'_> {
         Table {
             version: TABLE_VERSION,
             key,
-            description: format!("{} on {}", self.collective.name(), self.topology.describe()),
+            description: match self.library {
+                None => format!("{} on {}", self.collective.name(), self.topology.describe()),
+                Some(l) => format!(
+                    "{} on {}, among {}'s algorithms",
+                    self.collective.name(),
+                    self.topology.describe(),
+                    l.name()
+                ),
+            },
             collective: self.collective.name().to_string(),
             ranks: self.topology.num_ranks(),
             decisions: Vec::new(),
@@ -163,7 +176,10 @@ impl Problem<'_> {
     /// Every candidate at `size_bytes`.
     pub fn candidates(&self, size_bytes: u64) -> Vec<Candidate> {
         let mut out = Vec::new();
-        for alg in algorithms::of(self.collective.kind()) {
+        let library = self.library;
+        for alg in
+            algorithms::of(self.collective.kind()).filter(|a| library.is_none_or(|l| l.runs(a)))
+        {
             let segments: Vec<Option<u64>> = if alg.segmented {
                 let mut s: Vec<Option<u64>> = SEGMENTS
                     .iter()
@@ -269,15 +285,23 @@ impl Problem<'_> {
         sizes: &[u64],
         cache: Option<&Cache>,
         mut progress: impl FnMut(u64),
-    ) -> Result<(Table, Option<Error>)> {
+    ) -> Result<(Table, Notes)> {
         // The key hashes the whole network: computed once.
         let key = self.key();
         let collective = self.collective.name();
-        let mut table = match cache.and_then(|c| c.load(collective, &key)) {
-            Some(t) => t,
-            None => self.table(key),
+        let mut notes = Notes::default();
+        let (mut table, mut added) = match cache.map(|c| (c, c.load(collective, &key))) {
+            Some((c, Loaded::Table(t))) => {
+                let (t, dropped) = self.fit(t, &c.path(collective, &key), &mut notes.repriced);
+                (t, dropped)
+            }
+            Some((c, Loaded::Unreadable(why))) => {
+                let path = c.path(collective, &key);
+                notes.repriced.push(format!("'{}': {why}", path.display()));
+                (self.table(key), true)
+            }
+            Some((_, Loaded::Missing)) | None => (self.table(key), false),
         };
-        let mut added = false;
         for &size in sizes {
             if table.get(size).is_none() {
                 progress(size);
@@ -285,12 +309,96 @@ impl Problem<'_> {
                 added = true;
             }
         }
-        let mut unkept = None;
         if let (true, Some(c)) = (added, cache) {
-            unkept = c.store(&table).err();
+            notes.unkept = c.store(&table).err();
         }
-        Ok((table, unkept))
+        Ok((table, notes))
     }
+
+    /// A cached table as this build would price it: a table for another
+    /// problem (its collective or rank count) or whose sizes are not
+    /// increasing is dropped whole; a decision this build would not make
+    /// (a time that is not a finite non-negative number, a choice that is
+    /// not one of its candidates at that size: an algorithm it does not
+    /// have, a segment it does not try, an engine count that is not a
+    /// choice) is dropped, to be priced again. Each drop is noted, naming
+    /// the file and the field; whether anything was dropped is returned.
+    fn fit(&self, mut t: Table, path: &Path, notes: &mut Vec<String>) -> (Table, bool) {
+        let file = path.display();
+        let whole = if t.collective != self.collective.name() {
+            Some(format!(
+                "collective is '{}', not '{}'",
+                t.collective,
+                self.collective.name()
+            ))
+        } else if t.ranks != self.topology.num_ranks() {
+            Some(format!(
+                "ranks is {}, not {}",
+                t.ranks,
+                self.topology.num_ranks()
+            ))
+        } else {
+            t.decisions
+                .windows(2)
+                .position(|w| w[0].size_bytes >= w[1].size_bytes)
+                .map(|i| format!("decisions[{}].size_bytes: sizes must increase", i + 1))
+        };
+        if let Some(why) = whole {
+            notes.push(format!("'{file}': {why}"));
+            return (self.table(t.key), true);
+        }
+        let before = t.decisions.len();
+        let mut i = 0;
+        t.decisions.retain(|d| {
+            let why = self.misfit(d);
+            if let Some(why) = &why {
+                notes.push(format!("'{file}': decisions[{i}].{why}"));
+            }
+            i += 1;
+            why.is_none()
+        });
+        let dropped = t.decisions.len() != before;
+        (t, dropped)
+    }
+
+    /// Why this build would not have made decision `d`, if it would not.
+    fn misfit(&self, d: &Decision) -> Option<String> {
+        let time_ok = |t: f64| t.is_finite() && t >= 0.0;
+        if !time_ok(d.predicted_s) {
+            return Some(format!("predicted_s: {} is not a time", d.predicted_s));
+        }
+        if let Some(i) = d
+            .candidates
+            .iter()
+            .position(|p| p.time_s.is_some_and(|t| !time_ok(t)))
+        {
+            return Some(format!("candidates[{i}].time_s: not a time"));
+        }
+        if !self.candidates(d.size_bytes).contains(&d.choice) {
+            return Some(format!(
+                "choice: {} is not a candidate of this build at {} bytes",
+                d.choice.label(true),
+                d.size_bytes
+            ));
+        }
+        None
+    }
+}
+
+/// What [`Problem::tune`] has to tell beside its table: why it could not
+/// keep it, and each cached decision it priced again because this build
+/// would not have made it (the file and the field).
+#[derive(Debug, Default)]
+pub struct Notes {
+    pub unkept: Option<Error>,
+    pub repriced: Vec<String>,
+}
+
+/// A cached table as read: none, one that does not read (why), or one.
+enum Loaded {
+    Missing,
+    Unreadable(String),
+    Table(Table),
 }
 
 /// Decision tables on disk, a JSON file per problem.
@@ -304,12 +412,20 @@ impl Cache {
         self.dir.join(format!("tune-{collective}-{key}.json"))
     }
 
-    /// The cached table, if there is a readable one of this version.
-    /// (A file that does not read is priced again and replaced.)
-    fn load(&self, collective: &str, key: &str) -> Option<Table> {
-        let text = std::fs::read_to_string(self.path(collective, key)).ok()?;
-        let t: Table = serde_json::from_str(&text).ok()?;
-        (t.version == TABLE_VERSION && t.key == key).then_some(t)
+    /// The cached table, if there is one of this version and key. (A file
+    /// that does not read is priced again and replaced.)
+    fn load(&self, collective: &str, key: &str) -> Loaded {
+        let Ok(text) = std::fs::read_to_string(self.path(collective, key)) else {
+            return Loaded::Missing;
+        };
+        match serde_json::from_str::<Table>(&text) {
+            Err(e) => Loaded::Unreadable(format!("not a tuning table ({e})")),
+            Ok(t) if t.version != TABLE_VERSION => Loaded::Missing,
+            Ok(t) if t.key != key => {
+                Loaded::Unreadable(format!("key is '{}', not the file's '{key}'", t.key))
+            }
+            Ok(t) => Loaded::Table(t),
+        }
     }
 
     /// Writes `t` whole or not at all: to a file of its own, then renamed

@@ -146,7 +146,9 @@ const NONE: u32 = u32::MAX;
 struct Packet {
     msg: u32,
     bytes: u32,
-    seq: u32,
+    /// Its place in its message: a message of 2^32 bytes or more in
+    /// packets of a few bytes has more than 2^32 of them.
+    seq: u64,
     last: bool,
 }
 
@@ -156,8 +158,8 @@ struct Msg {
     dst: u32,
     phase: u32,
     recv: u32,
-    packets: u32,
-    arrived: u32,
+    packets: u64,
+    arrived: u64,
     /// Its place among the messages from `src` to `dst`.
     order: u32,
 }
@@ -203,7 +205,7 @@ struct Nic {
     /// The message being sent: its id, send op, and packets left to start.
     msg: u32,
     op: u32,
-    left: u32,
+    left: u64,
     bytes_left: u64,
 }
 
@@ -251,7 +253,7 @@ struct PacketRun<'a> {
     phase_left: Vec<u32>,
     /// Per (src, dst): the messages started and the next one to arrive.
     pair_started: FxHashMap<u64, u32>,
-    pair_next: FxHashMap<u64, (u32, u32)>,
+    pair_next: FxHashMap<u64, (u32, u64)>,
     in_order: bool,
     contention: u32,
     packets_made: u64,
@@ -312,9 +314,58 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
             "--model packet needs every link of the Dragon net at one rate and latency"
         ));
     }
+    check_work(s, net, cfg)?;
     let mut e = PacketRun::new(s, net, cfg, rate, latency)?;
     e.run()?;
     Ok(e.result())
+}
+
+/// Most packets one run moves: each is several events (about 3 M packets
+/// a second, docs/PERFORMANCE.md), so a run of this many takes about a
+/// minute and a half; more is refused before it starts rather than left
+/// to run for hours.
+pub const MAX_PACKETS: u64 = 1 << 28;
+
+/// Bytes the run's own tables take per op of the schedule (its receive,
+/// dependency counts, successors, flags, the matching of sends to
+/// receives) and per directed link (two double buffers, the link's state
+/// and statistics), with room to spare.
+const BYTES_PER_OP: u64 = 96;
+const BYTES_PER_LINK: u64 = 192;
+
+/// The packets the run would move and the memory its tables would take,
+/// counted before anything is allocated: refused past [`MAX_PACKETS`] or
+/// the memory available, naming the figure.
+fn check_work(s: &Schedule, net: &DragonNet, cfg: &PacketConfig) -> Result<()> {
+    let elem = s.elem_bytes();
+    let mut packets: u64 = 0;
+    let mut ops: u64 = 0;
+    for prog in &s.programs {
+        ops = ops.saturating_add(prog.len() as u64);
+        for op in &prog.ops {
+            if let Op::Send { region, .. } = op {
+                let bytes = region.count.checked_mul(elem).ok_or_else(|| {
+                    invalid!(
+                        "a message of {} elements of {elem} bytes overflows 64 bits",
+                        region.count
+                    )
+                })?;
+                packets = packets.saturating_add(bytes.div_ceil(cfg.buffer_bytes).max(1));
+            }
+        }
+    }
+    if packets > MAX_PACKETS {
+        return Err(param!(
+            "buffer",
+            " {}: the run would move {packets} packets, more than the packet model's limit of {MAX_PACKETS}; use a larger --buffer or a smaller size",
+            cfg.buffer_bytes
+        ));
+    }
+    let links = (net.stages as u64 + 1).saturating_mul(net.nodes() as u64);
+    let bytes = ops
+        .saturating_mul(BYTES_PER_OP)
+        .saturating_add(links.saturating_mul(BYTES_PER_LINK));
+    topocoll_core::memory::check(bytes, "the packet model's tables")
 }
 
 fn key(t: f64) -> u64 {
@@ -561,7 +612,7 @@ impl<'a> PacketRun<'a> {
             unreachable!("only sends are queued");
         };
         let bytes = region.count * self.elem;
-        let packets = bytes.div_ceil(self.cfg.buffer_bytes).max(1) as u32;
+        let packets = bytes.div_ceil(self.cfg.buffer_bytes).max(1);
         let pair = (r as u64) << 32 | peer as u64;
         let order = {
             let c = self.pair_started.entry(pair).or_insert(0);

@@ -365,6 +365,128 @@ fn mutated_simgrid_platforms_never_panic() {
     );
 }
 
+#[test]
+fn mutated_tree_files_never_panic() {
+    use topocoll::optimize::treebcast::{self, Limits, Options, Problem};
+    let bases: Vec<String> = ["dual-cpu-cluster.toml", "unequal-clusters.toml"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(format!("{}/examples/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        })
+        .collect();
+    campaign(
+        "tree file",
+        &bases,
+        0x5eed_7006,
+        600,
+        Mutations::MostlyNumbers,
+        30,
+        |text| {
+            let t = parse_toml("fuzz.toml", text).map_err(|e| e.to_string())?;
+            if t.num_ranks() > 24 {
+                return Ok(());
+            }
+            // What optimize does with a tree that reads: its tables within a
+            // budget, a bounded solve, the schedule verified.
+            let limits = Limits {
+                deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(5)),
+                memory_bytes: Some(1 << 30),
+            };
+            let p = Problem::within(&t, &[0], 4096, &limits).map_err(|e| e.to_string())?;
+            let opts = Options {
+                time_limit_s: 0.2,
+                ..Options::default()
+            };
+            let sol = treebcast::solve(&p, &opts);
+            assert!(
+                sol.time_s.is_finite() && sol.time_s >= 0.0,
+                "{}",
+                sol.time_s
+            );
+            schedule::verify(&treebcast::to_schedule(&p, &sol)).unwrap();
+            Ok(())
+        },
+    );
+}
+
+#[test]
+fn mutated_tune_caches_and_calibrations_never_panic() {
+    use topocoll::optimize::machine::Machine;
+    use topocoll::optimize::tune::{Cache, Problem};
+    let dir = std::env::temp_dir().join(format!("topocoll-fuzz-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = Cache { dir: dir.clone() };
+    let topo = parse_spec("torus:2x2").unwrap();
+    let problem = Problem {
+        collective: Collective::Allreduce,
+        dtype: Dtype::F64,
+        op: ReduceOp::Sum,
+        topology: &topo,
+        config: SimConfig::default(),
+        engines: vec![2, 4],
+        library: None,
+    };
+    let sizes = [1024, 65536];
+    problem.tune(&sizes, Some(&cache), |_| {}).unwrap();
+    let file = cache.path("allreduce", &problem.key());
+    let base = std::fs::read_to_string(&file).unwrap();
+    // Whatever the file says, tune answers with a table this build would
+    // make: sizes increasing, every choice a candidate with a finite time.
+    campaign(
+        "tune cache",
+        &[base],
+        0x5eed_7007,
+        400,
+        Mutations::MostlyNumbers,
+        30,
+        |text| {
+            std::fs::write(&file, text).unwrap();
+            let (t, notes) = problem.tune(&sizes, Some(&cache), |_| {}).unwrap();
+            for &size in &sizes {
+                let d = t.get(size).expect("every size decided");
+                assert!(problem.candidates(size).contains(&d.choice), "{text}");
+                assert!(d.predicted_s.is_finite() && d.predicted_s >= 0.0, "{text}");
+            }
+            assert!(t
+                .decisions
+                .windows(2)
+                .all(|w| w[0].size_bytes < w[1].size_bytes));
+            match notes.repriced.first() {
+                None => Ok(()),
+                Some(why) => Err(why.clone()),
+            }
+        },
+    );
+    let machine = serde_json::to_string_pretty(&Machine::typical()).unwrap();
+    campaign(
+        "calibration",
+        &[machine],
+        0x5eed_7008,
+        400,
+        Mutations::MostlyNumbers,
+        30,
+        |text| {
+            std::fs::write(dir.join("machine.json"), text).unwrap();
+            let m = Machine::load(Some(&dir)).map_err(|e| e.to_string())?;
+            assert!(m.check().is_ok());
+            // A calibration that loads prices a table.
+            let topo = m.topology(3).unwrap();
+            let p = Problem {
+                collective: Collective::Allreduce,
+                dtype: Dtype::F64,
+                op: ReduceOp::Sum,
+                topology: &topo,
+                config: m.config(true),
+                engines: vec![2],
+                library: None,
+            };
+            p.tune(&[4096], None, |_| {}).unwrap();
+            Ok(())
+        },
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Runs the binary with `args`, killing it after `limit`: (exit code, stderr),
 /// or `None` when it did not finish in time.
 fn run_bounded(args: &[String], limit: std::time::Duration) -> Option<(i32, String)> {

@@ -296,6 +296,7 @@ fn all_options() -> Vec<Options> {
             bound: bits & 4 != 0,
             memo: bits & 8 != 0,
             time_limit_s: 600.0,
+            deadline: None,
         });
     }
     v
@@ -724,4 +725,100 @@ fn the_example_file_is_the_reproductions_unequal_clusters() {
     assert_eq!(a.time_s, b.time_s);
     // One transfer crosses into the Gigabit cluster first, as in the paper.
     assert_eq!((a.transfers[0].from, a.transfers[0].to), (0, 6));
+}
+
+/// A tree file of `hosts` hosts: on one switch (a star), or in a chain.
+fn tree_file(hosts: usize, star: bool) -> String {
+    let mut t = String::from("kind = \"tree\"\nbandwidth = 1e8\nlatency = 5e-5\n");
+    if star {
+        t += "[[node]]\nname = \"sw\"\nkind = \"switch\"\n";
+    }
+    for h in 0..hosts {
+        t += &format!("[[node]]\nname = \"h{h}\"\n");
+    }
+    for h in 0..hosts {
+        match (star, h) {
+            (true, _) => t += &format!("[[edge]]\na = \"h{h}\"\nb = \"sw\"\n"),
+            (false, 0) => {}
+            (false, _) => t += &format!("[[edge]]\na = \"h{}\"\nb = \"h{h}\"\n", h - 1),
+        }
+    }
+    t
+}
+
+#[test]
+fn the_tables_are_counted_and_refused_before_they_are_built() {
+    let chain = topocoll::topology::parse_toml("chain.toml", &tree_file(1000, false)).unwrap();
+    let star = topocoll::topology::parse_toml("star.toml", &tree_file(8191, true)).unwrap();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let (c, s) = (
+        Problem::estimate_bytes(&chain).unwrap(),
+        Problem::estimate_bytes(&star).unwrap(),
+    );
+    // The chain's pairs are 333 hops apart on average: its hops dominate.
+    assert!((4.0..6.0).contains(&gib(c)), "chain {:.2} GiB", gib(c));
+    assert!((4.0..6.0).contains(&gib(s)), "star {:.2} GiB", gib(s));
+    // A small tree's estimate covers what it builds (a few KiB).
+    let small = topocoll::topology::parse_toml("s.toml", &tree_file(8, true)).unwrap();
+    assert!(Problem::estimate_bytes(&small).unwrap() > 8 * 8 * 48);
+    let t0 = std::time::Instant::now();
+    let limits = treebcast::Limits {
+        deadline: None,
+        memory_bytes: Some(1 << 30),
+    };
+    let e = Problem::within(&star, &[0], 1 << 20, &limits)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("8191 hosts need") && e.contains("GiB allowed"),
+        "{e}"
+    );
+    assert!(
+        t0.elapsed().as_secs_f64() < 1.0,
+        "refused only after the work"
+    );
+    // A deadline already past stops the building.
+    let limits = treebcast::Limits {
+        deadline: Some(std::time::Instant::now()),
+        memory_bytes: None,
+    };
+    let e = Problem::within(&chain, &[0], 1 << 20, &limits)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("time-limit ran out while"), "{e}");
+}
+
+#[test]
+fn optimize_keeps_its_time_limit_from_the_start() {
+    let path = std::env::temp_dir().join(format!("topocoll-star3000-{}.toml", std::process::id()));
+    std::fs::write(&path, tree_file(3000, true)).unwrap();
+    let t0 = std::time::Instant::now();
+    let (code, out, err) = crate::common::topocoll(&[
+        "optimize",
+        "--whole-message",
+        "-t",
+        path.to_str().unwrap(),
+        "-c",
+        "bcast",
+        "-s",
+        "1MiB",
+        "--time-limit",
+        "1",
+    ]);
+    let took = t0.elapsed().as_secs_f64();
+    std::fs::remove_file(&path).ok();
+    // Either it had a schedule in time (and left the baselines it could
+    // not price out) or it says the limit ran out: within the limit and
+    // the time to exit, never the 35 s of the whole job.
+    assert!(took < 4.0, "took {took:.1} s");
+    match code {
+        0 => assert!(out.contains("not priced: the time limit ran out"), "{out}"),
+        _ => {
+            assert_eq!(code, 2, "{err}");
+            assert!(err.starts_with("topocoll: --time-limit ran out"), "{err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
 }

@@ -257,6 +257,28 @@ fn auto_runs_on_the_runtime_and_checks() {
 }
 
 /// The Open MPI rules file's numbers, comments dropped.
+/// The cached table of `coll` whose description ends with `among`
+/// (or holds no "among", for "").
+fn cached(cache: &Path, coll: &str, among: &str) -> Value {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            name.starts_with(&format!("tune-{coll}-")) && name.ends_with(".json")
+        })
+        .map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .find(|t| {
+            let d = t["description"].as_str().unwrap();
+            if among.is_empty() {
+                !d.contains("among")
+            } else {
+                d.ends_with(among)
+            }
+        })
+        .unwrap_or_else(|| panic!("no cached {coll} table {among}"))
+}
+
 fn ompi_numbers(text: &str) -> Vec<Vec<u64>> {
     text.lines()
         .map(|l| l.split('#').next().unwrap())
@@ -286,7 +308,10 @@ fn exported_rules_say_what_the_table_says() {
         mpich.to_str().unwrap(),
     ];
     args.extend_from_slice(&MODEL);
-    let table: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+    let full: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+    // The export's table: tuned among the algorithms Open MPI runs exactly,
+    // kept in the cache beside the full one.
+    let table = cached(&cache, "allreduce", "among Open MPI's algorithms");
     let n = ompi_numbers(&std::fs::read_to_string(&ompi).unwrap());
     assert_eq!(n[0], [1]);
     assert_eq!(n[1], [2], "allreduce is Open MPI's collective 2");
@@ -298,21 +323,34 @@ fn exported_rules_say_what_the_table_says() {
         "the communicator size, the rules"
     );
     assert_eq!(rules[0][0], 0, "the first rule starts at 0 bytes");
-    // Each size's rule is the table's choice where Open MPI has it.
+    // Each size's rule is the export table's choice, an algorithm Open MPI
+    // runs exactly, and the fastest of those the full table priced.
     let ompi_id = |alg: &str| match alg {
         "recursive_doubling" => Some(3),
         "ring" => Some(4),
         "rabenseifner" => Some(6),
-        "reduce_bcast" => Some(2),
         _ => None,
     };
-    for d in table["decisions"].as_array().unwrap() {
+    let decisions = table["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), full["decisions"].as_array().unwrap().len());
+    for (d, f) in decisions.iter().zip(full["decisions"].as_array().unwrap()) {
         let size = d["size_bytes"].as_u64().unwrap();
         let rule = rules.iter().rev().find(|r| r[0] <= size).unwrap();
-        if let Some(id) = ompi_id(d["choice"]["algorithm"].as_str().unwrap()) {
-            assert_eq!(rule[1], id, "at {size} bytes");
+        let id = ompi_id(d["choice"]["algorithm"].as_str().unwrap());
+        assert_eq!(Some(rule[1]), id, "at {size} bytes");
+        let best = f["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| ompi_id(c["algorithm"].as_str().unwrap()).is_some())
+            .filter_map(|c| c["time_s"].as_f64())
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(d["predicted_s"].as_f64(), Some(best), "at {size} bytes");
+        for c in d["candidates"].as_array().unwrap() {
+            assert!(ompi_id(c["algorithm"].as_str().unwrap()).is_some(), "{c}");
         }
     }
+
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&mpich).unwrap()).unwrap();
     let sizes =
         &j["collective=allreduce"]["comm_type=intra"]["comm_size<=16"]["is_op_built_in=yes"];
@@ -509,4 +547,228 @@ fn a_cache_that_cannot_be_written_is_a_warning() {
     assert!(out.contains("auto:"), "{out}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("warning") && err.contains("not kept"), "{err}");
+}
+
+/// docs/tuning.md's tables of counterparts say what the registry says:
+/// each library's table lists exactly the algorithms with a counterpart
+/// there, with that counterpart, and the table of relatives left out names
+/// only algorithms without one.
+#[test]
+fn the_mapping_tables_are_the_registry() {
+    use topocoll::algorithms::ALGORITHMS;
+    use topocoll::schedule::CollectiveKind;
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tuning.md")).unwrap();
+    let rows = |after: &str| -> Vec<Vec<String>> {
+        doc.split(after)
+            .nth(1)
+            .unwrap_or_else(|| panic!("docs/tuning.md has {after}"))
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+            .collect()
+    };
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    };
+    let kinds = |cell: &str| -> Vec<CollectiveKind> {
+        cell.split(", ")
+            .map(|c| CollectiveKind::parse(c).unwrap())
+            .collect()
+    };
+    // (collective, algorithm, the library's counterpart as the table says it)
+    let mut ompi = Vec::new();
+    for r in rows("### Open MPI (4.1)") {
+        for k in kinds(&r[1]) {
+            for a in ticked(&r[2]) {
+                ompi.push((k, a, r[3].clone()));
+            }
+        }
+    }
+    let mut mpich = Vec::new();
+    for r in rows("### MPICH (4.0)") {
+        for (a, m) in ticked(&r[2]).into_iter().zip(ticked(&r[3])) {
+            mpich.push((kinds(&r[1])[0], a, m));
+        }
+    }
+    for alg in ALGORITHMS {
+        let k = alg.collective;
+        let in_ompi = ompi.iter().find(|(c, a, _)| *c == k && a == alg.name);
+        match (&alg.mpi.ompi, in_ompi) {
+            (Some(o), Some((_, _, cell))) => assert!(
+                cell.contains(&format!("{} {}", o.id, o.name)),
+                "{k} {}: {cell}",
+                alg.name
+            ),
+            (None, None) => {}
+            (o, t) => panic!("{k} {}: registry {o:?}, docs {t:?}", alg.name),
+        }
+        let in_mpich = mpich.iter().find(|(c, a, _)| *c == k && a == alg.name);
+        match (alg.mpi.mpich, in_mpich) {
+            (Some(m), Some((_, _, name))) => assert_eq!(m, name, "{k} {}", alg.name),
+            (None, None) => {}
+            (m, t) => panic!("{k} {}: registry {m:?}, docs {t:?}", alg.name),
+        }
+    }
+    let left_out = rows("never chooses them:");
+    assert!(left_out.len() >= 6);
+    for r in left_out {
+        let k = CollectiveKind::parse(&r[2]).unwrap();
+        let name = &ticked(&r[3])[0];
+        let alg = ALGORITHMS
+            .iter()
+            .find(|a| a.collective == k && a.name == name)
+            .unwrap_or_else(|| panic!("{k} {name} is not registered"));
+        let has = match r[1].as_str() {
+            "Open MPI" => alg.mpi.ompi.is_some(),
+            "MPICH" => alg.mpi.mpich.is_some(),
+            other => panic!("library {other}"),
+        };
+        assert!(!has, "{k} {name} has a {} counterpart", r[1]);
+    }
+}
+
+/// Rewrites the one cached table of `coll` (the full one) with `edit`.
+fn edit_cached(cache: &Path, coll: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let file = std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_str().unwrap();
+            n.starts_with(&format!("tune-{coll}-")) && n.ends_with(".json")
+        })
+        .expect("the table is cached");
+    let mut t: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    edit(&mut t);
+    std::fs::write(&file, t.to_string()).unwrap();
+    file
+}
+
+#[test]
+fn cached_decisions_this_build_would_not_make_are_priced_again() {
+    let cache = scratch("refit");
+    let tune = |sizes: &str| -> (Value, String) {
+        let mut args = vec![
+            "tune",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "--sizes",
+            sizes,
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(&MODEL);
+        let (code, out, err) = topocoll(&cache, &args);
+        assert_eq!(code, 0, "{err}");
+        (serde_json::from_str(&out).unwrap(), err)
+    };
+    let (first, err) = tune("1KiB,64KiB,1MiB");
+    assert!(err.is_empty(), "{err}");
+    // A choice this build refuses (rabenseifner does not pipeline), a
+    // negative time: each priced again, said naming the file and field.
+    let file = edit_cached(&cache, "allreduce", |t| {
+        t["decisions"][1]["choice"] =
+            serde_json::json!({"algorithm": "rabenseifner", "segment_bytes": 32768, "engines": 4});
+        t["decisions"][2]["predicted_s"] = Value::from(-1.0);
+    });
+    let name = file.to_str().unwrap().to_string();
+    let auto = |size: &str| -> (i32, String, String) {
+        let mut a = vec![
+            "simulate",
+            "-t",
+            "torus:4x4",
+            "-c",
+            "allreduce",
+            "-a",
+            "auto",
+            "--size",
+            size,
+        ];
+        a.extend_from_slice(&MODEL);
+        topocoll(&cache, &a)
+    };
+    let (code, out, err) = auto("64KiB");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("auto:"), "{out}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains(&name) && lines[0].contains("decisions[1].choice: rabenseifner/32KiB"),
+        "{err}"
+    );
+    assert!(lines[1].contains("decisions[2].predicted_s: -1"), "{err}");
+    // Priced again and kept: the same table as the first time, no warning.
+    let (again, err) = tune("1KiB,64KiB,1MiB");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(again["decisions"], first["decisions"]);
+    // Sizes out of order, another rank count: the whole table again.
+    for (field, edit) in [
+        (
+            "decisions[1].size_bytes",
+            (|t: &mut Value| t["decisions"].as_array_mut().unwrap().reverse()) as fn(&mut Value),
+        ),
+        ("ranks is 17", |t: &mut Value| t["ranks"] = Value::from(17)),
+    ] {
+        edit_cached(&cache, "allreduce", edit);
+        let (t, err) = tune("1KiB");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(field) && err.contains(&name), "{err}");
+        assert_eq!(t["decisions"][0], first["decisions"][0]);
+    }
+}
+
+#[test]
+fn a_bad_calibration_is_refused_naming_the_file_and_field() {
+    let cache = scratch("badcal");
+    let file = cache.join("machine.json");
+    let good = serde_json::json!({
+        "source": "test", "overhead_s": 1e-6, "latency_s": 1e-6,
+        "pair_bandwidth": 5e9, "node_bandwidth": 1e10, "compute_bandwidth": 4e9
+    });
+    std::fs::write(&file, good.to_string()).unwrap();
+    ok(
+        &cache,
+        &["tune", "--ranks", "4", "-c", "allreduce", "--sizes", "1KiB"],
+    );
+    for (field, value) in [
+        ("latency_s", Value::from(-1.0)),
+        ("pair_bandwidth", Value::from(0.0)),
+        ("overhead_s", Value::from(1e300)),
+        ("compute_bandwidth", Value::from("fast")),
+    ] {
+        let mut m = good.clone();
+        m[field] = value;
+        std::fs::write(&file, m.to_string()).unwrap();
+        for args in [
+            &["tune", "--ranks", "4", "-c", "allreduce", "--sizes", "1KiB"][..],
+            &[
+                "run",
+                "--ranks",
+                "4",
+                "-c",
+                "allreduce",
+                "-a",
+                "auto",
+                "-s",
+                "1KiB",
+            ][..],
+        ] {
+            let (code, _, err) = topocoll(&cache, args);
+            assert_eq!(code, 2, "{field}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains(file.to_str().unwrap()) && err.contains(field),
+                "{field}: {err}"
+            );
+            assert!(!err.contains("--node-latency"), "{err}");
+        }
+    }
 }

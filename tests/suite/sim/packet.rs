@@ -454,3 +454,60 @@ fn the_command_line_prices_with_the_packet_model() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A message's packets are counted in 64 bits, and a run's packets are
+/// counted and bounded before it starts: 2^32 + 1 bytes in 4 KiB packets
+/// runs to the right count and time; in 1-byte packets it is refused (it
+/// would move 2^33 of them), not run to a wrong answer or for hours.
+#[test]
+fn packet_counts_are_64_bit_and_bounded_before_the_run() {
+    let run = |buffer: &str| {
+        crate::common::topocoll(&[
+            "simulate",
+            "--model",
+            "packet",
+            "-t",
+            "dragonnet:2",
+            "-c",
+            "alltoall",
+            "-a",
+            "dragon_net",
+            "--size",
+            "4294967297",
+            "--buffer",
+            buffer,
+            "--format",
+            "json",
+        ])
+    };
+    let (code, out, err) = run("4096");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["packets"], 2 * 1_048_577);
+    // 2^32 + 1 bytes at 1 GB/s, both ways at once, and a few hops.
+    let t = v["time_s"].as_f64().unwrap();
+    assert!((4.29..4.31).contains(&t), "{t}");
+    for size in ["4294967297", "4294967296"] {
+        let (code, _, err) = crate::common::topocoll(&[
+            "simulate",
+            "--model",
+            "packet",
+            "-t",
+            "dragonnet:2",
+            "-c",
+            "alltoall",
+            "-a",
+            "dragon_net",
+            "--size",
+            size,
+            "--buffer",
+            "1",
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--buffer 1") && err.contains("packets"),
+            "{err}"
+        );
+    }
+}

@@ -228,7 +228,8 @@ pub struct Algorithm {
     /// How its written-out schedule's operations are counted before it is
     /// built ([`Algorithm::op_count`]).
     pub ops: OpCount,
-    /// Its counterparts in Open MPI and MPICH.
+    /// Its exact counterparts in Open MPI and MPICH (none where the
+    /// library's nearest relative runs other messages).
     pub mpi: Counterparts,
 }
 

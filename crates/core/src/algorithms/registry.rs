@@ -79,8 +79,15 @@ pub enum OpCount {
     Unbounded,
 }
 
-/// An algorithm's counterparts in MPI libraries, the same algorithm or its
-/// closest relative, for the tuning files `tune` exports.
+/// An algorithm's exact counterparts in MPI libraries, for the tuning files
+/// `tune` exports: the library's algorithm that sends the same messages
+/// between the same ranks in the same dependency order as this one's
+/// schedule (read from the library's source), so that the rule runs what
+/// was simulated. A relative that runs something else (another tree over
+/// the ranks, other sub-collectives, a throttled or reordered exchange) is
+/// not a counterpart: the exports tune among the algorithms a library
+/// runs, and docs/tuning.md's table (held to these fields by a test) says
+/// which relatives were left out and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counterparts {
     /// Open MPI 4.1's coll/tuned algorithm for the collective.

@@ -5,7 +5,7 @@
 
 use crate::algorithms::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
 use crate::algorithms::Algorithm;
-use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
+use crate::algorithms::{Applies, Counterparts, OpCount};
 use crate::schedule::CollectiveKind;
 
 pub const ALGORITHM: Algorithm = Algorithm {
@@ -18,14 +18,9 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Generated,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 2,
-            name: "nonoverlapping",
-            function: "nonoverlapping",
-        }),
-        mpich: None,
-    },
+    // Open MPI's nonoverlapping runs a reduce and a bcast as Open MPI's own
+    // rules choose them, not these segmented binomial trees: no counterpart.
+    mpi: Counterparts::NONE,
 };
 
 // A binomial tree from rank 0: each segment combined up, then sent back down.

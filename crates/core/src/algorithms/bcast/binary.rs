@@ -4,7 +4,7 @@
 //! serialise them.
 
 use crate::algorithms::{Algorithm, Request};
-use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
+use crate::algorithms::{Applies, Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
@@ -19,14 +19,9 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 5,
-            name: "binary_tree",
-            function: "bintree",
-        }),
-        mpich: None,
-    },
+    // Open MPI's binary_tree is not in heap order (rank 1's children are
+    // 3 and 5, not 3 and 4): another tree over the ranks.
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {

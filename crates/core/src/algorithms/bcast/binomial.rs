@@ -4,7 +4,7 @@
 //! v + m < P. The sends only wait for the receive; the engines serialise them.
 
 use crate::algorithms::{Algorithm, Request};
-use crate::algorithms::{Applies, Counterparts, Ompi, OpCount};
+use crate::algorithms::{Applies, Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::CollectiveKind;
 use crate::schedule::{Op, Region, Schedule};
@@ -19,12 +19,11 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
+    // Open MPI's binomial bcast hangs rank v under v with its highest bit
+    // cleared (3 under 1), this tree under v with its lowest (3 under 2),
+    // as MPICH's does.
     mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 6,
-            name: "binomial",
-            function: "binomial",
-        }),
+        ompi: None,
         mpich: Some("MPIR_Bcast_intra_binomial"),
     },
 };

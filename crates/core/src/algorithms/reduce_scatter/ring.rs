@@ -21,10 +21,9 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: None,
-        mpich: Some("MPIR_Reduce_scatter_block_intra_pairwise"),
-    },
+    // MPICH's pairwise sends each rank its chunk straight from the input and
+    // combines P-1 of them there; the ring passes partial sums on.
+    mpi: Counterparts::NONE,
 };
 
 fn build(req: &Request) -> Result<Schedule> {
