@@ -3,4 +3,5 @@
 
 mod json;
 mod msccl;
+mod msccl_real;
 mod platform;
