@@ -322,6 +322,25 @@ fn import_is_linear_in_the_file() {
     text.push_str("</algo>\n");
     let t = import_seconds(&text, Dtype::U8);
     assert!(t < 2.0, "20,000 empty threadblocks imported in {t:.2} s");
+    // 20,000 nops in a row, each waiting for another copy: what they pass
+    // on grows with every one.
+    let n = 20_000;
+    let mut text = String::from(
+        "<algo name=\"nops\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"allgather\" inplace=\"0\">\n\
+         <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">\n",
+    );
+    for k in 0..n {
+        text.push_str(&format!("<step s=\"{k}\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"1\"/>\n"));
+    }
+    text.push_str("</tb>\n<tb id=\"1\" send=\"1\" recv=\"-1\" chan=\"0\">\n");
+    for k in 0..n {
+        text.push_str(&format!("<step s=\"{k}\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"0\" deps=\"{k}\" hasdep=\"0\"/>\n"));
+    }
+    text.push_str(&format!("<step s=\"{n}\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n</tb>\n</gpu>\n"));
+    text.push_str("<gpu id=\"1\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">\n<tb id=\"0\" send=\"-1\" recv=\"0\" chan=\"0\">\n\
+        <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n</tb>\n</gpu>\n</algo>\n");
+    let t = import_seconds(&text, Dtype::U8);
+    assert!(t < 2.0, "20,000 nops in a row imported in {t:.2} s");
 }
 
 /// The `<algo>` line of a written file.

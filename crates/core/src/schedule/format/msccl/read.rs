@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 /// A nop passes on what it waits for to the step after it; past this many
 /// such waits a zero-time compute op joins them, so that a long run of
 /// nops costs linear time, not quadratic.
-const NOP_JOIN: usize = 16;
+const NOP_JOIN: usize = 256;
 
 /// The kinds of step (MSCCL's `type`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
