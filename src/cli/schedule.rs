@@ -22,6 +22,35 @@ pub struct ScheduleArgs {
     /// without it, as in the simulator).
     #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     compute_bandwidth: Option<f64>,
+    /// MSCCL XML: the message sizes a runtime may choose the algorithm
+    /// for, `MIN..MAX` (an end left out: no limit there, `1MiB..`); every
+    /// size without it.
+    #[arg(long, allow_hyphen_values = true)]
+    msccl_sizes: Option<String>,
+}
+
+/// `--msccl-sizes MIN..MAX` as the `minBytes` and `maxBytes` to write.
+fn msccl_sizes(text: Option<&str>) -> Result<schedule::MscclBytes> {
+    let Some(text) = text else {
+        return Ok(schedule::MscclBytes::ALWAYS);
+    };
+    let Some((lo, hi)) = text.split_once("..") else {
+        return Err(Error::Invalid(format!(
+            "--msccl-sizes {}: give MIN..MAX, either end may be left out",
+            crate::units::shorten(text)
+        ))
+        .into());
+    };
+    let end = |t: &str| -> Result<Option<u64>> {
+        Ok(match t.trim() {
+            "" => None,
+            t => Some(crate::units::parse_bytes(t)?),
+        })
+    };
+    Ok(schedule::MscclBytes {
+        min: end(lo)?.unwrap_or(0),
+        max: end(hi)?,
+    })
 }
 
 /// `--format`'s values.
@@ -53,10 +82,14 @@ pub fn run(a: ScheduleArgs) -> Result<i32> {
             .into());
         }
     }
+    if a.msccl_sizes.is_some() && a.format != Format::Msccl {
+        return Err(Error::Invalid("--msccl-sizes is for --format msccl".into()).into());
+    }
+    let bytes = msccl_sizes(a.msccl_sizes.as_deref())?;
     if a.format == Format::Json {
         schedule::to_json(&s, &mut out)?;
     } else if a.format == Format::Msccl {
-        let lost = schedule::to_msccl_xml(&s, &mut out)?;
+        let lost = schedule::to_msccl_xml_for(&s, bytes, &mut out)?;
         for (n, what) in [
             (
                 lost.added_waits,

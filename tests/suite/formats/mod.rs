@@ -3,5 +3,6 @@
 
 mod json;
 mod msccl;
+mod msccl_real;
 mod platform;
 mod simgrid_examples;

@@ -79,7 +79,7 @@ fn bad_files_are_one_line_and_exit_2() {
         ),
         (
             good.replacen("ngpus=\"4\"", "ngpus=\"5\"", 1),
-            "GPU 4 is missing",
+            "<gpu id=\"4\"> is missing",
         ),
         (good.replacen("srcoff=\"0\"", "srcoff=\"9\"", 1), "end past"),
         (
@@ -91,7 +91,7 @@ fn bad_files_are_one_line_and_exit_2() {
         (good[..good.len() / 2].to_string(), "MSCCL XML"),
         (
             good.replacen("<step s=\"1\"", "<step s=\"7\"", 1),
-            "step s=\"7\"",
+            "<step> 1 of gpu 0 tb 0: s=\"7\"",
         ),
     ] {
         let path = dir.join("bad.xml");

@@ -72,8 +72,14 @@ impl ScheduleFile {
                         "schedule '{shown}' is larger than 1 GiB"
                     )));
                 }
-                let collective = super::msccl::collective_of(&text)?;
-                super::from_msccl_xml(&text, &msccl(collective)?)
+                // The file's name leads the reader's refusals (which name
+                // the line and element).
+                let named = |e: Error| match e {
+                    Error::Invalid(m) => Error::Invalid(format!("schedule '{shown}': {m}")),
+                    other => other,
+                };
+                let collective = super::msccl::collective_of(&text).map_err(named)?;
+                super::from_msccl_xml(&text, &msccl(collective)?).map_err(named)
             }
         }
     }
