@@ -605,7 +605,10 @@ impl NodeModelArgs {
             )
             .into());
         }
-        let draws_cables = build.fail.as_deref().is_some_and(|f| f.trim().starts_with("random:"));
+        let draws_cables = build
+            .fail
+            .as_deref()
+            .is_some_and(|f| f.trim().starts_with("random:"));
         if build.seed.is_some() && self.skew.is_none() && !draws_cables {
             return Err(Error::Invalid(
                 "--seed draws the --skew offsets and --fail random:K's cables: give one of them"
@@ -1219,6 +1222,7 @@ pub struct CalibrateArgs {
 impl TuneArgs {
     /// The flow model's node model with `engines` engines.
     pub fn config(&self, engines: usize) -> Result<SimConfig> {
-        self.node.config(&self.build, engines, &self.drivers, false, None)
+        self.node
+            .config(&self.build, engines, &self.drivers, false, None)
     }
 }

@@ -325,9 +325,11 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
     };
     let mut topo = build.topology()?.expect("a topology was given");
     topo.set_uniform_links(a.node.bandwidth, a.latency)?;
-    let root = a.root.trim().parse::<u32>().map_err(|_| {
-        Error::Invalid(format!("--root '{}' is not a rank number", a.root))
-    })?;
+    let root = a
+        .root
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| Error::Invalid(format!("--root '{}' is not a rank number", a.root)))?;
     let collective = Collective::parse(&a.collective, root)?;
     if !matches!(
         collective,
@@ -402,7 +404,10 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
     let t = |s: f64| crate::units::format_seconds(s);
     let b = &found.best;
     let how = if b.algorithm == "synthesized" {
-        format!("synthesized: {} tree(s) a root, {} chunk(s) a tree", b.trees, b.chunks)
+        format!(
+            "synthesized: {} tree(s) a root, {} chunk(s) a tree",
+            b.trees, b.chunks
+        )
     } else {
         format!("built-in {}", b.algorithm)
     };

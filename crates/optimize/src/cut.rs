@@ -183,7 +183,11 @@ fn rooted(topo: &Topology, root: u32, m: f64, reverse: bool) -> Result<CutBound>
         }
         let f = net.max_flow(root_node, v);
         if f <= 0.0 {
-            let (a, b) = if reverse { (v, root_node) } else { (root_node, v) };
+            let (a, b) = if reverse {
+                (v, root_node)
+            } else {
+                (root_node, v)
+            };
             return Err(disconnected(topo, a, b));
         }
         let t = m / f;
@@ -235,7 +239,11 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
             .collect()
     };
     let ratio = |inside: &[bool]| -> (f64, f64) {
-        let outside_ranks: usize = nodes.iter().filter(|&&v| !inside[v]).map(|&v| held[v]).sum();
+        let outside_ranks: usize = nodes
+            .iter()
+            .filter(|&&v| !inside[v])
+            .map(|&v| held[v])
+            .sum();
         let b_in: f64 = arcs
             .iter()
             .filter(|&&(x, y, _)| !inside[x] && inside[y])
@@ -330,7 +338,7 @@ mod tests {
             let outside = n - in_ranks as f64;
             best_in.push((outside, b_in));
             best_out.push((outside, b_out));
-            holds_root.push(root.is_some_and(|r| inside(r)));
+            holds_root.push(root.is_some_and(inside));
         }
         let max = |it: &mut dyn Iterator<Item = f64>| it.fold(0.0, f64::max);
         match c {

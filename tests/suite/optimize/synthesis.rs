@@ -96,7 +96,9 @@ fn the_cut_bound_is_the_largest_over_every_node_set() {
             );
             checked += 1;
         }
-        let ar = cut_bound(&t, Collective::Allreduce, 1 << 20).unwrap().seconds;
+        let ar = cut_bound(&t, Collective::Allreduce, 1 << 20)
+            .unwrap()
+            .seconds;
         let want = brute(&t, Collective::ReduceScatter, (1 << 20) as f64)
             + brute(&t, Collective::Allgather, (1 << 20) as f64 / n as f64);
         assert!((ar - want).abs() <= 1e-9 * want, "{name} allreduce");
@@ -118,7 +120,16 @@ fn optimize_and_check(topology: &[&str], collective: &str, size: &str) -> serde_
     let mut args = vec!["optimize"];
     args.extend_from_slice(topology);
     args.extend_from_slice(&[
-        "-c", collective, "-s", size, "--engines", "8", "--format", "json", "--schedule-out", out,
+        "-c",
+        collective,
+        "-s",
+        size,
+        "--engines",
+        "8",
+        "--format",
+        "json",
+        "--schedule-out",
+        out,
     ]);
     let (code, stdout, stderr) = topocoll(&args);
     assert_eq!(code, 0, "{args:?}: {stderr}");
@@ -145,7 +156,10 @@ fn optimize_and_check(topology: &[&str], collective: &str, size: &str) -> serde_
 
 #[test]
 fn optimized_schedules_verify_simulate_to_their_time_and_run() {
-    let dual = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/dual-cpu-cluster.toml");
+    let dual = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/dual-cpu-cluster.toml"
+    );
     let mut synthesized = 0;
     for topology in [
         vec!["-t", "torus:4x4"],
@@ -153,10 +167,22 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
         vec!["-t", "hypercube:3"],
         vec!["-t", dual],
     ] {
-        for c in ["bcast", "reduce", "allgather", "reduce_scatter", "allreduce"] {
+        for c in [
+            "bcast",
+            "reduce",
+            "allgather",
+            "reduce_scatter",
+            "allreduce",
+        ] {
             let v = optimize_and_check(&topology, c, "256KiB");
-            let (time, bound) = (v["time_s"].as_f64().unwrap(), v["cut_bound_s"].as_f64().unwrap());
-            assert!(time >= bound * (1.0 - 1e-9), "{topology:?} {c}: {time} < {bound}");
+            let (time, bound) = (
+                v["time_s"].as_f64().unwrap(),
+                v["cut_bound_s"].as_f64().unwrap(),
+            );
+            assert!(
+                time >= bound * (1.0 - 1e-9),
+                "{topology:?} {c}: {time} < {bound}"
+            );
             // Never slower than a built-in algorithm.
             for cand in v["candidates"].as_array().unwrap() {
                 assert!(time <= cand["time_s"].as_f64().unwrap(), "{topology:?} {c}");
@@ -172,17 +198,48 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
 #[test]
 fn bad_optimize_input_is_one_line() {
     for (args, needle) in [
-        (vec!["-t", "torus:4x4", "-c", "alltoall", "-s", "1KiB"], "alltoall"),
         (
-            vec!["-t", "torus:4x4", "-c", "bcast", "-s", "1KiB", "--fail", "(0,0) -> (1,7)"],
+            vec!["-t", "torus:4x4", "-c", "alltoall", "-s", "1KiB"],
+            "alltoall",
+        ),
+        (
+            vec![
+                "-t",
+                "torus:4x4",
+                "-c",
+                "bcast",
+                "-s",
+                "1KiB",
+                "--fail",
+                "(0,0) -> (1,7)",
+            ],
             "did you mean",
         ),
         (
-            vec!["-t", "mesh:3", "-c", "bcast", "-s", "1KiB", "--fail", "(1) -> (2)"],
+            vec![
+                "-t",
+                "mesh:3",
+                "-c",
+                "bcast",
+                "-s",
+                "1KiB",
+                "--fail",
+                "(1) -> (2)",
+            ],
             "rank 2 ((2)) cannot reach rank 0",
         ),
         (
-            vec!["--whole-message", "-t", "torus:4x4", "-c", "bcast", "-s", "1KiB", "--engines", "2"],
+            vec![
+                "--whole-message",
+                "-t",
+                "torus:4x4",
+                "-c",
+                "bcast",
+                "-s",
+                "1KiB",
+                "--engines",
+                "2",
+            ],
             "--engines",
         ),
     ] {

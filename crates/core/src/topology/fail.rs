@@ -79,7 +79,10 @@ fn cables(topo: &Topology) -> Result<Vec<Vec<LinkId>>> {
     let mut paired = vec![false; topo.links.len()];
     let mut by_ends: std::collections::HashMap<(u32, u32), Vec<LinkId>> = Default::default();
     for (l, link) in topo.links.iter().enumerate() {
-        by_ends.entry((link.from, link.to)).or_default().push(l as LinkId);
+        by_ends
+            .entry((link.from, link.to))
+            .or_default()
+            .push(l as LinkId);
     }
     let mut out = Vec::new();
     for (l, link) in topo.links.iter().enumerate() {
@@ -250,7 +253,10 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
     }
     for (links, _) in cables.iter().zip(&dead).filter(|(_, &d)| !d) {
         let l = &topo.links[links[0] as usize];
-        let (a, b) = (root(&mut parent, l.from as usize), root(&mut parent, l.to as usize));
+        let (a, b) = (
+            root(&mut parent, l.from as usize),
+            root(&mut parent, l.to as usize),
+        );
         parent[a] = b;
     }
     if let Some(&first) = topo.rank_node.first() {
@@ -316,7 +322,10 @@ mod tests {
     fn an_unknown_link_suggests_the_nearest() {
         let t = parse_spec("torus:4x4").unwrap();
         let e = fail(&t, &Fail::parse("(0,0) -> (1,9)", 0).unwrap()).unwrap_err();
-        assert!(e.to_string().contains("did you mean '(0,0) -> (1,0)'"), "{e}");
+        assert!(
+            e.to_string().contains("did you mean '(0,0) -> (1,0)'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -324,6 +333,10 @@ mod tests {
         // Node (2) of a 1D mesh of 3 has one cable.
         let t = parse_spec("mesh:3").unwrap();
         let e = fail(&t, &Fail::parse("(1) -> (2)", 0).unwrap()).unwrap_err();
-        assert!(e.to_string().contains("rank 2 ((2)) cannot reach rank 0 ((0))"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("rank 2 ((2)) cannot reach rank 0 ((0))"),
+            "{e}"
+        );
     }
 }

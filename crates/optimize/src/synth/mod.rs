@@ -196,7 +196,13 @@ fn packing_for(p: &Problem) -> Result<Option<Packed>> {
             }
         }
     }
-    let mut packing = pack::pack(p.topo, &edges, &roots, rounds(roots.len(), edges.len()), EPS)?;
+    let mut packing = pack::pack(
+        p.topo,
+        &edges,
+        &roots,
+        rounds(roots.len(), edges.len()),
+        EPS,
+    )?;
     for trees in packing.trees.iter_mut() {
         trees.sort_by(|a, b| b.1.total_cmp(&a.1));
         trees.truncate(MAX_TREES);
@@ -208,7 +214,13 @@ fn packing_for(p: &Problem) -> Result<Option<Packed>> {
 fn tree_of(root: usize, a: &Arborescence, edges: &[Edge]) -> Result<Tree> {
     let parent: Vec<u32> = a
         .iter()
-        .map(|&e| if e == usize::MAX { NO_PARENT } else { edges[e].from })
+        .map(|&e| {
+            if e == usize::MAX {
+                NO_PARENT
+            } else {
+                edges[e].from
+            }
+        })
         .collect();
     let axis = vec![NO_AXIS; parent.len()];
     Tree::from_parents(root as u32, parent, axis)
@@ -257,12 +269,25 @@ fn pipeline(
 
 /// The synthesised schedule with `chunks` chunks a tree part, or `None`
 /// when it would be too large.
-fn synthesize(p: &Problem, req: &Request, packed: &Packed, chunks: u64) -> Result<Option<Schedule>> {
+fn synthesize(
+    p: &Problem,
+    req: &Request,
+    packed: &Packed,
+    chunks: u64,
+) -> Result<Option<Schedule>> {
     let (edges, packing) = packed;
     let n = p.topo.num_ranks();
     let mut s = req.schedule("synthesized");
     let rooted = |root: usize, reduce: bool, bcast: bool, s: &mut Schedule| -> Result<bool> {
-        let Some(pl) = pipeline(root, &packing.trees[0], edges, s.count, chunks, reduce, bcast)?
+        let Some(pl) = pipeline(
+            root,
+            &packing.trees[0],
+            edges,
+            s.count,
+            chunks,
+            reduce,
+            bcast,
+        )?
         else {
             return Ok(false);
         };
@@ -297,11 +322,18 @@ fn synthesize(p: &Problem, req: &Request, packed: &Packed, chunks: u64) -> Resul
             // An allgather of one chunk a rank, reversed; the reversal maps
             // whole blocks onto chunks, so the chunks must be equal (the
             // built-in algorithms serve the other counts).
-            if s.count % n as u64 != 0 {
+            if !s.count.is_multiple_of(n as u64) {
                 return Ok(None);
             }
             let block = s.count / n as u64;
-            let mut ag = Schedule::new(Collective::Allgather, n, block, s.dtype, s.op, "synthesized");
+            let mut ag = Schedule::new(
+                Collective::Allgather,
+                n,
+                block,
+                s.dtype,
+                s.op,
+                "synthesized",
+            );
             if !allgather(&mut ag, n, packed, chunks)? {
                 return Ok(None);
             }
@@ -328,7 +360,14 @@ fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result
         if total_ops > MAX_OPS {
             return Ok(false);
         }
-        let mut b = Schedule::new(Collective::Bcast { root: root as u32 }, n, m, s.dtype, s.op, "");
+        let mut b = Schedule::new(
+            Collective::Bcast { root: root as u32 },
+            n,
+            m,
+            s.dtype,
+            s.op,
+            "",
+        );
         pl.materialise(&mut b)?;
         let mut span = 0u64;
         for r in 0..n {
@@ -345,7 +384,9 @@ fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result
             let shift = base + u32::from(own.is_some());
             for i in 0..prog.len() {
                 let moved = |reg: Region| match reg.buf {
-                    Buf::Output => Region::new(Buf::Output, root as u64 * m + reg.offset, reg.count),
+                    Buf::Output => {
+                        Region::new(Buf::Output, root as u64 * m + reg.offset, reg.count)
+                    }
                     _ => reg,
                 };
                 let retag = |t: u32, span: &mut u64| {
@@ -353,10 +394,23 @@ fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result
                     tag_base + t as u64
                 };
                 let op = match prog.ops[i] {
-                    Op::Send { peer, tag, region, route } => {
-                        Op::send_routed(peer, checked_tag(retag(tag, &mut span))?, moved(region), route)
-                    }
-                    Op::Recv { peer, tag, region, combine } => Op::Recv {
+                    Op::Send {
+                        peer,
+                        tag,
+                        region,
+                        route,
+                    } => Op::send_routed(
+                        peer,
+                        checked_tag(retag(tag, &mut span))?,
+                        moved(region),
+                        route,
+                    ),
+                    Op::Recv {
+                        peer,
+                        tag,
+                        region,
+                        combine,
+                    } => Op::Recv {
                         peer,
                         tag: checked_tag(retag(tag, &mut span))?,
                         region: moved(region),
@@ -390,7 +444,11 @@ mod tests {
             topo: t,
             collective: c,
             size_bytes: size,
-            dtype: if c.is_reduction() { Dtype::F64 } else { Dtype::U8 },
+            dtype: if c.is_reduction() {
+                Dtype::F64
+            } else {
+                Dtype::U8
+            },
             op: ReduceOp::Sum,
             cfg: SimConfig {
                 engines: 8,
@@ -411,7 +469,8 @@ mod tests {
                 Collective::ReduceScatter,
             ] {
                 let p = problem(&t, c, 8 * 360);
-                let req = Request::new(c, t.num_ranks(), p.size_bytes, p.dtype, p.op, Some(&t)).unwrap();
+                let req =
+                    Request::new(c, t.num_ranks(), p.size_bytes, p.dtype, p.op, Some(&t)).unwrap();
                 let packed = packing_for(&p).unwrap().unwrap();
                 for chunks in [1, 3] {
                     let s = synthesize(&p, &req, &packed, chunks).unwrap().unwrap();

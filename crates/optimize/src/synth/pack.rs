@@ -70,7 +70,12 @@ pub type Arborescence = Vec<usize>;
 /// `0..n` (Chu, Liu and Edmonds: each node takes its cheapest entering
 /// edge; cycles are contracted and the choice redone on the contracted
 /// graph, then expanded). `None` if some rank cannot be reached.
-pub fn min_arborescence(n: usize, root: usize, edges: &[Edge], cost: &[f64]) -> Option<Arborescence> {
+pub fn min_arborescence(
+    n: usize,
+    root: usize,
+    edges: &[Edge],
+    cost: &[f64],
+) -> Option<Arborescence> {
     // Working copy of the edges: (from, to, cost, original index).
     let mut work: Vec<(usize, usize, f64, usize)> = edges
         .iter()
@@ -180,7 +185,13 @@ pub fn min_arborescence(n: usize, root: usize, edges: &[Edge], cost: &[f64]) -> 
     Some(
         entering
             .iter()
-            .map(|&e| if e == usize::MAX { usize::MAX } else { inner[e].3 })
+            .map(|&e| {
+                if e == usize::MAX {
+                    usize::MAX
+                } else {
+                    inner[e].3
+                }
+            })
             .collect(),
     )
 }
@@ -295,7 +306,11 @@ mod tests {
     fn brute_min(n: usize, root: usize, edges: &[Edge], cost: &[f64]) -> Option<f64> {
         // Every choice of one entering edge per non-root node that forms a tree.
         let entering: Vec<Vec<usize>> = (0..n)
-            .map(|v| (0..edges.len()).filter(|&i| edges[i].to as usize == v).collect())
+            .map(|v| {
+                (0..edges.len())
+                    .filter(|&i| edges[i].to as usize == v)
+                    .collect()
+            })
             .collect();
         let mut best: Option<f64> = None;
         let mut pick = vec![0usize; n];
@@ -370,7 +385,11 @@ mod tests {
                 (None, None) => {}
                 (Some(t), Some(w)) => {
                     // A spanning arborescence of the least cost.
-                    let c: f64 = t.iter().filter(|&&e| e != usize::MAX).map(|&e| cost[e]).sum();
+                    let c: f64 = t
+                        .iter()
+                        .filter(|&&e| e != usize::MAX)
+                        .map(|&e| cost[e])
+                        .sum();
                     assert!((c - w).abs() < 1e-9, "{c} vs {w}");
                     for v in 0..n {
                         let mut x = v;
@@ -412,7 +431,11 @@ mod explore {
                 }
             }
         }
-        let over = load.iter().zip(&bw).map(|(&x, &b)| x / b).fold(0.0, f64::max);
+        let over = load
+            .iter()
+            .zip(&bw)
+            .map(|(&x, &b)| x / b)
+            .fold(0.0, f64::max);
         total / over / pk.trees.len() as f64
     }
 
