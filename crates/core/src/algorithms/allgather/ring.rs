@@ -17,7 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     segmented: false,
     lanes: false,
     applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
+    ops: OpCount::PerPair,
     mpi: Counterparts {
         ompi: Some(Ompi {
             id: 4,

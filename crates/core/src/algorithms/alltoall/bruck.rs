@@ -35,7 +35,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     segmented: false,
     lanes: false,
     applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
+    ops: OpCount::PerPair,
     mpi: Counterparts {
         ompi: Some(Ompi {
             id: 3,

@@ -20,7 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     segmented: false,
     lanes: false,
     applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
+    ops: OpCount::PerPair,
     // MPICH's pairwise sends each rank its chunk straight from the input and
     // combines P-1 of them there; the ring passes partial sums on.
     mpi: Counterparts::NONE,

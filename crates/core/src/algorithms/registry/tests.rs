@@ -164,6 +164,31 @@ fn op_counts_are_declared_as_the_entries_can_count_them() {
             a.collective,
             a.name
         );
+        // A count declared per pair is a floor of what is built, so a
+        // schedule refused by it would not have fit either.
+        if a.ops == OpCount::PerPair {
+            for p in [1usize, 2, 3, 5, 8, 13] {
+                let c = a.collective.with_root(0);
+                let dtype = if c.is_reduction() {
+                    Dtype::F64
+                } else {
+                    Dtype::U8
+                };
+                let req = Request::new(c, p, 8 * 3 * p as u64, dtype, ReduceOp::Sum, None).unwrap();
+                if a.check(&req).is_err() {
+                    continue;
+                }
+                let s = (a.build)(&req).unwrap();
+                assert!(
+                    s.num_ops() as u64 >= a.op_count(&req).unwrap(),
+                    "{} {} on {p} ranks: {} ops, declared {}",
+                    a.collective,
+                    a.name,
+                    s.num_ops(),
+                    a.op_count(&req).unwrap()
+                );
+            }
+        }
         // Only an algorithm on a grid of sites crosses in lanes.
         if a.lanes {
             assert_eq!(a.applies.topology, TopologyNeed::Sites, "{}", a.name);
@@ -212,5 +237,28 @@ fn the_readme_table_lists_the_registry() {
             super::super::find(kind, name).is_ok(),
             "README's table lists {c} {name}, which is not registered"
         );
+    }
+}
+
+/// An all-to-all or ring that would not fit is refused by its declared
+/// count before anything is built (65,536 ranks: billions of ops).
+#[test]
+fn too_large_per_pair_schedules_are_refused_before_building() {
+    use crate::schedule::Collective;
+    for (c, name) in [
+        (Collective::Alltoall, "bruck"),
+        (Collective::Allgather, "ring"),
+        (Collective::ReduceScatter, "ring"),
+    ] {
+        let dtype = if c.is_reduction() {
+            Dtype::F64
+        } else {
+            Dtype::U8
+        };
+        let req = Request::new(c, 65_536, 8 << 16, dtype, ReduceOp::Sum, None).unwrap();
+        let t0 = std::time::Instant::now();
+        let e = super::super::build(name, &req).unwrap_err().to_string();
+        assert!(e.contains("too many to write out"), "{name}: {e}");
+        assert!(t0.elapsed().as_secs_f64() < 1.0, "{name}");
     }
 }
