@@ -605,10 +605,10 @@ impl NodeModelArgs {
             )
             .into());
         }
-        let draws_cables = build
-            .fail
-            .as_deref()
-            .is_some_and(|f| f.trim().starts_with("random:"));
+        let draws_cables = matches!(
+            build.fail.as_deref().map(|f| topology::Fail::parse(f, 0)),
+            Some(Ok(topology::Fail::Random { .. }))
+        );
         if build.seed.is_some() && self.skew.is_none() && !draws_cables {
             return Err(Error::Invalid(
                 "--seed draws the --skew offsets and --fail random:K's cables: give one of them"

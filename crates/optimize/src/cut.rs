@@ -37,7 +37,7 @@ use crate::maxflow::FlowNet;
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::schedule::Collective;
-use topocoll_core::topology::{Kind, NodeId, Topology};
+use topocoll_core::topology::{NodeId, Topology};
 
 /// A cut bound and the node set that sets it.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,11 +68,6 @@ pub fn capacity(topo: &Topology, l: usize) -> f64 {
 /// also the other way. Each entry is (from, to, [`capacity`]).
 pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
     let mut out: Vec<(NodeId, NodeId, f64)> = Vec::with_capacity(topo.links.len());
-    let graph = match &topo.kind {
-        Kind::Tree(g) | Kind::Graph(g) => Some(g),
-        Kind::Sites(s) => Some(&s.net),
-        _ => None,
-    };
     for (id, l) in topo.links.iter().enumerate() {
         // A node's own link for its ranks' messages stays inside the node:
         // it crosses no cut between nodes.
@@ -81,14 +76,8 @@ pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
         }
         let cap = capacity(topo, id);
         out.push((l.from, l.to, cap));
-        if let Some(g) = graph {
-            let both_ways = g
-                .neighbours(l.to)
-                .iter()
-                .any(|&(m, k)| m == l.from && k as usize == id);
-            if both_ways {
-                out.push((l.to, l.from, cap));
-            }
+        if topo.both_ways(id as u32) {
+            out.push((l.to, l.from, cap));
         }
     }
     out
@@ -130,19 +119,26 @@ pub fn cut_bound(topo: &Topology, collective: Collective, size_bytes: u64) -> Re
 }
 
 /// A network whose arcs are the topology's (reversed for `reverse`), with
-/// `extra` more nodes after the topology's.
-fn network(topo: &Topology, reverse: bool, extra: usize) -> (FlowNet, Vec<usize>, Vec<f64>) {
+/// `extra` more nodes after the topology's; and each arc as built: (from,
+/// to, bandwidth, its index in the network).
+fn network(
+    topo: &Topology,
+    reverse: bool,
+    extra: usize,
+) -> (FlowNet, Vec<(usize, usize, f64, usize)>) {
     let mut net = FlowNet::new(topo.num_nodes + extra);
-    let (mut ids, mut bws) = (Vec::new(), Vec::new());
-    for (a, b, bw) in arcs(topo) {
-        let (a, b) = if reverse { (b, a) } else { (a, b) };
-        ids.push(net.add_arc(a as usize, b as usize, bw));
-        bws.push(bw);
-    }
-    (net, ids, bws)
+    let built = arcs(topo)
+        .into_iter()
+        .map(|(a, b, bw)| {
+            let (a, b) = if reverse { (b, a) } else { (a, b) };
+            let (a, b) = (a as usize, b as usize);
+            (a, b, bw, net.add_arc(a, b, bw))
+        })
+        .collect();
+    (net, built)
 }
 
-/// Two ranks on the nodes `a` and `b` (for messages).
+/// The first rank on `node` (for messages).
 fn rank_of(topo: &Topology, node: usize) -> usize {
     topo.rank_node
         .iter()
@@ -171,7 +167,7 @@ fn rooted(topo: &Topology, root: u32, m: f64, reverse: bool) -> Result<CutBound>
         ));
     };
     let root_node = root_node as usize;
-    let (mut net, _, _) = network(topo, reverse, 0);
+    let (mut net, _) = network(topo, reverse, 0);
     let held = ranks_on(topo);
     let mut best = CutBound {
         seconds: 0.0,
@@ -219,25 +215,13 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
         });
     }
     let source = topo.num_nodes;
-    let (mut net, ids, bws) = network(topo, reverse, 1);
+    let (mut net, arcs) = network(topo, reverse, 1);
     for &v in &nodes {
         net.add_arc(source, v, m * held[v] as f64);
     }
     let need = m * n as f64;
     // The ratio of a sink side S: m · |R \ S| / B_in(S) on the network
     // as built (B_out on the topology when reversed).
-    let arcs: Vec<(usize, usize, f64)> = {
-        let a = self::arcs(topo);
-        a.into_iter()
-            .map(|(x, y, b)| {
-                if reverse {
-                    (y as usize, x as usize, b)
-                } else {
-                    (x as usize, y as usize, b)
-                }
-            })
-            .collect()
-    };
     let ratio = |inside: &[bool]| -> (f64, f64) {
         let outside_ranks: usize = nodes
             .iter()
@@ -246,8 +230,8 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
             .sum();
         let b_in: f64 = arcs
             .iter()
-            .filter(|&&(x, y, _)| !inside[x] && inside[y])
-            .map(|&(_, _, b)| b)
+            .filter(|&&(x, y, _, _)| !inside[x] && inside[y])
+            .map(|&(_, _, b, _)| b)
             .sum();
         (m * outside_ranks as f64, b_in)
     };
@@ -268,7 +252,7 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
     }
     let (mut t, mut inside) = best.expect("two nodes");
     loop {
-        for (&id, &bw) in ids.iter().zip(&bws) {
+        for &(_, _, bw, id) in &arcs {
             net.set_capacity(id, t * bw);
         }
         let mut raised = false;

@@ -22,7 +22,6 @@ pub struct FlowNet {
     adj: Vec<Vec<u32>>,
     level: Vec<u32>,
     next: Vec<usize>,
-    largest: f64,
 }
 
 impl FlowNet {
@@ -34,7 +33,6 @@ impl FlowNet {
             adj: vec![Vec::new(); n],
             level: vec![0; n],
             next: vec![0; n],
-            largest: 0.0,
         }
     }
 
@@ -54,7 +52,6 @@ impl FlowNet {
         self.cap.push(0.0);
         self.initial.push(0.0);
         self.adj[to].push(k as u32 + 1);
-        self.largest = self.largest.max(cap);
         k
     }
 
@@ -62,7 +59,6 @@ impl FlowNet {
     /// runs that follow.
     pub fn set_capacity(&mut self, arc: usize, cap: f64) {
         self.initial[arc] = cap;
-        self.largest = self.initial.iter().copied().fold(0.0, f64::max);
     }
 
     /// The maximum flow from `s` to `t` (every earlier flow discarded).
@@ -71,7 +67,10 @@ impl FlowNet {
         if s == t {
             return f64::INFINITY;
         }
-        let eps = EPS * self.largest.max(f64::MIN_POSITIVE);
+        // One pass over the capacities, beside a flow's many: set_capacity
+        // stays O(1) for the callers that reset every arc between flows.
+        let largest = self.initial.iter().copied().fold(0.0, f64::max);
+        let eps = EPS * largest.max(f64::MIN_POSITIVE);
         let mut total = 0.0;
         while self.levels(s, t, eps) {
             self.next.iter_mut().for_each(|i| *i = 0);

@@ -313,6 +313,22 @@ impl Topology {
         }
     }
 
+    /// Whether link `l` carries data both ways (a half-duplex link, one
+    /// link both directions' routes cross), not only from its `from` to
+    /// its `to`.
+    pub fn both_ways(&self, l: LinkId) -> bool {
+        let graph = match &self.kind {
+            Kind::Tree(g) | Kind::Graph(g) => g,
+            Kind::Sites(s) => &s.net,
+            _ => return false,
+        };
+        let link = &self.links[l as usize];
+        graph
+            .neighbours(link.to)
+            .iter()
+            .any(|&(m, k)| m == link.from && k == l)
+    }
+
     /// A link's name for reports: a platform's own name for it, else its
     /// two ends' names.
     pub fn link_name(&self, l: LinkId) -> String {

@@ -253,7 +253,7 @@ fn pipeline(
     chunks: u64,
     reduce: bool,
     bcast: bool,
-) -> Result<Option<Pipeline>> {
+) -> Result<Pipeline> {
     let weights: Vec<f64> = trees.iter().map(|t| t.1).collect();
     let mut ts = Vec::new();
     for (i, &k) in apportion(&weights, UNITS).iter().enumerate() {
@@ -264,7 +264,7 @@ fn pipeline(
     let ps = Pipeline::split(count, ts.len());
     let largest = ps.iter().map(|x| x.1).max().unwrap_or(0);
     let seg = largest.div_ceil(chunks).max(1);
-    Ok(Some(Pipeline::new(ts, ps, seg, reduce, bcast)?))
+    Pipeline::new(ts, ps, seg, reduce, bcast)
 }
 
 /// The synthesised schedule with `chunks` chunks a tree part, or `None`
@@ -279,7 +279,7 @@ fn synthesize(
     let n = p.topo.num_ranks();
     let mut s = req.schedule("synthesized");
     let rooted = |root: usize, reduce: bool, bcast: bool, s: &mut Schedule| -> Result<bool> {
-        let Some(pl) = pipeline(
+        let pl = pipeline(
             root,
             &packing.trees[0],
             edges,
@@ -287,10 +287,7 @@ fn synthesize(
             chunks,
             reduce,
             bcast,
-        )?
-        else {
-            return Ok(false);
-        };
+        )?;
         if pl.total_ops() > MAX_OPS {
             return Ok(false);
         }
@@ -353,9 +350,7 @@ fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result
     let mut tag_base: u64 = 0;
     let mut total_ops: u64 = 0;
     for root in 0..n {
-        let Some(pl) = pipeline(root, &packing.trees[root], edges, m, chunks, false, true)? else {
-            return Ok(false);
-        };
+        let pl = pipeline(root, &packing.trees[root], edges, m, chunks, false, true)?;
         total_ops += pl.total_ops();
         if total_ops > MAX_OPS {
             return Ok(false);

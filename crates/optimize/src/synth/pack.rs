@@ -206,9 +206,8 @@ pub struct Packing {
 
 /// Packs arborescences for each of `roots` at once, each root getting the
 /// same rate (a concurrent packing): `rounds` rounds of one tree per root.
-/// `reverse` packs in-trees (data flowing to the root), on the links'
-/// reverse directions' routes (the edge u → v of an in-tree is a message
-/// from v to u).
+/// Which links a tree edge loads is the edge's own (`Edge::links`), so the
+/// caller packs in-trees by giving edges the reverse routes' links.
 pub fn pack(
     topo: &Topology,
     edges: &[Edge],
@@ -259,18 +258,8 @@ pub fn pack(
             }
         }
     }
-    // Scale so that no link carries more than its bandwidth.
-    let mut load = vec![0.0; bw.len()];
-    for trees in &found {
-        for (tree, w) in trees {
-            for &e in tree.iter().filter(|&&e| e != usize::MAX) {
-                for &l in &edges[e].links {
-                    load[l as usize] += w;
-                }
-            }
-        }
-    }
-    // Each root's trees are normalised to the same total (concurrent).
+    // Each root's trees are normalised to the same total (concurrent),
+    // then all scaled so that no link carries more than its bandwidth.
     let totals: Vec<f64> = found.iter().map(|t| t.iter().map(|x| x.1).sum()).collect();
     let least = totals.iter().copied().fold(f64::INFINITY, f64::min);
     let mut load = vec![0.0; bw.len()];
