@@ -937,7 +937,11 @@ pub fn stop_all_on_error(job: &Job, result: Result<i32>) -> Result<i32> {
     if let Err(e) = &result {
         if job.size().is_some() {
             let msg = render(e).replace('\n', " ");
-            eprintln!("topocoll: rank {}: {msg}", job.rank());
+            // One write for the whole line: stderr is unbuffered, so
+            // eprintln! would write it in pieces that other ranks' lines
+            // can land between.
+            let line = format!("topocoll: rank {}: {msg}\n", job.rank());
+            let _ = std::io::stderr().write_all(line.as_bytes());
             job.exit_all(2);
         }
     }
