@@ -47,6 +47,10 @@ fn rounds(roots: usize, edges: usize) -> usize {
 }
 /// Most operations a synthesised schedule may hold.
 const MAX_OPS: u64 = 1 << 23;
+/// Most chunks a tree part is cut into.
+const MAX_CHUNKS: u64 = 4096;
+/// The least gain in time for which the chunk count is doubled again.
+const GAIN: f64 = 0.002;
 
 /// What `optimize` asks for.
 #[derive(Clone, Debug)]
@@ -122,22 +126,44 @@ pub fn optimize(p: &Problem) -> Result<Optimized> {
             &mut best,
         );
     }
-    if let Some(packing) = packing_for(p)? {
-        for chunks in [1u64, 2, 4, 8, 16, 32, 64] {
-            let Some(s) = synthesize(p, &req, &packing, chunks)? else {
-                break;
-            };
-            let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
-            consider(
-                Priced {
-                    algorithm: "synthesized".into(),
-                    time_s,
-                    trees: packing.1.trees.iter().map(Vec::len).max().unwrap_or(0),
-                    chunks,
-                },
-                s,
-                &mut best,
-            );
+    for form in forms(p.collective) {
+        let Some(packed) = packing_for(p, form)? else {
+            continue;
+        };
+        let trees = packed.1.trees.iter().map(Vec::len).max().unwrap_or(0);
+        // A rooted form is cheap to price both ways; a spread one, whose
+        // many roots' trees cross everywhere, is split by the rates.
+        let splits: &[Parts] = match form {
+            Form::Rooted { .. } => &[Parts::Even, Parts::Weighted],
+            Form::Spread { .. } => &[Parts::Weighted],
+        };
+        for &split in splits {
+            // More chunks shorten the pipelines' fill and drain and add
+            // messages: double the count while a doubling pays at least
+            // GAIN (and the schedule is not too large).
+            let mut last = f64::INFINITY;
+            let mut chunks = 1u64;
+            while chunks <= MAX_CHUNKS {
+                let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
+                    break;
+                };
+                let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
+                consider(
+                    Priced {
+                        algorithm: "synthesized".into(),
+                        time_s,
+                        trees,
+                        chunks,
+                    },
+                    s,
+                    &mut best,
+                );
+                if time_s > last * (1.0 - GAIN) {
+                    break;
+                }
+                last = time_s;
+                chunks *= 2;
+            }
         }
     }
     let Some((best, schedule)) = best else {
@@ -157,42 +183,86 @@ pub fn optimize(p: &Problem) -> Result<Optimized> {
     })
 }
 
-/// How tree edges use routes.
-#[derive(Clone, Copy, PartialEq)]
-enum Use {
-    /// Data flows down the tree (parent to child).
-    Down,
-    /// Data flows up (child to parent).
-    Up,
-    /// Both (allreduce: reduce up, broadcast down).
-    Both,
+/// The shape of a synthesised schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// One root's trees carry the whole buffer: reduced up them, broadcast
+    /// down them, or both (an allreduce through one root).
+    Rooted {
+        root: usize,
+        reduce: bool,
+        bcast: bool,
+    },
+    /// Every rank's own trees carry its own piece: its block broadcast
+    /// (allgather), its chunk reduced to it (reduce_scatter), or its chunk
+    /// reduced to it and broadcast back (allreduce as a reduce-scatter and
+    /// an allgather, each chunk's two halves pipelined together).
+    Spread { reduce: bool, bcast: bool },
+}
+
+impl Form {
+    fn directions(self) -> (bool, bool) {
+        match self {
+            Form::Rooted { reduce, bcast, .. } | Form::Spread { reduce, bcast } => (reduce, bcast),
+        }
+    }
+}
+
+/// The forms tried for a collective.
+fn forms(c: Collective) -> Vec<Form> {
+    let rooted = |root: u32, reduce, bcast| Form::Rooted {
+        root: root as usize,
+        reduce,
+        bcast,
+    };
+    match c {
+        Collective::Bcast { root } => vec![rooted(root, false, true)],
+        Collective::Reduce { root } => vec![rooted(root, true, false)],
+        Collective::Allreduce => vec![
+            Form::Spread {
+                reduce: true,
+                bcast: true,
+            },
+            rooted(0, true, true),
+        ],
+        Collective::Allgather => vec![Form::Spread {
+            reduce: false,
+            bcast: true,
+        }],
+        Collective::ReduceScatter => vec![Form::Spread {
+            reduce: true,
+            bcast: false,
+        }],
+        _ => Vec::new(),
+    }
 }
 
 /// The candidate edges with the links each uses, and the packing.
 type Packed = (Vec<Edge>, Packing);
 
-fn packing_for(p: &Problem) -> Result<Option<Packed>> {
+/// The trees of `form` packed into `p`'s network: for each root, trees
+/// whose edges load the links of their route down (broadcast), back up
+/// (reduce), or both.
+fn packing_for(p: &Problem, form: Form) -> Result<Option<Packed>> {
     let n = p.topo.num_ranks();
     if n < 2 {
         return Ok(None);
     }
-    let (roots, usage): (Vec<usize>, Use) = match p.collective {
-        Collective::Bcast { root } => (vec![root as usize], Use::Down),
-        Collective::Reduce { root } => (vec![root as usize], Use::Up),
-        Collective::Allreduce => (vec![0], Use::Both),
-        Collective::Allgather | Collective::ReduceScatter => ((0..n).collect(), Use::Down),
-        _ => return Ok(None),
+    let roots: Vec<usize> = match form {
+        Form::Rooted { root, .. } => vec![root],
+        Form::Spread { .. } => (0..n).collect(),
     };
+    let (reduce, bcast) = form.directions();
     let mut edges = pack::edges(p.topo);
-    if usage != Use::Down {
+    if reduce {
         let mut back = Vec::new();
         for e in edges.iter_mut() {
             back.clear();
             p.topo.route(e.to as usize, e.from as usize, &mut back);
-            match usage {
-                Use::Up => e.links.clone_from(&back),
-                Use::Both => e.links.extend_from_slice(&back),
-                Use::Down => {}
+            if bcast {
+                e.links.extend_from_slice(&back);
+            } else {
+                e.links.clone_from(&back);
             }
         }
     }
@@ -227,10 +297,12 @@ fn tree_of(root: usize, a: &Arborescence, edges: &[Edge]) -> Result<Tree> {
 }
 
 /// `units` equal shares apportioned between trees by their weights
-/// (largest remainders): the trees' share counts, zero for trees left out.
-/// Each share then runs as a tree of its own, so that where shares of two
-/// trees cross one link, max-min sharing (equal per flow) gives each tree
-/// the rate the packing planned for it.
+/// (largest remainders), then divided by their greatest common divisor:
+/// the trees' share counts, zero for trees left out. Each share then runs
+/// as a tree of its own, so that where shares of two trees cross one link,
+/// max-min sharing (equal per flow) gives each tree the rate the packing
+/// planned for it; the division keeps those ratios with fewer messages
+/// (one tree's 16 shares are one share).
 fn apportion(weights: &[f64], units: usize) -> Vec<usize> {
     let total: f64 = weights.iter().sum();
     let exact: Vec<f64> = weights.iter().map(|w| units as f64 * w / total).collect();
@@ -241,165 +313,190 @@ fn apportion(weights: &[f64], units: usize) -> Vec<usize> {
     for &i in order.iter().take(units - given) {
         shares[i] += 1;
     }
-    shares
+    let common = shares.iter().fold(0, |g, &k| gcd(g, k)).max(1);
+    shares.iter().map(|k| k / common).collect()
 }
 
-/// The rooted pipeline of one root's trees over `count` elements.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// How a root's buffer is split between its trees' copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Parts {
+    /// Evenly: a tree carries its share of [`UNITS`]. Max-min sharing then
+    /// rebalances where trees cross, which can beat the packing's plan,
+    /// but trees that cross nothing finish unevenly by the rounding.
+    Even,
+    /// By the packing's rates: a tree carries the part its rate is of the
+    /// root's total (split evenly between its copies), so trees finish
+    /// together as planned.
+    Weighted,
+}
+
+/// The rooted pipeline of one root's trees over `count` elements: each
+/// tree runs as its [`apportion`]ed number of copies, the buffer split
+/// between them as `split` says.
 fn pipeline(
     root: usize,
     trees: &[(Arborescence, f64)],
     edges: &[Edge],
     count: u64,
     chunks: u64,
-    reduce: bool,
-    bcast: bool,
+    (reduce, bcast): (bool, bool),
+    split: Parts,
 ) -> Result<Pipeline> {
     let weights: Vec<f64> = trees.iter().map(|t| t.1).collect();
+    let total: f64 = weights.iter().sum();
     let mut ts = Vec::new();
-    for (i, &k) in apportion(&weights, UNITS).iter().enumerate() {
+    let mut parts = Vec::new();
+    let copies = apportion(&weights, UNITS);
+    let all: usize = copies.iter().sum();
+    let (mut at, mut planned) = (0u64, 0.0f64);
+    for (i, &k) in copies.iter().enumerate() {
         for _ in 0..k {
-            ts.push(tree_of(root, &trees[i].0, edges)?);
+            planned += match split {
+                Parts::Weighted => weights[i] / k as f64,
+                Parts::Even => total / all as f64,
+            };
+            let end = ((count as f64 * planned / total).round() as u64).min(count);
+            if end > at {
+                ts.push(tree_of(root, &trees[i].0, edges)?);
+                parts.push((at, end - at));
+                at = end;
+            }
         }
     }
-    let ps = Pipeline::split(count, ts.len());
-    let largest = ps.iter().map(|x| x.1).max().unwrap_or(0);
+    // Rounding leaves the last elements to the last part.
+    if let Some(last) = parts.last_mut() {
+        last.1 = count - last.0;
+    }
+    let largest = parts.iter().map(|x| x.1).max().unwrap_or(0);
     let seg = largest.div_ceil(chunks).max(1);
-    Pipeline::new(ts, ps, seg, reduce, bcast)
+    Pipeline::new(ts, parts, seg, reduce, bcast)
 }
 
-/// The synthesised schedule with `chunks` chunks a tree part, or `None`
-/// when it would be too large.
+/// The synthesised schedule of `form` with `chunks` chunks a tree part, or
+/// `None` when it would be too large.
 fn synthesize(
-    p: &Problem,
     req: &Request,
+    form: Form,
+    split: Parts,
     packed: &Packed,
     chunks: u64,
 ) -> Result<Option<Schedule>> {
     let (edges, packing) = packed;
-    let n = p.topo.num_ranks();
     let mut s = req.schedule("synthesized");
-    let rooted = |root: usize, reduce: bool, bcast: bool, s: &mut Schedule| -> Result<bool> {
-        let pl = pipeline(
-            root,
-            &packing.trees[0],
-            edges,
-            s.count,
-            chunks,
-            reduce,
-            bcast,
-        )?;
-        if pl.total_ops() > MAX_OPS {
-            return Ok(false);
+    match form {
+        Form::Rooted { root, .. } => {
+            let pl = pipeline(
+                root,
+                &packing.trees[0],
+                edges,
+                s.count,
+                chunks,
+                form.directions(),
+                split,
+            )?;
+            if pl.total_ops() > MAX_OPS {
+                return Ok(None);
+            }
+            pl.materialise(&mut s)?;
         }
-        pl.materialise(s)?;
-        Ok(true)
-    };
-    match p.collective {
-        Collective::Bcast { root } => {
-            if !rooted(root as usize, false, true, &mut s)? {
+        Form::Spread { .. } => {
+            if !spread(&mut s, form, split, packed, chunks)? {
                 return Ok(None);
             }
         }
-        Collective::Reduce { root } => {
-            if !rooted(root as usize, true, false, &mut s)? {
-                return Ok(None);
-            }
-        }
-        Collective::Allreduce => {
-            if !rooted(0, true, true, &mut s)? {
-                return Ok(None);
-            }
-        }
-        Collective::Allgather => {
-            if !allgather(&mut s, n, packed, chunks)? {
-                return Ok(None);
-            }
-        }
-        Collective::ReduceScatter => {
-            // An allgather of one chunk a rank, reversed; the reversal maps
-            // whole blocks onto chunks, so the chunks must be equal (the
-            // built-in algorithms serve the other counts).
-            if !s.count.is_multiple_of(n as u64) {
-                return Ok(None);
-            }
-            let block = s.count / n as u64;
-            let mut ag = Schedule::new(
-                Collective::Allgather,
-                n,
-                block,
-                s.dtype,
-                s.op,
-                "synthesized",
-            );
-            if !allgather(&mut ag, n, packed, chunks)? {
-                return Ok(None);
-            }
-            s = schedule::reverse(&ag, s)?;
-        }
-        _ => return Ok(None),
     }
     Ok(Some(s))
 }
 
-/// Every rank's block broadcast down its own trees, into its place in
-/// every rank's output: one rooted pipeline per rank, their ops laid side
-/// by side (tags and regions moved apart).
-fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result<bool> {
+/// Every rank's piece carried by its own trees (see [`Form::Spread`]):
+/// one rooted pipeline per rank, their ops laid side by side (tags,
+/// regions and scratch moved apart). `false` if the schedule would be too
+/// large.
+fn spread(
+    s: &mut Schedule,
+    form: Form,
+    split: Parts,
+    packed: &Packed,
+    chunks: u64,
+) -> Result<bool> {
     let (edges, packing) = packed;
-    let m = s.count;
+    let n = s.ranks;
+    let (reduce, bcast) = form.directions();
+    let gather = !reduce;
     let mut tag_base: u64 = 0;
     let mut total_ops: u64 = 0;
     for root in 0..n {
-        let pl = pipeline(root, &packing.trees[root], edges, m, chunks, false, true)?;
+        // The root's piece: its block of the allgather's output, or its
+        // chunk of the reduce_scatter's or allreduce's buffer.
+        let (start, len) = if gather {
+            (root as u64 * s.count, s.count)
+        } else {
+            schedule::chunk(s.count, n as u64, root as u64)
+        };
+        if len == 0 {
+            continue;
+        }
+        let pl = pipeline(
+            root,
+            &packing.trees[root],
+            edges,
+            len,
+            chunks,
+            (reduce, bcast),
+            split,
+        )?;
         total_ops += pl.total_ops();
         if total_ops > MAX_OPS {
             return Ok(false);
         }
-        let mut b = Schedule::new(
-            Collective::Bcast { root: root as u32 },
-            n,
-            m,
-            s.dtype,
-            s.op,
-            "",
-        );
+        let c = if reduce {
+            Collective::Reduce { root: root as u32 }
+        } else {
+            Collective::Bcast { root: root as u32 }
+        };
+        let mut b = Schedule::new(c, n, len, s.dtype, s.op, "");
         pl.materialise(&mut b)?;
         let mut span = 0u64;
         for r in 0..n {
             let prog = &b.programs[r];
+            let scratch_at = s.programs[r].scratch;
+            s.programs[r].scratch += prog.scratch;
+            let moved = |reg: Region| match reg.buf {
+                Buf::Output => Region::new(Buf::Output, start + reg.offset, reg.count),
+                Buf::Scratch => Region::new(Buf::Scratch, scratch_at + reg.offset, reg.count),
+                Buf::Input => reg,
+            };
             let base = s.programs[r].len() as u32;
-            let own = if r == root {
+            // An allgather's root first copies its block into place.
+            let own = if gather && r == root {
                 Some(s.programs[r].push(
-                    Op::copy(Region::input(0, m), Region::output(root as u64 * m, m)),
+                    Op::copy(Region::input(0, len), Region::output(start, len)),
                     &[],
                 ))
             } else {
                 None
             };
             let shift = base + u32::from(own.is_some());
+            let mut retag = |t: u32| {
+                span = span.max(t as u64 + 1);
+                checked_tag(tag_base + t as u64)
+            };
             for i in 0..prog.len() {
-                let moved = |reg: Region| match reg.buf {
-                    Buf::Output => {
-                        Region::new(Buf::Output, root as u64 * m + reg.offset, reg.count)
-                    }
-                    _ => reg,
-                };
-                let retag = |t: u32, span: &mut u64| {
-                    *span = (*span).max(t as u64 + 1);
-                    tag_base + t as u64
-                };
                 let op = match prog.ops[i] {
                     Op::Send {
                         peer,
                         tag,
                         region,
                         route,
-                    } => Op::send_routed(
-                        peer,
-                        checked_tag(retag(tag, &mut span))?,
-                        moved(region),
-                        route,
-                    ),
+                    } => Op::send_routed(peer, retag(tag)?, moved(region), route),
                     Op::Recv {
                         peer,
                         tag,
@@ -407,11 +504,19 @@ fn allgather(s: &mut Schedule, n: usize, packed: &Packed, chunks: u64) -> Result
                         combine,
                     } => Op::Recv {
                         peer,
-                        tag: checked_tag(retag(tag, &mut span))?,
+                        tag: retag(tag)?,
                         region: moved(region),
                         combine,
                     },
-                    other => other,
+                    Op::Copy { src, dst } => Op::Copy {
+                        src: moved(src),
+                        dst: moved(dst),
+                    },
+                    Op::Combine { src, dst } => Op::Combine {
+                        src: moved(src),
+                        dst: moved(dst),
+                    },
+                    other @ Op::Compute { .. } => other,
                 };
                 let mut deps: Vec<u32> = prog.deps(i).iter().map(|&d| d + shift).collect();
                 if deps.is_empty() {
@@ -463,14 +568,24 @@ mod tests {
                 Collective::Allgather,
                 Collective::ReduceScatter,
             ] {
-                let p = problem(&t, c, 8 * 360);
+                let p = problem(&t, c, 8 * 361);
                 let req =
                     Request::new(c, t.num_ranks(), p.size_bytes, p.dtype, p.op, Some(&t)).unwrap();
-                let packed = packing_for(&p).unwrap().unwrap();
-                for chunks in [1, 3] {
-                    let s = synthesize(&p, &req, &packed, chunks).unwrap().unwrap();
-                    schedule::verify(&s)
-                        .unwrap_or_else(|e| panic!("{spec} {} chunks {chunks}: {e}", c.name()));
+                for form in forms(c) {
+                    let packed = packing_for(&p, form).unwrap().unwrap();
+                    for chunks in [1, 3] {
+                        for split in [Parts::Even, Parts::Weighted] {
+                            let s = synthesize(&req, form, split, &packed, chunks)
+                                .unwrap()
+                                .unwrap();
+                            schedule::verify(&s).unwrap_or_else(|e| {
+                                panic!(
+                                    "{spec} {} {form:?} {split:?} chunks {chunks}: {e}",
+                                    c.name()
+                                )
+                            });
+                        }
+                    }
                 }
             }
         }
