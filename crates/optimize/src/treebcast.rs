@@ -131,6 +131,8 @@ pub struct Solution {
     /// The search finished: no schedule is faster.
     pub proven_optimal: bool,
     pub nodes_explored: u64,
+    /// The search's wall time (the lower bound, the heuristic and the
+    /// branch and bound; [`crate::timed`]), not building the problem.
     pub solve_s: f64,
     /// The lower bound before any transfer.
     pub lower_bound_s: f64,
