@@ -184,7 +184,7 @@ fn run(cli: Cli, given: args::Given) -> Result<i32> {
         Verb::Model(a) => model::run(a),
         Verb::Run(a) => run::run(a),
         Verb::Bench(a) => bench::run(a, &given),
-        Verb::Optimize(a) => optimize::run(a),
+        Verb::Optimize(a) => optimize::run(a, &given),
         Verb::Tune(a) if a.calibrate.calibrate => calibrate::run(*a, &given),
         Verb::Tune(a) => tune::run(*a, &given),
     }

@@ -25,3 +25,15 @@ pub mod mpi_rules;
 pub mod synth;
 pub mod treebcast;
 pub mod tune;
+
+/// Runs a search and measures it: its result and its wall time in seconds.
+/// Every search's `solve_s` is this one measurement, wherever it is
+/// reported (`optimize`, with and without `--whole-message`, and the
+/// reproductions): the search alone, after its problem is built (the
+/// network read, a tree's paths between hosts found) and before anything
+/// is printed or written.
+pub fn timed<T>(search: impl FnOnce() -> T) -> (T, f64) {
+    let started = std::time::Instant::now();
+    let found = search();
+    (found, started.elapsed().as_secs_f64())
+}

@@ -822,3 +822,208 @@ fn optimize_keeps_its_time_limit_from_the_start() {
         }
     }
 }
+
+/// Solves `topo` from rank 0 with the paper's 1 MiB and the cuts as given.
+fn solve_with_cuts(topo: &Topology, rcut: bool, scut: bool) -> treebcast::Solution {
+    let p = Problem::new(topo, 0, topocoll::reproduce::treebcast::SIZE).unwrap();
+    treebcast::solve(
+        &p,
+        &Options {
+            rcut,
+            scut,
+            ..Options::default()
+        },
+    )
+}
+
+#[test]
+fn rcut_and_scut_explore_fewer_nodes_for_the_same_optimum() {
+    use topocoll::reproduce::treebcast as fam;
+    // RCut on the paper's networks: equivalent receivers are tried once.
+    for topo in [
+        fam::dual_cpu(4).unwrap(),
+        fam::clusters(2, fam::FAST, "2x2x(1+1)".into()).unwrap(),
+    ] {
+        let (off, on) = (
+            solve_with_cuts(&topo, false, false),
+            solve_with_cuts(&topo, true, false),
+        );
+        assert!(off.proven_optimal && on.proven_optimal, "{}", topo.name);
+        assert!(close(off.time_s, on.time_s), "{}", topo.name);
+        assert!(
+            on.nodes_explored < off.nodes_explored,
+            "{}: RCut {} nodes, without {}",
+            topo.name,
+            on.nodes_explored,
+            off.nodes_explored
+        );
+    }
+    // SCut where holders share a state: on 2x8 two holders receive at the
+    // same instant, and it saves nodes beside RCut.
+    let topo = fam::dual_cpu(8).unwrap();
+    let (off, on) = (
+        solve_with_cuts(&topo, true, false),
+        solve_with_cuts(&topo, true, true),
+    );
+    assert!(off.proven_optimal && on.proven_optimal);
+    assert!(close(off.time_s, on.time_s));
+    assert!(
+        on.nodes_explored < off.nodes_explored,
+        "SCut {} nodes, without {}",
+        on.nodes_explored,
+        off.nodes_explored
+    );
+}
+
+#[test]
+fn no_bound_searches_even_where_the_heuristic_meets_the_bound() {
+    use topocoll::reproduce::treebcast as fam;
+    // On a star of 8 the heuristic meets the lower bound: with the bounds
+    // the search stops there, without them it prunes by the makespan
+    // alone and proves the same optimum by searching.
+    let topo = fam::star(8).unwrap();
+    let p = Problem::new(&topo, 0, fam::SIZE).unwrap();
+    let with = treebcast::solve(&p, &Options::default());
+    let without = treebcast::solve(
+        &p,
+        &Options {
+            bound: false,
+            ..Options::default()
+        },
+    );
+    assert!(with.proven_optimal && without.proven_optimal);
+    assert_eq!(with.nodes_explored, 0);
+    assert!(without.nodes_explored > 0);
+    assert!(close(with.time_s, without.time_s));
+}
+
+#[test]
+fn a_search_stopped_by_its_time_limit_is_not_proven() {
+    use topocoll::reproduce::treebcast as fam;
+    // Without the cuts, 2x3x(1+1) takes millions of nodes (seconds): a
+    // limit of 0.2 s stops it with the best schedule found.
+    let topo = fam::clusters(3, fam::FAST, "2x3x(1+1)".into()).unwrap();
+    let p = Problem::new(&topo, 0, fam::SIZE).unwrap();
+    let cut_short = treebcast::solve(
+        &p,
+        &Options {
+            rcut: false,
+            scut: false,
+            time_limit_s: 0.2,
+            ..Options::default()
+        },
+    );
+    let optimum = treebcast::solve(&p, &Options::default());
+    assert!(optimum.proven_optimal);
+    assert!(!cut_short.proven_optimal);
+    assert!(cut_short.nodes_explored > 0);
+    assert!(cut_short.time_s >= optimum.time_s * (1.0 - 1e-12));
+    assert!(cut_short.time_s <= cut_short.heuristic_s * (1.0 + 1e-12));
+    // The schedule it returns has the time it claims.
+    let seq: Vec<(usize, usize)> = cut_short.transfers.iter().map(|t| (t.from, t.to)).collect();
+    assert!(close(p.evaluate(&seq).unwrap().time_s, cut_short.time_s));
+
+    // The command line says so, in JSON and in text.
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/unequal-clusters.toml"
+    );
+    let args = |json: bool| {
+        let mut v = vec![
+            "optimize",
+            "--whole-message",
+            "-t",
+            file,
+            "-c",
+            "bcast",
+            "-s",
+            "1MiB",
+            "--no-rcut",
+            "--no-scut",
+            "--time-limit",
+            "0.5",
+        ];
+        if json {
+            v.extend(["--format", "json"]);
+        }
+        topocoll(&v)
+    };
+    let (code, stdout, stderr) = args(true);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["proven_optimal"], false, "{stdout}");
+    assert!(v["nodes_explored"].as_u64().unwrap() > 0);
+    assert!(v["time_s"].as_f64().unwrap() >= optimum.time_s * (1.0 - 1e-12));
+    let (code, stdout, stderr) = args(false);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("best found, not proven: the 0.5 s time limit"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unproven_result_prices_the_baselines_against_the_best_found() {
+    // 70 hosts get the heuristic alone, not proven (its gap to the bound
+    // is not zero), with the baselines priced beside it.
+    let path = std::env::temp_dir().join(format!("topocoll-star70-{}.toml", std::process::id()));
+    std::fs::write(&path, tree_file(70, true)).unwrap();
+    let run = |extra: &[&str]| {
+        let mut v = vec![
+            "optimize",
+            "--whole-message",
+            "-t",
+            path.to_str().unwrap(),
+            "-c",
+            "bcast",
+            "-s",
+            "1MiB",
+        ];
+        v.extend(extra);
+        topocoll(&v)
+    };
+    let (code, stdout, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("heuristic, not proven"), "{stdout}");
+    assert!(
+        stdout.contains("binomial") && stdout.contains("x the best found"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("the optimum"), "{stdout}");
+    // A proven one, against the optimum.
+    let (code, stdout, stderr) = topocoll(&[
+        "optimize",
+        "--whole-message",
+        "-t",
+        DUAL,
+        "-c",
+        "bcast",
+        "-s",
+        "1MiB",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("proven optimal") && stdout.contains("x the optimum"),
+        "{stdout}"
+    );
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn optimize_refuses_the_other_models_flags_with_one_line_and_exit_2() {
+    for (args, needle) in [
+        (vec!["--whole-message", "--overhead", "1e-6"], "--overhead"),
+        (vec!["--whole-message", "--sharing", "maxmin"], "--sharing"),
+        (vec!["--whole-message", "--no-fold"], "--no-fold"),
+        (vec!["--whole-message", "--fail", "x"], "--fail"),
+        (vec!["--no-rcut"], "--no-rcut"),
+        (vec!["--time-limit", "5"], "--time-limit"),
+    ] {
+        let mut full = vec!["optimize", "-t", DUAL, "-c", "bcast", "-s", "1KiB"];
+        full.extend(args.iter());
+        let (code, stdout, stderr) = topocoll(&full);
+        assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
