@@ -17,6 +17,7 @@
 //! keeping the fastest; `optimize` keeps a built-in algorithm where one is
 //! faster, so it is never slower than the best of them.
 
+mod arborescence;
 pub mod pack;
 
 use crate::cut::{cut_bound, CutBound};
@@ -98,6 +99,7 @@ pub fn optimize(p: &Problem) -> Result<Optimized> {
 /// [`optimize`], untimed.
 fn search(p: &Problem) -> Result<Optimized> {
     let cut = cut_bound(p.topo, p.collective, p.size_bytes)?;
+    let n = p.topo.num_ranks();
     let req = Request::new(
         p.collective,
         p.topo.num_ranks(),
@@ -135,14 +137,16 @@ fn search(p: &Problem) -> Result<Optimized> {
         let Some(packed) = packing_for(p, form)? else {
             continue;
         };
-        let trees = packed.1.trees.iter().map(Vec::len).max().unwrap_or(0);
+        let most = packed.1.trees.iter().map(Vec::len).max().unwrap_or(0);
         // A rooted form is cheap to price both ways; a spread one, whose
-        // many roots' trees cross everywhere, is split by the rates.
-        let splits: &[Parts] = match form {
-            Form::Rooted { .. } => &[Parts::Even, Parts::Weighted],
-            Form::Spread { .. } => &[Parts::Weighted],
+        // many roots' trees cross everywhere, is split by the rates, and
+        // on networks too large for that, between as many of each root's
+        // heaviest trees as fit.
+        let mut splits = match form {
+            Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
+            Form::Spread { .. } => vec![Parts::Weighted],
         };
-        for &split in splits {
+        while let Some(split) = splits.pop() {
             // More chunks shorten the pipelines' fill and drain and add
             // messages: double the count while a doubling pays at least
             // GAIN (and the schedule is not too large).
@@ -150,9 +154,20 @@ fn search(p: &Problem) -> Result<Optimized> {
             let mut chunks = 1u64;
             while chunks <= MAX_CHUNKS {
                 let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
+                    if chunks == 1 && split == Parts::Weighted {
+                        let per_tree = 2 * (n as u64 - 1) * n as u64;
+                        let fit = (MAX_OPS / per_tree) as usize;
+                        if fit > 0 {
+                            splits.push(Parts::Top(fit.min(MAX_TREES)));
+                        }
+                    }
                     break;
                 };
                 let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
+                let trees = match split {
+                    Parts::Top(k) => most.min(k),
+                    _ => most,
+                };
                 consider(
                     Priced {
                         algorithm: "synthesized".into(),
@@ -341,6 +356,10 @@ enum Parts {
     /// root's total (split evenly between its copies), so trees finish
     /// together as planned.
     Weighted,
+    /// By the rates, between the `k` heaviest trees only, one copy each:
+    /// the fewest messages, for networks where every tree's copies do not
+    /// fit in [`MAX_OPS`].
+    Top(usize),
 }
 
 /// The rooted pipeline of one root's trees over `count` elements: each
@@ -355,17 +374,24 @@ fn pipeline(
     (reduce, bcast): (bool, bool),
     split: Parts,
 ) -> Result<Pipeline> {
+    let trees = match split {
+        Parts::Top(k) => &trees[..k.min(trees.len())],
+        _ => trees,
+    };
     let weights: Vec<f64> = trees.iter().map(|t| t.1).collect();
     let total: f64 = weights.iter().sum();
     let mut ts = Vec::new();
     let mut parts = Vec::new();
-    let copies = apportion(&weights, UNITS);
+    let copies = match split {
+        Parts::Top(_) => vec![1; trees.len()],
+        _ => apportion(&weights, UNITS),
+    };
     let all: usize = copies.iter().sum();
     let (mut at, mut planned) = (0u64, 0.0f64);
     for (i, &k) in copies.iter().enumerate() {
         for _ in 0..k {
             planned += match split {
-                Parts::Weighted => weights[i] / k as f64,
+                Parts::Weighted | Parts::Top(_) => weights[i] / k as f64,
                 Parts::Even => total / all as f64,
             };
             let end = ((count as f64 * planned / total).round() as u64).min(count);

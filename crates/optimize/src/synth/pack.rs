@@ -67,133 +67,16 @@ pub fn edges(topo: &Topology) -> Vec<Edge> {
 pub type Arborescence = Vec<usize>;
 
 /// The arborescence of least total cost rooted at `root` over ranks
-/// `0..n` (Chu, Liu and Edmonds: each node takes its cheapest entering
-/// edge; cycles are contracted and the choice redone on the contracted
-/// graph, then expanded). `None` if some rank cannot be reached.
+/// `0..n` ([`super::arborescence::least`]), `None` if some rank cannot be
+/// reached.
 pub fn min_arborescence(
     n: usize,
     root: usize,
     edges: &[Edge],
     cost: &[f64],
 ) -> Option<Arborescence> {
-    // Working copy of the edges: (from, to, cost, original index).
-    let mut work: Vec<(usize, usize, f64, usize)> = edges
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.from as usize, e.to as usize, cost[i], i))
-        .collect();
-    // The contraction history, to expand the result: at each level, the
-    // graph (each edge's last field its index in the level below, or in
-    // `edges` at the first) and the edge chosen to enter each node.
-    struct Level {
-        root: usize,
-        chosen_in: Vec<usize>,
-        work: Vec<(usize, usize, f64, usize)>,
-    }
-    let mut levels: Vec<Level> = Vec::new();
-    let (mut n_cur, mut root_cur) = (n, root);
-    loop {
-        let mut best = vec![usize::MAX; n_cur];
-        for (i, &(a, b, c, _)) in work.iter().enumerate() {
-            if a != b && b != root_cur && (best[b] == usize::MAX || c < work[best[b]].2) {
-                best[b] = i;
-            }
-        }
-        if (0..n_cur).any(|v| v != root_cur && best[v] == usize::MAX) {
-            return None;
-        }
-        // Find cycles among the chosen edges.
-        let mut comp = vec![usize::MAX; n_cur];
-        let mut visit = vec![usize::MAX; n_cur];
-        let mut cycles = 0;
-        for v in 0..n_cur {
-            let mut x = v;
-            while x != root_cur && visit[x] == usize::MAX && comp[x] == usize::MAX {
-                visit[x] = v;
-                x = work[best[x]].0;
-            }
-            if x != root_cur && visit[x] == v && comp[x] == usize::MAX {
-                // A new cycle through x.
-                let mut y = x;
-                loop {
-                    comp[y] = cycles;
-                    y = work[best[y]].0;
-                    if y == x {
-                        break;
-                    }
-                }
-                cycles += 1;
-            }
-        }
-        if cycles == 0 {
-            levels.push(Level {
-                root: root_cur,
-                chosen_in: best,
-                work,
-            });
-            break;
-        }
-        // Contract: cycle c becomes node c; others get ids after them.
-        let mut next = cycles;
-        let mut cycle_of = vec![usize::MAX; n_cur];
-        for v in 0..n_cur {
-            if comp[v] == usize::MAX {
-                comp[v] = next;
-                next += 1;
-            } else {
-                cycle_of[v] = comp[v];
-            }
-        }
-        let new_work: Vec<(usize, usize, f64, usize)> = work
-            .iter()
-            .enumerate()
-            .filter(|(_, &(a, b, _, _))| comp[a] != comp[b])
-            .map(|(i, &(a, b, c, _))| {
-                let c = if cycle_of[b] != usize::MAX {
-                    c - work[best[b]].2
-                } else {
-                    c
-                };
-                (comp[a], comp[b], c, i)
-            })
-            .collect();
-        let new_root = comp[root_cur];
-        levels.push(Level {
-            root: root_cur,
-            chosen_in: best,
-            work,
-        });
-        work = new_work;
-        n_cur = next;
-        root_cur = new_root;
-    }
-    // Expand from the innermost level out: a contracted node's entering
-    // edge enters one node of its cycle, whose cycle edge it replaces; the
-    // cycle's other nodes keep theirs.
-    let last = levels.pop().expect("a level");
-    let (mut entering, mut inner) = (last.chosen_in, last.work);
-    while let Some(level) = levels.pop() {
-        let mut ent = level.chosen_in;
-        for &e in entering.iter().filter(|&&e| e != usize::MAX) {
-            let below = inner[e].3;
-            ent[level.work[below].1] = below;
-        }
-        ent[level.root] = usize::MAX;
-        entering = ent;
-        inner = level.work;
-    }
-    Some(
-        entering
-            .iter()
-            .map(|&e| {
-                if e == usize::MAX {
-                    usize::MAX
-                } else {
-                    inner[e].3
-                }
-            })
-            .collect(),
-    )
+    let ends: Vec<(u32, u32)> = edges.iter().map(|e| (e.from, e.to)).collect();
+    super::arborescence::least(n, root, &ends, cost)
 }
 
 /// A packing: trees of each root with their weights (bytes per second
@@ -352,8 +235,8 @@ mod tests {
             seed ^= seed << 17;
             seed % k
         };
-        for _ in 0..400 {
-            let n = 2 + rand(4) as usize;
+        for _ in 0..1000 {
+            let n = 2 + rand(6) as usize;
             let mut edges = Vec::new();
             for a in 0..n {
                 for b in 0..n {
