@@ -25,5 +25,6 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     super::swing::ring(req, ALGORITHM.name)
 }

@@ -41,7 +41,7 @@ pub const TORUS: Algorithm = Algorithm {
     segmented: false,
     lanes: false,
     applies: Applies {
-        topology: TopologyNeed::Grid,
+        topology: TopologyNeed::PowerOfTwoGrid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     },

@@ -44,7 +44,7 @@ pub const TORUS: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
-    applies: Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any },
+    applies: Applies { topology: TopologyNeed::PowerOfTwoGrid, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };

@@ -41,6 +41,7 @@ fn sources(bf: &Butterfly, x: usize, k: u32, out: &mut Vec<usize>) {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     let mut s = req.schedule(ALGORITHM.name);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {

@@ -36,6 +36,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     let mut s = req.schedule(ALGORITHM.name);
     let p = req.ranks;
     let root = req.collective.root().unwrap_or(0) as usize;

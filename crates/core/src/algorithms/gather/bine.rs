@@ -23,5 +23,6 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     super::reversed_scatter(req, ALGORITHM.name, scatter::bine::ALGORITHM.build)
 }

@@ -23,6 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     let root = req.collective.root().unwrap_or(0);
     let mut from = req.clone();
     from.collective = Collective::Bcast { root };

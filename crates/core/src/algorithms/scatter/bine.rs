@@ -27,6 +27,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
     let mut s = req.schedule(ALGORITHM.name);
     let (p, c) = (req.ranks, req.count);
     let root = req.collective.root().unwrap_or(0) as usize;
