@@ -43,7 +43,7 @@ pub(crate) fn rho(j: u32) -> i64 {
 /// Swing's peer of coordinate `c` at its ring's step `j` on a ring of `n`.
 pub(crate) fn swing_peer(c: usize, j: u32, n: usize, mirror: bool) -> usize {
     let d = rho(j).rem_euclid(n as i64) as usize;
-    if (c % 2 == 0) != mirror {
+    if c.is_multiple_of(2) != mirror {
         (c + d) % n
     } else {
         (c + n - d) % n

@@ -70,7 +70,7 @@ fn build(req: &Request) -> Result<Schedule> {
             let send = prog.push(Op::send(y, k, give), &deps);
             let recv = prog.push(Op::recv(y, k, recvd), &deps);
             let mut wait = vec![send, recv];
-            wait.extend(sent.drain(..));
+            wait.append(&mut sent);
             sent.push(send);
             deps = Vec::with_capacity(2 * (h_end - h));
             for i in 0..(h_end - h) as u64 {
