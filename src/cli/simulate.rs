@@ -38,6 +38,10 @@ pub struct Report {
     pub flows: u64,
     pub links_shared_fraction: f64,
     pub links_used_fraction: f64,
+    /// Bytes on each class of link, both directions (a dragonfly's cable
+    /// colours, a fat tree's levels: `sim::bytes_by_class`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bytes_by_link_class: Vec<(String, f64)>,
     pub events: u64,
     pub wall_s: f64,
     /// Ranks each simulated rank stood for (1: not folded).
@@ -76,6 +80,7 @@ impl Report {
             flows: result.flows,
             links_shared_fraction: result.links_shared_fraction,
             links_used_fraction: result.links_used_fraction,
+            bytes_by_link_class: sim::bytes_by_class(topo, &result.links),
             events: result.run.events,
             wall_s: result.run.wall_s,
             folded: result.run.folded,
@@ -393,6 +398,14 @@ fn print_text(
         100.0 * r.links_shared_fraction,
         100.0 * r.links_used_fraction
     )?;
+    if !r.bytes_by_link_class.is_empty() {
+        let classes: Vec<String> = r
+            .bytes_by_link_class
+            .iter()
+            .map(|(c, b)| format!("{c} {b}"))
+            .collect();
+        writeln!(out, "bytes by class  {}", classes.join(", "))?;
+    }
     if let Some((l, busiest)) = res
         .links
         .iter()

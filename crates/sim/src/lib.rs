@@ -63,8 +63,8 @@ mod trace;
 
 pub use config::{Fairness, Sharing, SimConfig, Skew};
 pub use fairshare::{reference_maxmin, MaxMin, Reschedule, LEVEL_TOLERANCE};
+pub use result::{bytes_by_class, LinkSample, LinkStats, RunStats, SimResult, Span};
 use result::{results, Totals};
-pub use result::{LinkSample, LinkStats, RunStats, SimResult, Span};
 pub use trace::write_chrome_trace;
 
 use std::time::Instant;

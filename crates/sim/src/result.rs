@@ -182,3 +182,21 @@ pub(super) fn results(
         link_samples: Vec::new(),
     }
 }
+
+/// Bytes carried by each class of link (`Topology::link_class`: a
+/// dragonfly's cable colours, a fat tree's levels), summed over both
+/// directions, in the order the classes first appear; empty where the
+/// network has no classes.
+pub fn bytes_by_class(topo: &Topology, links: &[LinkStats]) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (l, stats) in links.iter().enumerate().take(topo.links.len()) {
+        let Some(class) = topo.link_class(l as LinkId) else {
+            continue;
+        };
+        match out.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, bytes)) => *bytes += stats.bytes,
+            None => out.push((class, stats.bytes)),
+        }
+    }
+    out
+}

@@ -7,6 +7,7 @@ use topocoll::schedule::{Collective, Dtype, ReduceOp};
 mod alltoall;
 mod alltoall_times;
 mod stream;
+mod swing_bine;
 mod trinaryx3;
 
 #[test]

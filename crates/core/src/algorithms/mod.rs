@@ -7,6 +7,7 @@ pub mod allgather;
 pub mod allreduce;
 pub mod alltoall;
 pub mod bcast;
+pub(crate) mod butterfly;
 pub mod gather;
 pub mod lanes;
 pub mod pipelined;
@@ -273,7 +274,43 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allgather::multilane::ALGORITHM,
     reduce_scatter::ring::ALGORITHM,
     reduce_scatter::recursive_halving::ALGORITHM,
+    // Swing (NSDI 2024) and the Bine trees (SC 2025).
+    allreduce::swing_lat::ALGORITHM,
+    allreduce::swing_lat::TORUS,
+    allreduce::swing_bw::ALGORITHM,
+    allreduce::swing_bw::TORUS,
+    reduce_scatter::swing::ALGORITHM,
+    reduce_scatter::swing::TORUS,
+    allgather::swing::ALGORITHM,
+    allgather::swing::TORUS,
+    bcast::bine::ALGORITHM,
+    reduce::bine::ALGORITHM,
+    scatter::bine::ALGORITHM,
+    gather::bine::ALGORITHM,
+    allgather::bine::ALGORITHM,
+    reduce_scatter::bine::ALGORITHM,
+    allreduce::bine::ALGORITHM,
+    alltoall::bine::ALGORITHM,
 ];
+
+/// The allreduces whose ranks combine the contributions in different
+/// orders (each rank its own tree), so that float sums, exact to rounding
+/// on every rank, may differ in their last bits between ranks; every other
+/// allreduce gives every rank the same bits.
+pub const RANKS_DIFFER: &[&Algorithm] = &[
+    &allreduce::swing_lat::ALGORITHM,
+    &allreduce::swing_lat::TORUS,
+];
+
+impl Algorithm {
+    /// Whether every rank of this allreduce gets the same bits (see
+    /// [`RANKS_DIFFER`]).
+    pub fn ranks_agree(&self) -> bool {
+        !RANKS_DIFFER
+            .iter()
+            .any(|a| a.collective == self.collective && a.name == self.name)
+    }
+}
 
 /// The algorithm `name` for `collective`, or an error listing what exists.
 pub fn find(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm> {

@@ -349,6 +349,38 @@ impl Topology {
         )
     }
 
+    /// The class of link `l` in a hierarchical network, for reports of the
+    /// bytes on each class: on a SimGrid dragonfly the colour of its cable
+    /// (`local` host links, `green` inside a chassis, `black` inside a
+    /// group, `blue` between groups: the global links); on a SimGrid fat
+    /// tree the levels it joins (`level 0-1` from the hosts, `level 1-2`
+    /// above, ...); `None` on other networks.
+    pub fn link_class(&self, l: LinkId) -> Option<String> {
+        let (Kind::Tree(g) | Kind::Graph(g)) = &self.kind else {
+            return None;
+        };
+        let link = self.links.get(l as usize)?;
+        if let Some(name) = g.link_names.get(l as usize) {
+            for colour in ["local", "green", "black", "blue"] {
+                if name.starts_with(colour) && name[colour.len()..].starts_with("_link") {
+                    return Some(colour.to_string());
+                }
+            }
+        }
+        // A fat tree's switches are named switch-LEVEL-POSITION, its hosts
+        // sit at level 0.
+        let level = |n: NodeId| -> Option<usize> {
+            let name = g.names.get(n as usize)?;
+            match name.strip_prefix("switch-") {
+                Some(rest) => rest.split('-').next()?.parse().ok(),
+                None => Some(0),
+            }
+        };
+        let (a, b) = (level(link.from)?, level(link.to)?);
+        (a != b && g.names.iter().any(|n| n.starts_with("switch-")))
+            .then(|| format!("level {}-{}", a.min(b), a.max(b)))
+    }
+
     /// A node's name for reports: a topology file's own name for it, a grid
     /// node's coordinates, a Dragon net's node or switch element.
     pub fn node_name(&self, n: NodeId) -> String {

@@ -1,7 +1,10 @@
 //! Allreduce algorithms.
 
+pub mod bine;
 pub mod rabenseifner;
 pub mod recursive_doubling;
 pub mod reduce_bcast;
 pub mod ring;
+pub mod swing_bw;
+pub mod swing_lat;
 pub mod trinaryx3;

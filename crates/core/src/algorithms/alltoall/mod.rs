@@ -7,6 +7,7 @@
 pub mod a2and;
 pub mod a2at;
 pub mod a2at3d;
+pub mod bine;
 pub mod bruck;
 pub mod dragon;
 pub mod linear;

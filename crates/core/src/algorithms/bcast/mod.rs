@@ -1,6 +1,7 @@
 //! Broadcast algorithms.
 
 pub mod binary;
+pub mod bine;
 pub mod binomial;
 pub mod multilane;
 pub mod pipeline;

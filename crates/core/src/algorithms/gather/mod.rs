@@ -2,6 +2,7 @@
 //! (`schedule::reverse`), so that each block travels the scatter's path
 //! backwards; the reversal is proven by the verifier before it is used.
 
+pub mod bine;
 pub mod binomial;
 pub mod hierarchical;
 pub mod linear;

@@ -1,4 +1,5 @@
 //! Reduce algorithms.
 
+pub mod bine;
 pub mod binomial;
 pub mod trinaryx3;

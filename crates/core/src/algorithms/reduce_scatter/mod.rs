@@ -3,8 +3,10 @@
 //! contributions combined on the way; the reversal is proven by the
 //! verifier before it is used.
 
+pub mod bine;
 pub mod recursive_halving;
 pub mod ring;
+pub mod swing;
 
 use crate::algorithms::Request;
 use crate::error::Result;

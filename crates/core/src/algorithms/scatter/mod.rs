@@ -1,5 +1,6 @@
 //! Scatter algorithms.
 
+pub mod bine;
 pub mod binomial;
 pub mod hierarchical;
 pub mod linear;

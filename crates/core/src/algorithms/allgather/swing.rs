@@ -1,0 +1,145 @@
+//! Swing's allgather, the second half of its bandwidth-optimal allreduce
+//! (De Sensi et al., NSDI 2024): at step s = S−1, …, 0 a rank swaps all it
+//! holds with π(r, s) = r ± ρ(s) (`algorithms::butterfly`), the farthest
+//! first. The blocks are gathered in Scratch in the butterfly's block
+//! order, where each step's message is one contiguous run, and copied into
+//! the Output in rank order at the end (neighbouring blocks in one copy).
+//!
+//! * `swing`: rank-based, any network; for P not a power of two the first
+//!   2·(P − p2) ranks pair up as in `recursive_doubling` (the even one
+//!   hands its block to the odd one and gets everything back).
+//! * `swing_torus`: on a mesh or torus whose every dimension is a power of
+//!   two, per-dimension Swing steps, and each block cut into 2·D parts, one
+//!   per port, each gathered by its own Swing (see `allreduce::swing_bw`).
+
+use crate::algorithms::allreduce::recursive_doubling::Fold;
+use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
+use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::error::Result;
+use crate::schedule::{chunk, CollectiveKind, Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Allgather,
+    name: "swing",
+    summary: "Swing: swap all blocks held with rank ± ρ(s), farthest first, log2 P steps (pairs fold for non-powers of two)",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+pub const TORUS: Algorithm = Algorithm {
+    collective: CollectiveKind::Allgather,
+    name: "swing_torus",
+    summary: "Swing allgather on a torus of powers of two, one part of each block per port",
+    build: build_torus,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::PowerOfTwoGrid,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    ring(req, ALGORITHM.name)
+}
+
+/// The rank-based Swing allgather, named `name` (Bine's allgather is the
+/// same on a power of two).
+pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
+    let mut s = req.schedule(name);
+    let (p, c) = (req.ranks, req.count);
+    if c == 0 {
+        return Ok(s);
+    }
+    let fold = Fold::new(p);
+    let bf = Butterfly::ring(fold.p2, false)?;
+    // Participant q's group: ranks first(q)..first(q + 1), one or two.
+    let first = |g: usize| (if g < fold.rem { 2 * g } else { g + fold.rem }) as u64;
+    let pieces = (0..fold.p2)
+        .map(|g| (first(g) * c, (first(g + 1) - first(g)) * c))
+        .collect();
+    let layout = Layout::new(&bf, 0, pieces);
+    let region = |a: usize, b: usize| layout.region(a, b);
+    let real = |q: usize| fold.real(q);
+    let blocks = Blocks {
+        region: &region,
+        real: &real,
+    };
+    let last = 1 + bf.steps();
+    let all = Region::output(0, p as u64 * c);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let Some(q) = fold.newrank(r) else {
+            // Even rank of a pair: hand over the block, get everything back.
+            prog.push(Op::send(r as u32 + 1, 0, Region::input(0, c)), &[]);
+            prog.push(Op::recv(r as u32 + 1, last, all), &[]);
+            continue;
+        };
+        prog.scratch = layout.len();
+        let mine = layout.region(bf.pos(q), bf.pos(q) + 1);
+        let mut deps = if r < 2 * fold.rem {
+            let (lo, hi) = (
+                Region::scratch(mine.offset, c),
+                Region::scratch(mine.offset + c, c),
+            );
+            vec![
+                prog.push(Op::recv(r as u32 - 1, 0, lo), &[]),
+                prog.push(Op::copy(Region::input(0, c), hi), &[]),
+            ]
+        } else {
+            vec![prog.push(Op::copy(Region::input(0, c), mine), &[])]
+        };
+        butterfly::allgather(prog, &bf, q, &blocks, 1, &mut deps);
+        let done = layout.copies(prog, false, &deps);
+        if r < 2 * fold.rem {
+            prog.push(Op::send(r as u32 - 1, last, all), &done);
+        }
+    }
+    Ok(s)
+}
+
+fn build_torus(req: &Request) -> Result<Schedule> {
+    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let mut s = req.schedule(TORUS.name);
+    let (p, c) = (req.ranks, req.count);
+    if c == 0 {
+        return Ok(s);
+    }
+    let ports = butterfly::ports(&dims, false)?;
+    let real = |q: usize| q as u32;
+    let mut layouts = Vec::new();
+    let mut base = 0;
+    for (j, bf) in ports.iter().enumerate() {
+        let (at, len) = chunk(c, ports.len() as u64, j as u64);
+        let layout = Layout::new(bf, base, (0..p).map(|b| (b as u64 * c + at, len)).collect());
+        base += layout.len();
+        layouts.push((layout, at, len));
+    }
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        prog.scratch = base;
+        for (j, (bf, (layout, at, len))) in ports.iter().zip(&layouts).enumerate() {
+            if *len == 0 {
+                continue;
+            }
+            let region = |a: usize, b: usize| layout.region(a, b);
+            let blocks = Blocks {
+                region: &region,
+                real: &real,
+            };
+            let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
+            let mut deps = vec![prog.push(Op::copy(Region::input(*at, *len), mine), &[])];
+            butterfly::allgather(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
+            layout.copies(prog, false, &deps);
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,34 @@
+//! Bine-tree reduce (De Sensi et al., SC 2025): the Bine broadcast
+//! (`bcast::bine`) reversed (`schedule::reverse`), so that the leaves send
+//! first to their nearest peers and each rank combines its children's
+//! buffers, the nearest subtree first, before sending to its parent: the
+//! distances grow towards the root. P must be a power of two.
+
+use crate::algorithms::{bcast, Algorithm, Request};
+use crate::algorithms::{Counterparts, OpCount};
+use crate::error::Result;
+use crate::schedule::{reverse, Collective, CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Reduce,
+    name: "bine",
+    summary: "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P a power of two)",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    applies: bcast::bine::POWER_OF_TWO,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
+    let root = req.collective.root().unwrap_or(0);
+    let mut from = req.clone();
+    from.collective = Collective::Bcast { root };
+    reverse(
+        &(bcast::bine::ALGORITHM.build)(&from)?,
+        req.schedule(ALGORITHM.name),
+    )
+}

@@ -1,0 +1,159 @@
+//! Swing's reduce-scatter, the first half of its bandwidth-optimal
+//! allreduce (De Sensi et al., NSDI 2024): at step s = 0, 1, … a rank
+//! sends π(r, s) = r ± ρ(s) the half of what it holds that the peer keeps
+//! and receive-combines the peer's copy of its own half
+//! (`algorithms::butterfly`). The chunks are first copied into Scratch in
+//! the butterfly's block order (neighbouring ones in one copy), where each
+//! step's message is one contiguous run; a rank ends with its own chunk
+//! there and copies it back. Each chunk is combined on one rank in an order
+//! the schedule fixes.
+//!
+//! * `swing`: rank-based, any network; for P not a power of two the first
+//!   2·(P − p2) ranks pair up as in `recursive_halving` (the even one hands
+//!   its buffer to the odd one, which receive-combines it and hands back
+//!   the even one's chunk at the end).
+//! * `swing_torus`: on a mesh or torus whose every dimension is a power of
+//!   two, per-dimension Swing steps, each chunk cut into 2·D parts, one per
+//!   port, each reduced by its own Swing (see `allreduce::swing_bw`).
+
+use crate::algorithms::allreduce::recursive_doubling::Fold;
+use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
+use crate::algorithms::{Algorithm, Request};
+use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::error::Result;
+use crate::schedule::{chunk, CollectiveKind, Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::ReduceScatter,
+    name: "swing",
+    summary: "Swing: hand rank ± ρ(s) the half it keeps, nearest first, log2 P steps (pairs fold for non-powers of two)",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+pub const TORUS: Algorithm = Algorithm {
+    collective: CollectiveKind::ReduceScatter,
+    name: "swing_torus",
+    summary: "Swing reduce-scatter on a torus of powers of two, one part of each chunk per port",
+    build: build_torus,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    applies: Applies {
+        topology: TopologyNeed::PowerOfTwoGrid,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    ring(req, ALGORITHM.name)
+}
+
+/// The rank-based Swing reduce-scatter, named `name` (Bine's is the same
+/// on a power of two).
+pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
+    let mut s = req.schedule(name);
+    let (p, n) = (req.ranks, req.count);
+    if p == 1 || n == 0 {
+        return Ok(s);
+    }
+    let fold = Fold::new(p);
+    let bf = Butterfly::ring(fold.p2, false)?;
+    let at = |r: u64| {
+        if r >= p as u64 {
+            n
+        } else {
+            chunk(n, p as u64, r).0
+        }
+    };
+    // Participant q's group: ranks first(q)..first(q + 1), one or two.
+    let first = |g: usize| (if g < fold.rem { 2 * g } else { g + fold.rem }) as u64;
+    let pieces = (0..fold.p2)
+        .map(|g| (at(first(g)), at(first(g + 1)) - at(first(g))))
+        .collect();
+    let layout = Layout::new(&bf, 0, pieces);
+    let region = |a: usize, b: usize| layout.region(a, b);
+    let real = |q: usize| fold.real(q);
+    let blocks = Blocks {
+        region: &region,
+        real: &real,
+    };
+    let last = 1 + bf.steps();
+    let own = |r: usize| Region::output(at(r as u64), at(r as u64 + 1) - at(r as u64));
+    let all = Region::output(0, n);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let Some(q) = fold.newrank(r) else {
+            // Even rank of a pair: hand over the buffer, get its chunk back.
+            let send = prog.push(Op::send(r as u32 + 1, 0, all), &[]);
+            prog.push(Op::recv(r as u32 + 1, last, own(r)), &[send]);
+            continue;
+        };
+        prog.scratch = layout.len();
+        let absorbed: Vec<u32> = if r < 2 * fold.rem {
+            vec![prog.push(Op::recv_combine(r as u32 - 1, 0, all), &[])]
+        } else {
+            Vec::new()
+        };
+        let mut deps = layout.copies(prog, true, &absorbed);
+        butterfly::reduce_scatter(prog, &bf, q, &blocks, 1, &mut deps);
+        let mine = layout.region(bf.pos(q), bf.pos(q) + 1);
+        let back = prog.push(Op::copy(mine, layout.piece(q)), &deps);
+        if r < 2 * fold.rem {
+            prog.push(Op::send(r as u32 - 1, last, own(r - 1)), &[back]);
+        }
+    }
+    Ok(s)
+}
+
+fn build_torus(req: &Request) -> Result<Schedule> {
+    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let mut s = req.schedule(TORUS.name);
+    let (p, n) = (req.ranks, req.count);
+    if p == 1 || n == 0 {
+        return Ok(s);
+    }
+    let ports = butterfly::ports(&dims, false)?;
+    let real = |q: usize| q as u32;
+    let mut layouts = Vec::new();
+    let mut base = 0;
+    for (j, bf) in ports.iter().enumerate() {
+        let pieces = (0..p as u64)
+            .map(|b| {
+                let (at, len) = chunk(n, p as u64, b);
+                let (off, part) = chunk(len, ports.len() as u64, j as u64);
+                (at + off, part)
+            })
+            .collect();
+        let layout = Layout::new(bf, base, pieces);
+        base += layout.len();
+        layouts.push(layout);
+    }
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        prog.scratch = base;
+        for (j, (bf, layout)) in ports.iter().zip(&layouts).enumerate() {
+            if layout.len() == 0 {
+                continue;
+            }
+            let region = |a: usize, b: usize| layout.region(a, b);
+            let blocks = Blocks {
+                region: &region,
+                real: &real,
+            };
+            let mut deps = layout.copies(prog, true, &[]);
+            butterfly::reduce_scatter(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
+            let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
+            if mine.count > 0 {
+                prog.push(Op::copy(mine, layout.piece(r)), &deps);
+            }
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,162 @@
+//! Swing and the Bine trees: the peers and message sizes the papers give,
+//! their refusals, and the bytes they put on a dragonfly's global links.
+
+use topocoll::algorithms::{self, Request};
+use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Schedule};
+use topocoll::sim::{bytes_by_class, simulate, SimConfig};
+use topocoll::topology::{parse_spec, Topology};
+
+fn build(c: Collective, p: usize, bytes: u64, name: &str, topo: Option<&Topology>) -> Schedule {
+    let dtype = if c.is_reduction() {
+        Dtype::F64
+    } else {
+        Dtype::U8
+    };
+    let req = Request::new(c, p, bytes, dtype, ReduceOp::Sum, topo).unwrap();
+    algorithms::build(name, &req).unwrap()
+}
+
+/// A rank's sends: (peer, elements), in program order.
+fn sends(s: &Schedule, r: usize) -> Vec<(u32, u64)> {
+    let prog = &s.programs[r];
+    (0..prog.len())
+        .filter_map(|i| match prog.ops[i] {
+            Op::Send { peer, region, .. } => Some((peer, region.count)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Swing's peers are r ± ρ(s), ρ = 1, −1, 3, −5, 11, −21 (even ranks add,
+/// odd ones subtract); the latency-optimal allreduce sends the whole buffer
+/// each step, the bandwidth-optimal one halves it each step of its
+/// reduce-scatter and doubles it back in its allgather.
+#[test]
+fn swing_sends_to_rank_plus_or_minus_rho() {
+    let n = 64 * 8;
+    let lat = build(Collective::Allreduce, 64, n, "swing_lat", None);
+    let bw = build(Collective::Allreduce, 64, n, "swing_bw", None);
+    for r in [0usize, 1, 6, 63] {
+        let peers: Vec<u32> = [1i64, -1, 3, -5, 11, -21]
+            .iter()
+            .map(|&d| (r as i64 + if r % 2 == 0 { d } else { -d }).rem_euclid(64) as u32)
+            .collect();
+        let got = sends(&lat, r);
+        assert_eq!(
+            got.iter().map(|s| s.0).collect::<Vec<_>>(),
+            peers,
+            "rank {r}"
+        );
+        assert!(got.iter().all(|s| s.1 == 64));
+        let got = sends(&bw, r);
+        let rs: Vec<(u32, u64)> = peers
+            .iter()
+            .zip([32, 16, 8, 4, 2, 1])
+            .map(|(&p, k)| (p, k))
+            .collect();
+        let ag: Vec<(u32, u64)> = rs.iter().rev().copied().collect();
+        assert_eq!(got, [rs, ag].concat(), "rank {r}");
+    }
+}
+
+/// The Bine broadcast's root sends to its farthest peer first, the
+/// distances shrinking: ρ(5), ρ(4), …, ρ(0) on 64 ranks, from any root.
+#[test]
+fn the_bine_root_sends_farthest_first() {
+    for root in [0usize, 5] {
+        let s = build(Collective::Bcast { root: root as u32 }, 64, 8, "bine", None);
+        let got: Vec<u32> = sends(&s, root).iter().map(|s| s.0).collect();
+        let want: Vec<u32> = [-21i64, 11, -5, 3, -1, 1]
+            .iter()
+            .map(|&d| (root as i64 + d).rem_euclid(64) as u32)
+            .collect();
+        assert_eq!(got, want, "root {root}");
+    }
+}
+
+/// Bine takes a power of two ranks and says so in one line; the torus
+/// Swing takes a grid whose dimensions are powers of two.
+#[test]
+fn bine_and_the_torus_swing_refuse_in_one_line() {
+    let req = Request::new(Collective::Alltoall, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+    let e = algorithms::build("bine", &req).unwrap_err().to_string();
+    assert!(
+        e.contains("power of two ranks, not 12") && !e.contains('\n'),
+        "{e}"
+    );
+    let t = parse_spec("torus:6x4").unwrap();
+    let req = Request::new(
+        Collective::Allreduce,
+        24,
+        8,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
+    let e = algorithms::build("swing_bw_torus", &req)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power of two, not 6"), "{e}");
+    assert!(algorithms::build("swing_bw", &req).is_ok());
+}
+
+/// Only Swing's latency-optimal allreduces are declared to differ between
+/// ranks.
+#[test]
+fn only_the_latency_optimal_swing_differs_between_ranks() {
+    let differ: Vec<&str> = algorithms::ALGORITHMS
+        .iter()
+        .filter(|a| !a.ranks_agree())
+        .map(|a| a.name)
+        .collect();
+    assert_eq!(differ, ["swing_lat", "swing_lat_torus"]);
+}
+
+/// On the 64-host dragonfly (4 groups of 16 hosts), a binomial broadcast
+/// from rank 0 crosses groups three times (0 → 32, 0 → 16, 32 → 48): 3
+/// buffers on the blue links; the recursive-doubling allgather's last
+/// three steps cross them with 8, 16 and 32 blocks a rank, Swing's far
+/// less.
+#[test]
+fn bytes_by_class_counts_a_dragonflys_global_links() {
+    let t = parse_spec(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/dragonfly-64.xml"
+    ))
+    .unwrap();
+    let blue = |c: Collective, name: &str, bytes: u64| -> f64 {
+        let s = build(c, 64, bytes, name, Some(&t));
+        let r = simulate(&s, &t, &SimConfig::default()).unwrap();
+        let classes = bytes_by_class(&t, &r.links);
+        let names: Vec<&str> = classes.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["local", "green", "black", "blue"]);
+        classes[3].1
+    };
+    assert_eq!(
+        blue(Collective::Bcast { root: 0 }, "binomial", 1 << 20),
+        3.0 * (1 << 20) as f64
+    );
+    let rd = blue(Collective::Allgather, "recursive_doubling", 1024);
+    let swing = blue(Collective::Allgather, "swing", 1024);
+    assert!(swing < rd / 4.0, "swing {swing}, recursive doubling {rd}");
+    let ft = parse_spec(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/fat-tree-64.xml"
+    ))
+    .unwrap();
+    let s = build(
+        Collective::Bcast { root: 0 },
+        64,
+        1 << 20,
+        "bine",
+        Some(&ft),
+    );
+    let r = simulate(&s, &ft, &SimConfig::default()).unwrap();
+    let names: Vec<String> = bytes_by_class(&ft, &r.links)
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(names, ["level 0-1", "level 1-2"]);
+    assert!(bytes_by_class(&parse_spec("torus:4x4").unwrap(), &r.links[..0]).is_empty());
+}
