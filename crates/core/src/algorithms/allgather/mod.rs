@@ -1,6 +1,8 @@
 //! Allgather algorithms.
 
 pub mod bruck;
+pub mod bucket;
 pub mod multilane;
+pub mod neighbor;
 pub mod recursive_doubling;
 pub mod ring;

@@ -1,7 +1,10 @@
 //! Allreduce algorithms.
 
+pub mod bucket;
 pub mod rabenseifner;
 pub mod recursive_doubling;
 pub mod reduce_bcast;
 pub mod ring;
+pub mod segmented_ring;
 pub mod trinaryx3;
+pub mod two_tree;

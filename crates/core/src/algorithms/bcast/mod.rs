@@ -2,7 +2,9 @@
 
 pub mod binary;
 pub mod binomial;
+pub mod knomial;
 pub mod multilane;
 pub mod pipeline;
 pub mod scatter_allgather;
 pub mod trinaryx3;
+pub mod two_tree;

@@ -4,6 +4,7 @@
 
 pub mod binomial;
 pub mod hierarchical;
+pub mod knomial;
 pub mod linear;
 pub mod multilane;
 

@@ -1,4 +1,6 @@
 //! Reduce algorithms.
 
 pub mod binomial;
+pub mod knomial;
 pub mod trinaryx3;
+pub mod two_tree;

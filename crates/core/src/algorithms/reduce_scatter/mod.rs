@@ -3,6 +3,7 @@
 //! contributions combined on the way; the reversal is proven by the
 //! verifier before it is used.
 
+pub mod bucket;
 pub mod recursive_halving;
 pub mod ring;
 

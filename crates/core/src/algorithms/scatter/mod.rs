@@ -2,5 +2,6 @@
 
 pub mod binomial;
 pub mod hierarchical;
+pub mod knomial;
 pub mod linear;
 pub mod multilane;
