@@ -1,7 +1,8 @@
-//! Reduce-scatter algorithms: each is an allgather reversed
-//! (`schedule::reverse`), every block's path run backwards with the
-//! contributions combined on the way; the reversal is proven by the
-//! verifier before it is used.
+//! Reduce-scatter algorithms: `ring` and `recursive_halving` are an
+//! allgather reversed (`schedule::reverse`), every block's path run
+//! backwards with the contributions combined on the way; the reversal is
+//! proven by the verifier before it is used. `bucket` is built forwards by
+//! the bucket allgather's builder.
 
 pub mod bucket;
 pub mod recursive_halving;
