@@ -590,3 +590,38 @@ fn a_sweep_draws_its_plot() {
     assert_eq!(code, 2);
     assert!(err.contains(".svg or .png"), "{err}");
 }
+
+/// The k-nomial trees take `--radix` on every verb that builds, the radix
+/// changes the tree (a star at a radix of P or more), and a sweep that
+/// mixes them with other algorithms passes it to them alone.
+#[test]
+fn radix_builds_the_k_nomial_trees() {
+    let ops = |radix: &str| {
+        let (code, out, err) = topocoll(&[
+            "verify", "-c", "bcast", "-a", "knomial", "--ranks", "27", "--radix", radix,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    assert!(ops("3").contains("bcast knomial on 27 ranks"));
+    assert_ne!(ops("3"), ops("27"));
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-c",
+        "reduce",
+        "-a",
+        "binomial,knomial",
+        "--topology",
+        "torus:4x4",
+        "--radix",
+        "3",
+        "--size",
+        "64KiB",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = topocoll(&[
+        "run", "-c", "gather", "-a", "knomial", "--ranks", "9", "--radix", "3", "--root", "4",
+        "--check",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}

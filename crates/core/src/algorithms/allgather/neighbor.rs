@@ -45,6 +45,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
+    // The builder refuses an odd count itself, as its declaration does.
+    ALGORITHM.check(req)?;
     let mut s = req.schedule(ALGORITHM.name);
     let (p, c) = (req.ranks, req.count);
     // One copy and a send and a receive a step: P + 1 ops a rank.

@@ -12,9 +12,10 @@
 //! whichever of x ± 2^t has t + 1, climbing on past labels above n; its top
 //! is the largest power of two ≤ n, which hangs under the root. Leaves are
 //! the odd labels, inner nodes the even ones. The second tree relabels v as
-//! n + 1 − v (a mirror) when n is odd and as v mod n + 1 (a shift) when n
-//! is even; either way every label changes parity, so a leaf of one tree is
-//! an inner node of the other: each rank receives both halves once and
+//! n + 1 − v (a mirror) when n is even and as v mod n + 1 (a shift) when n
+//! is odd; either way an even label becomes odd (the shift's v = n, odd,
+//! becomes 1, a leaf of both), so no rank is an inner node of both trees:
+//! each rank receives both halves once and
 //! sends at most two children's worth of each, so both trees run at full
 //! rate together, where one binary tree would send every segment twice from
 //! half the ranks.
@@ -107,7 +108,7 @@ pub fn two_trees(p: usize, root: usize) -> Result<Vec<Tree>> {
     let n = (p - 1) as u64;
     let rank = |v: u64| ((v as usize + root) % p) as u32;
     // (label of relative rank v, relative rank of label x) per tree.
-    let mirror = n % 2 == 1;
+    let mirror = n % 2 == 0;
     let label = |t: usize, v: u64| match (t, mirror) {
         (0, _) => v,
         (_, true) => n + 1 - v,
