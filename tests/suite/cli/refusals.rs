@@ -205,7 +205,7 @@ fn out_of_range_numbers_are_refused() {
     refused_line(
         &format!("{sim} --segment 1KiB"),
         "--segment: allreduce ring does not pipeline in segments \
-         (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
+         (the allreduce algorithms that do: trinaryx3, reduce_bcast, two_tree, segmented_ring)",
     );
     refused_line(
         "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --segment 256",
