@@ -108,7 +108,7 @@ pub fn two_trees(p: usize, root: usize) -> Result<Vec<Tree>> {
     let n = (p - 1) as u64;
     let rank = |v: u64| ((v as usize + root) % p) as u32;
     // (label of relative rank v, relative rank of label x) per tree.
-    let mirror = n % 2 == 0;
+    let mirror = n.is_multiple_of(2);
     let label = |t: usize, v: u64| match (t, mirror) {
         (0, _) => v,
         (_, true) => n + 1 - v,
