@@ -96,6 +96,10 @@ pub struct BuildArgs {
     /// sites: a number, or auto (the P the cost model picks) [default: auto].
     #[arg(long)]
     pub lanes: Option<String>,
+    /// The tree's radix K (at least 2) for the k-nomial algorithms
+    /// [default: 4].
+    #[arg(long, group = "one_choice")]
+    pub radix: Option<String>,
 }
 
 impl BuildArgs {
@@ -178,6 +182,7 @@ impl BuildArgs {
             ("--dtype", self.dtype.is_some(), true),
             ("--segment", self.segment.is_some(), false),
             ("--lanes", self.lanes.is_some(), false),
+            ("--radix", self.radix.is_some(), false),
             ("--root", self.root.is_some(), false),
             ("--op", self.op.is_some(), true),
         ] {
@@ -305,6 +310,20 @@ impl BuildArgs {
                 })?),
             };
         }
+        if let Some(radix) = &self.radix {
+            self.check_radix(collective)?;
+            let k = radix
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| Error::Invalid(format!("--radix '{radix}' is not a whole number")))?;
+            if k < 2 {
+                return Err(Error::Invalid(format!(
+                    "--radix {k}: a k-nomial tree needs a radix of at least 2"
+                ))
+                .into());
+            }
+            req.radix = Some(k);
+        }
         Ok(req)
     }
 
@@ -385,10 +404,38 @@ impl BuildArgs {
         .into())
     }
 
-    /// `--segment` and `--lanes` checked against the whole list of a sweep.
+    /// `--radix` given where no algorithm asked for builds a k-nomial tree
+    /// is an error, as `--segment` is.
+    pub fn check_radix(&self, collective: Collective) -> Result<()> {
+        let takes = |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.radix);
+        let algs = self.algorithm.as_deref().unwrap_or("");
+        if self.radix.is_none() || algs.split(',').any(takes) {
+            return Ok(());
+        }
+        let with: Vec<&str> = algorithms::of(collective.kind())
+            .filter(|a| a.radix)
+            .map(|a| a.name)
+            .collect();
+        Err(Error::Invalid(format!(
+            "--radix: {} {} builds no k-nomial tree (the {} algorithms that take a radix: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            collective.name(),
+            if with.is_empty() {
+                "none".to_string()
+            } else {
+                with.join(", ")
+            }
+        ))
+        .into())
+    }
+
+    /// `--segment`, `--lanes` and `--radix` checked against the whole list
+    /// of a sweep.
     pub fn check_per_algorithm(&self, collective: Collective) -> Result<()> {
         self.check_segment(collective)?;
-        self.check_lanes(collective)
+        self.check_lanes(collective)?;
+        self.check_radix(collective)
     }
 
     /// One point of a sweep (or a bench row): these arguments with one
@@ -406,6 +453,12 @@ impl BuildArgs {
             .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.lanes));
         if !laned {
             b.lanes = None;
+        }
+        let radix = b
+            .collective()
+            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.radix));
+        if !radix {
+            b.radix = None;
         }
         b
     }

@@ -199,7 +199,9 @@ fn bench_inner(
     file: Option<Schedule>,
     output: Option<OutputFile>,
 ) -> Result<i32> {
-    if file.is_none() && (a.build.segment.is_some() || a.build.lanes.is_some()) {
+    if file.is_none()
+        && (a.build.segment.is_some() || a.build.lanes.is_some() || a.build.radix.is_some())
+    {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
     let mut table: Vec<BenchRow> = Vec::new();

@@ -498,7 +498,7 @@ fn sweep(
     } else {
         a
     };
-    if a.build.segment.is_some() || a.build.lanes.is_some() {
+    if a.build.segment.is_some() || a.build.lanes.is_some() || a.build.radix.is_some() {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
     // A point is an algorithm and a size: its schedule is built and verified

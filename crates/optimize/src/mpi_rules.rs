@@ -195,13 +195,22 @@ pub fn write_ompi(
     let coll = table_collective(table)?;
     let id = ompi_collective(coll);
     let find = |alg: &str| ompi_algorithms(coll).find(|(a, _)| a.name == alg);
-    // Of these algorithms only Open MPI's pipelined bcast takes a segment.
+    // Of these algorithms only Open MPI's pipelined bcast and segmented
+    // ring allreduce take a segment; the ring's is written even where the
+    // choice took its default, since Open MPI's default (none) runs the
+    // plain ring.
     let rules = rules(decisions, |d| {
         find(&d.choice.algorithm).map(|(_, m)| {
-            (
-                m.id,
-                d.choice.segment_bytes.filter(|_| m.name == "pipeline"),
-            )
+            let seg = match m.name {
+                "pipeline" => d.choice.segment_bytes,
+                "segmented_ring" => Some(
+                    d.choice
+                        .segment_bytes
+                        .unwrap_or(algorithms::pipelined::DEFAULT_SEGMENT_BYTES),
+                ),
+                _ => None,
+            };
+            (m.id, seg)
         })
     });
     if rules.is_empty() {

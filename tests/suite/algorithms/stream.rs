@@ -33,9 +33,9 @@ fn request<'a>(
 }
 
 #[test]
-fn seven_algorithms_have_a_generator_and_the_others_say_so() {
+fn twelve_algorithms_have_a_generator_and_the_others_say_so() {
     let names: Vec<&str> = streamed_algorithms().map(|a| a.name).collect();
-    assert_eq!(streamed_algorithms().count(), 7, "{names:?}");
+    assert_eq!(streamed_algorithms().count(), 12, "{names:?}");
     let t = parse_spec("torus:4x4").unwrap();
     let req = request("alltoall", &t, 4, None, 0);
     let err = algorithms::build_stream("linear", &req)

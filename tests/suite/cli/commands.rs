@@ -590,3 +590,51 @@ fn a_sweep_draws_its_plot() {
     assert_eq!(code, 2);
     assert!(err.contains(".svg or .png"), "{err}");
 }
+
+/// The k-nomial trees take `--radix` on every verb that builds, the radix
+/// changes the tree (a star at a radix of P or more), and a sweep that
+/// mixes them with other algorithms passes it to them alone.
+#[test]
+fn radix_builds_the_k_nomial_trees() {
+    let time = |radix: &str| {
+        let (code, out, err) = topocoll(&[
+            "simulate",
+            "-c",
+            "bcast",
+            "-a",
+            "knomial",
+            "--topology",
+            "torus:3x3x3",
+            "--radix",
+            radix,
+            "--size",
+            "1MiB",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .find(|l| l.starts_with("time"))
+            .unwrap()
+            .to_string()
+    };
+    // Three levels of two children each against one level of 26.
+    assert_ne!(time("3"), time("27"));
+    let (code, _, err) = topocoll(&[
+        "simulate",
+        "-c",
+        "reduce",
+        "-a",
+        "binomial,knomial",
+        "--topology",
+        "torus:4x4",
+        "--radix",
+        "3",
+        "--size",
+        "64KiB",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = topocoll(&[
+        "run", "-c", "gather", "-a", "knomial", "--ranks", "9", "--radix", "3", "--root", "4",
+        "--check",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}

@@ -205,7 +205,7 @@ fn out_of_range_numbers_are_refused() {
     refused_line(
         &format!("{sim} --segment 1KiB"),
         "--segment: allreduce ring does not pipeline in segments \
-         (the allreduce algorithms that do: trinaryx3, reduce_bcast)",
+         (the allreduce algorithms that do: trinaryx3, reduce_bcast, two_tree, segmented_ring)",
     );
     refused_line(
         "bench --ranks 4 -c allreduce -a ring --sizes 1KiB --segment 256",
@@ -1131,4 +1131,29 @@ fn a_mode_refuses_the_flags_of_another_by_name() {
         "reproduce nope",
         "[possible values: a2at, trinaryx3, treebcast, multilane, dragonnet]",
     );
+}
+
+/// `--radix` goes to the k-nomial trees only, at 2 or more; the bucket
+/// algorithms need a mesh or torus, neighbor exchange an even rank count.
+#[test]
+fn radix_and_the_classic_algorithms_shapes_are_refused_in_one_line() {
+    for (line, says) in [
+        (
+            "verify -c bcast -a binomial --ranks 8 --radix 3",
+            "--radix: bcast binomial builds no k-nomial tree (the bcast algorithms that take a radix: knomial)",
+        ),
+        ("verify -c bcast -a knomial --ranks 8 --radix 1", "--radix 1: a k-nomial tree needs a radix of at least 2"),
+        ("verify -c gather -a knomial --ranks 8 --radix 0", "at least 2"),
+        ("verify -c scatter -a knomial --ranks 8 --radix x", "--radix 'x' is not a whole number"),
+        ("tune -c bcast --ranks 4 --radix 3", "--radix is not an option of tune"),
+        ("verify -c allgather -a neighbor --ranks 7", "needs an even rank count, not 7"),
+        ("verify -c allgather -a bucket --ranks 8", "needs a mesh or torus topology"),
+        ("verify -c allreduce -a bucket --topology hypercube:3", "needs a mesh or torus topology"),
+        (
+            "verify -c reduce_scatter -a bucket --topology torus:4x4 --ranks-per-node 2",
+            "bucket",
+        ),
+    ] {
+        refused_line(line, says);
+    }
 }

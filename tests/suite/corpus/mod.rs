@@ -180,11 +180,15 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
             for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
                 for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented)
                 {
-                    for lanes in case.lanes(alg, topo) {
+                    for (lanes, radix) in case
+                        .lanes(alg, topo)
+                        .into_iter()
+                        .flat_map(|l| case.radixes(alg).into_iter().map(move |k| (l, k)))
+                    {
                         for root in case.roots(p, c0.root().is_some()) {
                             let c = alg.collective.with_root(root);
                             let what = format!(
-                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}",
+                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}",
                                 case.name,
                                 alg.collective,
                                 alg.name,
@@ -195,6 +199,7 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
                                 .unwrap_or_else(|e| panic!("{what}: {e}"));
                             req.segment_bytes = segment;
                             req.lanes = lanes;
+                            req.radix = radix;
                             let s = match algorithms::build(alg.name, &req) {
                                 Ok(s) => s,
                                 Err(Error::Unsupported { reason, .. }) => {

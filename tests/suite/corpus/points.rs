@@ -88,6 +88,7 @@ pub(crate) enum Field {
     Stream,
     Segmented,
     Lanes,
+    Radix,
 }
 
 impl Field {
@@ -96,6 +97,7 @@ impl Field {
             Field::Stream => a.stream.is_some(),
             Field::Segmented => a.segmented,
             Field::Lanes => a.lanes,
+            Field::Radix => a.radix,
         }
     }
 }
@@ -135,6 +137,10 @@ pub(crate) struct Case {
     /// "all" (1 to the largest site's hosts).
     #[serde(default)]
     pub(crate) lanes: Vec<Number>,
+    /// k-nomial radixes (for the algorithms that take one); none: their
+    /// default.
+    #[serde(default)]
+    pub(crate) radixes: Vec<usize>,
     /// Node models (`[model.NAME]`) for the checks that simulate.
     #[serde(default)]
     pub(crate) models: Vec<String>,
@@ -499,6 +505,14 @@ impl Case {
             out.push(0);
         }
         out
+    }
+
+    /// The radixes to run `alg` with (`None`: its default).
+    pub(crate) fn radixes(&self, alg: &Algorithm) -> Vec<Option<usize>> {
+        if !alg.radix || self.radixes.is_empty() {
+            return vec![None];
+        }
+        self.radixes.iter().map(|&k| Some(k)).collect()
     }
 
     pub(crate) fn lanes(&self, alg: &Algorithm, topo: Option<&Topology>) -> Vec<Option<usize>> {

@@ -328,6 +328,7 @@ fn exported_rules_say_what_the_table_says() {
     let ompi_id = |alg: &str| match alg {
         "recursive_doubling" => Some(3),
         "ring" => Some(4),
+        "segmented_ring" => Some(5),
         "rabenseifner" => Some(6),
         _ => None,
     };

@@ -43,7 +43,14 @@ pub struct Request<'a> {
     /// WAN lanes per remote site, for the multi-lane algorithms (`None`:
     /// the P that minimises the paper's cost model).
     pub lanes: Option<usize>,
+    /// The tree's radix K ≥ 2, for the k-nomial algorithms (`None`: their
+    /// default, [`DEFAULT_RADIX`]).
+    pub radix: Option<usize>,
 }
+
+/// The k-nomial trees' radix when the request gives none (Open MPI's
+/// default for its k-nomial broadcast).
+pub const DEFAULT_RADIX: usize = 4;
 
 pub use crate::schedule::MAX_BUFFER_BYTES;
 
@@ -98,6 +105,7 @@ impl<'a> Request<'a> {
             topology,
             segment_bytes: None,
             lanes: None,
+            radix: None,
         })
     }
 
@@ -224,6 +232,9 @@ pub struct Algorithm {
     pub segmented: bool,
     /// Whether it crosses a grid's WAN in `--lanes` lanes (others ignore it).
     pub lanes: bool,
+    /// Whether its tree takes a `--radix` (a k-nomial tree's K; others
+    /// refuse one).
+    pub radix: bool,
     /// Where it applies, checked before it is built ([`Algorithm::check`]).
     pub applies: Applies,
     /// How its written-out schedule's operations are counted before it is
@@ -291,6 +302,18 @@ pub const ALGORITHMS: &[Algorithm] = &[
     reduce_scatter::bine::ALGORITHM,
     allreduce::bine::ALGORITHM,
     alltoall::bine::ALGORITHM,
+    bcast::knomial::ALGORITHM,
+    reduce::knomial::ALGORITHM,
+    scatter::knomial::ALGORITHM,
+    gather::knomial::ALGORITHM,
+    bcast::two_tree::ALGORITHM,
+    reduce::two_tree::ALGORITHM,
+    allreduce::two_tree::ALGORITHM,
+    allreduce::segmented_ring::ALGORITHM,
+    allgather::neighbor::ALGORITHM,
+    allgather::bucket::ALGORITHM,
+    reduce_scatter::bucket::ALGORITHM,
+    allreduce::bucket::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different

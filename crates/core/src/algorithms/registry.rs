@@ -57,6 +57,8 @@ pub enum RankNeed {
     /// A power of two; the reason refused otherwise, with `{p}` for the
     /// rank count.
     PowerOfTwo(&'static str),
+    /// An even count; the reason refused otherwise, with `{p}`.
+    Even(&'static str),
 }
 
 /// The roots a rooted algorithm takes (unrooted collectives have none).
@@ -125,9 +127,26 @@ impl Algorithm {
     pub fn check(&self, req: &Request) -> Result<()> {
         self.check_topology(req)?;
         let p = req.ranks;
-        if let RankNeed::PowerOfTwo(reason) = self.applies.ranks {
-            if !p.is_power_of_two() {
-                return Err(req.unsupported(self.name, reason.replace("{p}", &p.to_string())));
+        let refuse = match self.applies.ranks {
+            RankNeed::Any => None,
+            RankNeed::PowerOfTwo(reason) => (!p.is_power_of_two()).then_some(reason),
+            RankNeed::Even(reason) => (p % 2 == 1).then_some(reason),
+        };
+        if let Some(reason) = refuse {
+            return Err(req.unsupported(self.name, reason.replace("{p}", &p.to_string())));
+        }
+        if let Some(k) = req.radix {
+            if !self.radix {
+                return Err(req.unsupported(
+                    self.name,
+                    "it builds no k-nomial tree, so it takes no --radix",
+                ));
+            }
+            if k < 2 {
+                return Err(crate::param!(
+                    "radix",
+                    " {k}: a k-nomial tree needs a radix of at least 2"
+                ));
             }
         }
         if let (RootNeed::Zero, Some(root)) = (self.applies.root, req.collective.root()) {

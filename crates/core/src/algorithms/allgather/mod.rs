@@ -2,7 +2,9 @@
 
 pub mod bine;
 pub mod bruck;
+pub mod bucket;
 pub mod multilane;
+pub mod neighbor;
 pub mod recursive_doubling;
 pub mod ring;
 pub mod swing;

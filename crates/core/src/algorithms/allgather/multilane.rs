@@ -20,6 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: true,
+    radix: false,
     applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,

@@ -28,6 +28,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts { ompi: Some(Ompi { id: 6, name: "rabenseifner", function: "redscat_allgather" }), mpich: Some("MPIR_Allreduce_intra_reduce_scatter_allgather") },

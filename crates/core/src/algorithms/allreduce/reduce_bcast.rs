@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Generated,
     // Open MPI's nonoverlapping runs a reduce and a bcast as Open MPI's own

@@ -26,6 +26,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Generated,
     mpi: Counterparts {

@@ -27,6 +27,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Grid,
         ranks: RankNeed::Any,

@@ -91,6 +91,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies { topology: TopologyNeed::OffsetGrid { max_dims: 3 }, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::PerPair,
     mpi: Counterparts::NONE,
@@ -111,6 +112,7 @@ pub const SYNCED: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::OffsetGrid { max_dims: 3 },
         ranks: RankNeed::Any,

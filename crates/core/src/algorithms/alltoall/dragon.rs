@@ -37,6 +37,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Any,
         ranks: RankNeed::PowerOfTwo(
@@ -56,6 +57,7 @@ pub const DRAGON_NET: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"), root: RootNeed::Any },
     ops: OpCount::PerPair,
     mpi: Counterparts::NONE,

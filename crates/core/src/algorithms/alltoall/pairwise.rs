@@ -21,6 +21,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("partners are rank XOR step, which needs a power-of-two rank count, not {p} (as in SimGrid)"), root: RootNeed::Any },
     ops: OpCount::PerPair,
     // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's

@@ -20,6 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::PerPair,
     // Open MPI's pairwise exchanges with rank ± step: topocoll's ring.

@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     // Open MPI's binary_tree is not in heap order (rank 1's children are

@@ -29,6 +29,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    radix: false,
     lanes: false,
     applies: POWER_OF_TWO,
     ops: OpCount::Unbounded,

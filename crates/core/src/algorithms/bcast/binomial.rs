@@ -17,6 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     // Open MPI's binomial bcast hangs rank v under v with its highest bit

@@ -3,7 +3,9 @@
 pub mod binary;
 pub mod bine;
 pub mod binomial;
+pub mod knomial;
 pub mod multilane;
 pub mod pipeline;
 pub mod scatter_allgather;
 pub mod trinaryx3;
+pub mod two_tree;

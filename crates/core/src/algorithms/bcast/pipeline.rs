@@ -15,6 +15,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Generated,
     mpi: Counterparts {

@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    radix: false,
     lanes: false,
     applies: bcast::bine::POWER_OF_TWO,
     ops: OpCount::Unbounded,

@@ -20,6 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },

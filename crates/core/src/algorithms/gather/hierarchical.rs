@@ -18,6 +18,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,

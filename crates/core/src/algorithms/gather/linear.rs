@@ -16,6 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts {

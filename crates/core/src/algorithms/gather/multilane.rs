@@ -22,6 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: true,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Sites,
         ranks: RankNeed::Any,
@@ -39,6 +40,7 @@ pub const SINGLE_LANE: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Sites,
         ranks: RankNeed::Any,

@@ -2,4 +2,6 @@
 
 pub mod bine;
 pub mod binomial;
+pub mod knomial;
 pub mod trinaryx3;
+pub mod two_tree;

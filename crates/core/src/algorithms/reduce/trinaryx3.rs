@@ -21,6 +21,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: Some(stream),
     segmented: true,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Torus,
         ranks: RankNeed::Any,

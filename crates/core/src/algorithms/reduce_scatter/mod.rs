@@ -1,9 +1,11 @@
-//! Reduce-scatter algorithms: each is an allgather reversed
-//! (`schedule::reverse`), every block's path run backwards with the
-//! contributions combined on the way; the reversal is proven by the
-//! verifier before it is used.
+//! Reduce-scatter algorithms: `ring` and `recursive_halving` are an
+//! allgather reversed (`schedule::reverse`), every block's path run
+//! backwards with the contributions combined on the way; the reversal is
+//! proven by the verifier before it is used. `bucket` is built forwards by
+//! the bucket allgather's builder.
 
 pub mod bine;
+pub mod bucket;
 pub mod recursive_halving;
 pub mod ring;
 pub mod swing;

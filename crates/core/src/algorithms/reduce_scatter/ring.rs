@@ -19,6 +19,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::PerPair,
     // MPICH's pairwise sends each rank its chunk straight from the input and

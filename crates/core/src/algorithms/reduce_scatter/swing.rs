@@ -30,6 +30,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    radix: false,
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
@@ -43,6 +44,7 @@ pub const TORUS: Algorithm = Algorithm {
     build: build_torus,
     stream: None,
     segmented: false,
+    radix: false,
     lanes: false,
     applies: Applies {
         topology: TopologyNeed::PowerOfTwoGrid,

@@ -20,22 +20,37 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },
 };
 
-/// lowbit(v), and the root's: the first power of two ≥ P.
-pub(crate) fn low(v: usize, p: usize) -> usize {
+/// The span of v's subtree in a radix-k tree before it is cut at P: k^t
+/// for the t trailing zero digits of v in base k (lowbit(v) for k = 2), and
+/// the root's: the first power of k ≥ P.
+pub(crate) fn low(v: usize, p: usize, k: usize) -> usize {
+    let mut m = 1usize;
     if v == 0 {
-        p.next_power_of_two()
+        while m < p {
+            m = m.saturating_mul(k);
+        }
     } else {
-        1 << v.trailing_zeros()
+        while (v / m).is_multiple_of(k) {
+            m *= k;
+        }
     }
+    m
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    build_radix(req, ALGORITHM.name, 2)
+}
+
+/// The scatter down a radix-`k` tree (binomial for k = 2) from the
+/// request's root, under the algorithm's `name`.
+pub(crate) fn build_radix(req: &Request, name: &str, k: usize) -> Result<Schedule> {
+    let mut s = req.schedule(name);
     let p = req.ranks;
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;
@@ -64,16 +79,19 @@ fn build(req: &Request) -> Result<Schedule> {
         );
         (Region::scratch(0, p as u64 * c), vec![a, b])
     };
-    tree(&mut s.programs, &members, c, 0, held, &deps);
+    tree(&mut s.programs, &members, c, 0, held, &deps, k);
     Ok(s)
 }
 
-/// A binomial scatter among `members` (relative rank v is `members[v]`) of
-/// blocks of `c` elements, with messages tagged `tag`: `members[0]` holds
-/// the blocks in relative order in `held` once `deps` are done; every other
-/// member receives its subtree's into Scratch from offset 0 (straight into
-/// its output when the subtree is itself). Each member ends with its block
-/// in its output.
+/// A binomial (radix-`k`: k-nomial) scatter among `members` (relative
+/// rank v is `members[v]`) of blocks of `c` elements, with messages tagged
+/// `tag`: `members[0]` holds the blocks in relative order in `held` once
+/// `deps` are done; every other member receives its subtree's into Scratch
+/// from offset 0 (straight into its output when the subtree is itself).
+/// Each member ends with its block in its output. A child v + j·m (m a
+/// power of k below v's span, 1 ≤ j < k) roots ranks v + j·m … v + j·m +
+/// m − 1, contiguous in relative order; the largest spans go first, and
+/// within one span the lower j (never cut shorter by P than a higher one).
 pub(crate) fn tree(
     progs: &mut [crate::schedule::Program],
     members: &[usize],
@@ -81,16 +99,18 @@ pub(crate) fn tree(
     tag: u32,
     held: Region,
     deps: &[OpId],
+    k: usize,
 ) {
     let p = members.len();
     for (v, &r) in members.iter().enumerate() {
         let prog = &mut progs[r];
-        let low = low(v, p);
+        let low = low(v, p, k);
         let sub = low.min(p - v) as u64;
         let (base, deps): (Region, Vec<OpId>) = if v == 0 {
             (held, deps.to_vec())
         } else {
-            let parent = members[v - low] as u32;
+            // v less its lowest non-zero base-k digit.
+            let parent = members[v - (v / low) % k * low] as u32;
             let into = if sub == 1 {
                 Region::output(0, c)
             } else {
@@ -104,16 +124,21 @@ pub(crate) fn tree(
             (into, vec![recv])
         };
         let part = |j: u64, k: u64| Region::new(base.buf, base.offset + j * c, k * c);
-        let mut m = low >> 1;
+        let mut m = low / k;
         while m > 0 {
-            if v + m < p {
-                let k = m.min(p - v - m) as u64;
+            for j in 1..k {
+                // (j·m < low ≤ a power of k at most P·k: no overflow.)
+                let child = v + j * m;
+                if child >= p {
+                    break;
+                }
+                let n = m.min(p - child) as u64;
                 prog.push(
-                    Op::send(members[v + m] as u32, tag, part(m as u64, k)),
+                    Op::send(members[child] as u32, tag, part((j * m) as u64, n)),
                     &deps,
                 );
             }
-            m >>= 1;
+            m /= k;
         }
         prog.push(Op::copy(part(0, 1), Region::output(0, c)), &deps);
     }

@@ -20,6 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
@@ -53,6 +54,7 @@ fn build(req: &Request) -> Result<Schedule> {
             0,
             Region::scratch(0, len),
             &[got],
+            2,
         );
     }
     // The root's site, rotated into Scratch so that subtrees are contiguous.
@@ -81,6 +83,7 @@ fn build(req: &Request) -> Result<Schedule> {
         0,
         Region::scratch(0, n0 * c),
         &[a, b],
+        2,
     );
     Ok(s)
 }

@@ -3,5 +3,6 @@
 pub mod bine;
 pub mod binomial;
 pub mod hierarchical;
+pub mod knomial;
 pub mod linear;
 pub mod multilane;

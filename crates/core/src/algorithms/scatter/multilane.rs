@@ -23,6 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: true,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Sites,
         ranks: RankNeed::Any,
@@ -40,6 +41,7 @@ pub const SINGLE_LANE: Algorithm = Algorithm {
     stream: None,
     segmented: false,
     lanes: false,
+    radix: false,
     applies: Applies {
         topology: TopologyNeed::Sites,
         ranks: RankNeed::Any,
