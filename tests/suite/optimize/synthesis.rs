@@ -5,7 +5,7 @@
 use crate::common::topocoll;
 use topocoll::optimize::cut::{arcs, cut_bound};
 use topocoll::schedule::Collective;
-use topocoll::topology::{fail, parse_spec, Fail, Topology};
+use topocoll::topology::{fail, parse_spec, parse_toml, Fail, Topology};
 
 /// The cut bound by its definition: the largest over every node set.
 fn brute(t: &Topology, c: Collective, m: f64) -> f64 {
@@ -51,6 +51,57 @@ fn brute(t: &Topology, c: Collective, m: f64) -> f64 {
     best
 }
 
+/// Random connected graphs of `n` nodes (a random spanning tree and a few
+/// chords), each cable with its own bandwidth each way or half duplex; with
+/// `switches`, nodes after the second may be switches.
+fn random_graph_toml(seed: u64, n: usize, switches: bool) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rand = move |k: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % k
+    };
+    let mut text = String::from("kind = \"graph\"\nbandwidth = 1e9\nlatency = 1e-6\n");
+    for v in 0..n {
+        let kind = if switches && v >= 2 && rand(3) == 0 {
+            "switch"
+        } else {
+            "host"
+        };
+        text += &format!("[[node]]\nname = \"v{v}\"\nkind = \"{kind}\"\n");
+    }
+    let mut pairs: Vec<(usize, usize)> = (1..n).map(|v| (rand(v as u64) as usize, v)).collect();
+    for _ in 0..n / 2 + 1 {
+        let (a, b) = (rand(n as u64) as usize, rand(n as u64) as usize);
+        if a != b && !pairs.contains(&(a, b)) && !pairs.contains(&(b, a)) {
+            pairs.push((a, b));
+        }
+    }
+    let bw = [5e8, 1e9, 2e9, 3e9];
+    for (a, b) in pairs {
+        text += &format!("[[edge]]\na = \"v{a}\"\nb = \"v{b}\"\n");
+        if rand(4) == 0 {
+            text += &format!("bandwidth = {}\nduplex = \"half\"\n", bw[rand(4) as usize]);
+        } else {
+            text += &format!(
+                "bandwidth_ab = {}\nbandwidth_ba = {}\n",
+                bw[rand(4) as usize],
+                bw[rand(4) as usize]
+            );
+        }
+    }
+    text
+}
+
+fn random_graph(seed: u64, n: usize, switches: bool) -> Topology {
+    parse_toml(
+        &format!("random-graph-{seed}"),
+        &random_graph_toml(seed, n, switches),
+    )
+    .unwrap()
+}
+
 fn networks() -> Vec<(String, Topology)> {
     let mut out = Vec::new();
     for spec in ["torus:4x3", "mesh:3x3", "hypercube:3"] {
@@ -68,6 +119,19 @@ fn networks() -> Vec<(String, Topology)> {
     for file in ["dual-cpu-cluster.toml", "ring-graph.toml"] {
         let path = format!("{dir}{file}");
         out.push((file.to_string(), parse_spec(&path).unwrap()));
+    }
+    // A fat tree (SimGrid's FAT_TREE cluster, fixed routes).
+    let ft = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/networks/fat-tree-4.xml"
+    );
+    out.push(("fat-tree-4".into(), parse_spec(ft).unwrap()));
+    // Random heterogeneous graphs, with and without switches.
+    for seed in 1..=24 {
+        let t = random_graph(seed, 4 + seed as usize % 5, seed % 2 == 0);
+        if t.num_ranks() >= 2 {
+            out.push((t.name.clone(), t));
+        }
     }
     out
 }
@@ -103,7 +167,7 @@ fn the_cut_bound_is_the_largest_over_every_node_set() {
             + brute(&t, Collective::Allgather, (1 << 20) as f64 / n as f64);
         assert!((ar - want).abs() <= 1e-9 * want, "{name} allreduce");
     }
-    assert!(checked >= 40, "{checked}");
+    assert!(checked >= 150, "{checked}");
 }
 
 /// Runs `optimize` with a schedule written out; the schedule verifies,
@@ -179,8 +243,10 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
                 v["time_s"].as_f64().unwrap(),
                 v["cut_bound_s"].as_f64().unwrap(),
             );
+            // (An allreduce's bound holds for reduce-scatter + allgather
+            // schedules only; the rooted form may beat it.)
             assert!(
-                time >= bound * (1.0 - 1e-9),
+                c == "allreduce" || time >= bound * (1.0 - 1e-9),
                 "{topology:?} {c}: {time} < {bound}"
             );
             // Never slower than a built-in algorithm.
@@ -193,6 +259,84 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
         }
     }
     assert!(synthesized >= 10, "{synthesized} synthesized winners");
+}
+
+/// At a large size, with links binding (no latency, engines enough for
+/// every transfer at once), the synthesised schedule comes within 3% of
+/// the cut bound on networks without switches, and on a tree with switches
+/// for the collectives that send down it (see docs/optimize.md for the
+/// reductions there). An allreduce may beat its bound, which holds for
+/// reduce-scatter + allgather schedules only.
+#[test]
+fn synthesis_comes_within_3_percent_of_the_cut_bound_at_large_sizes() {
+    let all = [
+        "bcast",
+        "reduce",
+        "allgather",
+        "reduce_scatter",
+        "allreduce",
+    ];
+    let dir = std::env::temp_dir().join(format!("topocoll-reach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut networks: Vec<(String, Vec<&str>)> = Vec::new();
+    for spec in ["torus:3x3", "mesh:2x3", "hypercube:3"] {
+        networks.push((spec.to_string(), all.to_vec()));
+    }
+    networks.push(("torus:3x3 --fail random:1 --seed 4".into(), all.to_vec()));
+    for seed in [1, 2, 3] {
+        let g = random_graph_toml(seed, 5 + seed as usize % 2, false);
+        let path = dir.join(format!("g{seed}.toml"));
+        std::fs::write(&path, g).unwrap();
+        networks.push((path.to_str().unwrap().to_string(), all.to_vec()));
+    }
+    networks.push((
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/dual-cpu-cluster.toml"
+        )
+        .into(),
+        vec!["bcast", "reduce", "allgather"],
+    ));
+    let mut checked = 0;
+    for (network, collectives) in &networks {
+        let mut words: Vec<&str> = network.split(' ').collect();
+        words.insert(0, "-t");
+        for c in collectives {
+            let mut args = vec!["optimize"];
+            args.extend_from_slice(&words);
+            args.extend_from_slice(&[
+                "-c",
+                c,
+                "-s",
+                "64MiB",
+                "--latency",
+                "0",
+                "--engines",
+                "1000",
+                "--format",
+                "json",
+            ]);
+            let (code, stdout, stderr) = topocoll(&args);
+            assert_eq!(code, 0, "{args:?}: {stderr}");
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let time = v["time_s"].as_f64().unwrap();
+            let bound = v["cut_bound_s"].as_f64().unwrap();
+            assert!(
+                time <= 1.03 * bound,
+                "{network} {c}: {time} is {:.4}× the bound {bound}",
+                time / bound
+            );
+            if *c != "allreduce" {
+                assert!(
+                    time >= bound * (1.0 - 1e-9),
+                    "{network} {c}: below the bound"
+                );
+            }
+            checked += 1;
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(checked, 38);
 }
 
 #[test]

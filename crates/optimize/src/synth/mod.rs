@@ -46,7 +46,7 @@ fn rounds(roots: usize, edges: usize) -> usize {
     (2e8 / (roots as f64 * edges as f64 * 8.0)).clamp(8.0, 100.0) as usize
 }
 /// Most operations a synthesised schedule may hold.
-const MAX_OPS: u64 = 1 << 23;
+const MAX_OPS: u64 = 1 << 22;
 /// Most chunks a tree part is cut into.
 const MAX_CHUNKS: u64 = 4096;
 /// The least gain in time for which the chunk count is doubled again.
