@@ -372,7 +372,14 @@ fn barrier_ignores_the_size() {
 #[test]
 fn verifier_catches_a_barrier_that_does_not_wait() {
     let nothing = Region::output(0, 0);
-    let mut s = Schedule::new(Collective::Barrier, 3, 0, Dtype::U8, ReduceOp::Sum, "fan-in");
+    let mut s = Schedule::new(
+        Collective::Barrier,
+        3,
+        0,
+        Dtype::U8,
+        ReduceOp::Sum,
+        "fan-in",
+    );
     for r in 1..3u32 {
         s.programs[r as usize].push(Op::send(0, 0, nothing), &[]);
         s.programs[0].push(Op::recv(r, 0, nothing), &[]);

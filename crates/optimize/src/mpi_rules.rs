@@ -270,17 +270,16 @@ pub fn write_mpich(
     base: Option<&str>,
 ) -> io::Result<()> {
     let coll = table_collective(table)?;
-    let (name, measure) = mpich_collective(coll)
-        .ok_or_else(|| {
-            io::Error::other(match coll {
-                CollectiveKind::Scatter | CollectiveKind::Gather => {
-                    format!("MPICH has one algorithm for {coll}")
-                }
-                // MPICH selects these by communicator size alone; no
-                // size-keyed rules are written for them.
-                _ => format!("topocoll writes no MPICH selection rules for {coll}"),
-            })
-        })?;
+    let (name, measure) = mpich_collective(coll).ok_or_else(|| {
+        io::Error::other(match coll {
+            CollectiveKind::Scatter | CollectiveKind::Gather => {
+                format!("MPICH has one algorithm for {coll}")
+            }
+            // MPICH selects these by communicator size alone; no
+            // size-keyed rules are written for them.
+            _ => format!("topocoll writes no MPICH selection rules for {coll}"),
+        })
+    })?;
     let find = |d: &Decision| -> Option<(&'static str, Option<u64>)> {
         let (_, alg) = mpich_algorithms(coll).find(|(a, _)| a.name == d.choice.algorithm)?;
         // MPICH does not check these algorithms' conditions on a file's

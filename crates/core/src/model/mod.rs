@@ -211,10 +211,15 @@ pub fn collective_bound(
         // Rank r's own data is needed by rank r+1 (and only ranks below the
         // last hold data another needs); every rank but 0 needs data it
         // does not hold.
-        Collective::Scan | Collective::Exscan => worst(
-            &|r| if r + 1 < p { bytes } else { 0.0 },
-            &|r| if r > 0 { bytes } else { 0.0 },
-        ),
+        Collective::Scan | Collective::Exscan => {
+            worst(&|r| if r + 1 < p { bytes } else { 0.0 }, &|r| {
+                if r > 0 {
+                    bytes
+                } else {
+                    0.0
+                }
+            })
+        }
     })
 }
 

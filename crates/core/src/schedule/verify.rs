@@ -641,7 +641,13 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
 /// or an earlier combine's result), so the combine joined two runs that
 /// meet: the result is the ordered reduction of its run under the bracketing
 /// the schedule fixes.
-fn in_rank_order(content: &Content, region: Region, rank: usize, i: OpId, s: &Schedule) -> Result<()> {
+fn in_rank_order(
+    content: &Content,
+    region: Region,
+    rank: usize,
+    i: OpId,
+    s: &Schedule,
+) -> Result<()> {
     let pieces = content
         .read(region.offset, region.count, &mut 0)
         .expect("a combine's destination holds data");

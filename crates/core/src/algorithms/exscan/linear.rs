@@ -10,7 +10,8 @@ use crate::schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Exscan,
     name: "linear",
-    summary: "chain 0 -> 1 -> ... -> P-1; rank r keeps what it received, sends it combined with its data",
+    summary:
+        "chain 0 -> 1 -> ... -> P-1; rank r keeps what it received, sends it combined with its data",
     build,
     stream: None,
     segmented: false,

@@ -10,7 +10,8 @@ use crate::schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Exscan,
     name: "recursive_doubling",
-    summary: "exchange partial reductions with rank xor 2^k; the lower blocks received make the result",
+    summary:
+        "exchange partial reductions with rank xor 2^k; the lower blocks received make the result",
     build,
     stream: None,
     segmented: false,
