@@ -70,7 +70,8 @@ pub struct BuildArgs {
     /// Number of ranks, for rank-based algorithms run without a topology.
     #[arg(long)]
     pub ranks: Option<usize>,
-    /// alltoall, allgather, bcast, reduce, allreduce, reduce_scatter, scatter, gather.
+    /// alltoall, allgather, bcast, reduce, allreduce, reduce_scatter, scatter, gather,
+    /// barrier, scan, exscan.
     #[arg(long, short = 'c')]
     pub collective: Option<String>,
     /// Algorithm name (see `topocoll list`).

@@ -355,3 +355,104 @@ fn alltoall_1024_ranks_is_compact() {
     // Generous bound: the machine is shared; docs/PERFORMANCE.md has the real figure.
     assert!(built < 5.0, "built in {built} s");
 }
+
+/// A barrier moves nothing: `--size` is ignored (zero elements).
+#[test]
+fn barrier_ignores_the_size() {
+    let req = request(Collective::Barrier, 5, 1000, Dtype::U8, None);
+    assert_eq!(req.count, 0);
+    let s = algorithms::build("dissemination", &req).unwrap();
+    assert_eq!(s.count, 0);
+    assert!(verify(&s).is_ok());
+}
+
+/// The verifier proves a barrier's meaning: a fan-in without its release
+/// lets every rank but the root leave before the others enter; a rank
+/// without ops waits for no one; the tree without its release fails too.
+#[test]
+fn verifier_catches_a_barrier_that_does_not_wait() {
+    let nothing = Region::output(0, 0);
+    let mut s = Schedule::new(
+        Collective::Barrier,
+        3,
+        0,
+        Dtype::U8,
+        ReduceOp::Sum,
+        "fan-in",
+    );
+    for r in 1..3u32 {
+        s.programs[r as usize].push(Op::send(0, 0, nothing), &[]);
+        s.programs[0].push(Op::recv(r, 0, nothing), &[]);
+    }
+    let e = err(&s);
+    assert!(
+        e.contains("barrier: rank 1 can leave before rank 0 has entered"),
+        "{e}"
+    );
+    let mut s = Schedule::new(Collective::Barrier, 2, 0, Dtype::U8, ReduceOp::Sum, "none");
+    s.programs[0].push(Op::Compute { seconds: 0.0 }, &[]);
+    let e = err(&s);
+    assert!(e.contains("barrier: rank 1 has no operations"), "{e}");
+    // The tree barrier with its release (tag 1) taken out.
+    let req = request(Collective::Barrier, 6, 0, Dtype::U8, None);
+    let mut s = algorithms::build("tree", &req).unwrap();
+    assert!(verify(&s).is_ok());
+    for r in 0..6 {
+        rewrite(&mut s, r, |_, op, deps| match op {
+            Op::Send { tag: 1, .. } | Op::Recv { tag: 1, .. } => Vec::new(),
+            _ => vec![(op, deps.into_iter().filter(|&d| d == 0).collect())],
+        });
+    }
+    let e = err(&s);
+    assert!(e.contains("can leave before rank"), "{e}");
+}
+
+/// A scan that combines rank 0's data into rank 2's before rank 1's holds
+/// the right terms but not in rank order: refused at the combine.
+#[test]
+fn verifier_catches_a_scan_out_of_rank_order() {
+    let (inp, out) = (Region::input(0, 4), Region::output(0, 4));
+    let mut s = Schedule::new(Collective::Scan, 3, 4, Dtype::F64, ReduceOp::Sum, "mixed");
+    let p0 = &mut s.programs[0];
+    p0.push(Op::copy(inp, out), &[]);
+    p0.push(Op::send(1, 0, inp), &[]);
+    p0.push(Op::send(2, 0, inp), &[]);
+    let p1 = &mut s.programs[1];
+    let a = p1.push(Op::copy(inp, out), &[]);
+    p1.push(Op::recv_combine(0, 0, out), &[a]);
+    p1.push(Op::send(2, 1, inp), &[]);
+    let p2 = &mut s.programs[2];
+    let a = p2.push(Op::copy(inp, out), &[]);
+    let b = p2.push(Op::recv_combine(0, 0, out), &[a]);
+    p2.push(Op::recv_combine(1, 1, out), &[b]);
+    let e = err(&s);
+    assert!(
+        e.contains("rank 2 op 1") && e.contains("not a run of consecutive ranks"),
+        "{e}"
+    );
+    // In rank order (rank 1's data first, then rank 0's) it verifies.
+    let p2 = &mut s.programs[2];
+    *p2 = schedule::Program::default();
+    let a = p2.push(Op::copy(inp, out), &[]);
+    let b = p2.push(Op::recv_combine(1, 1, out), &[a]);
+    p2.push(Op::recv_combine(0, 0, out), &[b]);
+    assert!(verify(&s).is_ok(), "{}", err(&s));
+}
+
+/// MSCCL XML names no barrier, scan or exscan: one line says so.
+#[test]
+fn msccl_refuses_barrier_and_scans() {
+    for (c, alg) in [
+        (Collective::Barrier, "dissemination"),
+        (Collective::Scan, "recursive_doubling"),
+        (Collective::Exscan, "linear"),
+    ] {
+        let req = request(c, 4, 64, Dtype::F64, None);
+        let s = algorithms::build(alg, &req).unwrap();
+        let e = schedule::to_msccl_xml(&s, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("MSCCL XML has no {}", c.name())), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}

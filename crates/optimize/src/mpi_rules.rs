@@ -76,6 +76,9 @@ pub fn ompi_collective(collective: CollectiveKind) -> u32 {
         CollectiveKind::Reduce => 11,
         CollectiveKind::ReduceScatter => 13,
         CollectiveKind::Scatter => 15,
+        CollectiveKind::Barrier => 6,
+        CollectiveKind::Exscan => 8,
+        CollectiveKind::Scan => 14,
     }
 }
 
@@ -132,7 +135,9 @@ const MPICH_FALLBACK: &[(&str, &str, &str)] = &[
 /// MPICH's name for a topocoll collective, and the condition its sizes are
 /// compared under: `avg_msg_size` (the buffer, or the block per peer) where
 /// MPICH defines it, `total_msg_size` (bytes of every rank's block
-/// together) otherwise. Scatter and gather have one algorithm in MPICH.
+/// together) otherwise. Scatter and gather have one algorithm in MPICH;
+/// barrier, scan and exscan get no rules (a message size does not choose
+/// among their algorithms).
 fn mpich_collective(collective: CollectiveKind) -> Option<(&'static str, &'static str)> {
     Some(match collective {
         CollectiveKind::Allreduce => ("allreduce", "avg_msg_size"),
@@ -141,7 +146,11 @@ fn mpich_collective(collective: CollectiveKind) -> Option<(&'static str, &'stati
         CollectiveKind::Alltoall => ("alltoall", "avg_msg_size"),
         CollectiveKind::Allgather => ("allgather", "total_msg_size"),
         CollectiveKind::ReduceScatter => ("reduce_scatter_block", "total_msg_size"),
-        CollectiveKind::Scatter | CollectiveKind::Gather => return None,
+        CollectiveKind::Scatter
+        | CollectiveKind::Gather
+        | CollectiveKind::Barrier
+        | CollectiveKind::Scan
+        | CollectiveKind::Exscan => return None,
     })
 }
 
@@ -270,8 +279,16 @@ pub fn write_mpich(
     base: Option<&str>,
 ) -> io::Result<()> {
     let coll = table_collective(table)?;
-    let (name, measure) = mpich_collective(coll)
-        .ok_or_else(|| io::Error::other(format!("MPICH has one algorithm for {coll}")))?;
+    let (name, measure) = mpich_collective(coll).ok_or_else(|| {
+        io::Error::other(match coll {
+            CollectiveKind::Scatter | CollectiveKind::Gather => {
+                format!("MPICH has one algorithm for {coll}")
+            }
+            // MPICH selects these by communicator size alone; no
+            // size-keyed rules are written for them.
+            _ => format!("topocoll writes no MPICH selection rules for {coll}"),
+        })
+    })?;
     let find = |d: &Decision| -> Option<(&'static str, Option<u64>)> {
         let (_, alg) = mpich_algorithms(coll).find(|(a, _)| a.name == d.choice.algorithm)?;
         // MPICH does not check these algorithms' conditions on a file's

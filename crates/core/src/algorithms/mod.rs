@@ -6,14 +6,17 @@
 pub mod allgather;
 pub mod allreduce;
 pub mod alltoall;
+pub mod barrier;
 pub mod bcast;
 pub(crate) mod butterfly;
+pub mod exscan;
 pub mod gather;
 pub mod lanes;
 pub mod pipelined;
 pub mod reduce;
 pub mod reduce_scatter;
 mod registry;
+pub mod scan;
 pub mod scatter;
 pub mod trees;
 
@@ -76,6 +79,8 @@ impl<'a> Request<'a> {
             ));
         }
         collective.check(ranks)?;
+        // A barrier moves no data: its size is ignored (zero elements).
+        let size_bytes = if collective.is_sync() { 0 } else { size_bytes };
         let elem = dtype.size();
         if !size_bytes.is_multiple_of(elem) {
             return Err(param!(
@@ -314,6 +319,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allgather::bucket::ALGORITHM,
     reduce_scatter::bucket::ALGORITHM,
     allreduce::bucket::ALGORITHM,
+    barrier::dissemination::ALGORITHM,
+    barrier::tree::ALGORITHM,
+    barrier::node_aware::ALGORITHM,
+    scan::linear::ALGORITHM,
+    scan::recursive_doubling::ALGORITHM,
+    exscan::linear::ALGORITHM,
+    exscan::recursive_doubling::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different

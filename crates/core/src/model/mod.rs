@@ -121,7 +121,9 @@ pub fn uniform_bandwidth(t: &Topology) -> Option<f64> {
 /// - allreduce: every rank sends and receives (P−1)/P·M (its contribution to
 ///   the other ranks' shares of the result, and theirs to its own);
 /// - reduce_scatter: every rank sends (P−1)/P·M (its contribution to the
-///   other ranks' blocks).
+///   other ranks' blocks);
+/// - scan and exscan: every rank but the last sends M (rank r+1 needs its
+///   data) and every rank but 0 receives M; a barrier moves nothing (0).
 ///
 /// `None` when the network's bandwidth per node cannot bound it (a rank on
 /// a node without links).
@@ -204,6 +206,19 @@ pub fn collective_bound(
         Collective::ReduceScatter => {
             let share = (pf - 1.0) / pf * bytes;
             worst(&|_| share, &|_| 0.0)
+        }
+        Collective::Barrier => 0.0,
+        // Rank r's own data is needed by rank r+1 (and only ranks below the
+        // last hold data another needs); every rank but 0 needs data it
+        // does not hold.
+        Collective::Scan | Collective::Exscan => {
+            worst(&|r| if r + 1 < p { bytes } else { 0.0 }, &|r| {
+                if r > 0 {
+                    bytes
+                } else {
+                    0.0
+                }
+            })
         }
     })
 }

@@ -23,6 +23,9 @@ pub enum Collective {
     ReduceScatter,
     Scatter { root: u32 },
     Gather { root: u32 },
+    Barrier,
+    Scan,
+    Exscan,
 }
 
 /// The collective names, with a line each, for `topocoll list`.
@@ -59,6 +62,18 @@ pub const COLLECTIVES: &[(&str, &str)] = &[
         "gather",
         "rank r's block lands in block r of the root's buffer (--size: the block)",
     ),
+    (
+        "barrier",
+        "no rank leaves before every rank has entered; moves no data (--size is ignored)",
+    ),
+    (
+        "scan",
+        "rank r gets in_0 ∘ in_1 ∘ … ∘ in_r, element-wise (--size: the buffer)",
+    ),
+    (
+        "exscan",
+        "rank r > 0 gets in_0 ∘ … ∘ in_(r-1); rank 0's output is left untouched (--size: the buffer)",
+    ),
 ];
 
 /// A collective without its root: what an algorithm implements.
@@ -72,11 +87,14 @@ pub enum CollectiveKind {
     ReduceScatter,
     Scatter,
     Gather,
+    Barrier,
+    Scan,
+    Exscan,
 }
 
 impl CollectiveKind {
     /// Every collective, in the order of [`COLLECTIVES`].
-    pub const ALL: [CollectiveKind; 8] = [
+    pub const ALL: [CollectiveKind; 11] = [
         CollectiveKind::Alltoall,
         CollectiveKind::Allgather,
         CollectiveKind::Bcast,
@@ -85,6 +103,9 @@ impl CollectiveKind {
         CollectiveKind::ReduceScatter,
         CollectiveKind::Scatter,
         CollectiveKind::Gather,
+        CollectiveKind::Barrier,
+        CollectiveKind::Scan,
+        CollectiveKind::Exscan,
     ];
 
     /// Parses a name as the command line writes it (`broadcast` and
@@ -99,6 +120,9 @@ impl CollectiveKind {
             "reduce_scatter" | "reducescatter" => CollectiveKind::ReduceScatter,
             "scatter" => CollectiveKind::Scatter,
             "gather" => CollectiveKind::Gather,
+            "barrier" => CollectiveKind::Barrier,
+            "scan" => CollectiveKind::Scan,
+            "exscan" => CollectiveKind::Exscan,
             other => {
                 let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
                 return Err(invalid!(
@@ -120,6 +144,9 @@ impl CollectiveKind {
             CollectiveKind::ReduceScatter => "reduce_scatter",
             CollectiveKind::Scatter => "scatter",
             CollectiveKind::Gather => "gather",
+            CollectiveKind::Barrier => "barrier",
+            CollectiveKind::Scan => "scan",
+            CollectiveKind::Exscan => "exscan",
         }
     }
 
@@ -145,6 +172,9 @@ impl CollectiveKind {
             CollectiveKind::ReduceScatter => Collective::ReduceScatter,
             CollectiveKind::Scatter => Collective::Scatter { root },
             CollectiveKind::Gather => Collective::Gather { root },
+            CollectiveKind::Barrier => Collective::Barrier,
+            CollectiveKind::Scan => Collective::Scan,
+            CollectiveKind::Exscan => Collective::Exscan,
         }
     }
 }
@@ -172,6 +202,9 @@ impl Collective {
             Collective::ReduceScatter => CollectiveKind::ReduceScatter,
             Collective::Scatter { .. } => CollectiveKind::Scatter,
             Collective::Gather { .. } => CollectiveKind::Gather,
+            Collective::Barrier => CollectiveKind::Barrier,
+            Collective::Scan => CollectiveKind::Scan,
+            Collective::Exscan => CollectiveKind::Exscan,
         }
     }
 
@@ -193,8 +226,27 @@ impl Collective {
     pub fn is_reduction(&self) -> bool {
         matches!(
             self,
-            Collective::Reduce { .. } | Collective::Allreduce | Collective::ReduceScatter
+            Collective::Reduce { .. }
+                | Collective::Allreduce
+                | Collective::ReduceScatter
+                | Collective::Scan
+                | Collective::Exscan
         )
+    }
+
+    /// Whether it is a prefix reduction (scan, exscan): every partial
+    /// result its schedule makes must be the reduction of a run of
+    /// consecutive ranks, combined with the run beside it, so the result is
+    /// `in_0 ∘ … ∘ in_r` in rank order under one fixed bracketing (the
+    /// verifier holds every combine to this).
+    pub fn is_prefix(&self) -> bool {
+        matches!(self, Collective::Scan | Collective::Exscan)
+    }
+
+    /// Whether it moves no data (barrier): `--size` is ignored and its
+    /// buffers are empty; the verifier proves its synchronisation instead.
+    pub fn is_sync(&self) -> bool {
+        matches!(self, Collective::Barrier)
     }
 
     /// Whether `--size` names the per-peer block (true) or the whole buffer.
@@ -215,6 +267,7 @@ impl Collective {
             Collective::Alltoall => p * count,
             Collective::Allgather | Collective::Gather { .. } => count,
             Collective::Scatter { root } if rank as u32 == root => p * count,
+            Collective::Scan | Collective::Exscan => count,
             _ => 0,
         }
     }
@@ -232,6 +285,7 @@ impl Collective {
                     0
                 }
             }
+            Collective::Barrier => 0,
             _ => count,
         }
     }
@@ -240,9 +294,12 @@ impl Collective {
     pub fn initial(&self, p: usize, count: u64, rank: usize) -> Option<(super::Buf, u64)> {
         use super::Buf;
         match *self {
-            Collective::Alltoall | Collective::Allgather | Collective::Gather { .. } => {
-                Some((Buf::Input, self.input_len(p, count, rank)))
-            }
+            Collective::Alltoall
+            | Collective::Allgather
+            | Collective::Gather { .. }
+            | Collective::Scan
+            | Collective::Exscan => Some((Buf::Input, self.input_len(p, count, rank))),
+            Collective::Barrier => None,
             Collective::Scatter { root } => {
                 (rank as u32 == root).then_some((Buf::Input, p as u64 * count))
             }
@@ -313,6 +370,20 @@ impl Collective {
                     terms: all(start),
                 }]
             }
+            Collective::Barrier => Vec::new(),
+            Collective::Scan => vec![Expect {
+                offset: 0,
+                count,
+                terms: (0..=r).map(|q| Term { rank: q, offset: 0 }).collect(),
+            }],
+            // MPI leaves rank 0's exscan output undefined; topocoll never
+            // writes it (its expectation is empty, and no algorithm touches it).
+            Collective::Exscan if r == 0 => Vec::new(),
+            Collective::Exscan => vec![Expect {
+                offset: 0,
+                count,
+                terms: (0..r).map(|q| Term { rank: q, offset: 0 }).collect(),
+            }],
         }
     }
 

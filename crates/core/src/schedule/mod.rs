@@ -16,6 +16,7 @@ mod format;
 mod graph;
 mod reverse;
 mod source;
+mod sync;
 mod verify;
 
 pub use collective::{

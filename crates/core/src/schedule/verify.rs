@@ -17,7 +17,13 @@
 //!    operation may read data that was never written; nothing may be left
 //!    blocked (deadlock) or sent and never received;
 //! 4. outputs: every constrained output element holds exactly the expected
-//!    contributions, each exactly once.
+//!    contributions, each exactly once;
+//! 5. for a scan or exscan, the order: every combine must join the
+//!    reductions of two runs of consecutive ranks that meet (one ends where
+//!    the other starts), so each result is `in_lo ∘ … ∘ in_hi` under one
+//!    bracketing fixed by the schedule, never an out-of-order mix;
+//! 6. for a barrier, which moves no data, its meaning (`sync`): every rank's
+//!    exits wait, through dependencies and messages, on every rank.
 
 use super::{
     dependency_counts, reference_fault, Buf, Collective, Expect, Op, OpId, Program, Region,
@@ -230,6 +236,9 @@ fn verify_within(s: &Schedule, free: Option<u64>) -> Result<VerifyReport> {
         check_races(rank, prog)?;
     }
     let bytes_moved = execute_and_check(s, max_terms)?;
+    if s.collective.is_sync() {
+        super::sync::check_barrier(s)?;
+    }
     Ok(VerifyReport {
         ops: s.num_ops(),
         transfers: s.num_transfers(),
@@ -494,6 +503,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         }
     };
     let elem = s.elem_bytes();
+    let prefix = s.collective.is_prefix();
     let undefined = |rank: usize, i: OpId, what: &str, buf: Buf, at: u64| {
         verr(format!(
             "rank {rank} op {i} ({}) {what} {} element {at}, which holds no data yet",
@@ -546,6 +556,9 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         if combine {
             dst.combine(region.offset, msg.pieces, made)
                 .map_err(|at| undefined(rank, i, "combines into", region.buf, at))?;
+            if prefix {
+                in_rank_order(dst, region, rank, i, s)?;
+            }
         } else {
             dst.write(region.offset, region.count, msg.pieces);
         }
@@ -600,6 +613,9 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
                 bufs[r][dst.buf as usize]
                     .combine(dst.offset, pieces, &mut made)
                     .map_err(|at| undefined(r, i, "combines into", dst.buf, at))?;
+                if prefix {
+                    in_rank_order(&bufs[r][dst.buf as usize], dst, r, i, s)?;
+                }
                 complete!(rank, i);
             }
             Op::Compute { .. } => complete!(rank, i),
@@ -617,6 +633,41 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         )?;
     }
     Ok(bytes_moved)
+}
+
+/// After a combine into `region` by op `i` of `rank` in a scan or exscan:
+/// every element holds one term of each of a run of consecutive ranks (the
+/// same element of each). Both operands were such runs (a rank's own data,
+/// or an earlier combine's result), so the combine joined two runs that
+/// meet: the result is the ordered reduction of its run under the bracketing
+/// the schedule fixes.
+fn in_rank_order(
+    content: &Content,
+    region: Region,
+    rank: usize,
+    i: OpId,
+    s: &Schedule,
+) -> Result<()> {
+    let pieces = content
+        .read(region.offset, region.count, &mut 0)
+        .expect("a combine's destination holds data");
+    for piece in pieces {
+        let t = &piece.terms;
+        let ordered = t
+            .windows(2)
+            .all(|w| w[1].rank == w[0].rank + 1 && w[1].offset == w[0].offset);
+        if !ordered {
+            return Err(verr(format!(
+                "rank {rank} op {i} ({}): {} element {} holds {}, not a run of consecutive ranks, so a {} would combine them out of rank order",
+                s.programs[rank].ops[i as usize].describe(),
+                format!("{:?}", region.buf).to_lowercase(),
+                region.offset + piece.rel,
+                describe_terms(t, 0, 4),
+                s.collective.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Buffers at the start, [input, output, scratch] per rank: each rank's

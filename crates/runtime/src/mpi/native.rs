@@ -48,6 +48,9 @@ pub fn native_name(c: Collective) -> &'static str {
         Collective::ReduceScatter => "MPI_Reduce_scatter",
         Collective::Scatter { .. } => "MPI_Scatter",
         Collective::Gather { .. } => "MPI_Gather",
+        Collective::Barrier => "MPI_Barrier",
+        Collective::Scan => "MPI_Scan",
+        Collective::Exscan => "MPI_Exscan",
     }
 }
 
@@ -95,6 +98,10 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
             Collective::Gather { root } => {
                 ffi::MPI_Gather(inp, n, dt, out, n, dt, root as c_int, c)
             }
+            Collective::Barrier => ffi::MPI_Barrier(c),
+            // Their own data is the input buffer, apart from the output.
+            Collective::Scan => ffi::MPI_Scan(inp, out, n, dt, op, c),
+            Collective::Exscan => ffi::MPI_Exscan(inp, out, n, dt, op, c),
         }
     };
     check_rc(rc, native_name(s.collective))

@@ -1,0 +1,13 @@
+//! Inclusive prefix reductions (scan), and the builders exscan shares.
+//!
+//! The reduction order is fixed by the schedule and the same on every
+//! backend: each combine joins the reduction of a run of consecutive ranks
+//! with the run just below or above it (the verifier checks this of every
+//! combine of a scan or exscan), so rank r's result is in_0 ∘ … ∘ in_r under
+//! the algorithm's one bracketing. A combine computes `dst = dst ∘ src`
+//! with `dst` the higher run where the two differ in place; the operators
+//! are commutative (IEEE sums and products too), so that swap changes no
+//! bit.
+
+pub mod linear;
+pub mod recursive_doubling;
