@@ -18,6 +18,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build,
     stream: None,
     segmented: false,
+    radix: false,
     lanes: false,
     applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
