@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Which paper: a2at, trinaryx3, treebcast, multilane or dragonnet.
+    /// Which paper: a2at, trinaryx3, treebcast, multilane, dragonnet or swing.
     #[arg(value_enum)]
     pub paper: Paper,
     /// Directory for the tables and plots (written into it).
@@ -18,7 +18,8 @@ pub struct ReproduceArgs {
     /// (about 8 s); trinaryx3: 12x6x8 and 6x6x4 tori, messages up to
     /// 16 MiB (about 1 s); treebcast: the smallest network of each family
     /// (star of 8, 2x4, 2x2x2, 2x2x(1+1); under a second); multilane: three
-    /// sizes; dragonnet: 16 and 64 nodes.
+    /// sizes; dragonnet: 16 and 64 nodes; swing: 4x4 and 2x2x2 tori, three
+    /// sizes (under a second).
     #[arg(long)]
     pub quick: bool,
     /// trinaryx3: run every segment size of the segment sweep (256 KiB down
@@ -39,6 +40,7 @@ pub enum Paper {
     Treebcast,
     Multilane,
     Dragonnet,
+    Swing,
 }
 
 pub fn run(a: ReproduceArgs) -> Result<i32> {
@@ -87,6 +89,9 @@ pub fn run(a: ReproduceArgs) -> Result<i32> {
         }
         Paper::Dragonnet => {
             reproduce::dragonnet::run(&dir, &reproduce::dragonnet::Settings { quick: a.quick })?
+        }
+        Paper::Swing => {
+            reproduce::swing::run(&dir, &reproduce::swing::Settings { quick: a.quick })?
         }
     };
     out!("{summary}");

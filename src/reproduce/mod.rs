@@ -6,6 +6,7 @@ pub mod a2at;
 pub mod dragonnet;
 pub mod multilane;
 pub mod plot;
+pub mod swing;
 pub mod treebcast;
 pub mod trinaryx3;
 

@@ -120,8 +120,65 @@ fn quick_is_described_per_paper() {
         "treebcast:",
         "multilane:",
         "dragonnet:",
+        "swing:",
     ] {
         assert!(text.contains(paper), "--quick for {paper}: {text}");
     }
     assert!(!text.contains("(smaller tori)"), "{text}");
+}
+
+/// `reproduce swing --quick`: six algorithms at three sizes on two tori, the
+/// ratio column consistent with the times, and Swing ahead of recursive
+/// doubling at the largest size.
+#[test]
+fn reproduce_swing_quick_compares_allreduce_on_tori() {
+    let dir = std::env::temp_dir().join(format!("topocoll-swing-{}", std::process::id()));
+    let d = dir.to_string_lossy().into_owned();
+    let (code, out, err) = topocoll(&["reproduce", "swing", "-o", &d, "--quick"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let csv = std::fs::read_to_string(dir.join("allreduce.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "topology,algorithm,size_bytes,time_s,best_other_over_best_swing"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2 * 6 * 3, "{csv}");
+    let time = |topo: &str, alg: &str, size: &str| -> f64 {
+        rows.iter()
+            .find(|r| r[0] == topo && r[1] == alg && r[2] == size)
+            .unwrap_or_else(|| panic!("{topo} {alg} {size}"))[3]
+            .parse()
+            .unwrap()
+    };
+    for r in &rows {
+        assert_eq!(r.len(), 5, "{r:?}");
+        let t: f64 = r[3].parse().unwrap();
+        assert!(t.is_finite() && t > 0.0, "{r:?}");
+        // The ratio is the best of the others over the better Swing.
+        let at = |a: &str| time(r[0], a, r[2]);
+        let swing = at("swing_bw_torus").min(at("swing_lat_torus"));
+        let other = ["recursive_doubling", "rabenseifner", "ring", "bucket"]
+            .iter()
+            .map(|a| at(a))
+            .fold(f64::INFINITY, f64::min);
+        let ratio: f64 = r[4].parse().unwrap();
+        assert!(
+            (ratio - other / swing).abs() < 1e-3 * ratio.max(1.0),
+            "{r:?}"
+        );
+    }
+    let big = (2u64 << 20).to_string();
+    assert!(
+        time("torus:4x4", "swing_bw_torus", &big) < time("torus:4x4", "recursive_doubling", &big),
+        "{csv}"
+    );
+    for f in [
+        "allreduce_torus_4x4.svg",
+        "allreduce_torus_2x2x2.png",
+        "speedup.svg",
+    ] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
