@@ -1129,7 +1129,7 @@ fn a_mode_refuses_the_flags_of_another_by_name() {
     );
     refused_line(
         "reproduce nope",
-        "[possible values: a2at, trinaryx3, treebcast, multilane, dragonnet]",
+        "[possible values: a2at, trinaryx3, treebcast, multilane, dragonnet, swing]",
     );
 }
 
