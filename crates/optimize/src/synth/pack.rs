@@ -171,6 +171,293 @@ pub fn pack(
     Ok(Packing { trees: found })
 }
 
+/// Most tableau entries (rows × columns) [`exact`] solves with.
+const MAX_TABLEAU: usize = 1 << 22;
+/// Most rounds of pricing new trees into one program.
+const MAX_PRICING: usize = 64;
+/// A new tree is priced in when it gains at least this part of the value.
+const PRICE_GAIN: f64 = 1e-6;
+/// Most programs [`exact`] solves to make one root's optimum sparse
+/// before it keeps the optimum as found.
+const MAX_SOLVES: usize = 32;
+
+/// The packing of [`pack`] made exact by linear programming: the trees'
+/// weights maximise the rate λ every root gets at once, subject to no
+/// link carrying more than its bandwidth, and new trees are priced in by
+/// column generation (the least arborescence under the links' duals, the
+/// price of a unit of their bandwidth, enters when it costs less than its
+/// root's dual) until none gains.
+///
+/// For one root, the optimum is then made sparse: a schedule can afford
+/// few trees, and an optimal vertex may still spread the rate over dozens
+/// (35 on an 8×8 torus less 8 cables, whose cut is 3 links). Tree by tree,
+/// the heaviest of the residual network's optimum is given as much rate
+/// as its bottleneck allows if the rest still reaches the remaining rate,
+/// and its optimal weight otherwise; on networks of equal links this
+/// finds Edmonds' disjoint trees (3 there). `None` when a program is too
+/// large for the dense simplex ([`super::lp`]).
+pub fn exact(
+    topo: &Topology,
+    edges: &[Edge],
+    roots: &[usize],
+    start: &Packing,
+) -> Result<Option<Packing>> {
+    if let [root] = roots {
+        if let Some(trees) = disjoint(topo, edges, *root) {
+            return Ok(Some(Packing { trees: vec![trees] }));
+        }
+    }
+    let mut lp = Program::new(topo, edges, roots);
+    let Some(unit) = lp.unit else {
+        return Ok(None);
+    };
+    for (k, trees) in start.trees.iter().enumerate() {
+        for (t, _) in trees {
+            lp.add(k, t.clone());
+        }
+    }
+    let full = lp.caps.clone();
+    let Some((lambda, x)) = lp.solve(&full) else {
+        return Ok(None);
+    };
+    let optimum = |lp: &Program, x: &[f64]| {
+        let mut trees: Vec<Vec<(Arborescence, f64)>> = vec![Vec::new(); roots.len()];
+        for ((k, t), &w) in lp.cols.iter().zip(x) {
+            if w > 1e-9 {
+                trees[*k].push((t.clone(), w * unit));
+            }
+        }
+        trees
+    };
+    if roots.len() > 1 {
+        return Ok(Some(Packing {
+            trees: optimum(&lp, &x),
+        }));
+    }
+    let fallback = Packing {
+        trees: optimum(&lp, &x),
+    };
+    let tol = lambda * 1e-7;
+    let mut caps = full;
+    let mut need = lambda;
+    let mut chosen: Vec<(Arborescence, f64)> = Vec::new();
+    let mut solves = 0;
+    while need > tol {
+        solves += 2;
+        if solves > MAX_SOLVES {
+            return Ok(Some(fallback));
+        }
+        let Some((value, x)) = lp.solve(&caps) else {
+            return Ok(Some(fallback));
+        };
+        let Some(j) = (0..x.len()).max_by(|&a, &b| x[a].total_cmp(&x[b])) else {
+            return Ok(Some(fallback));
+        };
+        if value < need - tol || x[j] <= tol {
+            return Ok(Some(fallback));
+        }
+        let uses = lp.uses(&lp.cols[j].1);
+        let room = uses
+            .iter()
+            .map(|&(r, u)| caps[r] / u)
+            .fold(f64::INFINITY, f64::min);
+        let mut w = x[j];
+        let most = room.min(need);
+        if most > w + tol {
+            let mut rest = caps.clone();
+            for &(r, u) in &uses {
+                rest[r] = (rest[r] - most * u).max(0.0);
+            }
+            let enough =
+                most >= need - tol || lp.solve(&rest).is_some_and(|(v, _)| v >= need - most - tol);
+            if enough {
+                w = most;
+            }
+        }
+        for &(r, u) in &uses {
+            caps[r] = (caps[r] - w * u).max(0.0);
+        }
+        need -= w;
+        let tree = lp.cols[j].1.clone();
+        match chosen.iter_mut().find(|(t, _)| *t == tree) {
+            Some((_, had)) => *had += w,
+            None => chosen.push((tree, w)),
+        }
+    }
+    let trees = chosen.into_iter().map(|(t, w)| (t, w * unit)).collect();
+    Ok(Some(Packing { trees: vec![trees] }))
+}
+
+/// Most parallel arcs a link becomes in [`disjoint`].
+const MAX_MULTIPLICITY: f64 = 64.0;
+
+/// Edmonds' disjoint trees ([`super::edmonds`]) from `root`, each carrying
+/// one unit of bandwidth, where they apply: every edge one link of its
+/// own (no switch between ranks, no half-duplex cable that two edges
+/// share) and every link a whole number of units, the least bandwidth.
+fn disjoint(topo: &Topology, edges: &[Edge], root: usize) -> Option<Vec<(Arborescence, f64)>> {
+    let mut owner = vec![usize::MAX; topo.links.len()];
+    for (i, e) in edges.iter().enumerate() {
+        let [l] = e.links[..] else { return None };
+        if std::mem::replace(&mut owner[l as usize], i) != usize::MAX {
+            return None;
+        }
+    }
+    let cap = |e: &Edge| crate::cut::capacity(topo, e.links[0] as usize);
+    let unit = edges.iter().map(cap).fold(f64::INFINITY, f64::min);
+    if !(unit > 0.0 && unit.is_finite()) {
+        return None;
+    }
+    let mut arcs = Vec::new();
+    let mut edge_of = Vec::new();
+    for (i, e) in edges.iter().enumerate() {
+        let m = cap(e) / unit;
+        if m > MAX_MULTIPLICITY || (m - m.round()).abs() > 1e-9 * m {
+            return None;
+        }
+        for _ in 0..m.round() as usize {
+            arcs.push((e.from, e.to));
+            edge_of.push(i);
+        }
+    }
+    let found = super::edmonds::disjoint(topo.num_ranks(), root, &arcs, usize::MAX);
+    let mut trees: Vec<(Arborescence, f64)> = Vec::new();
+    for t in found {
+        let tree: Arborescence = t
+            .iter()
+            .map(|&a| if a == usize::MAX { a } else { edge_of[a] })
+            .collect();
+        match trees.iter_mut().find(|(x, _)| *x == tree) {
+            Some((_, w)) => *w += unit,
+            None => trees.push((tree, unit)),
+        }
+    }
+    (!trees.is_empty()).then_some(trees)
+}
+
+/// The concurrent packing's linear program (see [`exact`]): variable λ and
+/// one weight per (root, tree) column; a row per link some edge crosses
+/// (the trees' loads within its capacity, in units of the largest), then
+/// a row per root (λ no more than its trees' total).
+struct Program<'a> {
+    edges: &'a [Edge],
+    roots: &'a [usize],
+    ranks: usize,
+    row_of: Vec<usize>,
+    /// Each link row's capacity, in `unit`s.
+    caps: Vec<f64>,
+    /// Bytes/s of a unit of weight: the largest capacity (`None`: none).
+    unit: Option<f64>,
+    cols: Vec<(usize, Arborescence)>,
+}
+
+impl<'a> Program<'a> {
+    fn new(topo: &Topology, edges: &'a [Edge], roots: &'a [usize]) -> Program<'a> {
+        let mut row_of = vec![usize::MAX; topo.links.len()];
+        let mut caps = Vec::new();
+        for e in edges {
+            for &l in &e.links {
+                if row_of[l as usize] == usize::MAX {
+                    row_of[l as usize] = caps.len();
+                    caps.push(crate::cut::capacity(topo, l as usize));
+                }
+            }
+        }
+        let largest = caps.iter().copied().fold(0.0, f64::max);
+        let unit = (largest > 0.0).then_some(largest);
+        caps.iter_mut().for_each(|c| *c /= largest);
+        Program {
+            edges,
+            roots,
+            ranks: topo.num_ranks(),
+            row_of,
+            caps,
+            unit,
+            cols: Vec::new(),
+        }
+    }
+
+    /// The link rows a tree loads, with how many of its edges cross each.
+    fn uses(&self, tree: &Arborescence) -> Vec<(usize, f64)> {
+        let mut uses: Vec<(usize, f64)> = Vec::new();
+        for &e in tree.iter().filter(|&&e| e != usize::MAX) {
+            for &l in &self.edges[e].links {
+                let r = self.row_of[l as usize];
+                match uses.iter_mut().find(|x| x.0 == r) {
+                    Some(x) => x.1 += 1.0,
+                    None => uses.push((r, 1.0)),
+                }
+            }
+        }
+        uses
+    }
+
+    fn add(&mut self, k: usize, tree: Arborescence) -> bool {
+        if self.cols.iter().any(|(j, t)| *j == k && *t == tree) {
+            return false;
+        }
+        self.cols.push((k, tree));
+        true
+    }
+
+    /// The optimum under link capacities `caps` (in units), pricing in
+    /// new trees until none gains: λ and each column's weight, in units.
+    /// `None` when the tableau would exceed [`MAX_TABLEAU`] or the simplex
+    /// fails.
+    fn solve(&mut self, caps: &[f64]) -> Option<(f64, Vec<f64>)> {
+        let links = self.caps.len();
+        let rows = links + self.roots.len();
+        let mut b = caps.to_vec();
+        b.extend(std::iter::repeat_n(0.0, self.roots.len()));
+        let mut cost = vec![0.0; self.edges.len()];
+        for _ in 0..MAX_PRICING {
+            let width = 1 + self.cols.len() + rows;
+            if rows.saturating_mul(width) > MAX_TABLEAU {
+                return None;
+            }
+            let mut a: Vec<Vec<f64>> = (0..rows)
+                .map(|i| {
+                    let mut row = vec![0.0; 1 + self.cols.len()];
+                    row[0] = if i >= links { 1.0 } else { 0.0 };
+                    row
+                })
+                .collect();
+            for (j, (k, t)) in self.cols.iter().enumerate() {
+                for (r, u) in self.uses(t) {
+                    a[r][1 + j] = u;
+                }
+                a[links + k][1 + j] = -1.0;
+            }
+            let mut c = vec![0.0; 1 + self.cols.len()];
+            c[0] = 1.0;
+            let sol = super::lp::maximize(&a, &b, &c, 50 * width)?;
+            let mut added = false;
+            for (k, &root) in self.roots.iter().enumerate() {
+                for (ce, e) in cost.iter_mut().zip(self.edges) {
+                    *ce = e
+                        .links
+                        .iter()
+                        .map(|&l| sol.duals[self.row_of[l as usize]])
+                        .sum();
+                }
+                let tree = min_arborescence(self.ranks, root, self.edges, &cost)?;
+                let price: f64 = tree
+                    .iter()
+                    .filter(|&&e| e != usize::MAX)
+                    .map(|&e| cost[e])
+                    .sum();
+                if price < sol.duals[links + k] - PRICE_GAIN * sol.value.max(f64::MIN_POSITIVE) {
+                    added |= self.add(k, tree);
+                }
+            }
+            if !added {
+                return Some((sol.value, sol.x[1..].to_vec()));
+            }
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
