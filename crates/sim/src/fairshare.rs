@@ -22,6 +22,11 @@ fn key(x: f64) -> u64 {
     x.max(0.0).to_bits()
 }
 
+/// A heap entry: a share's key and its link, ordered by key then link.
+fn pack(key: u64, link: u32) -> u128 {
+    (key as u128) << 32 | link as u128
+}
+
 #[derive(Clone, Debug, Default)]
 struct Flow {
     /// The route, inline so that a pass over flows reads memory in order.
@@ -84,7 +89,11 @@ pub struct MaxMin {
     frozen: Vec<bool>,
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
-    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// The filling's link shares, packed as `key << 32 | link`.
+    heap: BinaryHeap<Reverse<u128>>,
+    /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
+    /// kept out of the heap (they rarely bind), as a lazy minimum.
+    caps: Vec<(u64, u32)>,
     /// Statistics: recomputations, flows solved, and solve rounds.
     pub recomputed_flows: u64,
     pub recomputes: u64,
@@ -94,7 +103,6 @@ pub struct MaxMin {
     pub rescheduled_flows: u64,
 }
 
-const CAP_ITEM: u32 = 1 << 31;
 const NO_BOTTLENECK: u32 = u32::MAX;
 const CAP_BOTTLENECK: u32 = u32::MAX - 1;
 /// Relative slack in the optimality checks.
@@ -124,6 +132,7 @@ impl MaxMin {
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
             heap: BinaryHeap::new(),
+            caps: Vec::new(),
             recomputed_flows: 0,
             recomputes: 0,
             rounds: 0,
@@ -361,7 +370,8 @@ impl MaxMin {
                 self.unfrozen[li] += 1;
             }
         }
-        self.heap.clear();
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.clear();
         for k in 0..self.comp_links.len() {
             let li = self.comp_links[k] as usize;
             if !all {
@@ -373,47 +383,69 @@ impl MaxMin {
                 }
                 self.rem[li] = (self.rem[li] - fixed).max(0.0);
             }
-            self.heap
-                .push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
+            entries.push(Reverse(pack(key(self.rem[li] / self.wsum[li]), li as u32)));
         }
+        // Built in one go (entries are distinct, so the pop order is the
+        // same however the heap is built).
+        self.heap = BinaryHeap::from(entries);
+        self.caps.clear();
         for &f in &self.comp_flows {
             let fl = &self.flows[f as usize];
             if fl.cap.is_finite() {
-                self.heap
-                    .push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
+                self.caps.push((key(fl.cap / fl.weight), f));
             }
         }
+        // The smallest cap of an unfrozen flow is `caps[cap_at]` once the
+        // caps are sorted; before, `cap_min` is the smallest of them all, a
+        // lower bound that is exact until its flow freezes. Caps and links
+        // are taken in the order of one heap holding both, a link first on
+        // equal keys.
+        let mut cap_min = self.caps.iter().copied().min();
+        let mut sorted = false;
+        let mut cap_at = 0;
         let mut level = 0.0f64;
         // Once every affected flow is frozen, what is left in the heap
         // (caps not reached, links whose flows are all frozen) changes
         // nothing.
         let mut left = self.comp_flows.len();
         while left > 0 {
-            let Some(Reverse((k, item, _))) = self.heap.pop() else {
-                break;
-            };
-            if item & CAP_ITEM != 0 {
-                let f = item & !CAP_ITEM;
-                if !self.frozen[f as usize] {
-                    let share = f64::from_bits(k);
+            if let Some((ck, cf)) = cap_min {
+                if self.heap.peek().is_none_or(|e| ck < (e.0 >> 32) as u64) {
+                    if self.frozen[cf as usize] {
+                        if !sorted {
+                            self.caps.sort_unstable();
+                            sorted = true;
+                        }
+                        while cap_at < self.caps.len() && self.frozen[self.caps[cap_at].1 as usize] {
+                            cap_at += 1;
+                        }
+                        cap_min = self.caps.get(cap_at).copied();
+                        continue;
+                    }
+                    let share = f64::from_bits(ck);
                     level = if share <= level * (1.0 + LEVEL_TOLERANCE) {
                         level
                     } else {
                         share
                     };
-                    let cap = self.flows[f as usize].cap;
-                    self.freeze(f, cap, CAP_BOTTLENECK);
+                    let cap = self.flows[cf as usize].cap;
+                    self.freeze(cf, cap, CAP_BOTTLENECK);
                     left -= 1;
+                    continue;
                 }
-                continue;
             }
+            let Some(Reverse(entry)) = self.heap.pop() else {
+                break;
+            };
+            let k = (entry >> 32) as u64;
+            let item = entry as u32;
             let li = item as usize;
             if self.unfrozen[li] == 0 {
                 continue;
             }
             let share = (self.rem[li] / self.wsum[li]).max(0.0);
             if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
-                self.heap.push(Reverse((key(share), item, 0)));
+                self.heap.push(Reverse(pack(key(share), item)));
                 continue;
             }
             let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
