@@ -27,6 +27,7 @@ fn pack(key: u64, link: u32) -> u128 {
     (key as u128) << 32 | link as u128
 }
 
+/// A flow's cold state: what only starting, ending and rescheduling read.
 #[derive(Clone, Debug, Default)]
 struct Flow {
     /// The route, inline so that a pass over flows reads memory in order.
@@ -34,14 +35,66 @@ struct Flow {
     /// Position of this flow in each of its links' flow lists (inline for
     /// short routes, which are the ones where a pointer chase shows).
     pos: SmallVec<[u32; 4]>,
-    weight: f64,
     /// Largest rate the flow may take (bytes/s), `f64::INFINITY` when uncapped.
     cap: f64,
-    rate: f64,
     /// Bytes left as of `since`.
     remaining: f64,
     since: f64,
     active: bool,
+}
+
+/// A flow's hot state: everything a scan of a link's flow list reads,
+/// in one record (one cache line per flow touched, not six).
+#[derive(Clone, Copy, Debug)]
+struct Hot {
+    rate: f64,
+    weight: f64,
+    /// The rate the current solve gives the flow.
+    new_rate: f64,
+    /// The solve (`MaxMin::generation`) whose affected set holds the flow.
+    mark: u32,
+    /// The link whose saturation fixes the rate (or `CAP_BOTTLENECK`).
+    bottleneck: u32,
+    new_bottleneck: u32,
+    frozen: bool,
+}
+
+impl Default for Hot {
+    fn default() -> Hot {
+        Hot {
+            rate: 0.0,
+            weight: 0.0,
+            new_rate: 0.0,
+            mark: 0,
+            bottleneck: NO_BOTTLENECK,
+            new_bottleneck: NO_BOTTLENECK,
+            frozen: false,
+        }
+    }
+}
+
+/// A link's state during a solve.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkState {
+    /// Capacity left and weight of the unfrozen affected flows, while filling.
+    rem: f64,
+    wsum: f64,
+    /// What the filling starts from for the current affected set: the
+    /// capacity the outside flows leave, and the affected flows' weight
+    /// (summed in the set's order, so extending it as the set grows gives
+    /// the bits a sum from scratch gives).
+    rem0: f64,
+    wsum0: f64,
+    unfrozen: u32,
+    /// Hops of affected flows on the link: when it is the length of the
+    /// link's flow list, no outside flow crosses the link.
+    inset: u32,
+    /// The filling (`MaxMin::link_generation`) that took the link up.
+    mark: u32,
+    /// The link's index in `comp_links`.
+    at: u32,
+    /// The setup (`MaxMin::touch_generation`) that set the link up last.
+    touch: u32,
 }
 
 /// A flow whose rate, and so its completion time, changed.
@@ -63,6 +116,11 @@ pub struct Reschedule {
 /// repeated. Flows are coupled only through saturated links, so the affected
 /// set stays small unless the network really is coupled; when it grows past
 /// half the active flows, all active flows are solved at once.
+///
+/// A repeated solve sets up again only the links the new flows cross (the
+/// others keep the outside load, weight sum and heap entry they had), and
+/// skips the outside-load scans and the checks on links no outside flow
+/// crosses: the same arithmetic, in the same order, as a solve from scratch.
 pub struct MaxMin {
     capacity: Vec<f64>,
     /// Active flows on each link: (flow, index of the link in the flow's
@@ -70,25 +128,22 @@ pub struct MaxMin {
     /// cache line, not two.
     on_link: Vec<SmallVec<[(u32, u32); 2]>>,
     flows: Vec<Flow>,
+    hot: Vec<Hot>,
     dirty: Vec<u32>,
     /// Active flows (and each one's index in this list).
     active: Vec<u32>,
     active_pos: Vec<u32>,
-    /// The link whose saturation fixes each flow's rate (or `CAP_BOTTLENECK`).
-    bottleneck: Vec<u32>,
     // Scratch for recomputation, reused across calls.
-    new_bottleneck: Vec<u32>,
-    link_mark: Vec<u32>,
+    link: Vec<LinkState>,
     link_generation: u32,
-    flow_mark: Vec<u32>,
+    touch_generation: u32,
     generation: u32,
-    rem: Vec<f64>,
-    wsum: Vec<f64>,
-    unfrozen: Vec<u32>,
-    new_rate: Vec<f64>,
-    frozen: Vec<bool>,
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
+    /// Each of `comp_links`' first heap entry, in its order.
+    entries: Vec<Reverse<u128>>,
+    /// Links whose setup the flows that joined the set change.
+    touched: Vec<u32>,
     /// The filling's link shares, packed as `key << 32 | link`.
     heap: BinaryHeap<Reverse<u128>>,
     /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
@@ -115,22 +170,18 @@ impl MaxMin {
             capacity,
             on_link: vec![SmallVec::new(); n],
             flows: Vec::new(),
+            hot: Vec::new(),
             dirty: Vec::new(),
             active: Vec::new(),
             active_pos: Vec::new(),
-            bottleneck: Vec::new(),
-            new_bottleneck: Vec::new(),
-            link_mark: vec![0; n],
+            link: vec![LinkState::default(); n],
             link_generation: 0,
-            flow_mark: Vec::new(),
+            touch_generation: 0,
             generation: 0,
-            rem: vec![0.0; n],
-            wsum: vec![0.0; n],
-            unfrozen: vec![0; n],
-            new_rate: Vec::new(),
-            frozen: Vec::new(),
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
+            entries: Vec::new(),
+            touched: Vec::new(),
             heap: BinaryHeap::new(),
             caps: Vec::new(),
             recomputed_flows: 0,
@@ -198,12 +249,8 @@ impl MaxMin {
         let i = id as usize;
         if i >= self.flows.len() {
             self.flows.resize_with(i + 1, Flow::default);
-            self.flow_mark.resize(i + 1, 0);
-            self.new_rate.resize(i + 1, 0.0);
-            self.frozen.resize(i + 1, false);
+            self.hot.resize(i + 1, Hot::default());
             self.active_pos.resize(i + 1, 0);
-            self.bottleneck.resize(i + 1, NO_BOTTLENECK);
-            self.new_bottleneck.resize(i + 1, NO_BOTTLENECK);
         }
         self.active_pos[i] = self.active.len() as u32;
         self.active.push(id);
@@ -216,13 +263,14 @@ impl MaxMin {
             f.pos.push(self.on_link[l as usize].len() as u32);
             self.on_link[l as usize].push((id, hop as u32));
         }
-        f.weight = weight;
         f.cap = cap;
-        f.rate = rate;
         f.remaining = bytes;
         f.since = now;
         f.active = true;
-        self.bottleneck[i] = bottleneck;
+        let h = &mut self.hot[i];
+        h.weight = weight;
+        h.rate = rate;
+        h.bottleneck = bottleneck;
     }
 
     /// Ends flow `id`.
@@ -271,7 +319,7 @@ impl MaxMin {
 
     /// Current rate of a flow (bytes/s).
     pub fn rate(&self, id: u32) -> f64 {
-        self.flows[id as usize].rate
+        self.hot[id as usize].rate
     }
 
     /// Recomputes the rates affected by the flows started or ended since the
@@ -288,14 +336,17 @@ impl MaxMin {
         let dirty = std::mem::take(&mut self.dirty);
         for &l in &dirty {
             for &(f, _) in &self.on_link[l as usize] {
-                if self.flow_mark[f as usize] != generation {
-                    self.flow_mark[f as usize] = generation;
+                let h = &mut self.hot[f as usize];
+                if h.mark != generation {
+                    h.mark = generation;
                     self.comp_flows.push(f);
                 }
             }
         }
         self.dirty = dirty;
         self.dirty.clear();
+        // Flows of the set whose links are set up for the filling.
+        let mut set_up = 0;
         loop {
             self.rounds += 1;
             if self.comp_flows.len() * 2 > self.active.len() {
@@ -304,11 +355,14 @@ impl MaxMin {
                 self.comp_flows.clear();
                 self.comp_flows.extend_from_slice(&self.active);
                 for &f in &self.active {
-                    self.flow_mark[f as usize] = generation;
+                    self.hot[f as usize].mark = generation;
                 }
+                self.set_up(true, 0);
                 self.fill(true);
                 break;
             }
+            self.set_up(false, set_up);
+            set_up = self.comp_flows.len();
             self.fill(false);
             if !self.expand() {
                 break;
@@ -318,15 +372,17 @@ impl MaxMin {
         let before = out.len();
         for idx in 0..self.comp_flows.len() {
             let id = self.comp_flows[idx];
-            self.bottleneck[id as usize] = self.new_bottleneck[id as usize];
-            let f = &mut self.flows[id as usize];
-            let rate = self.new_rate[id as usize];
-            if rate.to_bits() == f.rate.to_bits() {
+            let h = &mut self.hot[id as usize];
+            h.bottleneck = h.new_bottleneck;
+            let rate = h.new_rate;
+            if rate.to_bits() == h.rate.to_bits() {
                 continue;
             }
-            f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
+            let old = h.rate;
+            h.rate = rate;
+            let f = &mut self.flows[id as usize];
+            f.remaining = (f.remaining - old * (now - f.since)).max(0.0);
             f.since = now;
-            f.rate = rate;
             let end = if rate > 0.0 {
                 now + f.remaining / rate
             } else {
@@ -338,11 +394,78 @@ impl MaxMin {
     }
 
     fn in_set(&self, f: u32) -> bool {
-        self.flow_mark[f as usize] == self.generation
+        self.hot[f as usize].mark == self.generation
     }
 
-    /// Progressive filling of the affected flows on the capacity the other
-    /// flows (at their current rates) leave.
+    /// Sets up the links of the affected flows for the filling: on each,
+    /// the capacity the other flows (at their current rates) leave, the
+    /// affected flows' weight, and its first heap entry. `from`: the flows
+    /// of the set (its first ones) whose links are set up already; only the
+    /// links the flows after them cross are set up again, as nothing
+    /// changed on the others.
+    ///
+    /// `all`: the affected flows are all the active flows, so no other flow
+    /// leaves anything to subtract.
+    fn set_up(&mut self, all: bool, from: usize) {
+        if from == 0 {
+            self.link_generation = self.link_generation.wrapping_add(1);
+            self.comp_links.clear();
+            self.entries.clear();
+            self.caps.clear();
+        }
+        let lg = self.link_generation;
+        self.touch_generation = self.touch_generation.wrapping_add(1);
+        let tg = self.touch_generation;
+        self.touched.clear();
+        for idx in from..self.comp_flows.len() {
+            let f = self.comp_flows[idx];
+            let w = self.hot[f as usize].weight;
+            let fl = &self.flows[f as usize];
+            if fl.cap.is_finite() {
+                self.caps.push((key(fl.cap / w), f));
+            }
+            for &l in &fl.links {
+                let li = l as usize;
+                let ls = &mut self.link[li];
+                if ls.mark != lg {
+                    ls.mark = lg;
+                    ls.at = self.comp_links.len() as u32;
+                    ls.wsum0 = 0.0;
+                    ls.inset = 0;
+                    self.comp_links.push(l);
+                    self.entries.push(Reverse(0));
+                }
+                if ls.touch != tg {
+                    ls.touch = tg;
+                    self.touched.push(l);
+                }
+                ls.wsum0 += w;
+                ls.inset += 1;
+            }
+        }
+        for k in 0..self.touched.len() {
+            let li = self.touched[k] as usize;
+            let cap = self.capacity[li];
+            let rem0 = if all {
+                cap
+            } else if self.link[li].inset as usize == self.on_link[li].len() {
+                (cap - 0.0).max(0.0)
+            } else {
+                let mut fixed = 0.0;
+                for &(h, _) in &self.on_link[li] {
+                    if !self.in_set(h) {
+                        fixed += self.hot[h as usize].rate;
+                    }
+                }
+                (cap - fixed).max(0.0)
+            };
+            let ls = &mut self.link[li];
+            ls.rem0 = rem0;
+            self.entries[ls.at as usize] = Reverse(pack(key(rem0 / ls.wsum0), li as u32));
+        }
+    }
+
+    /// Progressive filling of the affected flows from their links' setup.
     ///
     /// Freezing flows at the current level never lowers a link's share (each
     /// frozen flow takes at most the share it leaves), so link keys only grow:
@@ -351,50 +474,21 @@ impl MaxMin {
     /// `all`: the affected flows are all the active flows, so every flow on
     /// their links is affected and nothing needs checking flow by flow.
     fn fill(&mut self, all: bool) {
-        self.link_generation = self.link_generation.wrapping_add(1);
-        let lg = self.link_generation;
-        self.comp_links.clear();
-        for &f in &self.comp_flows {
-            let fl = &self.flows[f as usize];
-            self.frozen[f as usize] = false;
-            for &l in &fl.links {
-                let li = l as usize;
-                if self.link_mark[li] != lg {
-                    self.link_mark[li] = lg;
-                    self.comp_links.push(l);
-                    self.rem[li] = self.capacity[li];
-                    self.wsum[li] = 0.0;
-                    self.unfrozen[li] = 0;
-                }
-                self.wsum[li] += fl.weight;
-                self.unfrozen[li] += 1;
-            }
+        for &l in &self.comp_links {
+            let ls = &mut self.link[l as usize];
+            ls.rem = ls.rem0;
+            ls.wsum = ls.wsum0;
+            ls.unfrozen = ls.inset;
         }
-        let mut entries = std::mem::take(&mut self.heap).into_vec();
-        entries.clear();
-        for k in 0..self.comp_links.len() {
-            let li = self.comp_links[k] as usize;
-            if !all {
-                let mut fixed = 0.0;
-                for &(h, _) in &self.on_link[li] {
-                    if !self.in_set(h) {
-                        fixed += self.flows[h as usize].rate;
-                    }
-                }
-                self.rem[li] = (self.rem[li] - fixed).max(0.0);
-            }
-            entries.push(Reverse(pack(key(self.rem[li] / self.wsum[li]), li as u32)));
+        for &f in &self.comp_flows {
+            self.hot[f as usize].frozen = false;
         }
         // Built in one go (entries are distinct, so the pop order is the
         // same however the heap is built).
-        self.heap = BinaryHeap::from(entries);
-        self.caps.clear();
-        for &f in &self.comp_flows {
-            let fl = &self.flows[f as usize];
-            if fl.cap.is_finite() {
-                self.caps.push((key(fl.cap / fl.weight), f));
-            }
-        }
+        let mut heap = std::mem::take(&mut self.heap).into_vec();
+        heap.clear();
+        heap.extend_from_slice(&self.entries);
+        self.heap = BinaryHeap::from(heap);
         // The smallest cap of an unfrozen flow is `caps[cap_at]` once the
         // caps are sorted; before, `cap_min` is the smallest of them all, a
         // lower bound that is exact until its flow freezes. Caps and links
@@ -411,12 +505,14 @@ impl MaxMin {
         while left > 0 {
             if let Some((ck, cf)) = cap_min {
                 if self.heap.peek().is_none_or(|e| ck < (e.0 >> 32) as u64) {
-                    if self.frozen[cf as usize] {
+                    if self.hot[cf as usize].frozen {
                         if !sorted {
                             self.caps.sort_unstable();
                             sorted = true;
                         }
-                        while cap_at < self.caps.len() && self.frozen[self.caps[cap_at].1 as usize] {
+                        while cap_at < self.caps.len()
+                            && self.hot[self.caps[cap_at].1 as usize].frozen
+                        {
                             cap_at += 1;
                         }
                         cap_min = self.caps.get(cap_at).copied();
@@ -438,14 +534,14 @@ impl MaxMin {
                 break;
             };
             let k = (entry >> 32) as u64;
-            let item = entry as u32;
-            let li = item as usize;
-            if self.unfrozen[li] == 0 {
+            let li = entry as u32 as usize;
+            let ls = &self.link[li];
+            if ls.unfrozen == 0 {
                 continue;
             }
-            let share = (self.rem[li] / self.wsum[li]).max(0.0);
+            let share = (ls.rem / ls.wsum).max(0.0);
             if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
-                self.heap.push(Reverse(pack(key(share), item)));
+                self.heap.push(Reverse(pack(key(share), li as u32)));
                 continue;
             }
             let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
@@ -457,8 +553,9 @@ impl MaxMin {
             // Freeze every unfrozen affected flow of this bottleneck at the level.
             for k in 0..self.on_link[li].len() {
                 let f = self.on_link[li][k].0;
-                if (all || self.in_set(f)) && !self.frozen[f as usize] {
-                    let rate = lambda * self.flows[f as usize].weight;
+                let h = &self.hot[f as usize];
+                if (all || h.mark == self.generation) && !h.frozen {
+                    let rate = lambda * h.weight;
                     self.freeze(f, rate, li as u32);
                     left -= 1;
                 }
@@ -467,16 +564,16 @@ impl MaxMin {
     }
 
     fn freeze(&mut self, f: u32, rate: f64, bottleneck: u32) {
-        self.frozen[f as usize] = true;
-        self.new_rate[f as usize] = rate;
-        self.new_bottleneck[f as usize] = bottleneck;
-        let flow = &self.flows[f as usize];
-        let w = flow.weight;
-        for &l in &flow.links {
-            let l = l as usize;
-            self.rem[l] -= rate;
-            self.wsum[l] -= w;
-            self.unfrozen[l] -= 1;
+        let h = &mut self.hot[f as usize];
+        h.frozen = true;
+        h.new_rate = rate;
+        h.new_bottleneck = bottleneck;
+        let w = h.weight;
+        for &l in &self.flows[f as usize].links {
+            let ls = &mut self.link[l as usize];
+            ls.rem -= rate;
+            ls.wsum -= w;
+            ls.unfrozen -= 1;
         }
     }
 
@@ -489,6 +586,11 @@ impl MaxMin {
         for k in 0..self.comp_links.len() {
             let l = self.comp_links[k];
             let li = l as usize;
+            // No outside flow crosses the link (flows that join the set
+            // below only make more of them affected).
+            if self.link[li].inset as usize == self.on_link[li].len() {
+                continue;
+            }
             let mut load = 0.0;
             let mut outside = false;
             // Largest normalised rate among affected flows on the link, and
@@ -496,17 +598,17 @@ impl MaxMin {
             let mut max_in = 0.0f64;
             let mut max_in_bottlenecked = 0.0f64;
             for &(f, _) in &self.on_link[li] {
-                let fl = &self.flows[f as usize];
-                if self.flow_mark[f as usize] == generation {
-                    let r = self.new_rate[f as usize];
+                let h = &self.hot[f as usize];
+                if h.mark == generation {
+                    let r = h.new_rate;
                     load += r;
-                    let rho = r / fl.weight;
+                    let rho = r / h.weight;
                     max_in = max_in.max(rho);
-                    if self.new_bottleneck[f as usize] == l {
+                    if h.new_bottleneck == l {
                         max_in_bottlenecked = max_in_bottlenecked.max(rho);
                     }
                 } else {
-                    load += fl.rate;
+                    load += h.rate;
                     outside = true;
                 }
             }
@@ -517,21 +619,21 @@ impl MaxMin {
             let over = load > cap * (1.0 + CHECK_TOLERANCE);
             let tight = load >= cap * (1.0 - CHECK_TOLERANCE);
             for idx in 0..self.on_link[li].len() {
-                let h = self.on_link[li][idx].0;
-                if self.flow_mark[h as usize] == generation {
+                let hf = self.on_link[li][idx].0;
+                let h = &mut self.hot[hf as usize];
+                if h.mark == generation {
                     continue;
                 }
-                let fl = &self.flows[h as usize];
-                let rho = fl.rate / fl.weight;
+                let rho = h.rate / h.weight;
                 let violated = over
                     // An affected flow bottlenecked here gets less than h.
                     || (tight && max_in_bottlenecked > 0.0 && rho > max_in_bottlenecked * (1.0 + CHECK_TOLERANCE))
                     // h's bottleneck is here but it is no longer saturated, or h is no longer the largest.
-                    || (self.bottleneck[h as usize] == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
-                    || self.bottleneck[h as usize] == NO_BOTTLENECK;
+                    || (h.bottleneck == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
+                    || h.bottleneck == NO_BOTTLENECK;
                 if violated {
-                    self.flow_mark[h as usize] = generation;
-                    self.comp_flows.push(h);
+                    h.mark = generation;
+                    self.comp_flows.push(hf);
                 }
             }
         }
