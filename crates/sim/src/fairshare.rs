@@ -14,6 +14,37 @@ use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Adds to a work counter in builds with the `counters` feature; nothing otherwise.
+macro_rules! count {
+    ($self:ident . $field:ident += $n:expr) => {
+        #[cfg(feature = "counters")]
+        {
+            $self.counts.$field += $n as u64;
+        }
+    };
+}
+
+/// The solver's work, counted with the `counters` feature and printed per
+/// solve when the solver is dropped.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
+struct Counts {
+    /// Fillings (passes), and the flows they filled.
+    passes: u64,
+    filled: u64,
+    /// Entries of links' flow lists read: outside loads, the filling's
+    /// freezes, the checks; and link updates as flows freeze.
+    touch_setup: u64,
+    touch_freeze: u64,
+    touch_check: u64,
+    touch_route: u64,
+    pushes: u64,
+    pops: u64,
+    /// Flows of the final sets, and those whose rate came out unchanged.
+    final_flows: u64,
+    unchanged: u64,
+}
+
 /// Relative tolerance under which two fair-share levels are the same level.
 pub const LEVEL_TOLERANCE: f64 = 1e-12;
 
@@ -149,6 +180,7 @@ pub struct MaxMin {
     /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
     /// kept out of the heap (they rarely bind), as a lazy minimum.
     caps: Vec<(u64, u32)>,
+    counts: Counts,
     /// Statistics: recomputations, flows solved, and solve rounds.
     pub recomputed_flows: u64,
     pub recomputes: u64,
@@ -184,6 +216,7 @@ impl MaxMin {
             touched: Vec::new(),
             heap: BinaryHeap::new(),
             caps: Vec::new(),
+            counts: Counts::default(),
             recomputed_flows: 0,
             recomputes: 0,
             rounds: 0,
@@ -369,6 +402,7 @@ impl MaxMin {
             }
         }
         self.recomputed_flows += self.comp_flows.len() as u64;
+        count!(self.final_flows += self.comp_flows.len());
         let before = out.len();
         for idx in 0..self.comp_flows.len() {
             let id = self.comp_flows[idx];
@@ -391,6 +425,7 @@ impl MaxMin {
             out.push(Reschedule { flow: id, end });
         }
         self.rescheduled_flows += (out.len() - before) as u64;
+        count!(self.unchanged += self.comp_flows.len() - (out.len() - before));
     }
 
     fn in_set(&self, f: u32) -> bool {
@@ -451,6 +486,7 @@ impl MaxMin {
             } else if self.link[li].inset as usize == self.on_link[li].len() {
                 (cap - 0.0).max(0.0)
             } else {
+                count!(self.touch_setup += self.on_link[li].len());
                 let mut fixed = 0.0;
                 for &(h, _) in &self.on_link[li] {
                     if !self.in_set(h) {
@@ -489,6 +525,9 @@ impl MaxMin {
         heap.clear();
         heap.extend_from_slice(&self.entries);
         self.heap = BinaryHeap::from(heap);
+        count!(self.passes += 1);
+        count!(self.filled += self.comp_flows.len());
+        count!(self.pushes += self.entries.len());
         // The smallest cap of an unfrozen flow is `caps[cap_at]` once the
         // caps are sorted; before, `cap_min` is the smallest of them all, a
         // lower bound that is exact until its flow freezes. Caps and links
@@ -533,6 +572,7 @@ impl MaxMin {
             let Some(Reverse(entry)) = self.heap.pop() else {
                 break;
             };
+            count!(self.pops += 1);
             let k = (entry >> 32) as u64;
             let li = entry as u32 as usize;
             let ls = &self.link[li];
@@ -542,6 +582,7 @@ impl MaxMin {
             let share = (ls.rem / ls.wsum).max(0.0);
             if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
                 self.heap.push(Reverse(pack(key(share), li as u32)));
+                count!(self.pushes += 1);
                 continue;
             }
             let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
@@ -551,6 +592,7 @@ impl MaxMin {
             };
             level = lambda;
             // Freeze every unfrozen affected flow of this bottleneck at the level.
+            count!(self.touch_freeze += self.on_link[li].len());
             for k in 0..self.on_link[li].len() {
                 let f = self.on_link[li][k].0;
                 let h = &self.hot[f as usize];
@@ -569,6 +611,7 @@ impl MaxMin {
         h.new_rate = rate;
         h.new_bottleneck = bottleneck;
         let w = h.weight;
+        count!(self.touch_route += self.flows[f as usize].links.len());
         for &l in &self.flows[f as usize].links {
             let ls = &mut self.link[l as usize];
             ls.rem -= rate;
@@ -591,6 +634,7 @@ impl MaxMin {
             if self.link[li].inset as usize == self.on_link[li].len() {
                 continue;
             }
+            count!(self.touch_check += self.on_link[li].len());
             let mut load = 0.0;
             let mut outside = false;
             // Largest normalised rate among affected flows on the link, and
@@ -615,6 +659,7 @@ impl MaxMin {
             if !outside {
                 continue;
             }
+            count!(self.touch_check += self.on_link[li].len());
             let cap = self.capacity[li];
             let over = load > cap * (1.0 + CHECK_TOLERANCE);
             let tight = load >= cap * (1.0 - CHECK_TOLERANCE);
@@ -638,6 +683,33 @@ impl MaxMin {
             }
         }
         self.comp_flows.len() > before
+    }
+}
+
+#[cfg(feature = "counters")]
+impl Drop for MaxMin {
+    fn drop(&mut self) {
+        let c = &self.counts;
+        let n = self.recomputes.max(1) as f64;
+        let per = |x: u64| x as f64 / n;
+        eprintln!(
+            "maxmin counters: {} solves; per solve: {:.2} passes, {:.1} flows filled, \
+             {:.1} in the final set ({:.1}% unchanged), link-flow touches {:.0} \
+             (outside loads {:.0}, freezes {:.0}, checks {:.0}, route updates {:.0}), \
+             heap pushes {:.1}, pops {:.1}",
+            self.recomputes,
+            per(c.passes),
+            per(c.filled),
+            per(c.final_flows),
+            100.0 * c.unchanged as f64 / c.final_flows.max(1) as f64,
+            per(c.touch_setup + c.touch_freeze + c.touch_check + c.touch_route),
+            per(c.touch_setup),
+            per(c.touch_freeze),
+            per(c.touch_check),
+            per(c.touch_route),
+            per(c.pushes),
+            per(c.pops),
+        );
     }
 }
 
