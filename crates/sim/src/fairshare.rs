@@ -11,8 +11,26 @@
 //! The tree-broadcast paper's reservation rule is `calendar::Calendar`.
 
 use smallvec::SmallVec;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+thread_local! {
+    /// Solvers made on this thread start every solve from all the flows on
+    /// the changed links (see [`with_full_start`]).
+    static FULL_START: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the solvers it makes on this thread starting every solve
+/// from all the flows on the links whose flows changed, not the pruned set:
+/// the same allocation up to rounding, for the tests that measure how far
+/// rounding moves a run.
+pub fn with_full_start<T>(f: impl FnOnce() -> T) -> T {
+    let old = FULL_START.with(|c| c.replace(true));
+    let out = f();
+    FULL_START.with(|c| c.set(old));
+    out
+}
 
 /// Adds to a work counter in builds with the `counters` feature; nothing otherwise.
 macro_rules! count {
@@ -160,7 +178,12 @@ pub struct MaxMin {
     on_link: Vec<SmallVec<[(u32, u32); 2]>>,
     flows: Vec<Flow>,
     hot: Vec<Hot>,
+    /// Links whose flows changed since the last solve, in order: a link a
+    /// flow joined (or whose flow's cap changed), or, marked `LEFT`, one a
+    /// flow left.
     dirty: Vec<u32>,
+    /// Whether a solve starts from the pruned set (see `recompute`).
+    pruned: bool,
     /// Active flows (and each one's index in this list).
     active: Vec<u32>,
     active_pos: Vec<u32>,
@@ -180,6 +203,7 @@ pub struct MaxMin {
     /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
     /// kept out of the heap (they rarely bind), as a lazy minimum.
     caps: Vec<(u64, u32)>,
+    #[cfg_attr(not(feature = "counters"), allow(dead_code))]
     counts: Counts,
     /// Statistics: recomputations, flows solved, and solve rounds.
     pub recomputed_flows: u64,
@@ -191,6 +215,8 @@ pub struct MaxMin {
 }
 
 const NO_BOTTLENECK: u32 = u32::MAX;
+/// Marks a link in `dirty` as one a flow left.
+const LEFT: u32 = 1 << 31;
 const CAP_BOTTLENECK: u32 = u32::MAX - 1;
 /// Relative slack in the optimality checks.
 const CHECK_TOLERANCE: f64 = 1e-11;
@@ -204,6 +230,7 @@ impl MaxMin {
             flows: Vec::new(),
             hot: Vec::new(),
             dirty: Vec::new(),
+            pruned: !FULL_START.with(Cell::get),
             active: Vec::new(),
             active_pos: Vec::new(),
             link: vec![LinkState::default(); n],
@@ -329,7 +356,7 @@ impl MaxMin {
             }
         }
         let f = &mut self.flows[id as usize];
-        self.dirty.extend_from_slice(&f.links);
+        self.dirty.extend(f.links.iter().map(|&l| l | LEFT));
         f.links.clear();
         f.pos.clear();
     }
@@ -361,23 +388,32 @@ impl MaxMin {
         if self.dirty.is_empty() {
             return;
         }
-        self.recomputes += 1;
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
-        // The initial affected set: every flow on a link whose set of flows changed.
+        // The initial affected set: every flow on a link a flow joined; on a
+        // link a flow left, only the flows bottlenecked there (the others
+        // are held by another link, which nothing changed). The checks add
+        // any other flow whose rate can move.
         self.comp_flows.clear();
-        let dirty = std::mem::take(&mut self.dirty);
-        for &l in &dirty {
+        let pruned = self.pruned;
+        for &d in &self.dirty {
+            let l = d & !LEFT;
+            let held_only = pruned && d & LEFT != 0;
             for &(f, _) in &self.on_link[l as usize] {
                 let h = &mut self.hot[f as usize];
-                if h.mark != generation {
+                if h.mark != generation && (!held_only || h.bottleneck == l) {
                     h.mark = generation;
                     self.comp_flows.push(f);
                 }
             }
         }
-        self.dirty = dirty;
         self.dirty.clear();
+        if self.comp_flows.is_empty() {
+            // Flows only left links where no flow was held: every flow keeps
+            // its rate, exactly.
+            return;
+        }
+        self.recomputes += 1;
         // Flows of the set whose links are set up for the filling.
         let mut set_up = 0;
         loop {
