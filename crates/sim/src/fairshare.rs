@@ -11,8 +11,57 @@
 //! The tree-broadcast paper's reservation rule is `calendar::Calendar`.
 
 use smallvec::SmallVec;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+thread_local! {
+    /// Solvers made on this thread start every solve from all the flows on
+    /// the changed links (see [`with_full_start`]).
+    static FULL_START: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the solvers it makes on this thread starting every solve
+/// from all the flows on the links whose flows changed, not the pruned set:
+/// the same allocation up to rounding, for the tests that measure how far
+/// rounding moves a run.
+pub fn with_full_start<T>(f: impl FnOnce() -> T) -> T {
+    let old = FULL_START.with(|c| c.replace(true));
+    let out = f();
+    FULL_START.with(|c| c.set(old));
+    out
+}
+
+/// Adds to a work counter in builds with the `counters` feature; nothing otherwise.
+macro_rules! count {
+    ($self:ident . $field:ident += $n:expr) => {
+        #[cfg(feature = "counters")]
+        {
+            $self.counts.$field += $n as u64;
+        }
+    };
+}
+
+/// The solver's work, counted with the `counters` feature and printed per
+/// solve when the solver is dropped.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(not(feature = "counters"), allow(dead_code))]
+struct Counts {
+    /// Fillings (passes), and the flows they filled.
+    passes: u64,
+    filled: u64,
+    /// Entries of links' flow lists read: outside loads, the filling's
+    /// freezes, the checks; and link updates as flows freeze.
+    touch_setup: u64,
+    touch_freeze: u64,
+    touch_check: u64,
+    touch_route: u64,
+    pushes: u64,
+    pops: u64,
+    /// Flows of the final sets, and those whose rate came out unchanged.
+    final_flows: u64,
+    unchanged: u64,
+}
 
 /// Relative tolerance under which two fair-share levels are the same level.
 pub const LEVEL_TOLERANCE: f64 = 1e-12;
@@ -22,6 +71,12 @@ fn key(x: f64) -> u64 {
     x.max(0.0).to_bits()
 }
 
+/// A heap entry: a share's key and its link, ordered by key then link.
+fn pack(key: u64, link: u32) -> u128 {
+    (key as u128) << 32 | link as u128
+}
+
+/// A flow's cold state: what only starting, ending and rescheduling read.
 #[derive(Clone, Debug, Default)]
 struct Flow {
     /// The route, inline so that a pass over flows reads memory in order.
@@ -29,14 +84,66 @@ struct Flow {
     /// Position of this flow in each of its links' flow lists (inline for
     /// short routes, which are the ones where a pointer chase shows).
     pos: SmallVec<[u32; 4]>,
-    weight: f64,
     /// Largest rate the flow may take (bytes/s), `f64::INFINITY` when uncapped.
     cap: f64,
-    rate: f64,
     /// Bytes left as of `since`.
     remaining: f64,
     since: f64,
     active: bool,
+}
+
+/// A flow's hot state: everything a scan of a link's flow list reads,
+/// in one record (one cache line per flow touched, not six).
+#[derive(Clone, Copy, Debug)]
+struct Hot {
+    rate: f64,
+    weight: f64,
+    /// The rate the current solve gives the flow.
+    new_rate: f64,
+    /// The solve (`MaxMin::generation`) whose affected set holds the flow.
+    mark: u32,
+    /// The link whose saturation fixes the rate (or `CAP_BOTTLENECK`).
+    bottleneck: u32,
+    new_bottleneck: u32,
+    frozen: bool,
+}
+
+impl Default for Hot {
+    fn default() -> Hot {
+        Hot {
+            rate: 0.0,
+            weight: 0.0,
+            new_rate: 0.0,
+            mark: 0,
+            bottleneck: NO_BOTTLENECK,
+            new_bottleneck: NO_BOTTLENECK,
+            frozen: false,
+        }
+    }
+}
+
+/// A link's state during a solve.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkState {
+    /// Capacity left and weight of the unfrozen affected flows, while filling.
+    rem: f64,
+    wsum: f64,
+    /// What the filling starts from for the current affected set: the
+    /// capacity the outside flows leave, and the affected flows' weight
+    /// (summed in the set's order, so extending it as the set grows gives
+    /// the bits a sum from scratch gives).
+    rem0: f64,
+    wsum0: f64,
+    unfrozen: u32,
+    /// Hops of affected flows on the link: when it is the length of the
+    /// link's flow list, no outside flow crosses the link.
+    inset: u32,
+    /// The filling (`MaxMin::link_generation`) that took the link up.
+    mark: u32,
+    /// The link's index in `comp_links`.
+    at: u32,
+    /// The setup (`MaxMin::touch_generation`) that set the link up last.
+    touch: u32,
 }
 
 /// A flow whose rate, and so its completion time, changed.
@@ -58,6 +165,11 @@ pub struct Reschedule {
 /// repeated. Flows are coupled only through saturated links, so the affected
 /// set stays small unless the network really is coupled; when it grows past
 /// half the active flows, all active flows are solved at once.
+///
+/// A repeated solve sets up again only the links the new flows cross (the
+/// others keep the outside load, weight sum and heap entry they had), and
+/// skips the outside-load scans and the checks on links no outside flow
+/// crosses: the same arithmetic, in the same order, as a solve from scratch.
 pub struct MaxMin {
     capacity: Vec<f64>,
     /// Active flows on each link: (flow, index of the link in the flow's
@@ -65,26 +177,34 @@ pub struct MaxMin {
     /// cache line, not two.
     on_link: Vec<SmallVec<[(u32, u32); 2]>>,
     flows: Vec<Flow>,
+    hot: Vec<Hot>,
+    /// Links whose flows changed since the last solve, in order: a link a
+    /// flow joined (or whose flow's cap changed), or, marked `LEFT`, one a
+    /// flow left.
     dirty: Vec<u32>,
+    /// Whether a solve starts from the pruned set (see `recompute`).
+    pruned: bool,
     /// Active flows (and each one's index in this list).
     active: Vec<u32>,
     active_pos: Vec<u32>,
-    /// The link whose saturation fixes each flow's rate (or `CAP_BOTTLENECK`).
-    bottleneck: Vec<u32>,
     // Scratch for recomputation, reused across calls.
-    new_bottleneck: Vec<u32>,
-    link_mark: Vec<u32>,
+    link: Vec<LinkState>,
     link_generation: u32,
-    flow_mark: Vec<u32>,
+    touch_generation: u32,
     generation: u32,
-    rem: Vec<f64>,
-    wsum: Vec<f64>,
-    unfrozen: Vec<u32>,
-    new_rate: Vec<f64>,
-    frozen: Vec<bool>,
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
-    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Each of `comp_links`' first heap entry, in its order.
+    entries: Vec<Reverse<u128>>,
+    /// Links whose setup the flows that joined the set change.
+    touched: Vec<u32>,
+    /// The filling's link shares, packed as `key << 32 | link`.
+    heap: BinaryHeap<Reverse<u128>>,
+    /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
+    /// kept out of the heap (they rarely bind), as a lazy minimum.
+    caps: Vec<(u64, u32)>,
+    #[cfg_attr(not(feature = "counters"), allow(dead_code))]
+    counts: Counts,
     /// Statistics: recomputations, flows solved, and solve rounds.
     pub recomputed_flows: u64,
     pub recomputes: u64,
@@ -94,8 +214,9 @@ pub struct MaxMin {
     pub rescheduled_flows: u64,
 }
 
-const CAP_ITEM: u32 = 1 << 31;
 const NO_BOTTLENECK: u32 = u32::MAX;
+/// Marks a link in `dirty` as one a flow left.
+const LEFT: u32 = 1 << 31;
 const CAP_BOTTLENECK: u32 = u32::MAX - 1;
 /// Relative slack in the optimality checks.
 const CHECK_TOLERANCE: f64 = 1e-11;
@@ -107,23 +228,22 @@ impl MaxMin {
             capacity,
             on_link: vec![SmallVec::new(); n],
             flows: Vec::new(),
+            hot: Vec::new(),
             dirty: Vec::new(),
+            pruned: !FULL_START.with(Cell::get),
             active: Vec::new(),
             active_pos: Vec::new(),
-            bottleneck: Vec::new(),
-            new_bottleneck: Vec::new(),
-            link_mark: vec![0; n],
+            link: vec![LinkState::default(); n],
             link_generation: 0,
-            flow_mark: Vec::new(),
+            touch_generation: 0,
             generation: 0,
-            rem: vec![0.0; n],
-            wsum: vec![0.0; n],
-            unfrozen: vec![0; n],
-            new_rate: Vec::new(),
-            frozen: Vec::new(),
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
+            entries: Vec::new(),
+            touched: Vec::new(),
             heap: BinaryHeap::new(),
+            caps: Vec::new(),
+            counts: Counts::default(),
             recomputed_flows: 0,
             recomputes: 0,
             rounds: 0,
@@ -189,12 +309,8 @@ impl MaxMin {
         let i = id as usize;
         if i >= self.flows.len() {
             self.flows.resize_with(i + 1, Flow::default);
-            self.flow_mark.resize(i + 1, 0);
-            self.new_rate.resize(i + 1, 0.0);
-            self.frozen.resize(i + 1, false);
+            self.hot.resize(i + 1, Hot::default());
             self.active_pos.resize(i + 1, 0);
-            self.bottleneck.resize(i + 1, NO_BOTTLENECK);
-            self.new_bottleneck.resize(i + 1, NO_BOTTLENECK);
         }
         self.active_pos[i] = self.active.len() as u32;
         self.active.push(id);
@@ -207,13 +323,14 @@ impl MaxMin {
             f.pos.push(self.on_link[l as usize].len() as u32);
             self.on_link[l as usize].push((id, hop as u32));
         }
-        f.weight = weight;
         f.cap = cap;
-        f.rate = rate;
         f.remaining = bytes;
         f.since = now;
         f.active = true;
-        self.bottleneck[i] = bottleneck;
+        let h = &mut self.hot[i];
+        h.weight = weight;
+        h.rate = rate;
+        h.bottleneck = bottleneck;
     }
 
     /// Ends flow `id`.
@@ -239,7 +356,7 @@ impl MaxMin {
             }
         }
         let f = &mut self.flows[id as usize];
-        self.dirty.extend_from_slice(&f.links);
+        self.dirty.extend(f.links.iter().map(|&l| l | LEFT));
         f.links.clear();
         f.pos.clear();
     }
@@ -262,7 +379,7 @@ impl MaxMin {
 
     /// Current rate of a flow (bytes/s).
     pub fn rate(&self, id: u32) -> f64 {
-        self.flows[id as usize].rate
+        self.hot[id as usize].rate
     }
 
     /// Recomputes the rates affected by the flows started or ended since the
@@ -271,22 +388,34 @@ impl MaxMin {
         if self.dirty.is_empty() {
             return;
         }
-        self.recomputes += 1;
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
-        // The initial affected set: every flow on a link whose set of flows changed.
+        // The initial affected set: every flow on a link a flow joined; on a
+        // link a flow left, only the flows bottlenecked there (the others
+        // are held by another link, which nothing changed). The checks add
+        // any other flow whose rate can move.
         self.comp_flows.clear();
-        let dirty = std::mem::take(&mut self.dirty);
-        for &l in &dirty {
+        let pruned = self.pruned;
+        for &d in &self.dirty {
+            let l = d & !LEFT;
+            let held_only = pruned && d & LEFT != 0;
             for &(f, _) in &self.on_link[l as usize] {
-                if self.flow_mark[f as usize] != generation {
-                    self.flow_mark[f as usize] = generation;
+                let h = &mut self.hot[f as usize];
+                if h.mark != generation && (!held_only || h.bottleneck == l) {
+                    h.mark = generation;
                     self.comp_flows.push(f);
                 }
             }
         }
-        self.dirty = dirty;
         self.dirty.clear();
+        if self.comp_flows.is_empty() {
+            // Flows only left links where no flow was held: every flow keeps
+            // its rate, exactly.
+            return;
+        }
+        self.recomputes += 1;
+        // Flows of the set whose links are set up for the filling.
+        let mut set_up = 0;
         loop {
             self.rounds += 1;
             if self.comp_flows.len() * 2 > self.active.len() {
@@ -295,29 +424,35 @@ impl MaxMin {
                 self.comp_flows.clear();
                 self.comp_flows.extend_from_slice(&self.active);
                 for &f in &self.active {
-                    self.flow_mark[f as usize] = generation;
+                    self.hot[f as usize].mark = generation;
                 }
+                self.set_up(true, 0);
                 self.fill(true);
                 break;
             }
+            self.set_up(false, set_up);
+            set_up = self.comp_flows.len();
             self.fill(false);
             if !self.expand() {
                 break;
             }
         }
         self.recomputed_flows += self.comp_flows.len() as u64;
+        count!(self.final_flows += self.comp_flows.len());
         let before = out.len();
         for idx in 0..self.comp_flows.len() {
             let id = self.comp_flows[idx];
-            self.bottleneck[id as usize] = self.new_bottleneck[id as usize];
-            let f = &mut self.flows[id as usize];
-            let rate = self.new_rate[id as usize];
-            if rate.to_bits() == f.rate.to_bits() {
+            let h = &mut self.hot[id as usize];
+            h.bottleneck = h.new_bottleneck;
+            let rate = h.new_rate;
+            if rate.to_bits() == h.rate.to_bits() {
                 continue;
             }
-            f.remaining = (f.remaining - f.rate * (now - f.since)).max(0.0);
+            let old = h.rate;
+            h.rate = rate;
+            let f = &mut self.flows[id as usize];
+            f.remaining = (f.remaining - old * (now - f.since)).max(0.0);
             f.since = now;
-            f.rate = rate;
             let end = if rate > 0.0 {
                 now + f.remaining / rate
             } else {
@@ -326,14 +461,83 @@ impl MaxMin {
             out.push(Reschedule { flow: id, end });
         }
         self.rescheduled_flows += (out.len() - before) as u64;
+        count!(self.unchanged += self.comp_flows.len() - (out.len() - before));
     }
 
     fn in_set(&self, f: u32) -> bool {
-        self.flow_mark[f as usize] == self.generation
+        self.hot[f as usize].mark == self.generation
     }
 
-    /// Progressive filling of the affected flows on the capacity the other
-    /// flows (at their current rates) leave.
+    /// Sets up the links of the affected flows for the filling: on each,
+    /// the capacity the other flows (at their current rates) leave, the
+    /// affected flows' weight, and its first heap entry. `from`: the flows
+    /// of the set (its first ones) whose links are set up already; only the
+    /// links the flows after them cross are set up again, as nothing
+    /// changed on the others.
+    ///
+    /// `all`: the affected flows are all the active flows, so no other flow
+    /// leaves anything to subtract.
+    fn set_up(&mut self, all: bool, from: usize) {
+        if from == 0 {
+            self.link_generation = self.link_generation.wrapping_add(1);
+            self.comp_links.clear();
+            self.entries.clear();
+            self.caps.clear();
+        }
+        let lg = self.link_generation;
+        self.touch_generation = self.touch_generation.wrapping_add(1);
+        let tg = self.touch_generation;
+        self.touched.clear();
+        for idx in from..self.comp_flows.len() {
+            let f = self.comp_flows[idx];
+            let w = self.hot[f as usize].weight;
+            let fl = &self.flows[f as usize];
+            if fl.cap.is_finite() {
+                self.caps.push((key(fl.cap / w), f));
+            }
+            for &l in &fl.links {
+                let li = l as usize;
+                let ls = &mut self.link[li];
+                if ls.mark != lg {
+                    ls.mark = lg;
+                    ls.at = self.comp_links.len() as u32;
+                    ls.wsum0 = 0.0;
+                    ls.inset = 0;
+                    self.comp_links.push(l);
+                    self.entries.push(Reverse(0));
+                }
+                if ls.touch != tg {
+                    ls.touch = tg;
+                    self.touched.push(l);
+                }
+                ls.wsum0 += w;
+                ls.inset += 1;
+            }
+        }
+        for k in 0..self.touched.len() {
+            let li = self.touched[k] as usize;
+            let cap = self.capacity[li];
+            let rem0 = if all {
+                cap
+            } else if self.link[li].inset as usize == self.on_link[li].len() {
+                (cap - 0.0).max(0.0)
+            } else {
+                count!(self.touch_setup += self.on_link[li].len());
+                let mut fixed = 0.0;
+                for &(h, _) in &self.on_link[li] {
+                    if !self.in_set(h) {
+                        fixed += self.hot[h as usize].rate;
+                    }
+                }
+                (cap - fixed).max(0.0)
+            };
+            let ls = &mut self.link[li];
+            ls.rem0 = rem0;
+            self.entries[ls.at as usize] = Reverse(pack(key(rem0 / ls.wsum0), li as u32));
+        }
+    }
+
+    /// Progressive filling of the affected flows from their links' setup.
     ///
     /// Freezing flows at the current level never lowers a link's share (each
     /// frozen flow takes at most the share it leaves), so link keys only grow:
@@ -342,78 +546,79 @@ impl MaxMin {
     /// `all`: the affected flows are all the active flows, so every flow on
     /// their links is affected and nothing needs checking flow by flow.
     fn fill(&mut self, all: bool) {
-        self.link_generation = self.link_generation.wrapping_add(1);
-        let lg = self.link_generation;
-        self.comp_links.clear();
-        for &f in &self.comp_flows {
-            let fl = &self.flows[f as usize];
-            self.frozen[f as usize] = false;
-            for &l in &fl.links {
-                let li = l as usize;
-                if self.link_mark[li] != lg {
-                    self.link_mark[li] = lg;
-                    self.comp_links.push(l);
-                    self.rem[li] = self.capacity[li];
-                    self.wsum[li] = 0.0;
-                    self.unfrozen[li] = 0;
-                }
-                self.wsum[li] += fl.weight;
-                self.unfrozen[li] += 1;
-            }
-        }
-        self.heap.clear();
-        for k in 0..self.comp_links.len() {
-            let li = self.comp_links[k] as usize;
-            if !all {
-                let mut fixed = 0.0;
-                for &(h, _) in &self.on_link[li] {
-                    if !self.in_set(h) {
-                        fixed += self.flows[h as usize].rate;
-                    }
-                }
-                self.rem[li] = (self.rem[li] - fixed).max(0.0);
-            }
-            self.heap
-                .push(Reverse((key(self.rem[li] / self.wsum[li]), li as u32, 0)));
+        for &l in &self.comp_links {
+            let ls = &mut self.link[l as usize];
+            ls.rem = ls.rem0;
+            ls.wsum = ls.wsum0;
+            ls.unfrozen = ls.inset;
         }
         for &f in &self.comp_flows {
-            let fl = &self.flows[f as usize];
-            if fl.cap.is_finite() {
-                self.heap
-                    .push(Reverse((key(fl.cap / fl.weight), f | CAP_ITEM, 0)));
-            }
+            self.hot[f as usize].frozen = false;
         }
+        // Built in one go (entries are distinct, so the pop order is the
+        // same however the heap is built).
+        let mut heap = std::mem::take(&mut self.heap).into_vec();
+        heap.clear();
+        heap.extend_from_slice(&self.entries);
+        self.heap = BinaryHeap::from(heap);
+        count!(self.passes += 1);
+        count!(self.filled += self.comp_flows.len());
+        count!(self.pushes += self.entries.len());
+        // The smallest cap of an unfrozen flow is `caps[cap_at]` once the
+        // caps are sorted; before, `cap_min` is the smallest of them all, a
+        // lower bound that is exact until its flow freezes. Caps and links
+        // are taken in the order of one heap holding both, a link first on
+        // equal keys.
+        let mut cap_min = self.caps.iter().copied().min();
+        let mut sorted = false;
+        let mut cap_at = 0;
         let mut level = 0.0f64;
         // Once every affected flow is frozen, what is left in the heap
         // (caps not reached, links whose flows are all frozen) changes
         // nothing.
         let mut left = self.comp_flows.len();
         while left > 0 {
-            let Some(Reverse((k, item, _))) = self.heap.pop() else {
-                break;
-            };
-            if item & CAP_ITEM != 0 {
-                let f = item & !CAP_ITEM;
-                if !self.frozen[f as usize] {
-                    let share = f64::from_bits(k);
+            if let Some((ck, cf)) = cap_min {
+                if self.heap.peek().is_none_or(|e| ck < (e.0 >> 32) as u64) {
+                    if self.hot[cf as usize].frozen {
+                        if !sorted {
+                            self.caps.sort_unstable();
+                            sorted = true;
+                        }
+                        while cap_at < self.caps.len()
+                            && self.hot[self.caps[cap_at].1 as usize].frozen
+                        {
+                            cap_at += 1;
+                        }
+                        cap_min = self.caps.get(cap_at).copied();
+                        continue;
+                    }
+                    let share = f64::from_bits(ck);
                     level = if share <= level * (1.0 + LEVEL_TOLERANCE) {
                         level
                     } else {
                         share
                     };
-                    let cap = self.flows[f as usize].cap;
-                    self.freeze(f, cap, CAP_BOTTLENECK);
+                    let cap = self.flows[cf as usize].cap;
+                    self.freeze(cf, cap, CAP_BOTTLENECK);
                     left -= 1;
+                    continue;
                 }
+            }
+            let Some(Reverse(entry)) = self.heap.pop() else {
+                break;
+            };
+            count!(self.pops += 1);
+            let k = (entry >> 32) as u64;
+            let li = entry as u32 as usize;
+            let ls = &self.link[li];
+            if ls.unfrozen == 0 {
                 continue;
             }
-            let li = item as usize;
-            if self.unfrozen[li] == 0 {
-                continue;
-            }
-            let share = (self.rem[li] / self.wsum[li]).max(0.0);
+            let share = (ls.rem / ls.wsum).max(0.0);
             if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
-                self.heap.push(Reverse((key(share), item, 0)));
+                self.heap.push(Reverse(pack(key(share), li as u32)));
+                count!(self.pushes += 1);
                 continue;
             }
             let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
@@ -423,10 +628,12 @@ impl MaxMin {
             };
             level = lambda;
             // Freeze every unfrozen affected flow of this bottleneck at the level.
+            count!(self.touch_freeze += self.on_link[li].len());
             for k in 0..self.on_link[li].len() {
                 let f = self.on_link[li][k].0;
-                if (all || self.in_set(f)) && !self.frozen[f as usize] {
-                    let rate = lambda * self.flows[f as usize].weight;
+                let h = &self.hot[f as usize];
+                if (all || h.mark == self.generation) && !h.frozen {
+                    let rate = lambda * h.weight;
                     self.freeze(f, rate, li as u32);
                     left -= 1;
                 }
@@ -435,16 +642,17 @@ impl MaxMin {
     }
 
     fn freeze(&mut self, f: u32, rate: f64, bottleneck: u32) {
-        self.frozen[f as usize] = true;
-        self.new_rate[f as usize] = rate;
-        self.new_bottleneck[f as usize] = bottleneck;
-        let flow = &self.flows[f as usize];
-        let w = flow.weight;
-        for &l in &flow.links {
-            let l = l as usize;
-            self.rem[l] -= rate;
-            self.wsum[l] -= w;
-            self.unfrozen[l] -= 1;
+        let h = &mut self.hot[f as usize];
+        h.frozen = true;
+        h.new_rate = rate;
+        h.new_bottleneck = bottleneck;
+        let w = h.weight;
+        count!(self.touch_route += self.flows[f as usize].links.len());
+        for &l in &self.flows[f as usize].links {
+            let ls = &mut self.link[l as usize];
+            ls.rem -= rate;
+            ls.wsum -= w;
+            ls.unfrozen -= 1;
         }
     }
 
@@ -457,6 +665,12 @@ impl MaxMin {
         for k in 0..self.comp_links.len() {
             let l = self.comp_links[k];
             let li = l as usize;
+            // No outside flow crosses the link (flows that join the set
+            // below only make more of them affected).
+            if self.link[li].inset as usize == self.on_link[li].len() {
+                continue;
+            }
+            count!(self.touch_check += self.on_link[li].len());
             let mut load = 0.0;
             let mut outside = false;
             // Largest normalised rate among affected flows on the link, and
@@ -464,46 +678,74 @@ impl MaxMin {
             let mut max_in = 0.0f64;
             let mut max_in_bottlenecked = 0.0f64;
             for &(f, _) in &self.on_link[li] {
-                let fl = &self.flows[f as usize];
-                if self.flow_mark[f as usize] == generation {
-                    let r = self.new_rate[f as usize];
+                let h = &self.hot[f as usize];
+                if h.mark == generation {
+                    let r = h.new_rate;
                     load += r;
-                    let rho = r / fl.weight;
+                    let rho = r / h.weight;
                     max_in = max_in.max(rho);
-                    if self.new_bottleneck[f as usize] == l {
+                    if h.new_bottleneck == l {
                         max_in_bottlenecked = max_in_bottlenecked.max(rho);
                     }
                 } else {
-                    load += fl.rate;
+                    load += h.rate;
                     outside = true;
                 }
             }
             if !outside {
                 continue;
             }
+            count!(self.touch_check += self.on_link[li].len());
             let cap = self.capacity[li];
             let over = load > cap * (1.0 + CHECK_TOLERANCE);
             let tight = load >= cap * (1.0 - CHECK_TOLERANCE);
             for idx in 0..self.on_link[li].len() {
-                let h = self.on_link[li][idx].0;
-                if self.flow_mark[h as usize] == generation {
+                let hf = self.on_link[li][idx].0;
+                let h = &mut self.hot[hf as usize];
+                if h.mark == generation {
                     continue;
                 }
-                let fl = &self.flows[h as usize];
-                let rho = fl.rate / fl.weight;
+                let rho = h.rate / h.weight;
                 let violated = over
                     // An affected flow bottlenecked here gets less than h.
                     || (tight && max_in_bottlenecked > 0.0 && rho > max_in_bottlenecked * (1.0 + CHECK_TOLERANCE))
                     // h's bottleneck is here but it is no longer saturated, or h is no longer the largest.
-                    || (self.bottleneck[h as usize] == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
-                    || self.bottleneck[h as usize] == NO_BOTTLENECK;
+                    || (h.bottleneck == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
+                    || h.bottleneck == NO_BOTTLENECK;
                 if violated {
-                    self.flow_mark[h as usize] = generation;
-                    self.comp_flows.push(h);
+                    h.mark = generation;
+                    self.comp_flows.push(hf);
                 }
             }
         }
         self.comp_flows.len() > before
+    }
+}
+
+#[cfg(feature = "counters")]
+impl Drop for MaxMin {
+    fn drop(&mut self) {
+        let c = &self.counts;
+        let n = self.recomputes.max(1) as f64;
+        let per = |x: u64| x as f64 / n;
+        eprintln!(
+            "maxmin counters: {} solves; per solve: {:.2} passes, {:.1} flows filled, \
+             {:.1} in the final set ({:.1}% unchanged), link-flow touches {:.0} \
+             (outside loads {:.0}, freezes {:.0}, checks {:.0}, route updates {:.0}), \
+             heap pushes {:.1}, pops {:.1}",
+            self.recomputes,
+            per(c.passes),
+            per(c.filled),
+            per(c.final_flows),
+            100.0 * c.unchanged as f64 / c.final_flows.max(1) as f64,
+            per(c.touch_setup + c.touch_freeze + c.touch_check + c.touch_route),
+            per(c.touch_setup),
+            per(c.touch_freeze),
+            per(c.touch_check),
+            per(c.touch_route),
+            per(c.pushes),
+            per(c.pops),
+        );
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod by_rank;
 mod fold;
+mod noise;
 mod packet;
 mod semantics;
 mod simgrid;
