@@ -333,7 +333,8 @@ impl BuildArgs {
         }
         if let Some(inter) = &self.inter {
             self.check_inter(collective)?;
-            req.inter = Some(algorithms::compose::inter_choice(collective.kind(), inter.trim())?.name);
+            req.inter =
+                Some(algorithms::compose::inter_choice(collective.kind(), inter.trim())?.name);
         }
         Ok(req)
     }

@@ -124,7 +124,11 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
         (Collective::Allgather, "node_aware"),
         (Collective::Allreduce, "node_aware_multi"),
     ] {
-        let dtype = if c.is_reduction() { Dtype::F64 } else { Dtype::U8 };
+        let dtype = if c.is_reduction() {
+            Dtype::F64
+        } else {
+            Dtype::U8
+        };
         let req = Request::new(c, 10, 80, dtype, ReduceOp::Sum, Some(&t)).unwrap();
         let e = algorithms::build(name, &req).unwrap_err().to_string();
         assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
@@ -169,16 +173,32 @@ fn inter_names_the_choices() {
         ("swing_lat", "last bits"),
         ("trinaryx3", "needs a network"),
     ] {
-        let mut req = Request::new(Collective::Allreduce, 8, 64, Dtype::F64, ReduceOp::Sum, Some(&t))
-            .unwrap();
+        let mut req = Request::new(
+            Collective::Allreduce,
+            8,
+            64,
+            Dtype::F64,
+            ReduceOp::Sum,
+            Some(&t),
+        )
+        .unwrap();
         req.inter = Some(inter);
-        let e = algorithms::build("node_aware", &req).unwrap_err().to_string();
+        let e = algorithms::build("node_aware", &req)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("inter ") && e.contains(says), "{e}");
         assert!(e.contains("one of: ring"), "{e}");
     }
     // An algorithm that composes nothing takes no --inter.
-    let mut req =
-        Request::new(Collective::Allreduce, 8, 64, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
+    let mut req = Request::new(
+        Collective::Allreduce,
+        8,
+        64,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
     req.inter = Some("ring");
     let e = algorithms::build("ring", &req).unwrap_err().to_string();
     assert!(e.contains("takes no --inter"), "{e}");

@@ -20,7 +20,7 @@
 use super::{find, of, Algorithm, Request, COMPOSED};
 use crate::error::Result;
 use crate::param;
-use crate::schedule::{Buf, Collective, CollectiveKind, Op, OpId, Region, Schedule};
+use crate::schedule::{chunk, Buf, Collective, CollectiveKind, Op, OpId, Region, Schedule};
 
 /// Which placements a composition takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +96,8 @@ impl Nodes {
 /// (`Error::Unsupported` with the reason otherwise). This is the
 /// registry's check ([`super::TopologyNeed::Nodes`]) and the builders'.
 pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> {
-    let place = "needs ranks placed several to a node (--topology with --ranks-per-node K or --map)";
+    let place =
+        "needs ranks placed several to a node (--topology with --ranks-per-node K or --map)";
     if req.topology.is_none() {
         return Err(req.unsupported(name, place));
     }
@@ -110,10 +111,9 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     if need == NodeNeed::Shared {
         return Ok(nodes);
     }
-    let (lo, hi) = nodes
-        .members
-        .iter()
-        .fold((usize::MAX, 0), |(lo, hi), m| (lo.min(m.len()), hi.max(m.len())));
+    let (lo, hi) = nodes.members.iter().fold((usize::MAX, 0), |(lo, hi), m| {
+        (lo.min(m.len()), hi.max(m.len()))
+    });
     if lo != hi {
         return Err(req.unsupported(
             name,
@@ -140,8 +140,6 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     Ok(nodes)
 }
 
-use crate::schedule::chunk;
-
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
 /// naming the choices when it is not one of them.
 pub(crate) fn inter(req: &Request, default: &'static str) -> Result<&'static Algorithm> {
@@ -160,7 +158,10 @@ fn may_lead(a: &Algorithm) -> bool {
 
 /// The algorithms `--inter` may name for `collective`.
 pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
-    of(collective).filter(|a| may_lead(a)).map(|a| a.name).collect()
+    of(collective)
+        .filter(|a| may_lead(a))
+        .map(|a| a.name)
+        .collect()
 }
 
 /// The algorithm `name` as the leaders' `collective`, or a one-line error
@@ -302,12 +303,12 @@ impl Composer {
             let first = self.s.programs[r].len() as OpId;
             let mut waited = vec![false; prog.len()];
             let entry = std::mem::take(&mut self.after[r]);
-            for k in 0..prog.len() {
+            for (k, op) in prog.ops.iter().enumerate() {
                 let deps: Vec<OpId> = prog.deps(k).iter().map(|&d| d + first).collect();
                 for &d in prog.deps(k) {
                     waited[d as usize] = true;
                 }
-                let op = self.moved(&prog.ops[k], ranks, frame)?;
+                let op = self.moved(op, ranks, frame)?;
                 let deps = if deps.is_empty() { &entry } else { &deps };
                 self.s.programs[r].push(op, deps);
             }
@@ -336,7 +337,11 @@ impl Composer {
             // A phase runs without a network, so its routes are the default.
             Op::Send {
                 peer, tag, region, ..
-            } => Op::send(ranks[peer as usize] as u32, tag_of(tag)?, frame.region(region)),
+            } => Op::send(
+                ranks[peer as usize] as u32,
+                tag_of(tag)?,
+                frame.region(region),
+            ),
             Op::Recv {
                 peer,
                 tag,

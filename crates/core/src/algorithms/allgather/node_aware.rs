@@ -54,7 +54,13 @@ fn build(req: &Request) -> Result<Schedule> {
         cp.embed(&sub, m, frame)
     })?;
     cp.next_phase()?;
-    let sub = compose::phase(req, inter.name, Collective::Allgather, nodes.count(), node_blocks)?;
+    let sub = compose::phase(
+        req,
+        inter.name,
+        Collective::Allgather,
+        nodes.count(),
+        node_blocks,
+    )?;
     let frame = Frame {
         input: (Buf::Scratch, 0),
         output: if direct {

@@ -47,7 +47,11 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut next = 0;
     for m in &nodes.members {
         for &r in m {
-            at[r] = if direct { chunk(n, p, r as u64).0 } else { next };
+            at[r] = if direct {
+                chunk(n, p, r as u64).0
+            } else {
+                next
+            };
             next += chunk(n, p, r as u64).1;
         }
     }
@@ -69,7 +73,12 @@ fn build(req: &Request) -> Result<Schedule> {
     if !direct {
         for &l in &leaders {
             let ops: Vec<Op> = (0..req.ranks)
-                .map(|r| Op::copy(Region::output(chunk(n, p, r as u64).0, held(r).count), held(r)))
+                .map(|r| {
+                    Op::copy(
+                        Region::output(chunk(n, p, r as u64).0, held(r).count),
+                        held(r),
+                    )
+                })
                 .collect();
             c.step(l, &ops);
         }

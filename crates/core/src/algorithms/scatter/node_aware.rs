@@ -14,7 +14,8 @@ use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Scatter,
     name: "node_aware",
-    summary: "scatter among node leaders (--inter, default binomial), then scatter inside each node",
+    summary:
+        "scatter among node leaders (--inter, default binomial), then scatter inside each node",
     build,
     stream: None,
     segmented: false,
