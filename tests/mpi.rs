@@ -111,7 +111,7 @@ fn main() {
     }
     // The node-aware compositions take ranks placed several to a host: two
     // to each host of a line (P even), with their default leaders.
-    if p >= 4 && p % 2 == 0 {
+    if p >= 4 && p.is_multiple_of(2) {
         let mut t = parse_spec(&format!("mesh:{}", p / 2)).expect("a line");
         t.place_ranks(2, &RankMap::Block, 20e9, 0.0)
             .expect("placed");
