@@ -8,10 +8,11 @@
 //! because a failed run leaves abandoned transfers behind.
 
 use std::time::{Duration, Instant};
-use topocoll::algorithms::{Request, ALGORITHMS};
+use topocoll::algorithms::{Request, ALGORITHMS, COMPOSED};
 use topocoll::runtime::mpi::{exit_all, run_rank, World};
 use topocoll::runtime::{self, Elem, Fault, Options, Plan};
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
+use topocoll::topology::{parse_spec, RankMap, Topology};
 use topocoll::{with_dtype, Error};
 
 fn build(
@@ -20,10 +21,11 @@ fn build(
     elems: u64,
     dtype: Dtype,
     op: ReduceOp,
+    topo: Option<&Topology>,
 ) -> Result<Option<Schedule>, String> {
     let c = alg.collective.with_root((p / 2) as u32);
     let req =
-        Request::new(c, p, elems * dtype.size(), dtype, op, None).map_err(|e| e.to_string())?;
+        Request::new(c, p, elems * dtype.size(), dtype, op, topo).map_err(|e| e.to_string())?;
     match (alg.build)(&req) {
         Ok(s) => Ok(Some(s)),
         Err(Error::Unsupported { .. }) => Ok(None),
@@ -93,7 +95,7 @@ fn main() {
                     dtype.name(),
                     op.name()
                 );
-                let s = match build(alg, p, n, dtype, op) {
+                let s = match build(alg, p, n, dtype, op, None) {
                     Ok(Some(s)) => s,
                     Ok(None) => continue,
                     Err(e) => {
@@ -107,6 +109,33 @@ fn main() {
             }
         }
     }
+    // The node-aware compositions take ranks placed several to a host: two
+    // to each host of a line (P even), with their default leaders.
+    if p >= 4 && p.is_multiple_of(2) {
+        let mut t = parse_spec(&format!("mesh:{}", p / 2)).expect("a line");
+        t.place_ranks(2, &RankMap::Block, 20e9, 0.0)
+            .expect("placed");
+        for alg in COMPOSED {
+            for n in [1, 4 * p as u64] {
+                let (dtype, op) = if alg.collective.with_root(0).is_reduction() {
+                    (Dtype::F64, ReduceOp::Sum)
+                } else {
+                    (Dtype::U8, ReduceOp::Sum)
+                };
+                let name = format!("{} {} P={p} (2 a host) n={n}", alg.collective, alg.name);
+                let s = match build(alg, p, n, dtype, op, Some(&t)) {
+                    Ok(Some(s)) => s,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        report(name, Err(e));
+                        continue;
+                    }
+                };
+                let r = with_dtype!(dtype, T => case::<T>(&w, &s, 4));
+                report(name, r);
+            }
+        }
+    }
     // Fault injection: rank 1 (or 0 alone) fails half-way through its program;
     // every rank must return an error naming it, well within the timeout.
     let victim = usize::from(p > 1);
@@ -114,7 +143,7 @@ fn main() {
         .iter()
         .find(|a| a.collective.name() == "allreduce")
     {
-        if let Ok(Some(s)) = build(alg, p, 1 << 18, Dtype::F64, ReduceOp::Sum) {
+        if let Ok(Some(s)) = build(alg, p, 1 << 18, Dtype::F64, ReduceOp::Sum, None) {
             let op = s.programs[victim].len() / 2;
             if !s.programs[victim].is_empty() {
                 let plan = Plan::new(&s).unwrap();

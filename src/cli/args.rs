@@ -101,6 +101,11 @@ pub struct BuildArgs {
     /// [default: 4].
     #[arg(long, group = "one_choice")]
     pub radix: Option<String>,
+    /// The algorithm the nodes' leaders run, for the node-aware compositions
+    /// (node_aware, node_aware_multi): a rank-based algorithm of the same
+    /// collective [default: each composition's own, see docs/node-aware.md].
+    #[arg(long, group = "one_choice")]
+    pub inter: Option<String>,
 }
 
 impl BuildArgs {
@@ -184,6 +189,7 @@ impl BuildArgs {
             ("--segment", self.segment.is_some(), false),
             ("--lanes", self.lanes.is_some(), false),
             ("--radix", self.radix.is_some(), false),
+            ("--inter", self.inter.is_some(), false),
             ("--root", self.root.is_some(), false),
             ("--op", self.op.is_some(), true),
         ] {
@@ -325,6 +331,11 @@ impl BuildArgs {
             }
             req.radix = Some(k);
         }
+        if let Some(inter) = &self.inter {
+            self.check_inter(collective)?;
+            req.inter =
+                Some(algorithms::compose::inter_choice(collective.kind(), inter.trim())?.name);
+        }
         Ok(req)
     }
 
@@ -431,12 +442,40 @@ impl BuildArgs {
         .into())
     }
 
-    /// `--segment`, `--lanes` and `--radix` checked against the whole list
-    /// of a sweep.
+    /// `--inter` given where no algorithm asked for composes is an error,
+    /// as `--segment` is.
+    pub fn check_inter(&self, collective: Collective) -> Result<()> {
+        let takes =
+            |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.takes_inter());
+        let algs = self.algorithm.as_deref().unwrap_or("");
+        if self.inter.is_none() || algs.split(',').any(takes) {
+            return Ok(());
+        }
+        let with: Vec<&str> = algorithms::of(collective.kind())
+            .filter(|a| a.takes_inter())
+            .map(|a| a.name)
+            .collect();
+        Err(Error::Invalid(format!(
+            "--inter: {} {} is no node-aware composition (the {} algorithms that take --inter: {})",
+            collective.name(),
+            self.algorithm_name()?,
+            collective.name(),
+            if with.is_empty() {
+                "none".to_string()
+            } else {
+                with.join(", ")
+            }
+        ))
+        .into())
+    }
+
+    /// `--segment`, `--lanes`, `--radix` and `--inter` checked against the
+    /// whole list of a sweep.
     pub fn check_per_algorithm(&self, collective: Collective) -> Result<()> {
         self.check_segment(collective)?;
         self.check_lanes(collective)?;
-        self.check_radix(collective)
+        self.check_radix(collective)?;
+        self.check_inter(collective)
     }
 
     /// One point of a sweep (or a bench row): these arguments with one
@@ -460,6 +499,12 @@ impl BuildArgs {
             .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.radix));
         if !radix {
             b.radix = None;
+        }
+        let composes = b
+            .collective()
+            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.takes_inter()));
+        if !composes {
+            b.inter = None;
         }
         b
     }

@@ -200,7 +200,10 @@ fn bench_inner(
     output: Option<OutputFile>,
 ) -> Result<i32> {
     if file.is_none()
-        && (a.build.segment.is_some() || a.build.lanes.is_some() || a.build.radix.is_some())
+        && (a.build.segment.is_some()
+            || a.build.lanes.is_some()
+            || a.build.radix.is_some()
+            || a.build.inter.is_some())
     {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }

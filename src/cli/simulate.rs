@@ -498,7 +498,11 @@ fn sweep(
     } else {
         a
     };
-    if a.build.segment.is_some() || a.build.lanes.is_some() || a.build.radix.is_some() {
+    if a.build.segment.is_some()
+        || a.build.lanes.is_some()
+        || a.build.radix.is_some()
+        || a.build.inter.is_some()
+    {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
     // A point is an algorithm and a size: its schedule is built and verified

@@ -1157,3 +1157,43 @@ fn radix_and_the_classic_algorithms_shapes_are_refused_in_one_line() {
         refused_line(line, says);
     }
 }
+
+/// `--inter` goes to the node-aware compositions only, and names a
+/// rank-based algorithm of the same collective; a composition refuses a
+/// placement it cannot compose, each in one line.
+#[test]
+fn inter_and_node_aware_placements_are_refused_in_one_line() {
+    for (line, says) in [
+        (
+            "verify -c allreduce -a ring -t torus:2x2 --ranks-per-node 2 --inter ring",
+            "--inter: allreduce ring is no node-aware composition (the allreduce algorithms that take --inter: node_aware, node_aware_multi)",
+        ),
+        (
+            "verify -c allreduce -a node_aware -t torus:2x2 --ranks-per-node 2 --inter rign",
+            "--inter rign: no such allreduce algorithm (did you mean 'ring'?) (the leaders' allreduce takes one of: ring,",
+        ),
+        (
+            "simulate -c bcast -a node_aware -t torus:2x2 --ranks-per-node 2 --inter trinaryx3",
+            "--inter trinaryx3: it needs a network, and the leaders run on ranks alone",
+        ),
+        (
+            "verify -c gather -a node_aware -t torus:2x2 --ranks-per-node 2 --inter node_aware",
+            "a composition cannot lead another",
+        ),
+        ("tune -c allreduce --ranks 4 --inter ring", "--inter is not an option of tune"),
+        (
+            "verify -c allreduce -a node_aware --ranks 8",
+            "needs ranks placed several to a node",
+        ),
+        (
+            "verify -c allgather -a node_aware -t torus:2x2",
+            "every node holds one rank, so there is nothing to compose",
+        ),
+        (
+            "verify -c reduce_scatter -a node_aware -t torus:2x2 --ranks-per-node 3 -s 80",
+            "give a count that the 12 ranks divide",
+        ),
+    ] {
+        refused_line(line, says);
+    }
+}

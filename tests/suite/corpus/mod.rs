@@ -180,15 +180,16 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
             for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
                 for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented)
                 {
-                    for (lanes, radix) in case
+                    for ((lanes, radix), inter) in case
                         .lanes(alg, topo)
                         .into_iter()
                         .flat_map(|l| case.radixes(alg).into_iter().map(move |k| (l, k)))
+                        .flat_map(|lk| case.inters(alg).into_iter().map(move |i| (lk, i)))
                     {
                         for root in case.roots(p, c0.root().is_some()) {
                             let c = alg.collective.with_root(root);
                             let what = format!(
-                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}",
+                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}, inter {inter:?}",
                                 case.name,
                                 alg.collective,
                                 alg.name,
@@ -200,6 +201,7 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
                             req.segment_bytes = segment;
                             req.lanes = lanes;
                             req.radix = radix;
+                            req.inter = inter;
                             let s = match algorithms::build(alg.name, &req) {
                                 Ok(s) => s,
                                 Err(Error::Unsupported { reason, .. }) => {

@@ -89,6 +89,7 @@ pub(crate) enum Field {
     Segmented,
     Lanes,
     Radix,
+    Inter,
 }
 
 impl Field {
@@ -98,6 +99,7 @@ impl Field {
             Field::Segmented => a.segmented,
             Field::Lanes => a.lanes,
             Field::Radix => a.radix,
+            Field::Inter => a.takes_inter(),
         }
     }
 }
@@ -141,6 +143,10 @@ pub(crate) struct Case {
     /// default.
     #[serde(default)]
     pub(crate) radixes: Vec<usize>,
+    /// The leaders' algorithms for the node-aware compositions, beside
+    /// their default (a name the composition's collective lacks is left).
+    #[serde(default)]
+    pub(crate) inters: Vec<String>,
     /// Node models (`[model.NAME]`) for the checks that simulate.
     #[serde(default)]
     pub(crate) models: Vec<String>,
@@ -513,6 +519,19 @@ impl Case {
             return vec![None];
         }
         self.radixes.iter().map(|&k| Some(k)).collect()
+    }
+
+    /// The leaders' algorithms to run `alg` with (`None`: its default).
+    pub(crate) fn inters(&self, alg: &Algorithm) -> Vec<Option<&'static str>> {
+        let mut out = vec![None];
+        if alg.takes_inter() {
+            out.extend(self.inters.iter().filter_map(|name| {
+                topocoll::algorithms::compose::inter_choice(alg.collective, name)
+                    .ok()
+                    .map(|a| Some(a.name))
+            }));
+        }
+        out
     }
 
     pub(crate) fn lanes(&self, alg: &Algorithm, topo: Option<&Topology>) -> Vec<Option<usize>> {

@@ -9,6 +9,7 @@ pub mod alltoall;
 pub mod barrier;
 pub mod bcast;
 pub(crate) mod butterfly;
+pub mod compose;
 pub mod exscan;
 pub mod gather;
 pub mod lanes;
@@ -49,6 +50,10 @@ pub struct Request<'a> {
     /// The tree's radix K ≥ 2, for the k-nomial algorithms (`None`: their
     /// default, [`DEFAULT_RADIX`]).
     pub radix: Option<usize>,
+    /// The leaders' algorithm, for the node-aware compositions ([`COMPOSED`];
+    /// `None`: each one's default); a name of the same collective's
+    /// registry ([`compose::inter_choices`]).
+    pub inter: Option<&'static str>,
 }
 
 /// The k-nomial trees' radix when the request gives none (Open MPI's
@@ -111,6 +116,7 @@ impl<'a> Request<'a> {
             segment_bytes: None,
             lanes: None,
             radix: None,
+            inter: None,
         })
     }
 
@@ -326,6 +332,30 @@ pub const ALGORITHMS: &[Algorithm] = &[
     scan::recursive_doubling::ALGORITHM,
     exscan::linear::ALGORITHM,
     exscan::recursive_doubling::ALGORITHM,
+    // Node-aware composition (algorithms::compose).
+    bcast::node_aware::ALGORITHM,
+    bcast::node_aware::MULTI,
+    reduce::node_aware::ALGORITHM,
+    allreduce::node_aware::ALGORITHM,
+    allreduce::node_aware::MULTI,
+    allgather::node_aware::ALGORITHM,
+    reduce_scatter::node_aware::ALGORITHM,
+    gather::node_aware::ALGORITHM,
+    scatter::node_aware::ALGORITHM,
+];
+
+/// The node-aware compositions: they run another algorithm among the
+/// nodes' leaders, which `--inter` names ([`Request::inter`]).
+pub const COMPOSED: &[&Algorithm] = &[
+    &bcast::node_aware::ALGORITHM,
+    &bcast::node_aware::MULTI,
+    &reduce::node_aware::ALGORITHM,
+    &allreduce::node_aware::ALGORITHM,
+    &allreduce::node_aware::MULTI,
+    &allgather::node_aware::ALGORITHM,
+    &reduce_scatter::node_aware::ALGORITHM,
+    &gather::node_aware::ALGORITHM,
+    &scatter::node_aware::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different
@@ -344,6 +374,12 @@ impl Algorithm {
         !RANKS_DIFFER
             .iter()
             .any(|a| a.collective == self.collective && a.name == self.name)
+    }
+
+    /// Whether it is a node-aware composition, which takes `--inter` (see
+    /// [`COMPOSED`]).
+    pub fn takes_inter(&self) -> bool {
+        compose::composes(self)
     }
 }
 

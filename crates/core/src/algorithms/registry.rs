@@ -48,6 +48,9 @@ pub enum TopologyNeed {
     /// A grid (or Tofu's virtual torus) whose every dimension is a power of
     /// two, one rank per node: the torus Swing's network.
     PowerOfTwoGrid,
+    /// Ranks placed several to a node (`--ranks-per-node`, `--map`), as
+    /// the node-aware compositions need them (`compose::nodes`).
+    Nodes(super::compose::NodeNeed),
 }
 
 /// The rank counts an algorithm takes.
@@ -149,6 +152,15 @@ impl Algorithm {
                 ));
             }
         }
+        if let Some(name) = req.inter {
+            if !self.takes_inter() {
+                return Err(req.unsupported(
+                    self.name,
+                    "it is no node-aware composition, so it takes no --inter",
+                ));
+            }
+            super::compose::inter_choice(self.collective, name)?;
+        }
         if let (RootNeed::Zero, Some(root)) = (self.applies.root, req.collective.root()) {
             if root != 0 {
                 return Err(
@@ -207,6 +219,7 @@ impl Algorithm {
             }
             TopologyNeed::Sites => super::lanes::sites(req, name).map(|_| ()),
             TopologyNeed::PowerOfTwoGrid => super::butterfly::grid_dims(req, name).map(|_| ()),
+            TopologyNeed::Nodes(need) => super::compose::nodes(req, name, need).map(|_| ()),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod bruck;
 pub mod bucket;
 pub mod multilane;
 pub mod neighbor;
+pub mod node_aware;
 pub mod recursive_doubling;
 pub mod ring;
 pub mod swing;

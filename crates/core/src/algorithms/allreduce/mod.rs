@@ -2,6 +2,7 @@
 
 pub mod bine;
 pub mod bucket;
+pub mod node_aware;
 pub mod rabenseifner;
 pub mod recursive_doubling;
 pub mod reduce_bcast;

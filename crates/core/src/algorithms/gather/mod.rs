@@ -8,6 +8,7 @@ pub mod hierarchical;
 pub mod knomial;
 pub mod linear;
 pub mod multilane;
+pub mod node_aware;
 
 use crate::algorithms::Request;
 use crate::error::Result;

@@ -3,5 +3,6 @@
 pub mod bine;
 pub mod binomial;
 pub mod knomial;
+pub mod node_aware;
 pub mod trinaryx3;
 pub mod two_tree;

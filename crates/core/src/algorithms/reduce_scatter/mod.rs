@@ -6,6 +6,7 @@
 
 pub mod bine;
 pub mod bucket;
+pub mod node_aware;
 pub mod recursive_halving;
 pub mod ring;
 pub mod swing;

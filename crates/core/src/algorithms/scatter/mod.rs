@@ -6,3 +6,4 @@ pub mod hierarchical;
 pub mod knomial;
 pub mod linear;
 pub mod multilane;
+pub mod node_aware;

@@ -1,0 +1,205 @@
+//! The node-aware compositions (`algorithms::compose`): every one verifies
+//! on 1 to 64 ranks placed 1 to 4 to a node, block, cyclic and unequal,
+//! every root up to 12 ranks, with every leaders' algorithm `--inter` may
+//! name, on lines, tori, a tree, a dragonfly and a fat tree; and each
+//! refuses what it does not take in one line.
+
+use topocoll::algorithms::{self, compose, Request, COMPOSED};
+use topocoll::error::Error;
+use topocoll::schedule::{verify, Collective, Dtype, ReduceOp};
+use topocoll::topology::{parse_spec, RankMap, Topology};
+
+fn placed(spec: &str, k: usize, map: &RankMap) -> Topology {
+    let mut t = parse_spec(spec).unwrap();
+    t.place_ranks(k, map, 8e9, 1e-7).unwrap();
+    t
+}
+
+/// Roots to try on P ranks: all of them up to 12, else a few.
+fn roots(p: usize) -> Vec<u32> {
+    if p <= 12 {
+        (0..p as u32).collect()
+    } else {
+        vec![0, 1, p as u32 / 2, p as u32 - 1]
+    }
+}
+
+/// Builds and verifies every composition on `topo` with each of `inters`
+/// (`None`: the default); returns (built, refused).
+fn sweep(topo: &Topology, inters: &[Option<&str>], counts: &[u64]) -> (usize, usize) {
+    let p = topo.num_ranks();
+    let (mut built, mut refused) = (0, 0);
+    for a in COMPOSED {
+        let rooted = a.collective.is_rooted();
+        for root in if rooted { roots(p) } else { vec![0] } {
+            let c = a.collective.with_root(root);
+            let dtype = if c.is_reduction() {
+                Dtype::I64
+            } else {
+                Dtype::U8
+            };
+            for &count in counts {
+                for inter in inters {
+                    let inter = match inter {
+                        Some(name) => match compose::inter_choice(a.collective, name) {
+                            Ok(alg) => Some(alg.name),
+                            Err(_) => continue,
+                        },
+                        None => None,
+                    };
+                    let mut req =
+                        Request::new(c, p, count * dtype.size(), dtype, ReduceOp::Sum, Some(topo))
+                            .unwrap();
+                    req.inter = inter;
+                    let what = format!(
+                        "{} {} on {}, root {root}, {count} elements, inter {inter:?}",
+                        a.collective,
+                        a.name,
+                        topo.describe()
+                    );
+                    match algorithms::build(a.name, &req) {
+                        Ok(s) => {
+                            verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
+                            built += 1;
+                        }
+                        Err(Error::Unsupported { reason, .. }) => {
+                            assert!(!reason.contains('\n'), "{what}: {reason}");
+                            refused += 1;
+                        }
+                        Err(e) => panic!("{what}: {e}"),
+                    }
+                }
+            }
+        }
+    }
+    (built, refused)
+}
+
+/// Lines of 1 to 16 hosts with 1 to 4 ranks each, block and cyclic: every
+/// composition verifies wherever it applies, with the default leaders'
+/// algorithm and with others.
+#[test]
+fn compositions_verify_on_1_to_64_ranks() {
+    let (mut built, mut refused) = (0, 0);
+    for hosts in 1..=16 {
+        for k in 1..=4 {
+            for map in [RankMap::Block, RankMap::Cyclic] {
+                let t = placed(&format!("mesh:{hosts}"), k, &map);
+                let inters: &[Option<&str>] = if hosts * k <= 24 {
+                    &[
+                        None,
+                        Some("ring"),
+                        Some("recursive_doubling"),
+                        Some("linear"),
+                        Some("bine"),
+                    ]
+                } else {
+                    &[None]
+                };
+                let (b, r) = sweep(&t, inters, &[1, (hosts * k * 3) as u64]);
+                built += b;
+                refused += r;
+            }
+        }
+    }
+    eprintln!("{built} built, {refused} refused");
+    assert!(built > 5_000, "{built} built");
+}
+
+/// Nodes of unequal rank counts (a rankfile): the leader forms of bcast,
+/// reduce and allreduce verify; the others refuse in one line.
+#[test]
+fn unequal_nodes_compose_or_refuse_in_one_line() {
+    let mut t = parse_spec("torus:2x2").unwrap();
+    let map = RankMap::List(
+        ["0", "0", "0", "1", "2", "2", "3", "3", "3", "3"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    );
+    t.place_ranks(4, &map, 8e9, 0.0).unwrap();
+    let (built, _) = sweep(&t, &[None, Some("ring"), Some("binomial")], &[1, 30]);
+    assert!(built > 20, "{built}");
+    for (c, name) in [
+        (Collective::Allgather, "node_aware"),
+        (Collective::Allreduce, "node_aware_multi"),
+    ] {
+        let dtype = if c.is_reduction() {
+            Dtype::F64
+        } else {
+            Dtype::U8
+        };
+        let req = Request::new(c, 10, 80, dtype, ReduceOp::Sum, Some(&t)).unwrap();
+        let e = algorithms::build(name, &req).unwrap_err().to_string();
+        assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
+    }
+}
+
+/// On a torus, a dragonfly, a fat tree and a tree of hosts with 2 and 3
+/// ranks a host, every composition verifies with its default.
+#[test]
+fn compositions_verify_on_networks() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/");
+    let mut built = 0;
+    for spec in [
+        "torus:4x4".to_string(),
+        "torus:2x2x2".to_string(),
+        format!("{examples}dragonfly-64.xml"),
+        format!("{examples}fat-tree-64.xml"),
+        format!("{examples}dual-cpu-cluster.toml"),
+    ] {
+        for k in [2, 3] {
+            let t = placed(&spec, k, &RankMap::Block);
+            if t.num_ranks() > 64 * 3 {
+                continue;
+            }
+            built += sweep(&t, &[None], &[t.num_ranks() as u64 * 2]).0;
+        }
+    }
+    assert!(built > 100, "{built}");
+}
+
+/// `--inter` takes the same collective's rank-based algorithms, and a
+/// request that names another is refused with the choices.
+#[test]
+fn inter_names_the_choices() {
+    let choices = compose::inter_choices(topocoll::schedule::CollectiveKind::Allreduce);
+    assert!(choices.contains(&"rabenseifner") && choices.contains(&"ring"));
+    assert!(!choices.contains(&"node_aware") && !choices.contains(&"swing_lat"));
+    let t = placed("torus:2x2", 2, &RankMap::Block);
+    for (inter, says) in [
+        ("rign", "did you mean 'ring'?"),
+        ("node_aware", "a composition cannot lead another"),
+        ("swing_lat", "last bits"),
+        ("trinaryx3", "needs a network"),
+    ] {
+        let mut req = Request::new(
+            Collective::Allreduce,
+            8,
+            64,
+            Dtype::F64,
+            ReduceOp::Sum,
+            Some(&t),
+        )
+        .unwrap();
+        req.inter = Some(inter);
+        let e = algorithms::build("node_aware", &req)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("inter ") && e.contains(says), "{e}");
+        assert!(e.contains("one of: ring"), "{e}");
+    }
+    // An algorithm that composes nothing takes no --inter.
+    let mut req = Request::new(
+        Collective::Allreduce,
+        8,
+        64,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&t),
+    )
+    .unwrap();
+    req.inter = Some("ring");
+    let e = algorithms::build("ring", &req).unwrap_err().to_string();
+    assert!(e.contains("takes no --inter"), "{e}");
+}
