@@ -75,7 +75,8 @@ fn the_bine_root_sends_farthest_first() {
 }
 
 /// Bine takes a power of two ranks and says so in one line; the torus
-/// Swing takes a grid whose dimensions are powers of two.
+/// Swing allreduces take a grid of any shape, its reduce-scatter and
+/// allgather one whose dimensions are even.
 #[test]
 fn bine_and_the_torus_swing_refuse_in_one_line() {
     let req = Request::new(Collective::Alltoall, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
@@ -84,21 +85,18 @@ fn bine_and_the_torus_swing_refuse_in_one_line() {
         e.contains("power of two ranks, not 12") && !e.contains('\n'),
         "{e}"
     );
-    let t = parse_spec("torus:6x4").unwrap();
-    let req = Request::new(
-        Collective::Allreduce,
-        24,
-        8,
-        Dtype::F64,
-        ReduceOp::Sum,
-        Some(&t),
-    )
-    .unwrap();
-    let e = algorithms::build("swing_bw_torus", &req)
+    let t = parse_spec("torus:3x4").unwrap();
+    let req = |c| Request::new(c, 12, 8, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
+    let e = algorithms::build("swing_torus", &req(Collective::ReduceScatter))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("power of two, not 6"), "{e}");
-    assert!(algorithms::build("swing_bw", &req).is_ok());
+    assert!(
+        e.contains("needs every dimension even, not 3 in [3, 4]") && !e.contains('\n'),
+        "{e}"
+    );
+    assert!(algorithms::build("swing", &req(Collective::ReduceScatter)).is_ok());
+    assert!(algorithms::build("swing_bw_torus", &req(Collective::Allreduce)).is_ok());
+    assert!(algorithms::build("swing_lat_torus", &req(Collective::Allreduce)).is_ok());
 }
 
 /// Only Swing's latency-optimal allreduces are declared to differ between

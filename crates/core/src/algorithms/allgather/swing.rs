@@ -5,14 +5,14 @@
 //! order, where each step's message is one contiguous run, and copied into
 //! the Output in rank order at the end (neighbouring blocks in one copy).
 //!
-//! * `swing`: rank-based, any network; for P not a power of two the first
-//!   2·(P − p2) ranks pair up as in `recursive_doubling` (the even one
-//!   hands its block to the odd one and gets everything back).
-//! * `swing_torus`: on a mesh or torus whose every dimension is a power of
-//!   two, per-dimension Swing steps, and each block cut into 2·D parts, one
+//! * `swing`: rank-based, any network; for P not a power of two the
+//!   paper's own scheme, the reduce-scatter's reversed (`algorithms::
+//!   butterfly`): ⌈log2 P⌉ steps on an even P; for an odd P rank P − 1
+//!   hands its block to P − 2 and gets everything back.
+//! * `swing_torus`: on a mesh or torus whose every dimension is even (or
+//!   1), per-dimension Swing steps, and each block cut into 2·D parts, one
 //!   per port, each gathered by its own Swing (see `allreduce::swing_bw`).
 
-use crate::algorithms::allreduce::recursive_doubling::Fold;
 use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
 use crate::algorithms::{Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
@@ -22,7 +22,7 @@ use crate::schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Allgather,
     name: "swing",
-    summary: "Swing: swap all blocks held with rank ± ρ(s), farthest first, log2 P steps (pairs fold for non-powers of two)",
+    summary: "Swing: swap the blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
     build,
     stream: None,
     segmented: false,
@@ -36,14 +36,15 @@ pub const ALGORITHM: Algorithm = Algorithm {
 pub const TORUS: Algorithm = Algorithm {
     collective: CollectiveKind::Allgather,
     name: "swing_torus",
-    summary: "Swing allgather on a torus of powers of two, one part of each block per port",
+    summary:
+        "Swing allgather on a mesh or torus of even dimensions, one part of each block per port",
     build: build_torus,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
     applies: Applies {
-        topology: TopologyNeed::PowerOfTwoGrid,
+        topology: TopologyNeed::EvenGrid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     },
@@ -63,54 +64,59 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
     if c == 0 {
         return Ok(s);
     }
-    let fold = Fold::new(p);
-    let bf = Butterfly::ring(fold.p2, false)?;
-    // Participant q's group: ranks first(q)..first(q + 1), one or two.
-    let first = |g: usize| (if g < fold.rem { 2 * g } else { g + fold.rem }) as u64;
-    let pieces = (0..fold.p2)
+    // An odd count: rank p − 1 sits out, folded into p − 2.
+    let np = (p - p % 2).max(1);
+    let bf = Butterfly::ring(np, false)?;
+    // Participant q's ranks: q, and p − 1 with the last.
+    let first = |g: usize| (if g == np { p } else { g }) as u64;
+    let pieces = (0..np)
         .map(|g| (first(g) * c, (first(g + 1) - first(g)) * c))
         .collect();
     let layout = Layout::new(&bf, 0, pieces);
     let region = |a: usize, b: usize| layout.region(a, b);
-    let real = |q: usize| fold.real(q);
+    let real = |q: usize| q as u32;
+    let stage_len = butterfly::stage_len(&bf, &region);
     let blocks = Blocks {
         region: &region,
         real: &real,
+        stage: layout.len(),
+        stage_len,
     };
     let last = 1 + bf.steps();
     let all = Region::output(0, p as u64 * c);
+    let folds = np < p;
     for (r, prog) in s.programs.iter_mut().enumerate() {
-        let Some(q) = fold.newrank(r) else {
-            // Even rank of a pair: hand over the block, get everything back.
-            prog.push(Op::send(r as u32 + 1, 0, Region::input(0, c)), &[]);
-            prog.push(Op::recv(r as u32 + 1, last, all), &[]);
+        if r == np {
+            // The rank that sits out: hand over its block, get everything back.
+            prog.push(Op::send(r as u32 - 1, 0, Region::input(0, c)), &[]);
+            prog.push(Op::recv(r as u32 - 1, last, all), &[]);
             continue;
-        };
-        prog.scratch = layout.len();
-        let mine = layout.region(bf.pos(q), bf.pos(q) + 1);
-        let mut deps = if r < 2 * fold.rem {
+        }
+        prog.scratch = layout.len() + 2 * stage_len;
+        let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
+        let mut deps = if folds && r + 1 == np {
             let (lo, hi) = (
                 Region::scratch(mine.offset, c),
                 Region::scratch(mine.offset + c, c),
             );
             vec![
-                prog.push(Op::recv(r as u32 - 1, 0, lo), &[]),
-                prog.push(Op::copy(Region::input(0, c), hi), &[]),
+                prog.push(Op::copy(Region::input(0, c), lo), &[]),
+                prog.push(Op::recv(r as u32 + 1, 0, hi), &[]),
             ]
         } else {
             vec![prog.push(Op::copy(Region::input(0, c), mine), &[])]
         };
-        butterfly::allgather(prog, &bf, q, &blocks, 1, &mut deps);
+        butterfly::allgather(prog, &bf, r, &blocks, 1, &mut deps);
         let done = layout.copies(prog, false, &deps);
-        if r < 2 * fold.rem {
-            prog.push(Op::send(r as u32 - 1, last, all), &done);
+        if folds && r + 1 == np {
+            prog.push(Op::send(r as u32 + 1, last, all), &done);
         }
     }
     Ok(s)
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let dims = butterfly::even_grid_dims(req, TORUS.name)?;
     let mut s = req.schedule(TORUS.name);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
@@ -126,6 +132,13 @@ fn build_torus(req: &Request) -> Result<Schedule> {
         base += layout.len();
         layouts.push((layout, at, len));
     }
+    // Each port's two stages after the layouts.
+    let mut stages = Vec::new();
+    for (bf, (layout, _, _)) in ports.iter().zip(&layouts) {
+        let len = butterfly::stage_len(bf, &|a, b| layout.region(a, b));
+        stages.push((base, len));
+        base += 2 * len;
+    }
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.scratch = base;
         for (j, (bf, (layout, at, len))) in ports.iter().zip(&layouts).enumerate() {
@@ -136,6 +149,8 @@ fn build_torus(req: &Request) -> Result<Schedule> {
             let blocks = Blocks {
                 region: &region,
                 real: &real,
+                stage: stages[j].0,
+                stage_len: stages[j].1,
             };
             let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
             let mut deps = vec![prog.push(Op::copy(Region::input(*at, *len), mine), &[])];

@@ -7,12 +7,16 @@
 //! * `swing_lat`: rank-based, ranks on a ring, any network. For P not a
 //!   power of two the extra ranks fold in as in `recursive_doubling` (the
 //!   first 2·(P − p2) ranks pair up, the even one hands its buffer over
-//!   first and gets the result last); the paper's own scheme for such P
-//!   is not implemented.
-//! * `swing_lat_torus`: on a mesh or torus whose every dimension is a power
-//!   of two, the steps take the dimensions in turn, and the buffer is cut
-//!   into 2·D parts, one per port (direction of a dimension), each running
-//!   its own Swing starting on its own dimension, the second D mirrored.
+//!   first and gets the result last): neighbours pair, where the authors'
+//!   reference code's fold (c ≥ p2 into c − (P − p2), kept for the torus
+//!   variant) pairs ranks P − p2 apart and took 2–3× as long on a ring of
+//!   24 or 48 (docs/allreduce.md).
+//! * `swing_lat_torus`: on a mesh or torus of any shape, the steps take
+//!   the dimensions in turn, and the buffer is cut into 2·D parts, one per
+//!   port (direction of a dimension), each running its own Swing starting
+//!   on its own dimension, the second D mirrored. A dimension not a power
+//!   of two first folds onto the power of two below, as the authors'
+//!   reference code does (`butterfly::Shrink::pow2`).
 //!
 //! Unlike recursive doubling, the sets a rank has combined after each step
 //! are not the same on its partners (rank 0's first four are {0,1,6,7} on 8
@@ -22,7 +26,7 @@
 //! `swing_bw` gives every rank the same bits.
 
 use super::recursive_doubling::Fold;
-use crate::algorithms::butterfly::{self, Butterfly};
+use crate::algorithms::butterfly::{self, Butterfly, Shrink};
 use crate::algorithms::{Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
@@ -45,13 +49,13 @@ pub const ALGORITHM: Algorithm = Algorithm {
 pub const TORUS: Algorithm = Algorithm {
     collective: CollectiveKind::Allreduce,
     name: "swing_lat_torus",
-    summary: "Swing on a torus of powers of two: per-dimension Swing steps, one part of the buffer per port",
+    summary: "Swing on a mesh or torus of any shape: per-dimension Swing steps, one part of the buffer per port (dimensions fold onto powers of two)",
     build: build_torus,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: Applies { topology: TopologyNeed::PowerOfTwoGrid, ranks: RankNeed::Any, root: RootNeed::Any },
+    applies: Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };
@@ -101,30 +105,55 @@ fn build(req: &Request) -> Result<Schedule> {
 
 fn build_torus(req: &Request) -> Result<Schedule> {
     let dims = butterfly::grid_dims(req, TORUS.name)?;
-    let mut s = req.schedule(TORUS.name);
+    grid(req, TORUS.name, &dims, true)
+}
+
+/// Swing's latency-optimal allreduce on a grid of dimensions (stride,
+/// length): dimensions not a power of two fold onto the power of two below
+/// ([`Shrink::pow2`]); with `ports`, one part of the buffer per port (the
+/// torus variant, tags from 0), else one butterfly (tags from 1, the fold's
+/// 0 and 1 + S; the rank-based variant folds as `recursive_doubling`
+/// instead, faster on a ring: docs/allreduce.md).
+fn grid(req: &Request, name: &str, dims: &[(usize, usize)], ports: bool) -> Result<Schedule> {
+    let mut s = req.schedule(name);
     let n = req.count;
     if req.ranks == 1 || n == 0 {
         return Ok(s);
     }
-    let ports = butterfly::ports(&dims, false)?;
-    let real = |q: usize| q as u32;
+    let shrink = Shrink::pow2(dims);
+    let kept = shrink.kept();
+    let bfs = if ports {
+        butterfly::ports(&kept, false)?
+    } else {
+        vec![Butterfly::torus(&kept, 0, false, false)?]
+    };
+    let steps = bfs[0].steps();
+    let (tag0, tag_in, tag_out) = if ports {
+        let end = bfs.len() as u32 * steps;
+        (0, end, end + 1)
+    } else {
+        (1, 0, 1 + steps)
+    };
+    let real = |q: usize| shrink.real(q);
+    let all = Region::output(0, n);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.scratch = n;
-        for (j, bf) in ports.iter().enumerate() {
-            let (at, len) = chunk(n, ports.len() as u64, j as u64);
-            if len > 0 {
-                let tag0 = j as u32 * bf.steps();
-                exchange(
-                    prog,
-                    bf,
-                    r,
-                    &real,
-                    Region::output(at, len),
-                    tag0,
-                    &mut Vec::new(),
-                );
+        let (deps, out) = shrink.fold_in(prog, r, all, Region::scratch(0, n), tag_in);
+        let mut done = Vec::new();
+        if let Some(q) = shrink.participant(r) {
+            for (j, bf) in bfs.iter().enumerate() {
+                let (at, len) = chunk(n, bfs.len() as u64, j as u64);
+                if len > 0 {
+                    let mut d = deps.clone();
+                    let tag = tag0 + j as u32 * steps;
+                    exchange(prog, bf, q, &real, Region::output(at, len), tag, &mut d);
+                    done.extend(d);
+                }
             }
+        } else {
+            done = deps;
         }
+        shrink.fold_out(prog, r, all, tag_out, out, &done);
     }
     Ok(s)
 }

@@ -8,15 +8,16 @@
 //! there and copies it back. Each chunk is combined on one rank in an order
 //! the schedule fixes.
 //!
-//! * `swing`: rank-based, any network; for P not a power of two the first
-//!   2·(P − p2) ranks pair up as in `recursive_halving` (the even one hands
-//!   its buffer to the odd one, which receive-combines it and hands back
-//!   the even one's chunk at the end).
-//! * `swing_torus`: on a mesh or torus whose every dimension is a power of
-//!   two, per-dimension Swing steps, each chunk cut into 2·D parts, one per
+//! * `swing`: rank-based, any network; for P not a power of two the
+//!   paper's own scheme (`algorithms::butterfly`, "Rings that are not a
+//!   power of two"): an even P takes ⌈log2 P⌉ steps, a block handed on at
+//!   the latest step that reaches it; for an odd P rank P − 1 first hands
+//!   its buffer to P − 2, which receive-combines it and hands back its
+//!   chunk at the end.
+//! * `swing_torus`: on a mesh or torus whose every dimension is even (or
+//!   1), per-dimension Swing steps, each chunk cut into 2·D parts, one per
 //!   port, each reduced by its own Swing (see `allreduce::swing_bw`).
 
-use crate::algorithms::allreduce::recursive_doubling::Fold;
 use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
 use crate::algorithms::{Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
@@ -26,7 +27,7 @@ use crate::schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::ReduceScatter,
     name: "swing",
-    summary: "Swing: hand rank ± ρ(s) the half it keeps, nearest first, log2 P steps (pairs fold for non-powers of two)",
+    summary: "Swing: hand rank ± ρ(s) the blocks it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
     build,
     stream: None,
     segmented: false,
@@ -40,14 +41,14 @@ pub const ALGORITHM: Algorithm = Algorithm {
 pub const TORUS: Algorithm = Algorithm {
     collective: CollectiveKind::ReduceScatter,
     name: "swing_torus",
-    summary: "Swing reduce-scatter on a torus of powers of two, one part of each chunk per port",
+    summary: "Swing reduce-scatter on a mesh or torus of even dimensions, one part of each chunk per port",
     build: build_torus,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
     applies: Applies {
-        topology: TopologyNeed::PowerOfTwoGrid,
+        topology: TopologyNeed::EvenGrid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     },
@@ -67,8 +68,9 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
     if p == 1 || n == 0 {
         return Ok(s);
     }
-    let fold = Fold::new(p);
-    let bf = Butterfly::ring(fold.p2, false)?;
+    // An odd count: rank p − 1 sits out, folded into p − 2.
+    let np = p - p % 2;
+    let bf = Butterfly::ring(np, false)?;
     let at = |r: u64| {
         if r >= p as u64 {
             n
@@ -76,47 +78,50 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
             chunk(n, p as u64, r).0
         }
     };
-    // Participant q's group: ranks first(q)..first(q + 1), one or two.
-    let first = |g: usize| (if g < fold.rem { 2 * g } else { g + fold.rem }) as u64;
-    let pieces = (0..fold.p2)
+    // Participant q's ranks: q, and p − 1 with the last.
+    let first = |g: usize| (if g == np { p } else { g }) as u64;
+    let pieces = (0..np)
         .map(|g| (at(first(g)), at(first(g + 1)) - at(first(g))))
         .collect();
     let layout = Layout::new(&bf, 0, pieces);
     let region = |a: usize, b: usize| layout.region(a, b);
-    let real = |q: usize| fold.real(q);
+    let real = |q: usize| q as u32;
+    let stage_len = butterfly::stage_len(&bf, &region);
     let blocks = Blocks {
         region: &region,
         real: &real,
+        stage: layout.len(),
+        stage_len,
     };
     let last = 1 + bf.steps();
     let own = |r: usize| Region::output(at(r as u64), at(r as u64 + 1) - at(r as u64));
     let all = Region::output(0, n);
     for (r, prog) in s.programs.iter_mut().enumerate() {
-        let Some(q) = fold.newrank(r) else {
-            // Even rank of a pair: hand over the buffer, get its chunk back.
-            let send = prog.push(Op::send(r as u32 + 1, 0, all), &[]);
-            prog.push(Op::recv(r as u32 + 1, last, own(r)), &[send]);
+        if r == np {
+            // The rank that sits out: hand over the buffer, get its chunk back.
+            let send = prog.push(Op::send(r as u32 - 1, 0, all), &[]);
+            prog.push(Op::recv(r as u32 - 1, last, own(r)), &[send]);
             continue;
-        };
-        prog.scratch = layout.len();
-        let absorbed: Vec<u32> = if r < 2 * fold.rem {
-            vec![prog.push(Op::recv_combine(r as u32 - 1, 0, all), &[])]
+        }
+        prog.scratch = layout.len() + 2 * stage_len;
+        let absorbed: Vec<u32> = if r + 1 == np && np < p {
+            vec![prog.push(Op::recv_combine(r as u32 + 1, 0, all), &[])]
         } else {
             Vec::new()
         };
         let mut deps = layout.copies(prog, true, &absorbed);
-        butterfly::reduce_scatter(prog, &bf, q, &blocks, 1, &mut deps);
-        let mine = layout.region(bf.pos(q), bf.pos(q) + 1);
-        let back = prog.push(Op::copy(mine, layout.piece(q)), &deps);
-        if r < 2 * fold.rem {
-            prog.push(Op::send(r as u32 - 1, last, own(r - 1)), &[back]);
+        butterfly::reduce_scatter(prog, &bf, r, &blocks, 1, &mut deps);
+        let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
+        let back = prog.push(Op::copy(mine, layout.piece(r)), &deps);
+        if r + 1 == np && np < p {
+            prog.push(Op::send(r as u32 + 1, last, own(r + 1)), &[back]);
         }
     }
     Ok(s)
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let dims = butterfly::even_grid_dims(req, TORUS.name)?;
     let mut s = req.schedule(TORUS.name);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
@@ -138,6 +143,13 @@ fn build_torus(req: &Request) -> Result<Schedule> {
         base += layout.len();
         layouts.push(layout);
     }
+    // Each port's two stages after the layouts.
+    let mut stages = Vec::new();
+    for (bf, layout) in ports.iter().zip(&layouts) {
+        let len = butterfly::stage_len(bf, &|a, b| layout.region(a, b));
+        stages.push((base, len));
+        base += 2 * len;
+    }
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.scratch = base;
         for (j, (bf, layout)) in ports.iter().zip(&layouts).enumerate() {
@@ -148,6 +160,8 @@ fn build_torus(req: &Request) -> Result<Schedule> {
             let blocks = Blocks {
                 region: &region,
                 real: &real,
+                stage: stages[j].0,
+                stage_len: stages[j].1,
             };
             let mut deps = layout.copies(prog, true, &[]);
             butterfly::reduce_scatter(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
