@@ -79,6 +79,8 @@ pub fn ompi_collective(collective: CollectiveKind) -> u32 {
         CollectiveKind::Barrier => 6,
         CollectiveKind::Exscan => 8,
         CollectiveKind::Scan => 14,
+        CollectiveKind::Allgatherv => 1,
+        CollectiveKind::Alltoallv => 4,
     }
 }
 
@@ -150,7 +152,10 @@ fn mpich_collective(collective: CollectiveKind) -> Option<(&'static str, &'stati
         | CollectiveKind::Gather
         | CollectiveKind::Barrier
         | CollectiveKind::Scan
-        | CollectiveKind::Exscan => return None,
+        | CollectiveKind::Exscan
+        // A v-collective's sizes are a matrix, not one message size.
+        | CollectiveKind::Alltoallv
+        | CollectiveKind::Allgatherv => return None,
     })
 }
 

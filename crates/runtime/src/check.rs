@@ -92,7 +92,7 @@ fn check_one<T: Elem>(
     use topocoll_core::schedule::{Dtype, ReduceOp};
     let float = T::DTYPE.is_float();
     let order_free = !matches!(s.op, ReduceOp::Sum | ReduceOp::Prod);
-    for e in s.collective.expected(s.ranks, s.count, r) {
+    for e in s.expected(r) {
         let refs = (e.terms.len() > 1).then(|| {
             cache
                 .entry((e.terms.clone(), e.count))
