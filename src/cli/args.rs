@@ -64,14 +64,14 @@ pub struct BuildArgs {
     /// takes both directions of its cable; what remains is routed as a graph.
     #[arg(long)]
     pub fail: Option<String>,
-    /// Seed for --fail random:K, --skew and the --sizes generators [default: 0].
+    /// Seed for --fail random:K, --skew and the --counts generators [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
     /// alltoallv's and allgatherv's counts, in elements: a CSV file (alltoallv: P rows of P,
     /// row = sender; allgatherv: P values) or a generator drawn with --seed: uniform:MAX
     /// (MAX bytes), zipf:S or hot:K (mean block --size) [default: every block --size].
     #[arg(long)]
-    pub sizes: Option<String>,
+    pub counts: Option<String>,
     /// Number of ranks, for rank-based algorithms run without a topology.
     #[arg(long)]
     pub ranks: Option<usize>,
@@ -290,8 +290,8 @@ impl BuildArgs {
         let op = ReduceOp::parse(self.op.as_deref().unwrap_or("sum"), dtype)?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
-        if let Some(spec) = &self.sizes {
-            req = self.with_sizes(req, spec)?;
+        if let Some(spec) = &self.counts {
+            req = self.with_counts(req, spec)?;
         }
         if let Some(seg) = &self.segment {
             self.check_segment(collective)?;
@@ -336,13 +336,13 @@ impl BuildArgs {
         Ok(req)
     }
 
-    /// `req` with `--sizes`: a generator's counts (mean block `--size`,
+    /// `req` with `--counts`: a generator's counts (mean block `--size`,
     /// drawn with `--seed`) or a CSV file's (which `--size` may not
     /// contradict).
-    fn with_sizes<'t>(&self, req: Request<'t>, spec: &str) -> Result<Request<'t>> {
+    fn with_counts<'t>(&self, req: Request<'t>, spec: &str) -> Result<Request<'t>> {
         let Some(shape) = req.collective.sizes_shape() else {
             return Err(Error::Invalid(format!(
-                "--sizes: {} has no counts per rank (alltoallv and allgatherv do)",
+                "--counts: {} has no counts per rank (alltoallv and allgatherv do)",
                 req.collective.name()
             ))
             .into());
@@ -707,7 +707,7 @@ impl NodeModelArgs {
             .is_some_and(|s| matches!(crate::schedule::Generator::parse(s, 1), Ok(Some(_))));
         if build.seed.is_some() && self.skew.is_none() && !draws_cables && !draws_sizes {
             return Err(Error::Invalid(
-                "--seed draws the --skew offsets, --fail random:K's cables and the --sizes generators: give one of them"
+                "--seed draws the --skew offsets, --fail random:K's cables and the --counts generators: give one of them"
                     .into(),
             )
             .into());

@@ -230,6 +230,13 @@ pub fn write_ompi(
     if rules.is_empty() {
         return Err(unmapped("Open MPI", coll));
     }
+    // Open MPI chooses its alltoallv by the rule at 0 bytes alone (no rank
+    // knows the total), so only the smallest size's choice is written.
+    let rules = if coll == CollectiveKind::Alltoallv {
+        rules.into_iter().take(1).collect()
+    } else {
+        rules
+    };
     let ompi_coll = if coll == CollectiveKind::ReduceScatter {
         "reduce_scatter_block"
     } else {

@@ -131,7 +131,7 @@ impl<'a> Request<'a> {
     pub fn with_sizes(mut self, sizes: Arc<Sizes>) -> Result<Request<'a>> {
         let Some(shape) = self.collective.sizes_shape() else {
             return Err(param!(
-                "sizes",
+                "counts",
                 ": {} takes none (alltoallv and allgatherv do)",
                 self.collective.name()
             ));
@@ -146,7 +146,7 @@ impl<'a> Request<'a> {
     pub fn sizes(&self) -> Result<&Sizes> {
         self.sizes.as_deref().ok_or_else(|| {
             param!(
-                "sizes",
+                "counts",
                 ": {} needs its counts (a CSV file or a generator)",
                 self.collective.name()
             )

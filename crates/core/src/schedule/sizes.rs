@@ -190,7 +190,7 @@ impl Sizes {
         }
         if self.ranks != ranks {
             return Err(param!(
-                "sizes",
+                "counts",
                 ": {} are for {} ranks, not {ranks}",
                 shape_name(self.shape),
                 self.ranks
@@ -200,7 +200,7 @@ impl Sizes {
             let longest = self.input_len(r).max(self.output_len(r));
             if longest > max_elems {
                 return Err(param!(
-                    "sizes",
+                    "counts",
                     ": rank {r}'s buffer of {longest} elements is larger than 2^50 bytes"
                 ));
             }
@@ -231,7 +231,7 @@ impl Sizes {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
             crate::error::Error::Io(format!(
-                "{name}: {e} (--sizes takes a CSV file or uniform:MAX, zipf:S, hot:K)"
+                "{name}: {e} (--counts takes a CSV file or uniform:MAX, zipf:S, hot:K)"
             ))
         })?;
         Sizes::from_csv(&name, &text, shape, ranks)
@@ -376,7 +376,7 @@ impl Generator {
         let Some((name, arg)) = spec.split_once(':') else {
             return Ok(None);
         };
-        let bad = |what: &str| param!("sizes", " {spec}: {what}");
+        let bad = |what: &str| param!("counts", " {spec}: {what}");
         Ok(Some(match name {
             "uniform" => {
                 let bytes = crate::units::parse_bytes(arg)
@@ -421,7 +421,7 @@ impl Generator {
         let hot: Vec<bool> = match self {
             Generator::Hot { k } => {
                 if k > ranks {
-                    return Err(param!("sizes", " hot:{k}: only {ranks} ranks"));
+                    return Err(param!("counts", " hot:{k}: only {ranks} ranks"));
                 }
                 let order = rng.permutation(ranks);
                 let mut hot = vec![false; ranks];
