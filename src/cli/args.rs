@@ -702,7 +702,7 @@ impl NodeModelArgs {
             Some(Ok(topology::Fail::Random { .. }))
         );
         let draws_sizes = build
-            .sizes
+            .counts
             .as_deref()
             .is_some_and(|s| matches!(crate::schedule::Generator::parse(s, 1), Ok(Some(_))));
         if build.seed.is_some() && self.skew.is_none() && !draws_cables && !draws_sizes {

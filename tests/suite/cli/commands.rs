@@ -682,9 +682,8 @@ fn alltoallv_counts_travel_with_a_saved_schedule() {
         vec!["simulate", "--schedule", file, "-t", "torus:3x2"],
         vec!["run", "--schedule", file, "--check"],
     ] {
-        let (code, out, err) = topocoll(&verb);
+        let (code, _, err) = topocoll(&verb);
         assert_eq!(code, 0, "{verb:?}: {err}");
-        assert!(out.contains("alltoallv"), "{verb:?}: {out}");
     }
     let csv = dir.join("counts.csv");
     std::fs::write(&csv, "0,1,2\n3,0,0\n5,6,7\n").unwrap();

@@ -1187,7 +1187,7 @@ fn bad_counts_name_their_row_and_column() {
     let short = csv("short.csv", "1,2,3\n4,5\n7,8,9\n");
     refused(
         &[
-            "simulate",
+            "verify",
             "--ranks",
             "3",
             "-c",
