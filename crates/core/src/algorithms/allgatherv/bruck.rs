@@ -25,7 +25,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     radix: false,
     applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
+    // log2 P messages a rank, fewer ops than a send per pair.
+    ops: OpCount::Unbounded,
     // Open MPI's bruck (2) sends a wrapping run as one indexed message.
     mpi: Counterparts::NONE,
 };

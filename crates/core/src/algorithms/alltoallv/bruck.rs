@@ -36,7 +36,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     lanes: false,
     radix: false,
     applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
+    // log2 P messages a rank, fewer ops than a send per pair.
+    ops: OpCount::Unbounded,
     // Neither library has a Bruck alltoallv.
     mpi: Counterparts::NONE,
 };
