@@ -64,14 +64,19 @@ pub struct BuildArgs {
     /// takes both directions of its cable; what remains is routed as a graph.
     #[arg(long)]
     pub fail: Option<String>,
-    /// Seed for --fail random:K and --skew [default: 0].
+    /// Seed for --fail random:K, --skew and the --counts generators [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// alltoallv's and allgatherv's counts, in elements: a CSV file (alltoallv: P rows of P,
+    /// row = sender; allgatherv: P values) or a generator drawn with --seed: uniform:MAX
+    /// (MAX bytes), zipf:S or hot:K (mean block --size) [default: every block --size].
+    #[arg(long)]
+    pub counts: Option<String>,
     /// Number of ranks, for rank-based algorithms run without a topology.
     #[arg(long)]
     pub ranks: Option<usize>,
     /// alltoall, allgather, bcast, reduce, allreduce, reduce_scatter, scatter, gather,
-    /// barrier, scan, exscan.
+    /// barrier, scan, exscan, alltoallv, allgatherv.
     #[arg(long, short = 'c')]
     pub collective: Option<String>,
     /// Algorithm name (see `topocoll list`).
@@ -291,6 +296,9 @@ impl BuildArgs {
         let op = ReduceOp::parse(self.op.as_deref().unwrap_or("sum"), dtype)?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
+        if let Some(spec) = &self.counts {
+            req = self.with_counts(req, spec)?;
+        }
         if let Some(seg) = &self.segment {
             self.check_segment(collective)?;
             let seg = parse_bytes(seg).map_err(|e| Error::Invalid(format!("--segment: {e}")))?;
@@ -337,6 +345,36 @@ impl BuildArgs {
                 Some(algorithms::compose::inter_choice(collective.kind(), inter.trim())?.name);
         }
         Ok(req)
+    }
+
+    /// `req` with `--counts`: a generator's counts (mean block `--size`,
+    /// drawn with `--seed`) or a CSV file's (which `--size` may not
+    /// contradict).
+    fn with_counts<'t>(&self, req: Request<'t>, spec: &str) -> Result<Request<'t>> {
+        let Some(shape) = req.collective.sizes_shape() else {
+            return Err(Error::Invalid(format!(
+                "--counts: {} has no counts per rank (alltoallv and allgatherv do)",
+                req.collective.name()
+            ))
+            .into());
+        };
+        let elem = req.dtype.size();
+        let generated = crate::schedule::Generator::parse(spec, elem)?.is_some();
+        if !generated && self.size.is_some() {
+            return Err(Error::Invalid(format!(
+                "--size: the blocks are {spec}'s counts; --size sets a generator's mean block"
+            ))
+            .into());
+        }
+        let sizes = crate::schedule::Sizes::parse(
+            spec,
+            shape,
+            req.ranks,
+            req.count,
+            elem,
+            self.seed.unwrap_or(0),
+        )?;
+        Ok(req.with_sizes(Arc::new(sizes))?)
     }
 
     pub fn collective_name(&self) -> Result<&str> {
@@ -708,9 +746,13 @@ impl NodeModelArgs {
             build.fail.as_deref().map(|f| topology::Fail::parse(f, 0)),
             Some(Ok(topology::Fail::Random { .. }))
         );
-        if build.seed.is_some() && self.skew.is_none() && !draws_cables {
+        let draws_sizes = build
+            .counts
+            .as_deref()
+            .is_some_and(|s| matches!(crate::schedule::Generator::parse(s, 1), Ok(Some(_))));
+        if build.seed.is_some() && self.skew.is_none() && !draws_cables && !draws_sizes {
             return Err(Error::Invalid(
-                "--seed draws the --skew offsets and --fail random:K's cables: give one of them"
+                "--seed draws the --skew offsets, --fail random:K's cables and the --counts generators: give one of them"
                     .into(),
             )
             .into());

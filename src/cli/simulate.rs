@@ -358,8 +358,15 @@ fn print_text(
     writeln!(
         out,
         "size {} per {} ({} x {}), engines {}, sharing {}/{}",
-        format_bytes(r.size_bytes),
-        if s.collective.size_is_block() {
+        // A v-collective's --size is only a generator's mean: its largest block.
+        format_bytes(if s.sizes().is_some() {
+            s.count * s.elem_bytes()
+        } else {
+            r.size_bytes
+        }),
+        if s.sizes().is_some() {
+            "largest block"
+        } else if s.collective.size_is_block() {
             "block"
         } else {
             "buffer"

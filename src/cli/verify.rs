@@ -64,7 +64,13 @@ pub fn run(a: VerifyArgs) -> Result<i32> {
         format_bytes(report.bytes_moved),
         s.count,
         s.dtype.name(),
-        if s.collective.size_is_block() { "block" } else { "buffer" },
+        if s.sizes().is_some() {
+            "largest block"
+        } else if s.collective.size_is_block() {
+            "block"
+        } else {
+            "buffer"
+        },
         built.as_secs_f64(),
         checked.as_secs_f64()
     );

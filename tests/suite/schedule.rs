@@ -456,3 +456,227 @@ fn msccl_refuses_barrier_and_scans() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+mod vcollectives {
+    //! alltoallv and allgatherv: the verifier proves exactly the given
+    //! blocks, the counts' CSV and generators, and their JSON form.
+
+    use std::sync::Arc;
+    use topocoll::algorithms::{self, Request};
+    use topocoll::schedule::{
+        self, verify, Collective, Dtype, Generator, Op, ReduceOp, Schedule, Sizes, SizesShape,
+    };
+
+    fn build(c: Collective, alg: &str, sizes: Sizes) -> Schedule {
+        let p = sizes.ranks();
+        let req = Request::new(c, p, 0, Dtype::I32, ReduceOp::Sum, None)
+            .unwrap()
+            .with_sizes(Arc::new(sizes))
+            .unwrap();
+        algorithms::build(alg, &req).unwrap()
+    }
+
+    /// Matrices whose shapes stress the algorithms: all empty, only the
+    /// diagonal, one hot receiver, a single non-empty pair.
+    fn matrices(p: usize) -> Vec<Sizes> {
+        let n = p * p;
+        let diagonal: Vec<u64> = (0..n).map(|i| u64::from(i % (p + 1) == 0) * 3).collect();
+        let hot: Vec<u64> = (0..n).map(|i| if i % p == p / 2 { 9 } else { 1 }).collect();
+        let mut single = vec![0; n];
+        single[n - 1 - (p - 1) * usize::from(p > 1)] = 5;
+        vec![
+            Sizes::per_pair(p, vec![0; n]).unwrap(),
+            Sizes::per_pair(p, diagonal).unwrap(),
+            Sizes::per_pair(p, hot).unwrap(),
+            Sizes::per_pair(p, single).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn every_v_algorithm_verifies_on_edge_matrices_on_1_to_64_ranks() {
+        for p in 1..=64 {
+            for m in matrices(p) {
+                for alg in ["linear", "pairwise", "bruck"] {
+                    let s = build(Collective::Alltoallv, alg, m.clone());
+                    verify(&s).unwrap_or_else(|e| panic!("alltoallv {alg} P={p}: {e}"));
+                }
+                // The matrix's first row as an allgatherv's counts.
+                let row = Sizes::per_rank(m.counts()[..p].to_vec()).unwrap();
+                for alg in ["ring", "linear", "bruck"] {
+                    let s = build(Collective::Allgatherv, alg, row.clone());
+                    verify(&s).unwrap_or_else(|e| panic!("allgatherv {alg} P={p}: {e}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn generated_counts_verify_on_1_to_64_ranks() {
+        for p in 1..=64 {
+            for spec in ["uniform:5", "zipf:1.5", "hot:2", "hot:1"] {
+                let Ok(v) = Sizes::parse(spec, SizesShape::PerPair, p, 4, 4, 7) else {
+                    assert!(spec == "hot:2" && p == 1, "{spec} on {p}");
+                    continue;
+                };
+                for alg in ["linear", "pairwise", "bruck"] {
+                    let s = build(Collective::Alltoallv, alg, v.clone());
+                    verify(&s).unwrap_or_else(|e| panic!("alltoallv {alg} {spec} P={p}: {e}"));
+                }
+            }
+        }
+    }
+
+    /// A schedule that moves one element too few, or puts a block in its
+    /// neighbour's place, is refused: the proof is of exactly the counts.
+    #[test]
+    fn a_block_of_the_wrong_size_or_place_is_refused() {
+        let v = Sizes::per_pair(3, vec![1, 2, 3, 4, 0, 6, 7, 8, 9]).unwrap();
+        let good = build(Collective::Alltoallv, "linear", v.clone());
+        verify(&good).unwrap();
+        // The same schedule held to other counts.
+        let mut other = good.clone();
+        let mut counts = v.counts().to_vec();
+        counts[1] += 1;
+        other.sizes = Some(Arc::new(Sizes::per_pair(3, counts).unwrap()));
+        assert!(verify(&other).is_err());
+        // A receive shifted by one element.
+        let mut shifted = good.clone();
+        for op in shifted.programs[2].ops.iter_mut() {
+            if let Op::Recv { region, .. } = op {
+                if region.offset > 0 {
+                    region.offset -= 1;
+                    break;
+                }
+            }
+        }
+        assert!(verify(&shifted).is_err());
+    }
+
+    #[test]
+    fn generators_are_deterministic_for_a_seed() {
+        for spec in ["uniform:1KiB", "zipf:1.1", "hot:3"] {
+            for shape in [SizesShape::PerPair, SizesShape::PerRank] {
+                let a = Sizes::parse(spec, shape, 16, 100, 1, 42).unwrap();
+                let b = Sizes::parse(spec, shape, 16, 100, 1, 42).unwrap();
+                let c = Sizes::parse(spec, shape, 16, 100, 1, 43).unwrap();
+                assert_eq!(a, b, "{spec}");
+                assert_ne!(a, c, "{spec}");
+            }
+        }
+        // Skewed rows keep the mean block; hot:K's K ranks get 90% of each row.
+        let hot = Sizes::parse("hot:2", SizesShape::PerPair, 16, 1000, 1, 5).unwrap();
+        let hot_cols: Vec<usize> = (0..16)
+            .filter(|&d| (0..16).all(|s| hot.block(s, d) > 1000))
+            .collect();
+        assert_eq!(hot_cols.len(), 2, "{hot_cols:?}");
+        for s in 0..16 {
+            let row: u64 = (0..16).map(|d| hot.block(s, d)).sum();
+            assert_eq!(row, 16_000);
+            let to_hot: u64 = hot_cols.iter().map(|&d| hot.block(s, d)).sum();
+            assert!(to_hot * 10 >= row * 8, "row {s}: {to_hot} of {row}");
+        }
+        // The same draw from a known seed, so a change of generator shows.
+        let z = Sizes::parse("zipf:1", SizesShape::PerRank, 4, 10, 1, 0).unwrap();
+        assert_eq!(z.counts().iter().sum::<u64>(), 40);
+        assert!(Generator::parse("hot:0", 1).is_err());
+        assert!(Generator::parse("zipf:-1", 1).is_err());
+        assert!(Generator::parse("uniform:x", 1).is_err());
+        assert!(Sizes::parse("hot:5", SizesShape::PerPair, 4, 1, 1, 0).is_err());
+    }
+
+    #[test]
+    fn bad_csv_names_the_file_row_and_column() {
+        let pair = SizesShape::PerPair;
+        let err = |text: &str, shape, p| {
+            Sizes::from_csv("sizes.csv", text, shape, p)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("1,2,3\n4,x,6\n7,8,9\n", pair, 3),
+            "sizes.csv: row 2, column 2: 'x' is not a count (a whole number ≥ 0)"
+        );
+        assert_eq!(
+            err("1,2,3\n4,5\n7,8,9\n", pair, 3),
+            "sizes.csv: row 2 has 2 values, want 3 (ranks)"
+        );
+        assert_eq!(
+            err("1,2\n3,4\n", pair, 3),
+            "sizes.csv: row 1 has 2 values, want 3 (ranks)"
+        );
+        assert_eq!(
+            err("1,2\n3,4\n5,6\n", pair, 2),
+            "sizes.csv: 3 rows, want 2 (ranks)"
+        );
+        assert_eq!(
+            err("1,-2\n3,4\n", pair, 2),
+            "sizes.csv: row 1, column 2: '-2' is not a count (a whole number ≥ 0)"
+        );
+        assert!(err("# comment\n1,2\n\n3,4,5\n", pair, 2).starts_with("sizes.csv: row 4 has 3"));
+        let rank = SizesShape::PerRank;
+        assert_eq!(
+            err("1,2\n", rank, 3),
+            "sizes.csv: 2 values in its one row, want 3 (ranks)"
+        );
+        assert!(err("1\n2,3\n", rank, 2).starts_with("sizes.csv: row 2 has 2 values, want 1"));
+        assert!(err("1,2,3\n", pair, 3000).contains("at most 2048 ranks"));
+        // What parses: a row, a column, comments and spaces.
+        let ok = Sizes::from_csv("s", "# counts\n 1, 2 ,3\n", rank, 3).unwrap();
+        assert_eq!(ok.counts(), &[1, 2, 3]);
+        let col = Sizes::from_csv("s", "1\n2\n3\n", rank, 3).unwrap();
+        assert_eq!(col, ok);
+        let m = Sizes::from_csv(
+            "s",
+            &Sizes::per_pair(2, vec![1, 0, 2, 3]).unwrap().to_csv(),
+            pair,
+            2,
+        );
+        assert_eq!(m.unwrap().counts(), &[1, 0, 2, 3]);
+        // Counts whose buffer passes 2^50 bytes are refused before any work.
+        let huge = format!("{},1\n1,1\n", 1u64 << 50);
+        let v = Sizes::from_csv("s", &huge, pair, 2).unwrap();
+        let req =
+            Request::new(Collective::Alltoallv, 2, 0, Dtype::F64, ReduceOp::Sum, None).unwrap();
+        assert!(req
+            .with_sizes(Arc::new(v))
+            .unwrap_err()
+            .to_string()
+            .contains("2^50"));
+    }
+
+    #[test]
+    fn json_carries_the_counts_and_msccl_refuses_them() {
+        let v = Sizes::parse("hot:1", SizesShape::PerPair, 5, 3, 4, 1).unwrap();
+        let s = build(Collective::Alltoallv, "bruck", v);
+        let mut text = Vec::new();
+        schedule::to_json(&s, &mut text).unwrap();
+        let back = schedule::from_json(std::str::from_utf8(&text).unwrap()).unwrap();
+        assert_eq!(back, s);
+        verify(&back).unwrap();
+        let g = build(
+            Collective::Allgatherv,
+            "ring",
+            Sizes::per_rank(vec![0, 3, 1]).unwrap(),
+        );
+        let mut text = Vec::new();
+        schedule::to_json(&g, &mut text).unwrap();
+        let json = String::from_utf8(text).unwrap();
+        assert!(json.contains("\"sizes\":[0,3,1]"), "{json}");
+        assert_eq!(schedule::from_json(&json).unwrap(), g);
+        // Counts that do not fit the collective or its ranks are refused.
+        let refused = |from: &str, to: &str| {
+            schedule::from_json(&json.replace(from, to))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(refused("\"sizes\":[0,3,1],", "").contains("needs its sizes"));
+        assert!(refused("[0,3,1]", "[0,3]").contains("2 counts, want 3"));
+        assert!(refused("[0,3,1]", "[[0,3,1]]").contains("one count per rank"));
+        // MSCCL XML cannot hold a count per pair: one line says why.
+        let err = schedule::to_msccl_xml(&s, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MSCCL XML has no alltoallv"), "{err}");
+        assert!(!err.contains('\n'));
+    }
+}

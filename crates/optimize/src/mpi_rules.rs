@@ -79,6 +79,8 @@ pub fn ompi_collective(collective: CollectiveKind) -> u32 {
         CollectiveKind::Barrier => 6,
         CollectiveKind::Exscan => 8,
         CollectiveKind::Scan => 14,
+        CollectiveKind::Allgatherv => 1,
+        CollectiveKind::Alltoallv => 4,
     }
 }
 
@@ -150,7 +152,10 @@ fn mpich_collective(collective: CollectiveKind) -> Option<(&'static str, &'stati
         | CollectiveKind::Gather
         | CollectiveKind::Barrier
         | CollectiveKind::Scan
-        | CollectiveKind::Exscan => return None,
+        | CollectiveKind::Exscan
+        // A v-collective's sizes are a matrix, not one message size.
+        | CollectiveKind::Alltoallv
+        | CollectiveKind::Allgatherv => return None,
     })
 }
 
@@ -225,6 +230,13 @@ pub fn write_ompi(
     if rules.is_empty() {
         return Err(unmapped("Open MPI", coll));
     }
+    // Open MPI chooses its alltoallv by the rule at 0 bytes alone (no rank
+    // knows the total), so only the smallest size's choice is written.
+    let rules = if coll == CollectiveKind::Alltoallv {
+        rules.into_iter().take(1).collect()
+    } else {
+        rules
+    };
     let ompi_coll = if coll == CollectiveKind::ReduceScatter {
         "reduce_scatter_block"
     } else {

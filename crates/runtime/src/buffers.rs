@@ -63,7 +63,7 @@ pub fn initial_buffers<T: Elem>(s: &Schedule, rank: usize) -> RankBuffers<T> {
 
 /// Refills a rank's own data with the pattern (between repeated runs).
 pub fn reset_buffers<T: Elem>(s: &Schedule, rank: usize, b: &mut RankBuffers<T>) {
-    if let Some((buf, len)) = s.collective.initial(s.ranks, s.count, rank) {
+    if let Some((buf, len)) = s.initial(rank) {
         for (i, x) in b.get_mut(buf)[..len as usize].iter_mut().enumerate() {
             *x = T::pattern(rank, i as u64, s.op);
         }

@@ -92,7 +92,7 @@ fn check_one<T: Elem>(
     use topocoll_core::schedule::{Dtype, ReduceOp};
     let float = T::DTYPE.is_float();
     let order_free = !matches!(s.op, ReduceOp::Sum | ReduceOp::Prod);
-    for e in s.collective.expected(s.ranks, s.count, r) {
+    for e in s.expected(r) {
         let refs = (e.terms.len() > 1).then(|| {
             cache
                 .entry((e.terms.clone(), e.count))
@@ -155,8 +155,14 @@ fn check_one<T: Elem>(
 
 /// Bytes a collective "moves" for bandwidth figures, as the OSU and NCCL
 /// tests count them: the buffer for allreduce, reduce, bcast and
-/// reduce_scatter; P blocks for alltoall, allgather, scatter and gather.
+/// reduce_scatter; P blocks for alltoall, allgather, scatter and gather;
+/// the largest rank's output for alltoallv and allgatherv (P mean blocks
+/// of it).
 pub fn data_bytes(s: &Schedule) -> u64 {
+    if let Some(v) = s.sizes() {
+        let most = (0..s.ranks).map(|r| v.output_len(r)).max().unwrap_or(0);
+        return most * s.elem_bytes();
+    }
     let whole = s.count * s.elem_bytes();
     if s.collective.size_is_block() {
         whole * s.ranks as u64

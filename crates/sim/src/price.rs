@@ -92,10 +92,8 @@ pub fn price(
 /// ejection bandwidth.
 fn collective_bound(s: &Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Option<f64> {
     let first = cfgs.first();
-    topocoll_core::model::collective_bound(
-        s.collective,
-        s.count,
-        s.elem_bytes(),
+    topocoll_core::model::schedule_collective_bound(
+        s,
         topo,
         first.and_then(|c| c.injection_bandwidth),
         first.and_then(|c| c.ejection_bandwidth),

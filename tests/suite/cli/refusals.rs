@@ -1197,3 +1197,102 @@ fn inter_and_node_aware_placements_are_refused_in_one_line() {
         refused_line(line, says);
     }
 }
+
+/// alltoallv's and allgatherv's counts: a bad CSV names its file, row and
+/// column; counts where none are taken, or a --size beside a file's
+/// counts, are refused.
+#[test]
+fn bad_counts_name_their_row_and_column() {
+    let dir = scratch_dir();
+    let csv = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let bad_cell = csv("cell.csv", "1,2,3\n4,5,6\n7,8,x\n");
+    refused(
+        &[
+            "verify",
+            "--ranks",
+            "3",
+            "-c",
+            "alltoallv",
+            "-a",
+            "linear",
+            "--counts",
+            &bad_cell,
+        ],
+        "cell.csv: row 3, column 3: 'x' is not a count",
+    );
+    let short = csv("short.csv", "1,2,3\n4,5\n7,8,9\n");
+    refused(
+        &[
+            "verify",
+            "--ranks",
+            "3",
+            "-c",
+            "alltoallv",
+            "-a",
+            "bruck",
+            "--counts",
+            &short,
+        ],
+        "short.csv: row 2 has 2 values, want 3 (ranks)",
+    );
+    let rows = csv("rows.csv", "1,2\n3,4\n");
+    refused(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "-c",
+            "allgatherv",
+            "-a",
+            "ring",
+            "--counts",
+            &rows,
+        ],
+        "rows.csv: row 1 has 2 values, want 1",
+    );
+    let good = csv("good.csv", "1,2,3\n");
+    refused(
+        &[
+            "verify",
+            "--ranks",
+            "3",
+            "-c",
+            "allgatherv",
+            "-a",
+            "ring",
+            "--counts",
+            &good,
+            "-s",
+            "8",
+        ],
+        "--size",
+    );
+    refused_line(
+        "verify --ranks 4 -c alltoall -a linear --counts hot:1",
+        "--counts: alltoall has no counts per rank",
+    );
+    refused_line(
+        "verify --ranks 4 -c alltoallv -a linear --counts hot:5",
+        "--counts hot:5: only 4 ranks",
+    );
+    refused_line(
+        "verify --ranks 4 -c alltoallv -a linear --counts zipf:x",
+        "S is an exponent",
+    );
+    refused_line(
+        "verify --ranks 4 -c alltoallv -a linear --counts nosuchfile.csv",
+        "nosuchfile.csv",
+    );
+    refused_line(
+        "verify --ranks 3000 -c alltoallv -a linear",
+        "at most 2048 ranks",
+    );
+    refused_line(
+        "schedule --ranks 4 -c alltoallv -a linear --counts hot:1 --format msccl",
+        "MSCCL XML has no alltoallv",
+    );
+}

@@ -6,7 +6,7 @@ use super::{Point, Tally};
 use std::time::{Duration, Instant};
 use topocoll::algorithms::{self, Algorithm, Request};
 use topocoll::lookahead::Lookahead;
-use topocoll::model::collective_bound;
+use topocoll::model::schedule_collective_bound;
 use topocoll::runtime::{self, threads, Elem, Fault, Options, Plan, RankBuffers};
 use topocoll::schedule::{
     self, from_msccl_xml, to_msccl_xml, Materialised, MscclExport, MscclImport, OpKind, OpSource,
@@ -310,15 +310,9 @@ pub(super) fn bounds(
 ) {
     let r = simulate(s, topo, cfg).unwrap();
     assert_eq!(r.rank_finish_s.len(), s.ranks, "{what}");
-    let lb = collective_bound(
-        s.collective,
-        s.count,
-        s.elem_bytes(),
-        topo,
-        model.injection_bandwidth,
-        model.ejection_bandwidth,
-    )
-    .unwrap();
+    let lb =
+        schedule_collective_bound(s, topo, model.injection_bandwidth, model.ejection_bandwidth)
+            .unwrap();
     if s.ranks > 1 && s.count > 0 {
         assert!(lb > 0.0, "{what}: bound {lb}");
     }

@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
 use topocoll::algorithms::{self, Algorithm, Request};
-use topocoll::schedule::{self, Op, Region, Schedule};
+use topocoll::schedule::{self, Op, Region, Schedule, Sizes};
 use topocoll::Error;
 
 /// The corpus files, each run by one test below.
@@ -180,16 +180,17 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
             for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
                 for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented)
                 {
-                    for ((lanes, radix), inter) in case
+                    for (((lanes, radix), inter), vsizes) in case
                         .lanes(alg, topo)
                         .into_iter()
                         .flat_map(|l| case.radixes(alg).into_iter().map(move |k| (l, k)))
                         .flat_map(|lk| case.inters(alg).into_iter().map(move |i| (lk, i)))
+                        .flat_map(|lki| case.vsizes(alg).into_iter().map(move |v| (lki, v)))
                     {
                         for root in case.roots(p, c0.root().is_some()) {
                             let c = alg.collective.with_root(root);
                             let what = format!(
-                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}, inter {inter:?}",
+                                "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}, inter {inter:?}, sizes {vsizes:?}",
                                 case.name,
                                 alg.collective,
                                 alg.name,
@@ -202,6 +203,13 @@ fn run_case(case: &Case, models: &BTreeMap<String, Model>) -> Tally {
                             req.lanes = lanes;
                             req.radix = radix;
                             req.inter = inter;
+                            if let (Some(spec), Some(shape)) = (&vsizes, c.sizes_shape()) {
+                                let v = Sizes::parse(spec, shape, p, req.count, dtype.size(), 1)
+                                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                                req = req
+                                    .with_sizes(std::sync::Arc::new(v))
+                                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                            }
                             let s = match algorithms::build(alg.name, &req) {
                                 Ok(s) => s,
                                 Err(Error::Unsupported { reason, .. }) => {

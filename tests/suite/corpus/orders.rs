@@ -70,7 +70,7 @@ fn run_floats(s: &Schedule, policy: Policy) -> Vec<Vec<f64>> {
         })
         .collect();
     for (r, b) in bufs.iter_mut().enumerate() {
-        if let Some((buf, len)) = s.collective.initial(p, s.count, r) {
+        if let Some((buf, len)) = s.initial(r) {
             for i in 0..len {
                 b[buf as usize][i as usize] = datum(r, i);
             }

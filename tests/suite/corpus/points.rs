@@ -147,6 +147,12 @@ pub(crate) struct Case {
     /// their default (a name the composition's collective lacks is left).
     #[serde(default)]
     pub(crate) inters: Vec<String>,
+    /// The counts of alltoallv and allgatherv: generator specs
+    /// (`uniform:MAX`, `zipf:S`, `hot:K`, drawn with seed 1, their mean
+    /// block the point's size) or "equal" (every block the point's size);
+    /// none: "equal". Other collectives ignore them.
+    #[serde(default)]
+    pub(crate) vsizes: Vec<String>,
     /// Node models (`[model.NAME]`) for the checks that simulate.
     #[serde(default)]
     pub(crate) models: Vec<String>,
@@ -511,6 +517,17 @@ impl Case {
             out.push(0);
         }
         out
+    }
+
+    /// The counts to run `alg` with (`None`: every block the size).
+    pub(crate) fn vsizes(&self, alg: &Algorithm) -> Vec<Option<String>> {
+        if alg.collective.with_root(0).sizes_shape().is_none() || self.vsizes.is_empty() {
+            return vec![None];
+        }
+        self.vsizes
+            .iter()
+            .map(|v| (v != "equal").then(|| v.clone()))
+            .collect()
     }
 
     /// The radixes to run `alg` with (`None`: its default).

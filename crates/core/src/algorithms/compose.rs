@@ -215,6 +215,7 @@ pub(crate) fn phase(
         lanes: None,
         radix: None,
         inter: None,
+        sizes: None,
     };
     super::build(alg, &sub)
 }

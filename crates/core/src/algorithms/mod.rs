@@ -4,8 +4,10 @@
 //! and the runtime enumerate: nothing else names an algorithm.
 
 pub mod allgather;
+pub mod allgatherv;
 pub mod allreduce;
 pub mod alltoall;
+pub mod alltoallv;
 pub mod barrier;
 pub mod bcast;
 pub(crate) mod butterfly;
@@ -26,10 +28,11 @@ use crate::invalid;
 use crate::lookahead::Lookahead;
 use crate::param;
 use crate::schedule::{
-    Collective, CollectiveKind, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Transfer,
+    Collective, CollectiveKind, Dtype, Op, OpId, OpSource, ReduceOp, Schedule, Sizes, Transfer,
 };
 use crate::topology::Topology;
 pub use registry::{Applies, Counterparts, Ompi, OpCount, RankNeed, RootNeed, TopologyNeed};
+use std::sync::Arc;
 
 /// Everything an algorithm needs to build a schedule.
 #[derive(Clone, Debug)]
@@ -54,6 +57,8 @@ pub struct Request<'a> {
     /// `None`: each one's default); a name of the same collective's
     /// registry ([`compose::inter_choices`]).
     pub inter: Option<&'static str>,
+    /// A v-collective's counts ([`Request::with_sizes`]); `None` for the others.
+    pub sizes: Option<Arc<Sizes>>,
 }
 
 /// The k-nomial trees' radix when the request gives none (Open MPI's
@@ -106,6 +111,11 @@ impl<'a> Request<'a> {
                 " {size_bytes} on {ranks} ranks makes a buffer larger than 2^50 bytes"
             ));
         }
+        // A v-collective without sizes of its own has every block --size.
+        let sizes = match collective.sizes_shape() {
+            None => None,
+            Some(shape) => Some(Arc::new(Sizes::equal(shape, ranks, count)?)),
+        };
         Ok(Request {
             collective,
             ranks,
@@ -117,19 +127,50 @@ impl<'a> Request<'a> {
             lanes: None,
             radix: None,
             inter: None,
+            sizes,
+        })
+    }
+
+    /// The request with a v-collective's counts (alltoallv, allgatherv),
+    /// checked against its shape, its rank count and the buffer limit;
+    /// `count` becomes the largest block.
+    pub fn with_sizes(mut self, sizes: Arc<Sizes>) -> Result<Request<'a>> {
+        let Some(shape) = self.collective.sizes_shape() else {
+            return Err(param!(
+                "counts",
+                ": {} takes none (alltoallv and allgatherv do)",
+                self.collective.name()
+            ));
+        };
+        sizes.check(shape, self.ranks, MAX_BUFFER_BYTES / self.dtype.size())?;
+        self.count = sizes.max_block();
+        self.sizes = Some(sizes);
+        Ok(self)
+    }
+
+    /// A v-collective's counts, or the error of a request without them.
+    pub fn sizes(&self) -> Result<&Sizes> {
+        self.sizes.as_deref().ok_or_else(|| {
+            param!(
+                "counts",
+                ": {} needs its counts (a CSV file or a generator)",
+                self.collective.name()
+            )
         })
     }
 
     /// An empty schedule for this request.
     pub fn schedule(&self, algorithm: &str) -> Schedule {
-        Schedule::new(
+        let mut s = Schedule::new(
             self.collective,
             self.ranks,
             self.count,
             self.dtype,
             self.op,
             algorithm,
-        )
+        );
+        s.sizes.clone_from(&self.sizes);
+        s
     }
 
     /// The error an algorithm returns for a shape it does not handle.
@@ -332,6 +373,12 @@ pub const ALGORITHMS: &[Algorithm] = &[
     scan::recursive_doubling::ALGORITHM,
     exscan::linear::ALGORITHM,
     exscan::recursive_doubling::ALGORITHM,
+    alltoallv::linear::ALGORITHM,
+    alltoallv::pairwise::ALGORITHM,
+    alltoallv::bruck::ALGORITHM,
+    allgatherv::ring::ALGORITHM,
+    allgatherv::linear::ALGORITHM,
+    allgatherv::bruck::ALGORITHM,
     // Node-aware composition (algorithms::compose).
     bcast::node_aware::ALGORITHM,
     bcast::node_aware::MULTI,

@@ -135,6 +135,39 @@ pub fn collective_bound(
     injection: Option<f64>,
     ejection: Option<f64>,
 ) -> Option<f64> {
+    sized_bound(collective, count, elem_bytes, None, t, injection, ejection)
+}
+
+/// [`collective_bound`] of a schedule's collective, with a v-collective's
+/// sizes: every rank must send what its row holds for other ranks and
+/// receive what its column holds from them (alltoallv), or send its block
+/// and receive every other (allgatherv).
+pub fn schedule_collective_bound(
+    s: &Schedule,
+    t: &Topology,
+    injection: Option<f64>,
+    ejection: Option<f64>,
+) -> Option<f64> {
+    sized_bound(
+        s.collective,
+        s.count,
+        s.elem_bytes(),
+        s.sizes(),
+        t,
+        injection,
+        ejection,
+    )
+}
+
+fn sized_bound(
+    collective: Collective,
+    count: u64,
+    elem_bytes: u64,
+    sizes: Option<&crate::schedule::Sizes>,
+    t: &Topology,
+    injection: Option<f64>,
+    ejection: Option<f64>,
+) -> Option<f64> {
     let p = t.num_ranks();
     if p <= 1 {
         return Some(0.0);
@@ -208,6 +241,14 @@ pub fn collective_bound(
             worst(&|_| share, &|_| 0.0)
         }
         Collective::Barrier => 0.0,
+        // Without its sizes nothing is known of what a v-collective moves.
+        Collective::Alltoallv | Collective::Allgatherv => match sizes {
+            Some(v) if v.ranks() == p => {
+                let e = elem_bytes as f64;
+                worst(&|r| v.moved(r).0 as f64 * e, &|r| v.moved(r).1 as f64 * e)
+            }
+            _ => 0.0,
+        },
         // Rank r's own data is needed by rank r+1 (and only ranks below the
         // last hold data another needs); every rank but 0 needs data it
         // does not hold.

@@ -6,6 +6,7 @@
 //! buffer for the in-place collectives: bcast at the root, and the reductions).
 //! An output element of a reduction holds a sum (a multiset) of tokens.
 
+use super::sizes::{Sizes, SizesShape};
 use crate::error::Result;
 use crate::invalid;
 use crate::param;
@@ -17,15 +18,27 @@ use serde::{Deserialize, Serialize};
 pub enum Collective {
     Alltoall,
     Allgather,
-    Bcast { root: u32 },
-    Reduce { root: u32 },
+    Bcast {
+        root: u32,
+    },
+    Reduce {
+        root: u32,
+    },
     Allreduce,
     ReduceScatter,
-    Scatter { root: u32 },
-    Gather { root: u32 },
+    Scatter {
+        root: u32,
+    },
+    Gather {
+        root: u32,
+    },
     Barrier,
     Scan,
     Exscan,
+    /// Alltoall with a count per pair of ranks (the schedule's [`Sizes`]).
+    Alltoallv,
+    /// Allgather with a count per rank (the schedule's [`Sizes`]).
+    Allgatherv,
 }
 
 /// The collective names, with a line each, for `topocoll list`.
@@ -74,6 +87,14 @@ pub const COLLECTIVES: &[(&str, &str)] = &[
         "exscan",
         "rank r > 0 gets in_0 ∘ … ∘ in_(r-1); rank 0's output is left untouched (--size: the buffer)",
     ),
+    (
+        "alltoallv",
+        "rank s sends m[s][d] elements to rank d (--sizes: a CSV matrix or a generator; --size: the generators' mean block)",
+    ),
+    (
+        "allgatherv",
+        "rank r's c[r] elements end up on every rank (--sizes: a CSV row or a generator; --size: the generators' mean block)",
+    ),
 ];
 
 /// A collective without its root: what an algorithm implements.
@@ -90,11 +111,13 @@ pub enum CollectiveKind {
     Barrier,
     Scan,
     Exscan,
+    Alltoallv,
+    Allgatherv,
 }
 
 impl CollectiveKind {
     /// Every collective, in the order of [`COLLECTIVES`].
-    pub const ALL: [CollectiveKind; 11] = [
+    pub const ALL: [CollectiveKind; 13] = [
         CollectiveKind::Alltoall,
         CollectiveKind::Allgather,
         CollectiveKind::Bcast,
@@ -106,6 +129,8 @@ impl CollectiveKind {
         CollectiveKind::Barrier,
         CollectiveKind::Scan,
         CollectiveKind::Exscan,
+        CollectiveKind::Alltoallv,
+        CollectiveKind::Allgatherv,
     ];
 
     /// Parses a name as the command line writes it (`broadcast` and
@@ -123,6 +148,8 @@ impl CollectiveKind {
             "barrier" => CollectiveKind::Barrier,
             "scan" => CollectiveKind::Scan,
             "exscan" => CollectiveKind::Exscan,
+            "alltoallv" => CollectiveKind::Alltoallv,
+            "allgatherv" => CollectiveKind::Allgatherv,
             other => {
                 let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
                 return Err(invalid!(
@@ -147,6 +174,8 @@ impl CollectiveKind {
             CollectiveKind::Barrier => "barrier",
             CollectiveKind::Scan => "scan",
             CollectiveKind::Exscan => "exscan",
+            CollectiveKind::Alltoallv => "alltoallv",
+            CollectiveKind::Allgatherv => "allgatherv",
         }
     }
 
@@ -175,6 +204,8 @@ impl CollectiveKind {
             CollectiveKind::Barrier => Collective::Barrier,
             CollectiveKind::Scan => Collective::Scan,
             CollectiveKind::Exscan => Collective::Exscan,
+            CollectiveKind::Alltoallv => Collective::Alltoallv,
+            CollectiveKind::Allgatherv => Collective::Allgatherv,
         }
     }
 }
@@ -205,6 +236,8 @@ impl Collective {
             Collective::Barrier => CollectiveKind::Barrier,
             Collective::Scan => CollectiveKind::Scan,
             Collective::Exscan => CollectiveKind::Exscan,
+            Collective::Alltoallv => CollectiveKind::Alltoallv,
+            Collective::Allgatherv => CollectiveKind::Allgatherv,
         }
     }
 
@@ -249,6 +282,17 @@ impl Collective {
         matches!(self, Collective::Barrier)
     }
 
+    /// The sizes a v-collective takes (alltoallv: a count per pair,
+    /// allgatherv: a count per rank); `None` for the others, whose blocks
+    /// are all `count` elements.
+    pub fn sizes_shape(&self) -> Option<SizesShape> {
+        match self {
+            Collective::Alltoallv => Some(SizesShape::PerPair),
+            Collective::Allgatherv => Some(SizesShape::PerRank),
+            _ => None,
+        }
+    }
+
     /// Whether `--size` names the per-peer block (true) or the whole buffer.
     pub fn size_is_block(&self) -> bool {
         matches!(
@@ -257,11 +301,17 @@ impl Collective {
                 | Collective::Allgather
                 | Collective::Scatter { .. }
                 | Collective::Gather { .. }
+                | Collective::Alltoallv
+                | Collective::Allgatherv
         )
     }
 
-    /// Elements of a rank's input buffer.
-    pub fn input_len(&self, p: usize, count: u64, rank: usize) -> u64 {
+    /// Elements of a rank's input buffer (a v-collective's from its
+    /// `sizes`, which the others ignore; none gives empty buffers).
+    pub fn input_len(&self, p: usize, count: u64, rank: usize, sizes: Option<&Sizes>) -> u64 {
+        if self.sizes_shape().is_some() {
+            return sizes.map_or(0, |v| v.input_len(rank));
+        }
         let p = p as u64;
         match *self {
             Collective::Alltoall => p * count,
@@ -272,8 +322,11 @@ impl Collective {
         }
     }
 
-    /// Elements of a rank's output buffer.
-    pub fn output_len(&self, p: usize, count: u64, rank: usize) -> u64 {
+    /// Elements of a rank's output buffer (see [`Collective::input_len`]).
+    pub fn output_len(&self, p: usize, count: u64, rank: usize, sizes: Option<&Sizes>) -> u64 {
+        if self.sizes_shape().is_some() {
+            return sizes.map_or(0, |v| v.output_len(rank));
+        }
         let p = p as u64;
         match *self {
             Collective::Alltoall | Collective::Allgather => p * count,
@@ -291,14 +344,23 @@ impl Collective {
     }
 
     /// The buffer holding rank's own data at the start, and its length.
-    pub fn initial(&self, p: usize, count: u64, rank: usize) -> Option<(super::Buf, u64)> {
+    pub fn initial(
+        &self,
+        p: usize,
+        count: u64,
+        rank: usize,
+        sizes: Option<&Sizes>,
+    ) -> Option<(super::Buf, u64)> {
         use super::Buf;
         match *self {
+            Collective::Alltoallv | Collective::Allgatherv => {
+                Some((Buf::Input, self.input_len(p, count, rank, sizes)))
+            }
             Collective::Alltoall
             | Collective::Allgather
             | Collective::Gather { .. }
             | Collective::Scan
-            | Collective::Exscan => Some((Buf::Input, self.input_len(p, count, rank))),
+            | Collective::Exscan => Some((Buf::Input, self.input_len(p, count, rank, None))),
             Collective::Barrier => None,
             Collective::Scatter { root } => {
                 (rank as u32 == root).then_some((Buf::Input, p as u64 * count))
@@ -310,8 +372,17 @@ impl Collective {
         }
     }
 
-    /// What rank's output must hold at the end (regions not listed are free).
-    pub fn expected(&self, p: usize, count: u64, rank: usize) -> Vec<Expect> {
+    /// What rank's output must hold at the end (regions not listed are
+    /// free). A v-collective's blocks are exactly its `sizes`: each sender's
+    /// block, from where it lies in the sender's input, at its place in the
+    /// receiver's output.
+    pub fn expected(
+        &self,
+        p: usize,
+        count: u64,
+        rank: usize,
+        sizes: Option<&Sizes>,
+    ) -> Vec<Expect> {
         let pu = p as u64;
         let r = rank as u32;
         let all = |offset: u64| -> Vec<Term> {
@@ -384,6 +455,19 @@ impl Collective {
                 count,
                 terms: (0..r).map(|q| Term { rank: q, offset: 0 }).collect(),
             }],
+            Collective::Alltoallv | Collective::Allgatherv => {
+                let Some(v) = sizes else {
+                    return Vec::new();
+                };
+                (0..p)
+                    .filter(|&from| v.block(from, rank) > 0)
+                    .map(|from| Expect {
+                        offset: v.recv_at(rank, from),
+                        count: v.block(from, rank),
+                        terms: one(from as u32, v.send_at(from, rank)),
+                    })
+                    .collect()
+            }
         }
     }
 

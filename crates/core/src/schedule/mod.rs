@@ -15,6 +15,7 @@ mod collective;
 mod format;
 mod graph;
 mod reverse;
+mod sizes;
 mod source;
 mod sync;
 mod verify;
@@ -38,6 +39,7 @@ pub use format::{
 };
 pub use graph::{dependency_counts, match_messages, Successors};
 pub use reverse::{dual, reverse, reverse_checked};
+pub use sizes::{check_pair_ranks, Generator, Sizes, SizesShape, HOT_SHARE, MAX_PAIR_RANKS};
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 
@@ -298,6 +300,9 @@ pub struct Schedule {
     /// Signed per-dimension offsets that sends may name as their route
     /// (see [`Op::Send`]); shared by all ranks.
     pub offsets: Vec<Vec<i64>>,
+    /// A v-collective's counts (alltoallv, allgatherv); `None` for the
+    /// others. `count` is then the largest block.
+    pub sizes: Option<std::sync::Arc<Sizes>>,
 }
 
 impl Schedule {
@@ -319,6 +324,7 @@ impl Schedule {
             algorithm: algorithm.to_string(),
             programs: vec![Program::default(); ranks],
             offsets: Vec::new(),
+            sizes: None,
         }
     }
 
@@ -358,10 +364,31 @@ impl Schedule {
     /// Element count of a rank's buffer.
     pub fn buffer_len(&self, rank: usize, buf: Buf) -> u64 {
         match buf {
-            Buf::Input => self.collective.input_len(self.ranks, self.count, rank),
-            Buf::Output => self.collective.output_len(self.ranks, self.count, rank),
+            Buf::Input => self
+                .collective
+                .input_len(self.ranks, self.count, rank, self.sizes()),
+            Buf::Output => self
+                .collective
+                .output_len(self.ranks, self.count, rank, self.sizes()),
             Buf::Scratch => self.programs[rank].scratch,
         }
+    }
+
+    /// A v-collective's counts.
+    pub fn sizes(&self) -> Option<&Sizes> {
+        self.sizes.as_deref()
+    }
+
+    /// The buffer holding rank's own data at the start, and its length.
+    pub fn initial(&self, rank: usize) -> Option<(Buf, u64)> {
+        self.collective
+            .initial(self.ranks, self.count, rank, self.sizes())
+    }
+
+    /// What rank's output must hold at the end (see [`Collective::expected`]).
+    pub fn expected(&self, rank: usize) -> Vec<Expect> {
+        self.collective
+            .expected(self.ranks, self.count, rank, self.sizes())
     }
 
     /// Size in bytes of one element.

@@ -479,7 +479,6 @@ fn too_large(what: &str, need: u64, free: u64) -> Error {
 /// Runs the schedule symbolically and checks the outputs, giving up past
 /// `max_terms` symbolic terms.
 fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
-    let p = s.ranks;
     let mut bufs = initial_contents(s);
     let succ: Vec<Successors> = s.programs.iter().map(Successors::new).collect();
     let mut remaining: Vec<Vec<u32>> = s.programs.iter().map(dependency_counts).collect();
@@ -629,7 +628,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
             s.collective,
             rank,
             &b[Buf::Output as usize],
-            &s.collective.expected(p, s.count, rank),
+            &s.expected(rank),
         )?;
     }
     Ok(bytes_moved)
@@ -676,7 +675,7 @@ fn initial_contents(s: &Schedule) -> Vec<[Content; 3]> {
     let p = s.ranks;
     let mut bufs: Vec<[Content; 3]> = (0..p).map(|_| Default::default()).collect();
     for (rank, b) in bufs.iter_mut().enumerate() {
-        if let Some((buf, len)) = s.collective.initial(p, s.count, rank) {
+        if let Some((buf, len)) = s.initial(rank) {
             if len > 0 {
                 b[buf as usize].runs.insert(
                     0,

@@ -51,6 +51,8 @@ pub fn native_name(c: Collective) -> &'static str {
         Collective::Barrier => "MPI_Barrier",
         Collective::Scan => "MPI_Scan",
         Collective::Exscan => "MPI_Exscan",
+        Collective::Alltoallv => "MPI_Alltoallv",
+        Collective::Allgatherv => "MPI_Allgatherv",
     }
 }
 
@@ -66,6 +68,27 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
     let inp = b.input.as_ptr() as *const c_void;
     let out = b.output.as_mut_ptr() as *mut c_void;
     let sp = send.as_ptr() as *const c_void;
+    let me = w_rank();
+    // A v-collective's counts and displacements as MPI takes them: this
+    // rank's sends (row) and receives (column).
+    let ints = |f: &dyn Fn(usize) -> u64| -> Result<Vec<c_int>> {
+        (0..s.ranks)
+            .map(|q| {
+                c_int::try_from(f(q))
+                    .map_err(|_| Error::Runtime("a count or offset over 2^31 elements".into()))
+            })
+            .collect()
+    };
+    let v = s.sizes();
+    let (scounts, sdispls, rcounts, rdispls) = match v {
+        Some(v) => (
+            ints(&|q| v.block(me, q))?,
+            ints(&|q| v.send_at(me, q))?,
+            ints(&|q| v.block(q, me))?,
+            ints(&|q| v.recv_at(me, q))?,
+        ),
+        None => Default::default(),
+    };
     // SAFETY: buffer sizes follow the collective's definition (input_len,
     // output_len), which is what MPI expects for these calls.
     let rc = unsafe {
@@ -102,6 +125,27 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
             // Their own data is the input buffer, apart from the output.
             Collective::Scan => ffi::MPI_Scan(inp, out, n, dt, op, c),
             Collective::Exscan => ffi::MPI_Exscan(inp, out, n, dt, op, c),
+            Collective::Alltoallv => ffi::MPI_Alltoallv(
+                inp,
+                scounts.as_ptr(),
+                sdispls.as_ptr(),
+                dt,
+                out,
+                rcounts.as_ptr(),
+                rdispls.as_ptr(),
+                dt,
+                c,
+            ),
+            Collective::Allgatherv => ffi::MPI_Allgatherv(
+                inp,
+                scounts.first().copied().unwrap_or(0),
+                dt,
+                out,
+                rcounts.as_ptr(),
+                rdispls.as_ptr(),
+                dt,
+                c,
+            ),
         }
     };
     check_rc(rc, native_name(s.collective))

@@ -3,8 +3,8 @@
 use crate::error::{Error, Result};
 use crate::invalid;
 use crate::schedule::{
-    reference_fault, Buf, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule,
-    MAX_BUFFER_BYTES, MAX_RANKS,
+    reference_fault, Buf, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, Sizes,
+    SizesShape, MAX_BUFFER_BYTES, MAX_RANKS,
 };
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -121,7 +121,75 @@ struct JsonSchedule {
     algorithm: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     offsets: Vec<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sizes: Option<JsonSizes>,
     programs: Vec<JsonProgram>,
+}
+
+/// A v-collective's counts: allgatherv's P counts, alltoallv's P rows of P
+/// (row = sender, column = receiver), in elements.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum JsonSizes {
+    PerRank(Vec<u64>),
+    PerPair(Vec<Vec<u64>>),
+}
+
+impl JsonSizes {
+    fn of(v: &Sizes) -> JsonSizes {
+        match v.shape() {
+            SizesShape::PerRank => JsonSizes::PerRank(v.counts().to_vec()),
+            SizesShape::PerPair => {
+                JsonSizes::PerPair(v.counts().chunks(v.ranks()).map(<[u64]>::to_vec).collect())
+            }
+        }
+    }
+
+    /// The sizes, checked against the collective's shape and rank count.
+    fn sizes(self, collective: Collective, ranks: usize) -> Result<Sizes> {
+        let Some(shape) = collective.sizes_shape() else {
+            return Err(invalid!(
+                "schedule JSON: {} takes no sizes (alltoallv and allgatherv do)",
+                collective.name()
+            ));
+        };
+        let sizes = match (self, shape) {
+            (JsonSizes::PerRank(c), SizesShape::PerRank) if c.len() == ranks => Sizes::per_rank(c)?,
+            (JsonSizes::PerRank(c), SizesShape::PerRank) => {
+                return Err(invalid!(
+                    "schedule JSON: sizes has {} counts, want {ranks} (ranks)",
+                    c.len()
+                ))
+            }
+            (JsonSizes::PerPair(rows), SizesShape::PerPair) => {
+                if let Some((i, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != ranks) {
+                    return Err(invalid!(
+                        "schedule JSON: sizes row {} has {} values, want {ranks} (ranks)",
+                        i + 1,
+                        row.len()
+                    ));
+                }
+                if rows.len() != ranks {
+                    return Err(invalid!(
+                        "schedule JSON: sizes has {} rows, want {ranks} (ranks)",
+                        rows.len()
+                    ));
+                }
+                Sizes::per_pair(ranks, rows.into_iter().flatten().collect())?
+            }
+            (_, SizesShape::PerRank) => {
+                return Err(invalid!(
+                    "schedule JSON: allgatherv's sizes are one count per rank, not rows"
+                ))
+            }
+            (_, SizesShape::PerPair) => {
+                return Err(invalid!(
+                    "schedule JSON: alltoallv's sizes are rows of counts, one per rank"
+                ))
+            }
+        };
+        Ok(sizes)
+    }
 }
 
 #[derive(Deserialize)]
@@ -139,6 +207,8 @@ struct JsonScheduleIn {
     algorithm: String,
     #[serde(default)]
     offsets: Vec<Vec<i64>>,
+    #[serde(default)]
+    sizes: Option<JsonSizes>,
     programs: Vec<JsonProgramIn>,
 }
 
@@ -154,6 +224,7 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
         op: s.op,
         algorithm: s.algorithm.clone(),
         offsets: s.offsets.clone(),
+        sizes: s.sizes().map(JsonSizes::of),
         programs: s
             .programs
             .iter()
@@ -267,6 +338,20 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
             doc.ranks
         ));
     }
+    let sizes = match doc.sizes {
+        Some(js) => Some(js.sizes(collective, doc.ranks)?),
+        None if collective.sizes_shape().is_some() => {
+            return Err(invalid!(
+                "schedule JSON: {} needs its sizes (a 'sizes' field)",
+                collective.name()
+            ))
+        }
+        None => None,
+    };
+    if let Some(v) = &sizes {
+        v.check(v.shape(), doc.ranks, MAX_BUFFER_BYTES / elem)
+            .map_err(|e| invalid!("schedule JSON: {e}"))?;
+    }
     let offsets = doc.offsets.len();
     let mut s = Schedule::new(
         collective,
@@ -277,6 +362,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         &doc.algorithm,
     );
     s.offsets = doc.offsets;
+    s.sizes = sizes.map(std::sync::Arc::new);
+    let sizes_arc = s.sizes.clone();
+    let sizes_ref = sizes_arc.as_deref();
     for (rank, (prog, jp)) in s.programs.iter_mut().zip(doc.programs).enumerate() {
         if too_big(jp.scratch) {
             return Err(invalid!(
@@ -312,8 +400,8 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
             };
             for r in regions {
                 let len = match r.buf {
-                    Buf::Input => collective.input_len(doc.ranks, doc.count, rank),
-                    Buf::Output => collective.output_len(doc.ranks, doc.count, rank),
+                    Buf::Input => collective.input_len(doc.ranks, doc.count, rank, sizes_ref),
+                    Buf::Output => collective.output_len(doc.ranks, doc.count, rank, sizes_ref),
                     Buf::Scratch => jp.scratch,
                 };
                 if r.offset.checked_add(r.count).is_none_or(|end| end > len) {

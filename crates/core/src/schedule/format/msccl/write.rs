@@ -37,6 +37,16 @@ pub fn to_msccl_xml_for(
             bytes.min
         ));
     }
+    if s.collective.sizes_shape().is_some() {
+        // A runtime runs an MSCCL algorithm for a call of one count, every
+        // rank's buffers that count of equal chunks: there is no call with
+        // a count per pair to run it for.
+        return Err(invalid!(
+            "MSCCL XML has no {}: its algorithms run calls of one count in equal chunks, which cannot carry a count per {}; the JSON schedule carries them",
+            s.collective.name(),
+            if s.collective == Collective::Alltoallv { "pair" } else { "rank" }
+        ));
+    }
     let Some(&(coll, _)) = COLLECTIVES.iter().find(|(_, c)| *c == s.collective) else {
         return Err(invalid!(
             "MSCCL XML has no {}: it writes {}",
