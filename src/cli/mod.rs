@@ -71,7 +71,7 @@ enum Verb {
     Run(run::RunArgs),
     /// Time schedules (and MPI's own collectives) over a range of sizes.
     Bench(bench::BenchArgs),
-    /// Find the optimal broadcast on a tree network (branch and bound).
+    /// Find the fastest schedule of a collective on any network (packed spanning trees priced beside every built-in), with its cut bound; --whole-message: the optimal tree broadcast by branch and bound
     Optimize(optimize::OptimizeArgs),
     /// Choose each size's fastest algorithm by simulation (the table
     /// `--algorithm auto` uses), plot it, export it as MPI tuning files;

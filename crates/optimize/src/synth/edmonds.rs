@@ -32,8 +32,8 @@ pub fn disjoint(n: usize, root: usize, arcs: &[(u32, u32)], k: usize) -> Vec<Vec
         let mut tree = vec![usize::MAX; n];
         for _ in 1..n {
             let mut grown = false;
-            for a in 0..arcs.len() {
-                let (u, v) = (arcs[a].0 as usize, arcs[a].1 as usize);
+            for (a, &(u, v)) in arcs.iter().enumerate() {
+                let (u, v) = (u as usize, v as usize);
                 if !g.alive[a] || !reached[u] || reached[v] {
                     continue;
                 }
