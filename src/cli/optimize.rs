@@ -320,6 +320,9 @@ struct JsonSynthesis<'a> {
     engines: usize,
     time_s: f64,
     cut_bound_s: f64,
+    switch_bound_s: f64,
+    split_bound_s: f64,
+    bound_s: f64,
     algorithm: &'a str,
     trees: usize,
     chunks: u64,
@@ -405,6 +408,9 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
             engines,
             time_s: found.best.time_s,
             cut_bound_s: found.cut.seconds,
+            switch_bound_s: found.switch.seconds,
+            split_bound_s: found.split_s,
+            bound_s: found.bound_s,
             algorithm: &found.best.algorithm,
             trees: found.best.trees,
             chunks: found.best.chunks,
@@ -450,6 +456,16 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
         t(found.cut.seconds),
         b.time_s / found.cut.seconds
     );
+    if found.bound_s > found.cut.seconds {
+        outln!(
+            "least time {} (split bound {}: half-duplex cables split between their directions; \
+             switch bound {}: switches neither copy nor combine); time / least = {:.4}",
+            t(found.bound_s),
+            t(found.split_s),
+            t(found.switch.seconds),
+            b.time_s / found.bound_s
+        );
+    }
     outln!("candidates (fastest first):");
     for c in &found.candidates {
         let name = if c.algorithm == "synthesized" {

@@ -96,16 +96,28 @@ fn ranks_on(topo: &Topology) -> Vec<usize> {
 /// `simulate --size` reads it (the block for allgather, the buffer for the
 /// others).
 pub fn cut_bound(topo: &Topology, collective: Collective, size_bytes: u64) -> Result<CutBound> {
+    cut_bound_on(topo, &arcs(topo), collective, size_bytes)
+}
+
+/// [`cut_bound`] with the network's connections given: `arcs` as
+/// [`arcs`] lists them, their bandwidths perhaps changed (a half-duplex
+/// cable split between its two directions, [`crate::split_bound`]).
+pub(crate) fn cut_bound_on(
+    topo: &Topology,
+    arcs: &[(NodeId, NodeId, f64)],
+    collective: Collective,
+    size_bytes: u64,
+) -> Result<CutBound> {
     let m = size_bytes as f64;
     let n = topo.num_ranks();
     match collective {
-        Collective::Bcast { root } => rooted(topo, root, m, false),
-        Collective::Reduce { root } => rooted(topo, root, m, true),
-        Collective::Allgather => spread(topo, m, false),
-        Collective::ReduceScatter => spread(topo, m / n as f64, true),
+        Collective::Bcast { root } => rooted(topo, arcs, root, m, false),
+        Collective::Reduce { root } => rooted(topo, arcs, root, m, true),
+        Collective::Allgather => spread(topo, arcs, m, false),
+        Collective::ReduceScatter => spread(topo, arcs, m / n as f64, true),
         Collective::Allreduce => {
-            let rs = spread(topo, m / n as f64, true)?;
-            let ag = spread(topo, m / n as f64, false)?;
+            let rs = spread(topo, arcs, m / n as f64, true)?;
+            let ag = spread(topo, arcs, m / n as f64, false)?;
             Ok(CutBound {
                 seconds: rs.seconds + ag.seconds,
                 cut: rs.cut,
@@ -118,18 +130,19 @@ pub fn cut_bound(topo: &Topology, collective: Collective, size_bytes: u64) -> Re
     }
 }
 
-/// A network whose arcs are the topology's (reversed for `reverse`), with
+/// A network of `arcs` (reversed for `reverse`), with
 /// `extra` more nodes after the topology's; and each arc as built: (from,
 /// to, bandwidth, its index in the network).
 fn network(
     topo: &Topology,
+    arcs: &[(NodeId, NodeId, f64)],
     reverse: bool,
     extra: usize,
 ) -> (FlowNet, Vec<(usize, usize, f64, usize)>) {
     let mut net = FlowNet::new(topo.num_nodes + extra);
-    let built = arcs(topo)
-        .into_iter()
-        .map(|(a, b, bw)| {
+    let built = arcs
+        .iter()
+        .map(|&(a, b, bw)| {
             let (a, b) = if reverse { (b, a) } else { (a, b) };
             let (a, b) = (a as usize, b as usize);
             (a, b, bw, net.add_arc(a, b, bw))
@@ -158,7 +171,13 @@ fn disconnected(topo: &Topology, a: usize, b: usize) -> topocoll_core::error::Er
 }
 
 /// bcast (`reverse` false) or reduce (true) of `m` bytes at `root`.
-fn rooted(topo: &Topology, root: u32, m: f64, reverse: bool) -> Result<CutBound> {
+fn rooted(
+    topo: &Topology,
+    arcs: &[(NodeId, NodeId, f64)],
+    root: u32,
+    m: f64,
+    reverse: bool,
+) -> Result<CutBound> {
     let Some(&root_node) = topo.rank_node.get(root as usize) else {
         return Err(invalid!(
             "root {root} is not a rank of {} ({} ranks)",
@@ -167,7 +186,7 @@ fn rooted(topo: &Topology, root: u32, m: f64, reverse: bool) -> Result<CutBound>
         ));
     };
     let root_node = root_node as usize;
-    let (mut net, _) = network(topo, reverse, 0);
+    let (mut net, _) = network(topo, arcs, reverse, 0);
     let held = ranks_on(topo);
     let mut best = CutBound {
         seconds: 0.0,
@@ -204,7 +223,12 @@ fn rooted(topo: &Topology, root: u32, m: f64, reverse: bool) -> Result<CutBound>
 /// allgather of `m` bytes a rank (`reverse` false), or reduce_scatter of
 /// `m` bytes a chunk (true): the largest m · |R \ S| / B(S), by
 /// Dinkelbach's method (see the module's comment).
-fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
+fn spread(
+    topo: &Topology,
+    arcs: &[(NodeId, NodeId, f64)],
+    m: f64,
+    reverse: bool,
+) -> Result<CutBound> {
     let held = ranks_on(topo);
     let n = topo.num_ranks();
     let nodes: Vec<usize> = (0..topo.num_nodes).filter(|&v| held[v] > 0).collect();
@@ -215,7 +239,7 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
         });
     }
     let source = topo.num_nodes;
-    let (mut net, arcs) = network(topo, reverse, 1);
+    let (mut net, arcs) = network(topo, arcs, reverse, 1);
     for &v in &nodes {
         net.add_arc(source, v, m * held[v] as f64);
     }
@@ -262,8 +286,12 @@ fn spread(topo: &Topology, m: f64, reverse: bool) -> Result<CutBound> {
                 let side = net.source_side();
                 let sink: Vec<bool> = (0..topo.num_nodes).map(|x| !side[x]).collect();
                 let (data, b) = ratio(&sink);
+                // Rounding in the flow can name the whole network (every
+                // rank inside): no set, so no raise from this rank.
+                let Some(&other) = nodes.iter().find(|&&u| !sink[u]) else {
+                    continue;
+                };
                 if b <= 0.0 {
-                    let other = *nodes.iter().find(|&&u| !sink[u]).expect("a rank outside");
                     let (a, z) = if reverse { (v, other) } else { (other, v) };
                     return Err(disconnected(topo, a, z));
                 }

@@ -19,10 +19,12 @@
 
 mod arborescence;
 mod edmonds;
-mod lp;
+pub(crate) mod lp;
 pub mod pack;
 
 use crate::cut::{cut_bound, CutBound};
+use crate::split_bound::split_bound;
+use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use topocoll_core::algorithms::pipelined::Pipeline;
 use topocoll_core::algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
@@ -88,12 +90,36 @@ pub struct Optimized {
     pub schedule: Schedule,
     pub best: Priced,
     pub cut: CutBound,
+    /// The bound where switches stand between ranks ([`crate::switch_bound`]).
+    pub switch: SwitchBound,
+    /// The cut bound with half-duplex cables split as well as they can
+    /// be, in seconds ([`crate::split_bound`]).
+    pub split_s: f64,
+    /// The least time: [`least_time`].
+    pub bound_s: f64,
     /// Every candidate priced, fastest first.
     pub candidates: Vec<Priced>,
     /// Wall time of the search alone ([`crate::timed`]: the cut bound,
     /// packing, building and pricing the candidates; not reading the
     /// network).
     pub solve_s: f64,
+}
+
+/// The least time any schedule of `collective` can take (for allreduce, any
+/// built from a reduce-scatter and an allgather): the larger of the split
+/// bound (the cut bound where no half-duplex cable is split) and the
+/// switch bound; for allreduce, that of its reduce-scatter of M plus that
+/// of its allgather of M / N (every bound is linear in the size, so the
+/// allgather's is that of M divided by N).
+pub fn least_time(topo: &Topology, collective: Collective, size_bytes: u64) -> Result<f64> {
+    let largest = |c: Collective| -> Result<f64> {
+        Ok(split_bound(topo, c, size_bytes)?.max(switch_bound(topo, c, size_bytes)?.seconds))
+    };
+    match collective {
+        Collective::Allreduce => Ok(largest(Collective::ReduceScatter)?
+            + largest(Collective::Allgather)? / topo.num_ranks() as f64),
+        c => largest(c),
+    }
 }
 
 /// The fastest schedule of `p`'s collective on its network among the
@@ -106,6 +132,9 @@ pub fn optimize(p: &Problem) -> Result<Optimized> {
 /// [`optimize`], untimed.
 fn search(p: &Problem) -> Result<Optimized> {
     let cut = cut_bound(p.topo, p.collective, p.size_bytes)?;
+    let switch = switch_bound(p.topo, p.collective, p.size_bytes)?;
+    let split_s = split_bound(p.topo, p.collective, p.size_bytes)?;
+    let bound_s = least_time(p.topo, p.collective, p.size_bytes)?;
     let n = p.topo.num_ranks();
     let req = Request::new(
         p.collective,
@@ -204,6 +233,9 @@ fn search(p: &Problem) -> Result<Optimized> {
         schedule,
         best,
         cut,
+        switch,
+        split_s,
+        bound_s,
         candidates,
         solve_s: 0.0,
     })
