@@ -33,6 +33,10 @@ pub enum NodeNeed {
     /// reduce-scatter make up the chunk the leaders' reduce-scatter gives
     /// that node (always so when the ranks divide the count).
     EqualChunks,
+    /// Each node holds a run of consecutive ranks (a block placement;
+    /// nodes may hold different counts), so that a prefix in rank order
+    /// splits into a prefix inside each node and one over the nodes.
+    Consecutive,
 }
 
 /// The ranks of each node that holds any.
@@ -111,6 +115,20 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     if need == NodeNeed::Shared {
         return Ok(nodes);
     }
+    if need == NodeNeed::Consecutive {
+        for (j, m) in nodes.members.iter().enumerate() {
+            if let Some(w) = m.windows(2).find(|w| w[1] != w[0] + 1) {
+                return Err(req.unsupported(
+                    name,
+                    format!(
+                        "node {j} holds ranks {} and {} but none between: a prefix in rank order splits by node only where every node holds a run of consecutive ranks (--map block)",
+                        w[0], w[1]
+                    ),
+                ));
+            }
+        }
+        return Ok(nodes);
+    }
     let (lo, hi) = nodes.members.iter().fold((usize::MAX, 0), |(lo, hi), m| {
         (lo.min(m.len()), hi.max(m.len()))
     });
@@ -146,6 +164,15 @@ pub(crate) fn inter(req: &Request, default: &'static str) -> Result<&'static Alg
     inter_choice(req.collective.kind(), req.inter.unwrap_or(default))
 }
 
+/// The collective the leaders of `collective`'s composition run: the same
+/// one, but for scan, whose leaders run an exscan of the nodes' totals.
+pub fn leaders_collective(collective: CollectiveKind) -> CollectiveKind {
+    match collective {
+        CollectiveKind::Scan => CollectiveKind::Exscan,
+        other => other,
+    }
+}
+
 /// Whether `a` may run among the leaders: rank-based (the leaders have no
 /// network of their own), not itself a composition, every rank the same
 /// bits (each node gets its leader's).
@@ -158,7 +185,7 @@ fn may_lead(a: &Algorithm) -> bool {
 
 /// The algorithms `--inter` may name for `collective`.
 pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
-    of(collective)
+    of(leaders_collective(collective))
         .filter(|a| may_lead(a))
         .map(|a| a.name)
         .collect()
@@ -168,6 +195,7 @@ pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
 /// naming the choices.
 pub fn inter_choice(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm> {
     let choices = inter_choices(collective);
+    let collective = leaders_collective(collective);
     match find(collective, name) {
         Ok(a) if may_lead(a) => Ok(a),
         found => Err(param!(

@@ -389,6 +389,9 @@ pub const ALGORITHMS: &[Algorithm] = &[
     reduce_scatter::node_aware::ALGORITHM,
     gather::node_aware::ALGORITHM,
     scatter::node_aware::ALGORITHM,
+    alltoall::node_aware::ALGORITHM,
+    scan::node_aware::ALGORITHM,
+    exscan::node_aware::ALGORITHM,
 ];
 
 /// The node-aware compositions: they run another algorithm among the
@@ -403,6 +406,9 @@ pub const COMPOSED: &[&Algorithm] = &[
     &reduce_scatter::node_aware::ALGORITHM,
     &gather::node_aware::ALGORITHM,
     &scatter::node_aware::ALGORITHM,
+    &alltoall::node_aware::ALGORITHM,
+    &scan::node_aware::ALGORITHM,
+    &exscan::node_aware::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different
