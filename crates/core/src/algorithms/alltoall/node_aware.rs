@@ -2,7 +2,7 @@
 //! as SimGrid SMPI's and MPICH's SMP-aware all-to-alls do: each node
 //! gathers its K ranks' whole send buffers (P blocks each) to its leader
 //! (its lowest rank), the N leaders exchange the node-to-node blocks of
-//! K·K blocks each in an all-to-all (`--inter`, default ring), and each
+//! K·K blocks each in an all-to-all (`--inter`, default linear), and each
 //! leader scatters to each of its ranks its P received blocks.
 //!
 //! The leader re-orders the blocks twice with local copies: before the
@@ -23,7 +23,7 @@ use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Alltoall,
     name: "node_aware",
-    summary: "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default ring), scatter inside each node",
+    summary: "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default linear), scatter inside each node",
     build,
     stream: None,
     segmented: false,
@@ -39,7 +39,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "ring";
+pub const INTER: &str = "linear";
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
