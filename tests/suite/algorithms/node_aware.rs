@@ -224,13 +224,16 @@ fn scan_needs_consecutive_nodes() {
     };
     for c in [Collective::Scan, Collective::Exscan] {
         let req = Request::new(c, 12, 24, Dtype::F64, ReduceOp::Sum, Some(&cyclic)).unwrap();
-        let e = algorithms::build("node_aware", &req).unwrap_err().to_string();
+        let e = algorithms::build("node_aware", &req)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("node 0 holds ranks 0 and 4 but none between") && !e.contains('\n'),
             "{e}"
         );
         for inter in ["linear", "recursive_doubling"] {
-            let mut req = Request::new(c, 6, 40, Dtype::F64, ReduceOp::Sum, Some(&unequal)).unwrap();
+            let mut req =
+                Request::new(c, 6, 40, Dtype::F64, ReduceOp::Sum, Some(&unequal)).unwrap();
             req.inter = Some(inter);
             verify(&algorithms::build("node_aware", &req).unwrap()).unwrap();
         }

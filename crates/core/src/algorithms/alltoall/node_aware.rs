@@ -53,7 +53,12 @@ fn build(req: &Request) -> Result<Schedule> {
         .checked_mul(p)
         .and_then(|b| b.checked_mul(c))
         .filter(|&b| b.checked_mul(3).is_some())
-        .ok_or_else(|| param!("size", " {c} elements to each of {p} ranks, {k} to a node, overflows a leader's buffer"))?;
+        .ok_or_else(|| {
+            param!(
+                "size",
+                " {c} elements to each of {p} ranks, {k} to a node, overflows a leader's buffer"
+            )
+        })?;
     let (a, b) = (0, area);
     let mut cp = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
@@ -71,7 +76,13 @@ fn build(req: &Request) -> Result<Schedule> {
         cp.reserve(l, 2 * area);
         cp.step(l, &to_send(&nodes, c, a, b));
     }
-    let sub = compose::phase(req, inter.name, Collective::Alltoall, nodes.count(), k * k * c)?;
+    let sub = compose::phase(
+        req,
+        inter.name,
+        Collective::Alltoall,
+        nodes.count(),
+        k * k * c,
+    )?;
     let frame = Frame {
         input: (Buf::Scratch, b),
         output: (Buf::Scratch, a),
