@@ -194,12 +194,9 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         c.embed(&sub, &group, frame)?;
     }
     if !direct {
-        for r in 0..req.ranks {
-            let l = chunk(n, p, r as u64).1;
-            let back = Op::copy(
-                Region::scratch(at[r], l),
-                Region::output(chunk(n, p, r as u64).0, l),
-            );
+        for (r, &held) in at.iter().enumerate() {
+            let (o, l) = chunk(n, p, r as u64);
+            let back = Op::copy(Region::scratch(held, l), Region::output(o, l));
             c.step(r, &[back]);
         }
     }
