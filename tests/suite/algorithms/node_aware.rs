@@ -123,6 +123,7 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
     for (c, name) in [
         (Collective::Allgather, "node_aware"),
         (Collective::Allreduce, "node_aware_multi"),
+        (Collective::Alltoall, "node_aware"),
     ] {
         let dtype = if c.is_reduction() {
             Dtype::F64
@@ -202,4 +203,39 @@ fn inter_names_the_choices() {
     req.inter = Some("ring");
     let e = algorithms::build("ring", &req).unwrap_err().to_string();
     assert!(e.contains("takes no --inter"), "{e}");
+}
+
+/// scan and exscan compose where every node holds a run of consecutive
+/// ranks, of any sizes, and refuse a cyclic placement in one line naming
+/// why; their leaders run an exscan, which `--inter` names.
+#[test]
+fn scan_needs_consecutive_nodes() {
+    use topocoll::schedule::CollectiveKind;
+    assert_eq!(
+        compose::inter_choices(CollectiveKind::Scan),
+        compose::inter_choices(CollectiveKind::Exscan)
+    );
+    let cyclic = placed("torus:2x2", 3, &RankMap::Cyclic);
+    let unequal = {
+        let mut t = parse_spec("mesh:3").unwrap();
+        let map = RankMap::List(["0", "1", "1", "1", "2", "2"].map(String::from).to_vec());
+        t.place_ranks(3, &map, 8e9, 0.0).unwrap();
+        t
+    };
+    for c in [Collective::Scan, Collective::Exscan] {
+        let req = Request::new(c, 12, 24, Dtype::F64, ReduceOp::Sum, Some(&cyclic)).unwrap();
+        let e = algorithms::build("node_aware", &req)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("node 0 holds ranks 0 and 4 but none between") && !e.contains('\n'),
+            "{e}"
+        );
+        for inter in ["linear", "recursive_doubling"] {
+            let mut req =
+                Request::new(c, 6, 40, Dtype::F64, ReduceOp::Sum, Some(&unequal)).unwrap();
+            req.inter = Some(inter);
+            verify(&algorithms::build("node_aware", &req).unwrap()).unwrap();
+        }
+    }
 }

@@ -33,6 +33,15 @@ pub enum NodeNeed {
     /// reduce-scatter make up the chunk the leaders' reduce-scatter gives
     /// that node (always so when the ranks divide the count).
     EqualChunks,
+    /// Each node holds a run of consecutive ranks (a block placement;
+    /// nodes may hold different counts), so that a prefix in rank order
+    /// splits into a prefix inside each node and one over the nodes.
+    Consecutive,
+    /// [`NodeNeed::Equal`], and in the multi-leader reduce-scatter's order
+    /// of the ranks ([`slice_order`]) the chunks of the N ranks that lead
+    /// slice t make up slice t, each one the chunk the leaders'
+    /// reduce-scatter gives it (always so when the ranks divide the count).
+    SliceChunks,
 }
 
 /// The ranks of each node that holds any.
@@ -111,6 +120,20 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     if need == NodeNeed::Shared {
         return Ok(nodes);
     }
+    if need == NodeNeed::Consecutive {
+        for (j, m) in nodes.members.iter().enumerate() {
+            if let Some(w) = m.windows(2).find(|w| w[1] != w[0] + 1) {
+                return Err(req.unsupported(
+                    name,
+                    format!(
+                        "node {j} holds ranks {} and {} but none between: a prefix in rank order splits by node only where every node holds a run of consecutive ranks (--map block)",
+                        w[0], w[1]
+                    ),
+                ));
+            }
+        }
+        return Ok(nodes);
+    }
     let (lo, hi) = nodes.members.iter().fold((usize::MAX, 0), |(lo, hi), m| {
         (lo.min(m.len()), hi.max(m.len()))
     });
@@ -121,6 +144,9 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
                 "its nodes hold {lo} to {hi} ranks; it needs as many on every node (--ranks-per-node K, or a --map that fills the nodes evenly)"
             ),
         ));
+    }
+    if need == NodeNeed::SliceChunks {
+        slice_chunks(req, name, &nodes)?;
     }
     if need == NodeNeed::EqualChunks {
         let (p, n, count) = (req.ranks as u64, nodes.count() as u64, req.count);
@@ -140,10 +166,49 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     Ok(nodes)
 }
 
+/// The check of [`NodeNeed::SliceChunks`].
+fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
+    let (p, n, k, count) = (
+        req.ranks as u64,
+        nodes.count() as u64,
+        nodes.per_node() as u64,
+        req.count,
+    );
+    let order = slice_order(nodes);
+    for t in 0..k {
+        let (slice, len) = chunk(count, k, t);
+        let mut at = slice;
+        for j in 0..n {
+            let r = order[(t * n + j) as usize] as u64;
+            let (sub, sublen) = chunk(len, n, j);
+            let mine = chunk(count, p, r).1;
+            if slice + sub != at || sublen != mine {
+                return Err(req.unsupported(
+                    name,
+                    format!(
+                        "rank {r}'s chunk of the {count} elements is {mine}, but the reduce_scatter of slice {t} among the nodes' ranks {t} gives it {sublen}: give a count that the {p} ranks divide"
+                    ),
+                ));
+            }
+            at += mine;
+        }
+    }
+    Ok(())
+}
+
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
 /// naming the choices when it is not one of them.
 pub(crate) fn inter(req: &Request, default: &'static str) -> Result<&'static Algorithm> {
     inter_choice(req.collective.kind(), req.inter.unwrap_or(default))
+}
+
+/// The collective the leaders of `collective`'s composition run: the same
+/// one, but for scan, whose leaders run an exscan of the nodes' totals.
+pub fn leaders_collective(collective: CollectiveKind) -> CollectiveKind {
+    match collective {
+        CollectiveKind::Scan => CollectiveKind::Exscan,
+        other => other,
+    }
 }
 
 /// Whether `a` may run among the leaders: rank-based (the leaders have no
@@ -158,7 +223,7 @@ fn may_lead(a: &Algorithm) -> bool {
 
 /// The algorithms `--inter` may name for `collective`.
 pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
-    of(collective)
+    of(leaders_collective(collective))
         .filter(|a| may_lead(a))
         .map(|a| a.name)
         .collect()
@@ -168,6 +233,7 @@ pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
 /// naming the choices.
 pub fn inter_choice(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm> {
     let choices = inter_choices(collective);
+    let collective = leaders_collective(collective);
     match find(collective, name) {
         Ok(a) if may_lead(a) => Ok(a),
         found => Err(param!(
@@ -397,6 +463,21 @@ pub(crate) fn each_node(
 /// on the slice received in the step before. The multi-leader forms' last
 /// phase (the slices are uneven, which no registered allgather's blocks are).
 pub(crate) fn ring_slices(c: &mut Composer, nodes: &Nodes, count: u64) -> Result<()> {
+    ring_slices_in(c, nodes, count, None)
+}
+
+/// [`ring_slices`] on the output, or with `scratch` on the rank's scratch
+/// from that offset (a buffer in another order than the output's).
+pub(crate) fn ring_slices_in(
+    c: &mut Composer,
+    nodes: &Nodes,
+    count: u64,
+    scratch: Option<u64>,
+) -> Result<()> {
+    let at = |o: u64, l: u64| match scratch {
+        Some(base) => Region::scratch(base + o, l),
+        None => Region::output(o, l),
+    };
     let k = nodes.per_node();
     let tag = c.tag();
     for m in &nodes.members {
@@ -408,12 +489,56 @@ pub(crate) fn ring_slices(c: &mut Composer, nodes: &Nodes, count: u64) -> Result
                 c.step(
                     r,
                     &[
-                        Op::send(next as u32, tag, Region::output(so, sl)),
-                        Op::recv(prev as u32, tag, Region::output(ro, rl)),
+                        Op::send(next as u32, tag, at(so, sl)),
+                        Op::recv(prev as u32, tag, at(ro, rl)),
                     ],
                 );
             }
         }
     }
     c.next_phase()
+}
+
+/// The multi-leader forms' order of the ranks: local index t, then node j
+/// (rank t of node 0, of node 1, …, then rank t+1 …), so that slice t of a
+/// buffer cut into K holds the blocks of the N ranks that lead slice t.
+/// With a cyclic placement this is rank order.
+pub(crate) fn slice_order(nodes: &Nodes) -> Vec<usize> {
+    (0..nodes.per_node())
+        .flat_map(|t| nodes.members.iter().map(move |m| m[t]))
+        .collect()
+}
+
+/// Copies of runs of elements between two buffers' regions, given as
+/// (source, target) pairs of equal lengths, runs consecutive on both sides
+/// joined into one copy.
+pub(crate) fn joined_copies(mut moves: Vec<(Region, Region)>) -> Vec<Op> {
+    moves.retain(|(s, _)| s.count > 0);
+    moves.sort_unstable_by_key(|&(_, d)| (d.buf as u8, d.offset));
+    let mut ops: Vec<Op> = Vec::new();
+    let mut run: Option<(Region, Region)> = None;
+    for (src, dst) in moves {
+        run = match run {
+            Some((s, d))
+                if s.buf == src.buf
+                    && d.buf == dst.buf
+                    && s.offset + s.count == src.offset
+                    && d.offset + d.count == dst.offset =>
+            {
+                Some((
+                    Region::new(s.buf, s.offset, s.count + src.count),
+                    Region::new(d.buf, d.offset, d.count + dst.count),
+                ))
+            }
+            Some((s, d)) => {
+                ops.push(Op::copy(s, d));
+                Some((src, dst))
+            }
+            None => Some((src, dst)),
+        };
+    }
+    if let Some((s, d)) = run {
+        ops.push(Op::copy(s, d));
+    }
+    ops
 }

@@ -386,9 +386,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allreduce::node_aware::ALGORITHM,
     allreduce::node_aware::MULTI,
     allgather::node_aware::ALGORITHM,
+    allgather::node_aware::MULTI,
     reduce_scatter::node_aware::ALGORITHM,
+    reduce_scatter::node_aware::MULTI,
     gather::node_aware::ALGORITHM,
     scatter::node_aware::ALGORITHM,
+    alltoall::node_aware::ALGORITHM,
+    scan::node_aware::ALGORITHM,
+    exscan::node_aware::ALGORITHM,
 ];
 
 /// The node-aware compositions: they run another algorithm among the
@@ -400,9 +405,14 @@ pub const COMPOSED: &[&Algorithm] = &[
     &allreduce::node_aware::ALGORITHM,
     &allreduce::node_aware::MULTI,
     &allgather::node_aware::ALGORITHM,
+    &allgather::node_aware::MULTI,
     &reduce_scatter::node_aware::ALGORITHM,
+    &reduce_scatter::node_aware::MULTI,
     &gather::node_aware::ALGORITHM,
     &scatter::node_aware::ALGORITHM,
+    &alltoall::node_aware::ALGORITHM,
+    &scan::node_aware::ALGORITHM,
+    &exscan::node_aware::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different

@@ -4,6 +4,14 @@
 //! broadcasts the whole buffer inside its node down a binomial tree. Where
 //! node j does not hold ranks jK..jK+K−1 (a cyclic or file placement) the
 //! leaders gather into scratch and put the blocks in rank order.
+//!
+//! `node_aware_multi`: every rank of a node leads a slice. Rank t of each
+//! node allgathers the blocks of the nodes' ranks t among them (K
+//! allgathers side by side, `--inter`), so that it holds slice t of the
+//! buffer in [`compose::slice_order`], and a ring allgather of the K slices
+//! inside each node completes it. With a cyclic placement that order is
+//! rank order and the slices land in the output; otherwise they are built
+//! in scratch and each rank copies the blocks to rank order.
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed};
 use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
@@ -27,6 +35,13 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
+};
+
+pub const MULTI: Algorithm = Algorithm {
+    name: "node_aware_multi",
+    summary: "K allgathers among same-index ranks of the nodes (--inter, default ring), ring allgather of the K slices in each node",
+    build: build_multi,
+    ..ALGORITHM
 };
 
 /// The leaders' default algorithm.
@@ -83,6 +98,51 @@ fn build(req: &Request) -> Result<Schedule> {
         let sub = compose::phase(req, "binomial", down, m.len(), p as u64 * c)?;
         cp.embed(&sub, m, Frame::SAME)
     })?;
+    Ok(cp.finish())
+}
+
+fn build_multi(req: &Request) -> Result<Schedule> {
+    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
+    let inter = compose::inter(req, INTER)?;
+    let (n, c, p) = (nodes.count() as u64, req.count, req.ranks as u64);
+    let order = compose::slice_order(&nodes);
+    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+    // The buffer in slice order: the output, or scratch [0, Pc).
+    let (buf, base) = if direct {
+        (Buf::Output, 0)
+    } else {
+        (Buf::Scratch, p * c)
+    };
+    let mut cp = Composer::new(req, MULTI.name);
+    for t in 0..nodes.per_node() {
+        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
+        let sub = compose::phase(req, inter.name, Collective::Allgather, nodes.count(), c)?;
+        let frame = Frame {
+            input: (Buf::Input, 0),
+            output: (buf, t as u64 * n * c),
+            scratch: base,
+        };
+        cp.embed(&sub, &group, frame)?;
+    }
+    cp.next_phase()?;
+    compose::ring_slices_in(&mut cp, &nodes, p * c, (!direct).then_some(0))?;
+    if !direct {
+        let moves: Vec<(Region, Region)> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                (
+                    Region::scratch(i as u64 * c, c),
+                    Region::output(r as u64 * c, c),
+                )
+            })
+            .collect();
+        let ops = compose::joined_copies(moves);
+        for r in 0..req.ranks {
+            cp.reserve(r, p * c);
+            cp.step(r, &ops);
+        }
+    }
     Ok(cp.finish())
 }
 

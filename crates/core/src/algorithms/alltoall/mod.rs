@@ -11,6 +11,7 @@ pub mod bine;
 pub mod bruck;
 pub mod dragon;
 pub mod linear;
+pub mod node_aware;
 pub mod pairwise;
 pub mod ring;
 

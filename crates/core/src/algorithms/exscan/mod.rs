@@ -3,4 +3,5 @@
 //! undefined). The builders are scan's (`algorithms::scan`), run exclusive.
 
 pub mod linear;
+pub mod node_aware;
 pub mod recursive_doubling;

@@ -7,6 +7,17 @@
 //! leaders' reduce-scatter gives it: so whenever the ranks divide the
 //! count). Where node j does not hold ranks jK..jK+K−1 the leaders put the
 //! chunks in node order in scratch first.
+//!
+//! `node_aware_multi`: every rank of a node leads a slice. The buffer is
+//! taken in [`compose::slice_order`] (rank t of node 0, of node 1, …, then
+//! the ranks t+1), so that slice t of K holds the chunks of the nodes'
+//! ranks t; a ring reduce-scatter inside each node leaves rank t with
+//! slice t summed over its node, and K reduce-scatters side by side, slice
+//! t among the nodes' ranks t (`--inter`), leave each rank its own chunk.
+//! With a cyclic placement that order is rank order and all of it happens
+//! in the output; otherwise each rank copies its data to scratch in that
+//! order first and its chunk back at the end. The chunks must line up:
+//! always so when the ranks divide the count.
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed};
 use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
@@ -30,6 +41,17 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
+};
+
+pub const MULTI: Algorithm = Algorithm {
+    name: "node_aware_multi",
+    summary: "ring reduce_scatter in each node, K reduce_scatters of its slice among same-index ranks of the nodes (--inter, default ring)",
+    build: build_multi,
+    applies: Applies {
+        topology: TopologyNeed::Nodes(NodeNeed::SliceChunks),
+        ..ALGORITHM.applies
+    },
+    ..ALGORITHM
 };
 
 /// The leaders' default algorithm.
@@ -113,6 +135,70 @@ fn build(req: &Request) -> Result<Schedule> {
             c.reserve(lead, base);
         }
         c.step(lead, &hand);
+    }
+    Ok(c.finish())
+}
+
+fn build_multi(req: &Request) -> Result<Schedule> {
+    let nodes = compose::nodes(req, MULTI.name, NodeNeed::SliceChunks)?;
+    let inter = compose::inter(req, INTER)?;
+    let (k, n, p) = (nodes.per_node(), req.count, req.ranks as u64);
+    let order = compose::slice_order(&nodes);
+    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+    // Each rank's chunk in slice order, and the buffer that order is in
+    // (the output, or scratch [0, n)).
+    let mut at = vec![0u64; req.ranks];
+    let mut next = 0;
+    for &r in &order {
+        at[r] = next;
+        next += chunk(n, p, r as u64).1;
+    }
+    let (buf, base) = if direct {
+        (Buf::Output, 0)
+    } else {
+        (Buf::Scratch, n)
+    };
+    let moves: Vec<(Region, Region)> = (0..req.ranks)
+        .map(|r| {
+            let (o, l) = chunk(n, p, r as u64);
+            (Region::output(o, l), Region::scratch(at[r], l))
+        })
+        .collect();
+    let to_order = compose::joined_copies(moves);
+    let mut c = Composer::new(req, MULTI.name);
+    if !direct {
+        for r in 0..req.ranks {
+            c.reserve(r, base);
+            c.step(r, &to_order);
+        }
+    }
+    let frame = Frame {
+        output: (buf, 0),
+        scratch: base,
+        ..Frame::SAME
+    };
+    let sub = compose::phase(req, "ring", Collective::ReduceScatter, k, n)?;
+    for m in &nodes.members {
+        c.embed(&sub, m, frame)?;
+    }
+    c.next_phase()?;
+    for t in 0..k {
+        let (o, l) = chunk(n, k as u64, t as u64);
+        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
+        let sub = compose::phase(req, inter.name, Collective::ReduceScatter, nodes.count(), l)?;
+        let frame = Frame {
+            output: (buf, o),
+            scratch: base,
+            ..Frame::SAME
+        };
+        c.embed(&sub, &group, frame)?;
+    }
+    if !direct {
+        for (r, &held) in at.iter().enumerate() {
+            let (o, l) = chunk(n, p, r as u64);
+            let back = Op::copy(Region::scratch(held, l), Region::output(o, l));
+            c.step(r, &[back]);
+        }
     }
     Ok(c.finish())
 }

@@ -10,4 +10,5 @@
 //! bit.
 
 pub mod linear;
+pub mod node_aware;
 pub mod recursive_doubling;
