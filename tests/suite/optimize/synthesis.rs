@@ -262,13 +262,13 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
 }
 
 /// At a large size, with links binding (no latency, engines enough for
-/// every transfer at once), the synthesised schedule comes within 3% of
-/// the cut bound on networks without switches, and on a tree with switches
-/// for the collectives that send down it (see docs/optimize.md for the
-/// reductions there). An allreduce may beat its bound, which holds for
+/// every transfer at once), the schedule `optimize` returns comes within 3%
+/// of the least time (`bound_s`, the cut bound where no half-duplex cable
+/// or switch raises it) on networks without switches and on trees with
+/// switches. An allreduce may beat its bound, which holds for
 /// reduce-scatter + allgather schedules only.
 #[test]
-fn synthesis_comes_within_3_percent_of_the_cut_bound_at_large_sizes() {
+fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
     let all = [
         "bcast",
         "reduce",
@@ -285,15 +285,32 @@ fn synthesis_comes_within_3_percent_of_the_cut_bound_at_large_sizes() {
         "torus:4x4 --fail random:2 --seed 2".into(),
         vec!["bcast", "reduce"],
     ));
-    // (Random heterogeneous graphs come to 1.0–1.23×: docs/optimize.md.)
+    // A tree with switches and half-duplex host cables, where the switch
+    // bound sets the reductions' least time.
     networks.push((
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/examples/dual-cpu-cluster.toml"
-        )
-        .into(),
-        vec!["bcast", "reduce", "allgather"],
+        format!(
+            "{}/examples/dual-cpu-cluster.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        all.to_vec(),
     ));
+    networks.push((
+        format!(
+            "{}/examples/unequal-clusters.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        all[..4].to_vec(),
+    ));
+    // Random heterogeneous graphs without switches, half-duplex cables
+    // among them, where the split bound sets the least time (the suite's
+    // generator; seed 11, which falls short, is in docs/optimize.md).
+    let dir = std::env::temp_dir().join(format!("topocoll-within-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for seed in 1..=10u64 {
+        let path = dir.join(format!("g{seed}.toml"));
+        std::fs::write(&path, random_graph_toml(seed, 5 + seed as usize % 2, false)).unwrap();
+        networks.push((path.to_str().unwrap().to_string(), all[..4].to_vec()));
+    }
     let mut checked = 0;
     for (network, collectives) in &networks {
         let mut words: Vec<&str> = network.split(' ').collect();
@@ -317,7 +334,8 @@ fn synthesis_comes_within_3_percent_of_the_cut_bound_at_large_sizes() {
             assert_eq!(code, 0, "{args:?}: {stderr}");
             let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
             let time = v["time_s"].as_f64().unwrap();
-            let bound = v["cut_bound_s"].as_f64().unwrap();
+            let bound = v["bound_s"].as_f64().unwrap();
+            assert!(bound >= v["cut_bound_s"].as_f64().unwrap());
             assert!(
                 time <= 1.03 * bound,
                 "{network} {c}: {time} is {:.4}× the bound {bound}",
@@ -332,7 +350,85 @@ fn synthesis_comes_within_3_percent_of_the_cut_bound_at_large_sizes() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 25);
+    assert_eq!(checked, 71);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// No candidate, synthesised or built in, beats the least time `optimize`
+/// reports (`bound_s`: the largest of the cut, split and switch bounds),
+/// on tori with dead cables, trees with switches, a fat tree and random
+/// graphs with switches and half-duplex cables; and the least time is at
+/// least the cut bound.
+#[test]
+fn no_schedule_beats_the_least_time() {
+    let dir = std::env::temp_dir().join(format!("topocoll-least-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut specs: Vec<String> = vec![
+        "torus:4x4 --fail random:3 --seed 2".into(),
+        format!(
+            "{}/examples/dual-cpu-cluster.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        format!(
+            "{}/tests/data/networks/fat-tree-4.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    ];
+    for seed in 1..=12u64 {
+        let path = dir.join(format!("g{seed}.toml"));
+        std::fs::write(
+            &path,
+            random_graph_toml(seed, 5 + seed as usize % 2, seed % 2 == 0),
+        )
+        .unwrap();
+        specs.push(path.to_str().unwrap().to_string());
+    }
+    let mut raised = 0;
+    for spec in &specs {
+        let mut words: Vec<&str> = spec.split(' ').collect();
+        words.insert(0, "-t");
+        for c in ["bcast", "reduce", "allgather", "reduce_scatter"] {
+            let mut args = vec!["optimize"];
+            args.extend_from_slice(&words);
+            args.extend_from_slice(&[
+                "-c",
+                c,
+                "-s",
+                "4MiB",
+                "--latency",
+                "0",
+                "--engines",
+                "1000",
+                "--format",
+                "json",
+            ]);
+            let (code, stdout, stderr) = topocoll(&args);
+            if code == 2 && stderr.contains("no path") {
+                continue; // a random graph whose ranks are cut apart
+            }
+            assert_eq!(code, 0, "{args:?}: {stderr}");
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let bound = v["bound_s"].as_f64().unwrap();
+            let cut = v["cut_bound_s"].as_f64().unwrap();
+            assert!(bound >= cut, "{spec} {c}");
+            if bound > cut * 1.001 {
+                raised += 1;
+            }
+            for cand in v["candidates"].as_array().unwrap() {
+                let t = cand["time_s"].as_f64().unwrap();
+                assert!(
+                    t >= bound * (1.0 - 1e-9),
+                    "{spec} {c}: {} takes {t}, below the least time {bound}",
+                    cand["algorithm"]
+                );
+            }
+        }
+    }
+    assert!(
+        raised >= 8,
+        "the least time exceeds the cut bound {raised} times"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
