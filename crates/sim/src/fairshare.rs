@@ -56,9 +56,6 @@ struct Counts {
     touch_freeze: u64,
     touch_check: u64,
     touch_route: u64,
-    /// The touches the checks skipped on links where nothing changed
-    /// (each would have read the link's list twice: it has an outside flow).
-    skipped_check: u64,
     pushes: u64,
     pops: u64,
     /// Flows of the final sets, and those whose rate came out unchanged.
@@ -147,10 +144,6 @@ struct LinkState {
     at: u32,
     /// The setup (`MaxMin::touch_generation`) that set the link up last.
     touch: u32,
-    /// The last pass (`MaxMin::touch_generation` of its setup) in which a
-    /// flow joined the link's affected flows or an affected flow on it
-    /// took another rate or bottleneck than in the pass before.
-    changed: u32,
 }
 
 /// A flow whose rate, and so its completion time, changed.
@@ -515,7 +508,6 @@ impl MaxMin {
                 }
                 if ls.touch != tg {
                     ls.touch = tg;
-                    ls.changed = tg;
                     self.touched.push(l);
                 }
                 ls.wsum0 += w;
@@ -652,23 +644,15 @@ impl MaxMin {
     fn freeze(&mut self, f: u32, rate: f64, bottleneck: u32) {
         let h = &mut self.hot[f as usize];
         h.frozen = true;
-        // Against the pass before (a flow new to the set has all its links
-        // marked changed by the setup, so a value from an earlier solve
-        // does no harm).
-        let changed = h.new_rate.to_bits() != rate.to_bits() || h.new_bottleneck != bottleneck;
         h.new_rate = rate;
         h.new_bottleneck = bottleneck;
         let w = h.weight;
-        let tg = self.touch_generation;
         count!(self.touch_route += self.flows[f as usize].links.len());
         for &l in &self.flows[f as usize].links {
             let ls = &mut self.link[l as usize];
             ls.rem -= rate;
             ls.wsum -= w;
             ls.unfrozen -= 1;
-            if changed {
-                ls.changed = tg;
-            }
         }
     }
 
@@ -684,13 +668,6 @@ impl MaxMin {
             // No outside flow crosses the link (flows that join the set
             // below only make more of them affected).
             if self.link[li].inset as usize == self.on_link[li].len() {
-                continue;
-            }
-            // Nothing on the link changed since the pass before, whose
-            // check found no flow to add here: the same flows, rates and
-            // bottlenecks, the same sums, the same verdict.
-            if self.link[li].changed != self.touch_generation {
-                count!(self.skipped_check += 2 * self.on_link[li].len());
                 continue;
             }
             count!(self.touch_check += self.on_link[li].len());
@@ -754,8 +731,8 @@ impl Drop for MaxMin {
         eprintln!(
             "maxmin counters: {} solves; per solve: {:.2} passes, {:.1} flows filled, \
              {:.1} in the final set ({:.1}% unchanged), link-flow touches {:.0} \
-             (outside loads {:.0}, freezes {:.0}, checks {:.0}, route updates {:.0}; \
-             checks skipped {:.0}), heap pushes {:.1}, pops {:.1}",
+             (outside loads {:.0}, freezes {:.0}, checks {:.0}, route updates {:.0}), \
+             heap pushes {:.1}, pops {:.1}",
             self.recomputes,
             per(c.passes),
             per(c.filled),
@@ -766,7 +743,6 @@ impl Drop for MaxMin {
             per(c.touch_freeze),
             per(c.touch_check),
             per(c.touch_route),
-            per(c.skipped_check),
             per(c.pushes),
             per(c.pops),
         );
