@@ -170,15 +170,19 @@ fn search(p: &Problem) -> Result<Optimized> {
         );
     }
     for form in forms(p.collective) {
-        for packed in packings_for(p, form)? {
-            let most = packed.1.trees.iter().map(Vec::len).max().unwrap_or(0);
+        for packed in plans_for(p, form)? {
+            let most = packed
+                .iter()
+                .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
+                .max()
+                .unwrap_or(0);
             // A rooted form is cheap to price both ways; a spread one, whose
             // many roots' trees cross everywhere, is split by the rates, and
             // on networks too large for that, between as many of each root's
             // heaviest trees as fit.
             let mut splits = match form {
                 Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
-                Form::Spread { .. } => vec![Parts::Weighted],
+                Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
             };
             while let Some(split) = splits.pop() {
                 // More chunks shorten the pipelines' fill and drain and add
@@ -256,12 +260,20 @@ enum Form {
     /// reduced to it and broadcast back (allreduce as a reduce-scatter and
     /// an allgather, each chunk's two halves pipelined together).
     Spread { reduce: bool, bcast: bool },
+    /// An allreduce as a reduce-scatter and then an allgather, each on its
+    /// own trees: every rank's chunk reduced up its reduce-scatter trees,
+    /// then broadcast down its allgather trees once reduced. Where the two
+    /// halves want different links (a half-duplex cable split one way for
+    /// one, the other way for the other; a degraded torus), this meets
+    /// the halves' bounds where [`Form::Spread`]'s shared trees cannot.
+    Phased,
 }
 
 impl Form {
     fn directions(self) -> (bool, bool) {
         match self {
             Form::Rooted { reduce, bcast, .. } | Form::Spread { reduce, bcast } => (reduce, bcast),
+            Form::Phased => (true, true),
         }
     }
 }
@@ -282,6 +294,7 @@ fn forms(c: Collective) -> Vec<Form> {
                 bcast: true,
             },
             rooted(0, true, true),
+            Form::Phased,
         ],
         Collective::Allgather => vec![Form::Spread {
             reduce: false,
@@ -315,7 +328,7 @@ fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
     }
     let roots: Vec<usize> = match form {
         Form::Rooted { root, .. } => vec![root],
-        Form::Spread { .. } => (0..n).collect(),
+        Form::Spread { .. } | Form::Phased => (0..n).collect(),
     };
     let (reduce, bcast) = form.directions();
     let mut edges = pack::edges(p.topo);
@@ -345,7 +358,7 @@ fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
     };
     let mut found = match (form, exact) {
         (Form::Rooted { .. }, Some(exact)) => vec![exact],
-        (Form::Spread { .. }, Some(exact)) => vec![packing, exact],
+        (Form::Spread { .. } | Form::Phased, Some(exact)) => vec![packing, exact],
         (_, None) => vec![packing],
     };
     for packing in found.iter_mut() {
@@ -355,6 +368,34 @@ fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
         }
     }
     Ok(found.into_iter().map(|pk| (edges.clone(), pk)).collect())
+}
+
+/// The packings a form's schedule is built from: one for a rooted or
+/// spread form, one of each of its halves for [`Form::Phased`] (the
+/// multiplicative weights' with each other, the exact ones with each
+/// other).
+fn plans_for(p: &Problem, form: Form) -> Result<Vec<Vec<Packed>>> {
+    if form != Form::Phased {
+        return Ok(packings_for(p, form)?
+            .into_iter()
+            .map(|pk| vec![pk])
+            .collect());
+    }
+    let up = packings_for(
+        p,
+        Form::Spread {
+            reduce: true,
+            bcast: false,
+        },
+    )?;
+    let down = packings_for(
+        p,
+        Form::Spread {
+            reduce: false,
+            bcast: true,
+        },
+    )?;
+    Ok(up.into_iter().zip(down).map(|(u, d)| vec![u, d]).collect())
 }
 
 /// Parent pointers of an arborescence.
@@ -474,10 +515,10 @@ fn synthesize(
     req: &Request,
     form: Form,
     split: Parts,
-    packed: &Packed,
+    plan: &[Packed],
     chunks: u64,
 ) -> Result<Option<Schedule>> {
-    let (edges, packing) = packed;
+    let (edges, packing) = &plan[0];
     let mut s = req.schedule("synthesized");
     match form {
         Form::Rooted { root, .. } => {
@@ -495,8 +536,38 @@ fn synthesize(
             }
             pl.materialise(&mut s)?;
         }
-        Form::Spread { .. } => {
-            if !spread(&mut s, form, split, packed, chunks)? {
+        Form::Spread { reduce, bcast } => {
+            let piece = if reduce { Piece::Chunk } else { Piece::Block };
+            let dirs = (reduce, bcast);
+            if spread(&mut s, dirs, piece, split, &plan[0], chunks, None)?.is_none() {
+                return Ok(None);
+            }
+        }
+        Form::Phased => {
+            let Some(reduced) = spread(
+                &mut s,
+                (true, false),
+                Piece::Chunk,
+                split,
+                &plan[0],
+                chunks,
+                None,
+            )?
+            else {
+                return Ok(None);
+            };
+            let after = Some(reduced.as_slice());
+            if spread(
+                &mut s,
+                (false, true),
+                Piece::Chunk,
+                split,
+                &plan[1],
+                chunks,
+                after,
+            )?
+            .is_none()
+            {
                 return Ok(None);
             }
         }
@@ -504,23 +575,50 @@ fn synthesize(
     Ok(Some(s))
 }
 
+/// A rank's piece of a spread form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Piece {
+    /// Its block of the allgather's output (copied in from its input).
+    Block,
+    /// Its chunk of the buffer ([`schedule::chunk`]), in place.
+    Chunk,
+}
+
+/// Each root's ops at each rank that no other op of its pipeline waits
+/// for: `[root][rank]`, indices into the rank's program.
+type Ends = Vec<Vec<Vec<u32>>>;
+
 /// Every rank's piece carried by its own trees (see [`Form::Spread`]):
-/// one rooted pipeline per rank, their ops laid side by side (tags,
-/// regions and scratch moved apart). `false` if the schedule would be too
-/// large.
+/// one rooted pipeline per rank, their ops laid side by side after what
+/// `s` holds (tags, regions and scratch moved apart). Where `after` is
+/// given, a root's ops at a rank wait for the ops it names for that root
+/// and rank. The pipelines' last ops, or `None` if the schedule would be
+/// too large.
 fn spread(
     s: &mut Schedule,
-    form: Form,
+    (reduce, bcast): (bool, bool),
+    piece: Piece,
     split: Parts,
     packed: &Packed,
     chunks: u64,
-) -> Result<bool> {
+    after: Option<&[Vec<Vec<u32>>]>,
+) -> Result<Option<Ends>> {
     let (edges, packing) = packed;
     let n = s.ranks;
-    let (reduce, bcast) = form.directions();
-    let gather = !reduce;
-    let mut tag_base: u64 = 0;
-    let mut total_ops: u64 = 0;
+    let gather = piece == Piece::Block;
+    // Tags past every tag the schedule already uses.
+    let mut tag_base: u64 = s
+        .programs
+        .iter()
+        .flat_map(|p| p.ops.iter())
+        .filter_map(|op| match op {
+            Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag as u64 + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut total_ops: u64 = s.programs.iter().map(|p| p.len() as u64).sum();
+    let mut ends: Ends = vec![vec![Vec::new(); n]; n];
     for root in 0..n {
         // The root's piece: its block of the allgather's output, or its
         // chunk of the reduce_scatter's or allreduce's buffer.
@@ -543,7 +641,7 @@ fn spread(
         )?;
         total_ops += pl.total_ops();
         if total_ops > MAX_OPS {
-            return Ok(false);
+            return Ok(None);
         }
         let c = if reduce {
             Collective::Reduce { root: root as u32 }
@@ -609,13 +707,26 @@ fn spread(
                 let mut deps: Vec<u32> = prog.deps(i).iter().map(|&d| d + shift).collect();
                 if deps.is_empty() {
                     deps.extend(own);
+                    if let Some(after) = after {
+                        deps.extend_from_slice(&after[root][r]);
+                    }
                 }
                 s.programs[r].push(op, &deps);
             }
+            let mut waited = vec![false; prog.len()];
+            for i in 0..prog.len() {
+                for &d in prog.deps(i) {
+                    waited[d as usize] = true;
+                }
+            }
+            ends[root][r] = (0..prog.len())
+                .filter(|&i| !waited[i])
+                .map(|i| i as u32 + shift)
+                .collect();
         }
         tag_base += span;
     }
-    Ok(true)
+    Ok(Some(ends))
 }
 
 fn checked_tag(t: u64) -> Result<u32> {
@@ -660,7 +771,7 @@ mod tests {
                 let req =
                     Request::new(c, t.num_ranks(), p.size_bytes, p.dtype, p.op, Some(&t)).unwrap();
                 for form in forms(c) {
-                    for packed in packings_for(&p, form).unwrap() {
+                    for packed in plans_for(&p, form).unwrap() {
                         for chunks in [1, 3] {
                             for split in [Parts::Even, Parts::Weighted] {
                                 let s = synthesize(&req, form, split, &packed, chunks)
