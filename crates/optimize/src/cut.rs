@@ -37,7 +37,7 @@ use crate::maxflow::FlowNet;
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::schedule::Collective;
-use topocoll_core::topology::{NodeId, Topology};
+use topocoll_core::topology::{Kind, NodeId, Topology};
 
 /// A cut bound and the node set that sets it.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,7 +66,121 @@ pub fn capacity(topo: &Topology, l: usize) -> f64 {
 /// The directed connections of a network: every link from its `from` to
 /// its `to`, and for a half-duplex link (one link both directions cross)
 /// also the other way. Each entry is (from, to, [`capacity`]).
+///
+/// A SimGrid platform whose `<link>`s are routed host by host gives links
+/// that join no nodes, and so no connections between its hosts; there the
+/// connections are those of the route graph ([`route_arcs`]), whose extra
+/// nodes are numbered after the topology's.
 pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
+    let direct = node_arcs(topo);
+    let routes_given = match &topo.kind {
+        Kind::Graph(g) | Kind::Tree(g) => g.routes_given(),
+        _ => false,
+    };
+    if routes_given && !joined(topo, &direct) {
+        return route_arcs(topo);
+    }
+    direct
+}
+
+/// Whether `arcs` join every rank's node to every other's (both ways from
+/// the first).
+fn joined(topo: &Topology, arcs: &[(NodeId, NodeId, f64)]) -> bool {
+    let n = topo.num_nodes;
+    let Some(&first) = topo.rank_node.first() else {
+        return true;
+    };
+    let reach = |forward: bool| {
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(a, b, _) in arcs {
+            let (a, b) = if forward { (a, b) } else { (b, a) };
+            next[a as usize].push(b as usize);
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![first as usize];
+        seen[first as usize] = true;
+        while let Some(v) = stack.pop() {
+            for &w in &next[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        topo.rank_node.iter().all(|&v| seen[v as usize])
+    };
+    reach(true) && reach(false)
+}
+
+/// The route graph: each link is a pair of nodes of its own, entry to
+/// exit with the link's capacity (numbered after the topology's nodes,
+/// 2l and 2l + 1 past them); each pair of ranks' nodes is joined through
+/// the links of its route in order, by arcs too wide to bind. It carries
+/// every route, so every schedule's traffic, and also paths that join
+/// pieces of different routes: those can only lower the bounds, which
+/// stay bounds.
+pub fn route_arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
+    let base = topo.num_nodes as u64;
+    let wide = 2.0
+        * (0..topo.links.len())
+            .map(|l| capacity(topo, l))
+            .sum::<f64>()
+        + 1.0;
+    let mut rep: Vec<Option<usize>> = vec![None; topo.num_nodes];
+    for (r, &v) in topo.rank_node.iter().enumerate() {
+        rep[v as usize].get_or_insert(r);
+    }
+    let hosts: Vec<(usize, usize)> = rep
+        .iter()
+        .enumerate()
+        .filter_map(|(v, r)| r.map(|r| (v, r)))
+        .collect();
+    let mut used = vec![false; topo.links.len()];
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut route = Vec::new();
+    for &(u, ru) in &hosts {
+        for &(v, rv) in &hosts {
+            if u == v {
+                continue;
+            }
+            route.clear();
+            topo.route(ru, rv, &mut route);
+            if route.is_empty() {
+                continue;
+            }
+            let mut at = u as u64;
+            for &l in &route {
+                used[l as usize] = true;
+                let entry = base + 2 * l as u64;
+                if seen.insert((at, entry)) {
+                    out.push((at as NodeId, entry as NodeId, wide));
+                }
+                at = entry + 1;
+            }
+            if seen.insert((at, v as u64)) {
+                out.push((at as NodeId, v as NodeId, wide));
+            }
+        }
+    }
+    for (l, _) in used.iter().enumerate().filter(|(_, &u)| u) {
+        let entry = base + 2 * l as u64;
+        out.push((entry as NodeId, (entry + 1) as NodeId, capacity(topo, l)));
+    }
+    out
+}
+
+/// Nodes of a network of `arcs`: the topology's and any the arcs add.
+pub(crate) fn total_nodes(topo: &Topology, arcs: &[(NodeId, NodeId, f64)]) -> usize {
+    arcs.iter()
+        .map(|&(a, b, _)| a.max(b) as usize + 1)
+        .max()
+        .unwrap_or(0)
+        .max(topo.num_nodes)
+}
+
+/// [`arcs`] between the topology's nodes: its links' ends.
+fn node_arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
     let mut out: Vec<(NodeId, NodeId, f64)> = Vec::with_capacity(topo.links.len());
     for (id, l) in topo.links.iter().enumerate() {
         // A node's own link for its ranks' messages stays inside the node:
@@ -139,7 +253,7 @@ fn network(
     reverse: bool,
     extra: usize,
 ) -> (FlowNet, Vec<(usize, usize, f64, usize)>) {
-    let mut net = FlowNet::new(topo.num_nodes + extra);
+    let mut net = FlowNet::new(total_nodes(topo, arcs) + extra);
     let built = arcs
         .iter()
         .map(|&(a, b, bw)| {
@@ -238,7 +352,8 @@ fn spread(
             cut: Vec::new(),
         });
     }
-    let source = topo.num_nodes;
+    let total = total_nodes(topo, arcs);
+    let source = total;
     let (mut net, arcs) = network(topo, arcs, reverse, 1);
     for &v in &nodes {
         net.add_arc(source, v, m * held[v] as f64);
@@ -262,7 +377,7 @@ fn spread(
     // Start from the best single node.
     let mut best: Option<(f64, Vec<bool>)> = None;
     for &v in &nodes {
-        let mut inside = vec![false; topo.num_nodes];
+        let mut inside = vec![false; total];
         inside[v] = true;
         let (data, b) = ratio(&inside);
         if b <= 0.0 {
@@ -284,7 +399,7 @@ fn spread(
             let f = net.max_flow(source, v);
             if f < need * (1.0 - 1e-12) {
                 let side = net.source_side();
-                let sink: Vec<bool> = (0..topo.num_nodes).map(|x| !side[x]).collect();
+                let sink: Vec<bool> = (0..total).map(|x| !side[x]).collect();
                 let (data, b) = ratio(&sink);
                 // Rounding in the flow can name the whole network (every
                 // rank inside): no set, so no raise from this rank.

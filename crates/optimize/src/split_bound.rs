@@ -109,7 +109,10 @@ fn need(topo: &Topology, c: Collective, size: f64, inside: &[bool]) -> f64 {
 fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
     let cables = Cables::of(topo);
     let plain = cut_bound(topo, c, size_bytes)?;
-    if cables.half.is_empty() || plain.seconds <= 0.0 {
+    // On a route graph ([`crate::cut::route_arcs`]) a link is one arc that
+    // carries both directions: nothing is left to split.
+    let routed = crate::cut::total_nodes(topo, &crate::cut::arcs(topo)) > topo.num_nodes;
+    if routed || cables.half.is_empty() || plain.seconds <= 0.0 {
         return Ok(plain.seconds);
     }
     let into = matches!(c, Collective::Bcast { .. } | Collective::Allgather);

@@ -155,6 +155,14 @@ fn best(topo: &Topology, shape: Shape, data: f64, root: Option<u32>) -> Result<S
         .into_iter()
         .map(|(a, b, c)| (a as usize, b as usize, c))
         .collect();
+    if arcs.iter().any(|&(a, b, _)| a.max(b) >= topo.num_nodes) {
+        // A route graph ([`crate::cut::route_arcs`]): its link nodes are
+        // not the network's switches, and no grouping is tried.
+        return Ok(SwitchBound {
+            seconds: 0.0,
+            parts: Vec::new(),
+        });
+    }
     let pairs = pairs(&arcs);
     let mut held = vec![false; topo.num_nodes];
     for &v in &topo.rank_node {

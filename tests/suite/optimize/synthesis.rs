@@ -356,9 +356,9 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
 
 /// No candidate, synthesised or built in, beats the least time `optimize`
 /// reports (`bound_s`: the largest of the cut, split and switch bounds),
-/// on tori with dead cables, trees with switches, a fat tree and random
-/// graphs with switches and half-duplex cables; and the least time is at
-/// least the cut bound.
+/// on tori with dead cables, trees with switches, a fat tree, SimGrid
+/// platforms routed host by host and random graphs with switches and
+/// half-duplex cables; and the least time is at least the cut bound.
 #[test]
 fn no_schedule_beats_the_least_time() {
     let dir = std::env::temp_dir().join(format!("topocoll-least-{}", std::process::id()));
@@ -371,6 +371,16 @@ fn no_schedule_beats_the_least_time() {
         ),
         format!(
             "{}/tests/data/networks/fat-tree-4.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        // SimGrid platforms routed host by host: the bounds cut the route
+        // graph.
+        format!(
+            "{}/tests/data/simgrid-platforms/small_platform.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        format!(
+            "{}/tests/data/simgrid-platforms/two_hosts.xml",
             env!("CARGO_MANIFEST_DIR")
         ),
     ];
