@@ -23,7 +23,7 @@
 //! y: no split does better, and the bound is exact. Without half-duplex
 //! cables it is the cut bound.
 
-use crate::cut::{capacity, cut_bound, cut_bound_on, CutBound};
+use crate::cut::{arcs, capacity, cut_bound_on, total_nodes, CutBound};
 use crate::synth::lp::maximize;
 use topocoll_core::error::Result;
 use topocoll_core::schedule::Collective;
@@ -108,10 +108,11 @@ fn need(topo: &Topology, c: Collective, size: f64, inside: &[bool]) -> f64 {
 
 fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
     let cables = Cables::of(topo);
-    let plain = cut_bound(topo, c, size_bytes)?;
+    let arcs = arcs(topo);
+    let plain = cut_bound_on(topo, &arcs, c, size_bytes)?;
     // On a route graph ([`crate::cut::route_arcs`]) a link is one arc that
     // carries both directions: nothing is left to split.
-    let routed = crate::cut::total_nodes(topo, &crate::cut::arcs(topo)) > topo.num_nodes;
+    let routed = total_nodes(topo, &arcs) > topo.num_nodes;
     if routed || cables.half.is_empty() || plain.seconds <= 0.0 {
         return Ok(plain.seconds);
     }
@@ -193,6 +194,7 @@ fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cut::cut_bound;
     use topocoll_core::topology::{parse_spec, parse_toml};
 
     /// The least over splits by search: the cut bound at a split is the

@@ -134,7 +134,12 @@ fn search(p: &Problem) -> Result<Optimized> {
     let cut = cut_bound(p.topo, p.collective, p.size_bytes)?;
     let switch = switch_bound(p.topo, p.collective, p.size_bytes)?;
     let split_s = split_bound(p.topo, p.collective, p.size_bytes)?;
-    let bound_s = least_time(p.topo, p.collective, p.size_bytes)?;
+    // The least time is the larger of the two bounds just found, but for
+    // allreduce, whose halves each take their own larger one.
+    let bound_s = match p.collective {
+        Collective::Allreduce => least_time(p.topo, p.collective, p.size_bytes)?,
+        _ => split_s.max(switch.seconds),
+    };
     let n = p.topo.num_ranks();
     let req = Request::new(
         p.collective,
