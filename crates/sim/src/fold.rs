@@ -64,6 +64,11 @@ pub(super) fn detect<P: Lookahead>(src: &P, topo: &Topology, cfg: &SimConfig) ->
     if !cfg.fold || cfg.trace || cfg.sharing != Sharing::MaxMin || !matches!(cfg.skew, Skew::None) {
         return None;
     }
+    // A path is the same links whichever rank names it, never a
+    // translate: a schedule with paths runs in full.
+    if !src.header().paths.is_empty() {
+        return None;
+    }
     let (step, image_step) = topo.shift_symmetry()?;
     let ranks = src.header().ranks;
     if ranks != topo.num_nodes

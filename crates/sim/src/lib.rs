@@ -58,6 +58,7 @@ pub mod packet;
 pub mod price;
 mod queue;
 mod result;
+mod routes;
 mod sharing;
 mod trace;
 
@@ -65,6 +66,8 @@ pub use config::{Fairness, Sharing, SimConfig, Skew};
 pub use fairshare::{reference_maxmin, with_full_start, MaxMin, Reschedule, LEVEL_TOLERANCE};
 pub use result::{bytes_by_class, LinkSample, LinkStats, RunStats, SimResult, Span};
 use result::{results, Totals};
+pub use routes::check_routes;
+use routes::send_route;
 pub use trace::write_chrome_trace;
 
 use std::time::Instant;
@@ -168,41 +171,6 @@ fn flow_cap(cfg: &SimConfig, route_latency: impl FnOnce() -> f64) -> f64 {
     cap
 }
 
-/// Appends to `path` the links of send `i` of rank r to `peer`: the
-/// topology's route (`route` 0) or the schedule's offset route `route`
-/// (1-based in `offsets`), which must lead to the peer.
-fn send_route(
-    topo: &Topology,
-    offsets: &[Vec<i64>],
-    r: u32,
-    i: OpId,
-    peer: u32,
-    route: u32,
-    path: &mut Vec<LinkId>,
-) -> Result<()> {
-    if route == 0 {
-        let start = path.len();
-        topo.route(r as usize, peer as usize, path);
-        if path.len() == start {
-            // A platform that gives this pair no route (SimGrid stops too).
-            if let Some(p) = topo.route_problem(r as usize, peer as usize) {
-                return Err(Error::Invalid(format!(
-                    "rank {r} op {i}: no route to rank {peer}: {p}"
-                )));
-            }
-        }
-        return Ok(());
-    }
-    let offset = &offsets[route as usize - 1];
-    let dest = topo.route_offset(r as usize, offset, path)?;
-    if dest != peer as usize {
-        return Err(Error::Invalid(format!(
-            "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
-        )));
-    }
-    Ok(())
-}
-
 /// Simulates `s` on `topo`. The schedule should have passed the verifier;
 /// the simulator still returns an error (never hangs) if it cannot complete.
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimResult> {
@@ -227,7 +195,17 @@ pub fn simulate_source<P: Lookahead + Sync>(
     cfg: &SimConfig,
 ) -> Result<SimResult> {
     let wall = Instant::now();
-    check(src.header(), topo, cfg)?;
+    let header = src.header();
+    // Paths are checked on the header's programs: a source that names
+    // paths must hold every op there.
+    let ops: u64 = (0..header.ranks).map(|r| src.len(r)).sum();
+    if !header.paths.is_empty() && ops != header.num_ops() as u64 {
+        return Err(invalid!(
+            "a schedule generated op by op cannot name per-send paths (its header holds {} ops of {ops})",
+            header.num_ops()
+        ));
+    }
+    check(header, topo, cfg)?;
     run(src, topo, cfg, wall)
 }
 
@@ -281,7 +259,7 @@ fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
             topo.num_ranks()
         ));
     }
-    Ok(())
+    check_routes(s, topo)
 }
 
 struct Sim<'a, P: Lookahead> {
@@ -647,15 +625,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         route: u32,
         path: &mut Vec<LinkId>,
     ) -> Result<()> {
-        send_route(
-            self.topo,
-            &self.src.header().offsets,
-            r,
-            i,
-            peer,
-            route,
-            path,
-        )?;
+        send_route(self.topo, self.src.header(), (r, i), peer, route, path)?;
         if let Some(f) = &self.fold {
             for l in path.iter_mut() {
                 *l = f.canon[*l as usize];

@@ -272,6 +272,13 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
             "--model packet runs one rank per Dragon net node (no --ranks-per-node or --map)"
         ));
     }
+    // The packet model routes every message through the switch elements
+    // by its destination's bits, as the Dragon net does.
+    if !s.paths.is_empty() {
+        return Err(invalid!(
+            "--model packet routes each message by its destination: the schedule's per-send paths cannot be taken (simulate it with --model flow)"
+        ));
+    }
     if s.ranks != net.nodes() {
         return Err(invalid!(
             "the schedule has {} ranks but {} has {} nodes",

@@ -18,8 +18,8 @@ pub mod trinaryx3;
 
 use crate::error::Result;
 use crate::invalid;
-use crate::schedule::{Collective, Op, Schedule};
-use crate::topology::{Kind, LinkId, Topology};
+use crate::schedule::{Collective, Op, RouteKind, Schedule};
+use crate::topology::{show_path, Kind, LinkId, Topology};
 
 /// Bytes a schedule routes across each directed link, and the bound they give.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,9 +33,10 @@ pub struct LinkLoad {
 }
 
 /// Routes every send of `s` on `t` (the default route, or the signed-offset
-/// route its `route` names) and adds its bytes to every link it crosses.
-/// Errors when the schedule and topology disagree on the rank count, or a
-/// signed-offset route does not exist or does not lead to the send's peer.
+/// route or path its `route` names) and adds its bytes to every link it
+/// crosses. Errors when the schedule and topology disagree on the rank
+/// count, or a signed-offset route or path does not exist or does not lead
+/// to the send's peer.
 pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
     if s.ranks != t.num_ranks() {
         return Err(invalid!(
@@ -60,17 +61,30 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
                 continue;
             };
             route.clear();
-            if *id == 0 {
-                t.route(rank, *peer as usize, &mut route);
-            } else {
-                let off = s.offsets.get(*id as usize - 1).ok_or_else(|| {
-                    invalid!("rank {rank}: route {id} is not in the schedule's offsets")
-                })?;
-                let to = t.route_offset(rank, off, &mut route)?;
-                if to != *peer as usize {
+            match s.route_kind(*id) {
+                Some(RouteKind::Default) => t.route(rank, *peer as usize, &mut route),
+                Some(RouteKind::Offset(off)) => {
+                    let to = t.route_offset(rank, off, &mut route)?;
+                    if to != *peer as usize {
+                        return Err(invalid!(
+                            "rank {rank}: offset {off:?} leads to rank {to}, but the send goes to rank {peer}"
+                        ));
+                    }
+                }
+                Some(RouteKind::Path(links)) => {
+                    let (a, b) = (t.rank_node[rank], t.rank_node[*peer as usize]);
+                    if let Some(fault) = t.path_fault(a, b, links) {
+                        return Err(invalid!(
+                            "rank {rank}: route {id} (path {}) to rank {peer} {fault}",
+                            show_path(links)
+                        ));
+                    }
+                    route.extend_from_slice(links);
+                }
+                None => {
                     return Err(invalid!(
-                        "rank {rank}: offset {off:?} leads to rank {to}, but the send goes to rank {peer}"
-                    ));
+                        "rank {rank}: route {id} is not in the schedule's offsets and paths"
+                    ))
                 }
             }
             let n = region.count * elem;

@@ -43,6 +43,7 @@ pub use sizes::{check_pair_ranks, Generator, Sizes, SizesShape, HOT_SHARE, MAX_P
 pub use source::{Materialised, OpKind, OpSource, Transfer};
 pub use verify::{check_ranks_fit, verify, VerifyReport};
 
+use crate::topology::LinkId;
 use serde::{Deserialize, Serialize};
 
 /// Which of a rank's buffers a region lies in.
@@ -95,8 +96,12 @@ fn is_zero(v: &u32) -> bool {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Op {
     /// Send a region to `peer`. `route` 0 takes the topology's default route;
-    /// k > 0 takes the signed-offset route `Schedule::offsets[k-1]` (grids only),
-    /// which the simulator checks leads to `peer`.
+    /// k in 1..=offsets.len() takes the signed-offset route
+    /// `Schedule::offsets[k-1]` (grids only), which the simulator checks
+    /// leads to `peer`; k in offsets.len()+1..=offsets.len()+paths.len()
+    /// takes the explicit path `Schedule::paths[k-1-offsets.len()]`, which
+    /// must be a path of the topology from the sender's node to the
+    /// receiver's (see [`Schedule::paths`]).
     Send {
         peer: u32,
         tag: u32,
@@ -206,15 +211,16 @@ impl Op {
 pub type OpId = u32;
 
 /// What is wrong with op `i`'s references, if anything: a dependency that is
-/// not an earlier op, a route past the schedule's `offsets` offsets, a peer
-/// that is not one of `ranks`. The verifier reports these, and so does the
-/// JSON import, because the simulator (told not to verify) indexes by them.
+/// not an earlier op, a route past the schedule's `offsets` offset routes
+/// and `paths` explicit paths, a peer that is not one of `ranks`. The
+/// verifier reports these, and so does the JSON import, because the
+/// simulator (told not to verify) indexes by them.
 pub(crate) fn reference_fault(
     op: &Op,
     i: usize,
     deps: &[OpId],
     ranks: usize,
-    offsets: usize,
+    (offsets, paths): (usize, usize),
 ) -> Option<String> {
     if let Some(d) = deps.iter().find(|&&d| d as usize >= i) {
         return Some(format!(
@@ -222,9 +228,9 @@ pub(crate) fn reference_fault(
         ));
     }
     if let Op::Send { route, .. } = op {
-        if *route as usize > offsets {
+        if *route as u64 > offsets as u64 + paths as u64 {
             return Some(format!(
-                "route {route} is not in the schedule's {offsets} offsets"
+                "route {route} is not in the schedule's {offsets} offset route(s) and {paths} path(s)"
             ));
         }
     }
@@ -284,6 +290,17 @@ impl Program {
     }
 }
 
+/// What a send's route number names ([`Schedule::route_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteKind<'a> {
+    /// Route 0: the topology's own route between the two ranks.
+    Default,
+    /// A signed offset per dimension (grids).
+    Offset(&'a [i64]),
+    /// The links crossed, in order.
+    Path(&'a [LinkId]),
+}
+
 /// A schedule: the collective it implements and each rank's program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
@@ -300,6 +317,15 @@ pub struct Schedule {
     /// Signed per-dimension offsets that sends may name as their route
     /// (see [`Op::Send`]); shared by all ranks.
     pub offsets: Vec<Vec<i64>>,
+    /// Explicit paths that sends may name as their route, after the
+    /// offsets: route `offsets.len() + k` (k ≥ 1) is `paths[k-1]`, the
+    /// topology's links (`Topology::links` indices) the send crosses, in
+    /// order, from the sender's node to the receiver's. The schedule does
+    /// not know the network: that a path is one of the topology, from
+    /// the right node to the right node, is checked where both are known
+    /// (`topocoll_sim::check_routes`, which the simulator and `verify
+    /// --topology` call). Empty for schedules routed by the topology.
+    pub paths: Vec<Vec<LinkId>>,
     /// A v-collective's counts (alltoallv, allgatherv); `None` for the
     /// others. `count` is then the largest block.
     pub sizes: Option<std::sync::Arc<Sizes>>,
@@ -324,6 +350,7 @@ impl Schedule {
             algorithm: algorithm.to_string(),
             programs: vec![Program::default(); ranks],
             offsets: Vec::new(),
+            paths: Vec::new(),
             sizes: None,
         }
     }
@@ -336,6 +363,43 @@ impl Schedule {
         }
         self.offsets.push(offset.to_vec());
         self.offsets.len() as u32
+    }
+
+    /// The route id to put in [`Op::Send::route`] for an explicit path
+    /// (links in order from the sender's node to the receiver's), adding
+    /// it to [`Schedule::paths`] if it is new. The id counts after the
+    /// offsets: add every offset route before the first path, or the
+    /// path ids move.
+    pub fn add_path(&mut self, links: Vec<LinkId>) -> u32 {
+        let i = match self.paths.iter().position(|p| *p == links) {
+            Some(i) => i,
+            None => {
+                self.paths.push(links);
+                self.paths.len() - 1
+            }
+        };
+        (self.offsets.len() + i + 1) as u32
+    }
+
+    /// How many routes sends may name beyond route 0: offset routes, then
+    /// paths.
+    pub fn route_count(&self) -> usize {
+        self.offsets.len() + self.paths.len()
+    }
+
+    /// What send route `route` is: the topology's, an offset or a path.
+    /// `None` when the schedule has no such route.
+    pub fn route_kind(&self, route: u32) -> Option<RouteKind<'_>> {
+        let k = route as usize;
+        if k == 0 {
+            Some(RouteKind::Default)
+        } else if k <= self.offsets.len() {
+            Some(RouteKind::Offset(&self.offsets[k - 1]))
+        } else {
+            self.paths
+                .get(k - 1 - self.offsets.len())
+                .map(|p| RouteKind::Path(p.as_slice()))
+        }
     }
 
     /// Total operations over all ranks.

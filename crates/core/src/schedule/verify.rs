@@ -270,7 +270,13 @@ fn check_structure(s: &Schedule) -> Result<()> {
             Ok(())
         };
         for (i, op) in prog.ops.iter().enumerate() {
-            if let Some(fault) = reference_fault(op, i, prog.deps(i), s.ranks, s.offsets.len()) {
+            if let Some(fault) = reference_fault(
+                op,
+                i,
+                prog.deps(i),
+                s.ranks,
+                (s.offsets.len(), s.paths.len()),
+            ) {
                 return Err(verr(format!(
                     "rank {rank} op {i} ({}): {fault}",
                     op.describe()

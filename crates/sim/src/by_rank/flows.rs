@@ -38,8 +38,7 @@ impl<'a, P: Lookahead> Part<'a, P> {
         let mut buf = std::mem::take(&mut self.route_buf);
         buf.clear();
         if peer != r {
-            let offsets = &self.src.header().offsets;
-            send_route(self.topo, offsets, r, i, peer, route, &mut buf)?;
+            send_route(self.topo, self.src.header(), (r, i), peer, route, &mut buf)?;
         }
         let path = Route::from_slice(&buf);
         self.route_buf = buf;

@@ -6,6 +6,7 @@ use crate::schedule::{
     reference_fault, Buf, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, Sizes,
     SizesShape, MAX_BUFFER_BYTES, MAX_RANKS,
 };
+use crate::topology::LinkId;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
@@ -121,6 +122,8 @@ struct JsonSchedule {
     algorithm: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     offsets: Vec<Vec<i64>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    paths: Vec<Vec<LinkId>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sizes: Option<JsonSizes>,
     programs: Vec<JsonProgram>,
@@ -208,12 +211,15 @@ struct JsonScheduleIn {
     #[serde(default)]
     offsets: Vec<Vec<i64>>,
     #[serde(default)]
+    paths: Vec<Vec<LinkId>>,
+    #[serde(default)]
     sizes: Option<JsonSizes>,
     programs: Vec<JsonProgramIn>,
 }
 
 /// Writes a schedule as JSON: `{collective, ranks, count, dtype, op,
-/// algorithm, programs: [{scratch, ops: [{kind, ..., deps}]}]}`.
+/// algorithm, offsets?, paths?, sizes?, programs: [{scratch, ops: [{kind,
+/// ..., deps}]}]}` (`offsets`, `paths` and `sizes` only where there are).
 pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
     let doc = JsonSchedule {
         format: FORMAT,
@@ -224,6 +230,7 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
         op: s.op,
         algorithm: s.algorithm.clone(),
         offsets: s.offsets.clone(),
+        paths: s.paths.clone(),
         sizes: s.sizes().map(JsonSizes::of),
         programs: s
             .programs
@@ -352,7 +359,15 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         v.check(v.shape(), doc.ranks, MAX_BUFFER_BYTES / elem)
             .map_err(|e| invalid!("schedule JSON: {e}"))?;
     }
-    let offsets = doc.offsets.len();
+    // A path's links are checked against a topology where one is given
+    // (`topocoll_sim::check_routes`); what needs none is checked here.
+    if let Some(i) = doc.paths.iter().position(Vec::is_empty) {
+        return Err(invalid!(
+            "schedule JSON: paths[{i}] (route {}) is empty: a path lists the links a send crosses",
+            doc.offsets.len() + i + 1
+        ));
+    }
+    let routes = (doc.offsets.len(), doc.paths.len());
     let mut s = Schedule::new(
         collective,
         doc.ranks,
@@ -362,6 +377,7 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         &doc.algorithm,
     );
     s.offsets = doc.offsets;
+    s.paths = doc.paths;
     s.sizes = sizes.map(std::sync::Arc::new);
     let sizes_arc = s.sizes.clone();
     let sizes_ref = sizes_arc.as_deref();
@@ -387,7 +403,7 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
                     ));
                 }
             }
-            if let Some(fault) = reference_fault(&op, i, &jo.deps, doc.ranks, offsets) {
+            if let Some(fault) = reference_fault(&op, i, &jo.deps, doc.ranks, routes) {
                 return Err(invalid!("{}: {fault}", at()));
             }
             // Every region inside its buffer, so that nothing (a simulation
