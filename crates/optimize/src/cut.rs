@@ -83,6 +83,17 @@ pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
     direct
 }
 
+/// Whether the network's links join its nodes (every topology's but a
+/// SimGrid platform routed host by host over links that join none; see
+/// [`arcs`]), so that a chain of links from node to node is a path.
+pub(crate) fn links_join_nodes(topo: &Topology) -> bool {
+    let routes_given = match &topo.kind {
+        Kind::Graph(g) | Kind::Tree(g) => g.routes_given(),
+        _ => false,
+    };
+    !routes_given || joined(topo, &node_arcs(topo))
+}
+
 /// Whether `arcs` join every rank's node to every other's (both ways from
 /// the first).
 fn joined(topo: &Topology, arcs: &[(NodeId, NodeId, f64)]) -> bool {

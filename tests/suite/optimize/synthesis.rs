@@ -497,3 +497,51 @@ fn bad_optimize_input_is_one_line() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+/// Where switches stand between ranks, the topology's routes send every
+/// message between two hosts one way; trees on paths of their own take
+/// the other ways too. On the suite's random graph 8 with switches, two
+/// hosts share a half-duplex cable and a longer way through switches
+/// (allgather: 2.0× the least time on the routes alone); on graph 11 a
+/// host's second way out goes through a switch its route back does not
+/// take (reduce: 2.0×). Both schedules name paths, which `verify -t`
+/// checks, and come within 2% of the least time.
+#[test]
+fn trees_on_paths_of_their_own_reach_past_fixed_routes() {
+    let dir = std::env::temp_dir().join(format!("topocoll-paths-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (seed, n, c) in [(8u64, 5, "allgather"), (11, 6, "reduce")] {
+        let path = dir.join(format!("g{seed}.toml"));
+        std::fs::write(&path, random_graph_toml(seed, n, true)).unwrap();
+        let path = path.to_str().unwrap();
+        let v = optimize_and_check(&["-t", path], c, "64MiB");
+        let ratio = v["time_s"].as_f64().unwrap() / v["bound_s"].as_f64().unwrap();
+        assert!(ratio <= 1.02, "graph {seed} {c}: {ratio}");
+        assert_eq!(v["algorithm"], "synthesized", "graph {seed} {c}");
+        let out = dir.join(format!("g{seed}-{c}.json"));
+        let out = out.to_str().unwrap();
+        let (code, _, stderr) = topocoll(&[
+            "optimize",
+            "-t",
+            path,
+            "-c",
+            c,
+            "-s",
+            "64MiB",
+            "--engines",
+            "8",
+            "--schedule-out",
+            out,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+        assert!(
+            s["paths"].as_array().is_some_and(|p| !p.is_empty()),
+            "graph {seed} {c}: no paths of their own"
+        );
+        let (code, _, stderr) = topocoll(&["verify", "-t", path, "--schedule", out]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

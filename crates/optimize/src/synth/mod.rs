@@ -26,13 +26,14 @@ use crate::cut::{cut_bound, CutBound};
 use crate::split_bound::split_bound;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
+use std::collections::HashMap;
 use topocoll_core::algorithms::pipelined::Pipeline;
 use topocoll_core::algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_core::algorithms::{self, Request};
 use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::schedule::{self, Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll_core::topology::Topology;
+use topocoll_core::topology::{LinkId, Topology};
 use topocoll_sim::{simulate, SimConfig};
 
 /// Most trees a root's data is split between (more trees pay less than
@@ -58,6 +59,9 @@ const MAX_EXACT_ROOTS: usize = 64;
 const MAX_OPS: u64 = 1 << 22;
 /// Most chunks a tree part is cut into.
 const MAX_CHUNKS: u64 = 4096;
+/// How far above the least time the trees on the topology's routes may
+/// come before trees on paths of their own are tried.
+const OWN_PATHS_ABOVE: f64 = 0.01;
 /// The least gain in time for which the chunk count is doubled again.
 const GAIN: f64 = 0.002;
 
@@ -174,58 +178,71 @@ fn search(p: &Problem) -> Result<Optimized> {
             &mut best,
         );
     }
-    for form in forms(p.collective) {
-        for packed in plans_for(p, form)? {
-            let most = packed
-                .iter()
-                .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
-                .max()
-                .unwrap_or(0);
-            // A rooted form is cheap to price both ways; a spread one, whose
-            // many roots' trees cross everywhere, is split by the rates, and
-            // on networks too large for that, between as many of each root's
-            // heaviest trees as fit.
-            let mut splits = match form {
-                Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
-                Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
-            };
-            while let Some(split) = splits.pop() {
-                // More chunks shorten the pipelines' fill and drain and add
-                // messages: double the count while a doubling pays at least
-                // GAIN (and the schedule is not too large).
-                let mut last = f64::INFINITY;
-                let mut chunks = 1u64;
-                while chunks <= MAX_CHUNKS {
-                    let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
-                        if chunks == 1 && split == Parts::Weighted {
-                            let per_tree = 2 * (n as u64 - 1) * n as u64;
-                            let fit = (MAX_OPS / per_tree) as usize;
-                            if fit > 0 {
-                                splits.push(Parts::Top(fit.min(MAX_TREES)));
+    // The trees on the topology's routes first; where switches stand
+    // between ranks and those fall short of the least time, again with
+    // paths of the edges' own ([`pack::edges_with_paths`]).
+    for own_paths in [false, true] {
+        if own_paths
+            && (!pack::has_switches(p.topo)
+                || best
+                    .as_ref()
+                    .is_some_and(|(b, _)| b.time_s <= bound_s * (1.0 + OWN_PATHS_ABOVE)))
+        {
+            break;
+        }
+        for form in forms(p.collective) {
+            for packed in plans_for(p, form, own_paths)? {
+                let most = packed
+                    .iter()
+                    .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
+                    .max()
+                    .unwrap_or(0);
+                // A rooted form is cheap to price both ways; a spread one, whose
+                // many roots' trees cross everywhere, is split by the rates, and
+                // on networks too large for that, between as many of each root's
+                // heaviest trees as fit.
+                let mut splits = match form {
+                    Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
+                    Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
+                };
+                while let Some(split) = splits.pop() {
+                    // More chunks shorten the pipelines' fill and drain and add
+                    // messages: double the count while a doubling pays at least
+                    // GAIN (and the schedule is not too large).
+                    let mut last = f64::INFINITY;
+                    let mut chunks = 1u64;
+                    while chunks <= MAX_CHUNKS {
+                        let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
+                            if chunks == 1 && split == Parts::Weighted {
+                                let per_tree = 2 * (n as u64 - 1) * n as u64;
+                                let fit = (MAX_OPS / per_tree) as usize;
+                                if fit > 0 {
+                                    splits.push(Parts::Top(fit.min(MAX_TREES)));
+                                }
                             }
+                            break;
+                        };
+                        let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
+                        let trees = match split {
+                            Parts::Top(k) => most.min(k),
+                            _ => most,
+                        };
+                        consider(
+                            Priced {
+                                algorithm: "synthesized".into(),
+                                time_s,
+                                trees,
+                                chunks,
+                            },
+                            s,
+                            &mut best,
+                        );
+                        if time_s > last * (1.0 - GAIN) {
+                            break;
                         }
-                        break;
-                    };
-                    let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
-                    let trees = match split {
-                        Parts::Top(k) => most.min(k),
-                        _ => most,
-                    };
-                    consider(
-                        Priced {
-                            algorithm: "synthesized".into(),
-                            time_s,
-                            trees,
-                            chunks,
-                        },
-                        s,
-                        &mut best,
-                    );
-                    if time_s > last * (1.0 - GAIN) {
-                        break;
+                        last = time_s;
+                        chunks *= 2;
                     }
-                    last = time_s;
-                    chunks *= 2;
                 }
             }
         }
@@ -326,7 +343,7 @@ type Packed = (Vec<Edge>, Packing);
 /// heavy ones 1.08–1.15×), on small heterogeneous graphs with half-duplex
 /// cables the second's fewer trees come closer (up to 1.54× against
 /// 1.34×, 1.14× against 1.00×).
-fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
+fn packings_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Packed>> {
     let n = p.topo.num_ranks();
     if n < 2 {
         return Ok(Vec::new());
@@ -336,12 +353,19 @@ fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
         Form::Spread { .. } | Form::Phased => (0..n).collect(),
     };
     let (reduce, bcast) = form.directions();
-    let mut edges = pack::edges(p.topo);
+    let mut edges = if own_paths {
+        pack::edges_with_paths(p.topo)
+    } else {
+        pack::edges(p.topo)
+    };
     if reduce {
         let mut back = Vec::new();
         for e in edges.iter_mut() {
             back.clear();
-            p.topo.route(e.to as usize, e.from as usize, &mut back);
+            match &e.path {
+                Some(path) => back.extend_from_slice(&path.up),
+                None => p.topo.route(e.to as usize, e.from as usize, &mut back),
+            }
             if bcast {
                 e.links.extend_from_slice(&back);
             } else {
@@ -379,9 +403,9 @@ fn packings_for(p: &Problem, form: Form) -> Result<Vec<Packed>> {
 /// spread form, one of each of its halves for [`Form::Phased`] (the
 /// multiplicative weights' with each other, the exact ones with each
 /// other).
-fn plans_for(p: &Problem, form: Form) -> Result<Vec<Vec<Packed>>> {
+fn plans_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Vec<Packed>>> {
     if form != Form::Phased {
-        return Ok(packings_for(p, form)?
+        return Ok(packings_for(p, form, own_paths)?
             .into_iter()
             .map(|pk| vec![pk])
             .collect());
@@ -392,6 +416,7 @@ fn plans_for(p: &Problem, form: Form) -> Result<Vec<Vec<Packed>>> {
             reduce: true,
             bcast: false,
         },
+        own_paths,
     )?;
     let down = packings_for(
         p,
@@ -399,6 +424,7 @@ fn plans_for(p: &Problem, form: Form) -> Result<Vec<Vec<Packed>>> {
             reduce: false,
             bcast: true,
         },
+        own_paths,
     )?;
     Ok(up.into_iter().zip(down).map(|(u, d)| vec![u, d]).collect())
 }
@@ -468,6 +494,7 @@ enum Parts {
 /// The rooted pipeline of one root's trees over `count` elements: each
 /// tree runs as its [`apportion`]ed number of copies, the buffer split
 /// between them as `split` says.
+#[allow(clippy::too_many_arguments)]
 fn pipeline(
     root: usize,
     trees: &[(Arborescence, f64)],
@@ -476,6 +503,7 @@ fn pipeline(
     chunks: u64,
     (reduce, bcast): (bool, bool),
     split: Parts,
+    paths: &mut PathIds,
 ) -> Result<Pipeline> {
     let trees = match split {
         Parts::Top(k) => &trees[..k.min(trees.len())],
@@ -485,6 +513,11 @@ fn pipeline(
     let total: f64 = weights.iter().sum();
     let mut ts = Vec::new();
     let mut parts = Vec::new();
+    let own_paths = trees.iter().any(|t| {
+        t.0.iter()
+            .any(|&e| e != usize::MAX && edges[e].path.is_some())
+    });
+    let mut hops = Vec::new();
     let copies = match split {
         Parts::Top(_) => vec![1; trees.len()],
         _ => apportion(&weights, UNITS),
@@ -500,6 +533,9 @@ fn pipeline(
             let end = ((count as f64 * planned / total).round() as u64).min(count);
             if end > at {
                 ts.push(tree_of(root, &trees[i].0, edges)?);
+                if own_paths {
+                    hops.push(paths.hops(&trees[i].0, edges));
+                }
                 parts.push((at, end - at));
                 at = end;
             }
@@ -511,7 +547,55 @@ fn pipeline(
     }
     let largest = parts.iter().map(|x| x.1).max().unwrap_or(0);
     let seg = largest.div_ceil(chunks).max(1);
-    Pipeline::new(ts, parts, seg, reduce, bcast)
+    let mut pl = Pipeline::new(ts, parts, seg, reduce, bcast)?;
+    pl.hop_routes = hops;
+    Ok(pl)
+}
+
+/// The paths of their own that a schedule's tree edges take
+/// ([`pack::Path`]), each numbered once, in the order the schedule is to
+/// add them ([`PathIds::add_to`]).
+#[derive(Default)]
+struct PathIds {
+    ids: HashMap<Vec<LinkId>, u32>,
+    list: Vec<Vec<LinkId>>,
+}
+
+impl PathIds {
+    /// The route id of `links`: the next path's if they are new. A
+    /// synthesised schedule has no offset routes, so path k is route k + 1.
+    fn id(&mut self, links: &[LinkId]) -> u32 {
+        if let Some(&id) = self.ids.get(links) {
+            return id;
+        }
+        self.list.push(links.to_vec());
+        let id = self.list.len() as u32;
+        self.ids.insert(links.to_vec(), id);
+        id
+    }
+
+    /// `Pipeline::hop_routes` of one tree: each rank's routes from its
+    /// parent and back, 0 (the topology's) where its edge has no path.
+    fn hops(&mut self, tree: &Arborescence, edges: &[Edge]) -> Vec<[u32; 2]> {
+        tree.iter()
+            .map(|&e| match edges.get(e).and_then(|e| e.path.as_ref()) {
+                Some(p) => [self.id(&p.down), self.id(&p.up)],
+                None => [0, 0],
+            })
+            .collect()
+    }
+
+    /// Adds the paths to `s`, which must have no routes yet.
+    fn add_to(self, s: &mut Schedule) -> Result<()> {
+        for (k, links) in self.list.into_iter().enumerate() {
+            if s.add_path(links) != k as u32 + 1 {
+                return Err(invalid!(
+                    "synthesis: the schedule's routes are numbered apart from its paths"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The synthesised schedule of `form` with `chunks` chunks a tree part, or
@@ -525,6 +609,7 @@ fn synthesize(
 ) -> Result<Option<Schedule>> {
     let (edges, packing) = &plan[0];
     let mut s = req.schedule("synthesized");
+    let mut paths = PathIds::default();
     match form {
         Form::Rooted { root, .. } => {
             let pl = pipeline(
@@ -535,6 +620,7 @@ fn synthesize(
                 chunks,
                 form.directions(),
                 split,
+                &mut paths,
             )?;
             if pl.total_ops() > MAX_OPS {
                 return Ok(None);
@@ -544,7 +630,11 @@ fn synthesize(
         Form::Spread { reduce, bcast } => {
             let piece = if reduce { Piece::Chunk } else { Piece::Block };
             let dirs = (reduce, bcast);
-            if spread(&mut s, dirs, piece, split, &plan[0], chunks, None)?.is_none() {
+            if spread(
+                &mut s, dirs, piece, split, &plan[0], chunks, None, &mut paths,
+            )?
+            .is_none()
+            {
                 return Ok(None);
             }
         }
@@ -557,6 +647,7 @@ fn synthesize(
                 &plan[0],
                 chunks,
                 None,
+                &mut paths,
             )?
             else {
                 return Ok(None);
@@ -570,6 +661,7 @@ fn synthesize(
                 &plan[1],
                 chunks,
                 after,
+                &mut paths,
             )?
             .is_none()
             {
@@ -577,6 +669,7 @@ fn synthesize(
             }
         }
     }
+    paths.add_to(&mut s)?;
     Ok(Some(s))
 }
 
@@ -599,6 +692,7 @@ type Ends = Vec<Vec<Vec<u32>>>;
 /// given, a root's ops at a rank wait for the ops it names for that root
 /// and rank. The pipelines' last ops, or `None` if the schedule would be
 /// too large.
+#[allow(clippy::too_many_arguments)]
 fn spread(
     s: &mut Schedule,
     (reduce, bcast): (bool, bool),
@@ -607,6 +701,7 @@ fn spread(
     packed: &Packed,
     chunks: u64,
     after: Option<&[Vec<Vec<u32>>]>,
+    paths: &mut PathIds,
 ) -> Result<Option<Ends>> {
     let (edges, packing) = packed;
     let n = s.ranks;
@@ -643,6 +738,7 @@ fn spread(
             chunks,
             (reduce, bcast),
             split,
+            paths,
         )?;
         total_ops += pl.total_ops();
         if total_ops > MAX_OPS {
@@ -776,7 +872,7 @@ mod tests {
                 let req =
                     Request::new(c, t.num_ranks(), p.size_bytes, p.dtype, p.op, Some(&t)).unwrap();
                 for form in forms(c) {
-                    for packed in plans_for(&p, form).unwrap() {
+                    for packed in plans_for(&p, form, false).unwrap() {
                         for chunks in [1, 3] {
                             for split in [Parts::Even, Parts::Weighted] {
                                 let s = synthesize(&req, form, split, &packed, chunks)

@@ -18,12 +18,26 @@ use topocoll_core::error::Result;
 use topocoll_core::invalid;
 use topocoll_core::topology::{LinkId, Topology};
 
-/// A candidate edge between two ranks and the links its route crosses.
+/// A candidate edge between two ranks and the links its messages load.
 #[derive(Clone, Debug)]
 pub struct Edge {
     pub from: u32,
     pub to: u32,
+    /// The links loaded: the route `from` → `to` ([`edges`]), or where the
+    /// edge carries reductions the route back, or both (the synthesis sets
+    /// which).
     pub links: Vec<LinkId>,
+    /// A path of the edge's own, `from` → `to` and back, where it is not the
+    /// topology's route ([`edges_with_paths`]); its sends name it.
+    pub path: Option<Box<Path>>,
+}
+
+/// A path of an edge's own: the links down (`from` → `to`) and up
+/// (`to` → `from`, the same nodes in reverse).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Path {
+    pub down: Vec<LinkId>,
+    pub up: Vec<LinkId>,
 }
 
 /// The candidate edges of a topology (see the module's comment).
@@ -55,11 +69,233 @@ pub fn edges(topo: &Topology) -> Vec<Edge> {
                     from: u as u32,
                     to: v as u32,
                     links: route.clone(),
+                    path: None,
                 });
             }
         }
     }
     out
+}
+
+/// Most paths of its own an edge gets beside the topology's route.
+const MAX_PATHS: usize = 4;
+/// Paths of an edge's own are at most this many hops longer than the
+/// shortest between its ends.
+const PATH_SLACK: usize = 2;
+/// Most paths found for a pair of nodes before the diverse ones are chosen.
+const MAX_FOUND: usize = 64;
+
+/// The candidate edges of [`edges`] and, where switches stand between
+/// ranks, edges with paths of their own: for every ordered pair of nodes
+/// holding ranks, up to [`MAX_PATHS`] simple paths through nodes that hold
+/// none, at most [`PATH_SLACK`] hops longer than the shortest, each chosen
+/// to share the fewest links with the route and the paths chosen before.
+/// A topology's route sends every message between two hosts one way; where
+/// a longer way through switches has bandwidth of its own, only a path of
+/// the edge's own can use it. The same as [`edges`] where every node holds
+/// a rank, or where links join no nodes (a platform routed host by host).
+pub fn edges_with_paths(topo: &Topology) -> Vec<Edge> {
+    let mut out = edges(topo);
+    if !has_switches(topo) {
+        return out;
+    }
+    let n = topo.num_nodes;
+    let mut ranks_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (r, &v) in topo.rank_node.iter().enumerate() {
+        ranks_of[v as usize].push(r as u32);
+    }
+    // Hops out of each node: (next node, link), half-duplex links both ways.
+    let mut next: Vec<Vec<(u32, LinkId)>> = vec![Vec::new(); n];
+    for (id, l) in topo.links.iter().enumerate() {
+        if l.from != l.to {
+            next[l.from as usize].push((l.to, id as LinkId));
+            if topo.both_ways(id as LinkId) {
+                next[l.to as usize].push((l.from, id as LinkId));
+            }
+        }
+    }
+    let back = |a: u32, b: u32, l: LinkId| -> Option<LinkId> {
+        if topo.both_ways(l) {
+            return Some(l);
+        }
+        next[b as usize]
+            .iter()
+            .filter(|&&(to, _)| to == a)
+            .map(|&(_, k)| k)
+            .min_by_key(|&k| (k ^ 1 != l, k))
+    };
+    let hosts: Vec<u32> = (0..n as u32)
+        .filter(|&v| !ranks_of[v as usize].is_empty())
+        .collect();
+    let (mut route, mut route_back) = (Vec::new(), Vec::new());
+    for &b in &hosts {
+        // Hops to b through rankless nodes only.
+        let dist = hops_to(&next, &ranks_of, b);
+        for &a in &hosts {
+            if a == b || dist[a as usize] == usize::MAX {
+                continue;
+            }
+            let (u, v) = (ranks_of[a as usize][0], ranks_of[b as usize][0]);
+            route.clear();
+            topo.route(u as usize, v as usize, &mut route);
+            route_back.clear();
+            topo.route(v as usize, u as usize, &mut route_back);
+            let limit = dist[a as usize] + PATH_SLACK;
+            // Each path both ways: a reduction takes it back up.
+            let found: Vec<Path> = simple_paths(&next, &ranks_of, &dist, a, b, limit)
+                .into_iter()
+                .filter_map(|hops| {
+                    let up: Option<Vec<LinkId>> =
+                        hops.iter().rev().map(|&(x, y, l)| back(x, y, l)).collect();
+                    Some(Path {
+                        down: hops.iter().map(|h| h.2).collect(),
+                        up: up?,
+                    })
+                })
+                .collect();
+            for path in diverse(found, [&route[..], &route_back[..]].concat()) {
+                for &u in &ranks_of[a as usize] {
+                    for &v in &ranks_of[b as usize] {
+                        out.push(Edge {
+                            from: u,
+                            to: v,
+                            links: path.down.clone(),
+                            path: Some(Box::new(path.clone())),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether some node holds no rank and links join nodes: where
+/// [`edges_with_paths`] may find paths of the edges' own.
+pub fn has_switches(topo: &Topology) -> bool {
+    let mut holds = vec![false; topo.num_nodes];
+    for &v in &topo.rank_node {
+        holds[v as usize] = true;
+    }
+    holds.contains(&false) && crate::cut::links_join_nodes(topo)
+}
+
+/// Hops from every node to `b` through nodes holding no rank
+/// (`usize::MAX`: none).
+fn hops_to(next: &[Vec<(u32, LinkId)>], ranks_of: &[Vec<u32>], b: u32) -> Vec<usize> {
+    let n = next.len();
+    let mut prev: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (a, hops) in next.iter().enumerate() {
+        for &(to, _) in hops {
+            prev[to as usize].push(a as u32);
+        }
+    }
+    let mut dist = vec![usize::MAX; n];
+    dist[b as usize] = 0;
+    let mut queue = std::collections::VecDeque::from([b]);
+    while let Some(v) = queue.pop_front() {
+        // Only rankless nodes pass paths on; b's neighbours are reached.
+        if v != b && !ranks_of[v as usize].is_empty() {
+            continue;
+        }
+        for &w in &prev[v as usize] {
+            if dist[w as usize] == usize::MAX {
+                dist[w as usize] = dist[v as usize] + 1;
+                queue.push_back(w);
+            }
+        }
+    }
+    dist
+}
+
+/// A hop of a path: (from node, to node, link).
+type Hop = (u32, u32, LinkId);
+
+/// Up to [`MAX_FOUND`] simple paths a → b of at most `limit` hops whose
+/// inner nodes hold no rank, shortest first.
+fn simple_paths(
+    next: &[Vec<(u32, LinkId)>],
+    ranks_of: &[Vec<u32>],
+    dist: &[usize],
+    a: u32,
+    b: u32,
+    limit: usize,
+) -> Vec<Vec<Hop>> {
+    let mut walk = Walk {
+        next,
+        ranks_of,
+        dist,
+        b,
+        limit,
+        on: vec![false; next.len()],
+        path: Vec::new(),
+        out: Vec::new(),
+    };
+    walk.on[a as usize] = true;
+    walk.from(a);
+    let mut out = walk.out;
+    out.sort_by_key(Vec::len);
+    out
+}
+
+/// The depth-first walk of [`simple_paths`].
+struct Walk<'a> {
+    next: &'a [Vec<(u32, LinkId)>],
+    ranks_of: &'a [Vec<u32>],
+    /// Hops to `b` ([`hops_to`]): a walk goes on only where it can end
+    /// within `limit`.
+    dist: &'a [usize],
+    b: u32,
+    limit: usize,
+    on: Vec<bool>,
+    path: Vec<Hop>,
+    out: Vec<Vec<Hop>>,
+}
+
+impl Walk<'_> {
+    fn from(&mut self, at: u32) {
+        if at == self.b {
+            self.out.push(self.path.clone());
+            return;
+        }
+        for &(to, l) in &self.next[at as usize] {
+            let d = self.dist[to as usize];
+            if self.out.len() >= MAX_FOUND
+                || self.on[to as usize]
+                || d == usize::MAX
+                || self.path.len() + 1 + d > self.limit
+                || (to != self.b && !self.ranks_of[to as usize].is_empty())
+            {
+                continue;
+            }
+            self.on[to as usize] = true;
+            self.path.push((at, to, l));
+            self.from(to);
+            self.path.pop();
+            self.on[to as usize] = false;
+        }
+    }
+}
+
+/// Up to [`MAX_PATHS`] of `found`, each with a link (either way) off
+/// those `used` by the routes and the paths chosen before it: first the one
+/// sharing the fewest, shorter first among equals.
+fn diverse(mut found: Vec<Path>, mut used: Vec<LinkId>) -> Vec<Path> {
+    let links = |p: &Path| p.down.iter().chain(&p.up).copied().collect::<Vec<LinkId>>();
+    let mut chosen = Vec::new();
+    while chosen.len() < MAX_PATHS {
+        // A path wholly on links already used adds no way of its own.
+        found.retain(|p| links(p).iter().any(|l| !used.contains(l)));
+        let shared = |p: &Path| links(p).iter().filter(|l| used.contains(l)).count();
+        let Some(i) = (0..found.len()).min_by_key(|&i| (shared(&found[i]), found[i].down.len()))
+        else {
+            break;
+        };
+        let p = found.swap_remove(i);
+        used.extend(links(&p));
+        chosen.push(p);
+    }
+    chosen
 }
 
 /// A spanning arborescence: the edge (index into the candidates) that
@@ -532,6 +768,7 @@ mod tests {
                             from: a as u32,
                             to: b as u32,
                             links: Vec::new(),
+                            path: None,
                         });
                     }
                 }
@@ -565,6 +802,112 @@ mod tests {
                 (g, w) => panic!("{g:?} vs {w:?}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod paths {
+    use super::*;
+    use topocoll_core::topology::parse_toml;
+
+    /// Whether `links` lead from node `a` to node `b`, each link crossed
+    /// from its `from` to its `to` or, half duplex, the other way.
+    fn leads(t: &Topology, links: &[LinkId], a: u32, b: u32) -> bool {
+        let mut at = a;
+        for &l in links {
+            let link = &t.links[l as usize];
+            at = if link.from == at {
+                link.to
+            } else if link.to == at && t.both_ways(l) {
+                link.from
+            } else {
+                return false;
+            };
+        }
+        at == b
+    }
+
+    #[test]
+    fn edges_get_paths_of_their_own_through_switches() {
+        // h0 and h1 share a half-duplex cable, and are joined the long way
+        // through two switches; h2 hangs off s1.
+        let t = parse_toml(
+            "two-ways",
+            r#"
+kind = "graph"
+bandwidth = 1e9
+latency = 1e-6
+[[node]]
+name = "h0"
+kind = "host"
+[[node]]
+name = "h1"
+kind = "host"
+[[node]]
+name = "s0"
+kind = "switch"
+[[node]]
+name = "s1"
+kind = "switch"
+[[node]]
+name = "h2"
+kind = "host"
+[[edge]]
+a = "h0"
+b = "h1"
+duplex = "half"
+[[edge]]
+a = "h0"
+b = "s0"
+[[edge]]
+a = "s0"
+b = "s1"
+[[edge]]
+a = "s1"
+b = "h1"
+[[edge]]
+a = "s1"
+b = "h2"
+"#,
+        )
+        .unwrap();
+        assert!(has_switches(&t));
+        let all = edges_with_paths(&t);
+        let plain = edges(&t);
+        assert_eq!(all[..plain.len()].len(), plain.len());
+        let own: Vec<&Edge> = all.iter().filter(|e| e.path.is_some()).collect();
+        for e in &own {
+            let p = e.path.as_ref().unwrap();
+            let (a, b) = (t.rank_node[e.from as usize], t.rank_node[e.to as usize]);
+            assert!(leads(&t, &p.down, a, b), "{e:?}");
+            assert!(leads(&t, &p.up, b, a), "{e:?}");
+            assert_eq!(e.links, p.down);
+            let mut route = Vec::new();
+            t.route(e.from as usize, e.to as usize, &mut route);
+            assert_ne!(route, p.down, "a path of its own is not the route");
+        }
+        // h0 → h1: the cable is the route, the switches' way the path.
+        let h01: Vec<&&Edge> = own.iter().filter(|e| (e.from, e.to) == (0, 1)).collect();
+        assert_eq!(h01.len(), 1);
+        assert_eq!(h01[0].links.len(), 3);
+        // h2 is reached only through s1: h1 → h2 has the route alone; h0 →
+        // h2's route goes through h1 or the switches, and the other way is
+        // a path of its own only where it avoids h1 (it must: h1 holds a
+        // rank).
+        assert!(own.iter().all(|e| {
+            e.path.as_ref().unwrap().down.iter().all(|&l| {
+                let l = &t.links[l as usize];
+                [l.from, l.to].iter().all(|&v| {
+                    v == t.rank_node[e.from as usize]
+                        || v == t.rank_node[e.to as usize]
+                        || t.rank_node.iter().all(|&r| r != v)
+                })
+            })
+        }));
+        // Without switches, no paths.
+        let torus = topocoll_core::topology::parse_spec("torus:3x3").unwrap();
+        assert!(!has_switches(&torus));
+        assert_eq!(edges_with_paths(&torus).len(), edges(&torus).len());
     }
 }
 

@@ -113,6 +113,10 @@ pub struct Pipeline {
     /// and to the − neighbour (up); empty for default routes.
     pub down_routes: Vec<u32>,
     pub up_routes: Vec<u32>,
+    /// Route ids per tree and rank for the hop from its parent down to it
+    /// and back up (`[down, up]`), where each tree edge has its own path
+    /// (`Schedule::add_path`); empty for the routes above.
+    pub hop_routes: Vec<Vec<[u32; 2]>>,
 }
 
 impl Pipeline {
@@ -140,6 +144,7 @@ impl Pipeline {
             bcast,
             down_routes: Vec::new(),
             up_routes: Vec::new(),
+            hop_routes: Vec::new(),
         };
         let max_segs = (0..pl.trees.len())
             .map(|t| pl.segments(t))
@@ -213,16 +218,21 @@ impl Pipeline {
 
     fn view_at(&self, rank: usize, t: usize, scratch_base: u64) -> RankView {
         let tree = &self.trees[t];
+        let hop = |r: usize, way: usize| match self.hop_routes.get(t) {
+            Some(routes) => routes[r][way],
+            None if way == 0 => Self::route(&self.down_routes, tree.axis[r]),
+            None => Self::route(&self.up_routes, tree.axis[r]),
+        };
         let parent = tree.parent_of(rank).map(|up| Peer {
             rank: up,
-            route: Self::route(&self.up_routes, tree.axis[rank]),
+            route: hop(rank, 1),
         });
         let children = tree
             .children(rank)
             .iter()
             .map(|&c| Peer {
                 rank: c,
-                route: Self::route(&self.down_routes, tree.axis[c as usize]),
+                route: hop(c as usize, 0),
             })
             .collect();
         RankView {
