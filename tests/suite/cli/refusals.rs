@@ -1400,6 +1400,9 @@ fn bad_paths_are_refused() {
         let (code, err) = topocoll(&[verb, "-t", DETOUR, "--schedule", &path]);
         assert_eq!(code, 0, "{verb}: {err}");
     }
+    // The runtime moves the same data whatever the route.
+    let (code, err) = topocoll(&["run", "--schedule", &path, "--check"]);
+    assert_eq!(code, 0, "run: {err}");
     // With the detour's cables half duplex (one link each, s0 -> s2 and
     // s2 -> s1), the way back crosses both from their `to` to their `from`.
     let half = dir.join("detour-half.toml");
