@@ -1,11 +1,56 @@
-//! `topocoll list`: the topologies, collectives and algorithms topocoll knows.
+//! `topocoll list`: the topologies, collectives and algorithms topocoll
+//! knows; with `--links --topology T`, T's links by index (the numbers a
+//! schedule's paths name).
 
+use super::args::{BuildArgs, Given};
 use crate::algorithms::ALGORITHMS;
+use crate::error::Error;
 use crate::schedule;
+use crate::topology::Topology;
 use anyhow::Result;
+use clap::Args;
 use std::io::Write;
 
-pub fn run() -> Result<i32> {
+#[derive(Args)]
+pub struct ListArgs {
+    /// List the --topology's directed links instead: index (as a schedule's `paths` name
+    /// them), ends, name, bandwidth, latency, and whether data crosses it both ways. Takes
+    /// the topology's own flags (--fail, --ranks-per-node, ...), which change the links.
+    #[arg(long)]
+    links: bool,
+    #[command(flatten)]
+    build: BuildArgs,
+}
+
+/// The flags `list --links` reads: the topology's.
+const LINK_FLAGS: &[&str] = &[
+    "--links",
+    "--topology",
+    "--ranks-per-node",
+    "--map",
+    "--node-bandwidth",
+    "--node-latency",
+    "--fail",
+    "--seed",
+];
+
+pub fn run(a: ListArgs, given: &Given) -> Result<i32> {
+    if let Some(flag) = given.first_except(if a.links { LINK_FLAGS } else { &[] }) {
+        return Err(Error::Invalid(if a.links {
+            format!("list --links takes the topology's flags only, not {flag}")
+        } else {
+            format!("list takes no {flag} (list --links --topology T lists T's links)")
+        })
+        .into());
+    }
+    if a.links {
+        let Some(topo) = a.build.topology()? else {
+            return Err(
+                Error::Invalid("list --links lists a --topology's links: give one".into()).into(),
+            );
+        };
+        return links(&topo);
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "Topologies (--topology):")?;
     for (spec, what) in [
@@ -33,6 +78,38 @@ pub fn run() -> Result<i32> {
             out,
             "  {:<14} {:<18} {}{stream}",
             a.collective, a.name, a.summary
+        )?;
+    }
+    Ok(0)
+}
+
+/// One line per directed link of `topo`, by index.
+fn links(topo: &Topology) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "Links of {}; a schedule's paths name them by index:",
+        topo.describe()
+    )?;
+    writeln!(
+        out,
+        "{:>7}  {:<16} {:<16} {:>10} {:>10}  {:<9}  name",
+        "index", "from", "to", "bytes/s", "latency s", "carries"
+    )?;
+    for (l, link) in topo.links.iter().enumerate() {
+        let ways = if topo.both_ways(l as u32) {
+            "both ways"
+        } else {
+            "one way"
+        };
+        writeln!(
+            out,
+            "{l:>7}  {:<16} {:<16} {:>10} {:>10}  {ways:<9}  {}",
+            topo.node_name(link.from),
+            topo.node_name(link.to),
+            format!("{:e}", link.bandwidth),
+            format!("{:e}", link.latency),
+            topo.link_name(l as u32)
         )?;
     }
     Ok(0)

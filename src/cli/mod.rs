@@ -55,8 +55,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Verb {
-    /// List the topologies, collectives and algorithms topocoll knows.
-    List,
+    /// List the topologies, collectives and algorithms topocoll knows (--links -t T: T's links).
+    List(list::ListArgs),
     /// Build a schedule and prove it implements its collective (exit 0 when correct).
     Verify(verify::VerifyArgs),
     /// Build a schedule and write it as GOAL (LogGOPSim) or JSON.
@@ -175,7 +175,7 @@ fn one_line(msg: &str) -> String {
 
 fn run(cli: Cli, given: args::Given) -> Result<i32> {
     match cli.verb {
-        Verb::List => list::run(),
+        Verb::List(a) => list::run(a, &given),
         Verb::Verify(a) => verify::run(a),
         Verb::Schedule(a) => schedule::run(a),
         Verb::Simulate(a) if a.model == args::Model::Packet => packet::run(*a, &given),

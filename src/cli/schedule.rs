@@ -97,7 +97,7 @@ pub fn run(a: ScheduleArgs) -> Result<i32> {
             ),
             (
                 lost.lost_routes,
-                "sends lose their signed-offset routes (MSCCL has no routes)",
+                "sends lose their signed-offset routes or paths (MSCCL has no routes: its runtimes route every message themselves)",
             ),
             (
                 lost.lost_compute,
@@ -112,7 +112,7 @@ pub fn run(a: ScheduleArgs) -> Result<i32> {
         let lost = schedule::to_goal(&s, a.compute_bandwidth, &mut out)?;
         if lost > 0 {
             eprintln!(
-                "topocoll: warning: GOAL has no routes: {lost} sends lose their signed-offset routes and take the simulator's own"
+                "topocoll: warning: GOAL has no routes: {lost} sends lose their signed-offset routes or paths and take the simulator's own"
             );
         }
     }

@@ -26,15 +26,20 @@ pub fn run(a: VerifyArgs) -> Result<i32> {
     let (s, what) = match &a.schedule {
         Some(path) => {
             let s = b.read_schedule(path)?;
-            // The verifier does not need a network, but one given must fit.
-            if let Some(t) = b.topology()?.filter(|t| t.num_ranks() != s.ranks) {
-                return Err(Error::Invalid(format!(
-                    "topology {} has {} ranks, but schedule '{path}' has {}",
-                    t.name,
-                    t.num_ranks(),
-                    s.ranks
-                ))
-                .into());
+            // The verifier does not need a network, but one given must fit,
+            // and the paths the schedule names must be its paths.
+            if let Some(t) = b.topology()? {
+                if t.num_ranks() != s.ranks {
+                    return Err(Error::Invalid(format!(
+                        "topology {} has {} ranks, but schedule '{path}' has {}",
+                        t.name,
+                        t.num_ranks(),
+                        s.ranks
+                    ))
+                    .into());
+                }
+                crate::sim::check_routes(&s, &t)
+                    .map_err(|e| Error::Invalid(format!("schedule '{path}': {e}")))?;
             }
             (s, format!("schedule {path}"))
         }

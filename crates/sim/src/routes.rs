@@ -77,7 +77,7 @@ fn path_check(
     match topo.path_fault(a, b, links) {
         None => Ok(()),
         Some(fault) => Err(invalid!(
-            "rank {r} op {i}: route {route} (path {}) to rank {peer} {fault}",
+            "rank {r} op {i}: route {route} (path {}) to rank {peer}: {fault}",
             show_path(links)
         )),
     }

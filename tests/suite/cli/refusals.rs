@@ -1296,3 +1296,158 @@ fn bad_counts_name_their_row_and_column() {
         "MSCCL XML has no alltoallv",
     );
 }
+
+/// Per-send paths on tests/data/networks/detour.toml (sim::paths): every
+/// kind of bad path refused in one line by `simulate` and by `verify -t`,
+/// a half-duplex link crossed backwards accepted, a full-duplex one not.
+#[test]
+fn bad_paths_are_refused() {
+    use crate::sim::paths::{detour, detour_half_text, pairs_allreduce, set_route, walk, DETOUR};
+    use topocoll::schedule::{to_json, Schedule};
+    let dir = scratch_dir();
+    let t = detour();
+    let json = |s: &Schedule| -> Value {
+        let mut text = Vec::new();
+        to_json(s, &mut text).unwrap();
+        serde_json::from_slice(&text).unwrap()
+    };
+    // Rank 0's send across (to rank 2, on h2) by `path`.
+    let across = |path: Vec<u32>| {
+        let mut s = pairs_allreduce(8);
+        let k = s.add_path(path);
+        set_route(&mut s, 0, k);
+        json(&s)
+    };
+    let good = walk(&t, &["h0", "s0", "s2", "s1", "h2"]);
+    let w = |nodes: &[&str]| walk(&t, nodes);
+    let s0s1 = w(&["s0", "s1"])[0];
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "link_out_of_range",
+            across(vec![good[0], 99, good[3]]),
+            "link 99 is not a link of topology",
+        ),
+        (
+            "not_joined",
+            across(vec![good[0], good[1], s0s1, good[3]]),
+            "does not join link",
+        ),
+        (
+            "wrong_start",
+            across(w(&["h1", "s0", "s1", "h2"])),
+            "does not leave the sender's node h0",
+        ),
+        (
+            "wrong_end",
+            across(w(&["h0", "s0", "s1", "h3"])),
+            "the path ends at h3, not at the receiver's node h2",
+        ),
+        (
+            // s2 -> s0 crossed from s0 to s2: the cable is full duplex.
+            "full_duplex_reverse",
+            across(vec![good[0], w(&["s2", "s0"])[0], good[2], good[3]]),
+            "is crossed against its direction",
+        ),
+        (
+            "revisits_a_node",
+            across([&good[..2], &w(&["s2", "s0", "s1", "h2"])].concat()),
+            "not a simple path: link",
+        ),
+        (
+            "route_out_of_range",
+            {
+                let mut d = across(good.clone());
+                d["programs"][0]["ops"][0]["route"] = 9.into();
+                d
+            },
+            "route 9 is not in the schedule's 0 offset route(s) and 1 path(s)",
+        ),
+        (
+            "empty_path",
+            {
+                let mut d = across(good.clone());
+                d["paths"][0] = serde_json::json!([]);
+                d
+            },
+            "paths[0] (route 1) is empty",
+        ),
+    ];
+    for (name, doc, says) in cases {
+        let path = write(&dir, &format!("path_{name}.json"), &doc);
+        for verb in ["simulate", "verify"] {
+            refused(&[verb, "-t", DETOUR, "--schedule", &path], says);
+        }
+        refused(
+            &["simulate", "-t", DETOUR, "--schedule", &path, "--no-verify"],
+            says,
+        );
+        // Without a network the verifier cannot judge a path's links.
+        let (code, err) = topocoll(&["verify", "--schedule", &path]);
+        if name.ends_with("range") && name.starts_with("route") || name == "empty_path" {
+            assert_eq!(code, 2, "{name}: {err}");
+        } else {
+            assert_eq!(code, 0, "{name}: {err}");
+        }
+    }
+    // The good path, both ways: simulated and verified on the network.
+    let mut s = pairs_allreduce(8);
+    let there = s.add_path(good.clone());
+    let back = s.add_path(w(&["h2", "s1", "s2", "s0", "h0"]));
+    set_route(&mut s, 0, there);
+    set_route(&mut s, 2, back);
+    let path = write(&dir, "path_good.json", &json(&s));
+    for verb in ["simulate", "verify"] {
+        let (code, err) = topocoll(&[verb, "-t", DETOUR, "--schedule", &path]);
+        assert_eq!(code, 0, "{verb}: {err}");
+    }
+    // The runtime moves the same data whatever the route.
+    let (code, err) = topocoll(&["run", "--schedule", &path, "--check"]);
+    assert_eq!(code, 0, "run: {err}");
+    // With the detour's cables half duplex (one link each, s0 -> s2 and
+    // s2 -> s1), the way back crosses both from their `to` to their `from`.
+    let half = dir.join("detour-half.toml");
+    std::fs::write(&half, detour_half_text()).unwrap();
+    let half = half.to_str().unwrap();
+    let ht = topocoll::topology::parse_toml("half", &detour_half_text()).unwrap();
+    let hw = |nodes: &[&str]| walk(&ht, nodes);
+    let mut s = pairs_allreduce(8);
+    let back = s.add_path(hw(&["h2", "s1", "s2", "s0", "h0"]));
+    set_route(&mut s, 2, back);
+    let back_links = &s.paths[0];
+    assert!(back_links.iter().any(|&l| ht.both_ways(l)
+        && ht.node_name(ht.links[l as usize].from) == "s2"
+        && ht.node_name(ht.links[l as usize].to) == "s1"));
+    let path = write(&dir, "path_half_back.json", &json(&s));
+    for verb in ["simulate", "verify"] {
+        let (code, err) = topocoll(&[verb, "-t", half, "--schedule", &path]);
+        assert_eq!(code, 0, "{verb}: {err}");
+    }
+    // The same indices on the full-duplex network are other links.
+    refused(
+        &["verify", "-t", DETOUR, "--schedule", &path],
+        "rank 2 op 0: route 1 (path [",
+    );
+    // A path between two ranks of one node is refused: route 0 is theirs.
+    let placed = ["-t", DETOUR, "--ranks-per-node", "2"];
+    let mut doc = schedule_json(
+        &dir,
+        &[
+            &placed[..],
+            &["-c", "allgather", "-a", "ring", "--size", "8"],
+        ]
+        .concat(),
+    );
+    let first = doc["programs"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|o| o["kind"] == "send" && o["peer"] == 1)
+        .expect("the ring's rank 0 sends to rank 1");
+    doc["programs"][0]["ops"][first]["route"] = 1.into();
+    doc["paths"] = serde_json::json!([good]);
+    let path = write(&dir, "path_same_node.json", &doc);
+    refused(
+        &[&["verify", "--schedule", &path][..], &placed[..]].concat(),
+        "the sender and the receiver share node h0",
+    );
+}

@@ -48,6 +48,16 @@ fn the_schema_lists_what_the_reader_reads() {
     for k in doc.as_object().unwrap().keys() {
         assert!(p.get(k).is_some(), "{k} is not in the schema");
     }
+    // A schedule with explicit paths (sim::paths) has one field more.
+    let mut with_paths = sch.clone();
+    with_paths.add_path(vec![0, 1]);
+    let mut text = Vec::new();
+    schedule::to_json(&with_paths, &mut text).unwrap();
+    let doc2: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    assert!(doc2.get("paths").is_some());
+    for k in doc2.as_object().unwrap().keys() {
+        assert!(p.get(k).is_some(), "{k} is not in the schema");
+    }
     assert_eq!(doc["format"], schedule::FORMAT);
     // Read back: the same schedule.
     assert_eq!(

@@ -6,6 +6,7 @@ mod by_rank;
 mod fold;
 mod noise;
 mod packet;
+pub(crate) mod paths;
 mod semantics;
 mod simgrid;
 pub(crate) use simgrid::simgrid_config_for_platforms;

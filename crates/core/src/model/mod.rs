@@ -75,7 +75,7 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
                     let (a, b) = (t.rank_node[rank], t.rank_node[*peer as usize]);
                     if let Some(fault) = t.path_fault(a, b, links) {
                         return Err(invalid!(
-                            "rank {rank}: route {id} (path {}) to rank {peer} {fault}",
+                            "rank {rank}: route {id} (path {}) to rank {peer}: {fault}",
                             show_path(links)
                         ));
                     }

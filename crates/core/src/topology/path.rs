@@ -22,12 +22,12 @@ impl Topology {
     pub fn path_fault(&self, from: NodeId, to: NodeId, path: &[LinkId]) -> Option<String> {
         if from == to {
             return Some(format!(
-                "joins two ranks of one node ({}): a send inside a node takes route 0, the node's own",
+                "the sender and the receiver share node {}: a send inside a node takes route 0, the node's own",
                 self.node_name(from)
             ));
         }
         if path.is_empty() {
-            return Some("is empty: a path lists the links a send crosses".into());
+            return Some("the path is empty: a path lists the links a send crosses".into());
         }
         let n = self.links.len();
         if let Some(&l) = path.iter().find(|&&l| l as usize >= n) {
@@ -68,7 +68,7 @@ impl Topology {
             };
             if visited.contains(&next) {
                 return Some(format!(
-                    "is not a simple path: link {l} ({name}) comes back to {}",
+                    "not a simple path: link {l} ({name}) comes back to {}",
                     self.node_name(next)
                 ));
             }
@@ -77,7 +77,7 @@ impl Topology {
         }
         (at != to).then(|| {
             format!(
-                "ends at {}, not at the receiver's node {}",
+                "the path ends at {}, not at the receiver's node {}",
                 self.node_name(at),
                 self.node_name(to)
             )

@@ -95,7 +95,8 @@ pub struct MscclExport {
     /// Ops that, in their threadblock, now also wait for the op before them,
     /// which they did not wait for directly.
     pub added_waits: u64,
-    /// Sends whose signed-offset route is dropped (MSCCL has no routes).
+    /// Sends whose signed-offset route or path is dropped (MSCCL has no
+    /// routes; the data each send moves is unchanged).
     pub lost_routes: u64,
     /// `Compute` ops written as `nop` (MSCCL has no compute steps).
     pub lost_compute: u64,
