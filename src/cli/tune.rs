@@ -55,11 +55,13 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
     // A file's counts are the same at every size: one row, labelled by the
     // largest block.
     let sizes = match (&counts, &a.sizes) {
-        (Some(Counts::Fixed(_)), Some(_)) => return Err(Error::Invalid(format!(
+        (Some(Counts::Fixed(_)), Some(_)) => {
+            return Err(Error::Invalid(format!(
             "--sizes: the blocks are {}'s counts, the same at every size; tune prices them once",
             a.build.counts.as_deref().unwrap_or_default()
         ))
-        .into()),
+            .into())
+        }
         (Some(Counts::Fixed(v)), None) => vec![v.max_block() * req.dtype.size()],
         _ => sizes,
     };
