@@ -7,7 +7,7 @@
 use crate::algorithms::{self, Request, ALGORITHMS};
 use crate::error::Error;
 use crate::optimize::machine;
-use crate::optimize::tune::{Notes, Problem};
+use crate::optimize::tune::{Counts, Notes, Problem};
 use crate::runtime::job::{Backend, Job};
 use crate::runtime::{Fault, Options};
 use crate::schedule::{
@@ -375,6 +375,24 @@ impl BuildArgs {
             self.seed.unwrap_or(0),
         )?;
         Ok(req.with_sizes(Arc::new(sizes))?)
+    }
+
+    /// The counts `tune` and `--algorithm auto` price a v-collective with:
+    /// `--counts`' generator (drawn at each size, as `simulate` draws it)
+    /// or the file's counts in `req`; `None` without `--counts`.
+    pub fn tune_counts(&self, req: &Request) -> Result<Option<Counts>> {
+        let Some(spec) = &self.counts else {
+            return Ok(None);
+        };
+        Ok(
+            match crate::schedule::Generator::parse(spec, req.dtype.size())? {
+                Some(_) => Some(Counts::Generated {
+                    spec: spec.clone(),
+                    seed: self.seed.unwrap_or(0),
+                }),
+                None => req.sizes.clone().map(Counts::Fixed),
+            },
+        )
     }
 
     pub fn collective_name(&self) -> Result<&str> {
@@ -1114,7 +1132,8 @@ pub fn build_for_run(job: &Job, b: &BuildArgs, verify: bool, engines: usize) -> 
         let ranks = b.request(topo.as_ref())?.ranks;
         let m = machine::MachineProblem::new(topo, ranks, collective.is_reduction())?;
         let req = b.request(Some(&m.topology))?;
-        let problem = m.problem(collective, req.dtype, req.op, vec![engines]);
+        let mut problem = m.problem(collective, req.dtype, req.op, vec![engines]);
+        problem.counts = b.tune_counts(&req)?;
         let (chosen, l) = build_auto(&problem, &b)?;
         b = chosen;
         label = Some(l);

@@ -609,6 +609,7 @@ fn resolve_auto(
         config: a.config(engines)?,
         engines: vec![engines],
         library: None,
+        counts: b.tune_counts(&req)?,
     };
     build_auto(&problem, b)
 }

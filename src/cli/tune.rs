@@ -12,7 +12,7 @@ use super::args::{
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
 use crate::optimize::mpi_rules::{self, Library};
-use crate::optimize::tune::{Cache, Decision, Problem, Table};
+use crate::optimize::tune::{Cache, Counts, Decision, Problem, Table};
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -51,6 +51,20 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         (a.node.topology(&a.build, a.latency)?, a.config(engines[0])?)
     };
     let req = a.build.request(Some(&topo))?;
+    let counts = a.build.tune_counts(&req)?;
+    // A file's counts are the same at every size: one row, labelled by the
+    // largest block.
+    let sizes = match (&counts, &a.sizes) {
+        (Some(Counts::Fixed(_)), Some(_)) => {
+            return Err(Error::Invalid(format!(
+            "--sizes: the blocks are {}'s counts, the same at every size; tune prices them once",
+            a.build.counts.as_deref().unwrap_or_default()
+        ))
+            .into())
+        }
+        (Some(Counts::Fixed(v)), None) => vec![v.max_block() * req.dtype.size()],
+        _ => sizes,
+    };
     let problem = Problem {
         collective,
         dtype: req.dtype,
@@ -59,6 +73,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         config,
         engines,
         library: None,
+        counts,
     };
     // Fail on output paths before the pricing.
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
@@ -97,6 +112,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
             library: Some(library),
             config: problem.config.clone(),
             engines: problem.engines.clone(),
+            counts: problem.counts.clone(),
             ..problem
         };
         tune_table(&p, &sizes, cache.as_ref(), a.no_cache)

@@ -202,6 +202,7 @@ impl MachineProblem {
             config: self.config.clone(),
             engines,
             library: None,
+            counts: None,
         }
     }
 

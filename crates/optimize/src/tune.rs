@@ -13,10 +13,11 @@
 use crate::mpi_rules::Library;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use topocoll_core::algorithms::{self, Request};
 use topocoll_core::error::{Error, Result};
 use topocoll_core::invalid;
-use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
+use topocoll_core::schedule::{Collective, Dtype, ReduceOp, Sizes};
 use topocoll_core::topology::Topology;
 use topocoll_sim::price::{self, Build};
 use topocoll_sim::SimConfig;
@@ -123,6 +124,52 @@ pub struct Problem<'a> {
     /// Only the algorithms this MPI library runs exactly (for a table that
     /// is exported to its tuning file); every algorithm when `None`.
     pub library: Option<Library>,
+    /// A v-collective's counts (alltoallv, allgatherv): what each
+    /// candidate is priced with; `None`: every block the size.
+    pub counts: Option<Counts>,
+}
+
+/// The counts a v-collective is tuned with (`--counts`).
+#[derive(Clone, Debug)]
+pub enum Counts {
+    /// A generator's (`uniform:MAX`, `zipf:S`, `hot:K`) drawn with `seed`,
+    /// its mean block each size: at every size the counts `simulate
+    /// --counts SPEC --seed SEED --size SIZE` prices.
+    Generated { spec: String, seed: u64 },
+    /// Counts of their own (a CSV file's), the same at every size.
+    Fixed(Arc<Sizes>),
+}
+
+impl Counts {
+    /// The counts at a mean block of `mean` elements.
+    fn at(&self, collective: Collective, ranks: usize, mean: u64, elem: u64) -> Result<Arc<Sizes>> {
+        match self {
+            Counts::Fixed(sizes) => Ok(sizes.clone()),
+            Counts::Generated { spec, seed } => {
+                let shape = collective.sizes_shape().ok_or_else(|| {
+                    invalid!(
+                        "--counts: {} has no counts per rank (alltoallv and allgatherv do)",
+                        collective.name()
+                    )
+                })?;
+                Ok(Arc::new(Sizes::parse(
+                    spec, shape, ranks, mean, elem, *seed,
+                )?))
+            }
+        }
+    }
+
+    /// What the counts are, in words (a table's description).
+    fn describe(&self) -> String {
+        match self {
+            Counts::Generated { spec, seed } => format!("counts {spec}, seed {seed}"),
+            Counts::Fixed(sizes) => format!(
+                "counts of their own ({} elements over {} blocks)",
+                sizes.total(),
+                sizes.counts().len()
+            ),
+        }
+    }
 }
 
 impl Problem<'_> {
@@ -146,9 +193,25 @@ impl Problem<'_> {
             self.topology
         );
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        let mut hash = |bytes: &[u8]| {
+            for &b in bytes {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        hash(text.as_bytes());
+        // A table without counts keeps the key it had before they were one.
+        match &self.counts {
+            None => {}
+            Some(Counts::Generated { spec, seed }) => {
+                hash(format!("|counts {spec} {seed}").as_bytes());
+            }
+            Some(Counts::Fixed(sizes)) => {
+                hash(format!("|counts {} of {}", sizes.ranks(), sizes.counts().len()).as_bytes());
+                for c in sizes.counts() {
+                    hash(&c.to_le_bytes());
+                }
+            }
         }
         format!("{h:016x}")
     }
@@ -158,14 +221,15 @@ impl Problem<'_> {
         Table {
             version: TABLE_VERSION,
             key,
-            description: match self.library {
-                None => format!("{} on {}", self.collective.name(), self.topology.describe()),
-                Some(l) => format!(
-                    "{} on {}, among {}'s algorithms",
-                    self.collective.name(),
-                    self.topology.describe(),
-                    l.name()
-                ),
+            description: {
+                let mut d = format!("{} on {}", self.collective.name(), self.topology.describe());
+                if let Some(c) = &self.counts {
+                    d += &format!(", {}", c.describe());
+                }
+                if let Some(l) = self.library {
+                    d += &format!(", among {}'s algorithms", l.name());
+                }
+                d
             },
             collective: self.collective.name().to_string(),
             ranks: self.topology.num_ranks(),
@@ -261,6 +325,10 @@ impl Problem<'_> {
             self.op,
             Some(self.topology),
         )?;
+        if let Some(counts) = &self.counts {
+            let sizes = counts.at(self.collective, req.ranks, req.count, self.dtype.size())?;
+            req = req.with_sizes(sizes)?;
+        }
         req.segment_bytes = c.segment_bytes;
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;

@@ -239,3 +239,104 @@ fn scan_needs_consecutive_nodes() {
         }
     }
 }
+
+/// The node-aware alltoallv and allgatherv prove exactly the given blocks
+/// on 1 to 64 ranks, 1 to 4 to a host, block and cyclic, and on nodes of
+/// unequal sizes, with every leaders' algorithm and counts equal, uniform
+/// (many empty), Zipf-skewed and hot experts; where every node holds one
+/// rank they refuse in one line.
+#[test]
+fn v_compositions_verify_on_1_to_64_ranks() {
+    use std::sync::Arc;
+    use topocoll::schedule::{CollectiveKind, Sizes};
+    let unequal = {
+        let mut t = parse_spec("torus:2x2").unwrap();
+        let map = RankMap::List(
+            ["0", "0", "0", "1", "2", "2", "3", "3", "3", "3"]
+                .map(String::from)
+                .to_vec(),
+        );
+        t.place_ranks(4, &map, 8e9, 0.0).unwrap();
+        t
+    };
+    let mut topologies = vec![unequal];
+    for hosts in 1..=16 {
+        for k in 1..=4 {
+            for map in [RankMap::Block, RankMap::Cyclic] {
+                topologies.push(placed(&format!("mesh:{hosts}"), k, &map));
+            }
+        }
+    }
+    let (mut built, mut refused) = (0, 0);
+    for (at, t) in topologies.iter().enumerate() {
+        let p = t.num_ranks();
+        // The unequal nodes run on threads too (the corpus runs the others).
+        let on_threads = at == 0;
+        for kind in [CollectiveKind::Alltoallv, CollectiveKind::Allgatherv] {
+            let c = kind.with_root(0);
+            let shape = c.sizes_shape().unwrap();
+            for inter in compose::inter_choices(kind) {
+                for spec in ["equal", "uniform:12", "zipf:1.2", "hot:1", "hot:2"] {
+                    for (mean, seed) in [(0, 0), (5, 1), (7, 2)] {
+                        let req = Request::new(c, p, mean * 4, Dtype::I32, ReduceOp::Sum, Some(t))
+                            .unwrap();
+                        let mut req = if spec == "equal" {
+                            req
+                        } else {
+                            // (hot:K takes K ranks or more.)
+                            let Ok(v) = Sizes::parse(spec, shape, p, mean, 4, seed) else {
+                                assert!(spec == "hot:2" && p == 1);
+                                continue;
+                            };
+                            req.with_sizes(Arc::new(v)).unwrap()
+                        };
+                        req.inter = Some(inter);
+                        let what =
+                            format!("{kind} node_aware --inter {inter} on {} with {spec}, mean {mean}, seed {seed}", t.describe());
+                        match algorithms::build("node_aware", &req) {
+                            Ok(s) => {
+                                verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
+                                if on_threads {
+                                    run_on_threads(&s, &what);
+                                }
+                                built += 1;
+                            }
+                            Err(Error::Unsupported { reason, .. }) => {
+                                assert!(
+                                    reason.contains("every node holds one rank")
+                                        && !reason.contains('\n'),
+                                    "{what}: {reason}"
+                                );
+                                refused += 1;
+                            }
+                            Err(e) => panic!("{what}: {e}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{built} built, {refused} refused");
+    assert!(
+        built > 5_000 && refused > 0,
+        "{built} built, {refused} refused"
+    );
+}
+
+/// Runs `s` (of i32) on the threads backend and holds every rank's buffers
+/// to the sequential reference and the collective's meaning.
+fn run_on_threads(s: &topocoll::schedule::Schedule, what: &str) {
+    use topocoll::runtime::{self, threads, Options, Plan, RankBuffers};
+    let plan = Plan::new(s).unwrap_or_else(|e| panic!("{what}: {e}"));
+    for engines in [1, 4] {
+        let mut bufs: Vec<RankBuffers<i32>> = (0..s.ranks)
+            .map(|r| runtime::initial_buffers(s, r))
+            .collect();
+        let opts = Options {
+            engines,
+            ..Options::default()
+        };
+        threads::run(&plan, &mut bufs, &opts).unwrap_or_else(|e| panic!("{what}: {e}"));
+        runtime::check(s, &bufs).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+}

@@ -446,6 +446,7 @@ fn mutated_tune_caches_and_calibrations_never_panic() {
         config: SimConfig::default(),
         engines: vec![2, 4],
         library: None,
+        counts: None,
     };
     let sizes = [1024, 65536];
     problem.tune(&sizes, Some(&cache), |_| {}).unwrap();
@@ -500,6 +501,7 @@ fn mutated_tune_caches_and_calibrations_never_panic() {
                 config: m.config(true),
                 engines: vec![2],
                 library: None,
+                counts: None,
             };
             p.tune(&[4096], None, |_| {}).unwrap();
             Ok(())

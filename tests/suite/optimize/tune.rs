@@ -773,3 +773,193 @@ fn a_bad_calibration_is_refused_naming_the_file_and_field() {
         }
     }
 }
+
+/// `tune` and `--algorithm auto` price a v-collective with its `--counts`:
+/// each candidate's time is `simulate`'s with the same counts (a
+/// generator drawn at each size's mean block, or a file's, one row), the
+/// choice the fastest; the counts change the table (its key and times);
+/// auto follows it, and runs it checked.
+#[test]
+fn v_collectives_tune_with_their_counts() {
+    let cache = scratch("vcounts");
+    let topo = ["-t", "torus:2x2", "--ranks-per-node", "2"];
+    let csv = cache.join("counts.csv");
+    let rows: Vec<String> = (0..8)
+        .map(|s| {
+            (0..8)
+                .map(|d| {
+                    if d == 3 {
+                        "4000"
+                    } else if s == d {
+                        "0"
+                    } else {
+                        "7"
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    std::fs::write(&csv, rows.join("\n")).unwrap();
+    let csv = csv.to_str().unwrap();
+    for (coll, counts, sizes) in [
+        (
+            "alltoallv",
+            vec!["--counts", "hot:2", "--seed", "1"],
+            Some("64,64KiB"),
+        ),
+        ("allgatherv", vec!["--counts", "zipf:1.5"], Some("64,64KiB")),
+        ("alltoallv", vec!["--counts", csv], None),
+    ] {
+        let mut args = vec!["tune", "-c", coll, "--format", "json"];
+        args.extend_from_slice(&topo);
+        args.extend_from_slice(&counts);
+        if let Some(s) = sizes {
+            args.extend_from_slice(&["--sizes", s]);
+        }
+        args.extend_from_slice(&MODEL);
+        let table: Value = serde_json::from_str(&ok(&cache, &args)).unwrap();
+        let decisions = table["decisions"].as_array().unwrap();
+        assert_eq!(decisions.len(), if sizes.is_some() { 2 } else { 1 });
+        for d in decisions {
+            let size = d["size_bytes"].as_u64().unwrap().to_string();
+            let mut best = (f64::INFINITY, String::new());
+            for c in d["candidates"].as_array().unwrap() {
+                let Some(t) = c.get("time_s").and_then(Value::as_f64) else {
+                    continue;
+                };
+                let alg = c["algorithm"].as_str().unwrap();
+                let engines = c["engines"].to_string();
+                let mut sim = vec!["simulate", "-c", coll, "-a", alg, "--engines", &engines];
+                sim.extend_from_slice(&["--format", "json"]);
+                sim.extend_from_slice(&topo);
+                sim.extend_from_slice(&counts);
+                if sizes.is_some() {
+                    sim.extend_from_slice(&["--size", &size]);
+                }
+                sim.extend_from_slice(&MODEL);
+                let v: Value = serde_json::from_str(&ok(&cache, &sim)).unwrap();
+                let again = v["time_s"].as_f64().unwrap();
+                assert!(
+                    (t - again).abs() <= 1e-12 * t,
+                    "{coll} {alg} {size}: {t} vs {again}"
+                );
+                if t < best.0 {
+                    best = (t, alg.to_string());
+                }
+            }
+            assert!(best.0.is_finite(), "{coll} {size}: nothing priced");
+            assert_eq!(d["predicted_s"].as_f64().unwrap(), best.0);
+            // --algorithm auto makes the table's choice.
+            let mut auto = vec!["simulate", "-c", coll, "-a", "auto", "--format", "json"];
+            auto.extend_from_slice(&topo);
+            auto.extend_from_slice(&counts);
+            if sizes.is_some() {
+                auto.extend_from_slice(&["--size", &size]);
+            }
+            auto.extend_from_slice(&MODEL);
+            let engines = d["choice"]["engines"].to_string();
+            auto.extend_from_slice(&["--engines", &engines]);
+            let v: Value = serde_json::from_str(&ok(&cache, &auto)).unwrap();
+            assert_eq!(
+                v["algorithm"].as_str().unwrap(),
+                format!("auto:{}", d["choice"]["algorithm"].as_str().unwrap()),
+                "{coll} {size}"
+            );
+        }
+    }
+    // The counts are part of the problem: without them the 64 B alltoallv
+    // prices other blocks (every one 64 B) under another key.
+    let plain = ok(
+        &cache,
+        &[
+            "tune",
+            "-c",
+            "alltoallv",
+            "-t",
+            "torus:2x2",
+            "--ranks-per-node",
+            "2",
+            "--sizes",
+            "64KiB",
+            "--format",
+            "json",
+            "--overhead",
+            "1e-6",
+            "--latency",
+            "5e-7",
+        ],
+    );
+    let plain: Value = serde_json::from_str(&plain).unwrap();
+    let hot = ok(
+        &cache,
+        &[
+            "tune",
+            "-c",
+            "alltoallv",
+            "-t",
+            "torus:2x2",
+            "--ranks-per-node",
+            "2",
+            "--sizes",
+            "64KiB",
+            "--format",
+            "json",
+            "--overhead",
+            "1e-6",
+            "--latency",
+            "5e-7",
+            "--counts",
+            "hot:2",
+            "--seed",
+            "1",
+        ],
+    );
+    let hot: Value = serde_json::from_str(&hot).unwrap();
+    assert_ne!(plain["key"], hot["key"]);
+    assert_ne!(
+        plain["decisions"][0]["predicted_s"],
+        hot["decisions"][0]["predicted_s"]
+    );
+    // A file's counts are the same at every size: --sizes is refused.
+    let (code, _, err) = topocoll(
+        &cache,
+        &[
+            "tune",
+            "-c",
+            "alltoallv",
+            "-t",
+            "torus:2x2",
+            "--ranks-per-node",
+            "2",
+            "--counts",
+            csv,
+            "--sizes",
+            "1KiB",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--sizes: the blocks are") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    // On this machine's runtime, auto runs its choice with the counts, checked.
+    let out = ok(
+        &cache,
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "-c",
+            "allgatherv",
+            "-a",
+            "auto",
+            "--counts",
+            "hot:1",
+            "-s",
+            "256",
+            "--check",
+        ],
+    );
+    assert!(out.contains("auto:") && out.contains("check:"), "{out}");
+}

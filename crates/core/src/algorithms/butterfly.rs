@@ -696,22 +696,6 @@ pub(crate) fn grid_dims(req: &super::Request, name: &str) -> Result<Vec<(usize, 
     Ok(dims)
 }
 
-/// [`grid_dims`], refused unless every length is even or 1 (the torus
-/// reduce-scatter and allgather, whose blocks are the ranks' own).
-pub(crate) fn even_grid_dims(req: &super::Request, name: &str) -> Result<Vec<(usize, usize)>> {
-    let dims = grid_dims(req, name)?;
-    if let Some(&(_, n)) = dims.iter().find(|d| d.1 > 1 && d.1 % 2 == 1) {
-        let shape: Vec<usize> = dims.iter().map(|d| d.1).collect();
-        return Err(req.unsupported(
-            name,
-            format!(
-                "needs every dimension even, not {n} in {shape:?} (the rank-based variant takes any shape)"
-            ),
-        ));
-    }
-    Ok(dims)
-}
-
 /// Ranks folded onto a smaller grid before a Swing allreduce and given the
 /// result after, one dimension at a time as the authors' reference code
 /// does: in a dimension of n kept to m, coordinate c ≥ m hands its buffer
@@ -789,6 +773,43 @@ impl Shrink {
             rest /= m;
         }
         r as u32
+    }
+
+    /// The ranks rank r takes in, in the order it takes them (one in each
+    /// dimension where a rank folds into it), and where it sits out: the
+    /// dimension and the rank it hands all it holds to. (The folding of
+    /// [`Shrink::fold_in`], for the collectives that gather blocks instead
+    /// of combining buffers.)
+    pub fn takes_in(&self, r: usize) -> (Vec<usize>, Option<(usize, usize)>) {
+        let mut from = Vec::new();
+        for (d, &(s, n, m)) in self.dims.iter().enumerate() {
+            let (c, e) = ((r / s) % n, n - m);
+            if c >= m {
+                return (from, Some((d, r - e * s)));
+            }
+            if c + e >= m {
+                from.push(r + e * s);
+            }
+        }
+        (from, None)
+    }
+
+    /// Each rank's ranks after the folding: itself, then what each rank it
+    /// took in held, in the order it took them in.
+    pub fn sets(&self, p: usize) -> Vec<Vec<usize>> {
+        fn set(sh: &Shrink, r: usize, memo: &mut Vec<Option<Vec<usize>>>) -> Vec<usize> {
+            if let Some(s) = &memo[r] {
+                return s.clone();
+            }
+            let mut out = vec![r];
+            for f in sh.takes_in(r).0 {
+                out.extend(set(sh, f, memo));
+            }
+            memo[r] = Some(out.clone());
+            out
+        }
+        let mut memo = vec![None; p];
+        (0..p).map(|r| set(self, r, &mut memo)).collect()
     }
 
     /// Rank r's folding in of `all` (through `tmp`, tag `tag`): the ops a

@@ -20,7 +20,7 @@
 use super::{find, of, Algorithm, Request, COMPOSED};
 use crate::error::Result;
 use crate::param;
-use crate::schedule::{chunk, Buf, Collective, CollectiveKind, Op, OpId, Region, Schedule};
+use crate::schedule::{chunk, Buf, Collective, CollectiveKind, Op, OpId, Region, Schedule, Sizes};
 
 /// Which placements a composition takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +88,16 @@ impl Nodes {
             out[self.node_of[r]] = r;
         }
         out
+    }
+
+    /// Whether the nodes' ranks, node after node, are the ranks in order
+    /// (each node a run of consecutive ranks; nodes may differ in size).
+    pub fn in_rank_order(&self) -> bool {
+        self.members
+            .iter()
+            .flatten()
+            .enumerate()
+            .all(|(i, &r)| i == r)
     }
 
     /// Whether node j holds ranks jK .. jK+K−1 (a block placement), so
@@ -270,6 +280,37 @@ pub(crate) fn phase(
     ranks: usize,
     count: u64,
 ) -> Result<Schedule> {
+    phase_with(req, alg, collective, ranks, count, None)
+}
+
+/// Builds `alg` for the v-collective `collective` with the counts `sizes`
+/// (their ranks), with `req`'s element type and no network: the leaders'
+/// phase of the node-aware alltoallv and allgatherv.
+pub(crate) fn phase_sized(
+    req: &Request,
+    alg: &str,
+    collective: Collective,
+    sizes: Sizes,
+) -> Result<Schedule> {
+    let (ranks, count) = (sizes.ranks(), sizes.max_block());
+    phase_with(
+        req,
+        alg,
+        collective,
+        ranks,
+        count,
+        Some(std::sync::Arc::new(sizes)),
+    )
+}
+
+fn phase_with(
+    req: &Request,
+    alg: &str,
+    collective: Collective,
+    ranks: usize,
+    count: u64,
+    sizes: Option<std::sync::Arc<Sizes>>,
+) -> Result<Schedule> {
     let sub = Request {
         collective,
         ranks,
@@ -281,7 +322,7 @@ pub(crate) fn phase(
         lanes: None,
         radix: None,
         inter: None,
-        sizes: None,
+        sizes,
     };
     super::build(alg, &sub)
 }

@@ -394,6 +394,8 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::node_aware::ALGORITHM,
     scan::node_aware::ALGORITHM,
     exscan::node_aware::ALGORITHM,
+    alltoallv::node_aware::ALGORITHM,
+    allgatherv::node_aware::ALGORITHM,
 ];
 
 /// The node-aware compositions: they run another algorithm among the
@@ -413,6 +415,8 @@ pub const COMPOSED: &[&Algorithm] = &[
     &alltoall::node_aware::ALGORITHM,
     &scan::node_aware::ALGORITHM,
     &exscan::node_aware::ALGORITHM,
+    &alltoallv::node_aware::ALGORITHM,
+    &allgatherv::node_aware::ALGORITHM,
 ];
 
 /// The allreduces whose ranks combine the contributions in different

@@ -45,10 +45,6 @@ pub enum TopologyNeed {
     Torus,
     /// A grid of sites (a topology file of kind "sites").
     Sites,
-    /// A grid (or Tofu's virtual torus) whose every dimension is even or 1,
-    /// one rank per node: the torus Swing reduce-scatter's and allgather's
-    /// network.
-    EvenGrid,
     /// Ranks placed several to a node (`--ranks-per-node`, `--map`), as
     /// the node-aware compositions need them (`compose::nodes`).
     Nodes(super::compose::NodeNeed),
@@ -219,7 +215,6 @@ impl Algorithm {
                     .map_err(|e| req.unsupported(name, e.to_string()))
             }
             TopologyNeed::Sites => super::lanes::sites(req, name).map(|_| ()),
-            TopologyNeed::EvenGrid => super::butterfly::even_grid_dims(req, name).map(|_| ()),
             TopologyNeed::Nodes(need) => super::compose::nodes(req, name, need).map(|_| ()),
         }
     }

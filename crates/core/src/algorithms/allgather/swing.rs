@@ -9,11 +9,16 @@
 //!   paper's own scheme, the reduce-scatter's reversed (`algorithms::
 //!   butterfly`): ⌈log2 P⌉ steps on an even P; for an odd P rank P − 1
 //!   hands its block to P − 2 and gets everything back.
-//! * `swing_torus`: on a mesh or torus whose every dimension is even (or
-//!   1), per-dimension Swing steps, and each block cut into 2·D parts, one
-//!   per port, each gathered by its own Swing (see `allreduce::swing_bw`).
+//! * `swing_torus`: on a mesh or torus of any shape, per-dimension Swing
+//!   steps, and each block cut into 2·D parts, one per port, each gathered
+//!   by its own Swing (see `allreduce::swing_bw`). Odd dimensions first
+//!   fold their last coordinate in, as `swing_bw_torus` does
+//!   ([`Shrink::even`]): a rank that sits out hands the blocks it holds
+//!   (its own and those folded into it) to its neighbour, one message a
+//!   port, and gets the whole output back at the end.
 
-use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
+use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
+use crate::algorithms::compose::joined_copies;
 use crate::algorithms::{Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
@@ -36,15 +41,14 @@ pub const ALGORITHM: Algorithm = Algorithm {
 pub const TORUS: Algorithm = Algorithm {
     collective: CollectiveKind::Allgather,
     name: "swing_torus",
-    summary:
-        "Swing allgather on a mesh or torus of even dimensions, one part of each block per port",
+    summary: "Swing allgather on a mesh or torus of any shape, one part of each block per port (odd dimensions fold one coordinate in)",
     build: build_torus,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
     applies: Applies {
-        topology: TopologyNeed::EvenGrid,
+        topology: TopologyNeed::Grid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     },
@@ -116,7 +120,11 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::even_grid_dims(req, TORUS.name)?;
+    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let shrink = Shrink::even(&dims);
+    if shrink.folds() {
+        return folded_torus(req, &shrink);
+    }
     let mut s = req.schedule(TORUS.name);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
@@ -157,6 +165,116 @@ fn build_torus(req: &Request) -> Result<Schedule> {
             butterfly::allgather(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
             layout.copies(prog, false, &deps);
         }
+    }
+    Ok(s)
+}
+
+/// `swing_torus` on a grid with odd dimensions: the ranks of each odd
+/// dimension's last coordinate fold into their neighbours (dimension by
+/// dimension, [`Shrink::takes_in`]); each participant gathers, per port,
+/// the parts of its set of ranks' blocks ([`Shrink::sets`]: its own, then
+/// those of the ranks folded into it) as one piece of its port's Swing;
+/// the copies put every rank's part in place, and the whole output goes
+/// back to the ranks that sat out ([`Shrink::fold_out`]).
+fn folded_torus(req: &Request, shrink: &Shrink) -> Result<Schedule> {
+    let mut s = req.schedule(TORUS.name);
+    let (p, c) = (req.ranks, req.count);
+    if c == 0 {
+        return Ok(s);
+    }
+    let ports = butterfly::ports(&shrink.kept(), false)?;
+    let sets = shrink.sets(p);
+    let real = |q: usize| shrink.real(q);
+    let size = |q: usize| sets[real(q) as usize].len() as u64;
+    let parts: Vec<(u64, u64)> = (0..ports.len())
+        .map(|j| chunk(c, ports.len() as u64, j as u64))
+        .collect();
+    let mut layouts = Vec::new();
+    let mut base = 0;
+    for (bf, &(_, len)) in ports.iter().zip(&parts) {
+        let layout = Layout::new(
+            bf,
+            base,
+            (0..bf.len()).map(|q| (0, size(q) * len)).collect(),
+        );
+        base += layout.len();
+        layouts.push(layout);
+    }
+    let mut stages = Vec::new();
+    for (bf, layout) in ports.iter().zip(&layouts) {
+        let len = butterfly::stage_len(bf, &|a, b| layout.region(a, b));
+        stages.push((base, len));
+        base += 2 * len;
+    }
+    let steps = ports[0].steps();
+    // Tags: the ports' Swings, then one a port for the folding in, then
+    // the output's way back.
+    let tag_in = ports.len() as u32 * steps;
+    let tag_out = tag_in + ports.len() as u32;
+    let all = Region::output(0, p as u64 * c);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let (from, out) = shrink.takes_in(r);
+        let q = shrink.participant(r);
+        let mine = sets[r].len() as u64;
+        // A rank that sits out holds its set in scratch after the stages,
+        // port by port.
+        prog.scratch = base + if q.is_none() { mine * c } else { 0 };
+        let mut done = Vec::new();
+        for (j, &(at, len)) in parts.iter().enumerate() {
+            if len == 0 {
+                continue;
+            }
+            let held = match q {
+                Some(q) => {
+                    layouts[j]
+                        .region(ports[j].pos(q), ports[j].pos(q) + 1)
+                        .offset
+                }
+                None => base + mine * at,
+            };
+            let tag = tag_in + j as u32;
+            let mut deps = vec![prog.push(
+                Op::copy(Region::input(at, len), Region::scratch(held, len)),
+                &[],
+            )];
+            let mut k = 1;
+            for &f in &from {
+                let n = sets[f].len() as u64;
+                let into = Region::scratch(held + k * len, n * len);
+                deps.push(prog.push(Op::recv(f as u32, tag, into), &[]));
+                k += n;
+            }
+            let Some(q) = q else {
+                let (_, to) = out.expect("a rank that is no participant sits out");
+                let held = Region::scratch(held, mine * len);
+                done.push(prog.push(Op::send(to as u32, tag, held), &deps));
+                continue;
+            };
+            let (bf, layout) = (&ports[j], &layouts[j]);
+            let region = |a: usize, b: usize| layout.region(a, b);
+            let blocks = Blocks {
+                region: &region,
+                real: &real,
+                stage: stages[j].0,
+                stage_len: stages[j].1,
+            };
+            butterfly::allgather(prog, bf, q, &blocks, j as u32 * steps, &mut deps);
+            // Every participant's piece holds its set's parts in order.
+            let mut moves = Vec::new();
+            for i in 0..bf.len() {
+                let place = layout.region(i, i + 1).offset;
+                for (k, &m) in sets[real(bf.at(i)) as usize].iter().enumerate() {
+                    moves.push((
+                        Region::scratch(place + k as u64 * len, len),
+                        Region::output(m as u64 * c + at, len),
+                    ));
+                }
+            }
+            for op in joined_copies(moves) {
+                done.push(prog.push(op, &deps));
+            }
+        }
+        shrink.fold_out(prog, r, all, tag_out, out.map(|(d, _)| d), &done);
     }
     Ok(s)
 }

@@ -4,6 +4,7 @@
 
 pub mod bruck;
 pub mod linear;
+pub mod node_aware;
 pub mod ring;
 
 use crate::schedule::{Op, OpId, Program, Region, Sizes};

@@ -6,6 +6,7 @@
 
 pub mod bruck;
 pub mod linear;
+pub mod node_aware;
 pub mod pairwise;
 
 use crate::schedule::{Op, OpId, Program, Region, Sizes};

@@ -14,11 +14,16 @@
 //!   the latest step that reaches it; for an odd P rank P − 1 first hands
 //!   its buffer to P − 2, which receive-combines it and hands back its
 //!   chunk at the end.
-//! * `swing_torus`: on a mesh or torus whose every dimension is even (or
-//!   1), per-dimension Swing steps, each chunk cut into 2·D parts, one per
-//!   port, each reduced by its own Swing (see `allreduce::swing_bw`).
+//! * `swing_torus`: on a mesh or torus of any shape, per-dimension Swing
+//!   steps, each chunk cut into 2·D parts, one per port, each reduced by
+//!   its own Swing (see `allreduce::swing_bw`). Odd dimensions first fold
+//!   their last coordinate in, as `swing_bw_torus` does ([`Shrink::even`]):
+//!   a rank that sits out hands its whole buffer to its neighbour, which
+//!   combines it in, and gets its chunk back from the participant that
+//!   reduced it, one message a port.
 
-use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout};
+use crate::algorithms::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
+use crate::algorithms::compose::joined_copies;
 use crate::algorithms::{Algorithm, Request};
 use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
 use crate::error::Result;
@@ -41,14 +46,14 @@ pub const ALGORITHM: Algorithm = Algorithm {
 pub const TORUS: Algorithm = Algorithm {
     collective: CollectiveKind::ReduceScatter,
     name: "swing_torus",
-    summary: "Swing reduce-scatter on a mesh or torus of even dimensions, one part of each chunk per port",
+    summary: "Swing reduce-scatter on a mesh or torus of any shape, one part of each chunk per port (odd dimensions fold one coordinate in)",
     build: build_torus,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
     applies: Applies {
-        topology: TopologyNeed::EvenGrid,
+        topology: TopologyNeed::Grid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     },
@@ -121,7 +126,11 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::even_grid_dims(req, TORUS.name)?;
+    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let shrink = Shrink::even(&dims);
+    if shrink.folds() {
+        return folded_torus(req, &shrink);
+    }
     let mut s = req.schedule(TORUS.name);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
@@ -168,6 +177,118 @@ fn build_torus(req: &Request) -> Result<Schedule> {
             let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
             if mine.count > 0 {
                 prog.push(Op::copy(mine, layout.piece(r)), &deps);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// `swing_torus` on a grid with odd dimensions: the ranks of each odd
+/// dimension's last coordinate fold their buffers into their neighbours'
+/// (combined, dimension by dimension: [`Shrink::fold_in`]); each
+/// participant reduces, per port, the parts of its set of ranks' chunks
+/// ([`Shrink::sets`]) as one piece of its port's Swing, keeps its own part
+/// and sends each rank folded into it its part.
+fn folded_torus(req: &Request, shrink: &Shrink) -> Result<Schedule> {
+    let mut s = req.schedule(TORUS.name);
+    let (p, n) = (req.ranks, req.count);
+    if n == 0 {
+        return Ok(s);
+    }
+    let ports = butterfly::ports(&shrink.kept(), false)?;
+    let np = ports.len() as u64;
+    let sets = shrink.sets(p);
+    let real = |q: usize| shrink.real(q);
+    // Part j of rank b's chunk, in the Output.
+    let part = |b: usize, j: usize| {
+        let (at, len) = chunk(n, p as u64, b as u64);
+        let (off, part) = chunk(len, np, j as u64);
+        Region::output(at + off, part)
+    };
+    let piece = |x: usize, j: usize| sets[x].iter().map(|&m| part(m, j).count).sum::<u64>();
+    let mut owner = vec![0; p];
+    for (x, set) in sets.iter().enumerate() {
+        if shrink.participant(x).is_some() {
+            for &m in set {
+                owner[m] = x;
+            }
+        }
+    }
+    let mut layouts = Vec::new();
+    let mut base = 0;
+    for (j, bf) in ports.iter().enumerate() {
+        let pieces = (0..bf.len())
+            .map(|q| (0, piece(real(q) as usize, j)))
+            .collect();
+        let layout = Layout::new(bf, base, pieces);
+        base += layout.len();
+        layouts.push(layout);
+    }
+    let mut stages = Vec::new();
+    for (bf, layout) in ports.iter().zip(&layouts) {
+        let len = butterfly::stage_len(bf, &|a, b| layout.region(a, b));
+        stages.push((base, len));
+        base += 2 * len;
+    }
+    let steps = ports[0].steps();
+    // Tags: the ports' Swings, the folding in, then one a port for the
+    // chunks' way back.
+    let tag_in = ports.len() as u32 * steps;
+    let all = Region::output(0, n);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        prog.scratch = base + n;
+        let (deps, out) = shrink.fold_in(prog, r, all, Region::scratch(base, n), tag_in);
+        let Some(q) = shrink.participant(r) else {
+            debug_assert!(out.is_some());
+            for j in 0..ports.len() {
+                let mine = part(r, j);
+                if mine.count > 0 {
+                    let back = Op::recv(owner[r] as u32, tag_in + 1 + j as u32, mine);
+                    prog.push(back, &deps);
+                }
+            }
+            continue;
+        };
+        for (j, (bf, layout)) in ports.iter().zip(&layouts).enumerate() {
+            if layout.len() == 0 {
+                continue;
+            }
+            // Every participant's piece: its set's parts in order.
+            let mut moves = Vec::new();
+            for i in 0..bf.len() {
+                let mut at = layout.region(i, i + 1).offset;
+                for &m in &sets[real(bf.at(i)) as usize] {
+                    let from = part(m, j);
+                    moves.push((from, Region::scratch(at, from.count)));
+                    at += from.count;
+                }
+            }
+            let mut d: Vec<_> = joined_copies(moves)
+                .into_iter()
+                .map(|op| prog.push(op, &deps))
+                .collect();
+            let region = |a: usize, b: usize| layout.region(a, b);
+            let blocks = Blocks {
+                region: &region,
+                real: &real,
+                stage: stages[j].0,
+                stage_len: stages[j].1,
+            };
+            butterfly::reduce_scatter(prog, bf, q, &blocks, j as u32 * steps, &mut d);
+            let mut at = layout.region(bf.pos(q), bf.pos(q) + 1).offset;
+            for &m in &sets[r] {
+                let to = part(m, j);
+                let held = Region::scratch(at, to.count);
+                at += to.count;
+                if to.count == 0 {
+                    continue;
+                }
+                let op = if m == r {
+                    Op::copy(held, to)
+                } else {
+                    Op::send(m as u32, tag_in + 1 + j as u32, held)
+                };
+                prog.push(op, &d);
             }
         }
     }
