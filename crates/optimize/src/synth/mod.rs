@@ -219,6 +219,10 @@ fn search(p: &Problem) -> Result<Optimized> {
                                 if fit > 0 {
                                     splits.push(Parts::Top(fit.min(MAX_TREES)));
                                 }
+                            } else if split == Parts::Weighted && form == Form::Phased {
+                                // Still gaining when the copies filled the
+                                // schedule: one copy a tree fits more chunks.
+                                splits.push(Parts::Top(most.min(MAX_TREES)));
                             }
                             break;
                         };

@@ -882,9 +882,13 @@ b = "h2"
             assert!(leads(&t, &p.down, a, b), "{e:?}");
             assert!(leads(&t, &p.up, b, a), "{e:?}");
             assert_eq!(e.links, p.down);
-            let mut route = Vec::new();
+            let (mut route, mut back) = (Vec::new(), Vec::new());
             t.route(e.from as usize, e.to as usize, &mut route);
-            assert_ne!(route, p.down, "a path of its own is not the route");
+            t.route(e.to as usize, e.from as usize, &mut back);
+            assert!(
+                route != p.down || back != p.up,
+                "a path of its own is not the routes both ways: {e:?}"
+            );
         }
         // h0 → h1: the cable is the route, the switches' way the path.
         let h01: Vec<&&Edge> = own.iter().filter(|e| (e.from, e.to) == (0, 1)).collect();
