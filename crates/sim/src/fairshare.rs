@@ -680,14 +680,12 @@ impl MaxMin {
                 (cap - 0.0).max(0.0)
             } else {
                 count!(@counts.touch_setup += list.len());
-                // The affected flows add +0.0 (a mask, not a branch the
-                // predictor misses): the sum of the others, bit for bit, as
-                // it never is -0.0.
                 let mut fixed = 0.0;
                 for &(h, _) in list {
                     let h = at(hot, h);
-                    let out = ((h.mark != generation) as u64).wrapping_neg();
-                    fixed += f64::from_bits(h.rate.to_bits() & out);
+                    if h.mark != generation {
+                        fixed += h.rate;
+                    }
                 }
                 (cap - fixed).max(0.0)
             };
@@ -842,27 +840,23 @@ impl MaxMin {
             let mut load = 0.0;
             let mut outside = false;
             // Largest normalised rate among affected flows on the link, and
-            // among those whose bottleneck it is. Without branches on the
-            // flows (selects): which flows of a list are affected follows
-            // no pattern a predictor learns, and the sums and maxima are
-            // those a branch per flow gives, bit for bit.
+            // among those whose bottleneck it is.
             let mut max_in = 0.0f64;
             let mut max_in_bottlenecked = 0.0f64;
             for &(f, _) in list {
                 let h = at(hot, f);
-                let inn = h.mark == generation;
-                // All ones for an affected flow: the selects below are
-                // masks, which the compiler keeps free of branches.
-                let m = (inn as u64).wrapping_neg();
-                let r = f64::from_bits((h.new_rate.to_bits() & m) | (h.rate.to_bits() & !m));
-                load += r;
-                let rho = r / h.weight;
-                // Outside flows count as +0.0, which changes no maximum
-                // of non-negative rates.
-                max_in = max_in.max(f64::from_bits(rho.to_bits() & m));
-                let held = m & ((h.new_bottleneck == l) as u64).wrapping_neg();
-                max_in_bottlenecked = max_in_bottlenecked.max(f64::from_bits(rho.to_bits() & held));
-                outside |= !inn;
+                if h.mark == generation {
+                    let r = h.new_rate;
+                    load += r;
+                    let rho = r / h.weight;
+                    max_in = max_in.max(rho);
+                    if h.new_bottleneck == l {
+                        max_in_bottlenecked = max_in_bottlenecked.max(rho);
+                    }
+                } else {
+                    load += h.rate;
+                    outside = true;
+                }
             }
             if !outside {
                 continue;
@@ -875,10 +869,12 @@ impl MaxMin {
             let some_held = tight & (max_in_bottlenecked > 0.0);
             for &(hf, _) in list {
                 let h = at_mut(hot, hf);
+                if h.mark == generation {
+                    continue;
+                }
                 let rho = h.rate / h.weight;
-                // Every condition evaluated, joined without branches (the
-                // flows that break one are few; whether a flow is affected
-                // is not predictable).
+                // Every condition evaluated, joined without branches: the
+                // flows that break one are few.
                 let here = h.bottleneck == l;
                 let violated = over
                     // An affected flow bottlenecked here gets less than h.
@@ -887,12 +883,8 @@ impl MaxMin {
                     | (here & (!tight | (max_in > rho * (1.0 + CHECK_TOLERANCE))))
                     | (h.bottleneck == NO_BOTTLENECK);
                 if violated {
-                    // Rare: the test on the mark, which no predictor
-                    // learns, is taken only here.
-                    if h.mark != generation {
-                        h.mark = generation;
-                        comp_flows.push(hf);
-                    }
+                    h.mark = generation;
+                    comp_flows.push(hf);
                 }
             }
         }
@@ -1028,6 +1020,37 @@ mod tests {
         let mut out = Vec::new();
         m.recompute(0.0, &mut out);
         (0..routes.len() as u32).map(|f| m.rate(f)).collect()
+    }
+
+    /// The heap gives back what it was built with and what was pushed, in
+    /// order, when pushes come at or above the last entry taken (as the
+    /// filling's do), for every size up to a few levels.
+    #[test]
+    fn the_link_heap_gives_its_entries_in_order() {
+        let mut x: u64 = 7;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 44
+        };
+        for n in 0..90u32 {
+            let entries: Vec<u128> = (0..n).map(|l| pack(next(), l)).collect();
+            let mut h = LinkHeap::default();
+            h.build(&entries);
+            let mut all = entries.clone();
+            let mut got = Vec::new();
+            while let Some(e) = h.pop() {
+                if got.len() % 3 == 1 && all.len() < 2 * n as usize {
+                    let again = pack((e >> 32) as u64 + 1 + next() % 5, e as u32);
+                    h.push(again);
+                    all.push(again);
+                }
+                got.push(e);
+            }
+            all.sort_unstable();
+            assert_eq!(got, all, "{n} entries");
+        }
     }
 
     #[test]
