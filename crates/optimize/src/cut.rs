@@ -73,11 +73,7 @@ pub fn capacity(topo: &Topology, l: usize) -> f64 {
 /// nodes are numbered after the topology's.
 pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
     let direct = node_arcs(topo);
-    let routes_given = match &topo.kind {
-        Kind::Graph(g) | Kind::Tree(g) => g.routes_given(),
-        _ => false,
-    };
-    if routes_given && !joined(topo, &direct) {
+    if routes_given(topo) && !joined(topo, &direct) {
         return route_arcs(topo);
     }
     direct
@@ -87,11 +83,16 @@ pub fn arcs(topo: &Topology) -> Vec<(NodeId, NodeId, f64)> {
 /// SimGrid platform routed host by host over links that join none; see
 /// [`arcs`]), so that a chain of links from node to node is a path.
 pub(crate) fn links_join_nodes(topo: &Topology) -> bool {
-    let routes_given = match &topo.kind {
+    !routes_given(topo) || joined(topo, &node_arcs(topo))
+}
+
+/// Whether routes are given host pair by host pair (a SimGrid platform's)
+/// rather than found in the network's links.
+fn routes_given(topo: &Topology) -> bool {
+    match &topo.kind {
         Kind::Graph(g) | Kind::Tree(g) => g.routes_given(),
         _ => false,
-    };
-    !routes_given || joined(topo, &node_arcs(topo))
+    }
 }
 
 /// Whether `arcs` join every rank's node to every other's (both ways from
