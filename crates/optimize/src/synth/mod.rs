@@ -39,8 +39,16 @@ use topocoll_sim::{simulate, SimConfig};
 /// Most trees a root's data is split between (more trees pay less than
 /// their ops cost).
 const MAX_TREES: usize = 8;
-/// Equal shares a root's data is cut into, apportioned between its trees.
-const UNITS: usize = 16;
+/// Most copies of a root's trees ([`apportion`]).
+const MAX_UNITS: usize = 64;
+/// Copies a root may have on average however large the network
+/// ([`copies_for`]).
+const COPY_BUDGET: usize = 16;
+/// Chunks a tree part should still be cut into within [`MAX_OPS`] when
+/// small networks take more copies than [`COPY_BUDGET`] ([`copies_for`]).
+const COPY_CHUNKS: u64 = 64;
+/// How far below its planned rate [`apportion`] may leave a tree.
+const COPY_SLACK: f64 = 0.005;
 /// Growth of a link's length per unit of load (the packing's ε): 0.1
 /// reaches 96% of the optimum packing on tori and hypercubes in 100
 /// rounds (docs/PERFORMANCE.md).
@@ -449,25 +457,103 @@ fn tree_of(root: usize, a: &Arborescence, edges: &[Edge]) -> Result<Tree> {
     Tree::from_parents(root as u32, parent, axis)
 }
 
-/// `units` equal shares apportioned between trees by their weights
-/// (largest remainders), then divided by their greatest common divisor:
-/// the trees' share counts, zero for trees left out. Each share then runs
-/// as a tree of its own, so that where shares of two trees cross one link,
-/// max-min sharing (equal per flow) gives each tree the rate the packing
-/// planned for it; the division keeps those ratios with fewer messages
-/// (one tree's 16 shares are one share).
-fn apportion(weights: &[f64], units: usize) -> Vec<usize> {
-    let total: f64 = weights.iter().sum();
-    let exact: Vec<f64> = weights.iter().map(|w| units as f64 * w / total).collect();
-    let mut shares: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
-    let given: usize = shares.iter().sum();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
-    for &i in order.iter().take(units - given) {
-        shares[i] += 1;
+/// Copies of each tree, `[root][tree]`, in proportion to the trees'
+/// weights across every root as closely as [`MAX_UNITS`] copies of the
+/// heaviest root allow, zero for trees left out. Each copy runs as a tree
+/// of its own and carries the same rate, so that where copies cross a
+/// link, max-min sharing (equal per flow) gives each tree, of whichever
+/// root, the rate the packing planned for it. The fewest copies whose
+/// rates come within [`COPY_SLACK`] of the plan are taken: one root's
+/// weights 2:1:1:1:1 take 6 copies (16 would give them 5:3:3:3:2, and the
+/// tree with 2 would run a quarter slower than planned where it crosses
+/// the others); an allgather root with one tree of weight 7 beside a root
+/// with trees of 4 and 3 gets 7 copies, not one.
+fn apportion(roots: &[Vec<f64>], budget: usize) -> Vec<Vec<usize>> {
+    let heaviest = roots
+        .iter()
+        .map(|w| w.iter().sum::<f64>())
+        .fold(0.0, f64::max);
+    let mut best = (f64::INFINITY, Vec::new());
+    for units in 1..=MAX_UNITS {
+        let unit = heaviest / units as f64;
+        let copies: Vec<Vec<usize>> = roots
+            .iter()
+            .map(|w| w.iter().map(|&x| (x / unit).round() as usize).collect())
+            .collect();
+        if units > 1 && copies.iter().flatten().sum::<usize>() > budget {
+            break;
+        }
+        let slow = slowdown(roots, &copies);
+        if slow < best.0 {
+            best = (slow, copies);
+        }
+        if best.0 <= 1.0 + COPY_SLACK {
+            break;
+        }
     }
-    let common = shares.iter().fold(0, |g, &k| gcd(g, k)).max(1);
-    shares.iter().map(|k| k / common).collect()
+    let common = best.1.iter().flatten().fold(0, |g, &k| gcd(g, k)).max(1);
+    for k in best.1.iter_mut().flatten() {
+        *k /= common;
+    }
+    best.1
+}
+
+/// How much longer than planned a schedule of `copies` takes where every
+/// tree's copies cross one link: a root's trees carry their weights' parts
+/// of its buffer at their copies' part of the rate. Trees left out (no
+/// copies) leave their part to their root's others, which run no faster
+/// than planned where they cross no other tree.
+fn slowdown(roots: &[Vec<f64>], copies: &[Vec<usize>]) -> f64 {
+    let weight: f64 = roots.iter().flatten().sum();
+    let all = copies.iter().flatten().sum::<usize>() as f64;
+    let mut worst: f64 = 1.0;
+    for (w, k) in roots.iter().zip(copies) {
+        let total: f64 = w.iter().sum();
+        let kept: f64 = w.iter().zip(k).filter(|c| *c.1 > 0).map(|c| c.0).sum();
+        if total == 0.0 {
+            continue;
+        }
+        if kept == 0.0 {
+            return f64::INFINITY;
+        }
+        for (&x, &c) in w.iter().zip(k) {
+            if c > 0 {
+                // The tree's rate where it shares, as a part of its plan.
+                let rate = (c as f64 / all) / (x / weight);
+                worst = worst.max(total / kept / rate.min(1.0));
+            }
+        }
+    }
+    worst
+}
+
+/// The copies of each packing's trees for `split` (see [`apportion`]) on
+/// `n` ranks: `[packing][root][tree]`. The copies in all are held to
+/// [`COPY_BUDGET`] a root, or on small networks to as many as leave room
+/// in [`MAX_OPS`] for [`COPY_CHUNKS`] chunks (a copy's pipeline has about
+/// two operations a rank and chunk).
+fn copies_for(split: Parts, plan: &[Packed], n: usize) -> Vec<Vec<Vec<usize>>> {
+    if let Parts::Top(k) = split {
+        return plan
+            .iter()
+            .map(|(_, pk)| {
+                pk.trees
+                    .iter()
+                    .map(|ts| (0..ts.len()).map(|i| usize::from(i < k)).collect())
+                    .collect()
+            })
+            .collect();
+    }
+    let weights: Vec<Vec<f64>> = plan
+        .iter()
+        .flat_map(|(_, pk)| pk.trees.iter().map(|ts| ts.iter().map(|t| t.1).collect()))
+        .collect();
+    let per_copy = 2 * (n.max(2) as u64 - 1) * COPY_CHUNKS;
+    let budget = (COPY_BUDGET * weights.len()).max((MAX_OPS / per_copy) as usize);
+    let mut flat = apportion(&weights, budget).into_iter();
+    plan.iter()
+        .map(|(_, pk)| flat.by_ref().take(pk.trees.len()).collect())
+        .collect()
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -481,7 +567,7 @@ fn gcd(a: usize, b: usize) -> usize {
 /// How a root's buffer is split between its trees' copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Parts {
-    /// Evenly: a tree carries its share of [`UNITS`]. Max-min sharing then
+    /// Evenly: a tree carries its copies' part ([`apportion`]). Max-min sharing then
     /// rebalances where trees cross, which can beat the packing's plan,
     /// but trees that cross nothing finish unevenly by the rounding.
     Even,
@@ -489,19 +575,21 @@ enum Parts {
     /// root's total (split evenly between its copies), so trees finish
     /// together as planned.
     Weighted,
-    /// By the rates, between the `k` heaviest trees only, one copy each:
+    /// By the rates, between the `k` heaviest trees of each root only, one
+    /// copy each:
     /// the fewest messages, for networks where every tree's copies do not
     /// fit in [`MAX_OPS`].
     Top(usize),
 }
 
 /// The rooted pipeline of one root's trees over `count` elements: each
-/// tree runs as its [`apportion`]ed number of copies, the buffer split
+/// tree runs as its number of `copies` ([`copies_for`]), the buffer split
 /// between them as `split` says.
 #[allow(clippy::too_many_arguments)]
 fn pipeline(
     root: usize,
     trees: &[(Arborescence, f64)],
+    copies: &[usize],
     edges: &[Edge],
     count: u64,
     chunks: u64,
@@ -509,12 +597,14 @@ fn pipeline(
     split: Parts,
     paths: &mut PathIds,
 ) -> Result<Pipeline> {
-    let trees = match split {
-        Parts::Top(k) => &trees[..k.min(trees.len())],
-        _ => trees,
-    };
     let weights: Vec<f64> = trees.iter().map(|t| t.1).collect();
-    let total: f64 = weights.iter().sum();
+    // The trees kept share the buffer.
+    let total: f64 = weights
+        .iter()
+        .zip(copies)
+        .filter(|c| *c.1 > 0)
+        .map(|c| c.0)
+        .sum();
     let mut ts = Vec::new();
     let mut parts = Vec::new();
     let own_paths = trees.iter().any(|t| {
@@ -522,10 +612,6 @@ fn pipeline(
             .any(|&e| e != usize::MAX && edges[e].path.is_some())
     });
     let mut hops = Vec::new();
-    let copies = match split {
-        Parts::Top(_) => vec![1; trees.len()],
-        _ => apportion(&weights, UNITS),
-    };
     let all: usize = copies.iter().sum();
     let (mut at, mut planned) = (0u64, 0.0f64);
     for (i, &k) in copies.iter().enumerate() {
@@ -614,11 +700,13 @@ fn synthesize(
     let (edges, packing) = &plan[0];
     let mut s = req.schedule("synthesized");
     let mut paths = PathIds::default();
+    let copies = copies_for(split, plan, s.ranks);
     match form {
         Form::Rooted { root, .. } => {
             let pl = pipeline(
                 root,
                 &packing.trees[0],
+                &copies[0][0],
                 edges,
                 s.count,
                 chunks,
@@ -635,7 +723,7 @@ fn synthesize(
             let piece = if reduce { Piece::Chunk } else { Piece::Block };
             let dirs = (reduce, bcast);
             if spread(
-                &mut s, dirs, piece, split, &plan[0], chunks, None, &mut paths,
+                &mut s, dirs, piece, split, &plan[0], &copies[0], chunks, None, &mut paths,
             )?
             .is_none()
             {
@@ -649,6 +737,7 @@ fn synthesize(
                 Piece::Chunk,
                 split,
                 &plan[0],
+                &copies[0],
                 chunks,
                 None,
                 &mut paths,
@@ -663,6 +752,7 @@ fn synthesize(
                 Piece::Chunk,
                 split,
                 &plan[1],
+                &copies[1],
                 chunks,
                 after,
                 &mut paths,
@@ -703,6 +793,7 @@ fn spread(
     piece: Piece,
     split: Parts,
     packed: &Packed,
+    copies: &[Vec<usize>],
     chunks: u64,
     after: Option<&[Vec<Vec<u32>>]>,
     paths: &mut PathIds,
@@ -737,6 +828,7 @@ fn spread(
         let pl = pipeline(
             root,
             &packing.trees[root],
+            &copies[root],
             edges,
             len,
             chunks,
@@ -859,6 +951,28 @@ mod tests {
                 ..SimConfig::default()
             },
         }
+    }
+
+    #[test]
+    fn copies_carry_one_rate_across_roots() {
+        // One root: the fewest copies in the weights' proportions.
+        assert_eq!(
+            apportion(&[vec![2.0, 1.0, 1.0, 1.0, 1.0]], 1000),
+            vec![vec![2, 1, 1, 1, 1]]
+        );
+        // Two roots: a copy carries the same rate whichever root it is of.
+        assert_eq!(
+            apportion(&[vec![7.0], vec![4.0, 3.0]], 1000),
+            vec![vec![7], vec![4, 3]]
+        );
+        // Where the budget binds, the closest apportionment within it.
+        let tight = apportion(&[vec![7.0], vec![4.0, 3.0]], 3);
+        assert!(tight.iter().flatten().sum::<usize>() <= 3);
+        assert!(slowdown(&[vec![7.0], vec![4.0, 3.0]], &tight) > 1.0 + COPY_SLACK);
+        // A tree too light for a copy leaves its part to the others.
+        let light = apportion(&[vec![100.0, 0.1]], 1000);
+        assert_eq!(light, vec![vec![1, 0]]);
+        assert!(slowdown(&[vec![100.0, 0.1]], &light) <= 1.0 + COPY_SLACK);
     }
 
     #[test]
