@@ -259,6 +259,13 @@ struct LinkState {
     at: u32,
     /// The setup (`MaxMin::touch_generation`) that set the link up last.
     touch: u32,
+    /// The pass (`MaxMin::touch_generation`) in which the link's affected
+    /// flows last changed: one joined them, or one took another rate or
+    /// bottleneck than the pass before gave it. A link not stirred in a
+    /// pass is not checked again: its check would find what it found in
+    /// the pass before, which added no flow (a flow added there would have
+    /// joined the link's affected flows).
+    stirred: u32,
 }
 
 /// A flow whose rate, and so its completion time, changed.
@@ -665,6 +672,7 @@ impl MaxMin {
                 }
                 if ls.touch != tg {
                     ls.touch = tg;
+                    ls.stirred = tg;
                     touched.push(l);
                 }
                 ls.wsum0 += w;
@@ -720,6 +728,7 @@ impl MaxMin {
         count!(self.filled += self.comp_flows.len());
         count!(self.pushes += self.entries.len());
         let generation = self.generation;
+        let pass = self.touch_generation;
         // Borrowed apart (see `expand`).
         let MaxMin {
             ref on_link,
@@ -767,7 +776,7 @@ impl MaxMin {
                         share
                     };
                     let cap = at(flows, cf).cap;
-                    freeze(hot, link, flows, cf, cap, CAP_BOTTLENECK);
+                    freeze(hot, link, flows, cf, cap, CAP_BOTTLENECK, pass);
                     count!(@counts.touch_route += at(flows, cf).links.len());
                     left -= 1;
                     continue;
@@ -802,7 +811,7 @@ impl MaxMin {
                 let h = at(hot, f);
                 if (all || h.mark == generation) && !h.frozen {
                     let rate = lambda * h.weight;
-                    freeze(hot, link, flows, f, rate, l);
+                    freeze(hot, link, flows, f, rate, l, pass);
                     count!(@counts.touch_route += at(flows, f).links.len());
                     left -= 1;
                 }
@@ -815,6 +824,7 @@ impl MaxMin {
     /// Returns whether the set grew.
     fn expand(&mut self) -> bool {
         let generation = self.generation;
+        let pass = self.touch_generation;
         let before = self.comp_flows.len();
         // Borrowed apart, so that a push to the set does not make the
         // compiler read the lists and records again.
@@ -830,10 +840,16 @@ impl MaxMin {
         } = *self;
         let _ = &counts;
         for &l in comp_links {
+            let ls = at(link, l);
+            // Nothing changed on the link since its last check, which
+            // added no flow (see `LinkState::stirred`).
+            if ls.stirred != pass {
+                continue;
+            }
             let list: &[(u32, u32)] = at(on_link, l).as_slice();
             // No outside flow crosses the link (flows that join the set
             // below only make more of them affected).
-            if at(link, l).inset as usize == list.len() {
+            if ls.inset as usize == list.len() {
                 continue;
             }
             count!(@counts.touch_check += list.len());
@@ -893,7 +909,8 @@ impl MaxMin {
 }
 
 /// Freezes flow `f` at `rate`, held by `bottleneck`: its links lose its
-/// rate and weight.
+/// rate and weight, and are stirred in `pass` if the pass before gave the
+/// flow another rate or bottleneck.
 #[inline(always)]
 fn freeze(
     hot: &mut [Hot],
@@ -902,9 +919,11 @@ fn freeze(
     f: u32,
     rate: f64,
     bottleneck: u32,
+    pass: u32,
 ) {
     let h = at_mut(hot, f);
     h.frozen = true;
+    let moved = h.new_rate.to_bits() != rate.to_bits() || h.new_bottleneck != bottleneck;
     h.new_rate = rate;
     h.new_bottleneck = bottleneck;
     let w = h.weight;
@@ -913,6 +932,9 @@ fn freeze(
         ls.rem -= rate;
         ls.wsum -= w;
         ls.unfrozen -= 1;
+        if moved {
+            ls.stirred = pass;
+        }
     }
 }
 
