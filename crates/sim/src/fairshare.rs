@@ -12,8 +12,6 @@
 
 use smallvec::SmallVec;
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 thread_local! {
     /// Solvers made on this thread start every solve from all the flows on
@@ -34,12 +32,40 @@ pub fn with_full_start<T>(f: impl FnOnce() -> T) -> T {
 
 /// Adds to a work counter in builds with the `counters` feature; nothing otherwise.
 macro_rules! count {
+    // The counts borrowed apart from the solver.
+    (@ $counts:ident . $field:ident += $n:expr) => {
+        #[cfg(feature = "counters")]
+        {
+            $counts.$field += $n as u64;
+        }
+    };
     ($self:ident . $field:ident += $n:expr) => {
         #[cfg(feature = "counters")]
         {
             $self.counts.$field += $n as u64;
         }
     };
+}
+
+/// `v[i]` without a bounds check, for the solver's inner loops. Every flow
+/// id they read (in a link's list, the affected set, the caps) indexes
+/// `hot` and `flows`, which `insert` grows before it lists the flow; every
+/// link they read is on a route `insert` listed the flow on (a checked
+/// index of `on_link`), and `link`, `capacity` and `on_link` have one
+/// entry per link.
+#[inline(always)]
+fn at<T>(v: &[T], i: u32) -> &T {
+    debug_assert!((i as usize) < v.len());
+    // SAFETY: `i < v.len()`, as above.
+    unsafe { v.get_unchecked(i as usize) }
+}
+
+/// `&mut v[i]` without a bounds check (see [`at`]).
+#[inline(always)]
+fn at_mut<T>(v: &mut [T], i: u32) -> &mut T {
+    debug_assert!((i as usize) < v.len());
+    // SAFETY: `i < v.len()`, as for [`at`].
+    unsafe { v.get_unchecked_mut(i as usize) }
 }
 
 /// The solver's work, counted with the `counters` feature and printed per
@@ -76,6 +102,94 @@ fn pack(key: u64, link: u32) -> u128 {
     (key as u128) << 32 | link as u128
 }
 
+/// The filling's min-heap of packed link shares, four children a node:
+/// half a binary heap's depth, so a pop moves half as many entries, and
+/// the smallest of four children is found without branches. Entries are
+/// distinct, so the order they come out in is that of any heap.
+#[derive(Default)]
+struct LinkHeap {
+    v: Vec<u128>,
+}
+
+impl LinkHeap {
+    /// Holds `entries` and nothing else.
+    fn build(&mut self, entries: &[u128]) {
+        self.v.clear();
+        self.v.extend_from_slice(entries);
+        let n = self.v.len();
+        if n > 1 {
+            for i in (0..=(n - 2) / 4).rev() {
+                let e = self.v[i];
+                self.sift_down(i, e);
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u128> {
+        self.v.first().copied()
+    }
+
+    fn push(&mut self, e: u128) {
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let p = (i - 1) / 4;
+            let pe = self.v[p];
+            if pe <= e {
+                break;
+            }
+            self.v[i] = pe;
+            i = p;
+        }
+        self.v[i] = e;
+    }
+
+    fn pop(&mut self) -> Option<u128> {
+        let last = self.v.pop()?;
+        if self.v.is_empty() {
+            return Some(last);
+        }
+        let top = self.v[0];
+        self.sift_down(0, last);
+        Some(top)
+    }
+
+    /// Puts `e` in the hole at `i`, or below it where its children are smaller.
+    fn sift_down(&mut self, mut i: usize, e: u128) {
+        let v = &mut self.v[..];
+        let n = v.len();
+        loop {
+            let c = 4 * i + 1;
+            if c + 4 <= n {
+                let q = &v[c..c + 4];
+                let (m0, x0) = if q[1] < q[0] { (1, q[1]) } else { (0, q[0]) };
+                let (m1, x1) = if q[3] < q[2] { (3, q[3]) } else { (2, q[2]) };
+                let (m, x) = if x1 < x0 { (m1, x1) } else { (m0, x0) };
+                if x >= e {
+                    break;
+                }
+                v[i] = x;
+                i = c + m;
+            } else {
+                if c < n {
+                    let (mut m, mut x) = (c, v[c]);
+                    for (j, &y) in v.iter().enumerate().take(n).skip(c + 1) {
+                        if y < x {
+                            (m, x) = (j, y);
+                        }
+                    }
+                    if x < e {
+                        v[i] = x;
+                        i = m;
+                    }
+                }
+                break;
+            }
+        }
+        v[i] = e;
+    }
+}
+
 /// A flow's cold state: what only starting, ending and rescheduling read.
 #[derive(Clone, Debug, Default)]
 struct Flow {
@@ -89,7 +203,8 @@ struct Flow {
     /// Bytes left as of `since`.
     remaining: f64,
     since: f64,
-    active: bool,
+    /// The caller's id of the flow in this slot.
+    id: u32,
 }
 
 /// A flow's hot state: everything a scan of a link's flow list reads,
@@ -144,6 +259,13 @@ struct LinkState {
     at: u32,
     /// The setup (`MaxMin::touch_generation`) that set the link up last.
     touch: u32,
+    /// The pass (`MaxMin::touch_generation`) in which the link's affected
+    /// flows last changed: one joined them, or one took another rate or
+    /// bottleneck than the pass before gave it. A link not stirred in a
+    /// pass is not checked again: its check would find what it found in
+    /// the pass before, which added no flow (a flow added there would have
+    /// joined the link's affected flows).
+    stirred: u32,
 }
 
 /// A flow whose rate, and so its completion time, changed.
@@ -176,15 +298,23 @@ pub struct MaxMin {
     /// route). Inline up to two, so adding a flow to a quiet link touches one
     /// cache line, not two.
     on_link: Vec<SmallVec<[(u32, u32); 2]>>,
+    /// Flows by slot: an ended flow's slot is taken by the next flow to
+    /// start, so the records of the flows in flight stay few and close
+    /// together however many flows a run makes (the caller's ids, its
+    /// transfers, index `slot`).
     flows: Vec<Flow>,
     hot: Vec<Hot>,
+    /// Each caller's id's slot (`NO_SLOT` when the flow is not active), and
+    /// the slots free.
+    slot: Vec<u32>,
+    free: Vec<u32>,
     /// Links whose flows changed since the last solve, in order: a link a
     /// flow joined (or whose flow's cap changed), or, marked `LEFT`, one a
     /// flow left.
     dirty: Vec<u32>,
     /// Whether a solve starts from the pruned set (see `recompute`).
     pruned: bool,
-    /// Active flows (and each one's index in this list).
+    /// Active flows' slots (and each one's index in this list, by slot).
     active: Vec<u32>,
     active_pos: Vec<u32>,
     // Scratch for recomputation, reused across calls.
@@ -195,14 +325,14 @@ pub struct MaxMin {
     comp_links: Vec<u32>,
     comp_flows: Vec<u32>,
     /// Each of `comp_links`' first heap entry, in its order.
-    entries: Vec<Reverse<u128>>,
+    entries: Vec<u128>,
     /// Links whose setup the flows that joined the set change.
     touched: Vec<u32>,
     /// The filling's link shares, packed as `key << 32 | link`.
-    heap: BinaryHeap<Reverse<u128>>,
-    /// The finite caps of the affected flows, `(key(cap / weight), flow)`:
+    heap: LinkHeap,
+    /// The finite caps of the affected flows, `(key(cap / weight), id, slot)`:
     /// kept out of the heap (they rarely bind), as a lazy minimum.
-    caps: Vec<(u64, u32)>,
+    caps: Vec<(u64, u32, u32)>,
     #[cfg_attr(not(feature = "counters"), allow(dead_code))]
     counts: Counts,
     /// Statistics: recomputations, flows solved, and solve rounds.
@@ -215,6 +345,8 @@ pub struct MaxMin {
 }
 
 const NO_BOTTLENECK: u32 = u32::MAX;
+/// The slot of a flow not active.
+const NO_SLOT: u32 = u32::MAX;
 /// Marks a link in `dirty` as one a flow left.
 const LEFT: u32 = 1 << 31;
 const CAP_BOTTLENECK: u32 = u32::MAX - 1;
@@ -233,6 +365,8 @@ impl MaxMin {
             pruned: !FULL_START.with(Cell::get),
             active: Vec::new(),
             active_pos: Vec::new(),
+            slot: Vec::new(),
+            free: Vec::new(),
             link: vec![LinkState::default(); n],
             link_generation: 0,
             touch_generation: 0,
@@ -241,7 +375,7 @@ impl MaxMin {
             comp_flows: Vec::new(),
             entries: Vec::new(),
             touched: Vec::new(),
-            heap: BinaryHeap::new(),
+            heap: LinkHeap::default(),
             caps: Vec::new(),
             counts: Counts::default(),
             recomputed_flows: 0,
@@ -306,27 +440,38 @@ impl MaxMin {
         cap: f64,
         (rate, bottleneck): (f64, u32),
     ) {
-        let i = id as usize;
-        if i >= self.flows.len() {
-            self.flows.resize_with(i + 1, Flow::default);
-            self.hot.resize(i + 1, Hot::default());
-            self.active_pos.resize(i + 1, 0);
+        if id as usize >= self.slot.len() {
+            self.slot.resize(id as usize + 1, NO_SLOT);
         }
+        debug_assert!(
+            self.slot[id as usize] == NO_SLOT,
+            "flow {id} is already active"
+        );
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.flows.push(Flow::default());
+                self.hot.push(Hot::default());
+                self.active_pos.push(0);
+                (self.flows.len() - 1) as u32
+            }
+        };
+        self.slot[id as usize] = s;
+        let i = s as usize;
         self.active_pos[i] = self.active.len() as u32;
-        self.active.push(id);
+        self.active.push(s);
         let f = &mut self.flows[i];
-        debug_assert!(!f.active, "flow {id} is already active");
+        f.id = id;
         f.links.clear();
         f.links.extend_from_slice(links);
         f.pos.clear();
         for (hop, &l) in links.iter().enumerate() {
             f.pos.push(self.on_link[l as usize].len() as u32);
-            self.on_link[l as usize].push((id, hop as u32));
+            self.on_link[l as usize].push((s, hop as u32));
         }
         f.cap = cap;
         f.remaining = bytes;
         f.since = now;
-        f.active = true;
         let h = &mut self.hot[i];
         h.weight = weight;
         h.rate = rate;
@@ -335,18 +480,20 @@ impl MaxMin {
 
     /// Ends flow `id`.
     pub fn remove(&mut self, id: u32) {
-        let p = self.active_pos[id as usize] as usize;
+        let s = std::mem::replace(&mut self.slot[id as usize], NO_SLOT);
+        debug_assert!(s != NO_SLOT, "flow {id} is not active");
+        self.free.push(s);
+        let p = self.active_pos[s as usize] as usize;
         self.active.swap_remove(p);
         if let Some(&moved) = self.active.get(p) {
             self.active_pos[moved as usize] = p as u32;
         }
-        self.flows[id as usize].active = false;
         // A route may cross a link more than once (a folded run's routes do,
         // see `sim::fold`), so the entry moved into a freed place can be this
         // flow's own: positions are read from the flow as they change.
-        for hop in 0..self.flows[id as usize].links.len() {
+        for hop in 0..self.flows[s as usize].links.len() {
             let (l, p) = {
-                let f = &self.flows[id as usize];
+                let f = &self.flows[s as usize];
                 (f.links[hop], f.pos[hop])
             };
             let list = &mut self.on_link[l as usize];
@@ -355,7 +502,7 @@ impl MaxMin {
                 self.flows[moved as usize].pos[moved_hop as usize] = p;
             }
         }
-        let f = &mut self.flows[id as usize];
+        let f = &mut self.flows[s as usize];
         self.dirty.extend(f.links.iter().map(|&l| l | LEFT));
         f.links.clear();
         f.pos.clear();
@@ -363,23 +510,28 @@ impl MaxMin {
 
     /// The active flows on `link`.
     pub fn flows_on(&self, link: u32) -> impl Iterator<Item = u32> + '_ {
-        self.on_link[link as usize].iter().map(|&(f, _)| f)
+        self.on_link[link as usize]
+            .iter()
+            .map(|&(s, _)| self.flows[s as usize].id)
     }
 
     /// Changes the cap of active flow `id` (a WAN stream's, as streams join
     /// and leave its link); it and the flows it shares links with are solved
     /// again at the next `recompute`.
     pub fn set_cap(&mut self, id: u32, cap: f64) {
-        let f = &mut self.flows[id as usize];
+        let f = &mut self.flows[self.slot[id as usize] as usize];
         if f.cap.to_bits() != cap.to_bits() {
             f.cap = cap;
             self.dirty.extend_from_slice(&f.links);
         }
     }
 
-    /// Current rate of a flow (bytes/s).
+    /// Current rate of a flow (bytes/s); 0 for a flow not active.
     pub fn rate(&self, id: u32) -> f64 {
-        self.hot[id as usize].rate
+        match self.slot.get(id as usize) {
+            Some(&s) if s != NO_SLOT => self.hot[s as usize].rate,
+            _ => 0.0,
+        }
     }
 
     /// Recomputes the rates affected by the flows started or ended since the
@@ -458,14 +610,10 @@ impl MaxMin {
             } else {
                 f64::INFINITY
             };
-            out.push(Reschedule { flow: id, end });
+            out.push(Reschedule { flow: f.id, end });
         }
         self.rescheduled_flows += (out.len() - before) as u64;
         count!(self.unchanged += self.comp_flows.len() - (out.len() - before));
-    }
-
-    fn in_set(&self, f: u32) -> bool {
-        self.hot[f as usize].mark == self.generation
     }
 
     /// Sets up the links of the affected flows for the filling: on each,
@@ -488,52 +636,70 @@ impl MaxMin {
         self.touch_generation = self.touch_generation.wrapping_add(1);
         let tg = self.touch_generation;
         self.touched.clear();
-        for idx in from..self.comp_flows.len() {
-            let f = self.comp_flows[idx];
-            let w = self.hot[f as usize].weight;
-            let fl = &self.flows[f as usize];
+        let generation = self.generation;
+        // Borrowed apart (see `expand`).
+        let MaxMin {
+            ref capacity,
+            ref on_link,
+            ref flows,
+            ref hot,
+            ref mut link,
+            ref mut comp_links,
+            ref comp_flows,
+            ref mut entries,
+            ref mut touched,
+            ref mut caps,
+            ref mut counts,
+            ..
+        } = *self;
+        let _ = &counts;
+        for &f in &comp_flows[from..] {
+            let w = at(hot, f).weight;
+            let fl = at(flows, f);
             if fl.cap.is_finite() {
-                self.caps.push((key(fl.cap / w), f));
+                // Equal caps are taken in the order of the caller's ids.
+                caps.push((key(fl.cap / w), fl.id, f));
             }
             for &l in &fl.links {
-                let li = l as usize;
-                let ls = &mut self.link[li];
+                let ls = at_mut(link, l);
                 if ls.mark != lg {
                     ls.mark = lg;
-                    ls.at = self.comp_links.len() as u32;
+                    ls.at = comp_links.len() as u32;
                     ls.wsum0 = 0.0;
                     ls.inset = 0;
-                    self.comp_links.push(l);
-                    self.entries.push(Reverse(0));
+                    comp_links.push(l);
+                    entries.push(0);
                 }
                 if ls.touch != tg {
                     ls.touch = tg;
-                    self.touched.push(l);
+                    ls.stirred = tg;
+                    touched.push(l);
                 }
                 ls.wsum0 += w;
                 ls.inset += 1;
             }
         }
-        for k in 0..self.touched.len() {
-            let li = self.touched[k] as usize;
-            let cap = self.capacity[li];
+        for &l in touched.iter() {
+            let cap = *at(capacity, l);
+            let list: &[(u32, u32)] = at(on_link, l).as_slice();
             let rem0 = if all {
                 cap
-            } else if self.link[li].inset as usize == self.on_link[li].len() {
+            } else if at(link, l).inset as usize == list.len() {
                 (cap - 0.0).max(0.0)
             } else {
-                count!(self.touch_setup += self.on_link[li].len());
+                count!(@counts.touch_setup += list.len());
                 let mut fixed = 0.0;
-                for &(h, _) in &self.on_link[li] {
-                    if !self.in_set(h) {
-                        fixed += self.hot[h as usize].rate;
+                for &(h, _) in list {
+                    let h = at(hot, h);
+                    if h.mark != generation {
+                        fixed += h.rate;
                     }
                 }
                 (cap - fixed).max(0.0)
             };
-            let ls = &mut self.link[li];
+            let ls = at_mut(link, l);
             ls.rem0 = rem0;
-            self.entries[ls.at as usize] = Reverse(pack(key(rem0 / ls.wsum0), li as u32));
+            *at_mut(entries, ls.at) = pack(key(rem0 / ls.wsum0), l);
         }
     }
 
@@ -547,50 +713,60 @@ impl MaxMin {
     /// their links is affected and nothing needs checking flow by flow.
     fn fill(&mut self, all: bool) {
         for &l in &self.comp_links {
-            let ls = &mut self.link[l as usize];
+            let ls = at_mut(&mut self.link, l);
             ls.rem = ls.rem0;
             ls.wsum = ls.wsum0;
             ls.unfrozen = ls.inset;
         }
         for &f in &self.comp_flows {
-            self.hot[f as usize].frozen = false;
+            at_mut(&mut self.hot, f).frozen = false;
         }
         // Built in one go (entries are distinct, so the pop order is the
         // same however the heap is built).
-        let mut heap = std::mem::take(&mut self.heap).into_vec();
-        heap.clear();
-        heap.extend_from_slice(&self.entries);
-        self.heap = BinaryHeap::from(heap);
+        self.heap.build(&self.entries);
         count!(self.passes += 1);
         count!(self.filled += self.comp_flows.len());
         count!(self.pushes += self.entries.len());
+        let generation = self.generation;
+        let pass = self.touch_generation;
+        // Borrowed apart (see `expand`).
+        let MaxMin {
+            ref on_link,
+            ref flows,
+            ref mut hot,
+            ref mut link,
+            ref mut heap,
+            ref mut caps,
+            ref comp_flows,
+            ref mut counts,
+            ..
+        } = *self;
+        let _ = &counts;
         // The smallest cap of an unfrozen flow is `caps[cap_at]` once the
         // caps are sorted; before, `cap_min` is the smallest of them all, a
         // lower bound that is exact until its flow freezes. Caps and links
         // are taken in the order of one heap holding both, a link first on
         // equal keys.
-        let mut cap_min = self.caps.iter().copied().min();
+        let mut cap_min = caps.iter().copied().min();
         let mut sorted = false;
         let mut cap_at = 0;
         let mut level = 0.0f64;
         // Once every affected flow is frozen, what is left in the heap
         // (caps not reached, links whose flows are all frozen) changes
         // nothing.
-        let mut left = self.comp_flows.len();
+        let mut left = comp_flows.len();
         while left > 0 {
-            if let Some((ck, cf)) = cap_min {
-                if self.heap.peek().is_none_or(|e| ck < (e.0 >> 32) as u64) {
-                    if self.hot[cf as usize].frozen {
+            if let Some((ck, _, cf)) = cap_min {
+                if heap.peek().is_none_or(|e| ck < (e >> 32) as u64) {
+                    if at(hot, cf).frozen {
                         if !sorted {
-                            self.caps.sort_unstable();
+                            caps.sort_unstable();
                             sorted = true;
                         }
-                        while cap_at < self.caps.len()
-                            && self.hot[self.caps[cap_at].1 as usize].frozen
-                        {
+                        while cap_at < caps.len() && at(hot, caps[cap_at].2).frozen {
                             cap_at += 1;
                         }
-                        cap_min = self.caps.get(cap_at).copied();
+                        cap_min = caps.get(cap_at).copied();
                         continue;
                     }
                     let share = f64::from_bits(ck);
@@ -599,26 +775,27 @@ impl MaxMin {
                     } else {
                         share
                     };
-                    let cap = self.flows[cf as usize].cap;
-                    self.freeze(cf, cap, CAP_BOTTLENECK);
+                    let cap = at(flows, cf).cap;
+                    freeze(hot, link, flows, cf, cap, CAP_BOTTLENECK, pass);
+                    count!(@counts.touch_route += at(flows, cf).links.len());
                     left -= 1;
                     continue;
                 }
             }
-            let Some(Reverse(entry)) = self.heap.pop() else {
+            let Some(entry) = heap.pop() else {
                 break;
             };
-            count!(self.pops += 1);
+            count!(@counts.pops += 1);
             let k = (entry >> 32) as u64;
-            let li = entry as u32 as usize;
-            let ls = &self.link[li];
+            let l = entry as u32;
+            let ls = at(link, l);
             if ls.unfrozen == 0 {
                 continue;
             }
             let share = (ls.rem / ls.wsum).max(0.0);
             if share > f64::from_bits(k) * (1.0 + LEVEL_TOLERANCE) {
-                self.heap.push(Reverse(pack(key(share), li as u32)));
-                count!(self.pushes += 1);
+                heap.push(pack(key(share), l));
+                count!(@counts.pushes += 1);
                 continue;
             }
             let lambda = if share <= level * (1.0 + LEVEL_TOLERANCE) {
@@ -628,31 +805,17 @@ impl MaxMin {
             };
             level = lambda;
             // Freeze every unfrozen affected flow of this bottleneck at the level.
-            count!(self.touch_freeze += self.on_link[li].len());
-            for k in 0..self.on_link[li].len() {
-                let f = self.on_link[li][k].0;
-                let h = &self.hot[f as usize];
-                if (all || h.mark == self.generation) && !h.frozen {
+            let list: &[(u32, u32)] = at(on_link, l).as_slice();
+            count!(@counts.touch_freeze += list.len());
+            for &(f, _) in list {
+                let h = at(hot, f);
+                if (all || h.mark == generation) && !h.frozen {
                     let rate = lambda * h.weight;
-                    self.freeze(f, rate, li as u32);
+                    freeze(hot, link, flows, f, rate, l, pass);
+                    count!(@counts.touch_route += at(flows, f).links.len());
                     left -= 1;
                 }
             }
-        }
-    }
-
-    fn freeze(&mut self, f: u32, rate: f64, bottleneck: u32) {
-        let h = &mut self.hot[f as usize];
-        h.frozen = true;
-        h.new_rate = rate;
-        h.new_bottleneck = bottleneck;
-        let w = h.weight;
-        count!(self.touch_route += self.flows[f as usize].links.len());
-        for &l in &self.flows[f as usize].links {
-            let ls = &mut self.link[l as usize];
-            ls.rem -= rate;
-            ls.wsum -= w;
-            ls.unfrozen -= 1;
         }
     }
 
@@ -661,24 +824,43 @@ impl MaxMin {
     /// Returns whether the set grew.
     fn expand(&mut self) -> bool {
         let generation = self.generation;
+        let pass = self.touch_generation;
         let before = self.comp_flows.len();
-        for k in 0..self.comp_links.len() {
-            let l = self.comp_links[k];
-            let li = l as usize;
-            // No outside flow crosses the link (flows that join the set
-            // below only make more of them affected).
-            if self.link[li].inset as usize == self.on_link[li].len() {
+        // Borrowed apart, so that a push to the set does not make the
+        // compiler read the lists and records again.
+        let MaxMin {
+            ref capacity,
+            ref on_link,
+            ref mut hot,
+            ref link,
+            ref comp_links,
+            ref mut comp_flows,
+            ref mut counts,
+            ..
+        } = *self;
+        let _ = &counts;
+        for &l in comp_links {
+            let ls = at(link, l);
+            // Nothing changed on the link since its last check, which
+            // added no flow (see `LinkState::stirred`).
+            if ls.stirred != pass {
                 continue;
             }
-            count!(self.touch_check += self.on_link[li].len());
+            let list: &[(u32, u32)] = at(on_link, l).as_slice();
+            // No outside flow crosses the link (flows that join the set
+            // below only make more of them affected).
+            if ls.inset as usize == list.len() {
+                continue;
+            }
+            count!(@counts.touch_check += list.len());
             let mut load = 0.0;
             let mut outside = false;
             // Largest normalised rate among affected flows on the link, and
             // among those whose bottleneck it is.
             let mut max_in = 0.0f64;
             let mut max_in_bottlenecked = 0.0f64;
-            for &(f, _) in &self.on_link[li] {
-                let h = &self.hot[f as usize];
+            for &(f, _) in list {
+                let h = at(hot, f);
                 if h.mark == generation {
                     let r = h.new_rate;
                     load += r;
@@ -695,30 +877,64 @@ impl MaxMin {
             if !outside {
                 continue;
             }
-            count!(self.touch_check += self.on_link[li].len());
-            let cap = self.capacity[li];
+            count!(@counts.touch_check += list.len());
+            let cap = *at(capacity, l);
             let over = load > cap * (1.0 + CHECK_TOLERANCE);
             let tight = load >= cap * (1.0 - CHECK_TOLERANCE);
-            for idx in 0..self.on_link[li].len() {
-                let hf = self.on_link[li][idx].0;
-                let h = &mut self.hot[hf as usize];
+            let bound = max_in_bottlenecked * (1.0 + CHECK_TOLERANCE);
+            let some_held = tight & (max_in_bottlenecked > 0.0);
+            for &(hf, _) in list {
+                let h = at_mut(hot, hf);
                 if h.mark == generation {
                     continue;
                 }
                 let rho = h.rate / h.weight;
+                // Every condition evaluated, joined without branches: the
+                // flows that break one are few.
+                let here = h.bottleneck == l;
                 let violated = over
                     // An affected flow bottlenecked here gets less than h.
-                    || (tight && max_in_bottlenecked > 0.0 && rho > max_in_bottlenecked * (1.0 + CHECK_TOLERANCE))
+                    | (some_held & (rho > bound))
                     // h's bottleneck is here but it is no longer saturated, or h is no longer the largest.
-                    || (h.bottleneck == l && (!tight || max_in > rho * (1.0 + CHECK_TOLERANCE)))
-                    || h.bottleneck == NO_BOTTLENECK;
+                    | (here & (!tight | (max_in > rho * (1.0 + CHECK_TOLERANCE))))
+                    | (h.bottleneck == NO_BOTTLENECK);
                 if violated {
                     h.mark = generation;
-                    self.comp_flows.push(hf);
+                    comp_flows.push(hf);
                 }
             }
         }
         self.comp_flows.len() > before
+    }
+}
+
+/// Freezes flow `f` at `rate`, held by `bottleneck`: its links lose its
+/// rate and weight, and are stirred in `pass` if the pass before gave the
+/// flow another rate or bottleneck.
+#[inline(always)]
+fn freeze(
+    hot: &mut [Hot],
+    link: &mut [LinkState],
+    flows: &[Flow],
+    f: u32,
+    rate: f64,
+    bottleneck: u32,
+    pass: u32,
+) {
+    let h = at_mut(hot, f);
+    h.frozen = true;
+    let moved = h.new_rate.to_bits() != rate.to_bits() || h.new_bottleneck != bottleneck;
+    h.new_rate = rate;
+    h.new_bottleneck = bottleneck;
+    let w = h.weight;
+    for &l in &at(flows, f).links {
+        let ls = at_mut(link, l);
+        ls.rem -= rate;
+        ls.wsum -= w;
+        ls.unfrozen -= 1;
+        if moved {
+            ls.stirred = pass;
+        }
     }
 }
 
@@ -826,6 +1042,37 @@ mod tests {
         let mut out = Vec::new();
         m.recompute(0.0, &mut out);
         (0..routes.len() as u32).map(|f| m.rate(f)).collect()
+    }
+
+    /// The heap gives back what it was built with and what was pushed, in
+    /// order, when pushes come at or above the last entry taken (as the
+    /// filling's do), for every size up to a few levels.
+    #[test]
+    fn the_link_heap_gives_its_entries_in_order() {
+        let mut x: u64 = 7;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 44
+        };
+        for n in 0..90u32 {
+            let entries: Vec<u128> = (0..n).map(|l| pack(next(), l)).collect();
+            let mut h = LinkHeap::default();
+            h.build(&entries);
+            let mut all = entries.clone();
+            let mut got = Vec::new();
+            while let Some(e) = h.pop() {
+                if got.len() % 3 == 1 && all.len() < 2 * n as usize {
+                    let again = pack((e >> 32) as u64 + 1 + next() % 5, e as u32);
+                    h.push(again);
+                    all.push(again);
+                }
+                got.push(e);
+            }
+            all.sort_unstable();
+            assert_eq!(got, all, "{n} entries");
+        }
     }
 
     #[test]
