@@ -41,9 +41,11 @@ use topocoll_sim::{simulate, SimConfig};
 const MAX_TREES: usize = 8;
 /// Most copies of a root's trees ([`apportion`]).
 const MAX_UNITS: usize = 64;
+/// Equal shares a root's buffer is cut into for [`Parts::Even`].
+const EVEN_UNITS: usize = 16;
 /// Copies a root may have on average however large the network
 /// ([`copies_for`]).
-const COPY_BUDGET: usize = 16;
+const COPY_BUDGET: usize = 4;
 /// Chunks a tree part should still be cut into within [`MAX_OPS`] when
 /// small networks take more copies than [`COPY_BUDGET`] ([`copies_for`]).
 const COPY_CHUNKS: u64 = 64;
@@ -548,12 +550,36 @@ fn copies_for(split: Parts, plan: &[Packed], n: usize) -> Vec<Vec<Vec<usize>>> {
         .iter()
         .flat_map(|(_, pk)| pk.trees.iter().map(|ts| ts.iter().map(|t| t.1).collect()))
         .collect();
+    if split == Parts::Even {
+        let mut flat = weights.iter().map(|w| shares(w, EVEN_UNITS));
+        return plan
+            .iter()
+            .map(|(_, pk)| flat.by_ref().take(pk.trees.len()).collect())
+            .collect();
+    }
     let per_copy = 2 * (n.max(2) as u64 - 1) * COPY_CHUNKS;
     let budget = (COPY_BUDGET * weights.len()).max((MAX_OPS / per_copy) as usize);
     let mut flat = apportion(&weights, budget).into_iter();
     plan.iter()
         .map(|(_, pk)| flat.by_ref().take(pk.trees.len()).collect())
         .collect()
+}
+
+/// `units` equal shares apportioned between one root's trees by their
+/// weights (largest remainders), then divided by their greatest common
+/// divisor: few copies, each tree's within a share of its weight.
+fn shares(weights: &[f64], units: usize) -> Vec<usize> {
+    let total: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| units as f64 * w / total).collect();
+    let mut shares: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let given: usize = shares.iter().sum();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    for &i in order.iter().take(units.saturating_sub(given)) {
+        shares[i] += 1;
+    }
+    let common = shares.iter().fold(0, |g, &k| gcd(g, k)).max(1);
+    shares.iter().map(|k| k / common).collect()
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -567,13 +593,15 @@ fn gcd(a: usize, b: usize) -> usize {
 /// How a root's buffer is split between its trees' copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Parts {
-    /// Evenly: a tree carries its copies' part ([`apportion`]). Max-min sharing then
-    /// rebalances where trees cross, which can beat the packing's plan,
-    /// but trees that cross nothing finish unevenly by the rounding.
+    /// Evenly between few copies: [`EVEN_UNITS`] equal shares apportioned
+    /// between the trees ([`shares`]), a share a copy. Max-min sharing then
+    /// rebalances where trees cross, which can beat the packing's plan
+    /// (and where engines bind, fewer messages pay), but trees that cross
+    /// nothing finish unevenly by the rounding.
     Even,
     /// By the packing's rates: a tree carries the part its rate is of the
-    /// root's total (split evenly between its copies), so trees finish
-    /// together as planned.
+    /// root's total, split evenly between its copies ([`apportion`]), so
+    /// trees finish together as planned.
     Weighted,
     /// By the rates, between the `k` heaviest trees of each root only, one
     /// copy each:
