@@ -74,16 +74,32 @@ fn the_bine_root_sends_farthest_first() {
     }
 }
 
-/// Bine takes a power of two ranks and says so in one line; the torus
-/// Swings take a grid of any shape (and refuse to run without one).
+/// Bine takes any rank count (the others fold: neighbours pair up) and
+/// refuses an option that does not apply in one line; the torus Swings
+/// take a grid of any shape (and refuse to run without one).
 #[test]
 fn bine_and_the_torus_swing_refuse_in_one_line() {
-    let req = Request::new(Collective::Alltoall, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+    for c in [
+        Collective::Alltoall,
+        Collective::Bcast { root: 5 },
+        Collective::Scatter { root: 11 },
+        Collective::Allgather,
+    ] {
+        let req = Request::new(c, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+        topocoll::schedule::verify(&algorithms::build("bine", &req).unwrap()).unwrap();
+    }
+    let mut req = Request::new(
+        Collective::Bcast { root: 0 },
+        12,
+        8,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap();
+    req.radix = Some(3);
     let e = algorithms::build("bine", &req).unwrap_err().to_string();
-    assert!(
-        e.contains("power of two ranks, not 12") && !e.contains('\n'),
-        "{e}"
-    );
+    assert!(e.contains("radix") && !e.contains('\n'), "{e}");
     let t = parse_spec("torus:3x4").unwrap();
     let req = |c| Request::new(c, 12, 8, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
     // Odd dimensions fold their last coordinate in.
