@@ -317,6 +317,13 @@ fn v_compositions_verify_on_1_to_64_ranks() {
         }
     }
     eprintln!("{built} built, {refused} refused");
+    // The multi-leader allgatherv takes nodes of one size only.
+    let c = CollectiveKind::Allgatherv.with_root(0);
+    let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
+    let e = algorithms::build("node_aware_multi", &req)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
     assert!(
         built > 5_000 && refused > 0,
         "{built} built, {refused} refused"

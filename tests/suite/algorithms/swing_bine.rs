@@ -74,16 +74,32 @@ fn the_bine_root_sends_farthest_first() {
     }
 }
 
-/// Bine takes a power of two ranks and says so in one line; the torus
-/// Swings take a grid of any shape (and refuse to run without one).
+/// Bine takes any rank count (the others fold: neighbours pair up) and
+/// refuses an option that does not apply in one line; the torus Swings
+/// take a grid of any shape (and refuse to run without one).
 #[test]
 fn bine_and_the_torus_swing_refuse_in_one_line() {
-    let req = Request::new(Collective::Alltoall, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+    for c in [
+        Collective::Alltoall,
+        Collective::Bcast { root: 5 },
+        Collective::Scatter { root: 11 },
+        Collective::Allgather,
+    ] {
+        let req = Request::new(c, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
+        topocoll::schedule::verify(&algorithms::build("bine", &req).unwrap()).unwrap();
+    }
+    let mut req = Request::new(
+        Collective::Bcast { root: 0 },
+        12,
+        8,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap();
+    req.radix = Some(3);
     let e = algorithms::build("bine", &req).unwrap_err().to_string();
-    assert!(
-        e.contains("power of two ranks, not 12") && !e.contains('\n'),
-        "{e}"
-    );
+    assert!(e.contains("radix") && !e.contains('\n'), "{e}");
     let t = parse_spec("torus:3x4").unwrap();
     let req = |c| Request::new(c, 12, 8, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
     // Odd dimensions fold their last coordinate in.
@@ -160,4 +176,43 @@ fn bytes_by_class_counts_a_dragonflys_global_links() {
         .collect();
     assert_eq!(names, ["level 0-1", "level 1-2"]);
     assert!(bytes_by_class(&parse_spec("torus:4x4").unwrap(), &r.links[..0]).is_empty());
+}
+
+/// On every P from 1 to 64 and every root, the Bine broadcast reaches
+/// every rank once in ⌈log2 P⌉ rounds (a rank's i-th send goes out in
+/// the i-th round after the one it received in): where P is not a power
+/// of two the odd one of each of the first 2e relative ranks gets the
+/// buffer from its neighbour, in the last round.
+#[test]
+fn the_bine_broadcast_takes_ceil_log2_p_rounds_on_any_count() {
+    for p in 1usize..=64 {
+        let rounds = usize::BITS - (p - 1).leading_zeros();
+        let e = p - (1 << p.ilog2());
+        for root in 0..p {
+            let s = build(Collective::Bcast { root: root as u32 }, p, 8, "bine", None);
+            let mut from = vec![None; p];
+            let mut round = vec![None; p];
+            round[root] = Some(0u32);
+            let (mut todo, mut sent) = (vec![root], 0);
+            while let Some(r) = todo.pop() {
+                let at = round[r].unwrap();
+                for (i, (peer, _)) in sends(&s, r).into_iter().enumerate() {
+                    let peer = peer as usize;
+                    assert!(round[peer].is_none(), "P {p}, root {root}: {peer} twice");
+                    round[peer] = Some(at + 1 + i as u32);
+                    from[peer] = Some(r);
+                    todo.push(peer);
+                    sent += 1;
+                }
+            }
+            assert_eq!(sent, p - 1, "P {p}, root {root}");
+            let most = round.iter().map(|r| r.expect("every rank reached")).max();
+            assert_eq!(most, Some(rounds), "P {p}, root {root}");
+            for v in (1..2 * e).step_by(2) {
+                let (r, left) = ((v + root) % p, (v - 1 + root) % p);
+                assert_eq!(from[r], Some(left), "P {p}, root {root}, relative {v}");
+                assert_eq!(round[r], Some(rounds), "P {p}, root {root}, relative {v}");
+            }
+        }
+    }
 }

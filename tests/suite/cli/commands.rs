@@ -639,6 +639,26 @@ fn radix_builds_the_k_nomial_trees() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// The Bine collectives run on rank counts that are not powers of two
+/// from the command line, and an option they do not take (`--radix`,
+/// `--segment`) is refused in one line with exit 2.
+#[test]
+fn bine_runs_on_any_count_and_refuses_an_option_in_one_line() {
+    let (code, out, err) = topocoll(&[
+        "run", "-c", "alltoall", "-a", "bine", "--ranks", "13", "--size", "3KiB", "--check",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("exactly equal to the reference"), "{out}");
+    for (c, flag, v) in [("bcast", "--radix", "3"), ("alltoall", "--segment", "4")] {
+        let (code, _, err) = topocoll(&[
+            "verify", "-c", c, "-a", "bine", "--ranks", "12", "--size", "8", flag, v,
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(flag), "{err}");
+    }
+}
+
 /// A saved alltoallv schedule carries its counts: `verify`, `simulate`
 /// and `run --check` read them from the file; the same seed gives the same
 /// schedule, and the generators and a CSV file run from the command line.

@@ -628,25 +628,92 @@ impl Layout {
     }
 }
 
-/// A Bine tree over `p` ranks (a power of two) rooted at relative rank 0:
-/// Swing's butterfly with the steps taken S−1 first, so that the root's
-/// first child is the farthest (|ρ(S−1)|) and the distances shrink towards
-/// the leaves. At each step after the one it receives at, a rank sends to
-/// its peer of that step.
+/// A Bine tree over `p` ranks rooted at relative rank 0: Swing's
+/// butterfly with the steps taken S−1 first, so that the root's first
+/// child is the farthest (|ρ(S−1)|) and the distances shrink towards the
+/// leaves. At each step after the one it receives at, a participant sends
+/// to its peer of that step.
+///
+/// The tree is defined on a power of two. On other counts the reference
+/// code has no Bine tree (HLC-Lab/pico, `libbine/libbine_bcast.c` and
+/// `libbine_scatter.c` refuse them; HLC-Lab/bine-trees lists it as to do,
+/// "similarly to standard binomial trees"), so the ranks fold as its
+/// allreduce folds them (`libbine/libbine_allreduce.c`,
+/// `allreduce_bine_lat`): of P = 2^S + e, the first 2e relative ranks
+/// pair up with their neighbour, the odd one of each pair sitting out and
+/// served by the even one, and the 2^S participants (the even ones below
+/// 2e, every one from 2e on) run the tree. The root, relative rank 0, is
+/// always a participant. The pairs are neighbours, so the extra hop is
+/// the shortest: a participant serves its partner after its tree sends,
+/// as a last step of distance 1.
 pub(crate) struct BineTree {
+    /// Over the 2^S participants.
     pub bf: Butterfly,
-    /// Each relative rank's (step, parent): when and from whom it receives
-    /// (None for the root).
+    /// Ranks (relative ranks 0..p).
+    pub p: usize,
+    /// Each participant's (step, parent participant): when and from whom
+    /// it receives (None for the root).
     pub parent: Vec<Option<(u32, usize)>>,
-    /// Each rank's place in the tree's preorder (children farthest first),
-    /// where every subtree is one run, and its subtree's size.
+    /// Each participant's place in the ranks' preorder (children farthest
+    /// first, each participant followed by its partner), where every
+    /// subtree is one run, and the ranks in its subtree (partners
+    /// included).
     pub pre: Vec<usize>,
     pub size: Vec<usize>,
 }
 
+/// Where a relative rank stands in a [`BineTree`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Seat {
+    /// Participant q of the tree.
+    Runs(usize),
+    /// Sits out, served by the participant just below it (relative rank
+    /// v − 1).
+    SitsOut,
+}
+
+impl BineTree {
+    /// Relative ranks beyond the power of two.
+    fn extra(&self) -> usize {
+        self.p - self.bf.len()
+    }
+
+    /// Relative rank v's seat.
+    pub fn seat(&self, v: usize) -> Seat {
+        let e = self.extra();
+        if v < 2 * e {
+            if v % 2 == 1 {
+                Seat::SitsOut
+            } else {
+                Seat::Runs(v / 2)
+            }
+        } else {
+            Seat::Runs(v - e)
+        }
+    }
+
+    /// Participant q's relative rank.
+    pub fn rank(&self, q: usize) -> usize {
+        if q < self.extra() {
+            2 * q
+        } else {
+            q + self.extra()
+        }
+    }
+
+    /// The relative rank participant q serves, if any.
+    pub fn partner(&self, q: usize) -> Option<usize> {
+        (q < self.extra()).then(|| 2 * q + 1)
+    }
+}
+
 pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
-    let bf = Butterfly::torus(&[(1, p)], 0, false, true)?;
-    let mut parent: Vec<Option<(u32, usize)>> = vec![None; p];
+    if p == 0 {
+        return Err(invalid!("a Bine tree needs at least one rank"));
+    }
+    let n = 1usize << p.ilog2();
+    let bf = Butterfly::torus(&[(1, n)], 0, false, true)?;
+    let mut parent: Vec<Option<(u32, usize)>> = vec![None; n];
     let mut informed = vec![0usize];
     for k in 0..bf.steps() {
         for i in 0..informed.len() {
@@ -658,29 +725,33 @@ pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
             informed.push(child);
         }
     }
-    // A subtree of a rank received at step k has 2^(S−k−1) ranks.
-    let size: Vec<usize> = parent
-        .iter()
-        .map(|e| e.map_or(p, |(k, _)| 1 << (bf.steps() - k - 1)))
-        .collect();
-    let mut pre = vec![0; p];
-    let mut stack = vec![(0usize, 0usize)];
-    while let Some((v, at)) = stack.pop() {
-        pre[v] = at;
-        let first = parent[v].map_or(0, |(k, _)| k + 1);
-        let mut next = at + 1;
-        for k in first..bf.steps() {
-            let child = bf.peer(v, k);
-            stack.push((child, next));
-            next += size[child];
+    let mut tree = BineTree {
+        bf,
+        p,
+        parent,
+        pre: vec![0; n],
+        size: vec![0; n],
+    };
+    // Subtree sizes, leaves first (a child is informed after its parent):
+    // a participant and its partner, then its children's.
+    for &q in informed.iter().rev() {
+        tree.size[q] += 1 + usize::from(tree.partner(q).is_some());
+        if let Some((_, up)) = tree.parent[q] {
+            tree.size[up] += tree.size[q];
         }
     }
-    Ok(BineTree {
-        bf,
-        parent,
-        pre,
-        size,
-    })
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((q, at)) = stack.pop() {
+        tree.pre[q] = at;
+        let first = tree.parent[q].map_or(0, |(k, _)| k + 1);
+        let mut next = at + 1 + usize::from(tree.partner(q).is_some());
+        for k in first..tree.bf.steps() {
+            let child = tree.bf.peer(q, k);
+            stack.push((child, next));
+            next += tree.size[child];
+        }
+    }
+    Ok(tree)
 }
 
 /// The dimensions of a grid request for a torus Swing: (stride, length) of
@@ -898,6 +969,7 @@ mod tests {
                 Butterfly::torus(&[(1, 1 << s)], 0, mirror, false).unwrap();
             }
             bine_tree(1 << s).unwrap();
+            bine_tree((1 << s) + 1 + s).unwrap();
         }
         for dims in [[4, 8, 2], [2, 2, 2], [16, 1, 4]] {
             let mut stride = 1;

@@ -396,6 +396,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     exscan::node_aware::ALGORITHM,
     alltoallv::node_aware::ALGORITHM,
     allgatherv::node_aware::ALGORITHM,
+    allgatherv::node_aware::MULTI,
 ];
 
 /// The node-aware compositions: they run another algorithm among the
@@ -417,6 +418,7 @@ pub const COMPOSED: &[&Algorithm] = &[
     &exscan::node_aware::ALGORITHM,
     &alltoallv::node_aware::ALGORITHM,
     &allgatherv::node_aware::ALGORITHM,
+    &allgatherv::node_aware::MULTI,
 ];
 
 /// The allreduces whose ranks combine the contributions in different

@@ -3,10 +3,14 @@
 //! the farthest peer (s = S−1) to the nearest, the blocks gathered in
 //! Scratch in the butterfly's block order (one contiguous run a message)
 //! and copied out in rank order. On a power of two this is the schedule of
-//! `allgather::swing` (both papers' allgathers send the same messages);
-//! Bine's takes only powers of two, as its reference implementation does.
+//! `allgather::swing` (both papers' allgathers send the same messages),
+//! and on other counts too: an even P takes ⌈log2 P⌉ steps with the peers
+//! taken mod P, each block handed on at the latest step that reaches it
+//! (the reference code's `allgather_bine_block_by_block_any_even`,
+//! HLC-Lab/pico `libbine/libbine_allgather.c`), and an odd P folds its last
+//! rank into the one before (`algorithms::butterfly`).
 
-use crate::algorithms::{bcast, Algorithm, Request};
+use crate::algorithms::{Algorithm, Applies, Request};
 use crate::algorithms::{Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::{CollectiveKind, Schedule};
@@ -14,13 +18,13 @@ use crate::schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Allgather,
     name: "bine",
-    summary: "Bine: swap all blocks held with rank ± ρ(s), farthest first, log2 P steps (P a power of two)",
+    summary: "Bine: swap all blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
     build,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: bcast::bine::POWER_OF_TWO,
+    applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };

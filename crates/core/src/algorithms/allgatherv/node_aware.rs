@@ -9,6 +9,18 @@
 //! the nodes' packed blocks in node order are the output in rank order and
 //! the leaders' allgatherv writes the output; otherwise it writes scratch
 //! and the leader copies each rank's block to its place.
+//!
+//! `node_aware_multi`, for nodes of K ranks each: every rank of a node
+//! leads a slice, as the allgather's multi-leader form does
+//! (`allgather::node_aware`). Rank t of each node allgathervs the blocks
+//! of the nodes' ranks t among them (K allgathervs side by side,
+//! `--inter`), so that it holds slice t, those ranks' blocks in node order,
+//! of the buffer in [`compose::slice_order`]; a ring allgather of the K
+//! slices inside each node, each step a slice of its own length, completes
+//! it. With a cyclic placement that order is rank order and the slices land
+//! in the output; otherwise they are built in scratch and each rank copies
+//! the blocks to rank order. Skewed counts make the slices unequal, and the
+//! ring's steps wait for the longest slice they carry.
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
 use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
@@ -32,6 +44,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
+};
+
+pub const MULTI: Algorithm = Algorithm {
+    name: "node_aware_multi",
+    summary: "K allgathervs among same-index ranks of the nodes (--inter, default ring), ring allgather of the K slices in each node (nodes of equal size)",
+    build: build_multi,
+    applies: Applies {
+        topology: TopologyNeed::Nodes(NodeNeed::Equal),
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ..ALGORITHM
 };
 
 /// The leaders' default algorithm.
@@ -92,6 +116,85 @@ fn build(req: &Request) -> Result<Schedule> {
         let sub = compose::phase(req, "binomial", down, m.len(), all)?;
         cp.embed(&sub, m, Frame::SAME)
     })?;
+    Ok(cp.finish())
+}
+
+fn build_multi(req: &Request) -> Result<Schedule> {
+    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
+    let inter = compose::inter(req, INTER)?;
+    let v = req.sizes()?;
+    let k = nodes.per_node();
+    let order = compose::slice_order(&nodes);
+    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+    // Slice t's offset and length in the buffer in slice order (no sum
+    // passes the output's length, which the sizes bound).
+    let mut slices = Vec::with_capacity(k);
+    let mut at = 0u64;
+    for t in 0..k {
+        let len: u64 = nodes.members.iter().map(|m| v.block(m[t], m[t])).sum();
+        slices.push((at, len));
+        at += len;
+    }
+    let all = at;
+    // The buffer in slice order: the output, or scratch [0, all).
+    let (buf, base) = if direct {
+        (Buf::Output, 0)
+    } else {
+        (Buf::Scratch, all)
+    };
+    let region = |o: u64, l: u64| Region::new(buf, o, l);
+    let mut cp = Composer::new(req, MULTI.name);
+    for (t, &(off, _)) in slices.iter().enumerate() {
+        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
+        let counts = group.iter().map(|&r| v.block(r, r)).collect();
+        let sub = compose::phase_sized(
+            req,
+            inter.name,
+            Collective::Allgatherv,
+            Sizes::per_rank(counts)?,
+        )?;
+        let frame = Frame {
+            input: (Buf::Input, 0),
+            output: (buf, off),
+            scratch: base,
+        };
+        cp.embed(&sub, &group, frame)?;
+    }
+    cp.next_phase()?;
+    // The ring of slices inside each node: at step s rank t sends slice
+    // t − s on and receives slice t − s − 1.
+    let tag = cp.tag();
+    for m in &nodes.members {
+        for s in 0..k.saturating_sub(1) {
+            for (t, &r) in m.iter().enumerate() {
+                let (next, prev) = (m[(t + 1) % k], m[(t + k - 1) % k]);
+                let (so, sl) = slices[(t + k - s) % k];
+                let (ro, rl) = slices[(t + 2 * k - s - 1) % k];
+                cp.step(
+                    r,
+                    &[
+                        Op::send(next as u32, tag, region(so, sl)),
+                        Op::recv(prev as u32, tag, region(ro, rl)),
+                    ],
+                );
+            }
+        }
+    }
+    cp.next_phase()?;
+    if !direct {
+        let mut moves = Vec::with_capacity(req.ranks);
+        let mut from = 0u64;
+        for &r in &order {
+            let n = v.block(r, r);
+            moves.push((Region::scratch(from, n), Region::output(v.recv_at(0, r), n)));
+            from += n;
+        }
+        let ops = compose::joined_copies(moves);
+        for r in 0..req.ranks {
+            cp.reserve(r, all);
+            cp.step(r, &ops);
+        }
+    }
     Ok(cp.finish())
 }
 

@@ -4,34 +4,26 @@
 //! v = (r − root) mod P, the root sends to v ± ρ(S−1), then every rank
 //! that has the buffer to its peer at ρ(S−2), and so on, the distances
 //! shrinking to 1 at the leaves, so that the farthest hops carry the fewest
-//! messages. P must be a power of two (the reference implementation's
-//! limit); other counts are refused.
+//! messages. On P = 2^S + e ranks the first 2e relative ranks pair up and
+//! the odd one of each pair gets the buffer from its neighbour after the
+//! tree (the fold of `bine_tree`): ⌈log2 P⌉ steps on every P.
 
-use crate::algorithms::butterfly::bine_tree;
-use crate::algorithms::{Algorithm, Request};
-use crate::algorithms::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::algorithms::butterfly::{bine_tree, Seat};
+use crate::algorithms::{Algorithm, Applies, Request};
+use crate::algorithms::{Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::{CollectiveKind, Op, Region, Schedule};
-
-/// Where the Bine collectives apply: any network, P a power of two.
-pub(crate) const POWER_OF_TWO: Applies = Applies {
-    topology: TopologyNeed::Any,
-    ranks: RankNeed::PowerOfTwo(
-        "Bine trees are defined on a power of two ranks, not {p} (as in the reference implementation)",
-    ),
-    root: RootNeed::Any,
-};
 
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Bcast,
     name: "bine",
-    summary: "Bine tree: binomial tree on rank ± ρ(s), farthest child first, distances shrinking (P a power of two)",
+    summary: "Bine tree: binomial tree on rank ± ρ(s), farthest child first, distances shrinking (P not a power of two: neighbours pair up, one served last)",
     build,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: POWER_OF_TWO,
+    applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };
@@ -47,12 +39,25 @@ fn build(req: &Request) -> Result<Schedule> {
     let real = |v: usize| ((v + root) % p) as u32;
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let v = (r + p - root) % p;
-        let (first, deps) = match parent[v] {
-            Some((k, from)) => (k + 1, vec![prog.push(Op::recv(real(from), 0, all), &[])]),
+        let q = match tree.seat(v) {
+            Seat::Runs(q) => q,
+            Seat::SitsOut => {
+                prog.push(Op::recv(real(v - 1), 0, all), &[]);
+                continue;
+            }
+        };
+        let (first, deps) = match parent[q] {
+            Some((k, from)) => (
+                k + 1,
+                vec![prog.push(Op::recv(real(tree.rank(from)), 0, all), &[])],
+            ),
             None => (0, Vec::new()),
         };
         for k in first..bf.steps() {
-            prog.push(Op::send(real(bf.peer(v, k)), 0, all), &deps);
+            prog.push(Op::send(real(tree.rank(bf.peer(q, k))), 0, all), &deps);
+        }
+        if let Some(w) = tree.partner(q) {
+            prog.push(Op::send(real(w), 0, all), &deps);
         }
     }
     Ok(s)

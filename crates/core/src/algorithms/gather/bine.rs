@@ -2,9 +2,10 @@
 //! (`scatter::bine`) reversed, so that each rank collects its children's
 //! subtrees, nearest first, into one run of Scratch in the butterfly's
 //! block order and sends it to its parent; the root copies the blocks out
-//! in rank order. P must be a power of two.
+//! in rank order. On P = 2^S + e ranks the first 2e relative ranks pair
+//! up, the odd one of a pair handing its block to its neighbour first.
 
-use crate::algorithms::{bcast, scatter, Algorithm, Request};
+use crate::algorithms::{scatter, Algorithm, Applies, Request};
 use crate::algorithms::{Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::{CollectiveKind, Schedule};
@@ -12,13 +13,13 @@ use crate::schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Gather,
     name: "bine",
-    summary: "Bine tree: the Bine scatter reversed, nearest subtrees first (P a power of two)",
+    summary: "Bine tree: the Bine scatter reversed, nearest subtrees first (P not a power of two: neighbours pair up, one hands its block in first)",
     build,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: bcast::bine::POWER_OF_TWO,
+    applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };

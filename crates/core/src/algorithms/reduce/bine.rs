@@ -2,9 +2,11 @@
 //! (`bcast::bine`) reversed (`schedule::reverse`), so that the leaves send
 //! first to their nearest peers and each rank combines its children's
 //! buffers, the nearest subtree first, before sending to its parent: the
-//! distances grow towards the root. P must be a power of two.
+//! distances grow towards the root. On P = 2^S + e ranks the first 2e
+//! relative ranks pair up, the odd one of a pair handing its buffer to its
+//! neighbour first.
 
-use crate::algorithms::{bcast, Algorithm, Request};
+use crate::algorithms::{bcast, Algorithm, Applies, Request};
 use crate::algorithms::{Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::{reverse, Collective, CollectiveKind, Schedule};
@@ -12,13 +14,13 @@ use crate::schedule::{reverse, Collective, CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::Reduce,
     name: "bine",
-    summary: "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P a power of two)",
+    summary: "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P not a power of two: neighbours pair up, one combined first)",
     build,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: bcast::bine::POWER_OF_TWO,
+    applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };

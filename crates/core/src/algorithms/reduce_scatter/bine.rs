@@ -2,10 +2,14 @@
 //! butterfly run as a reduce-scatter, each rank handing r ± ρ(s) the half
 //! it keeps from the nearest peer (s = 0) to the farthest, in the
 //! butterfly's block order (one contiguous run a message). On a power of
-//! two this is the schedule of `reduce_scatter::swing`; Bine's takes only
-//! powers of two, as its reference implementation does.
+//! two this is the schedule of `reduce_scatter::swing`, and on other
+//! counts too: an even P takes ⌈log2 P⌉ steps with the peers taken mod P,
+//! each block handed on at the latest step that reaches it (the reference
+//! code's `reduce_scatter_bine_block_by_block_any_even`, HLC-Lab/pico
+//! `libbine/libbine_reduce_scatter.c`), and an odd P folds its last rank
+//! into the one before (`algorithms::butterfly`).
 
-use crate::algorithms::{bcast, Algorithm, Request};
+use crate::algorithms::{Algorithm, Applies, Request};
 use crate::algorithms::{Counterparts, OpCount};
 use crate::error::Result;
 use crate::schedule::{CollectiveKind, Schedule};
@@ -13,14 +17,13 @@ use crate::schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm {
     collective: CollectiveKind::ReduceScatter,
     name: "bine",
-    summary:
-        "Bine: hand rank ± ρ(s) the half it keeps, nearest first, log2 P steps (P a power of two)",
+    summary: "Bine: hand rank ± ρ(s) the half it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
     build,
     stream: None,
     segmented: false,
     radix: false,
     lanes: false,
-    applies: bcast::bine::POWER_OF_TWO,
+    applies: Applies::ANYWHERE,
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
 };
