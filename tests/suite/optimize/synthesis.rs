@@ -283,7 +283,7 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
     networks.push(("torus:3x3 --fail random:1 --seed 4".into(), all.to_vec()));
     networks.push((
         "torus:4x4 --fail random:2 --seed 2".into(),
-        vec!["bcast", "reduce"],
+        all[..4].to_vec(),
     ));
     // A tree with switches and half-duplex host cables, where the switch
     // bound sets the reductions' least time.
@@ -303,10 +303,11 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
     ));
     // Random heterogeneous graphs without switches, half-duplex cables
     // among them, where the split bound sets the least time (the suite's
-    // generator; seed 11, which falls short, is in docs/optimize.md).
+    // generator; seed 11's spread collectives hold only where every copy
+    // of every root's trees carries the same rate).
     let dir = std::env::temp_dir().join(format!("topocoll-within-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for seed in 1..=10u64 {
+    for seed in 1..=12u64 {
         let path = dir.join(format!("g{seed}.toml"));
         std::fs::write(&path, random_graph_toml(seed, 5 + seed as usize % 2, false)).unwrap();
         networks.push((path.to_str().unwrap().to_string(), all.to_vec()));
@@ -350,7 +351,7 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 81);
+    assert_eq!(checked, 93);
     std::fs::remove_dir_all(&dir).ok();
 }
 
