@@ -137,7 +137,7 @@ impl Butterfly {
         // O(n²) of a whole schedule before building it.
         if !pow2 && n > MAX_UNEVEN {
             return Err(invalid!(
-                "Swing on {n} participants, not a power of two, takes at most {MAX_UNEVEN}"
+                "swing and bine on {n} participants, not a power of two, take at most {MAX_UNEVEN}"
             ));
         }
         let ring_steps = |n: usize| usize::BITS - (n - 1).leading_zeros();
