@@ -604,9 +604,8 @@ enum Parts {
     /// trees finish together as planned.
     Weighted,
     /// By the rates, between the `k` heaviest trees of each root only, one
-    /// copy each:
-    /// the fewest messages, for networks where every tree's copies do not
-    /// fit in [`MAX_OPS`].
+    /// copy each: the fewest messages, for networks where every tree's
+    /// copies do not fit in [`MAX_OPS`].
     Top(usize),
 }
 
