@@ -535,33 +535,25 @@ fn slowdown(roots: &[Vec<f64>], copies: &[Vec<usize>]) -> f64 {
 /// in [`MAX_OPS`] for [`COPY_CHUNKS`] chunks (a copy's pipeline has about
 /// two operations a rank and chunk).
 fn copies_for(split: Parts, plan: &[Packed], n: usize) -> Vec<Vec<Vec<usize>>> {
-    if let Parts::Top(k) = split {
-        return plan
-            .iter()
-            .map(|(_, pk)| {
-                pk.trees
-                    .iter()
-                    .map(|ts| (0..ts.len()).map(|i| usize::from(i < k)).collect())
-                    .collect()
-            })
-            .collect();
-    }
     let weights: Vec<Vec<f64>> = plan
         .iter()
         .flat_map(|(_, pk)| pk.trees.iter().map(|ts| ts.iter().map(|t| t.1).collect()))
         .collect();
-    if split == Parts::Even {
-        let mut flat = weights.iter().map(|w| shares(w, EVEN_UNITS));
-        return plan
+    let by_root: Vec<Vec<usize>> = match split {
+        Parts::Top(k) => weights
             .iter()
-            .map(|(_, pk)| flat.by_ref().take(pk.trees.len()).collect())
-            .collect();
-    }
-    let per_copy = 2 * (n.max(2) as u64 - 1) * COPY_CHUNKS;
-    let budget = (COPY_BUDGET * weights.len()).max((MAX_OPS / per_copy) as usize);
-    let mut flat = apportion(&weights, budget).into_iter();
+            .map(|w| (0..w.len()).map(|i| usize::from(i < k)).collect())
+            .collect(),
+        Parts::Even => weights.iter().map(|w| shares(w, EVEN_UNITS)).collect(),
+        Parts::Weighted => {
+            let per_copy = 2 * (n.max(2) as u64 - 1) * COPY_CHUNKS;
+            let budget = (COPY_BUDGET * weights.len()).max((MAX_OPS / per_copy) as usize);
+            apportion(&weights, budget)
+        }
+    };
+    let mut by_root = by_root.into_iter();
     plan.iter()
-        .map(|(_, pk)| flat.by_ref().take(pk.trees.len()).collect())
+        .map(|(_, pk)| by_root.by_ref().take(pk.trees.len()).collect())
         .collect()
 }
 
@@ -575,7 +567,7 @@ fn shares(weights: &[f64], units: usize) -> Vec<usize> {
     let given: usize = shares.iter().sum();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
-    for &i in order.iter().take(units.saturating_sub(given)) {
+    for &i in order.iter().take(units - given) {
         shares[i] += 1;
     }
     let common = shares.iter().fold(0, |g, &k| gcd(g, k)).max(1);
