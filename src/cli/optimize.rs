@@ -55,6 +55,12 @@ pub struct OptimizeArgs {
         allow_hyphen_values = true
     )]
     pub latency: Option<f64>,
+    /// Element type: u8, i32, i64, f32, f64 (default: f64 for reductions, u8 otherwise).
+    #[arg(long, group = "synthesis")]
+    pub dtype: Option<String>,
+    /// Reduction operator: sum, prod, min, max, band, bor, bxor [default: sum].
+    #[arg(long, group = "synthesis")]
+    pub op: Option<String>,
     #[command(flatten)]
     pub node: NodeModelArgs,
     #[command(flatten)]
@@ -376,11 +382,19 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
     }
     let cfg = a.node.config(&build, engines, &a.drivers, false, None)?;
     let size = parse_bytes(&a.size)?;
-    let (dtype, op) = if collective.is_reduction() {
-        (Dtype::F64, ReduceOp::Sum)
-    } else {
-        (Dtype::U8, ReduceOp::Sum)
+    let dtype = match &a.dtype {
+        Some(d) => Dtype::parse(d)?,
+        None if collective.is_reduction() => Dtype::F64,
+        None => Dtype::U8,
     };
+    if let (Some(op), false) = (&a.op, collective.is_reduction()) {
+        return Err(Error::Invalid(format!(
+            "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
+            collective.name()
+        ))
+        .into());
+    }
+    let op = ReduceOp::parse(a.op.as_deref().unwrap_or("sum"), dtype)?;
     let mut out_file = a
         .schedule_out
         .as_deref()

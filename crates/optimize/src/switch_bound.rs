@@ -113,6 +113,14 @@ pub fn switch_bound(
     collective: Collective,
     size_bytes: u64,
 ) -> Result<SwitchBound> {
+    if !crate::cut::links_join_nodes(topo) {
+        // Links that join no nodes, routed host by host: the same argument
+        // over the fixed routes ([`crate::route_bound`]).
+        return Ok(SwitchBound {
+            seconds: crate::route_bound::route_bound(topo, collective, size_bytes),
+            parts: Vec::new(),
+        });
+    }
     let m = size_bytes as f64;
     let n = topo.num_ranks() as f64;
     let (shape, data, root) = match collective {
@@ -155,14 +163,6 @@ fn best(topo: &Topology, shape: Shape, data: f64, root: Option<u32>) -> Result<S
         .into_iter()
         .map(|(a, b, c)| (a as usize, b as usize, c))
         .collect();
-    if arcs.iter().any(|&(a, b, _)| a.max(b) >= topo.num_nodes) {
-        // A route graph ([`crate::cut::route_arcs`]): its link nodes are
-        // not the network's switches, and no grouping is tried.
-        return Ok(SwitchBound {
-            seconds: 0.0,
-            parts: Vec::new(),
-        });
-    }
     let pairs = pairs(&arcs);
     let mut held = vec![false; topo.num_nodes];
     for &v in &topo.rank_node {
