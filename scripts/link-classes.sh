@@ -3,16 +3,20 @@
 # fat tree's upper level (level 1-2), 64 ranks one per host, as the table
 # of docs/allreduce.md gives them: 1 MiB buffers (bcast, reduce,
 # reduce_scatter, allreduce) or 16 KiB blocks (the others).
-# Usage: scripts/link-classes.sh [path/to/topocoll]
+# Usage: scripts/link-classes.sh [path/to/topocoll] [RANKS]
+#   RANKS: 64 (the default; examples/dragonfly-64.xml, examples/fat-tree-64.xml)
+#   or 48 (examples/dragonfly-48.xml, examples/fat-tree-48.xml: not a power of two)
 set -euo pipefail
 bin=${1:-target/release/topocoll}
-df=examples/dragonfly-64.xml
-ft=examples/fat-tree-64.xml
-class() { # topology collective algorithm size class
-    local root=()
+ranks=${2:-64}
+df=examples/dragonfly-$ranks.xml
+ft=examples/fat-tree-$ranks.xml
+[ -f "$df" ] && [ -f "$ft" ] || { echo "no $df or $ft: RANKS is 64 or 48" >&2; exit 2; }
+class() { # topology collective algorithm size class; "n/a" where the algorithm does not apply
+    local root=() out
     case $2 in bcast | reduce | scatter | gather) root=(--root 0) ;; esac
-    "$bin" simulate -t "$1" -c "$2" -a "$3" -s "$4" "${root[@]}" |
-        sed -n 's/^bytes by class  //p' | tr ',' '\n' |
+    out=$("$bin" simulate -t "$1" -c "$2" -a "$3" -s "$4" "${root[@]}" 2>/dev/null) || { echo n/a; return; }
+    sed -n 's/^bytes by class  //p' <<<"$out" | tr ',' '\n' |
         awk -v c="$5" '{ if ($0 ~ c" ") { print $NF } }'
 }
 echo "| collective | algorithm | dragonfly global (blue) bytes | fat tree upper level bytes |"
