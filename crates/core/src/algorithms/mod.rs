@@ -12,6 +12,7 @@ pub mod barrier;
 pub mod bcast;
 pub(crate) mod butterfly;
 pub mod compose;
+pub(crate) mod exchange;
 pub mod exscan;
 pub mod gather;
 pub mod lanes;
@@ -393,9 +394,11 @@ pub const ALGORITHMS: &[Algorithm] = &[
     gather::node_aware::ALGORITHM,
     scatter::node_aware::ALGORITHM,
     alltoall::node_aware::ALGORITHM,
+    alltoall::node_aware::MULTI,
     scan::node_aware::ALGORITHM,
     exscan::node_aware::ALGORITHM,
     alltoallv::node_aware::ALGORITHM,
+    alltoallv::node_aware::MULTI,
     allgatherv::node_aware::ALGORITHM,
     allgatherv::node_aware::MULTI,
 ];
@@ -416,9 +419,11 @@ pub const COMPOSED: &[&Algorithm] = &[
     &gather::node_aware::ALGORITHM,
     &scatter::node_aware::ALGORITHM,
     &alltoall::node_aware::ALGORITHM,
+    &alltoall::node_aware::MULTI,
     &scan::node_aware::ALGORITHM,
     &exscan::node_aware::ALGORITHM,
     &alltoallv::node_aware::ALGORITHM,
+    &alltoallv::node_aware::MULTI,
     &allgatherv::node_aware::ALGORITHM,
     &allgatherv::node_aware::MULTI,
 ];
