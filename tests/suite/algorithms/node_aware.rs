@@ -124,6 +124,10 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
         (Collective::Allgather, "node_aware"),
         (Collective::Allreduce, "node_aware_multi"),
         (Collective::Alltoall, "node_aware"),
+        (Collective::Alltoall, "node_aware_multi"),
+        (Collective::Reduce { root: 3 }, "node_aware_multi"),
+        (Collective::Gather { root: 3 }, "node_aware_multi"),
+        (Collective::Scatter { root: 3 }, "node_aware_multi"),
     ] {
         let dtype = if c.is_reduction() {
             Dtype::F64
@@ -317,13 +321,17 @@ fn v_compositions_verify_on_1_to_64_ranks() {
         }
     }
     eprintln!("{built} built, {refused} refused");
-    // The multi-leader allgatherv takes nodes of one size only.
-    let c = CollectiveKind::Allgatherv.with_root(0);
-    let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
-    let e = algorithms::build("node_aware_multi", &req)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
+    // The multi-leader allgatherv and alltoallv take nodes of one size only.
+    for kind in [CollectiveKind::Allgatherv, CollectiveKind::Alltoallv] {
+        let c = kind.with_root(0);
+        let req =
+            Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
+        let e = algorithms::build("node_aware_multi", &req)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
+        assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
+    }
     assert!(
         built > 5_000 && refused > 0,
         "{built} built, {refused} refused"

@@ -33,7 +33,7 @@ use super::compose::{self, Composer, Frame, Nodes};
 use super::{Algorithm, Request};
 use crate::error::Result;
 use crate::param;
-use crate::schedule::{Buf, Collective, Region, Schedule, Sizes};
+use crate::schedule::{Buf, Collective, Op, Region, Schedule, Sizes};
 
 /// The blocks being exchanged: each `count` elements (alltoall), or the
 /// request's counts per pair (alltoallv).
@@ -103,20 +103,7 @@ pub(crate) fn build(
     }
     if !cyclic {
         for r in 0..p {
-            let mut moves = Vec::new();
-            let mut at = x;
-            for t in 0..k {
-                for node in m {
-                    let d = node[t];
-                    let l = blocks.block(r, d);
-                    moves.push((
-                        Region::input(blocks.send_at(r, d), l),
-                        Region::scratch(at, l),
-                    ));
-                    at += l;
-                }
-            }
-            c.step(r, &compose::joined_copies(moves));
+            c.step(r, &to_phase1(nodes, blocks, r, x));
         }
     }
     let frame = Frame {
@@ -155,28 +142,8 @@ pub(crate) fn build(
         c.embed(sub, node, frame)?;
     }
     c.next_phase()?;
-    // [u][j] in Y to [j][u] in X on rank (i, t).
     for r in 0..p {
-        let (i, t) = (nodes.node_of[r], local[r]);
-        let mut from = Vec::with_capacity(n * k);
-        let mut at = y;
-        for u in 0..k {
-            for node in m {
-                let l = blocks.block(m[i][u], node[t]);
-                from.push(Region::scratch(at, l));
-                at += l;
-            }
-        }
-        let mut moves = Vec::with_capacity(n * k);
-        let mut at = x;
-        for j in 0..n {
-            for u in 0..k {
-                let src = from[u * n + j];
-                moves.push((src, Region::scratch(at, src.count)));
-                at += src.count;
-            }
-        }
-        c.step(r, &compose::joined_copies(moves));
+        c.step(r, &to_phase2(nodes, blocks, r, local[r], x, y));
     }
     let frame = Frame {
         input: (Buf::Scratch, x),
@@ -217,19 +184,69 @@ pub(crate) fn build(
     c.next_phase()?;
     if !block {
         for r in 0..p {
-            let mut moves = Vec::with_capacity(p);
-            let mut at = y;
-            for node in m {
-                for &s in node {
-                    let l = blocks.block(s, r);
-                    moves.push((Region::scratch(at, l), Region::output(blocks.recv_at(r, s), l)));
-                    at += l;
-                }
-            }
-            c.step(r, &compose::joined_copies(moves));
+            c.step(r, &to_output(nodes, blocks, r, y));
         }
     }
     Ok(c.finish())
+}
+
+/// Rank r's copies from its input to `[t][j]` (its block for node j's rank
+/// t) at `x`: what it sends inside its node.
+fn to_phase1(nodes: &Nodes, blocks: Blocks, r: usize, x: u64) -> Vec<Op> {
+    let mut moves = Vec::with_capacity(nodes.node_of.len());
+    let mut at = x;
+    for t in 0..nodes.per_node() {
+        for node in &nodes.members {
+            let (d, l) = (node[t], blocks.block(r, node[t]));
+            let from = Region::input(blocks.send_at(r, d), l);
+            moves.push((from, Region::scratch(at, l)));
+            at += l;
+        }
+    }
+    compose::joined_copies(moves)
+}
+
+/// Rank r's (node i's rank t's) copies from what its node's ranks sent it,
+/// `[u][j]` at `y`, to `[j][u]` at `x`: its blocks for the ranks t in node
+/// order, as the exchange among the ranks t sends them.
+fn to_phase2(nodes: &Nodes, blocks: Blocks, r: usize, t: usize, x: u64, y: u64) -> Vec<Op> {
+    let (k, n, m) = (nodes.per_node(), nodes.count(), &nodes.members);
+    let i = nodes.node_of[r];
+    let mut from = Vec::with_capacity(n * k);
+    let mut at = y;
+    for u in 0..k {
+        for node in m {
+            let l = blocks.block(m[i][u], node[t]);
+            from.push(Region::scratch(at, l));
+            at += l;
+        }
+    }
+    let mut moves = Vec::with_capacity(n * k);
+    let mut at = x;
+    for j in 0..n {
+        for u in 0..k {
+            let src = from[u * n + j];
+            moves.push((src, Region::scratch(at, src.count)));
+            at += src.count;
+        }
+    }
+    compose::joined_copies(moves)
+}
+
+/// Rank r's copies from what the exchange brought, `[i][u]` at `y` (from
+/// node i's rank u), to its output in source rank order.
+fn to_output(nodes: &Nodes, blocks: Blocks, r: usize, y: u64) -> Vec<Op> {
+    let mut moves = Vec::with_capacity(nodes.node_of.len());
+    let mut at = y;
+    for node in &nodes.members {
+        for &s in node {
+            let l = blocks.block(s, r);
+            let to = Region::output(blocks.recv_at(r, s), l);
+            moves.push((Region::scratch(at, l), to));
+            at += l;
+        }
+    }
+    compose::joined_copies(moves)
 }
 
 /// The length of each scratch area: the longest of a rank's input, output
