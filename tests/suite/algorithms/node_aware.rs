@@ -324,8 +324,7 @@ fn v_compositions_verify_on_1_to_64_ranks() {
     // The multi-leader allgatherv and alltoallv take nodes of one size only.
     for kind in [CollectiveKind::Allgatherv, CollectiveKind::Alltoallv] {
         let c = kind.with_root(0);
-        let req =
-            Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
+        let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
         let e = algorithms::build("node_aware_multi", &req)
             .unwrap_err()
             .to_string();

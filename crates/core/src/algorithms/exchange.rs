@@ -142,8 +142,8 @@ pub(crate) fn build(
         c.embed(sub, node, frame)?;
     }
     c.next_phase()?;
-    for r in 0..p {
-        c.step(r, &to_phase2(nodes, blocks, r, local[r], x, y));
+    for (r, &t) in local.iter().enumerate() {
+        c.step(r, &to_phase2(nodes, blocks, r, t, x, y));
     }
     let frame = Frame {
         input: (Buf::Scratch, x),

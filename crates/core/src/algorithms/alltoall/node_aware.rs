@@ -20,8 +20,8 @@
 //! network once (`algorithms::exchange`, which says why this form).
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
 use crate::algorithms::{exchange, RootNeed, TopologyNeed};
+use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
 use crate::error::Result;
 use crate::param;
 use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};

@@ -24,8 +24,8 @@
 //! nodes of unequal sizes are refused.
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
 use crate::algorithms::{exchange, RootNeed, TopologyNeed};
+use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
 use crate::error::Result;
 use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 

@@ -143,7 +143,12 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         let moves = order
             .iter()
             .enumerate()
-            .map(|(i, &r)| (Region::scratch(i as u64 * c, c), Region::output(r as u64 * c, c)))
+            .map(|(i, &r)| {
+                (
+                    Region::scratch(i as u64 * c, c),
+                    Region::output(r as u64 * c, c),
+                )
+            })
             .collect();
         cp.step(root, &compose::joined_copies(moves));
     }

@@ -125,7 +125,12 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         let moves = order
             .iter()
             .enumerate()
-            .map(|(i, &r)| (Region::input(r as u64 * c, c), Region::scratch(i as u64 * c, c)))
+            .map(|(i, &r)| {
+                (
+                    Region::input(r as u64 * c, c),
+                    Region::scratch(i as u64 * c, c),
+                )
+            })
             .collect();
         cp.step(root, &compose::joined_copies(moves));
     }
