@@ -49,7 +49,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
-    summary: "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear)",
+    summary: "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear) (nodes of equal size)",
     build: build_multi,
     applies: Applies {
         topology: TopologyNeed::Nodes(NodeNeed::Equal),
