@@ -124,6 +124,10 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
         (Collective::Allgather, "node_aware"),
         (Collective::Allreduce, "node_aware_multi"),
         (Collective::Alltoall, "node_aware"),
+        (Collective::Alltoall, "node_aware_multi"),
+        (Collective::Reduce { root: 3 }, "node_aware_multi"),
+        (Collective::Gather { root: 3 }, "node_aware_multi"),
+        (Collective::Scatter { root: 3 }, "node_aware_multi"),
     ] {
         let dtype = if c.is_reduction() {
             Dtype::F64
@@ -134,6 +138,46 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
         let e = algorithms::build(name, &req).unwrap_err().to_string();
         assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
     }
+}
+
+/// A rankfile that puts 3 ranks on each of 4 hosts in no order (neither
+/// block nor cyclic): every composition that takes K ranks a node verifies,
+/// and every multi-leader form runs on threads to the reference's bits,
+/// every root, with skewed counts for the v-collectives (a count the ranks
+/// divide, which the multi-leader reduce-scatter needs).
+#[test]
+fn shuffled_equal_nodes_compose_and_run_on_threads() {
+    use std::sync::Arc;
+    use topocoll::schedule::Sizes;
+    let mut t = parse_spec("torus:2x2").unwrap();
+    let hosts = ["2", "0", "1", "3", "0", "2", "3", "1", "1", "0", "2", "3"];
+    let map = RankMap::List(hosts.map(String::from).to_vec());
+    t.place_ranks(3, &map, 8e9, 0.0).unwrap();
+    let (built, refused) = sweep(&t, &[None, Some("linear"), Some("ring")], &[1, 7]);
+    assert!(built > 150, "{built} built, {refused} refused");
+    let p = t.num_ranks();
+    let mut ran = 0;
+    for a in COMPOSED.iter().filter(|a| a.name == "node_aware_multi") {
+        let rooted = a.collective.is_rooted();
+        for root in if rooted { roots(p) } else { vec![0] } {
+            let c = a.collective.with_root(root);
+            let mut req =
+                Request::new(c, p, 7 * 4 * p as u64, Dtype::I32, ReduceOp::Sum, Some(&t)).unwrap();
+            if let Some(shape) = c.sizes_shape() {
+                let v = Sizes::parse("zipf:1.2", shape, p, 7, 4, 3).unwrap();
+                req = req.with_sizes(Arc::new(v)).unwrap();
+            }
+            let what = format!(
+                "{} node_aware_multi, root {root}, on a shuffled rankfile",
+                a.collective
+            );
+            let s = algorithms::build(a.name, &req).unwrap_or_else(|e| panic!("{what}: {e}"));
+            verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
+            run_on_threads(&s, &what);
+            ran += 1;
+        }
+    }
+    assert!(ran >= 10 + 4 * 11, "{ran}");
 }
 
 /// On a torus, a dragonfly, a fat tree and a tree of hosts with 2 and 3
@@ -317,13 +361,16 @@ fn v_compositions_verify_on_1_to_64_ranks() {
         }
     }
     eprintln!("{built} built, {refused} refused");
-    // The multi-leader allgatherv takes nodes of one size only.
-    let c = CollectiveKind::Allgatherv.with_root(0);
-    let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
-    let e = algorithms::build("node_aware_multi", &req)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
+    // The multi-leader allgatherv and alltoallv take nodes of one size only.
+    for kind in [CollectiveKind::Allgatherv, CollectiveKind::Alltoallv] {
+        let c = kind.with_root(0);
+        let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
+        let e = algorithms::build("node_aware_multi", &req)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
+        assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
+    }
     assert!(
         built > 5_000 && refused > 0,
         "{built} built, {refused} refused"

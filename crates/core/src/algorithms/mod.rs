@@ -12,6 +12,7 @@ pub mod barrier;
 pub mod bcast;
 pub(crate) mod butterfly;
 pub mod compose;
+pub(crate) mod exchange;
 pub mod exscan;
 pub mod gather;
 pub mod lanes;
@@ -383,6 +384,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     bcast::node_aware::ALGORITHM,
     bcast::node_aware::MULTI,
     reduce::node_aware::ALGORITHM,
+    reduce::node_aware::MULTI,
     allreduce::node_aware::ALGORITHM,
     allreduce::node_aware::MULTI,
     allgather::node_aware::ALGORITHM,
@@ -390,11 +392,15 @@ pub const ALGORITHMS: &[Algorithm] = &[
     reduce_scatter::node_aware::ALGORITHM,
     reduce_scatter::node_aware::MULTI,
     gather::node_aware::ALGORITHM,
+    gather::node_aware::MULTI,
     scatter::node_aware::ALGORITHM,
+    scatter::node_aware::MULTI,
     alltoall::node_aware::ALGORITHM,
+    alltoall::node_aware::MULTI,
     scan::node_aware::ALGORITHM,
     exscan::node_aware::ALGORITHM,
     alltoallv::node_aware::ALGORITHM,
+    alltoallv::node_aware::MULTI,
     allgatherv::node_aware::ALGORITHM,
     allgatherv::node_aware::MULTI,
 ];
@@ -405,6 +411,7 @@ pub const COMPOSED: &[&Algorithm] = &[
     &bcast::node_aware::ALGORITHM,
     &bcast::node_aware::MULTI,
     &reduce::node_aware::ALGORITHM,
+    &reduce::node_aware::MULTI,
     &allreduce::node_aware::ALGORITHM,
     &allreduce::node_aware::MULTI,
     &allgather::node_aware::ALGORITHM,
@@ -412,11 +419,15 @@ pub const COMPOSED: &[&Algorithm] = &[
     &reduce_scatter::node_aware::ALGORITHM,
     &reduce_scatter::node_aware::MULTI,
     &gather::node_aware::ALGORITHM,
+    &gather::node_aware::MULTI,
     &scatter::node_aware::ALGORITHM,
+    &scatter::node_aware::MULTI,
     &alltoall::node_aware::ALGORITHM,
+    &alltoall::node_aware::MULTI,
     &scan::node_aware::ALGORITHM,
     &exscan::node_aware::ALGORITHM,
     &alltoallv::node_aware::ALGORITHM,
+    &alltoallv::node_aware::MULTI,
     &allgatherv::node_aware::ALGORITHM,
     &allgatherv::node_aware::MULTI,
 ];

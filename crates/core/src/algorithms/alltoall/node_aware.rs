@@ -12,10 +12,16 @@
 //! of blocks that stay together (block placement) move in one copy. This
 //! holds for any placement with K on every node: the copies name each
 //! rank's node and place in it.
+//!
+//! `node_aware_multi`: every rank of a node leads a K-th of its node's
+//! traffic, the blocks to the ranks of its own local index on every node:
+//! an all-to-all inside each node, then K all-to-alls side by side among
+//! the nodes' ranks of one index (`--inter`), each block crossing the
+//! network once (`algorithms::exchange`, which says why this form).
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
+use crate::algorithms::{exchange, RootNeed, TopologyNeed};
 use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::algorithms::{RootNeed, TopologyNeed};
 use crate::error::Result;
 use crate::param;
 use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
@@ -36,6 +42,13 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
+};
+
+pub const MULTI: Algorithm = Algorithm {
+    name: "node_aware_multi",
+    summary: "alltoall in each node so rank t holds its node's blocks for the ranks t, K alltoalls among same-index ranks (--inter, default linear)",
+    build: build_multi,
+    ..ALGORITHM
 };
 
 /// The leaders' default algorithm.
@@ -104,6 +117,13 @@ fn build(req: &Request) -> Result<Schedule> {
         cp.embed(&sub, m, frame)
     })?;
     Ok(cp.finish())
+}
+
+fn build_multi(req: &Request) -> Result<Schedule> {
+    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
+    let inter = compose::inter(req, INTER)?;
+    let blocks = exchange::Blocks::Equal(req.count);
+    exchange::build(req, MULTI.name, &nodes, inter, blocks)
 }
 
 /// The leader's copies from the gathered buffers (`[t][d]` at `from`: local

@@ -14,10 +14,18 @@
 //! leader's own straight into its output). Empty blocks take no copy and
 //! a rank with nothing to send or receive takes no message; copies of
 //! blocks that stay together are one copy.
+//!
+//! `node_aware_multi`, for nodes of K ranks each: every rank of a node
+//! leads the blocks its node sends to the ranks of its own local index:
+//! an alltoallv inside each node, then K alltoallvs side by side among the
+//! nodes' ranks of one index (`--inter`), each on the counts of the blocks
+//! it carries, each block crossing the network once (`algorithms::exchange`,
+//! which says why this form). The ranks of one index form the groups, so
+//! nodes of unequal sizes are refused.
 
 use crate::algorithms::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
+use crate::algorithms::{exchange, RootNeed, TopologyNeed};
 use crate::algorithms::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::algorithms::{RootNeed, TopologyNeed};
 use crate::error::Result;
 use crate::schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
@@ -37,6 +45,17 @@ pub const ALGORITHM: Algorithm = Algorithm {
     },
     ops: OpCount::Unbounded,
     mpi: Counterparts::NONE,
+};
+
+pub const MULTI: Algorithm = Algorithm {
+    name: "node_aware_multi",
+    summary: "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear) (nodes of equal size)",
+    build: build_multi,
+    applies: Applies {
+        topology: TopologyNeed::Nodes(NodeNeed::Equal),
+        ..ALGORITHM.applies
+    },
+    ..ALGORITHM
 };
 
 /// The leaders' default algorithm.
@@ -137,6 +156,13 @@ fn build(req: &Request) -> Result<Schedule> {
         Ok(())
     })?;
     Ok(cp.finish())
+}
+
+fn build_multi(req: &Request) -> Result<Schedule> {
+    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
+    let inter = compose::inter(req, INTER)?;
+    let blocks = exchange::Blocks::Sized(req.sizes()?);
+    exchange::build(req, MULTI.name, &nodes, inter, blocks)
 }
 
 /// The leaders' counts: node j's block for node i holds every block from
