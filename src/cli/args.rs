@@ -281,19 +281,7 @@ impl BuildArgs {
             ))
             .into());
         }
-        let dtype = match &self.dtype {
-            Some(d) => Dtype::parse(d)?,
-            None if collective.is_reduction() => Dtype::F64,
-            None => Dtype::U8,
-        };
-        if let (Some(op), false) = (&self.op, collective.is_reduction()) {
-            return Err(Error::Invalid(format!(
-                "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
-                collective.name()
-            ))
-            .into());
-        }
-        let op = ReduceOp::parse(self.op.as_deref().unwrap_or("sum"), dtype)?;
+        let (dtype, op) = elements(collective, self.dtype.as_deref(), self.op.as_deref())?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
         if let Some(spec) = &self.counts {
@@ -1389,4 +1377,27 @@ impl TuneArgs {
         self.node
             .config(&self.build, engines, &self.drivers, false, None)
     }
+}
+
+/// `--dtype` and `--op` for `collective`: f64 for reductions and bytes
+/// otherwise by default, sum by default, and `--op` refused where nothing
+/// is combined.
+pub fn elements(
+    collective: Collective,
+    dtype: Option<&str>,
+    op: Option<&str>,
+) -> Result<(Dtype, ReduceOp)> {
+    let dtype = match dtype {
+        Some(d) => Dtype::parse(d)?,
+        None if collective.is_reduction() => Dtype::F64,
+        None => Dtype::U8,
+    };
+    if let (Some(op), false) = (op, collective.is_reduction()) {
+        return Err(Error::Invalid(format!(
+            "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
+            collective.name()
+        ))
+        .into());
+    }
+    Ok((dtype, ReduceOp::parse(op.unwrap_or("sum"), dtype)?))
 }

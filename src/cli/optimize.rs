@@ -8,7 +8,7 @@ use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile, TextO
 use crate::error::Error;
 use crate::optimize::synth;
 use crate::optimize::treebcast::{self, Limits, Options, Problem};
-use crate::schedule::{self, Collective, Dtype, ReduceOp};
+use crate::schedule::{self, Collective};
 use crate::topology::{self, Kind, NodeKind, Topology};
 use crate::units::parse_bytes;
 use anyhow::Result;
@@ -382,19 +382,7 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
     }
     let cfg = a.node.config(&build, engines, &a.drivers, false, None)?;
     let size = parse_bytes(&a.size)?;
-    let dtype = match &a.dtype {
-        Some(d) => Dtype::parse(d)?,
-        None if collective.is_reduction() => Dtype::F64,
-        None => Dtype::U8,
-    };
-    if let (Some(op), false) = (&a.op, collective.is_reduction()) {
-        return Err(Error::Invalid(format!(
-            "--op {op}: {} combines nothing (reduce, allreduce and reduce_scatter do)",
-            collective.name()
-        ))
-        .into());
-    }
-    let op = ReduceOp::parse(a.op.as_deref().unwrap_or("sum"), dtype)?;
+    let (dtype, op) = super::args::elements(collective, a.dtype.as_deref(), a.op.as_deref())?;
     let mut out_file = a
         .schedule_out
         .as_deref()

@@ -550,6 +550,27 @@ pub(crate) fn slice_order(nodes: &Nodes) -> Vec<usize> {
         .collect()
 }
 
+/// The blocks of `c` elements in slice order in `sliced` (block i at i·c)
+/// paired with the same blocks in rank order in `ranked` (rank r's at
+/// r·c): (sliced, ranked) pairs, for [`joined_copies`] either way.
+pub(crate) fn slice_moves(
+    order: &[usize],
+    c: u64,
+    sliced: Buf,
+    ranked: Buf,
+) -> Vec<(Region, Region)> {
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| {
+            (
+                Region::new(sliced, i as u64 * c, c),
+                Region::new(ranked, r as u64 * c, c),
+            )
+        })
+        .collect()
+}
+
 /// Copies of runs of elements between two buffers' regions, given as
 /// (source, target) pairs of equal lengths, runs consecutive on both sides
 /// joined into one copy.

@@ -127,16 +127,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     compose::ring_slices_in(&mut cp, &nodes, p * c, (!direct).then_some(0))?;
     if !direct {
-        let moves: Vec<(Region, Region)> = order
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| {
-                (
-                    Region::scratch(i as u64 * c, c),
-                    Region::output(r as u64 * c, c),
-                )
-            })
-            .collect();
+        let moves = compose::slice_moves(&order, c, Buf::Scratch, Buf::Output);
         let ops = compose::joined_copies(moves);
         for r in 0..req.ranks {
             cp.reserve(r, p * c);

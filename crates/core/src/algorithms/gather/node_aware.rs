@@ -140,16 +140,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     }
     cp.step(root, &hand);
     if !direct {
-        let moves = order
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| {
-                (
-                    Region::scratch(i as u64 * c, c),
-                    Region::output(r as u64 * c, c),
-                )
-            })
-            .collect();
+        let moves = compose::slice_moves(&order, c, Buf::Scratch, Buf::Output);
         cp.step(root, &compose::joined_copies(moves));
     }
     Ok(cp.finish())

@@ -122,15 +122,9 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let base = p * c;
     let mut cp = Composer::new(req, MULTI.name);
     if !direct {
-        let moves = order
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| {
-                (
-                    Region::input(r as u64 * c, c),
-                    Region::scratch(i as u64 * c, c),
-                )
-            })
+        let moves = compose::slice_moves(&order, c, Buf::Scratch, Buf::Input)
+            .into_iter()
+            .map(|(sliced, ranked)| (ranked, sliced))
             .collect();
         cp.step(root, &compose::joined_copies(moves));
     }
