@@ -5,7 +5,7 @@
 mod algorithms;
 mod cli;
 mod common;
-mod corpus;
+mod docs;
 mod formats;
 mod model;
 mod optimize;

@@ -34,10 +34,10 @@
 //! many sets, so it ends, on the exact maximum.
 
 use crate::maxflow::FlowNet;
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::schedule::Collective;
-use topocoll_core::topology::{Kind, NodeId, Topology};
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_schedule::Collective;
+use topocoll_topology::{Kind, NodeId, Topology};
 
 /// A cut bound and the node set that sets it.
 #[derive(Clone, Debug, PartialEq)]
@@ -285,7 +285,7 @@ fn rank_of(topo: &Topology, node: usize) -> usize {
         .unwrap_or(0)
 }
 
-fn disconnected(topo: &Topology, a: usize, b: usize) -> topocoll_core::error::Error {
+fn disconnected(topo: &Topology, a: usize, b: usize) -> topocoll_base::error::Error {
     invalid!(
         "topology {}: no path carries data from rank {} ({}) to rank {} ({})",
         topo.name,
@@ -446,7 +446,7 @@ fn spread(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topocoll_core::topology::parse_spec;
+    use topocoll_topology::parse_spec;
 
     /// Brute force over every node set, as the bounds are defined.
     fn brute(topo: &Topology, c: Collective, m: f64) -> f64 {
@@ -540,48 +540,17 @@ mod tests {
     /// with bandwidths of their own each way and half-duplex edges.
     #[test]
     fn bounds_equal_the_brute_force_on_random_heterogeneous_graphs() {
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
+        let mut rng = topocoll_testkit::Rng::new(0x9e3779b97f4a7c15);
+        let shape = topocoll_testkit::RandomGraph {
+            min_nodes: 3,
+            extra_nodes: 7,
+            switch_one_in: 4,
+            extra_edges_per_node: 2,
+            half: topocoll_testkit::HalfDuplex::OneIn(3),
         };
         for case in 0..120 {
-            let n = 3 + rand(7) as usize;
-            let mut toml = String::from("kind = \"graph\"\nlatency = 1e-6\n");
-            for v in 0..n {
-                // Node 0 and 1 are hosts; others switches one time in four.
-                let switch = v > 1 && rand(4) == 0;
-                toml += &format!(
-                    "[[node]]\nname = \"n{v}\"\n{}",
-                    if switch { "kind = \"switch\"\n" } else { "" }
-                );
-            }
-            let mut edges = Vec::new();
-            for v in 1..n {
-                edges.push((rand(v as u64) as usize, v)); // a spanning tree
-            }
-            for _ in 0..rand(2 * n as u64) {
-                let (a, b) = (rand(n as u64) as usize, rand(n as u64) as usize);
-                if a != b && !edges.contains(&(a, b)) && !edges.contains(&(b, a)) {
-                    edges.push((a, b));
-                }
-            }
-            for (a, b) in edges {
-                let bw = |k: u64| (1 + k) as f64 * 1e8;
-                toml += &format!("[[edge]]\na = \"n{a}\"\nb = \"n{b}\"\n");
-                if rand(3) == 0 {
-                    toml += &format!("bandwidth = {}\nduplex = \"half\"\n", bw(rand(9)));
-                } else {
-                    toml += &format!(
-                        "bandwidth_ab = {}\nbandwidth_ba = {}\n",
-                        bw(rand(9)),
-                        bw(rand(9))
-                    );
-                }
-            }
-            let t = topocoll_core::topology::parse_toml("random", &toml)
+            let toml = shape.toml(&mut rng);
+            let t = topocoll_topology::parse_toml("random", &toml)
                 .unwrap_or_else(|e| panic!("case {case}: {e}\n{toml}"));
             check_all(&t, &format!("case {case}\n{toml}"));
         }
@@ -591,7 +560,7 @@ mod tests {
     fn a_disconnected_pair_is_named() {
         let toml = "kind = \"graph\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
                     [[edge]]\na = \"a\"\nb = \"b\"\nbandwidth_ab = 1e9\nbandwidth_ba = 0\n";
-        let Ok(t) = topocoll_core::topology::parse_toml("oneway", toml) else {
+        let Ok(t) = topocoll_topology::parse_toml("oneway", toml) else {
             return; // a zero bandwidth is refused when the file is read
         };
         let e = cut_bound(&t, Collective::Bcast { root: 1 }, 100).unwrap_err();

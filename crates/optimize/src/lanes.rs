@@ -2,12 +2,12 @@
 //! scatter simulated with every P the cost model covers, beside the paper's
 //! T_L(P) and the refined model (`model::multilane`).
 
-use topocoll_core::algorithms::Request;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::model::multilane;
-use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
-use topocoll_core::topology::Topology;
+use topocoll_algorithms::model::multilane;
+use topocoll_algorithms::Request;
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::{SimConfig, SimResult};
+use topocoll_topology::Topology;
 
 /// One lane count: the paper's model, the refined model and the simulated
 /// multi-lane scatter, in seconds.
@@ -116,13 +116,13 @@ pub fn run_scatter(
         Some(topo),
     )?;
     req.lanes = Some(p);
-    let mut priced = topocoll_sim::price::price(
+    let mut priced = crate::price::price(
         &req,
         "multilane",
         topo,
         std::slice::from_ref(cfg),
         false,
-        topocoll_sim::price::Build::StreamIfLarge,
+        crate::price::Build::StreamIfLarge,
     )?;
     Ok(priced.runs.remove(0))
 }

@@ -2,6 +2,10 @@
 //! simulator and the models to find the best schedule for a network, each
 //! search pricing its candidates with the simulator. See `DESIGN.md`.
 //!
+//! - [`price`]: the one sequence that prices a request: build or stream
+//!   its schedule, verify it, simulate it and hold it against the
+//!   collective's bound. The command line, every reproduction and the
+//!   searches here call it.
 //! - [`cut`]: the cut bound of a collective on a network, exactly, by
 //!   maximum flows ([`maxflow`]).
 //! - [`split_bound`]: the cut bound with each half-duplex cable's bandwidth
@@ -29,6 +33,7 @@ pub mod lanes;
 pub mod machine;
 pub mod maxflow;
 pub mod mpi_rules;
+pub mod price;
 pub mod route_bound;
 pub mod split_bound;
 pub mod switch_bound;

@@ -7,11 +7,11 @@
 use crate::tune::{Cache, Candidate, Notes, Problem};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use topocoll_core::error::{Error, Result};
-use topocoll_core::invalid;
-use topocoll_core::schedule::{Collective, Dtype, ReduceOp};
-use topocoll_core::topology::{self, Topology};
+use topocoll_base::error::{Error, Result};
+use topocoll_base::invalid;
+use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::SimConfig;
+use topocoll_topology::Topology;
 
 /// This machine as the simulator prices it: one host whose ranks share a
 /// link inside it, each message costing the sender `overhead_s` and taking
@@ -138,10 +138,10 @@ impl Machine {
 
     /// One host with `ranks` ranks on it.
     pub fn topology(&self, ranks: usize) -> Result<Topology> {
-        let mut t = topology::parse_spec("torus:1")?;
+        let mut t = topocoll_topology::parse_spec("torus:1")?;
         t.place_ranks(
             ranks,
-            &topology::RankMap::Block,
+            &topocoll_topology::RankMap::Block,
             self.node_bandwidth,
             self.latency_s,
         )?;
@@ -207,10 +207,10 @@ impl MachineProblem {
     }
 
     /// The simulator's time for `s` with `engines`.
-    pub fn predict(&self, s: &topocoll_core::schedule::Schedule, engines: usize) -> Result<f64> {
+    pub fn predict(&self, s: &topocoll_schedule::Schedule, engines: usize) -> Result<f64> {
         let mut cfg = self.config.clone();
         cfg.engines = engines;
-        let priced = topocoll_sim::price::price_schedule(s.clone(), &self.topology, &[cfg])?;
+        let priced = crate::price::price_schedule(s.clone(), &self.topology, &[cfg])?;
         Ok(priced.runs[0].time_s)
     }
 }

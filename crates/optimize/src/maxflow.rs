@@ -157,13 +157,8 @@ mod tests {
 
     #[test]
     fn max_flow_equals_the_least_cut_on_random_graphs() {
-        let mut seed = 12345u64;
-        let mut rand = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = topocoll_testkit::Rng::new(12345u64);
+        let mut rand = move || rng.next_u64();
         for _ in 0..300 {
             let n = 2 + (rand() % 8) as usize;
             let m = (rand() % 25) as usize;

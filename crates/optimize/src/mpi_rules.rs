@@ -15,8 +15,8 @@
 
 use super::tune::{Decision, Table};
 use std::io::{self, Write};
-use topocoll_core::algorithms::{self, Algorithm, Ompi};
-use topocoll_core::schedule::CollectiveKind;
+use topocoll_algorithms::{Algorithm, Ompi};
+use topocoll_schedule::CollectiveKind;
 
 /// An MPI library whose tuning file a table is exported to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Library {
 pub fn ompi_algorithms(
     collective: CollectiveKind,
 ) -> impl Iterator<Item = (&'static Algorithm, &'static Ompi)> {
-    algorithms::of(collective).filter_map(|a| a.mpi.ompi.as_ref().map(|o| (a, o)))
+    topocoll_algorithms::of(collective).filter_map(|a| a.mpi.ompi.as_ref().map(|o| (a, o)))
 }
 
 /// The algorithms of `collective` that MPICH 4.0 has, with their MPICH
@@ -60,7 +60,7 @@ pub fn ompi_algorithms(
 pub fn mpich_algorithms(
     collective: CollectiveKind,
 ) -> impl Iterator<Item = (&'static Algorithm, &'static str)> {
-    algorithms::of(collective).filter_map(|a| a.mpi.mpich.map(|m| (a, m)))
+    topocoll_algorithms::of(collective).filter_map(|a| a.mpi.mpich.map(|m| (a, m)))
 }
 
 /// Open MPI 4.1's number for a collective in a rules file (`COLLTYPE_T`).
@@ -220,7 +220,7 @@ pub fn write_ompi(
                 "segmented_ring" => Some(
                     d.choice
                         .segment_bytes
-                        .unwrap_or(algorithms::pipelined::DEFAULT_SEGMENT_BYTES),
+                        .unwrap_or(topocoll_algorithms::pipelined::DEFAULT_SEGMENT_BYTES),
                 ),
                 _ => None,
             };

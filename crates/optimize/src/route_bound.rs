@@ -32,8 +32,8 @@
 
 use crate::cut::capacity;
 use crate::synth::lp;
-use topocoll_core::schedule::Collective;
-use topocoll_core::topology::Topology;
+use topocoll_schedule::Collective;
+use topocoll_topology::Topology;
 
 /// Host pairs with a route above which no program is solved (its variables;
 /// SimGrid's 100-host cluster has 9,900).
@@ -189,7 +189,7 @@ fn solve(topo: &Topology, hosts: &Hosts, needs: &[(f64, f64)]) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::cut::cut_bound;
-    use topocoll_core::topology::parse_spec;
+    use topocoll_topology::parse_spec;
 
     fn platform(name: &str) -> Topology {
         let path = format!(

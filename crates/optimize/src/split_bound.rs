@@ -25,9 +25,9 @@
 
 use crate::cut::{arcs, capacity, cut_bound_on, total_nodes, CutBound};
 use crate::synth::lp::maximize;
-use topocoll_core::error::Result;
-use topocoll_core::schedule::Collective;
-use topocoll_core::topology::{NodeId, Topology};
+use topocoll_base::error::Result;
+use topocoll_schedule::Collective;
+use topocoll_topology::{NodeId, Topology};
 
 /// Most sets generated before the program's bound is taken as it stands.
 const MAX_ROUNDS: usize = 200;
@@ -195,7 +195,7 @@ fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
 mod tests {
     use super::*;
     use crate::cut::cut_bound;
-    use topocoll_core::topology::{parse_spec, parse_toml};
+    use topocoll_topology::{parse_spec, parse_toml};
 
     /// The least over splits by search: the cut bound at a split is the
     /// largest of ratios each 1 / (affine in y), so convex in y; ternary
@@ -232,49 +232,17 @@ mod tests {
 
     #[test]
     fn the_program_finds_the_best_split() {
-        let mut seed = 0x5851f42d4c957f2du64;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
+        let mut rng = topocoll_testkit::Rng::new(0x5851f42d4c957f2d);
+        let shape = topocoll_testkit::RandomGraph {
+            min_nodes: 3,
+            extra_nodes: 4,
+            switch_one_in: 4,
+            extra_edges_per_node: 1,
+            half: topocoll_testkit::HalfDuplex::AtMost { most: 2, one_in: 2 },
         };
         let mut raised = 0;
         for case in 0..30 {
-            let n = 3 + rand(4) as usize;
-            let mut toml = String::from("kind = \"graph\"\nlatency = 1e-6\n");
-            for v in 0..n {
-                let switch = v > 1 && rand(4) == 0;
-                toml += &format!(
-                    "[[node]]\nname = \"n{v}\"\n{}",
-                    if switch { "kind = \"switch\"\n" } else { "" }
-                );
-            }
-            let mut edges = Vec::new();
-            for v in 1..n {
-                edges.push((rand(v as u64) as usize, v));
-            }
-            for _ in 0..rand(n as u64) {
-                let (a, b) = (rand(n as u64) as usize, rand(n as u64) as usize);
-                if a != b && !edges.contains(&(a, b)) && !edges.contains(&(b, a)) {
-                    edges.push((a, b));
-                }
-            }
-            let mut halves = 0;
-            for (a, b) in edges {
-                let bw = |k: u64| (1 + k) as f64 * 1e8;
-                toml += &format!("[[edge]]\na = \"n{a}\"\nb = \"n{b}\"\n");
-                if halves < 2 && rand(2) == 0 {
-                    halves += 1;
-                    toml += &format!("bandwidth = {}\nduplex = \"half\"\n", bw(rand(9)));
-                } else {
-                    toml += &format!(
-                        "bandwidth_ab = {}\nbandwidth_ba = {}\n",
-                        bw(rand(9)),
-                        bw(rand(9))
-                    );
-                }
-            }
+            let toml = shape.toml(&mut rng);
             let t = parse_toml("random", &toml).unwrap();
             let last = t.num_ranks() as u32 - 1;
             for c in [

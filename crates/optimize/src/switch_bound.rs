@@ -45,10 +45,10 @@
 //! largest.
 
 use crate::cut::arcs;
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::schedule::Collective;
-use topocoll_core::topology::{NodeId, Topology};
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_schedule::Collective;
+use topocoll_topology::{NodeId, Topology};
 
 /// Networks with at most this many connected node pairs are searched
 /// over every partition (2^pairs of them).
@@ -324,7 +324,7 @@ impl UnionFind {
 mod tests {
     use super::*;
     use crate::cut::cut_bound;
-    use topocoll_core::topology::{parse_spec, parse_toml};
+    use topocoll_topology::{parse_spec, parse_toml};
 
     /// Brute force over every assignment of nodes to parts (a node holding
     /// no rank may be in none), as the bound is defined.
@@ -363,46 +363,15 @@ mod tests {
     }
 
     fn graph(seed: u64, max_nodes: u64) -> Topology {
-        let mut seed = seed.wrapping_mul(0x9e3779b97f4a7c15) | 1;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
-        let n = 3 + rand(max_nodes - 2) as usize;
-        let mut toml = String::from("kind = \"graph\"\nlatency = 1e-6\n");
-        for v in 0..n {
-            let switch = v > 1 && rand(2) == 0;
-            toml += &format!(
-                "[[node]]\nname = \"n{v}\"\n{}",
-                if switch { "kind = \"switch\"\n" } else { "" }
-            );
+        let mut rng = topocoll_testkit::Rng::new(seed.wrapping_mul(0x9e3779b97f4a7c15) | 1);
+        topocoll_testkit::RandomGraph {
+            min_nodes: 3,
+            extra_nodes: max_nodes - 2,
+            switch_one_in: 2,
+            extra_edges_per_node: 1,
+            half: topocoll_testkit::HalfDuplex::OneIn(3),
         }
-        let mut edges = Vec::new();
-        for v in 1..n {
-            edges.push((rand(v as u64) as usize, v));
-        }
-        for _ in 0..rand(n as u64) {
-            let (a, b) = (rand(n as u64) as usize, rand(n as u64) as usize);
-            if a != b && !edges.contains(&(a, b)) && !edges.contains(&(b, a)) {
-                edges.push((a, b));
-            }
-        }
-        for (a, b) in edges {
-            let bw = |k: u64| (1 + k) as f64 * 1e8;
-            toml += &format!("[[edge]]\na = \"n{a}\"\nb = \"n{b}\"\n");
-            if rand(3) == 0 {
-                toml += &format!("bandwidth = {}\nduplex = \"half\"\n", bw(rand(9)));
-            } else {
-                toml += &format!(
-                    "bandwidth_ab = {}\nbandwidth_ba = {}\n",
-                    bw(rand(9)),
-                    bw(rand(9))
-                );
-            }
-        }
-        parse_toml("random", &toml).unwrap()
+        .topology(&mut rng)
     }
 
     #[test]

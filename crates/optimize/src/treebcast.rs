@@ -39,14 +39,14 @@
 use super::iso::{Labeller, Rooted};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
-use topocoll_core::algorithms::{self, Request};
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::param;
-use topocoll_core::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll_core::topology::{Graph, Kind, LinkId, NodeId, NodeKind, Topology};
+use topocoll_algorithms::Request;
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_base::param;
+use topocoll_schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::calendar::{Calendar, Hop};
 use topocoll_sim::{simulate, Sharing, SimConfig};
+use topocoll_topology::{Graph, Kind, LinkId, NodeId, NodeKind, Topology};
 
 /// Most hosts the exact search takes (holders are a 64-bit set); larger
 /// trees get the heuristic and its gap to the lower bound.
@@ -97,7 +97,7 @@ impl Limits {
     pub fn with_deadline(deadline: Instant) -> Limits {
         Limits {
             deadline: Some(deadline),
-            memory_bytes: topocoll_core::memory::available().map(|m| m / 2),
+            memory_bytes: topocoll_base::memory::available().map(|m| m / 2),
         }
     }
 
@@ -285,8 +285,8 @@ impl Problem {
                     "{}: the optimal broadcast's tables for {} hosts need {:.1} GiB, more than the {:.1} GiB allowed (half the memory available); use a smaller tree",
                     topo.name,
                     topo.num_ranks(),
-                    topocoll_core::memory::gib(need),
-                    topocoll_core::memory::gib(most)
+                    topocoll_base::memory::gib(need),
+                    topocoll_base::memory::gib(most)
                 ));
             }
         }
@@ -1246,7 +1246,7 @@ pub fn baseline(topo: &Topology, algorithm: &str, root: usize, size_bytes: u64) 
         ReduceOp::Sum,
         Some(topo),
     )?;
-    let s = algorithms::build(algorithm, &req)?;
+    let s = topocoll_algorithms::build(algorithm, &req)?;
     Ok(simulate(&s, topo, &model_config())?.time_s)
 }
 

@@ -11,16 +11,16 @@
 //! auto` on a new size costs one pricing of every candidate, once.
 
 use crate::mpi_rules::Library;
+use crate::price::{self, Build};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use topocoll_core::algorithms::{self, Request};
-use topocoll_core::error::{Error, Result};
-use topocoll_core::invalid;
-use topocoll_core::schedule::{Collective, Dtype, ReduceOp, Sizes};
-use topocoll_core::topology::Topology;
-use topocoll_sim::price::{self, Build};
+use topocoll_algorithms::Request;
+use topocoll_base::error::{Error, Result};
+use topocoll_base::invalid;
+use topocoll_schedule::{Collective, Dtype, ReduceOp, Sizes};
 use topocoll_sim::SimConfig;
+use topocoll_topology::Topology;
 
 /// Segment sizes tried for algorithms that pipeline (those smaller than the
 /// message; a message no larger than the smallest runs unsegmented).
@@ -47,7 +47,7 @@ impl Candidate {
     pub fn label(&self, show_engines: bool) -> String {
         let mut s = self.algorithm.clone();
         if let Some(seg) = self.segment_bytes {
-            s += &format!("/{}", topocoll_core::units::format_bytes(seg));
+            s += &format!("/{}", topocoll_base::units::format_bytes(seg));
         }
         if show_engines {
             s += &format!(" x{}", self.engines);
@@ -241,8 +241,8 @@ impl Problem<'_> {
     pub fn candidates(&self, size_bytes: u64) -> Vec<Candidate> {
         let mut out = Vec::new();
         let library = self.library;
-        for alg in
-            algorithms::of(self.collective.kind()).filter(|a| library.is_none_or(|l| l.runs(a)))
+        for alg in topocoll_algorithms::of(self.collective.kind())
+            .filter(|a| library.is_none_or(|l| l.runs(a)))
         {
             let segments: Vec<Option<u64>> = if alg.segmented {
                 let mut s: Vec<Option<u64>> = SEGMENTS

@@ -2,7 +2,7 @@
 //! the local operations (copy, combine) between them.
 
 use crate::Elem;
-use topocoll_core::schedule::{Buf, Op, ReduceOp, Region, Schedule};
+use topocoll_schedule::{Buf, Op, ReduceOp, Region, Schedule};
 
 /// One rank's three buffers.
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -3,8 +3,8 @@
 
 use crate::{initial_buffers, kernels, run_sequential, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Collective, Schedule};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Collective, Schedule};
 
 /// What [`check`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -67,11 +67,11 @@ pub fn output_hash<T: Elem>(b: &RankBuffers<T>) -> u64 {
 
 /// Rank-order references of reductions, by (terms, count): an allreduce's
 /// is computed once, not once per rank.
-type RefCache<T> = FxHashMap<(Vec<topocoll_core::schedule::Term>, u64), Vec<(T, f64)>>;
+type RefCache<T> = FxHashMap<(Vec<topocoll_schedule::Term>, u64), Vec<(T, f64)>>;
 
 /// The obvious reference of element i of a run: fold the terms in rank
 /// order; also the sum of their magnitudes (for the float error bound).
-fn fold_terms<T: Elem>(s: &Schedule, terms: &[topocoll_core::schedule::Term], i: u64) -> (T, f64) {
+fn fold_terms<T: Elem>(s: &Schedule, terms: &[topocoll_schedule::Term], i: u64) -> (T, f64) {
     let mut it = terms
         .iter()
         .map(|t| T::pattern(t.rank as usize, t.offset + i, s.op));
@@ -89,7 +89,7 @@ fn check_one<T: Elem>(
     rep: &mut CheckReport,
     cache: &mut RefCache<T>,
 ) -> Result<()> {
-    use topocoll_core::schedule::{Dtype, ReduceOp};
+    use topocoll_schedule::{Dtype, ReduceOp};
     let float = T::DTYPE.is_float();
     let order_free = !matches!(s.op, ReduceOp::Sum | ReduceOp::Prod);
     for e in s.expected(r) {
@@ -185,8 +185,8 @@ pub fn bus_factor(c: Collective, p: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topocoll_core::algorithms::{build, Request};
-    use topocoll_core::schedule::{Dtype, ReduceOp};
+    use topocoll_algorithms::{build, Request};
+    use topocoll_schedule::{Dtype, ReduceOp};
 
     #[test]
     fn sequential_ring_allreduce_checks() {

@@ -5,8 +5,8 @@
 
 use crate::{threads, CheckReport, Elem, Options, Plan, RankBuffers};
 use std::time::Instant;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::Schedule;
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::Schedule;
 
 /// Where a schedule's ranks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,7 +129,7 @@ impl Job {
         let bytes = ranks
             .iter()
             .fold(0u64, |a, &r| a.saturating_add(crate::buffer_bytes(s, r)));
-        topocoll_core::memory::check(bytes, "the ranks' buffers")?;
+        topocoll_base::memory::check(bytes, "the ranks' buffers")?;
         Ok(ranks
             .into_iter()
             .map(|r| crate::initial_buffers(s, r))

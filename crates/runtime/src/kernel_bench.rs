@@ -11,8 +11,8 @@
 use super::{kernels, Elem};
 use crate::with_dtype;
 use std::time::Instant;
-use topocoll_core::error::Result;
-use topocoll_core::schedule::{Dtype, ReduceOp};
+use topocoll_base::error::Result;
+use topocoll_schedule::{Dtype, ReduceOp};
 
 /// One kernel against its STREAM loop.
 #[derive(Clone, Copy, Debug)]

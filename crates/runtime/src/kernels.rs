@@ -12,8 +12,8 @@
 //! (`f64::min`), which only differ from `<` on NaN, which the runtime never
 //! generates.
 
-pub use topocoll_core::schedule::Dtype;
-use topocoll_core::schedule::ReduceOp;
+pub use topocoll_schedule::Dtype;
+use topocoll_schedule::ReduceOp;
 
 /// An element type the runtime can move and reduce.
 pub trait Elem: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'static {

@@ -1,9 +1,9 @@
 //! The options every backend takes.
 
 use std::time::Duration;
-use topocoll_core::error::Result;
-use topocoll_core::param;
-use topocoll_core::schedule::Schedule;
+use topocoll_base::error::Result;
+use topocoll_base::param;
+use topocoll_schedule::Schedule;
 
 /// Options every backend takes.
 #[derive(Clone, Debug)]

@@ -4,8 +4,8 @@ use crate::replay;
 use crate::state::RankState;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::OnceLock;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{dependency_counts, Op, OpId, Program, Region, Schedule, Successors};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{dependency_counts, Op, OpId, Program, Region, Schedule, Successors};
 
 /// The static part of an execution, computed once per schedule and shared by
 /// every backend and every repetition: per-rank successor lists.

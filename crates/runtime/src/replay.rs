@@ -26,8 +26,8 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Op, OpId, Region};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Op, OpId, Region};
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or
 /// across two.
@@ -207,7 +207,7 @@ fn largest_cache() -> Option<u64> {
     let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     dir.filter_map(|e| {
         let size = std::fs::read_to_string(e.ok()?.path().join("size")).ok()?;
-        topocoll_core::units::parse_bytes(&size).ok()
+        topocoll_base::units::parse_bytes(&size).ok()
     })
     .max()
 }

@@ -5,8 +5,8 @@ use crate::state::RankState;
 use crate::{run_local, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Op, OpId, Schedule};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Op, OpId, Schedule};
 
 /// Executes a schedule one operation at a time in one thread, receives
 /// matched eagerly: the obvious executor, the reference the backends must

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use topocoll_core::schedule::{Buf, Op, OpId, Program, Region};
+use topocoll_schedule::{Buf, Op, OpId, Program, Region};
 
 /// One rank's dynamic state: dependency counters and what is ready, by kind.
 pub struct RankState {

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
-use topocoll_core::schedule::ReduceOp;
+use topocoll_schedule::ReduceOp;
 
 /// How long an idle helper spins for the next part before it parks: longer
 /// than a benchmark's gap between two runs (refilling the inputs), so back

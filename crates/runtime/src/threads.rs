@@ -28,8 +28,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Buf, Op, OpId, Region, Schedule};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Buf, Op, OpId, Region, Schedule};
 
 /// How long an idle worker spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);

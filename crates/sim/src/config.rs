@@ -4,9 +4,9 @@
 //! tiles, progress), the sharing rules and the start skew.
 
 use super::by_rank;
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::param;
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_base::param;
 
 /// How links are shared between flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -123,14 +123,14 @@ impl SimConfig {
                 by_rank::MAX_THREADS
             ));
         }
-        if self.header_bytes > topocoll_core::schedule::MAX_BUFFER_BYTES {
+        if self.header_bytes > topocoll_schedule::MAX_BUFFER_BYTES {
             return Err(param!(
                 "header_bytes",
                 " {} is more than 2^50 bytes",
                 self.header_bytes
             ));
         }
-        let most = topocoll_core::topology::MAX_LATENCY;
+        let most = topocoll_topology::MAX_LATENCY;
         if !(self.overhead_s.is_finite() && (0.0..=most).contains(&self.overhead_s)) {
             return Err(param!(
                 "overhead",
@@ -145,13 +145,11 @@ impl SimConfig {
             ("flow_cap", self.flow_cap),
         ] {
             if let Some(v) = v {
-                topocoll_core::topology::check_bandwidth_param(name, v)?;
+                topocoll_topology::check_bandwidth_param(name, v)?;
             }
         }
         if let Some(w) = self.tcp_window {
-            if !(w.is_finite()
-                && (1.0..=topocoll_core::schedule::MAX_BUFFER_BYTES as f64).contains(&w))
-            {
+            if !(w.is_finite() && (1.0..=topocoll_schedule::MAX_BUFFER_BYTES as f64).contains(&w)) {
                 return Err(param!(
                     "tcp_window",
                     " must be from 1 byte to 2^50 bytes, got {w}"

@@ -36,9 +36,9 @@
 //! inputs would change them.
 
 use super::{Sharing, SimConfig, Skew};
-use topocoll_core::lookahead::Lookahead;
-use topocoll_core::schedule::{Op, OpId};
-use topocoll_core::topology::{LinkId, Topology};
+use topocoll_schedule::lookahead::Lookahead;
+use topocoll_schedule::{Op, OpId};
+use topocoll_topology::{LinkId, Topology};
 
 /// Schedules with more ops than this are not checked for symmetry. The check
 /// reads every op and routes every send twice, which costs less than the

@@ -1,10 +1,10 @@
-//! topocoll's simulator and pricing.
+//! topocoll's simulator.
 //!
 //! The crate runs a schedule on a topology under a node model (flow-level
 //! sharing by events, folding or rank by rank; the packet model of
-//! [`packet`]); [`price`] is the one sequence that prices a request:
-//! build or stream the schedule, verify it, simulate it and hold it
-//! against the collective's bound. See `DESIGN.md`.
+//! [`packet`]). It knows nothing of how schedules are made: pricing a
+//! request (building its schedule, then simulating and bounding it) is
+//! `topocoll_optimize::price`, above it. See `DESIGN.md`.
 //!
 //! # Discrete-event, flow-level simulation of a schedule on a topology
 //!
@@ -45,8 +45,7 @@
 //! the by-rank driver `by_rank`, folding `fold`, max-min sharing
 //! `fairshare`, reservation sharing `calendar`, the queues `queue`, what a
 //! run is asked `config` and what it reports `result`; `packet` is the
-//! packet-level model; `price` builds, verifies, simulates and bounds a
-//! request.
+//! packet-level model.
 
 mod by_rank;
 pub mod calendar;
@@ -55,7 +54,6 @@ mod fairshare;
 mod fold;
 mod node;
 pub mod packet;
-pub mod price;
 mod queue;
 mod result;
 mod routes;
@@ -71,11 +69,11 @@ use routes::send_route;
 pub use trace::write_chrome_trace;
 
 use std::time::Instant;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::invalid;
-use topocoll_core::lookahead::Lookahead;
-use topocoll_core::schedule::{Materialised, Op, OpId, Schedule};
-use topocoll_core::topology::{LinkId, Topology};
+use topocoll_base::error::{Error, Result};
+use topocoll_base::invalid;
+use topocoll_schedule::lookahead::Lookahead;
+use topocoll_schedule::{Materialised, Op, OpId, Schedule};
+use topocoll_topology::{LinkId, Topology};
 
 use node::{OpWindow, RankState, CPU_IDLE};
 
@@ -179,7 +177,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
     // Unmatched messages are the verifier's finding; here (a schedule
     // simulated without it) they are bad input.
     let src = Materialised::new(s).map_err(|e| match e {
-        topocoll_core::error::Error::Verify(m) => {
+        topocoll_base::error::Error::Verify(m) => {
             invalid!("the schedule's messages do not match: {m}")
         }
         other => other,

@@ -14,9 +14,9 @@
 //! (`by_rank`) each implement `Host`; neither has a node model of its own.
 
 use super::{queue, SimConfig, Span};
-use topocoll_core::error::Error;
-use topocoll_core::lookahead::Lookahead;
-use topocoll_core::schedule::{Op, OpId, OpKind, OpSource};
+use topocoll_base::error::Error;
+use topocoll_schedule::lookahead::Lookahead;
+use topocoll_schedule::{Op, OpId, OpKind, OpSource};
 
 /// A receive has been posted (its dependencies are done).
 pub(super) const POSTED: u32 = 1 << 31;

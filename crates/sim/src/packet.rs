@@ -49,11 +49,11 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::param;
-use topocoll_core::schedule::{Op, Schedule};
-use topocoll_core::topology::{DragonNet, Kind, Topology};
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_base::param;
+use topocoll_schedule::{Op, Schedule};
+use topocoll_topology::{DragonNet, Kind, Topology};
 
 /// How the switch elements keep phases (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -372,7 +372,7 @@ fn check_work(s: &Schedule, net: &DragonNet, cfg: &PacketConfig) -> Result<()> {
     let bytes = ops
         .saturating_mul(BYTES_PER_OP)
         .saturating_add(links.saturating_mul(BYTES_PER_LINK));
-    topocoll_core::memory::check(bytes, "the packet model's tables")
+    topocoll_base::memory::check(bytes, "the packet model's tables")
 }
 
 fn key(t: f64) -> u64 {

@@ -5,7 +5,7 @@
 use super::{fold, LinkUse};
 use serde::Serialize;
 use std::time::Instant;
-use topocoll_core::topology::{LinkId, Topology};
+use topocoll_topology::{LinkId, Topology};
 
 /// What happened on one directed link.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -7,10 +7,10 @@
 //! and `topocoll verify --topology` calls it too.
 
 use rustc_hash::FxHashMap;
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::schedule::{Op, OpId, RouteKind, Schedule};
-use topocoll_core::topology::{show_path, LinkId, NodeId, Topology};
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_schedule::{Op, OpId, RouteKind, Schedule};
+use topocoll_topology::{show_path, LinkId, NodeId, Topology};
 
 /// Checks every send's route number against the schedule's routes, and
 /// every path a send names against the topology: a simple path of its
@@ -57,7 +57,7 @@ pub fn check_routes(s: &Schedule, topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-fn out_of_range(s: &Schedule, r: u32, i: OpId, route: u32) -> topocoll_core::error::Error {
+fn out_of_range(s: &Schedule, r: u32, i: OpId, route: u32) -> topocoll_base::error::Error {
     invalid!(
         "rank {r} op {i}: route {route} is not in the schedule's {} offset route(s) and {} path(s)",
         s.offsets.len(),

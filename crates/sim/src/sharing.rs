@@ -19,8 +19,8 @@ use super::calendar::{self, Calendar};
 use super::queue::EndQueue;
 use super::{flow_cap, Alone, EvKind, Fairness, LinkSample, Sharing, Sim, SimConfig};
 use super::{MaxMin, Reschedule};
-use topocoll_core::lookahead::Lookahead;
-use topocoll_core::topology::LinkId;
+use topocoll_schedule::lookahead::Lookahead;
+use topocoll_topology::LinkId;
 
 /// Max-min sharing's state.
 pub(super) struct Fair {

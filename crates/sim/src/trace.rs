@@ -4,7 +4,7 @@
 
 use super::{LinkSample, Span};
 use std::io::Write;
-use topocoll_core::error::{Error, Result};
+use topocoll_base::error::{Error, Result};
 
 /// Writes `spans` as a Chrome trace; times in microseconds.
 /// Links are named by `link_name`.

@@ -22,9 +22,12 @@ fn refused(args: &[&str], says: &str) {
     assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
 }
 
-/// `refused` for a command line of words without spaces.
+/// `refused` for a command line as a user types it.
 fn refused_line(line: &str, says: &str) {
-    refused(&line.split_whitespace().collect::<Vec<_>>(), says);
+    let (code, _, err) = common::topocoll_line(line);
+    assert_eq!(code, 2, "{line}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{line}: {err}");
+    assert!(err.contains(says), "{line}: expected '{says}' in: {err}");
 }
 
 fn scratch_dir() -> PathBuf {

@@ -9,23 +9,7 @@ use topocoll::schedule::verify;
 use topocoll::sim::{simulate, Sharing, SimConfig};
 use topocoll::topology::{Duplex, EdgeSpec, Graph, Kind, NodeKind, NodeSpec, Topology};
 
-/// A small deterministic generator (tests must not depend on a seed file).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick(&mut self, xs: &[f64]) -> f64 {
-        xs[self.below(xs.len())]
-    }
-}
+use topocoll_testkit::Rng;
 
 fn tree(nodes: Vec<NodeSpec>, edges: Vec<EdgeSpec>) -> Topology {
     let g = Graph::new(&nodes, &edges, true, 1.0, 0.0).unwrap();
@@ -56,7 +40,7 @@ fn random_tree(rng: &mut Rng, hosts: usize, switches: usize) -> Topology {
     // switches.
     let mut others: Vec<usize> = (1..n).collect();
     for i in (1..others.len()).rev() {
-        others.swap(i, rng.below(i + 1));
+        others.swap(i, rng.index(i + 1));
     }
     let mut kinds = vec![false; n];
     for &i in &others[..switches] {
@@ -75,10 +59,10 @@ fn random_tree(rng: &mut Rng, hosts: usize, switches: usize) -> Topology {
     let lats = [0.0, 0.0, 0.1, 0.5];
     let edges = (1..n)
         .map(|i| {
-            let half = rng.below(4) == 0;
+            let half = rng.index(4) == 0;
             let mut e = EdgeSpec {
                 a: nodes[i].name.clone(),
-                b: nodes[rng.below(i)].name.clone(),
+                b: nodes[rng.index(i)].name.clone(),
                 ..Default::default()
             };
             if half {
@@ -102,13 +86,13 @@ fn random_tree(rng: &mut Rng, hosts: usize, switches: usize) -> Topology {
 /// symmetry cuts have work to do.
 fn symmetric_tree(rng: &mut Rng) -> Topology {
     loop {
-        let copies = 2 + rng.below(2);
-        let m = 1 + rng.below(3);
-        let centre_host = rng.below(2) == 0;
+        let copies = 2 + rng.index(2);
+        let m = 1 + rng.index(3);
+        let centre_host = rng.index(2) == 0;
         let parent: Vec<usize> = (0..m)
-            .map(|i| if i == 0 { 0 } else { rng.below(i) })
+            .map(|i| if i == 0 { 0 } else { rng.index(i) })
             .collect();
-        let is_host: Vec<bool> = (0..m).map(|i| i == m - 1 || rng.below(3) != 0).collect();
+        let is_host: Vec<bool> = (0..m).map(|i| i == m - 1 || rng.index(3) != 0).collect();
         let hosts = centre_host as usize + copies * is_host.iter().filter(|&&h| h).count();
         if !(2..=6).contains(&hosts) {
             continue;
@@ -117,7 +101,7 @@ fn symmetric_tree(rng: &mut Rng) -> Topology {
         let lats = [0.0, 0.1, 0.5];
         let params: Vec<EdgeSpec> = (0..m)
             .map(|_| {
-                if rng.below(4) == 0 {
+                if rng.index(4) == 0 {
                     EdgeSpec {
                         duplex: Duplex::Half,
                         bandwidth: Some(rng.pick(&bws)),
@@ -304,20 +288,20 @@ fn all_options() -> Vec<Options> {
 
 #[test]
 fn the_solver_finds_the_exhaustive_optimum_with_every_pruning_on_or_off() {
-    let mut rng = Rng(0x005e_ed0f_72ee);
+    let mut rng = Rng::new(0x005e_ed0f_72ee);
     let mut checked = 0;
     for case in 0..140 {
         // Half the trees random, half with symmetric branches.
         let topo = if case % 2 == 0 {
-            let switches = rng.below(4);
+            let switches = rng.index(4);
             random_tree(&mut rng, 2 + case / 2 % 5, switches)
         } else {
             symmetric_tree(&mut rng)
         };
         let hosts = topo.num_ranks();
         let switches = topo.num_nodes - hosts;
-        let root = rng.below(hosts);
-        let size = 1 + rng.below(3) as u64;
+        let root = rng.index(hosts);
+        let size = 1 + rng.index(3) as u64;
         let reference = Reference {
             topo: &topo,
             size: size as f64,
@@ -350,10 +334,10 @@ fn the_solver_finds_the_exhaustive_optimum_with_every_pruning_on_or_off() {
 
 #[test]
 fn the_heuristic_is_never_below_the_optimum_and_the_bound_never_above() {
-    let mut rng = Rng(0xabcdef12345);
+    let mut rng = Rng::new(0xabcdef12345);
     for case in 0..40 {
         let hosts = 3 + case % 5;
-        let switches = rng.below(3);
+        let switches = rng.index(3);
         let topo = random_tree(&mut rng, hosts, switches);
         let p = Problem::new(&topo, 0, 1).unwrap();
         let opt = treebcast::solve(&p, &Options::default());
@@ -372,13 +356,13 @@ fn labelled_tree(rng: &mut Rng, n: usize) -> (Vec<Vec<u32>>, Vec<u64>, Vec<Vec<u
     let mut adj = vec![Vec::new(); n];
     let mut lab = vec![vec![0u32; n]; n];
     for i in 1..n {
-        let j = rng.below(i);
+        let j = rng.index(i);
         adj[i].push(j as u32);
         adj[j].push(i as u32);
-        lab[i][j] = rng.below(3) as u32;
-        lab[j][i] = rng.below(3) as u32;
+        lab[i][j] = rng.index(3) as u32;
+        lab[j][i] = rng.index(3) as u32;
     }
-    let nodes = (0..n).map(|_| rng.below(2) as u64).collect();
+    let nodes = (0..n).map(|_| rng.index(2) as u64).collect();
     (adj, nodes, lab)
 }
 
@@ -432,17 +416,17 @@ fn isomorphic(
 
 #[test]
 fn ahu_labels_are_equal_exactly_for_isomorphic_labelled_trees() {
-    let mut rng = Rng(0x1234_5678_9abc);
+    let mut rng = Rng::new(0x1234_5678_9abc);
     let mut labeller = Labeller::default();
     let (mut same, mut different) = (0, 0);
     for case in 0..400 {
         let n = 1 + case % 7;
         let a = labelled_tree(&mut rng, n);
         // Either a random relabelling of the same tree or another tree.
-        let b = if rng.below(2) == 0 {
+        let b = if rng.index(2) == 0 {
             let mut p: Vec<usize> = (0..n).collect();
             for i in (1..n).rev() {
-                p.swap(i, rng.below(i + 1));
+                p.swap(i, rng.index(i + 1));
             }
             let mut adj = vec![Vec::new(); n];
             let mut lab = vec![vec![0u32; n]; n];
@@ -525,10 +509,10 @@ fn dual_cpu_cluster() -> Topology {
 
 #[test]
 fn the_optimal_schedule_verifies_and_simulates_to_its_own_time() {
-    let mut rng = Rng(0x77);
+    let mut rng = Rng::new(0x77);
     let mut topos: Vec<Topology> = vec![dual_cpu_cluster()];
     for case in 0..25 {
-        let switches = rng.below(4);
+        let switches = rng.index(4);
         topos.push(random_tree(&mut rng, 2 + case % 6, switches));
     }
     for (k, topo) in topos.iter().enumerate() {

@@ -4,20 +4,12 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Runs topocoll with its tuning cache in `cache`: (exit code, stdout, stderr).
 fn topocoll(cache: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_topocoll"))
-        .args(args)
-        .env("TOPOCOLL_CACHE", cache)
-        .output()
-        .expect("topocoll runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let env = [("TOPOCOLL_CACHE", cache.as_os_str())];
+    let out = topocoll_testkit::cli::run_args_env(env!("CARGO_BIN_EXE_topocoll"), args, &env);
+    (out.code, out.stdout, out.stderr)
 }
 
 fn ok(cache: &Path, args: &[&str]) -> String {

@@ -8,7 +8,7 @@ use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology};
 
-use crate::common::same_bits::assert_same_bits;
+use topocoll_testkit::assert_same_bits;
 
 /// Every number of the two results within a relative 1e-9 (to rounding:
 /// where two ranks' events fall within 1e-12 of each other the event

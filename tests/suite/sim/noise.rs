@@ -55,13 +55,11 @@ fn nudge(bandwidth: f64, ulps: i32) -> f64 {
 }
 
 /// Six distinct offsets in [-8, 8] \ {0}, from a fixed seed (xorshift).
-fn offsets(mut seed: u64) -> Vec<i32> {
+fn offsets(seed: u64) -> Vec<i32> {
+    let mut rng = topocoll_testkit::Rng::new(seed);
     let mut out = Vec::new();
     while out.len() < 6 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let k = (seed % 17) as i32 - 8;
+        let k = rng.below(17) as i32 - 8;
         if k != 0 && !out.contains(&k) {
             out.push(k);
         }

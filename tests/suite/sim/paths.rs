@@ -3,13 +3,13 @@
 //! first, and keeps it through the JSON format; the fold and the packet
 //! model refuse it. Bad paths through the command line: cli::refusals.
 
-use crate::common::same_bits::assert_same_bits;
 use topocoll::algorithms::{self, Request};
 use topocoll::schedule::{
     from_json, to_json, to_msccl_xml, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule,
 };
 use topocoll::sim::{check_routes, packet, simulate, SimConfig};
 use topocoll::topology::{parse_spec, parse_toml, LinkId, Topology};
+use topocoll_testkit::assert_same_bits;
 
 /// tests/data/networks/detour.toml: h0 h1 behind s0, h2 h3 behind s1, one
 /// cable s0-s1 and a detour s0-s2-s1.

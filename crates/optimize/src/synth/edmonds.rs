@@ -167,13 +167,8 @@ mod tests {
 
     #[test]
     fn as_many_disjoint_trees_as_the_least_cut() {
-        let mut seed = 5u64;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = topocoll_testkit::Rng::new(5u64);
+        let mut rand = move |k: u64| rng.below(k);
         for _ in 0..400 {
             let n = 2 + rand(6) as usize;
             let mut arcs = Vec::new();

@@ -138,13 +138,8 @@ mod tests {
     /// feasible for the dual (Aᵀy ≥ c, y ≥ 0), which proves it optimal.
     #[test]
     fn optimal_by_duality_on_random_problems() {
-        let mut seed = 11u64;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = topocoll_testkit::Rng::new(11u64);
+        let mut rand = move |k: u64| rng.below(k);
         for _ in 0..300 {
             let m = 1 + rand(12) as usize;
             let n = 1 + rand(12) as usize;

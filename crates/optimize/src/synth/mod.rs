@@ -11,7 +11,7 @@
 //! - allgather: out-trees from every rank, packed together (each rank's
 //!   block split between its own trees);
 //! - reduce_scatter: the allgather's schedule reversed
-//!   (`schedule::reverse`).
+//!   (`topocoll_schedule::reverse`).
 //!
 //! The chunk count is chosen per size by simulating each of a few and
 //! keeping the fastest; `optimize` keeps a built-in algorithm where one is
@@ -27,14 +27,14 @@ use crate::split_bound::split_bound;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use std::collections::HashMap;
-use topocoll_core::algorithms::pipelined::Pipeline;
-use topocoll_core::algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
-use topocoll_core::algorithms::{self, Request};
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::schedule::{self, Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
-use topocoll_core::topology::{LinkId, Topology};
+use topocoll_algorithms::pipelined::Pipeline;
+use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
+use topocoll_algorithms::Request;
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::{simulate, SimConfig};
+use topocoll_topology::{LinkId, Topology};
 
 /// Most trees a root's data is split between (more trees pay less than
 /// their ops cost).
@@ -171,7 +171,7 @@ fn search(p: &Problem) -> Result<Optimized> {
             *best = Some((priced, s));
         }
     };
-    for alg in algorithms::of(p.collective.kind()) {
+    for alg in topocoll_algorithms::of(p.collective.kind()) {
         if alg.check(&req).is_err() {
             continue;
         }
@@ -791,7 +791,7 @@ fn synthesize(
 enum Piece {
     /// Its block of the allgather's output (copied in from its input).
     Block,
-    /// Its chunk of the buffer ([`schedule::chunk`]), in place.
+    /// Its chunk of the buffer ([`topocoll_schedule::chunk`]), in place.
     Chunk,
 }
 
@@ -839,7 +839,7 @@ fn spread(
         let (start, len) = if gather {
             (root as u64 * s.count, s.count)
         } else {
-            schedule::chunk(s.count, n as u64, root as u64)
+            topocoll_schedule::chunk(s.count, n as u64, root as u64)
         };
         if len == 0 {
             continue;
@@ -952,7 +952,7 @@ fn checked_tag(t: u64) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use topocoll_core::topology::parse_spec;
+    use topocoll_topology::parse_spec;
 
     fn problem(t: &Topology, c: Collective, size: u64) -> Problem<'_> {
         Problem {
@@ -1015,7 +1015,7 @@ mod tests {
                                 let s = synthesize(&req, form, split, &packed, chunks)
                                     .unwrap()
                                     .unwrap();
-                                schedule::verify(&s).unwrap_or_else(|e| {
+                                topocoll_schedule::verify(&s).unwrap_or_else(|e| {
                                     panic!(
                                         "{spec} {} {form:?} {split:?} chunks {chunks}: {e}",
                                         c.name()

@@ -14,9 +14,9 @@
 //! switch), so a tree never sends data through a rank that could have
 //! forwarded it.
 
-use topocoll_core::error::Result;
-use topocoll_core::invalid;
-use topocoll_core::topology::{LinkId, Topology};
+use topocoll_base::error::Result;
+use topocoll_base::invalid;
+use topocoll_topology::{LinkId, Topology};
 
 /// A candidate edge between two ranks and the links its messages load.
 #[derive(Clone, Debug)]
@@ -751,13 +751,8 @@ mod tests {
 
     #[test]
     fn min_arborescence_matches_brute_force() {
-        let mut seed = 7u64;
-        let mut rand = move |k: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % k
-        };
+        let mut rng = topocoll_testkit::Rng::new(7u64);
+        let mut rand = move |k: u64| rng.below(k);
         for _ in 0..1000 {
             let n = 2 + rand(6) as usize;
             let mut edges = Vec::new();
@@ -808,7 +803,7 @@ mod tests {
 #[cfg(test)]
 mod paths {
     use super::*;
-    use topocoll_core::topology::parse_toml;
+    use topocoll_topology::parse_toml;
 
     /// Whether `links` lead from node `a` to node `b`, each link crossed
     /// from its `from` to its `to` or, half duplex, the other way.
@@ -909,7 +904,7 @@ b = "h2"
             })
         }));
         // Without switches, no paths.
-        let torus = topocoll_core::topology::parse_spec("torus:3x3").unwrap();
+        let torus = topocoll_topology::parse_spec("torus:3x3").unwrap();
         assert!(!has_switches(&torus));
         assert_eq!(edges_with_paths(&torus).len(), edges(&torus).len());
     }
@@ -918,7 +913,7 @@ b = "h2"
 #[cfg(test)]
 mod explore {
     use super::*;
-    use topocoll_core::topology::parse_spec;
+    use topocoll_topology::parse_spec;
 
     fn value(t: &Topology, edges: &[Edge], pk: &Packing, keep: usize) -> f64 {
         let bw: Vec<f64> = t.links.iter().map(|l| l.bandwidth).collect();

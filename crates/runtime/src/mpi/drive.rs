@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Buf, Op, OpId, Program, Schedule};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Buf, Op, OpId, Program, Schedule};
 
 /// Polls that find nothing to do before the clock is read (for stalls and
 /// the timeout): a read of the clock costs as much as a poll.

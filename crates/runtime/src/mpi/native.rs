@@ -6,8 +6,8 @@ use crate::{Elem, RankBuffers};
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::Instant;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::schedule::{Collective, Dtype, ReduceOp, Schedule};
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 
 fn datatype(d: Dtype) -> ffi::MPI_Datatype {
     // SAFETY: constants the MPI library initialises.
@@ -100,12 +100,9 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
             Collective::Allreduce => ffi::MPI_Allreduce(sp, out, n, dt, op, c),
             Collective::ReduceScatter => {
                 let counts: Vec<c_int> = (0..s.ranks)
-                    .map(|r| {
-                        topocoll_core::schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int
-                    })
+                    .map(|r| topocoll_schedule::chunk(s.count, s.ranks as u64, r as u64).1 as c_int)
                     .collect();
-                let (start, _) =
-                    topocoll_core::schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
+                let (start, _) = topocoll_schedule::chunk(s.count, s.ranks as u64, w_rank() as u64);
                 ffi::MPI_Reduce_scatter(
                     sp,
                     out.cast::<T>().add(start as usize) as *mut c_void,

@@ -5,7 +5,7 @@
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::{Duration, Instant};
-use topocoll_core::error::{Error, Result};
+use topocoll_base::error::{Error, Result};
 
 /// The tag failure notices travel with; schedule tags are kept below it.
 pub(super) const ABORT_TAG: c_int = 32767;

@@ -49,11 +49,11 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
-use topocoll_core::error::{Error, Result};
-use topocoll_core::invalid;
-use topocoll_core::lookahead::Lookahead;
-use topocoll_core::schedule::{OpId, Transfer};
-use topocoll_core::topology::{Kind, LinkId, Topology};
+use topocoll_base::error::{Error, Result};
+use topocoll_base::invalid;
+use topocoll_schedule::lookahead::Lookahead;
+use topocoll_schedule::{OpId, Transfer};
+use topocoll_topology::{Kind, LinkId, Topology};
 
 mod flows;
 mod horizon;

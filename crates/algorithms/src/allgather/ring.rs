@@ -1,0 +1,53 @@
+//! Ring allgather: rank r copies its block into place, then in step s
+//! (0..P−1) sends block (r − s) mod P to r + 1 and receives block
+//! (r − 1 − s) mod P from r − 1, each step waiting for the one before.
+
+use crate::{Algorithm, Request};
+use crate::{Applies, Counterparts, Ompi, OpCount};
+use topocoll_base::error::Result;
+use topocoll_schedule::CollectiveKind;
+use topocoll_schedule::{Op, Region, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Allgather,
+    name: "ring",
+    summary: "P-1 steps around the ring r -> r+1, each passing on the block received last",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    radix: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::PerPair,
+    mpi: Counterparts {
+        ompi: Some(Ompi {
+            id: 4,
+            name: "ring",
+            function: "ring",
+        }),
+        mpich: Some("MPIR_Allgather_intra_ring"),
+    },
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    let mut s = req.schedule(ALGORITHM.name);
+    let p = req.ranks;
+    let c = req.count;
+    let block = |b: usize| Region::output(b as u64 * c, c);
+    for (r, prog) in s.programs.iter_mut().enumerate() {
+        let mut deps = vec![prog.push(Op::copy(Region::input(0, c), block(r)), &[])];
+        let (next, prev) = (((r + 1) % p) as u32, ((r + p - 1) % p) as u32);
+        for step in 0..p - 1 {
+            let send = prog.push(
+                Op::send(next, step as u32, block((r + p - step) % p)),
+                &deps,
+            );
+            let recv = prog.push(
+                Op::recv(prev, step as u32, block((r + 2 * p - 1 - step) % p)),
+                &deps,
+            );
+            deps = vec![send, recv];
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,30 @@
+//! Bucket allreduce (Jain and Sabharwal, ICS 2010) on a mesh or torus: the
+//! bucket reduce-scatter, dimension by dimension, then the bucket
+//! allgather back, in 2D parts with rotated dimension orders both ways so
+//! that every link of a rank is busy. Each chunk is reduced once, in a
+//! fixed order, then copied: every rank gets the same bits. The builder is
+//! `allgather::bucket`'s.
+
+use crate::allgather::bucket::{bucket, Mode, APPLIES};
+use crate::{Algorithm, Request};
+use crate::{Counterparts, OpCount};
+use topocoll_base::error::Result;
+use topocoll_schedule::{CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Allreduce,
+    name: "bucket",
+    summary: "bucket reduce-scatter then bucket allgather: dimension-wise rings on a mesh or torus, every port busy",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    radix: false,
+    applies: APPLIES,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    bucket(req, ALGORITHM.name, Mode::Allreduce)
+}

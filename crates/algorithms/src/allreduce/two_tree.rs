@@ -1,0 +1,38 @@
+//! Two-tree allreduce (NCCL's double binary tree; Sanders, Speck and Träff
+//! 2009): the two-tree broadcast's complementary binary trees
+//! (`bcast::two_tree`) from rank 0, each carrying half of the buffer up,
+//! combined on the way, and back down as soon as rank 0 has a segment
+//! reduced, in `--segment` pieces (default 64 KiB). Each segment is reduced
+//! once, in a fixed order, then copied: every rank gets the same bits.
+
+use crate::bcast::two_tree::plan;
+use crate::pipelined::Phases;
+use crate::{Algorithm, Request, Stream};
+use crate::{Applies, Counterparts, OpCount};
+use topocoll_base::error::Result;
+use topocoll_schedule::{CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Allreduce,
+    name: "two_tree",
+    summary: "double binary tree: two complementary binary trees, half the buffer each, up and down in segments (default 64 KiB)",
+    build,
+    stream: Some(stream),
+    segmented: true,
+    lanes: false,
+    radix: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    // No two-tree allreduce in Open MPI 4.1 or MPICH 4.0 (NCCL has one).
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    plan(req, ALGORITHM.name, Phases::Allreduce)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<Stream> {
+    Ok(Stream::Pipeline(
+        plan(req, ALGORITHM.name, Phases::Allreduce)?.stream()?,
+    ))
+}

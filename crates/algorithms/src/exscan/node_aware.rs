@@ -1,0 +1,29 @@
+//! Node-aware exscan: scan's composition (`algorithms::scan::node_aware`)
+//! run exclusive: a linear exscan inside each node, the nodes' last ranks
+//! combine their data into their results to make the node totals, the
+//! leaders' exscan of the totals (`--inter`, default recursive_doubling),
+//! and the prefix broadcast inside each node, its first rank taking it as
+//! its result and the others combining it into theirs.
+
+use crate::scan::node_aware::{composed, APPLIES};
+use crate::{Algorithm, Counterparts, OpCount, Request};
+use topocoll_base::error::Result;
+use topocoll_schedule::{CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Exscan,
+    name: "node_aware",
+    summary: "exscan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    radix: false,
+    applies: APPLIES,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    composed(req, ALGORITHM.name, true)
+}

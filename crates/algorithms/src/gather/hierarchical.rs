@@ -1,0 +1,29 @@
+//! MagPIe-style hierarchical gather across the sites of a grid, the
+//! hierarchical scatter reversed: the WAN is crossed once per remote site.
+//! Every site gathers along a binomial tree to its coordinator (its first
+//! rank; the root in the root's site), and each coordinator sends its
+//! site's blocks to the root in one message.
+
+use crate::{scatter, Algorithm, Request};
+use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use topocoll_base::error::Result;
+use topocoll_schedule::CollectiveKind;
+use topocoll_schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Gather,
+    name: "hierarchical",
+    summary: "grid of sites (MagPIe): binomial trees inside the sites, then one WAN message per remote site",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    radix: false,
+    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    super::reversed_scatter(req, ALGORITHM.name, scatter::hierarchical::ALGORITHM.build)
+}

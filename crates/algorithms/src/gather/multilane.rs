@@ -1,0 +1,59 @@
+//! Multi-lane gather across the sites of a grid, the multi-lane scatter
+//! reversed (`model::multilane` has its lanes). Each lane's receiving
+//! representative, the first rank of its run, collects the run's blocks;
+//! the run crosses the WAN as one message to the lane's representative in
+//! the root's site, which hands it to the root over the LAN (the root
+//! takes its own lanes straight from the WAN; a representative sends its
+//! lane's run before its own block); the rest of the root's site sends the
+//! root their blocks. `single_lane` is the same with one lane per remote
+//! site.
+
+use crate::{scatter, Algorithm, Request};
+use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use topocoll_base::error::Result;
+use topocoll_schedule::CollectiveKind;
+use topocoll_schedule::Schedule;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Gather,
+    name: "multilane",
+    summary: "grid of sites: P runs of blocks per remote site cross the WAN to the root's site at once (--lanes N|auto)",
+    build,
+    stream: None,
+    segmented: false,
+    lanes: true,
+    radix: false,
+    applies: Applies {
+        topology: TopologyNeed::Sites,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+pub const SINGLE_LANE: Algorithm = Algorithm {
+    collective: CollectiveKind::Gather,
+    name: "single_lane",
+    summary: "grid of sites: each remote site's blocks cross the WAN to the root's site in one run",
+    build: build_single,
+    stream: None,
+    segmented: false,
+    lanes: false,
+    radix: false,
+    applies: Applies {
+        topology: TopologyNeed::Sites,
+        ranks: RankNeed::Any,
+        root: RootNeed::Any,
+    },
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    super::reversed_scatter(req, ALGORITHM.name, scatter::multilane::ALGORITHM.build)
+}
+
+fn build_single(req: &Request) -> Result<Schedule> {
+    super::reversed_scatter(req, SINGLE_LANE.name, scatter::multilane::SINGLE_LANE.build)
+}

@@ -1,0 +1,37 @@
+//! Bine-tree reduce (De Sensi et al., SC 2025): the Bine broadcast
+//! (`bcast::bine`) reversed (`schedule::reverse`), so that the leaves send
+//! first to their nearest peers and each rank combines its children's
+//! buffers, the nearest subtree first, before sending to its parent: the
+//! distances grow towards the root. On P = 2^S + e ranks the first 2e
+//! relative ranks pair up, the odd one of a pair handing its buffer to its
+//! neighbour first.
+
+use crate::{bcast, Algorithm, Applies, Request};
+use crate::{Counterparts, OpCount};
+use topocoll_base::error::Result;
+use topocoll_schedule::{reverse, Collective, CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Reduce,
+    name: "bine",
+    summary: "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P not a power of two: neighbours pair up, one combined first)",
+    build,
+    stream: None,
+    segmented: false,
+    radix: false,
+    lanes: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Unbounded,
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    ALGORITHM.check(req)?;
+    let root = req.collective.root().unwrap_or(0);
+    let mut from = req.clone();
+    from.collective = Collective::Bcast { root };
+    reverse(
+        &(bcast::bine::ALGORITHM.build)(&from)?,
+        req.schedule(ALGORITHM.name),
+    )
+}

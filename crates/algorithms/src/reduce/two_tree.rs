@@ -1,0 +1,36 @@
+//! Two-tree reduce (Sanders, Speck and Träff 2009): the two-tree
+//! broadcast's complementary binary trees (`bcast::two_tree`), each
+//! combining its half of the buffer on the way up to the root in
+//! `--segment` pieces (default 64 KiB), children in a fixed order.
+
+use crate::bcast::two_tree::plan;
+use crate::pipelined::Phases;
+use crate::{Algorithm, Request, Stream};
+use crate::{Applies, Counterparts, OpCount};
+use topocoll_base::error::Result;
+use topocoll_schedule::{CollectiveKind, Schedule};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    collective: CollectiveKind::Reduce,
+    name: "two_tree",
+    summary: "two complementary binary trees, half the buffer each, combined up in segments (default 64 KiB)",
+    build,
+    stream: Some(stream),
+    segmented: true,
+    lanes: false,
+    radix: false,
+    applies: Applies::ANYWHERE,
+    ops: OpCount::Generated,
+    // No two-tree reduce in Open MPI 4.1 or MPICH 4.0.
+    mpi: Counterparts::NONE,
+};
+
+fn build(req: &Request) -> Result<Schedule> {
+    plan(req, ALGORITHM.name, Phases::Reduce)?.materialise()
+}
+
+fn stream(req: &Request) -> Result<Stream> {
+    Ok(Stream::Pipeline(
+        plan(req, ALGORITHM.name, Phases::Reduce)?.stream()?,
+    ))
+}

@@ -1,0 +1,104 @@
+//! A schedule read from a file, in whichever of the two formats it is:
+//! topocoll's JSON ([`super::from_json_reader`]) or MSCCL's XML
+//! ([`super::from_msccl_xml`]), told apart by name and content.
+
+use super::MscclImport;
+use crate::{Collective, Schedule};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use topocoll_base::error::{Error, Result};
+
+/// Largest MSCCL XML file read (bytes): it is read whole.
+const MAX_XML_BYTES: u64 = 1 << 30;
+
+/// The two formats a schedule file may be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    /// topocoll's JSON: it fixes the collective, size, element type and
+    /// segments.
+    Json,
+    /// MSCCL's XML: it counts in chunks, whose size, element type and
+    /// operator the reader gives.
+    Msccl,
+}
+
+/// A schedule file, opened and its format known.
+pub struct ScheduleFile {
+    path: PathBuf,
+    reader: BufReader<std::fs::File>,
+    format: FileFormat,
+}
+
+impl ScheduleFile {
+    /// Opens `path`: MSCCL XML when it is named `.xml` or its first
+    /// character past white space is `<`, JSON otherwise.
+    pub fn open(path: &Path) -> Result<ScheduleFile> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| Error::Io(format!("cannot read schedule '{}': {e}", path.display())))?;
+        let mut reader = BufReader::new(file);
+        let format = if is_xml(path, &mut reader) {
+            FileFormat::Msccl
+        } else {
+            FileFormat::Json
+        };
+        Ok(ScheduleFile {
+            path: path.to_path_buf(),
+            reader,
+            format,
+        })
+    }
+
+    pub fn format(&self) -> FileFormat {
+        self.format
+    }
+
+    /// Reads the schedule. An MSCCL file's chunks are sized by `msccl`,
+    /// which is given the file's collective (its defaults may depend on
+    /// it).
+    pub fn read(self, msccl: impl FnOnce(Collective) -> Result<MscclImport>) -> Result<Schedule> {
+        match self.format {
+            FileFormat::Json => super::from_json_reader(self.reader),
+            FileFormat::Msccl => {
+                let shown = self.path.display();
+                let mut text = String::new();
+                self.reader
+                    .take(MAX_XML_BYTES + 1)
+                    .read_to_string(&mut text)
+                    .map_err(|e| {
+                        Error::Io(format!("cannot read schedule '{shown}' as UTF-8 text: {e}"))
+                    })?;
+                if text.len() as u64 > MAX_XML_BYTES {
+                    return Err(Error::Invalid(format!(
+                        "schedule '{shown}' is larger than 1 GiB"
+                    )));
+                }
+                // The file's name leads the reader's refusals (which name
+                // the line and element).
+                let named = |e: Error| match e {
+                    Error::Invalid(m) => Error::Invalid(format!("schedule '{shown}': {m}")),
+                    other => other,
+                };
+                let collective = super::msccl::collective_of(&text).map_err(named)?;
+                super::from_msccl_xml(&text, &msccl(collective)?).map_err(named)
+            }
+        }
+    }
+}
+
+/// Whether a schedule file is MSCCL XML: named `.xml`, or its first
+/// character past white space is `<` (looked at without taking it from the
+/// reader).
+fn is_xml(path: &Path, file: &mut impl BufRead) -> bool {
+    if path
+        .to_string_lossy()
+        .to_ascii_lowercase()
+        .ends_with(".xml")
+    {
+        return true;
+    }
+    file.fill_buf().is_ok_and(|head| {
+        head.iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == b'<')
+    })
+}

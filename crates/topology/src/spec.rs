@@ -1,0 +1,333 @@
+//! Topologies from short spec strings (`torus:32x32`, `mesh:8x8`,
+//! `hypercube:4`, `tofu:4x3x4`) or from TOML files (see `examples/`).
+
+use super::{
+    DragonNet, EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
+    Wan, DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
+};
+use serde::Deserialize;
+use std::path::Path;
+use topocoll_base::error::{Error, Result};
+use topocoll_base::invalid;
+
+/// Parses a spec string, or reads a TOML file when the spec names one.
+pub fn parse_spec(spec: &str) -> Result<Topology> {
+    let spec = spec.trim();
+    if spec.ends_with(".xml") {
+        return super::parse_platform(spec, &read_limited(spec)?);
+    }
+    if spec.ends_with(".toml") || Path::new(spec).is_file() {
+        return parse_toml(spec, &read_limited(spec)?);
+    }
+    let (family, shape) = spec.split_once(':').ok_or_else(|| {
+        invalid!("topology '{spec}' is neither a file nor a spec like torus:8x8, mesh:4x4, hypercube:4, tofu:2x3x2")
+    })?;
+    let dims = || parse_dims(spec, shape);
+    let kind = match family {
+        "torus" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![true; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "mesh" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![false; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "hypercube" => {
+            let n: usize = shape
+                .trim()
+                .parse()
+                .map_err(|_| invalid!("topology '{spec}': hypercube dimension '{shape}' is not a whole number"))?;
+            Kind::Hypercube(Hypercube::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "tofu" => {
+            let d = dims()?;
+            if d.len() != 3 {
+                return Err(invalid!("topology '{spec}': tofu takes X, Y and Z, like tofu:4x3x4"));
+            }
+            Kind::Tofu(Tofu::new([d[0], d[1], d[2]], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        "dragonnet" => {
+            let n: usize = shape.trim().parse().map_err(|_| {
+                invalid!("topology '{spec}': dragonnet node count '{shape}' is not a whole number")
+            })?;
+            Kind::DragonNet(DragonNet::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+        }
+        other => {
+            return Err(invalid!(
+                "topology '{spec}': unknown family '{other}'{} (torus, mesh, hypercube, tofu, dragonnet, or a .toml file)",
+                topocoll_base::error::did_you_mean(other, ["torus", "mesh", "hypercube", "tofu", "dragonnet"])
+            ))
+        }
+    };
+    Ok(Topology::from_kind(spec, kind))
+}
+
+/// A topology file's text, read no further than 64 MiB (a path to
+/// /dev/zero, say).
+fn read_limited(spec: &str) -> Result<String> {
+    // A topology file of the largest supported graph is a few MB; read
+    // no more than 64 MiB of anything (a path to /dev/zero, say).
+    const MAX_TOML_BYTES: u64 = 64 << 20;
+    let cannot = |e: std::io::Error| Error::Io(format!("cannot read topology file '{spec}': {e}"));
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(
+            std::fs::File::open(spec).map_err(cannot)?,
+            MAX_TOML_BYTES + 1,
+        ),
+        &mut text,
+    )
+    .map_err(cannot)?;
+    if text.len() as u64 > MAX_TOML_BYTES {
+        return Err(invalid!(
+            "topology file '{spec}' is larger than {} MiB",
+            MAX_TOML_BYTES >> 20
+        ));
+    }
+    Ok(text)
+}
+
+fn parse_dims(spec: &str, shape: &str) -> Result<Vec<usize>> {
+    let dims: Vec<usize> = shape
+        .split('x')
+        .map(|d| {
+            let d = d.trim();
+            d.parse::<usize>().map_err(|_| {
+                if !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) {
+                    invalid!("topology '{spec}': size '{d}' is too large")
+                } else {
+                    invalid!("topology '{spec}': size '{d}' is not a whole number")
+                }
+            })
+        })
+        .collect::<Result<_>>()?;
+    if let Some(i) = dims.iter().position(|&d| d == 0) {
+        return Err(invalid!("topology '{spec}': dimension {i} has size 0"));
+    }
+    Ok(dims)
+}
+
+/// The TOML topology file. `kind` picks which of the other fields apply.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    pub kind: String,
+    /// mesh / torus / grid / tofu: sizes per dimension.
+    pub dims: Option<Vec<usize>>,
+    /// grid: which dimensions wrap.
+    pub wrap: Option<Vec<bool>>,
+    /// hypercube: dimension n.
+    pub dim: Option<usize>,
+    /// Link bandwidth in bytes/s (every link; trees/graphs: the default for edges).
+    pub bandwidth: Option<f64>,
+    /// Link latency in seconds.
+    pub latency: Option<f64>,
+    /// "plus" (default) or "simgrid".
+    pub torus_tie: Option<String>,
+    #[serde(default)]
+    pub node: Vec<NodeSpec>,
+    #[serde(default)]
+    pub edge: Vec<EdgeSpec>,
+    pub n0: Option<usize>,
+    pub n1: Option<usize>,
+    pub lan_bandwidth: Option<f64>,
+    pub lan_latency: Option<f64>,
+    pub wan_latency: Option<f64>,
+    /// b(P) for P = 1, 2, ... lanes, bytes/s per lane.
+    pub wan_lane_bandwidth: Option<Vec<f64>>,
+    /// Hosts per site, for two or more sites (instead of n0 and n1).
+    pub sites: Option<Vec<usize>>,
+    /// WAN capacity, bytes/s (all streams of a WAN link together).
+    pub wan_bandwidth: Option<f64>,
+    /// TCP window of a WAN stream, bytes (with wan_bandwidth, instead of
+    /// wan_lane_bandwidth).
+    pub wan_window: Option<f64>,
+}
+
+/// Parses the text of a TOML topology file; `name` is used in messages.
+pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
+    let f = read_file(name, text)?;
+    check_fields(name, &f)?;
+    let kind = network(name, &f)?;
+    let mut topo = Topology::from_kind(name, kind);
+    if let Some(tie) = &f.torus_tie {
+        let tie = match tie.as_str() {
+            "plus" => TorusTie::Plus,
+            "simgrid" => TorusTie::SimGrid,
+            other => {
+                return Err(invalid!(
+                    "topology file '{name}': torus_tie '{other}' is not plus or simgrid"
+                ))
+            }
+        };
+        if !topo.has_torus_ties() {
+            return Err(invalid!(
+                "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
+            ));
+        }
+        topo.set_torus_tie(tie);
+    }
+    topo.check_connected()?;
+    Ok(topo)
+}
+
+/// The file's fields, refused as one line where it is not TOML or a field
+/// is unknown.
+fn read_file(name: &str, text: &str) -> Result<TopologyFile> {
+    toml::from_str(text).map_err(|e| {
+        // "line L, column C: what", in one line (toml's own message draws
+        // the line over several).
+        let at = e.span().map(|span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before.len() - start + 1;
+            let source: String = text[start..]
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(60)
+                .collect();
+            format!("line {line}, column {column} (`{source}`): ")
+        });
+        invalid!(
+            "topology file '{name}': {}{}",
+            at.unwrap_or_default(),
+            e.message().trim().replace('\n', " ")
+        )
+    })
+}
+
+/// Refuses a field of another kind than the file's.
+fn check_fields(name: &str, f: &TopologyFile) -> Result<()> {
+    // A field of another kind is a mistake (a torus given `n0`, a hypercube
+    // given `dims`), not something to ignore.
+    let set = [
+        ("dims", f.dims.is_some()),
+        ("wrap", f.wrap.is_some()),
+        ("dim", f.dim.is_some()),
+        ("bandwidth", f.bandwidth.is_some()),
+        ("latency", f.latency.is_some()),
+        ("torus_tie", f.torus_tie.is_some()),
+        ("node", !f.node.is_empty()),
+        ("edge", !f.edge.is_empty()),
+        ("n0", f.n0.is_some()),
+        ("n1", f.n1.is_some()),
+        ("lan_bandwidth", f.lan_bandwidth.is_some()),
+        ("lan_latency", f.lan_latency.is_some()),
+        ("wan_latency", f.wan_latency.is_some()),
+        ("wan_lane_bandwidth", f.wan_lane_bandwidth.is_some()),
+        ("sites", f.sites.is_some()),
+        ("wan_bandwidth", f.wan_bandwidth.is_some()),
+        ("wan_window", f.wan_window.is_some()),
+    ];
+    let links = ["bandwidth", "latency"];
+    let applies: Vec<&str> = match f.kind.as_str() {
+        "torus" => [&["dims", "torus_tie"][..], &links].concat(),
+        "grid" => [&["dims", "wrap", "torus_tie"][..], &links].concat(),
+        "mesh" => [&["dims"][..], &links].concat(),
+        "tofu" => [&["dims", "torus_tie"][..], &links].concat(),
+        "hypercube" => [&["dim"][..], &links].concat(),
+        "tree" | "graph" => [&["node", "edge"][..], &links].concat(),
+        "sites" => vec![
+            "n0",
+            "n1",
+            "lan_bandwidth",
+            "lan_latency",
+            "wan_latency",
+            "wan_lane_bandwidth",
+            "sites",
+            "wan_bandwidth",
+            "wan_window",
+        ],
+        _ => set.iter().map(|(n, _)| *n).collect(), // the unknown kind is reported below
+    };
+    if let Some((field, _)) = set.iter().find(|(n, on)| *on && !applies.contains(n)) {
+        return Err(invalid!(
+            "topology file '{name}': field '{field}' does not apply to kind '{}' (it takes {})",
+            f.kind,
+            applies.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The network the file's kind and fields describe.
+fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
+    let bw = f.bandwidth.unwrap_or(DEFAULT_BANDWIDTH);
+    let lat = f.latency.unwrap_or(DEFAULT_LATENCY);
+    let need = |field: &str| {
+        invalid!(
+            "topology file '{name}': kind '{}' needs field '{field}'",
+            f.kind
+        )
+    };
+    let dims = || f.dims.clone().ok_or_else(|| need("dims"));
+    let err = |e: Error| match e {
+        Error::Invalid(m) => invalid!("topology file '{name}': {m}"),
+        other => other,
+    };
+    Ok(match f.kind.as_str() {
+        "torus" | "mesh" => {
+            let d = dims()?;
+            let n = d.len();
+            Kind::Grid(Grid::new(d, vec![f.kind == "torus"; n], bw, lat).map_err(err)?)
+        }
+        "grid" => Kind::Grid(Grid::new(dims()?, f.wrap.clone().ok_or_else(|| need("wrap"))?, bw, lat).map_err(err)?),
+        "hypercube" => Kind::Hypercube(Hypercube::new(f.dim.ok_or_else(|| need("dim"))?, bw, lat).map_err(err)?),
+        "tofu" => {
+            let d = dims()?;
+            if d.len() != 3 {
+                return Err(invalid!("topology file '{name}': tofu dims are [X, Y, Z]"));
+            }
+            Kind::Tofu(Tofu::new([d[0], d[1], d[2]], bw, lat).map_err(err)?)
+        }
+        "tree" => Kind::Tree(Graph::new(&f.node, &f.edge, true, bw, lat).map_err(err)?),
+        "graph" => Kind::Graph(Graph::new(&f.node, &f.edge, false, bw, lat).map_err(err)?),
+        "sites" => {
+            let sizes = match (&f.sites, f.n0, f.n1) {
+                (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                    return Err(invalid!(
+                        "topology file '{name}': give the sites' sizes either as sites = [..] or as n0 and n1, not both"
+                    ))
+                }
+                (Some(s), None, None) => s.clone(),
+                (None, n0, n1) => vec![n0.ok_or_else(|| need("n0"))?, n1.ok_or_else(|| need("n1"))?],
+            };
+            let wan = match (&f.wan_lane_bandwidth, f.wan_window, f.wan_bandwidth) {
+                (Some(_), Some(_), _) => {
+                    return Err(invalid!(
+                        "topology file '{name}': give the WAN either as wan_lane_bandwidth or as wan_window with wan_bandwidth, not both"
+                    ))
+                }
+                (Some(table), None, capacity) => Wan::Lanes {
+                    lane_bandwidth: table.clone(),
+                    capacity,
+                },
+                (None, Some(window), Some(capacity)) => Wan::Window { capacity, window },
+                (None, Some(_), None) => return Err(need("wan_bandwidth")),
+                (None, None, _) => return Err(need("wan_lane_bandwidth")),
+            };
+            Kind::Sites(
+                Sites::new(
+                    sizes,
+                    f.lan_bandwidth.ok_or_else(|| need("lan_bandwidth"))?,
+                    f.lan_latency.unwrap_or(0.0),
+                    f.wan_latency.ok_or_else(|| need("wan_latency"))?,
+                    wan,
+                )
+                .map_err(err)?,
+            )
+        }
+        other => {
+            return Err(invalid!(
+                "topology file '{name}': unknown kind '{other}'{} (torus, mesh, grid, hypercube, tofu, tree, graph, sites)",
+                topocoll_base::error::did_you_mean(other, ["torus", "mesh", "grid", "hypercube", "tofu", "tree", "graph", "sites"])
+            ))
+        }
+    })
+}
