@@ -253,10 +253,7 @@ impl BuildArgs {
 
     /// Builds the schedule on `topo` (or on `--ranks`).
     pub fn build(&self, topo: Option<&Topology>) -> Result<Schedule> {
-        Ok(algorithms::build(
-            self.algorithm_name()?,
-            &self.request(topo)?,
-        )?)
+        Ok(algorithms::build(self.algorithm()?, &self.request(topo)?)?)
     }
 
     /// The request these arguments describe.
@@ -329,8 +326,10 @@ impl BuildArgs {
         }
         if let Some(inter) = &self.inter {
             self.check_inter(collective)?;
-            req.inter =
-                Some(algorithms::compose::inter_choice(collective.kind(), inter.trim())?.name);
+            req.inter = Some(algorithms::compose::inter_choice(
+                collective.kind(),
+                inter.trim(),
+            )?);
         }
         Ok(req)
     }
@@ -557,6 +556,14 @@ impl BuildArgs {
         self.algorithm
             .as_deref()
             .ok_or_else(|| Error::Invalid("missing --algorithm".into()).into())
+    }
+
+    /// The registry entry `--algorithm` names for `--collective`.
+    pub fn algorithm(&self) -> Result<&'static algorithms::Algorithm> {
+        Ok(algorithms::find(
+            self.collective()?.kind(),
+            self.algorithm_name()?,
+        )?)
     }
 }
 

@@ -148,7 +148,7 @@ fn simulate_point(
                 parse_bytes(build.size())?,
             );
             (
-                price::price(&req, name, topo, &cfgs, !a.no_verify, how)?,
+                price::price(&req, build.algorithm()?, topo, &cfgs, !a.no_verify, how)?,
                 what,
             )
         }

@@ -60,7 +60,7 @@ fn run_point(p: &Point) -> Result<Row> {
         ReduceOp::Sum,
         Some(&topo),
     )?;
-    let s = algorithms::build("dragon_net", &req)?;
+    let s = algorithms::build(&algorithms::alltoall::dragon::DRAGON_NET, &req)?;
     let cfg = PacketConfig {
         buffer_bytes: p.buffer,
         packet_time_s: PACKET_TIME_S,

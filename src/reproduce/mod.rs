@@ -102,7 +102,7 @@ pub fn alltoall_time_block(
     )?;
     let mut p = crate::price::price(
         &req,
-        algorithm,
+        crate::algorithms::find(req.collective.kind(), algorithm)?,
         t,
         std::slice::from_ref(cfg),
         false,

@@ -60,7 +60,7 @@ fn allreduce_time(t: &Topology, alg: &str, bytes: u64) -> Result<f64> {
     };
     let mut p = crate::price::price(
         &req,
-        alg,
+        crate::algorithms::find(req.collective.kind(), alg)?,
         t,
         std::slice::from_ref(&cfg),
         false,

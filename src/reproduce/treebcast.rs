@@ -243,17 +243,25 @@ pub fn run(dir: &Path, opts: &Settings) -> Result<String> {
             },
         );
         row("optimal", 1, o1.time_s);
-        for alg in ["binomial", "binary"] {
+        use crate::algorithms::bcast;
+        for alg in [&bcast::binomial::ALGORITHM, &bcast::binary::ALGORITHM] {
             for root in [0, 1] {
                 row(
-                    alg,
+                    alg.name,
                     root,
                     treebcast::baseline(&inst.topology, alg, root, SIZE)?,
                 );
             }
         }
-        for alg in ["scatter_allgather", "pipeline"] {
-            row(alg, 0, treebcast::baseline(&inst.topology, alg, 0, SIZE)?);
+        for alg in [
+            &bcast::scatter_allgather::ALGORITHM,
+            &bcast::pipeline::ALGORITHM,
+        ] {
+            row(
+                alg.name,
+                0,
+                treebcast::baseline(&inst.topology, alg, 0, SIZE)?,
+            );
         }
     }
     super::write(dir, "bcast_times.csv", &times)?;

@@ -113,7 +113,14 @@ pub fn point(
     // Pipelines and the ring are generated op by op as the simulator needs them (the same
     // result as written out, in memory that follows the ops in flight).
     let cfg = [config()];
-    let mut p = crate::price::price(&req, alg, t, &cfg, false, crate::price::Build::PreferStream)?;
+    let mut p = crate::price::price(
+        &req,
+        crate::algorithms::find(req.collective.kind(), alg)?,
+        t,
+        &cfg,
+        false,
+        crate::price::Build::PreferStream,
+    )?;
     Ok(p.runs.remove(0))
 }
 

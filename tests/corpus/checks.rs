@@ -184,7 +184,7 @@ pub(super) fn fault(s: &Schedule, what: &str) -> bool {
 /// partial one; the gated sends are the short ones.
 pub(super) fn stream_ops(point: &Point, s: &Schedule) {
     let what = &point.what;
-    let st = algorithms::build_stream(point.alg.name, &point.req).unwrap();
+    let st = algorithms::build_stream(point.alg, &point.req).unwrap();
     let m = Materialised::new(s).unwrap();
     assert_eq!(st.num_ops(), s.num_ops() as u64, "{what}");
     assert_eq!(st.farthest_peer(), m.farthest_peer(), "{what}");
@@ -281,7 +281,7 @@ pub(super) fn stream_simulates_alike(
     cfg: &SimConfig,
     what: &str,
 ) {
-    let st = algorithms::build_stream(alg.name, req).unwrap();
+    let st = algorithms::build_stream(alg, req).unwrap();
     let a = simulate(s, topo, cfg).unwrap();
     let b = simulate_source(&st, topo, cfg).unwrap();
     assert_eq!(

@@ -172,7 +172,7 @@ pub(super) fn check(
     }
     let written_out = |c: &SimConfig| simulate(s, topo, c).unwrap();
     by_rank_drivers(&written_out, cfg, point.place, &reference, tally, what);
-    if let Ok(st) = algorithms::build_stream(point.alg.name, req) {
+    if let Ok(st) = algorithms::build_stream(point.alg, req) {
         tally.add("streamed");
         let what = format!("{what}, streamed");
         let streamed = |c: &SimConfig| simulate_source(&st, topo, c).unwrap();

@@ -241,7 +241,7 @@ fn run_algorithm(
                                     .with_sizes(std::sync::Arc::new(v))
                                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                             }
-                            let s = match algorithms::build(alg.name, &req) {
+                            let s = match algorithms::build(alg, &req) {
                                 Ok(s) => s,
                                 Err(Error::Unsupported { reason, .. }) => {
                                     assert!(!must, "{what}: must apply, but {reason}");
@@ -363,7 +363,7 @@ fn run_point(
         req.topology = Some(topo);
         let built = relinked
             .is_some()
-            .then(|| algorithms::build(point.alg.name, &req).unwrap());
+            .then(|| algorithms::build(point.alg, &req).unwrap());
         let s = built.as_ref().unwrap_or(s);
         let what = format!("{what}, model {name}");
         if let Some((back, _)) = &exported {
@@ -476,6 +476,7 @@ fn trials() -> Vec<Trial> {
             let algs = case.algorithms();
             let must = case.must_apply(&algs);
             let prefix = format!("{stem}::{}", slug(&case.name));
+            let ignored = case.slow && !topocoll_testkit::slow();
             assert!(
                 names.insert(prefix.clone()),
                 "{file}: two cases named {prefix}"
@@ -491,7 +492,8 @@ fn trials() -> Vec<Trial> {
             for (alg, must) in algs.into_iter().zip(must) {
                 let run = run.clone();
                 let name = format!("{prefix}::{}::{}", alg.collective, alg.name);
-                trials.push(Trial::test(name, move || run.run(alg, must)));
+                trials
+                    .push(Trial::test(name, move || run.run(alg, must)).with_ignored_flag(ignored));
             }
         }
     }

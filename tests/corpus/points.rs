@@ -167,6 +167,9 @@ pub(crate) struct Case {
     pub(crate) at_least: BTreeMap<String, usize>,
     #[serde(default)]
     pub(crate) exactly: BTreeMap<String, usize>,
+    /// Runs only under `TOPOCOLL_SLOW=1` (`topocoll_testkit::slow`).
+    #[serde(default)]
+    pub(crate) slow: bool,
 }
 
 /// A number, or a string: an expression, a range "a..b", "all", "auto".
@@ -539,13 +542,13 @@ impl Case {
     }
 
     /// The leaders' algorithms to run `alg` with (`None`: its default).
-    pub(crate) fn inters(&self, alg: &Algorithm) -> Vec<Option<&'static str>> {
+    pub(crate) fn inters(&self, alg: &Algorithm) -> Vec<Option<&'static Algorithm>> {
         let mut out = vec![None];
         if alg.takes_inter() {
             out.extend(self.inters.iter().filter_map(|name| {
                 topocoll::algorithms::compose::inter_choice(alg.collective, name)
                     .ok()
-                    .map(|a| Some(a.name))
+                    .map(Some)
             }));
         }
         out

@@ -7,7 +7,7 @@
 //! in its ranks; reduce-scatter's results are the same bits on every run.
 
 use std::time::{Duration, Instant};
-use topocoll::algorithms::{self, Request, ALGORITHMS};
+use topocoll::algorithms::{Request, ALGORITHMS};
 use topocoll::runtime::{self, threads, Elem, Options, Plan, RankBuffers};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::Topology;
@@ -458,7 +458,7 @@ fn reduce_scatter_gives_the_same_bits_every_run() {
                 None,
             )
             .unwrap();
-            let s = algorithms::build(name, &req).unwrap();
+            let s = topocoll_testkit::build(name, &req).unwrap();
             let plan = Plan::new(&s).unwrap();
             let run = |engines: usize| {
                 let mut bufs: Vec<RankBuffers<f64>> = (0..p)

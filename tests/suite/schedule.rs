@@ -3,7 +3,7 @@
 //! race, bad structure) are rejected with precise messages; a 1,024-rank
 //! all-to-all is compact. (Every algorithm verified: the corpus.)
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{self, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::{parse_spec, Topology};
 
@@ -19,7 +19,7 @@ fn request(
 
 pub(crate) fn ring4() -> Schedule {
     let req = request(Collective::Allreduce, 4, 4 * 8, Dtype::F64, None);
-    algorithms::build("ring", &req).unwrap()
+    topocoll_testkit::build("ring", &req).unwrap()
 }
 
 /// Rebuilds one rank's program with `f` applied to each (op, deps).
@@ -188,7 +188,7 @@ fn verifier_catches_a_deadlock() {
 fn verifier_catches_missing_data_and_wrong_blocks() {
     // An alltoall that sends rank j the wrong block.
     let req = request(Collective::Alltoall, 3, 2, Dtype::U8, None);
-    let mut s = algorithms::build("linear", &req).unwrap();
+    let mut s = topocoll_testkit::build("linear", &req).unwrap();
     rewrite(&mut s, 0, |_, op, d| match op {
         Op::Send {
             peer: 1,
@@ -342,7 +342,7 @@ fn alltoall_1024_ranks_is_compact() {
     let t = parse_spec("torus:32x32").unwrap();
     let req = request(Collective::Alltoall, 1024, 1024, Dtype::U8, Some(&t));
     let t0 = std::time::Instant::now();
-    let s = algorithms::build("linear", &req).unwrap();
+    let s = topocoll_testkit::build("linear", &req).unwrap();
     let built = t0.elapsed().as_secs_f64();
     assert_eq!(s.num_transfers(), 1024 * 1023);
     assert!(
@@ -361,7 +361,7 @@ fn alltoall_1024_ranks_is_compact() {
 fn barrier_ignores_the_size() {
     let req = request(Collective::Barrier, 5, 1000, Dtype::U8, None);
     assert_eq!(req.count, 0);
-    let s = algorithms::build("dissemination", &req).unwrap();
+    let s = topocoll_testkit::build("dissemination", &req).unwrap();
     assert_eq!(s.count, 0);
     assert!(verify(&s).is_ok());
 }
@@ -395,7 +395,7 @@ fn verifier_catches_a_barrier_that_does_not_wait() {
     assert!(e.contains("barrier: rank 1 has no operations"), "{e}");
     // The tree barrier with its release (tag 1) taken out.
     let req = request(Collective::Barrier, 6, 0, Dtype::U8, None);
-    let mut s = algorithms::build("tree", &req).unwrap();
+    let mut s = topocoll_testkit::build("tree", &req).unwrap();
     assert!(verify(&s).is_ok());
     for r in 0..6 {
         rewrite(&mut s, r, |_, op, deps| match op {
@@ -448,7 +448,7 @@ fn msccl_refuses_barrier_and_scans() {
         (Collective::Exscan, "linear"),
     ] {
         let req = request(c, 4, 64, Dtype::F64, None);
-        let s = algorithms::build(alg, &req).unwrap();
+        let s = topocoll_testkit::build(alg, &req).unwrap();
         let e = schedule::to_msccl_xml(&s, &mut Vec::new())
             .unwrap_err()
             .to_string();
@@ -462,7 +462,7 @@ mod vcollectives {
     //! blocks, the counts' CSV and generators, and their JSON form.
 
     use std::sync::Arc;
-    use topocoll::algorithms::{self, Request};
+    use topocoll::algorithms::Request;
     use topocoll::schedule::{
         self, verify, Collective, Dtype, Generator, Op, ReduceOp, Schedule, Sizes, SizesShape,
     };
@@ -473,7 +473,7 @@ mod vcollectives {
             .unwrap()
             .with_sizes(Arc::new(sizes))
             .unwrap();
-        algorithms::build(alg, &req).unwrap()
+        topocoll_testkit::build(alg, &req).unwrap()
     }
 
     /// Matrices whose shapes stress the algorithms: all empty, only the

@@ -210,8 +210,10 @@ fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
 
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
 /// naming the choices when it is not one of them.
-pub(crate) fn inter(req: &Request, default: &'static str) -> Result<&'static Algorithm> {
-    inter_choice(req.collective.kind(), req.inter.unwrap_or(default))
+pub(crate) fn inter(req: &Request, default: &'static Algorithm) -> Result<&'static Algorithm> {
+    let alg = req.inter.unwrap_or(default);
+    check_inter(req.collective.kind(), alg)?;
+    Ok(alg)
 }
 
 /// The collective the leaders of `collective`'s composition run: the same
@@ -241,8 +243,18 @@ pub fn inter_choices(collective: CollectiveKind) -> Vec<&'static str> {
         .collect()
 }
 
+/// Whether `alg` may run among the leaders of `collective`'s composition:
+/// an algorithm of the leaders' collective that may lead, or a one-line
+/// error naming the choices.
+pub fn check_inter(collective: CollectiveKind, alg: &'static Algorithm) -> Result<()> {
+    if alg.collective == leaders_collective(collective) && may_lead(alg) {
+        return Ok(());
+    }
+    inter_choice(collective, alg.name).map(|_| ())
+}
+
 /// The algorithm `name` as the leaders' `collective`, or a one-line error
-/// naming the choices.
+/// naming the choices: `--inter` parsed.
 pub fn inter_choice(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm> {
     let choices = inter_choices(collective);
     let collective = leaders_collective(collective);
@@ -277,7 +289,7 @@ pub(crate) fn composes(a: &Algorithm) -> bool {
 /// with `req`'s element type and operator and no network.
 pub(crate) fn phase(
     req: &Request,
-    alg: &str,
+    alg: &'static Algorithm,
     collective: Collective,
     ranks: usize,
     count: u64,
@@ -290,7 +302,7 @@ pub(crate) fn phase(
 /// phase of the node-aware alltoallv and allgatherv.
 pub(crate) fn phase_sized(
     req: &Request,
-    alg: &str,
+    alg: &'static Algorithm,
     collective: Collective,
     sizes: Sizes,
 ) -> Result<Schedule> {
@@ -307,7 +319,7 @@ pub(crate) fn phase_sized(
 
 fn phase_with(
     req: &Request,
-    alg: &str,
+    alg: &'static Algorithm,
     collective: Collective,
     ranks: usize,
     count: u64,

@@ -68,16 +68,18 @@ impl Blocks<'_> {
     }
 }
 
-/// The all-to-all inside a node (phase 1).
-const INTRA: &str = "linear";
+/// The all-to-all inside a node (phase 1), of equal blocks or sized ones.
+const INTRA: &Algorithm = &crate::alltoall::linear::ALGORITHM;
+const INTRA_SIZED: &Algorithm = &crate::alltoallv::linear::ALGORITHM;
 
 /// Builds the multi-leader all-to-all `name` of `req` on `nodes` (K ranks
-/// on every node, checked by the caller) with `inter` among the ranks t.
+/// on every node, checked by the caller) with `inter` among the ranks t
+/// (an all-to-all for equal blocks, an alltoallv for sized ones).
 pub(crate) fn build(
     req: &Request,
     name: &str,
     nodes: &Nodes,
-    inter: &Algorithm,
+    inter: &'static Algorithm,
     blocks: Blocks,
 ) -> Result<Schedule> {
     let (k, n, p) = (nodes.per_node(), nodes.count(), req.ranks);
@@ -135,7 +137,7 @@ pub(crate) fn build(
                     .map(|(u, t)| m.iter().map(|o| blocks.block(node[u], o[t])).sum())
                     .collect();
                 let sizes = Sizes::per_pair(k, counts)?;
-                sized = compose::phase_sized(req, INTRA, Collective::Alltoallv, sizes)?;
+                sized = compose::phase_sized(req, INTRA_SIZED, Collective::Alltoallv, sizes)?;
                 &sized
             }
         };
@@ -157,7 +159,7 @@ pub(crate) fn build(
     let equal = match blocks {
         Blocks::Equal(b) => Some(compose::phase(
             req,
-            inter.name,
+            inter,
             Collective::Alltoall,
             n,
             k as u64 * b,
@@ -175,7 +177,7 @@ pub(crate) fn build(
                     .map(|(i, j)| (0..k).map(|u| blocks.block(m[i][u], m[j][t])).sum())
                     .collect();
                 let sizes = Sizes::per_pair(n, counts)?;
-                sized = compose::phase_sized(req, inter.name, Collective::Alltoallv, sizes)?;
+                sized = compose::phase_sized(req, inter, Collective::Alltoallv, sizes)?;
                 &sized
             }
         };

@@ -65,9 +65,10 @@ pub struct Request<'a> {
     /// default, [`DEFAULT_RADIX`]).
     pub radix: Option<usize>,
     /// The leaders' algorithm, for the node-aware compositions ([`COMPOSED`];
-    /// `None`: each one's default); a name of the same collective's
-    /// registry ([`compose::inter_choices`]).
-    pub inter: Option<&'static str>,
+    /// `None`: each one's default): an entry of the leaders' collective
+    /// that may lead ([`compose::inter_choices`], checked by
+    /// [`Algorithm::check`]).
+    pub inter: Option<&'static Algorithm>,
     /// A v-collective's counts ([`Request::with_sizes`]); `None` for the others.
     pub sizes: Option<Arc<Sizes>>,
 }
@@ -308,6 +309,13 @@ pub struct Algorithm {
     pub mpi: Counterparts,
 }
 
+/// An entry shows as what names it: `allreduce/ring`.
+impl std::fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.collective, self.name)
+    }
+}
+
 /// Every algorithm, one line each.
 pub const ALGORITHMS: &[Algorithm] = &[
     alltoall::linear::ALGORITHM,
@@ -495,21 +503,22 @@ pub fn of(collective: CollectiveKind) -> impl Iterator<Item = &'static Algorithm
         .filter(move |a| a.collective == collective)
 }
 
-/// Builds the schedule of algorithm `name` for a request, once its
-/// declaration says it applies ([`Algorithm::check`]).
+/// Builds the schedule of `alg` for a request, once its declaration says
+/// it applies ([`Algorithm::check`]).
 ///
 /// A schedule too large to hold in memory is refused before it is built, by
 /// the count its entry declares ([`Algorithm::ops`]).
-pub fn build(name: &str, req: &Request) -> Result<Schedule> {
-    let alg = find(req.collective.kind(), name)?;
+pub fn build(alg: &Algorithm, req: &Request) -> Result<Schedule> {
+    of_request(alg, req)?;
     alg.check(req)?;
     let ops = alg.op_count(req)?;
     if ops > pipelined::MAX_MATERIALISED_OPS {
         return Err(invalid!(
-            "{} {name} on {} ranks: {ops} operations are too many to write out (at most {}); \
+            "{} {} on {} ranks: {ops} operations are too many to write out (at most {}); \
              simulate it with --stream if it has a generator (topocoll list), \
              or use fewer ranks or a smaller size",
             req.collective.name(),
+            alg.name,
             req.ranks,
             pipelined::MAX_MATERIALISED_OPS
         ));
@@ -517,10 +526,24 @@ pub fn build(name: &str, req: &Request) -> Result<Schedule> {
     (alg.build)(req)
 }
 
-/// The schedule of algorithm `name` as a generator of its operations, or
-/// `None` when the algorithm only writes its schedule out.
-pub fn generator(name: &str, req: &Request) -> Result<Option<Stream>> {
-    let alg = find(req.collective.kind(), name)?;
+/// An entry asked for a request of another collective: a caller's mistake
+/// the request's collective would have caught by name.
+fn of_request(alg: &Algorithm, req: &Request) -> Result<()> {
+    if alg.collective == req.collective.kind() {
+        return Ok(());
+    }
+    Err(invalid!(
+        "{} {} builds no {} schedule",
+        alg.collective,
+        alg.name,
+        req.collective.name()
+    ))
+}
+
+/// The schedule of `alg` as a generator of its operations, or `None` when
+/// the algorithm only writes its schedule out.
+pub fn generator(alg: &Algorithm, req: &Request) -> Result<Option<Stream>> {
+    of_request(alg, req)?;
     let Some(stream) = alg.stream else {
         return Ok(None);
     };
@@ -528,21 +551,29 @@ pub fn generator(name: &str, req: &Request) -> Result<Option<Stream>> {
     stream(req).map(Some)
 }
 
-/// The schedule of algorithm `name` as a generator of its operations; an
-/// error naming the algorithms that have one when it does not.
-pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
-    generator(name, req)?.ok_or_else(|| {
+/// The schedule of `alg` as a generator of its operations; an error naming
+/// the algorithms that have one when it does not.
+pub fn build_stream(alg: &Algorithm, req: &Request) -> Result<Stream> {
+    generator(alg, req)?.ok_or_else(|| {
         let generated: Vec<String> = ALGORITHMS
             .iter()
             .filter(|a| a.stream.is_some())
             .map(|a| format!("{} {}", a.collective, a.name))
             .collect();
         invalid!(
-            "{} {name} has no generator, so it cannot be streamed; simulate it written out (generated: {})",
+            "{} {} has no generator, so it cannot be streamed; simulate it written out (generated: {})",
             req.collective.name(),
+            alg.name,
             generated.join(", ")
         )
     })
+}
+
+/// [`build`] of the algorithm named `name` for the request's collective:
+/// what the unit tests write, where a name reads better than a path.
+#[cfg(test)]
+pub(crate) fn build_named(name: &str, req: &Request) -> Result<Schedule> {
+    build(find(req.collective.kind(), name)?, req)
 }
 
 #[cfg(test)]

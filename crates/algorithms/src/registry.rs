@@ -149,14 +149,14 @@ impl Algorithm {
                 ));
             }
         }
-        if let Some(name) = req.inter {
+        if let Some(inter) = req.inter {
             if !self.takes_inter() {
                 return Err(req.unsupported(
                     self.name,
                     "it is no node-aware composition, so it takes no --inter",
                 ));
             }
-            super::compose::inter_choice(self.collective, name)?;
+            super::compose::check_inter(self.collective, inter)?;
         }
         if let (RootNeed::Zero, Some(root)) = (self.applies.root, req.collective.root()) {
             if root != 0 {

@@ -20,7 +20,7 @@ fn gathers_reverse_from_every_root() {
             for root in roots {
                 let root = root as u32;
                 let req = request(Collective::Gather { root }, p, 3, Dtype::U8);
-                let g = algorithms::build(name, &req).unwrap();
+                let g = algorithms::build_named(name, &req).unwrap();
                 assert_eq!(g.collective, Collective::Gather { root });
                 verify(&g).unwrap();
                 // And back: the gather reversed is a scatter again.
@@ -39,7 +39,7 @@ fn reduce_scatters_reverse_onto_any_count() {
         for p in 1..=64usize {
             for n in [0, 1, p as u64 - 1, p as u64, 3 * p as u64 + 2] {
                 let req = request(Collective::ReduceScatter, p, n * 8, Dtype::F64);
-                verify(&algorithms::build(name, &req).unwrap()).unwrap();
+                verify(&algorithms::build_named(name, &req).unwrap()).unwrap();
             }
         }
     }
@@ -53,7 +53,7 @@ fn bcasts_reverse_into_reduces() {
         for p in 1..=20usize {
             for root in [0, p as u32 / 2] {
                 let req = request(Collective::Bcast { root }, p, 40, Dtype::F64);
-                let b = algorithms::build(name, &req).unwrap();
+                let b = algorithms::build_named(name, &req).unwrap();
                 let into = request(Collective::Reduce { root }, p, 40, Dtype::F64);
                 let r = reverse_checked(&b, into.schedule(name)).unwrap();
                 assert_eq!(r.num_transfers(), b.num_transfers());
@@ -87,10 +87,10 @@ fn an_unverifiable_reversal_is_an_error() {
 #[test]
 fn refuses_what_it_cannot_reverse() {
     let ar = request(Collective::Allreduce, 4, 64, Dtype::F64);
-    let s = algorithms::build("ring", &ar).unwrap();
+    let s = algorithms::build_named("ring", &ar).unwrap();
     assert!(reverse(&s, ar.schedule("ring")).is_err());
     let rs = request(Collective::ReduceScatter, 4, 64, Dtype::F64);
-    let s = algorithms::build("ring", &rs).unwrap();
+    let s = algorithms::build_named("ring", &rs).unwrap();
     let ag = request(Collective::Allgather, 4, 64, Dtype::F64);
     assert!(reverse(&s, ag.schedule("ring")).is_err());
 }

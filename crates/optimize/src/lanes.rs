@@ -118,7 +118,7 @@ pub fn run_scatter(
     req.lanes = Some(p);
     let mut priced = crate::price::price(
         &req,
-        "multilane",
+        &topocoll_algorithms::scatter::multilane::ALGORITHM,
         topo,
         std::slice::from_ref(cfg),
         false,

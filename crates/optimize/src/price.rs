@@ -2,7 +2,7 @@
 //! simulated under one or more node models, and held against the bounds.
 //! The one sequence the command line and every reproduction run.
 
-use topocoll_algorithms::{pipelined::MAX_MATERIALISED_OPS, Request};
+use topocoll_algorithms::{pipelined::MAX_MATERIALISED_OPS, Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{OpSource, Schedule};
 use topocoll_sim::{simulate, simulate_source, SimConfig, SimResult};
@@ -38,7 +38,7 @@ pub struct Priced {
 /// by the test suite instead), and simulates it under each of `cfgs`.
 pub fn price(
     req: &Request,
-    algorithm: &str,
+    algorithm: &'static Algorithm,
     topo: &Topology,
     cfgs: &[SimConfig],
     verify: bool,

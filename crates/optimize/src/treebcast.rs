@@ -39,7 +39,7 @@
 use super::iso::{Labeller, Rooted};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
-use topocoll_algorithms::Request;
+use topocoll_algorithms::{bcast, Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_base::param;
@@ -1222,7 +1222,12 @@ pub fn to_schedule(p: &Problem, sol: &Solution) -> Schedule {
 }
 
 /// The built-in broadcasts the optimum is compared with.
-pub const BASELINES: &[&str] = &["binomial", "binary", "scatter_allgather", "pipeline"];
+pub const BASELINES: &[&Algorithm] = &[
+    &bcast::binomial::ALGORITHM,
+    &bcast::binary::ALGORITHM,
+    &bcast::scatter_allgather::ALGORITHM,
+    &bcast::pipeline::ALGORITHM,
+];
 
 /// The simulator's settings that follow the model: reservation sharing,
 /// no overhead, and engines enough for a host to send to every other at
@@ -1237,7 +1242,12 @@ pub fn model_config() -> SimConfig {
 
 /// The time of a built-in broadcast algorithm on the same model: its
 /// schedule simulated under [`model_config`].
-pub fn baseline(topo: &Topology, algorithm: &str, root: usize, size_bytes: u64) -> Result<f64> {
+pub fn baseline(
+    topo: &Topology,
+    algorithm: &Algorithm,
+    root: usize,
+    size_bytes: u64,
+) -> Result<f64> {
     let req = Request::new(
         Collective::Bcast { root: root as u32 },
         topo.num_ranks(),
@@ -1265,7 +1275,7 @@ pub fn baselines_until(
     std::thread::spawn(move || {
         for &alg in BASELINES {
             let t = baseline(&topo, alg, root, size_bytes).ok();
-            if tx.send((alg, t)).is_err() {
+            if tx.send((alg.name, t)).is_err() {
                 return;
             }
         }

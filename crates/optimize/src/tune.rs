@@ -332,14 +332,8 @@ impl Problem<'_> {
         req.segment_bytes = c.segment_bytes;
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;
-        let priced = price::price(
-            &req,
-            &c.algorithm,
-            self.topology,
-            &[cfg],
-            true,
-            Build::StreamIfLarge,
-        )?;
+        let alg = topocoll_algorithms::find(self.collective.kind(), &c.algorithm)?;
+        let priced = price::price(&req, alg, self.topology, &[cfg], true, Build::StreamIfLarge)?;
         Ok(priced.runs[0].time_s)
     }
 

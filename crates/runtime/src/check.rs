@@ -199,7 +199,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let s = build("ring", &req).unwrap();
+        let s = build(&topocoll_algorithms::allreduce::ring::ALGORITHM, &req).unwrap();
         let mut b: Vec<RankBuffers<f64>> = (0..5).map(|r| initial_buffers(&s, r)).collect();
         run_sequential(&s, &mut b).unwrap();
         let rep = check(&s, &b).unwrap();

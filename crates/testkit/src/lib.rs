@@ -6,6 +6,8 @@
 //! - [`request`]: a `Request` built field by field instead of by a
 //!   six-argument call;
 //! - [`cli`]: the `topocoll` command run from one string;
+//! - [`slow`]: the switch that runs the few slow tests too;
+//! - [`build`], [`build_stream`]: an algorithm's schedule by its name;
 //! - [`assert_same_bits`]: two simulation results equal to the bit, but
 //!   for what a driver reports of itself.
 //!
@@ -20,7 +22,19 @@ pub use graph::{HalfDuplex, RandomGraph};
 pub use request::{request, RequestBuilder};
 pub use rng::{splitmix, Rng};
 
+use topocoll_algorithms::{Request, Stream};
+use topocoll_base::Result;
+use topocoll_schedule::Schedule;
 use topocoll_sim::SimResult;
+
+/// Whether the slow tests run: `TOPOCOLL_SLOW` is set (and not `0`).
+/// The few cases that take minutes (the corpus's `slow` cases, the
+/// synthesis tests' larger networks) run only then, so that `cargo test
+/// --release` answers in minutes; `TOPOCOLL_SLOW=1 cargo test --release`
+/// runs everything.
+pub fn slow() -> bool {
+    std::env::var_os("TOPOCOLL_SLOW").is_some_and(|v| v != "0")
+}
 
 /// The same result to the bit, whatever the by-rank driver's threads,
 /// sweeps and planes (and the wall time).
@@ -34,4 +48,16 @@ pub fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
         r.run.by_rank_planes = 0;
     }
     assert_eq!(x, y, "{what}");
+}
+
+/// `algorithms::build` of the algorithm named `name` for the request's
+/// collective: a test's schedule by the name it is known by.
+pub fn build(name: &str, req: &Request) -> Result<Schedule> {
+    topocoll_algorithms::build(topocoll_algorithms::find(req.collective.kind(), name)?, req)
+}
+
+/// `algorithms::build_stream` of the algorithm named `name` for the
+/// request's collective.
+pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
+    topocoll_algorithms::build_stream(topocoll_algorithms::find(req.collective.kind(), name)?, req)
 }

@@ -5,11 +5,12 @@
 //! hypercubes.
 
 use std::collections::HashSet;
-use topocoll::algorithms::{build, Request};
+use topocoll::algorithms::Request;
 use topocoll::error::Error;
 use topocoll::model::{self, alltoall as bound};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
+use topocoll_testkit::build;
 
 /// Block sizes in elements (i32, so 4 and 12 bytes).
 const BLOCKS: [u64; 2] = [1, 3];

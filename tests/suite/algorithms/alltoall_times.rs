@@ -1,7 +1,7 @@
 //! Issue 4's timing properties, on the simulator in normalised units
 //! (bandwidth 1, block 1, latency 0).
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::model::alltoall;
 use topocoll::schedule::{Collective, Dtype, ReduceOp};
 use topocoll::sim::{simulate, SimConfig, Skew};
@@ -30,7 +30,7 @@ fn time_skewed(spec: &str, alg: &str, engines: usize, block: u64, skew: f64) -> 
         Some(&t),
     )
     .unwrap();
-    let s = algorithms::build(alg, &req).unwrap();
+    let s = topocoll_testkit::build(alg, &req).unwrap();
     simulate(
         &s,
         &t,
@@ -138,7 +138,7 @@ fn dragon_on_the_hypercube_never_shares_a_link() {
             Some(&t),
         )
         .unwrap();
-        let s = algorithms::build("dragon", &req).unwrap();
+        let s = topocoll_testkit::build("dragon", &req).unwrap();
         let r = simulate(&s, &t, &SimConfig::default()).unwrap();
         assert!(r.links.iter().all(|l| l.peak_flows <= 1), "hypercube:{n}");
         assert_eq!(r.links_shared_fraction, 0.0);

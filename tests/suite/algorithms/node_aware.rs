@@ -42,7 +42,7 @@ fn sweep(topo: &Topology, inters: &[Option<&str>], counts: &[u64]) -> (usize, us
                 for inter in inters {
                     let inter = match inter {
                         Some(name) => match compose::inter_choice(a.collective, name) {
-                            Ok(alg) => Some(alg.name),
+                            Ok(alg) => Some(alg),
                             Err(_) => continue,
                         },
                         None => None,
@@ -57,7 +57,7 @@ fn sweep(topo: &Topology, inters: &[Option<&str>], counts: &[u64]) -> (usize, us
                         a.name,
                         topo.describe()
                     );
-                    match algorithms::build(a.name, &req) {
+                    match algorithms::build(a, &req) {
                         Ok(s) => {
                             verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
                             built += 1;
@@ -135,7 +135,7 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
             Dtype::U8
         };
         let req = Request::new(c, 10, 80, dtype, ReduceOp::Sum, Some(&t)).unwrap();
-        let e = algorithms::build(name, &req).unwrap_err().to_string();
+        let e = topocoll_testkit::build(name, &req).unwrap_err().to_string();
         assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
     }
 }
@@ -171,7 +171,7 @@ fn shuffled_equal_nodes_compose_and_run_on_threads() {
                 "{} node_aware_multi, root {root}, on a shuffled rankfile",
                 a.collective
             );
-            let s = algorithms::build(a.name, &req).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let s = algorithms::build(a, &req).unwrap_or_else(|e| panic!("{what}: {e}"));
             verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
             run_on_threads(&s, &what);
             ran += 1;
@@ -218,6 +218,15 @@ fn inter_names_the_choices() {
         ("swing_lat", "last bits"),
         ("trinaryx3", "needs a network"),
     ] {
+        // The name is refused as `--inter` parses it; an entry that may
+        // not lead is refused as the request is checked, with the same line.
+        let kind = topocoll::schedule::CollectiveKind::Allreduce;
+        let e = compose::inter_choice(kind, inter).unwrap_err().to_string();
+        assert!(e.starts_with("inter ") && e.contains(says), "{e}");
+        assert!(e.contains("one of: ring"), "{e}");
+        let Ok(entry) = topocoll::algorithms::find(kind, inter) else {
+            continue;
+        };
         let mut req = Request::new(
             Collective::Allreduce,
             8,
@@ -227,12 +236,9 @@ fn inter_names_the_choices() {
             Some(&t),
         )
         .unwrap();
-        req.inter = Some(inter);
-        let e = algorithms::build("node_aware", &req)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("inter ") && e.contains(says), "{e}");
-        assert!(e.contains("one of: ring"), "{e}");
+        req.inter = Some(entry);
+        let built = topocoll_testkit::build("node_aware", &req).unwrap_err();
+        assert_eq!(built.to_string(), e);
     }
     // An algorithm that composes nothing takes no --inter.
     let mut req = Request::new(
@@ -244,8 +250,10 @@ fn inter_names_the_choices() {
         Some(&t),
     )
     .unwrap();
-    req.inter = Some("ring");
-    let e = algorithms::build("ring", &req).unwrap_err().to_string();
+    req.inter = Some(&topocoll::algorithms::allreduce::ring::ALGORITHM);
+    let e = topocoll_testkit::build("ring", &req)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("takes no --inter"), "{e}");
 }
 
@@ -268,7 +276,7 @@ fn scan_needs_consecutive_nodes() {
     };
     for c in [Collective::Scan, Collective::Exscan] {
         let req = Request::new(c, 12, 24, Dtype::F64, ReduceOp::Sum, Some(&cyclic)).unwrap();
-        let e = algorithms::build("node_aware", &req)
+        let e = topocoll_testkit::build("node_aware", &req)
             .unwrap_err()
             .to_string();
         assert!(
@@ -278,8 +286,8 @@ fn scan_needs_consecutive_nodes() {
         for inter in ["linear", "recursive_doubling"] {
             let mut req =
                 Request::new(c, 6, 40, Dtype::F64, ReduceOp::Sum, Some(&unequal)).unwrap();
-            req.inter = Some(inter);
-            verify(&algorithms::build("node_aware", &req).unwrap()).unwrap();
+            req.inter = Some(compose::inter_choice(c.kind(), inter).unwrap());
+            verify(&topocoll_testkit::build("node_aware", &req).unwrap()).unwrap();
         }
     }
 }
@@ -334,10 +342,10 @@ fn v_compositions_verify_on_1_to_64_ranks() {
                             };
                             req.with_sizes(Arc::new(v)).unwrap()
                         };
-                        req.inter = Some(inter);
+                        req.inter = Some(compose::inter_choice(kind, inter).unwrap());
                         let what =
                             format!("{kind} node_aware --inter {inter} on {} with {spec}, mean {mean}, seed {seed}", t.describe());
-                        match algorithms::build("node_aware", &req) {
+                        match topocoll_testkit::build("node_aware", &req) {
                             Ok(s) => {
                                 verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
                                 if on_threads {
@@ -365,7 +373,7 @@ fn v_compositions_verify_on_1_to_64_ranks() {
     for kind in [CollectiveKind::Allgatherv, CollectiveKind::Alltoallv] {
         let c = kind.with_root(0);
         let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
-        let e = algorithms::build("node_aware_multi", &req)
+        let e = topocoll_testkit::build("node_aware_multi", &req)
             .unwrap_err()
             .to_string();
         assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");

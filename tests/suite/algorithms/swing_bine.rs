@@ -13,7 +13,7 @@ fn build(c: Collective, p: usize, bytes: u64, name: &str, topo: Option<&Topology
         Dtype::U8
     };
     let req = Request::new(c, p, bytes, dtype, ReduceOp::Sum, topo).unwrap();
-    algorithms::build(name, &req).unwrap()
+    topocoll_testkit::build(name, &req).unwrap()
 }
 
 /// A rank's sends: (peer, elements), in program order.
@@ -86,7 +86,7 @@ fn bine_and_the_torus_swing_refuse_in_one_line() {
         Collective::Allgather,
     ] {
         let req = Request::new(c, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
-        topocoll::schedule::verify(&algorithms::build("bine", &req).unwrap()).unwrap();
+        topocoll::schedule::verify(&topocoll_testkit::build("bine", &req).unwrap()).unwrap();
     }
     let mut req = Request::new(
         Collective::Bcast { root: 0 },
@@ -98,24 +98,26 @@ fn bine_and_the_torus_swing_refuse_in_one_line() {
     )
     .unwrap();
     req.radix = Some(3);
-    let e = algorithms::build("bine", &req).unwrap_err().to_string();
+    let e = topocoll_testkit::build("bine", &req)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("radix") && !e.contains('\n'), "{e}");
     let t = parse_spec("torus:3x4").unwrap();
     let req = |c| Request::new(c, 12, 8, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
     // Odd dimensions fold their last coordinate in.
     for c in [Collective::ReduceScatter, Collective::Allgather] {
-        let s = algorithms::build("swing_torus", &req(c)).unwrap();
+        let s = topocoll_testkit::build("swing_torus", &req(c)).unwrap();
         topocoll::schedule::verify(&s).unwrap();
     }
     // Without a grid the torus Swing says why in one line.
     let flat = Request::new(Collective::Allgather, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
-    let e = algorithms::build("swing_torus", &flat)
+    let e = topocoll_testkit::build("swing_torus", &flat)
         .unwrap_err()
         .to_string();
     assert!(e.contains("swing_torus") && !e.contains('\n'), "{e}");
-    assert!(algorithms::build("swing", &req(Collective::ReduceScatter)).is_ok());
-    assert!(algorithms::build("swing_bw_torus", &req(Collective::Allreduce)).is_ok());
-    assert!(algorithms::build("swing_lat_torus", &req(Collective::Allreduce)).is_ok());
+    assert!(topocoll_testkit::build("swing", &req(Collective::ReduceScatter)).is_ok());
+    assert!(topocoll_testkit::build("swing_bw_torus", &req(Collective::Allreduce)).is_ok());
+    assert!(topocoll_testkit::build("swing_lat_torus", &req(Collective::Allreduce)).is_ok());
 }
 
 /// Only Swing's latency-optimal allreduces are declared to differ between

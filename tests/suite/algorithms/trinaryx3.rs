@@ -3,7 +3,7 @@
 //! and its trees' streams never share a link.
 
 use std::collections::HashMap;
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::error::Error;
 use topocoll::schedule::{self, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
@@ -26,7 +26,7 @@ fn build(
     let dtype = Dtype::F64;
     let mut req = Request::new(coll, ranks, count * 8, dtype, ReduceOp::Sum, topo).unwrap();
     req.segment_bytes = segment_elems.map(|e| e * 8);
-    match algorithms::build(alg, &req) {
+    match topocoll_testkit::build(alg, &req) {
         Ok(s) => Some(s),
         Err(Error::Unsupported { .. }) => None,
         Err(e) => panic!("{alg} {coll:?} on {ranks} ranks, count {count}: {e}"),

@@ -6,7 +6,7 @@
 use crate::common::child;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{self, Collective, Dtype, ReduceOp};
 use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::{parse_spec, parse_toml};
@@ -213,7 +213,7 @@ fn mutated_topology_files_never_panic() {
                     Some(&t),
                 )
                 .unwrap();
-                let s = algorithms::build("binomial", &req).unwrap();
+                let s = topocoll_testkit::build("binomial", &req).unwrap();
                 simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
             }
             Ok(())
@@ -233,7 +233,7 @@ fn mutated_schedule_files_never_panic() {
     .map(|(c, a, d)| {
         let coll = Collective::parse(c, 1).unwrap();
         let req = Request::new(coll, 4, 8 * d.size(), *d, ReduceOp::Sum, Some(&topo)).unwrap();
-        let s = algorithms::build(a, &req).unwrap();
+        let s = topocoll_testkit::build(a, &req).unwrap();
         let mut out = Vec::new();
         schedule::to_json(&s, &mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -279,7 +279,7 @@ fn mutated_msccl_files_never_panic() {
     for (c, a) in [("allreduce", "recursive_doubling"), ("alltoall", "bruck")] {
         let coll = Collective::parse(c, 0).unwrap();
         let req = Request::new(coll, 4, 64, Dtype::F64, ReduceOp::Sum, Some(&topo)).unwrap();
-        let s = algorithms::build(a, &req).unwrap();
+        let s = topocoll_testkit::build(a, &req).unwrap();
         let mut out = Vec::new();
         schedule::to_msccl_xml(&s, &mut out).unwrap();
         bases.push(String::from_utf8(out).unwrap());
@@ -376,7 +376,7 @@ fn mutated_simgrid_platforms_never_panic() {
                     Some(&t),
                 )
                 .unwrap();
-                let s = algorithms::build("linear", &req).unwrap();
+                let s = topocoll_testkit::build("linear", &req).unwrap();
                 if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
                     one_line(&e.to_string(), text);
                 }

@@ -2,7 +2,7 @@
 //! and files of every kind of op round-trip; the GOAL export.
 
 use crate::schedule::ring4;
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{self, Collective, Dtype, Op, ReduceOp, COLLECTIVES};
 
 fn schema() -> serde_json::Value {
@@ -41,7 +41,7 @@ fn the_schema_lists_what_the_reader_reads() {
     let topo = topocoll::topology::parse_spec("torus:4x4").unwrap();
     let mut req2 = req.clone();
     req2.topology = Some(&topo);
-    let sch = algorithms::build("a2at", &req2).unwrap();
+    let sch = topocoll_testkit::build("a2at", &req2).unwrap();
     let mut out = Vec::new();
     schedule::to_json(&sch, &mut out).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -77,7 +77,7 @@ fn another_format_version_is_refused() {
         None,
     )
     .unwrap();
-    let sch = algorithms::build("ring", &req).unwrap();
+    let sch = topocoll_testkit::build("ring", &req).unwrap();
     let mut out = Vec::new();
     schedule::to_json(&sch, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
@@ -120,7 +120,7 @@ fn json_round_trips_and_goal_writes_sends_calcs_and_counts_lost_routes() {
         None,
     )
     .unwrap();
-    let rd = topocoll::algorithms::build("recursive_doubling", &req).unwrap();
+    let rd = topocoll_testkit::build("recursive_doubling", &req).unwrap();
     let combine_bytes: Vec<u64> = rd
         .programs
         .iter()

@@ -312,6 +312,14 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
         std::fs::write(&path, random_graph_toml(seed, 5 + seed as usize % 2, false)).unwrap();
         networks.push((path.to_str().unwrap().to_string(), all.to_vec()));
     }
+    // 93 optimisations take minutes: without TOPOCOLL_SLOW, one network of
+    // each kind (a torus, a tree with switches, a random graph).
+    if !topocoll_testkit::slow() {
+        let keep = ["torus:3x3", "dual-cpu-cluster.toml", "g1.toml"];
+        networks.retain(|(n, _)| keep.iter().any(|k| n.ends_with(k)));
+        networks[0].1.truncate(2);
+    }
+    let expected: usize = networks.iter().map(|(_, c)| c.len()).sum();
     let mut checked = 0;
     for (network, collectives) in &networks {
         let mut words: Vec<&str> = network.split(' ').collect();
@@ -351,7 +359,8 @@ fn synthesis_comes_within_3_percent_of_the_least_time_at_large_sizes() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 93);
+    assert_eq!(checked, expected);
+    assert!(!topocoll_testkit::slow() || checked == 93, "{checked}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -2,7 +2,7 @@
 //! the event driver on the shared corpus (tests/drivers.rs): thin windows,
 //! gated sends, hand-backs, stuck schedules, kept routes, tiles.
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::lookahead::Lookahead;
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, simulate_source, SimConfig, SimResult, Skew};
@@ -135,7 +135,7 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
         if segment > 0 {
             req.segment_bytes = Some(segment);
         }
-        let st = algorithms::build_stream(alg, &req).unwrap();
+        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
         let cfg = &configs()[1];
         let events = event_by_event(&st, &topo, cfg);
         let one = simulate_source(&st, &topo, cfg).unwrap();
@@ -163,7 +163,7 @@ fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
     let sweeps = [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8].map(|bytes| {
         let mut req = request("allreduce", topo, bytes);
         req.segment_bytes = Some(512 * 8);
-        let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+        let st = topocoll_testkit::build_stream("trinaryx3", &req).unwrap();
         let a = on_threads(&st, topo, cfg, 1);
         assert_eq!(a.run.by_rank_threads, 1, "{bytes} B");
         assert_agree(&a, &event_by_event(&st, topo, cfg), &format!("{bytes} B"));
@@ -223,7 +223,7 @@ fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
     // The linear all-to-all shares links from its first instant; without
     // the fold it would run by rank if it could.
     let topo = parse_spec("torus:4x4").unwrap();
-    let s = algorithms::build("linear", &request("alltoall", &topo, 4096)).unwrap();
+    let s = topocoll_testkit::build("linear", &request("alltoall", &topo, 4096)).unwrap();
     for threads in [1, 2] {
         let cfg = SimConfig {
             fold: false,
@@ -306,7 +306,7 @@ fn generators_know_their_smallest_send() {
         if segment > 0 {
             req.segment_bytes = Some(segment);
         }
-        let st = algorithms::build_stream(alg, &req).unwrap();
+        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
         let scanned = (0..topo.num_ranks())
             .flat_map(|r| (0..st.len(r)).map(move |i| (r, i as u32)))
             .filter_map(|(r, i)| match st.op(r, i) {
@@ -405,7 +405,7 @@ fn threads_hand_thin_windows_to_one_thread() {
     topo.set_uniform_links(None, Some(0.0)).unwrap();
     let mut req = request("allreduce", &topo, 3_145_752);
     req.segment_bytes = Some(4096);
-    let st = algorithms::build_stream("trinaryx3", &req).unwrap();
+    let st = topocoll_testkit::build_stream("trinaryx3", &req).unwrap();
     let cfg = SimConfig {
         engines: 4,
         compute_bandwidth: Some(1e10),
@@ -467,7 +467,7 @@ fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
         ] {
             let mut req = request(collective, topo, bytes);
             req.segment_bytes = segment;
-            let st = algorithms::build_stream(alg, &req).unwrap();
+            let st = topocoll_testkit::build_stream(alg, &req).unwrap();
             let what = format!("{collective} {alg} ({bytes} B, latency {latency})");
             let events = event_by_event(&st, topo, &cfg);
             let one = on_threads(&st, topo, &cfg, 1);
@@ -578,7 +578,7 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
     ] {
         let mut req = request(collective, &topo, bytes);
         req.segment_bytes = Some(segment);
-        let st = algorithms::build_stream(alg, &req).unwrap();
+        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
         for (k, cfg) in configs().iter().enumerate() {
             let what = format!("{collective} {alg}, node model {k}");
             let events = event_by_event(&st, &topo, cfg);

@@ -3,7 +3,7 @@
 //! holds folded runs to the full ones; here, the ring allreduce's fold and
 //! the fold refused wherever it is not proven.
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::sim::{simulate, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology, TorusTie};
@@ -20,7 +20,7 @@ fn normalised(spec: &str) -> Topology {
 
 fn build(t: &Topology, c: Collective, alg: &str, count: u64) -> Option<Schedule> {
     let req = Request::new(c, t.num_ranks(), count, Dtype::U8, ReduceOp::Sum, Some(t)).unwrap();
-    algorithms::build(alg, &req).ok()
+    topocoll_testkit::build(alg, &req).ok()
 }
 
 fn unfolded(cfg: &SimConfig) -> SimConfig {

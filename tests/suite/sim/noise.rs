@@ -9,7 +9,7 @@
 //! whose bandwidth is moved by a few ulp (docs/PERFORMANCE.md measures the
 //! band on 16×16 and 32×32).
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{Collective, Dtype, ReduceOp};
 use topocoll::sim::{simulate, with_full_start, Fairness, SimConfig};
 use topocoll::topology::{parse_spec, Topology, TorusTie};
@@ -44,7 +44,7 @@ fn time(spec: &str, alg: &str, bandwidth: f64) -> f64 {
         Some(&topo),
     )
     .unwrap();
-    let s = algorithms::build(alg, &req).unwrap();
+    let s = topocoll_testkit::build(alg, &req).unwrap();
     simulate(&s, &topo, &config()).unwrap().time_s
 }
 

@@ -5,7 +5,7 @@
 //! hold, any schedule running, and the refusals.
 
 use crate::common::topocoll;
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
 use topocoll::sim::packet::{self, Control, PacketConfig, PacketResult};
 use topocoll::sim::{simulate, SimConfig};
@@ -27,7 +27,7 @@ fn schedule(topo: &Topology, algorithm: &str, block: u64) -> Schedule {
         Some(topo),
     )
     .unwrap();
-    algorithms::build(algorithm, &req).unwrap()
+    topocoll_testkit::build(algorithm, &req).unwrap()
 }
 
 fn run(

@@ -3,7 +3,7 @@
 //! first, and keeps it through the JSON format; the fold and the packet
 //! model refuse it. Bad paths through the command line: cli::refusals.
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{
     from_json, to_json, to_msccl_xml, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule,
 };
@@ -196,7 +196,7 @@ fn a_path_equal_to_the_default_route_simulates_to_the_same_bits_unfolded() {
         Some(&t),
     )
     .unwrap();
-    let s = algorithms::build("ring", &req).unwrap();
+    let s = topocoll_testkit::build("ring", &req).unwrap();
     let routed = default_routes_as_paths(&s, &t);
     assert!(!routed.paths.is_empty());
     verify(&routed).unwrap();
@@ -235,7 +235,7 @@ fn the_packet_model_refuses_paths() {
         Some(&t),
     )
     .unwrap();
-    let s = algorithms::build("ring", &req).unwrap();
+    let s = topocoll_testkit::build("ring", &req).unwrap();
     let routed = default_routes_as_paths(&s, &t);
     let cfg = packet::PacketConfig {
         buffer_bytes: 64,

@@ -1,7 +1,7 @@
 //! Agreement with SimGrid 3.32 (SMPI, CM02): the rendezvous option, and figures that
 //! `bash validation/simgrid/run.sh` measured with smpirun (docs/VALIDATION.md).
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::sim::{simulate, Fairness, SimConfig};
 use topocoll::topology::{parse_spec, Topology, TorusTie};
@@ -46,7 +46,7 @@ fn time(topo: &Topology, collective: Collective, alg: &str, bytes: u64, cfg: &Si
         Some(topo),
     )
     .unwrap();
-    let s = algorithms::build(alg, &req).unwrap();
+    let s = topocoll_testkit::build(alg, &req).unwrap();
     simulate(&s, topo, cfg).unwrap().time_s
 }
 

@@ -2,7 +2,7 @@
 //! whose dependency counts and successors disagree stops the simulation
 //! with an internal error.
 
-use topocoll::algorithms::{self, Request};
+use topocoll::algorithms::Request;
 use topocoll::lookahead::Lookahead;
 use topocoll::schedule::{Collective, Dtype, Materialised, OpSource, ReduceOp};
 use topocoll::sim::{simulate_source, SimConfig};
@@ -78,7 +78,7 @@ fn an_inconsistent_source_stops_the_simulation() {
     )
     .unwrap();
     req.segment_bytes = Some(7 * 8);
-    let s = algorithms::build("trinaryx3", &req).unwrap();
+    let s = topocoll_testkit::build("trinaryx3", &req).unwrap();
     let configs = [
         // Rank by rank, on one thread and on two.
         SimConfig::default(),

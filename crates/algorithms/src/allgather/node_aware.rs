@@ -45,7 +45,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "ring";
+pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
@@ -60,7 +60,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut cp = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
-        let sub = compose::phase(req, "linear", up, m.len(), c)?;
+        let sub = compose::phase(req, &crate::gather::linear::ALGORITHM, up, m.len(), c)?;
         let frame = Frame {
             input: (Buf::Input, 0),
             output: (Buf::Scratch, 0),
@@ -71,7 +71,7 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     let sub = compose::phase(
         req,
-        inter.name,
+        inter,
         Collective::Allgather,
         nodes.count(),
         node_blocks,
@@ -95,7 +95,13 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", down, m.len(), p as u64 * c)?;
+        let sub = compose::phase(
+            req,
+            &crate::bcast::binomial::ALGORITHM,
+            down,
+            m.len(),
+            p as u64 * c,
+        )?;
         cp.embed(&sub, m, Frame::SAME)
     })?;
     Ok(cp.finish())
@@ -116,7 +122,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let mut cp = Composer::new(req, MULTI.name);
     for t in 0..nodes.per_node() {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter.name, Collective::Allgather, nodes.count(), c)?;
+        let sub = compose::phase(req, inter, Collective::Allgather, nodes.count(), c)?;
         let frame = Frame {
             input: (Buf::Input, 0),
             output: (buf, t as u64 * n * c),

@@ -59,7 +59,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "ring";
+pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
@@ -90,7 +90,7 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     let sub = compose::phase_sized(
         req,
-        inter.name,
+        inter,
         Collective::Allgatherv,
         Sizes::per_rank(totals.clone())?,
     )?;
@@ -113,7 +113,7 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", down, m.len(), all)?;
+        let sub = compose::phase(req, &crate::bcast::binomial::ALGORITHM, down, m.len(), all)?;
         cp.embed(&sub, m, Frame::SAME)
     })?;
     Ok(cp.finish())
@@ -147,12 +147,8 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     for (t, &(off, _)) in slices.iter().enumerate() {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let counts = group.iter().map(|&r| v.block(r, r)).collect();
-        let sub = compose::phase_sized(
-            req,
-            inter.name,
-            Collective::Allgatherv,
-            Sizes::per_rank(counts)?,
-        )?;
+        let sub =
+            compose::phase_sized(req, inter, Collective::Allgatherv, Sizes::per_rank(counts)?)?;
         let frame = Frame {
             input: (Buf::Input, 0),
             output: (buf, off),

@@ -45,7 +45,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "rabenseifner";
+pub const INTER: &Algorithm = &super::rabenseifner::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
@@ -55,16 +55,16 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut c = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", up, m.len(), n)?;
+        let sub = compose::phase(req, &crate::reduce::binomial::ALGORITHM, up, m.len(), n)?;
         c.embed(&sub, m, Frame::SAME)
     })?;
     c.next_phase()?;
-    let sub = compose::phase(req, inter.name, Collective::Allreduce, nodes.count(), n)?;
+    let sub = compose::phase(req, inter, Collective::Allreduce, nodes.count(), n)?;
     c.embed(&sub, &leaders, Frame::SAME)?;
     c.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", down, m.len(), n)?;
+        let sub = compose::phase(req, &crate::bcast::binomial::ALGORITHM, down, m.len(), n)?;
         c.embed(&sub, m, Frame::SAME)
     })?;
     Ok(c.finish())
@@ -76,7 +76,13 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let (k, n) = (nodes.per_node(), req.count);
     let mut c = Composer::new(req, MULTI.name);
     // Rank t of a node ends with slice t (chunk t of K) summed over its node.
-    let sub = compose::phase(req, "ring", Collective::ReduceScatter, k, n)?;
+    let sub = compose::phase(
+        req,
+        &crate::reduce_scatter::ring::ALGORITHM,
+        Collective::ReduceScatter,
+        k,
+        n,
+    )?;
     for m in &nodes.members {
         c.embed(&sub, m, Frame::SAME)?;
     }
@@ -84,7 +90,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     for t in 0..k {
         let (o, l) = chunk(n, k as u64, t as u64);
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter.name, Collective::Allreduce, nodes.count(), l)?;
+        let sub = compose::phase(req, inter, Collective::Allreduce, nodes.count(), l)?;
         let frame = Frame {
             output: (Buf::Output, o),
             ..Frame::SAME

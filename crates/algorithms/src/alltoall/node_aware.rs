@@ -52,7 +52,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "linear";
+pub const INTER: &Algorithm = &super::linear::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
@@ -76,7 +76,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut cp = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
-        let sub = compose::phase(req, "linear", up, m.len(), p * c)?;
+        let sub = compose::phase(req, &crate::gather::linear::ALGORITHM, up, m.len(), p * c)?;
         let frame = Frame {
             input: (Buf::Input, 0),
             output: (Buf::Scratch, a),
@@ -89,13 +89,7 @@ fn build(req: &Request) -> Result<Schedule> {
         cp.reserve(l, 2 * area);
         cp.step(l, &to_send(&nodes, c, a, b));
     }
-    let sub = compose::phase(
-        req,
-        inter.name,
-        Collective::Alltoall,
-        nodes.count(),
-        k * k * c,
-    )?;
+    let sub = compose::phase(req, inter, Collective::Alltoall, nodes.count(), k * k * c)?;
     let frame = Frame {
         input: (Buf::Scratch, b),
         output: (Buf::Scratch, a),
@@ -108,7 +102,13 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Scatter { root: lead as u32 };
-        let sub = compose::phase(req, "linear", down, m.len(), p * c)?;
+        let sub = compose::phase(
+            req,
+            &crate::scatter::linear::ALGORITHM,
+            down,
+            m.len(),
+            p * c,
+        )?;
         let frame = Frame {
             input: (Buf::Scratch, b),
             output: (Buf::Output, 0),

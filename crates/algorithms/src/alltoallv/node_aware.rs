@@ -59,7 +59,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "linear";
+pub const INTER: &Algorithm = &super::linear::ALGORITHM;
 
 /// Where a leader keeps its node's data: the gathered rows of the ranks but
 /// itself (`gathered[r]`, area A), later what the leaders' exchange brings;
@@ -130,7 +130,7 @@ fn build(req: &Request) -> Result<Schedule> {
         cp.reserve(l, 2 * lay.area);
         cp.step(l, &to_send(&nodes, j, l, v, &between, &lay, a, b));
     }
-    let sub = compose::phase_sized(req, inter.name, Collective::Alltoallv, between.clone())?;
+    let sub = compose::phase_sized(req, inter, Collective::Alltoallv, between.clone())?;
     let frame = Frame {
         input: (Buf::Scratch, b),
         output: (Buf::Scratch, a),

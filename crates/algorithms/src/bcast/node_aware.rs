@@ -44,7 +44,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "binomial";
+pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
@@ -56,12 +56,12 @@ fn build(req: &Request) -> Result<Schedule> {
     let top = Collective::Bcast {
         root: nodes.node_of[root] as u32,
     };
-    let sub = compose::phase(req, inter.name, top, nodes.count(), n)?;
+    let sub = compose::phase(req, inter, top, nodes.count(), n)?;
     c.embed(&sub, &leaders, Frame::SAME)?;
     c.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", down, m.len(), n)?;
+        let sub = compose::phase(req, &super::binomial::ALGORITHM, down, m.len(), n)?;
         c.embed(&sub, m, Frame::SAME)
     })?;
     Ok(c.finish())
@@ -89,7 +89,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         let (o, l) = chunk(n, k as u64, t as u64);
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let top = Collective::Bcast { root: home as u32 };
-        let sub = compose::phase(req, inter.name, top, nodes.count(), l)?;
+        let sub = compose::phase(req, inter, top, nodes.count(), l)?;
         let frame = Frame {
             output: (topocoll_schedule::Buf::Output, o),
             ..Frame::SAME

@@ -46,7 +46,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "binomial";
+pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
@@ -60,7 +60,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut cp = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
-        let sub = compose::phase(req, "linear", up, m.len(), c)?;
+        let sub = compose::phase(req, &super::linear::ALGORITHM, up, m.len(), c)?;
         let frame = Frame {
             input: (Buf::Input, 0),
             output: (Buf::Scratch, 0),
@@ -72,7 +72,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let top = Collective::Gather {
         root: nodes.node_of[root] as u32,
     };
-    let sub = compose::phase(req, inter.name, top, nodes.count(), node_blocks)?;
+    let sub = compose::phase(req, inter, top, nodes.count(), node_blocks)?;
     let frame = Frame {
         input: (Buf::Scratch, 0),
         output: if direct {
@@ -112,7 +112,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let base = p * c;
     let mut cp = Composer::new(req, MULTI.name);
     let top = Collective::Gather { root: home as u32 };
-    let sub = compose::phase(req, inter.name, top, n, c)?;
+    let sub = compose::phase(req, inter, top, n, c)?;
     for t in 0..k {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let lead = group[home];

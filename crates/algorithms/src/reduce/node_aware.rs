@@ -54,7 +54,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "binomial";
+pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
@@ -65,14 +65,14 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut c = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", up, m.len(), n)?;
+        let sub = compose::phase(req, &super::binomial::ALGORITHM, up, m.len(), n)?;
         c.embed(&sub, m, Frame::SAME)
     })?;
     c.next_phase()?;
     let top = Collective::Reduce {
         root: nodes.node_of[root] as u32,
     };
-    let sub = compose::phase(req, inter.name, top, nodes.count(), n)?;
+    let sub = compose::phase(req, inter, top, nodes.count(), n)?;
     c.embed(&sub, &leaders, Frame::SAME)?;
     Ok(c.finish())
 }
@@ -84,7 +84,13 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
     let mut c = Composer::new(req, MULTI.name);
     // Rank t of a node ends with slice t (chunk t of K) summed over its node.
-    let sub = compose::phase(req, "ring", Collective::ReduceScatter, k, n)?;
+    let sub = compose::phase(
+        req,
+        &crate::reduce_scatter::ring::ALGORITHM,
+        Collective::ReduceScatter,
+        k,
+        n,
+    )?;
     for m in &nodes.members {
         c.embed(&sub, m, Frame::SAME)?;
     }
@@ -93,7 +99,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     for t in 0..k {
         let (o, l) = chunk(n, k as u64, t as u64);
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter.name, top, nodes.count(), l)?;
+        let sub = compose::phase(req, inter, top, nodes.count(), l)?;
         let frame = Frame {
             output: (Buf::Output, o),
             ..Frame::SAME

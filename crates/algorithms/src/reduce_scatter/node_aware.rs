@@ -55,7 +55,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "ring";
+pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::EqualChunks)?;
@@ -88,7 +88,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut c = Composer::new(req, ALGORITHM.name);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
-        let sub = compose::phase(req, "binomial", up, m.len(), n)?;
+        let sub = compose::phase(req, &crate::reduce::binomial::ALGORITHM, up, m.len(), n)?;
         c.embed(&sub, m, Frame::SAME)
     })?;
     c.next_phase()?;
@@ -105,7 +105,7 @@ fn build(req: &Request) -> Result<Schedule> {
             c.step(l, &ops);
         }
     }
-    let sub = compose::phase(req, inter.name, Collective::ReduceScatter, nodes.count(), n)?;
+    let sub = compose::phase(req, inter, Collective::ReduceScatter, nodes.count(), n)?;
     let base = if direct { 0 } else { n };
     let frame = Frame {
         output: if direct {
@@ -177,7 +177,13 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         scratch: base,
         ..Frame::SAME
     };
-    let sub = compose::phase(req, "ring", Collective::ReduceScatter, k, n)?;
+    let sub = compose::phase(
+        req,
+        &super::ring::ALGORITHM,
+        Collective::ReduceScatter,
+        k,
+        n,
+    )?;
     for m in &nodes.members {
         c.embed(&sub, m, frame)?;
     }
@@ -185,7 +191,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     for t in 0..k {
         let (o, l) = chunk(n, k as u64, t as u64);
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter.name, Collective::ReduceScatter, nodes.count(), l)?;
+        let sub = compose::phase(req, inter, Collective::ReduceScatter, nodes.count(), l)?;
         let frame = Frame {
             output: (buf, o),
             scratch: base,

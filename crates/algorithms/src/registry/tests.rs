@@ -257,7 +257,9 @@ fn too_large_per_pair_schedules_are_refused_before_building() {
         };
         let req = Request::new(c, 65_536, 8 << 16, dtype, ReduceOp::Sum, None).unwrap();
         let t0 = std::time::Instant::now();
-        let e = super::super::build(name, &req).unwrap_err().to_string();
+        let e = super::super::build_named(name, &req)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too many to write out"), "{name}: {e}");
         assert!(t0.elapsed().as_secs_f64() < 1.0, "{name}");
     }

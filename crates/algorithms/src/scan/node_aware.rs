@@ -45,7 +45,7 @@ pub const APPLIES: Applies = Applies {
 };
 
 /// The leaders' default exscan.
-pub const INTER: &str = "recursive_doubling";
+pub const INTER: &Algorithm = &crate::exscan::recursive_doubling::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     composed(req, ALGORITHM.name, false)
@@ -61,10 +61,10 @@ pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Sch
     let (prefix, total) = (Region::scratch(0, n), Region::scratch(n, n));
     let (input, output) = (Region::input(0, n), Region::output(0, n));
     let last: Vec<usize> = nodes.members.iter().map(|m| m[m.len() - 1]).collect();
-    let inside = if exclusive {
-        Collective::Exscan
+    let (inside, inside_alg) = if exclusive {
+        (Collective::Exscan, &crate::exscan::linear::ALGORITHM)
     } else {
-        Collective::Scan
+        (Collective::Scan, &crate::scan::linear::ALGORITHM)
     };
     let own = Frame {
         scratch: 2 * n,
@@ -72,7 +72,7 @@ pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Sch
     };
     let mut cp = Composer::new(req, name);
     each_node(&nodes, &last, |m, _| {
-        let sub = compose::phase(req, "linear", inside, m.len(), n)?;
+        let sub = compose::phase(req, inside_alg, inside, m.len(), n)?;
         cp.embed(&sub, m, own)
     })?;
     cp.next_phase()?;
@@ -90,7 +90,7 @@ pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Sch
             }
         }
     }
-    let sub = compose::phase(req, inter.name, Collective::Exscan, nodes.count(), n)?;
+    let sub = compose::phase(req, inter, Collective::Exscan, nodes.count(), n)?;
     let frame = Frame {
         input: if exclusive {
             (Buf::Scratch, n)
@@ -105,7 +105,13 @@ pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Sch
     // Node 0 has nothing below it; every other node's ranks get its prefix.
     for m in nodes.members.iter().skip(1) {
         let root = (m.len() - 1) as u32;
-        let down = compose::phase(req, "binomial", Collective::Bcast { root }, m.len(), n)?;
+        let down = compose::phase(
+            req,
+            &crate::bcast::binomial::ALGORITHM,
+            Collective::Bcast { root },
+            m.len(),
+            n,
+        )?;
         let frame = Frame {
             output: (Buf::Scratch, 0),
             ..own

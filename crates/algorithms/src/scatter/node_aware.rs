@@ -47,7 +47,7 @@ pub const MULTI: Algorithm = Algorithm {
 };
 
 /// The leaders' default algorithm.
-pub const INTER: &str = "binomial";
+pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
     let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
@@ -76,7 +76,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let top = Collective::Scatter {
         root: nodes.node_of[root] as u32,
     };
-    let sub = compose::phase(req, inter.name, top, nodes.count(), node_blocks)?;
+    let sub = compose::phase(req, inter, top, nodes.count(), node_blocks)?;
     let frame = Frame {
         input: if direct {
             (Buf::Input, 0)
@@ -93,7 +93,7 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     each_node(&nodes, &leaders, |m, lead| {
         let down = Collective::Scatter { root: lead as u32 };
-        let sub = compose::phase(req, "linear", down, m.len(), c)?;
+        let sub = compose::phase(req, &super::linear::ALGORITHM, down, m.len(), c)?;
         let frame = Frame {
             input: (Buf::Scratch, 0),
             output: (Buf::Output, 0),
@@ -140,7 +140,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     cp.step(root, &hand);
     cp.next_phase()?;
     let top = Collective::Scatter { root: home as u32 };
-    let sub = compose::phase(req, inter.name, top, n, c)?;
+    let sub = compose::phase(req, inter, top, n, c)?;
     for t in 0..k {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let lead = group[home];
