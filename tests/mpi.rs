@@ -8,7 +8,7 @@
 //! because a failed run leaves abandoned transfers behind.
 
 use std::time::{Duration, Instant};
-use topocoll::algorithms::{Request, ALGORITHMS, COMPOSED};
+use topocoll::algorithms::{Algorithm, Request, ALGORITHMS};
 use topocoll::runtime::mpi::{exit_all, run_rank, World};
 use topocoll::runtime::{self, Elem, Fault, Options, Plan};
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
@@ -179,7 +179,7 @@ fn main() {
         let mut t = parse_spec(&format!("mesh:{}", p / 2)).expect("a line");
         t.place_ranks(2, &RankMap::Block, 20e9, 0.0)
             .expect("placed");
-        for alg in COMPOSED {
+        for alg in Algorithm::composed() {
             for n in [1, 4 * p as u64] {
                 let (dtype, op) = if alg.collective.with_root(0).is_reduction() {
                     (Dtype::F64, ReduceOp::Sum)

@@ -231,7 +231,7 @@ fn check_deterministic(s: &Schedule, what: &str) {
         _ => (0..p).collect(),
     };
     // An allreduce whose ranks reduce in different orders
-    // (`algorithms::RANKS_DIFFER`) is held to the same bits under every
+    // (`Algorithm::ranks_differ`) is held to the same bits under every
     // order rank by rank; every other to the same bits on every rank.
     let agree =
         algorithms::find(s.collective.kind(), &s.algorithm).map_or(true, |a| a.ranks_agree());

@@ -17,7 +17,7 @@
 //! A node's leader is its lowest rank, but in the root's node, where it is
 //! the root. Nodes are numbered in the order of their lowest rank.
 
-use super::{find, of, Algorithm, Request, COMPOSED};
+use super::{find, of, Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{
@@ -208,6 +208,17 @@ fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
     Ok(())
 }
 
+/// What a node-aware composition starts from: the request's nodes, placed
+/// as `alg`'s entry needs them (`TopologyNeed::Nodes`), and the algorithm
+/// its leaders run (`--inter`, or the entry's default).
+pub(crate) fn setup(req: &Request, alg: &'static Algorithm) -> Result<(Nodes, &'static Algorithm)> {
+    let (super::TopologyNeed::Nodes(need), Some(default)) = (alg.applies.topology, alg.inter)
+    else {
+        return Err(req.unsupported(alg.name, "it is no node-aware composition"));
+    };
+    Ok((nodes(req, alg.name, need)?, inter(req, default)?))
+}
+
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
 /// naming the choices when it is not one of them.
 pub(crate) fn inter(req: &Request, default: &'static Algorithm) -> Result<&'static Algorithm> {
@@ -276,13 +287,6 @@ pub fn inter_choice(collective: CollectiveKind, name: &str) -> Result<&'static A
             choices.join(", ")
         )),
     }
-}
-
-/// Whether `a` composes (takes `--inter`).
-pub(crate) fn composes(a: &Algorithm) -> bool {
-    COMPOSED
-        .iter()
-        .any(|c| c.collective == a.collective && c.name == a.name)
 }
 
 /// Builds `alg` for `collective` on `ranks` ranks of `count` elements,

@@ -64,7 +64,7 @@ pub struct Request<'a> {
     /// The tree's radix K ≥ 2, for the k-nomial algorithms (`None`: their
     /// default, [`DEFAULT_RADIX`]).
     pub radix: Option<usize>,
-    /// The leaders' algorithm, for the node-aware compositions ([`COMPOSED`];
+    /// The leaders' algorithm, for the node-aware compositions ([`Algorithm::inter`];
     /// `None`: each one's default): an entry of the leaders' collective
     /// that may lead ([`compose::inter_choices`], checked by
     /// [`Algorithm::check`]).
@@ -307,6 +307,108 @@ pub struct Algorithm {
     /// Its exact counterparts in Open MPI and MPICH (none where the
     /// library's nearest relative runs other messages).
     pub mpi: Counterparts,
+    /// For a node-aware composition, the leaders' algorithm when `--inter`
+    /// names none ([`Request::inter`]); `None` for every other algorithm.
+    pub inter: Option<&'static Algorithm>,
+    /// Whether this allreduce's ranks combine the contributions in
+    /// different orders (each rank its own tree), so that float sums,
+    /// exact to rounding on every rank, may differ in their last bits
+    /// between ranks; every other allreduce gives every rank the same bits.
+    pub ranks_differ: bool,
+}
+
+/// An entry states what differs from the defaults of [`Algorithm::new`]
+/// (rank-based, written out, no segments, lanes or radix, ops not counted
+/// ahead, no MPI counterpart), one builder each:
+/// `Algorithm::new(CollectiveKind::Bcast, "pipeline", "...", build).stream(stream).segmented()`.
+impl Algorithm {
+    /// An algorithm of `collective` named `name`, built by `build`.
+    pub const fn new(
+        collective: CollectiveKind,
+        name: &'static str,
+        summary: &'static str,
+        build: fn(&Request) -> Result<Schedule>,
+    ) -> Algorithm {
+        Algorithm {
+            collective,
+            name,
+            summary,
+            build,
+            stream: None,
+            segmented: false,
+            lanes: false,
+            radix: false,
+            applies: Applies::ANYWHERE,
+            ops: OpCount::Unbounded,
+            mpi: Counterparts::NONE,
+            inter: None,
+            ranks_differ: false,
+        }
+    }
+
+    /// It is a node-aware composition whose leaders run `default` unless
+    /// `--inter` names another.
+    pub const fn composes(mut self, default: &'static Algorithm) -> Algorithm {
+        self.inter = Some(default);
+        self
+    }
+
+    /// Its ranks' float sums may differ in their last bits
+    /// ([`Algorithm::ranks_differ`]).
+    pub const fn ranks_differ(mut self) -> Algorithm {
+        self.ranks_differ = true;
+        self
+    }
+
+    /// It has a generator ([`Algorithm::stream`]).
+    pub const fn stream(mut self, stream: fn(&Request) -> Result<Stream>) -> Algorithm {
+        self.stream = Some(stream);
+        self
+    }
+
+    /// It pipelines in `--segment`-byte segments.
+    pub const fn segmented(mut self) -> Algorithm {
+        self.segmented = true;
+        self
+    }
+
+    /// It crosses a grid's WAN in `--lanes` lanes.
+    pub const fn lanes(mut self) -> Algorithm {
+        self.lanes = true;
+        self
+    }
+
+    /// Its tree takes a `--radix`.
+    pub const fn radix(mut self) -> Algorithm {
+        self.radix = true;
+        self
+    }
+
+    /// Where it applies.
+    pub const fn applies(mut self, applies: Applies) -> Algorithm {
+        self.applies = applies;
+        self
+    }
+
+    /// How its ops are counted before it is built.
+    pub const fn ops(mut self, ops: OpCount) -> Algorithm {
+        self.ops = ops;
+        self
+    }
+
+    /// Its exact counterpart in Open MPI 4.1's coll/tuned: the number in a
+    /// dynamic rules file, the name in its parameters, the
+    /// `ompi_coll_base_<collective>_intra_*` function that runs it.
+    pub const fn ompi(mut self, id: u32, name: &'static str, function: &'static str) -> Algorithm {
+        self.mpi.ompi = Some(Ompi { id, name, function });
+        self
+    }
+
+    /// Its exact counterpart in MPICH 4.0 (its function name).
+    pub const fn mpich(mut self, function: &'static str) -> Algorithm {
+        self.mpi.mpich = Some(function);
+        self
+    }
 }
 
 /// An entry shows as what names it: `allreduce/ring`.
@@ -423,55 +525,22 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allgatherv::node_aware::MULTI,
 ];
 
-/// The node-aware compositions: they run another algorithm among the
-/// nodes' leaders, which `--inter` names ([`Request::inter`]).
-pub const COMPOSED: &[&Algorithm] = &[
-    &bcast::node_aware::ALGORITHM,
-    &bcast::node_aware::MULTI,
-    &reduce::node_aware::ALGORITHM,
-    &reduce::node_aware::MULTI,
-    &allreduce::node_aware::ALGORITHM,
-    &allreduce::node_aware::MULTI,
-    &allgather::node_aware::ALGORITHM,
-    &allgather::node_aware::MULTI,
-    &reduce_scatter::node_aware::ALGORITHM,
-    &reduce_scatter::node_aware::MULTI,
-    &gather::node_aware::ALGORITHM,
-    &gather::node_aware::MULTI,
-    &scatter::node_aware::ALGORITHM,
-    &scatter::node_aware::MULTI,
-    &alltoall::node_aware::ALGORITHM,
-    &alltoall::node_aware::MULTI,
-    &scan::node_aware::ALGORITHM,
-    &exscan::node_aware::ALGORITHM,
-    &alltoallv::node_aware::ALGORITHM,
-    &alltoallv::node_aware::MULTI,
-    &allgatherv::node_aware::ALGORITHM,
-    &allgatherv::node_aware::MULTI,
-];
-
-/// The allreduces whose ranks combine the contributions in different
-/// orders (each rank its own tree), so that float sums, exact to rounding
-/// on every rank, may differ in their last bits between ranks; every other
-/// allreduce gives every rank the same bits.
-pub const RANKS_DIFFER: &[&Algorithm] = &[
-    &allreduce::swing_lat::ALGORITHM,
-    &allreduce::swing_lat::TORUS,
-];
-
 impl Algorithm {
     /// Whether every rank of this allreduce gets the same bits (see
-    /// [`RANKS_DIFFER`]).
+    /// [`Algorithm::ranks_differ`]).
     pub fn ranks_agree(&self) -> bool {
-        !RANKS_DIFFER
-            .iter()
-            .any(|a| a.collective == self.collective && a.name == self.name)
+        !self.ranks_differ
     }
 
     /// Whether it is a node-aware composition, which takes `--inter` (see
-    /// [`COMPOSED`]).
+    /// [`Algorithm::inter`]).
     pub fn takes_inter(&self) -> bool {
-        compose::composes(self)
+        self.inter.is_some()
+    }
+
+    /// The node-aware compositions, in registry order.
+    pub fn composed() -> impl Iterator<Item = &'static Algorithm> {
+        ALGORITHMS.iter().filter(|a| a.takes_inter())
     }
 }
 

@@ -26,6 +26,16 @@ impl Applies {
         ranks: RankNeed::Any,
         root: RootNeed::Any,
     };
+
+    /// A node-aware composition's: ranks placed on nodes as `need` says,
+    /// any rank count, any root.
+    pub const fn nodes(need: super::compose::NodeNeed) -> Applies {
+        Applies {
+            topology: TopologyNeed::Nodes(need),
+            ranks: RankNeed::Any,
+            root: RootNeed::Any,
+        }
+    }
 }
 
 /// The network an algorithm needs.

@@ -27,7 +27,7 @@ pub use path::show_path;
 pub use rankfile::{parse_rankfile, read_rankfile};
 pub use simgrid::parse_platform;
 pub use sites::{Sites, Wan};
-pub use spec::{parse_spec, parse_toml, TopologyFile};
+pub use spec::{parse_spec, parse_toml, TopologyFile, FILE_KINDS, SPEC_FAMILIES};
 pub use tofu::Tofu;
 
 use serde::Serialize;

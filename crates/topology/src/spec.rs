@@ -10,6 +10,24 @@ use std::path::Path;
 use topocoll_base::error::{Error, Result};
 use topocoll_base::invalid;
 
+/// The families a spec string names (`torus:8x8`), in the order refusals
+/// list them. A new one is an entry here and an arm in [`parse_spec`].
+pub const SPEC_FAMILIES: &[&str] = &["torus", "mesh", "hypercube", "tofu", "dragonnet"];
+
+/// The kinds a topology file declares (`kind = "tree"`), in the order
+/// refusals list them. A new one is an entry here, its fields in
+/// `check_fields` and an arm in `network`.
+pub const FILE_KINDS: &[&str] = &[
+    "torus",
+    "mesh",
+    "grid",
+    "hypercube",
+    "tofu",
+    "tree",
+    "graph",
+    "sites",
+];
+
 /// Parses a spec string, or reads a TOML file when the spec names one.
 pub fn parse_spec(spec: &str) -> Result<Topology> {
     let spec = spec.trim();
@@ -27,26 +45,41 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         "torus" => {
             let d = dims()?;
             let n = d.len();
-            Kind::Grid(Grid::new(d, vec![true; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+            Kind::Grid(Grid::new(
+                d,
+                vec![true; n],
+                DEFAULT_BANDWIDTH,
+                DEFAULT_LATENCY,
+            )?)
         }
         "mesh" => {
             let d = dims()?;
             let n = d.len();
-            Kind::Grid(Grid::new(d, vec![false; n], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+            Kind::Grid(Grid::new(
+                d,
+                vec![false; n],
+                DEFAULT_BANDWIDTH,
+                DEFAULT_LATENCY,
+            )?)
         }
         "hypercube" => {
-            let n: usize = shape
-                .trim()
-                .parse()
-                .map_err(|_| invalid!("topology '{spec}': hypercube dimension '{shape}' is not a whole number"))?;
+            let n: usize = shape.trim().parse().map_err(|_| {
+                invalid!("topology '{spec}': hypercube dimension '{shape}' is not a whole number")
+            })?;
             Kind::Hypercube(Hypercube::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
         }
         "tofu" => {
             let d = dims()?;
             if d.len() != 3 {
-                return Err(invalid!("topology '{spec}': tofu takes X, Y and Z, like tofu:4x3x4"));
+                return Err(invalid!(
+                    "topology '{spec}': tofu takes X, Y and Z, like tofu:4x3x4"
+                ));
             }
-            Kind::Tofu(Tofu::new([d[0], d[1], d[2]], DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
+            Kind::Tofu(Tofu::new(
+                [d[0], d[1], d[2]],
+                DEFAULT_BANDWIDTH,
+                DEFAULT_LATENCY,
+            )?)
         }
         "dragonnet" => {
             let n: usize = shape.trim().parse().map_err(|_| {
@@ -56,8 +89,9 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         }
         other => {
             return Err(invalid!(
-                "topology '{spec}': unknown family '{other}'{} (torus, mesh, hypercube, tofu, dragonnet, or a .toml file)",
-                topocoll_base::error::did_you_mean(other, ["torus", "mesh", "hypercube", "tofu", "dragonnet"])
+                "topology '{spec}': unknown family '{other}'{} ({}, or a .toml file)",
+                topocoll_base::error::did_you_mean(other, SPEC_FAMILIES.iter().copied()),
+                SPEC_FAMILIES.join(", ")
             ))
         }
     };
@@ -277,8 +311,18 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
             let n = d.len();
             Kind::Grid(Grid::new(d, vec![f.kind == "torus"; n], bw, lat).map_err(err)?)
         }
-        "grid" => Kind::Grid(Grid::new(dims()?, f.wrap.clone().ok_or_else(|| need("wrap"))?, bw, lat).map_err(err)?),
-        "hypercube" => Kind::Hypercube(Hypercube::new(f.dim.ok_or_else(|| need("dim"))?, bw, lat).map_err(err)?),
+        "grid" => Kind::Grid(
+            Grid::new(
+                dims()?,
+                f.wrap.clone().ok_or_else(|| need("wrap"))?,
+                bw,
+                lat,
+            )
+            .map_err(err)?,
+        ),
+        "hypercube" => Kind::Hypercube(
+            Hypercube::new(f.dim.ok_or_else(|| need("dim"))?, bw, lat).map_err(err)?,
+        ),
         "tofu" => {
             let d = dims()?;
             if d.len() != 3 {
@@ -325,8 +369,9 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
         }
         other => {
             return Err(invalid!(
-                "topology file '{name}': unknown kind '{other}'{} (torus, mesh, grid, hypercube, tofu, tree, graph, sites)",
-                topocoll_base::error::did_you_mean(other, ["torus", "mesh", "grid", "hypercube", "tofu", "tree", "graph", "sites"])
+                "topology file '{name}': unknown kind '{other}'{} ({})",
+                topocoll_base::error::did_you_mean(other, FILE_KINDS.iter().copied()),
+                FILE_KINDS.join(", ")
             ))
         }
     })

@@ -4,7 +4,7 @@
 //! name, on lines, tori, a tree, a dragonfly and a fat tree; and each
 //! refuses what it does not take in one line.
 
-use topocoll::algorithms::{self, compose, Request, COMPOSED};
+use topocoll::algorithms::{self, compose, Algorithm, Request};
 use topocoll::error::Error;
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp};
 use topocoll::topology::{parse_spec, RankMap, Topology};
@@ -29,7 +29,7 @@ fn roots(p: usize) -> Vec<u32> {
 fn sweep(topo: &Topology, inters: &[Option<&str>], counts: &[u64]) -> (usize, usize) {
     let p = topo.num_ranks();
     let (mut built, mut refused) = (0, 0);
-    for a in COMPOSED {
+    for a in Algorithm::composed() {
         let rooted = a.collective.is_rooted();
         for root in if rooted { roots(p) } else { vec![0] } {
             let c = a.collective.with_root(root);
@@ -157,7 +157,7 @@ fn shuffled_equal_nodes_compose_and_run_on_threads() {
     assert!(built > 150, "{built} built, {refused} refused");
     let p = t.num_ranks();
     let mut ran = 0;
-    for a in COMPOSED.iter().filter(|a| a.name == "node_aware_multi") {
+    for a in Algorithm::composed().filter(|a| a.name == "node_aware_multi") {
         let rooted = a.collective.is_rooted();
         for root in if rooted { roots(p) } else { vec![0] } {
             let c = a.collective.with_root(root);

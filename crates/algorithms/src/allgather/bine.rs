@@ -10,24 +10,11 @@
 //! HLC-Lab/pico `libbine/libbine_allgather.c`), and an odd P folds its last
 //! rank into the one before (`algorithms::butterfly`).
 
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "bine",
-    summary: "Bine: swap all blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "bine", "Bine: swap all blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

@@ -5,31 +5,18 @@
 //! its place in the output.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "bruck",
-    summary: "Bruck: ceil(log2 P) steps, step k sending 2^k blocks to rank r-2^k (any P)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgather,
+    "bruck",
+    "Bruck: ceil(log2 P) steps, step k sending 2^k blocks to rank r-2^k (any P)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 2,
-            name: "bruck",
-            function: "bruck",
-        }),
-        mpich: Some("MPIR_Allgather_intra_brucks"),
-    },
-};
+)
+.ompi(2, "bruck", "bruck")
+.mpich("MPIR_Allgather_intra_brucks");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -36,25 +36,13 @@
 use crate::alltoall::grid_of;
 use crate::pipelined::MAX_MATERIALISED_OPS;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Kind};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "bucket",
-    summary: "dimension-wise rings on a mesh or torus, 2D parts in rotated dimension orders both ways (every port busy)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: APPLIES,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "bucket", "dimension-wise rings on a mesh or torus, 2D parts in rotated dimension orders both ways (every port busy)", build).applies(APPLIES);
 
 /// Where the bucket algorithms apply: a mesh or torus, one rank a node.
 pub(crate) const APPLIES: Applies = Applies {

@@ -7,24 +7,12 @@
 
 use crate::lanes::{self, Choice};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "multilane",
-    summary: "grid of sites: each site's blocks cross to every other site in P runs at once (--lanes N|auto)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: true,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "multilane", "grid of sites: each site's blocks cross to every other site in P runs at once (--lanes N|auto)", build).lanes().applies(Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any });
 
 fn build(req: &Request) -> Result<Schedule> {
     let sites = lanes::sites(req, ALGORITHM.name)?;

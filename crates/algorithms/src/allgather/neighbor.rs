@@ -12,37 +12,18 @@
 
 use crate::pipelined::MAX_MATERIALISED_OPS;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "neighbor",
-    summary: "neighbor exchange: swap with the left and right neighbour in turn, two blocks a step, P/2 steps (even P)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "neighbor", "neighbor exchange: swap with the left and right neighbour in turn, two blocks a step, P/2 steps (even P)", build).applies(Applies {
         topology: TopologyNeed::Any,
         ranks: RankNeed::Even(
             "ranks 2i and 2i+1 swap blocks in the first step, which needs an even rank count, not {p} (Open MPI runs the ring there)",
         ),
         root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 5,
-            name: "neighbor",
-            function: "neighborexchange",
-        }),
-        mpich: None,
-    },
-};
+    }).ompi(5, "neighbor", "neighborexchange");
 
 fn build(req: &Request) -> Result<Schedule> {
     // The builder refuses an odd count itself, as its declaration does.

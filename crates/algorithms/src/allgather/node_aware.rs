@@ -14,28 +14,12 @@
 //! in scratch and each rank copies the blocks to rank order.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "node_aware",
-    summary: "gather to each node's leader, allgather among leaders (--inter, default ring), bcast inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "node_aware", "gather to each node's leader, allgather among leaders (--inter, default ring), bcast inside each node", build).applies(Applies::nodes(NodeNeed::Equal))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
@@ -48,8 +32,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let leaders = nodes.leaders(None);
     let (k, c, p) = (nodes.per_node(), req.count, req.ranks);
     // Scratch: the node's blocks [0, Kc), and where blocks are not in rank
@@ -108,8 +91,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let (n, c, p) = (nodes.count() as u64, req.count, req.ranks as u64);
     let order = compose::slice_order(&nodes);
     let direct = order.iter().enumerate().all(|(i, &r)| i == r);

@@ -8,32 +8,18 @@
 
 use crate::allreduce::recursive_doubling::Fold;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "recursive_doubling",
-    summary:
-        "swap all blocks held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgather,
+    "recursive_doubling",
+    "swap all blocks held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "recursive_doubling",
-            function: "recursivedoubling",
-        }),
-        mpich: Some("MPIR_Allgather_intra_recursive_doubling"),
-    },
-};
+)
+.ompi(3, "recursive_doubling", "recursivedoubling")
+.mpich("MPIR_Allgather_intra_recursive_doubling");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -2,32 +2,21 @@
 //! (0..P−1) sends block (r − s) mod P to r + 1 and receives block
 //! (r − 1 − s) mod P from r − 1, each step waiting for the one before.
 
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "ring",
-    summary: "P-1 steps around the ring r -> r+1, each passing on the block received last",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgather,
+    "ring",
+    "P-1 steps around the ring r -> r+1, each passing on the block received last",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 4,
-            name: "ring",
-            function: "ring",
-        }),
-        mpich: Some("MPIR_Allgather_intra_ring"),
-    },
-};
+)
+.ops(OpCount::PerPair)
+.ompi(4, "ring", "ring")
+.mpich("MPIR_Allgather_intra_ring");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -20,41 +20,17 @@
 use crate::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
 use crate::compose::joined_copies;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "swing",
-    summary: "Swing: swap the blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "swing", "Swing: swap the blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
-pub const TORUS: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgather,
-    name: "swing_torus",
-    summary: "Swing allgather on a mesh or torus of any shape, one part of each block per port (odd dimensions fold one coordinate in)",
-    build: build_torus,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies {
+pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::Allgather, "swing_torus", "Swing allgather on a mesh or torus of any shape, one part of each block per port (odd dimensions fold one coordinate in)", build_torus).applies(Applies {
         topology: TopologyNeed::Grid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+    });
 
 fn build(req: &Request) -> Result<Schedule> {
     ring(req, ALGORITHM.name)

@@ -10,26 +10,18 @@
 
 use super::{block, own_copy};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgatherv,
-    name: "bruck",
-    summary: "Bruck: log2(P) steps, the blocks held so far to rank-2^k (any P)",
+// log2 P messages a rank, fewer ops than a send per pair.
+// Open MPI's bruck (2) sends a wrapping run as one indexed message.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgatherv,
+    "bruck",
+    "Bruck: log2(P) steps, the blocks held so far to rank-2^k (any P)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    // log2 P messages a rank, fewer ops than a send per pair.
-    ops: OpCount::Unbounded,
-    // Open MPI's bruck (2) sends a wrapping run as one indexed message.
-    mpi: Counterparts::NONE,
-};
+);
 
 /// The output regions (at most two, in rank order of the run) of the blocks
 /// of ranks `first .. first + n` (mod P) on rank r, empty ones left out.

@@ -4,28 +4,21 @@
 //! neither sent nor received.
 
 use super::{block, own_copy};
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgatherv,
-    name: "linear",
-    summary:
-        "every rank sends its block straight to every rank, all at once (empty blocks skipped)",
+// Open MPI's default (1) is a decision, not an algorithm; its basic
+// module gathers to rank 0 and broadcasts.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgatherv,
+    "linear",
+    "every rank sends its block straight to every rank, all at once (empty blocks skipped)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    // Open MPI's default (1) is a decision, not an algorithm; its basic
-    // module gathers to rank 0 and broadcasts.
-    mpi: Counterparts::NONE,
-};
+)
+.ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;

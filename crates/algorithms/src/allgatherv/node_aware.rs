@@ -23,38 +23,18 @@
 //! ring's steps wait for the longest slice they carry.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgatherv,
-    name: "node_aware",
-    summary: "gatherv to each node's leader, allgatherv of the nodes' packed blocks among leaders (--inter, default ring), bcast inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Shared),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgatherv, "node_aware", "gatherv to each node's leader, allgatherv of the nodes' packed blocks among leaders (--inter, default ring), bcast inside each node", build).applies(Applies::nodes(NodeNeed::Shared))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
     summary: "K allgathervs among same-index ranks of the nodes (--inter, default ring), ring allgather of the K slices in each node (nodes of equal size)",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
+    applies: Applies::nodes(NodeNeed::Equal),
     ..ALGORITHM
 };
 
@@ -62,8 +42,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let v = req.sizes()?;
     let leaders = nodes.leaders(None);
     // Each rank's offset in its node's packed blocks, and each node's total
@@ -120,8 +99,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let v = req.sizes()?;
     let k = nodes.per_node();
     let order = compose::slice_order(&nodes);

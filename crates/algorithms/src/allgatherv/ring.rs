@@ -5,33 +5,21 @@
 //! message, as in Open MPI, so the steps stay in lockstep.
 
 use super::{block, own_copy};
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allgatherv,
-    name: "ring",
-    summary: "P-1 steps around the ring r -> r+1, each passing on the block received last",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allgatherv,
+    "ring",
+    "P-1 steps around the ring r -> r+1, each passing on the block received last",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "ring",
-            function: "ring",
-        }),
-        // MPICH's ring cuts large blocks into pipeline chunks.
-        mpich: None,
-    },
-};
+)
+.ops(OpCount::PerPair)
+// MPICH's ring cuts large blocks into pipeline chunks.
+.ompi(3, "ring", "ring");
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;

@@ -9,24 +9,11 @@
 //! one before. Each chunk is combined on one rank, then copied: every rank
 //! gets the same bits.
 
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "bine",
-    summary: "Bine: reduce-scatter then allgather on rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bine", "Bine: reduce-scatter then allgather on rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

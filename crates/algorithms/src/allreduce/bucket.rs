@@ -7,23 +7,10 @@
 
 use crate::allgather::bucket::{bucket, Mode, APPLIES};
 use crate::{Algorithm, Request};
-use crate::{Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "bucket",
-    summary: "bucket reduce-scatter then bucket allgather: dimension-wise rings on a mesh or torus, every port busy",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: APPLIES,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bucket", "bucket reduce-scatter then bucket allgather: dimension-wise rings on a mesh or torus, every port busy", build).applies(APPLIES);
 
 fn build(req: &Request) -> Result<Schedule> {
     bucket(req, ALGORITHM.name, Mode::Allreduce)

@@ -9,38 +9,19 @@
 //! the slices inside each node.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Buf, Collective, CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "node_aware",
-    summary: "reduce to each node's leader, allreduce among leaders (--inter, default rabenseifner), bcast inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Shared),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "node_aware", "reduce to each node's leader, allreduce among leaders (--inter, default rabenseifner), bcast inside each node", build).applies(Applies::nodes(NodeNeed::Shared))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     collective: CollectiveKind::Allreduce,
     name: "node_aware_multi",
     summary: "ring reduce_scatter in each node, K allreduces of 1/K among same-index ranks (--inter), ring allgather in each node",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ..ALGORITHM.applies
-    },
+    applies: Applies::nodes(NodeNeed::Equal),
     ..ALGORITHM
 };
 
@@ -48,8 +29,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::rabenseifner::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let leaders = nodes.leaders(None);
     let n = req.count;
     let mut c = Composer::new(req, ALGORITHM.name);
@@ -71,8 +51,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let (k, n) = (nodes.per_node(), req.count);
     let mut c = Composer::new(req, MULTI.name);
     // Rank t of a node ends with slice t (chunk t of K) summed over its node.

@@ -15,24 +15,11 @@
 
 use super::recursive_doubling::Fold;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Program, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "rabenseifner",
-    summary: "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts { ompi: Some(Ompi { id: 6, name: "rabenseifner", function: "redscat_allgather" }), mpich: Some("MPIR_Allreduce_intra_reduce_scatter_allgather") },
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "rabenseifner", "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)", build).ompi(6, "rabenseifner", "redscat_allgather").mpich("MPIR_Allreduce_intra_reduce_scatter_allgather");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -12,31 +12,18 @@
 //! with identical bits.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Program, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "recursive_doubling",
-    summary: "exchange whole buffers with rank xor 2^k, log2 P steps (fold for non-powers of two)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allreduce,
+    "recursive_doubling",
+    "exchange whole buffers with rank xor 2^k, log2 P steps (fold for non-powers of two)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "recursive_doubling",
-            function: "recursivedoubling",
-        }),
-        mpich: Some("MPIR_Allreduce_intra_recursive_doubling"),
-    },
-};
+)
+.ompi(3, "recursive_doubling", "recursivedoubling")
+.mpich("MPIR_Allreduce_intra_recursive_doubling");
 
 /// The fold of P ranks onto a power of two, shared with Rabenseifner's algorithm.
 #[derive(Clone, Copy, Debug)]

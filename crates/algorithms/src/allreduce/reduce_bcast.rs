@@ -5,24 +5,20 @@
 
 use crate::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, OpCount};
+use crate::OpCount;
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "reduce_bcast",
-    summary: "binomial reduce then binomial bcast from rank 0, pipelined in segments",
+// Open MPI's nonoverlapping runs a reduce and a bcast as Open MPI's own
+// rules choose them, not these segmented binomial trees: no counterpart.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allreduce,
+    "reduce_bcast",
+    "binomial reduce then binomial bcast from rank 0, pipelined in segments",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // Open MPI's nonoverlapping runs a reduce and a bcast as Open MPI's own
-    // rules choose them, not these segmented binomial trees: no counterpart.
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.ops(OpCount::Generated);
 
 // A binomial tree from rank 0: each segment combined up, then sent back down.
 pipelined::algorithm!(

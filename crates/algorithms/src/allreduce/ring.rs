@@ -11,33 +11,22 @@
 //! Unlike SimGrid's `lr`, counts that P does not divide are handled by the
 //! standard split rather than a trailing reduce+bcast of the remainder.
 
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, OpId, OpSource, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "ring",
-    summary: "ring reduce-scatter then ring allgather, 2(P-1) steps of n/P elements",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allreduce,
+    "ring",
+    "ring reduce-scatter then ring allgather, 2(P-1) steps of n/P elements",
     build,
-    stream: Some(stream),
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 4,
-            name: "ring",
-            function: "ring",
-        }),
-        mpich: None,
-    },
-};
+)
+.stream(stream)
+.ops(OpCount::Generated)
+.ompi(4, "ring", "ring");
 
 fn build(req: &Request) -> Result<Schedule> {
     let ring = RingStream::new(req);

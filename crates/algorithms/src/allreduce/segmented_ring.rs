@@ -18,33 +18,14 @@
 
 use crate::pipelined::{DEFAULT_SEGMENT_BYTES, MAX_MATERIALISED_OPS};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "segmented_ring",
-    summary: "ring reduce-scatter once per phase on a slice of each block (--segment, default 64 KiB), then a ring allgather",
-    build,
-    stream: None,
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    // The same blocks, phases, partners and order as Open MPI 4.1's
-    // ompi_coll_base_allreduce_intra_ring_segmented, but for counts below
-    // P, where Open MPI's ring hands over to recursive doubling.
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 5,
-            name: "segmented_ring",
-            function: "ring_segmented",
-        }),
-        mpich: None,
-    },
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "segmented_ring", "ring reduce-scatter once per phase on a slice of each block (--segment, default 64 KiB), then a ring allgather", build).segmented()
+// The same blocks, phases, partners and order as Open MPI 4.1's
+// ompi_coll_base_allreduce_intra_ring_segmented, but for counts below
+// P, where Open MPI's ring hands over to recursive doubling.
+.ompi(5, "segmented_ring", "ring_segmented");
 
 /// Open MPI's phase count for `n` elements on `p` ranks in segments of
 /// `seg` elements.

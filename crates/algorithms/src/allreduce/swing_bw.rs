@@ -22,37 +22,13 @@
 
 use crate::butterfly::{self, Blocks, Butterfly, Shrink};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, OpId, Program, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "swing_bw",
-    summary: "Swing: reduce-scatter then allgather with rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_bw", "Swing: reduce-scatter then allgather with rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
-pub const TORUS: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "swing_bw_torus",
-    summary: "Swing reduce-scatter + allgather on a mesh or torus of any shape, one part of the buffer per port (odd dimensions fold one coordinate in)",
-    build: build_torus,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_bw_torus", "Swing reduce-scatter + allgather on a mesh or torus of any shape, one part of the buffer per port (odd dimensions fold one coordinate in)", build_torus).applies(Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any });
 
 /// Reduce-scatter then allgather over `bf` on the Output elements
 /// `at..at + len`, cut into `bf.len()` chunks in block order; tags from

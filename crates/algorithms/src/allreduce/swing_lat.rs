@@ -22,43 +22,19 @@
 //! are not the same on its partners (rank 0's first four are {0,1,6,7} on 8
 //! ranks, rank 1's {0,1,2,3}), so ranks reduce in different orders: each
 //! result is exact to rounding but float sums may differ in their last bits
-//! between ranks (`algorithms::RANKS_DIFFER`); the bandwidth-optimal
+//! between ranks (its entry's `ranks_differ`); the bandwidth-optimal
 //! `swing_bw` gives every rank the same bits.
 
 use super::recursive_doubling::Fold;
 use crate::butterfly::{self, Butterfly, Shrink};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Program, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "swing_lat",
-    summary: "Swing: exchange whole buffers with rank ± ρ(s), ρ = 1, −1, 3, −5, …, log2 P steps (fold for non-powers of two)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_lat", "Swing: exchange whole buffers with rank ± ρ(s), ρ = 1, −1, 3, −5, …, log2 P steps (fold for non-powers of two)", build).ranks_differ();
 
-pub const TORUS: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "swing_lat_torus",
-    summary: "Swing on a mesh or torus of any shape: per-dimension Swing steps, one part of the buffer per port (dimensions fold onto powers of two)",
-    build: build_torus,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_lat_torus", "Swing on a mesh or torus of any shape: per-dimension Swing steps, one part of the buffer per port (dimensions fold onto powers of two)", build_torus).applies(Applies { topology: TopologyNeed::Grid, ranks: RankNeed::Any, root: RootNeed::Any }).ranks_differ();
 
 /// Whole-buffer exchanges over `bf` of the elements `part` (Output, with
 /// Scratch at the same offsets), tags from `tag0`.

@@ -8,27 +8,23 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "trinaryx3",
-    summary:
-        "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Allreduce,
+    "trinaryx3",
+    "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Torus,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Generated,
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.applies(Applies {
+    topology: TopologyNeed::Torus,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+})
+.ops(OpCount::Generated);
 
 // The torus trees from rank 0: each part combined up its tree, then sent back down.
 pipelined::algorithm!(Trees::Torus, Phases::Allreduce);

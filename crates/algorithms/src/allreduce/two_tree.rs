@@ -7,25 +7,13 @@
 
 use crate::bcast::two_tree::plan;
 use crate::pipelined::Phases;
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Allreduce,
-    name: "two_tree",
-    summary: "double binary tree: two complementary binary trees, half the buffer each, up and down in segments (default 64 KiB)",
-    build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // No two-tree allreduce in Open MPI 4.1 or MPICH 4.0 (NCCL has one).
-    mpi: Counterparts::NONE,
-};
+// No two-tree allreduce in Open MPI 4.1 or MPICH 4.0 (NCCL has one).
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "two_tree", "double binary tree: two complementary binary trees, half the buffer each, up and down in segments (default 64 KiB)", build).stream(stream).segmented().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
     plan(req, ALGORITHM.name, Phases::Allreduce)?.materialise()

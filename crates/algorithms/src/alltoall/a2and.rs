@@ -14,28 +14,23 @@
 
 use super::{grid_of, post_all_receives, self_copy};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "a2and",
-    summary: "A2AND: relative grid offsets in loop order (x outer), all sends at once (grids)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "a2and",
+    "A2AND: relative grid offsets in loop order (x outer), all sends at once (grids)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Grid,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::PerPair,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies {
+    topology: TopologyNeed::Grid,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+})
+.ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
     let (_, shape) = grid_of(req, ALGORITHM.name)?;

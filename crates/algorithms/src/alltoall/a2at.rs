@@ -75,27 +75,14 @@
 
 use super::{a2at3d, grid_of, self_copy, GridShape};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use smallvec::SmallVec;
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Program, Region, Schedule};
 use topocoll_topology::Kind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "a2at",
-    summary:
-        "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::OffsetGrid { max_dims: 3 }, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::PerPair,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "a2at", "A2AT: signed-offset order that reaches the 2D mesh (2 engines) / torus (4 engines) bound; 3D: mesh 3, torus 6", build).applies(Applies { topology: TopologyNeed::OffsetGrid { max_dims: 3 }, ranks: RankNeed::Any, root: RootNeed::Any }).ops(OpCount::PerPair);
 
 /// A2AT with its groups kept in step: the sends of each group of `engines`
 /// consecutive sends (the engine count the order is made for: 4 on a 2D
@@ -103,24 +90,18 @@ pub const ALGORITHM: Algorithm = Algorithm {
 /// every block of the previous group. Without skew it runs as A2AT does;
 /// a rank that starts early waits for its late sources instead of running
 /// its next group into their links.
-pub const SYNCED: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "a2at_sync",
-    summary:
-        "A2AT with each group's sends waiting for the previous group's receives (for start skew)",
-    build: build_synced,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::OffsetGrid { max_dims: 3 },
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::PerPair,
-    mpi: Counterparts::NONE,
-};
+pub const SYNCED: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "a2at_sync",
+    "A2AT with each group's sends waiting for the previous group's receives (for start skew)",
+    build_synced,
+)
+.applies(Applies {
+    topology: TopologyNeed::OffsetGrid { max_dims: 3 },
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+})
+.ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
     build_with(req, false)

@@ -21,24 +21,11 @@
 //! each rank of the destination's pair, so the messages stay one run each.
 
 use crate::butterfly::Butterfly;
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Program, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "bine",
-    summary: "Bine: log2 P steps, P/2 blocks to rank ± ρ(s) in one message each, nearest first (P not a power of two: neighbours pair up, one hands its blocks in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "bine", "Bine: log2 P steps, P/2 blocks to rank ± ρ(s) in one message each, nearest first (P not a power of two: neighbours pair up, one hands its blocks in)", build);
 
 /// The sources whose blocks x holds after the butterfly's steps 0..k, in
 /// the order it holds them: its own, then its peers' of each step.

@@ -20,32 +20,21 @@
 //! inverse rotation waits for the last write of each slot. Tag = step. Scratch
 //! is P + 2·Σ_k |{i < P : bit k of i set}| blocks, about P·(1 + log2 P).
 
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "bruck",
-    summary: "Bruck: log2(P) steps of packed blocks to rank+2^k, for small blocks (any P)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "bruck",
+    "Bruck: log2(P) steps of packed blocks to rank+2^k, for small blocks (any P)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "modified_bruck",
-            function: "bruck",
-        }),
-        mpich: Some("MPIR_Alltoall_intra_brucks"),
-    },
-};
+)
+.ops(OpCount::PerPair)
+.ompi(3, "modified_bruck", "bruck")
+.mpich("MPIR_Alltoall_intra_brucks");
 
 /// The runs [lo, hi) of indices in 0..p with bit `k` set.
 fn runs(p: usize, k: u32) -> Vec<(usize, usize)> {

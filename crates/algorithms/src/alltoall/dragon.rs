@@ -23,45 +23,27 @@
 
 use super::{self_copy, stepped_exchange};
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "dragon",
-    summary:
-        "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "dragon",
+    "Dragon routing: phase s = 1..P-1 sends to rank XOR s, phases in step (P a power of two)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Any,
-        ranks: RankNeed::PowerOfTwo(
-            "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}",
-        ),
-        root: RootNeed::Any,
-    },
-    ops: OpCount::PerPair,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies {
+    topology: TopologyNeed::Any,
+    ranks: RankNeed::PowerOfTwo(
+        "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}",
+    ),
+    root: RootNeed::Any,
+})
+.ops(OpCount::PerPair);
 
-pub const DRAGON_NET: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "dragon_net",
-    summary: "Dragon routing as the Dragon net's nodes run it: phase s = 1..P-1 sends to rank XOR s, one after another, no rank waiting for its receives",
-    build: build_net,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"), root: RootNeed::Any },
-    ops: OpCount::PerPair,
-    mpi: Counterparts::NONE,
-};
+pub const DRAGON_NET: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "dragon_net", "Dragon routing as the Dragon net's nodes run it: phase s = 1..P-1 sends to rank XOR s, one after another, no rank waiting for its receives", build_net).applies(Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"), root: RootNeed::Any }).ops(OpCount::PerPair);
 
 fn power_of_two(req: &Request, name: &str) -> Result<()> {
     let p = req.ranks;

@@ -3,33 +3,21 @@
 //! anything: how many transfers really run at once is the node's engine count
 //! (engines take the sends in program order).
 
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "linear",
-    summary: "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "linear",
+    "A2A / SimpleSpread: rank r sends to (r+i) mod P for i = 1..P-1, all at once",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 1,
-            name: "linear",
-            function: "basic_linear",
-        }),
-        // MPICH's scattered sends to r-i, 32 messages at a time.
-        mpich: None,
-    },
-};
+)
+.ops(OpCount::PerPair)
+// MPICH's scattered sends to r-i, 32 messages at a time.
+.ompi(1, "linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

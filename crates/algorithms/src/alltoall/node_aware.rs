@@ -20,29 +20,14 @@
 //! network once (`algorithms::exchange`, which says why this form).
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::{exchange, RootNeed, TopologyNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
+use crate::exchange;
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "node_aware",
-    summary: "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default linear), scatter inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "node_aware", "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default linear), scatter inside each node", build).applies(Applies::nodes(NodeNeed::Equal))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
@@ -55,8 +40,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::linear::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let leaders = nodes.leaders(None);
     let (k, c, p) = (nodes.per_node() as u64, req.count, req.ranks as u64);
     // A leader holds its node's K send buffers of P blocks: K·P·c elements
@@ -120,8 +104,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let blocks = exchange::Blocks::Equal(req.count);
     exchange::build(req, MULTI.name, &nodes, inter, blocks)
 }

@@ -8,26 +8,15 @@
 
 use super::stepped_exchange;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "pairwise",
-    summary: "SimGrid's pair: step i = 1..P-1 send-receive with rank XOR i (P a power of two)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("partners are rank XOR step, which needs a power-of-two rank count, not {p} (as in SimGrid)"), root: RootNeed::Any },
-    ops: OpCount::PerPair,
-    // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
-    // pairwise) and with rank ± step otherwise (topocoll's ring).
-    mpi: Counterparts { ompi: None, mpich: Some("MPIR_Alltoall_intra_pairwise") },
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "pairwise", "SimGrid's pair: step i = 1..P-1 send-receive with rank XOR i (P a power of two)", build).applies(Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("partners are rank XOR step, which needs a power-of-two rank count, not {p} (as in SimGrid)"), root: RootNeed::Any }).ops(OpCount::PerPair)
+// MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
+// pairwise) and with rank ± step otherwise (topocoll's ring).
+.mpich("MPIR_Alltoall_intra_pairwise");
 
 fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;

@@ -6,36 +6,24 @@
 //! and the next step waits for both; there is no barrier. Tag = step.
 
 use super::stepped_exchange;
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoall,
-    name: "ring",
-    summary: "SimGrid's ring: step i = 1..P-1 send to r+i, receive from r-i, one step at a time",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoall,
+    "ring",
+    "SimGrid's ring: step i = 1..P-1 send to r+i, receive from r-i, one step at a time",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    // Open MPI's pairwise exchanges with rank ± step: topocoll's ring.
-    // MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
-    // pairwise) and with rank ± step otherwise (topocoll's ring).
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 2,
-            name: "pairwise",
-            function: "pairwise",
-        }),
-        // MPICH's pairwise exchanges with r XOR i on 2^k ranks.
-        mpich: None,
-    },
-};
+)
+.ops(OpCount::PerPair)
+// Open MPI's pairwise exchanges with rank ± step: topocoll's ring.
+// MPICH's pairwise exchanges with rank xor step on 2^k ranks (topocoll's
+// pairwise) and with rank ± step otherwise (topocoll's ring).
+// MPICH's pairwise exchanges with r XOR i on 2^k ranks.
+.ompi(2, "pairwise", "pairwise");
 
 fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;

@@ -21,26 +21,18 @@
 //! two buffers of every step, about the rank's data times log2 P. Tag = step.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoallv,
-    name: "bruck",
-    summary: "Bruck: log2(P) steps of packed blocks to rank+2^k, packed sizes the sums (any P)",
+// log2 P messages a rank, fewer ops than a send per pair.
+// Neither library has a Bruck alltoallv.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoallv,
+    "bruck",
+    "Bruck: log2(P) steps of packed blocks to rank+2^k, packed sizes the sums (any P)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    // log2 P messages a rank, fewer ops than a send per pair.
-    ops: OpCount::Unbounded,
-    // Neither library has a Bruck alltoallv.
-    mpi: Counterparts::NONE,
-};
+);
 
 /// The size of slot `i` of rank `r` once the steps of the bits below
 /// `2^k` have run.

@@ -5,33 +5,21 @@
 //! the node's engine count (engines take the sends in program order).
 
 use super::self_copy;
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoallv,
-    name: "linear",
-    summary: "every receive, then every send, posted at once (empty blocks skipped)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoallv,
+    "linear",
+    "every receive, then every send, posted at once (empty blocks skipped)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 1,
-            name: "basic_linear",
-            function: "basic_linear",
-        }),
-        // MPICH's scattered posts a window of receives and sends at a time.
-        mpich: None,
-    },
-};
+)
+.ops(OpCount::PerPair)
+// MPICH's scattered posts a window of receives and sends at a time.
+.ompi(1, "basic_linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;

@@ -24,37 +24,19 @@
 //! nodes of unequal sizes are refused.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::{exchange, RootNeed, TopologyNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
+use crate::exchange;
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoallv,
-    name: "node_aware",
-    summary: "gather each node's send buffers to its leader, alltoallv of node-to-node blocks among leaders (--inter, default linear), scatter inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Shared),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoallv, "node_aware", "gather each node's send buffers to its leader, alltoallv of node-to-node blocks among leaders (--inter, default linear), scatter inside each node", build).applies(Applies::nodes(NodeNeed::Shared))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
     summary: "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear) (nodes of equal size)",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ..ALGORITHM.applies
-    },
+    applies: Applies::nodes(NodeNeed::Equal),
     ..ALGORITHM
 };
 
@@ -101,8 +83,7 @@ impl Layout {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let v = req.sizes()?;
     let leaders = nodes.leaders(None);
     let lay = Layout::new(&nodes, &leaders, v);
@@ -159,8 +140,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let blocks = exchange::Blocks::Sized(req.sizes()?);
     exchange::build(req, MULTI.name, &nodes, inter, blocks)
 }

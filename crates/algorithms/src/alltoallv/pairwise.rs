@@ -6,33 +6,21 @@
 //! in lockstep whatever the sizes.
 
 use super::self_copy;
+use crate::OpCount;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Alltoallv,
-    name: "pairwise",
-    summary: "P-1 steps: send to rank+s, receive from rank-s, each step after the last (any P)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Alltoallv,
+    "pairwise",
+    "P-1 steps: send to rank+s, receive from rank-s, each step after the last (any P)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 2,
-            name: "pairwise",
-            function: "pairwise",
-        }),
-        // MPICH's pairwise alltoallv is its in-place sendrecv_replace.
-        mpich: None,
-    },
-};
+)
+.ops(OpCount::PerPair)
+// MPICH's pairwise alltoallv is its in-place sendrecv_replace.
+.ompi(2, "pairwise", "pairwise");
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;

@@ -7,30 +7,18 @@
 //! messages.
 
 use super::NOTHING;
-use crate::{Algorithm, Applies, Counterparts, Ompi, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Barrier,
-    name: "dissemination",
-    summary: "round k: zero-byte message to rank+2^k, from rank-2^k (mod P), ceil(log2 P) rounds",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Barrier,
+    "dissemination",
+    "round k: zero-byte message to rank+2^k, from rank-2^k (mod P), ceil(log2 P) rounds",
     build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 4,
-            name: "bruck",
-            function: "bruck",
-        }),
-        mpich: Some("MPIR_Barrier_intra_dissemination"),
-    },
-};
+)
+.ompi(4, "bruck", "bruck")
+.mpich("MPIR_Barrier_intra_dissemination");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

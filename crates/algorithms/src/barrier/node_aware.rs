@@ -7,23 +7,16 @@
 //! node, every rank leads its own node: the dissemination barrier.
 
 use super::{dissemination::disseminate, NOTHING};
-use crate::{Algorithm, Applies, Counterparts, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Barrier,
-    name: "node_aware",
-    summary: "gather to each node's leader, dissemination among leaders, release inside the node",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Barrier,
+    "node_aware",
+    "gather to each node's leader, dissemination among leaders, release inside the node",
     build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+);
 
 /// Arrival at the leader; the release is tag 1, the leaders' rounds 2 on.
 const ARRIVE: u32 = 0;

@@ -6,30 +6,17 @@
 //! (blocking calls), which is Open MPI's `tree` barrier.
 
 use super::NOTHING;
-use crate::{Algorithm, Applies, Counterparts, Ompi, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Barrier,
-    name: "tree",
-    summary: "binomial fan-in to rank 0, then binomial release; zero-byte messages",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Barrier,
+    "tree",
+    "binomial fan-in to rank 0, then binomial release; zero-byte messages",
     build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 6,
-            name: "tree",
-            function: "tree",
-        }),
-        mpich: None,
-    },
-};
+)
+.ompi(6, "tree", "tree");
 
 /// Fan-in tag; the release is tag 1.
 const UP: u32 = 0;

@@ -4,26 +4,18 @@
 //! serialise them.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "binary",
-    summary: "binary tree in heap order (LAM/MPI's): receive from (v-1)/2, send to 2v+1 and 2v+2",
+// Open MPI's binary_tree is not in heap order (rank 1's children are
+// 3 and 5, not 3 and 4): another tree over the ranks.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "binary",
+    "binary tree in heap order (LAM/MPI's): receive from (v-1)/2, send to 2v+1 and 2v+2",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    // Open MPI's binary_tree is not in heap order (rank 1's children are
-    // 3 and 5, not 3 and 4): another tree over the ranks.
-    mpi: Counterparts::NONE,
-};
+);
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -9,24 +9,11 @@
 //! tree (the fold of `bine_tree`): ⌈log2 P⌉ steps on every P.
 
 use crate::butterfly::{bine_tree, Seat};
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "bine",
-    summary: "Bine tree: binomial tree on rank ± ρ(s), farthest child first, distances shrinking (P not a power of two: neighbours pair up, one served last)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Bcast, "bine", "Bine tree: binomial tree on rank ± ρ(s), farthest child first, distances shrinking (P not a power of two: neighbours pair up, one served last)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

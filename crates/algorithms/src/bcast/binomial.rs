@@ -4,30 +4,20 @@
 //! v + m < P. The sends only wait for the receive; the engines serialise them.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "binomial",
-    summary: "binomial tree: receive from the parent, then send to children, largest subtree first",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "binomial",
+    "binomial tree: receive from the parent, then send to children, largest subtree first",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    // Open MPI's binomial bcast hangs rank v under v with its highest bit
-    // cleared (3 under 1), this tree under v with its lowest (3 under 2),
-    // as MPICH's does.
-    mpi: Counterparts {
-        ompi: None,
-        mpich: Some("MPIR_Bcast_intra_binomial"),
-    },
-};
+)
+// Open MPI's binomial bcast hangs rank v under v with its highest bit
+// cleared (3 under 1), this tree under v with its lowest (3 under 2),
+// as MPICH's does.
+.mpich("MPIR_Bcast_intra_binomial");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -10,29 +10,26 @@
 
 use crate::pipelined::{self, Plan};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream, DEFAULT_RADIX};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "knomial",
-    summary: "k-nomial tree (--radix K, default 4), whole or pipelined in --segment pieces",
+// Open MPI 4.1's knomial bcast (7) hangs the same tree but sends to a
+// rank's children level by level from the top, in rising rank within a
+// level (3 before 6 at radix 3), where these go deepest subtree first,
+// higher rank first among equals; MPICH 4.0 has no blocking k-nomial
+// bcast.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "knomial",
+    "k-nomial tree (--radix K, default 4), whole or pipelined in --segment pieces",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: true,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // Open MPI 4.1's knomial bcast (7) hangs the same tree but sends to a
-    // rank's children level by level from the top, in rising rank within a
-    // level (3 before 6 at radix 3), where these go deepest subtree first,
-    // higher rank first among equals; MPICH 4.0 has no blocking k-nomial
-    // bcast.
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.radix()
+.ops(OpCount::Generated);
 
 fn plan(req: &Request, name: &str, reduce: bool) -> Result<Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;

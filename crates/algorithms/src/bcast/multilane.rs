@@ -12,28 +12,23 @@
 use crate::lanes::{self, Choice};
 use crate::model::multilane::Layout;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "multilane",
-    summary: "grid of sites: the message crosses the WAN in P pieces at once (--lanes N|auto)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "multilane",
+    "grid of sites: the message crosses the WAN in P pieces at once (--lanes N|auto)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: true,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Sites,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.lanes()
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
 fn build(req: &Request) -> Result<Schedule> {
     let sites = lanes::sites(req, ALGORITHM.name)?;

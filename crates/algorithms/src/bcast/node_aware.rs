@@ -8,38 +8,25 @@
 //! slices round a ring, so that all K ranks of a node cross the network.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "node_aware",
-    summary: "bcast among node leaders (--inter, default binomial), then binomial inside each node",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "node_aware",
+    "bcast among node leaders (--inter, default binomial), then binomial inside each node",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Shared),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies::nodes(NodeNeed::Shared))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     collective: CollectiveKind::Bcast,
     name: "node_aware_multi",
     summary: "root's node splits the buffer in K slices, rank t of each node bcasts slice t among nodes (--inter), ring allgather inside each node",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ..ALGORITHM.applies
-    },
+    applies: Applies::nodes(NodeNeed::Equal),
     ..ALGORITHM
 };
 
@@ -47,8 +34,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let n = req.count;
@@ -68,8 +54,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
     let mut c = Composer::new(req, MULTI.name);

@@ -4,29 +4,19 @@
 
 use crate::pipelined::{self, Phases, Trees, DEFAULT_SEGMENT_BYTES};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, Ompi, OpCount};
+use crate::OpCount;
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "pipeline",
-    summary: "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "pipeline",
+    "chain root -> root+1 -> ..., pipelined in segments (default 64 KiB)",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "pipeline",
-            function: "pipeline",
-        }),
-        mpich: None,
-    },
-};
+)
+.stream(stream)
+.segmented()
+.ops(OpCount::Generated)
+.ompi(3, "pipeline", "pipeline");
 
 // A chain from the root, the buffer going down it.
 pipelined::algorithm!(Trees::Chain(Some(DEFAULT_SEGMENT_BYTES)), Phases::Bcast);

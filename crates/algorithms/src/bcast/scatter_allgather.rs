@@ -8,31 +8,18 @@
 //! (count < P) send nothing.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "scatter_allgather",
-    summary: "van de Geijn: binomial scatter of P chunks then ring allgather",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "scatter_allgather",
+    "van de Geijn: binomial scatter of P chunks then ring allgather",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 9,
-            name: "scatter_allgather_ring",
-            function: "scatter_allgather_ring",
-        }),
-        mpich: Some("MPIR_Bcast_intra_scatter_ring_allgather"),
-    },
-};
+)
+.ompi(9, "scatter_allgather_ring", "scatter_allgather_ring")
+.mpich("MPIR_Bcast_intra_scatter_ring_allgather");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

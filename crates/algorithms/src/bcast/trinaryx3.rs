@@ -8,22 +8,23 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "trinaryx3",
-    summary: "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "trinaryx3",
+    "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Torus, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Generated,
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.applies(Applies {
+    topology: TopologyNeed::Torus,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+})
+.ops(OpCount::Generated);
 
 // The torus trees from the root, a part of the buffer going down each.
 pipelined::algorithm!(Trees::Torus, Phases::Bcast);

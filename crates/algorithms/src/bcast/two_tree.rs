@@ -22,26 +22,22 @@
 
 use crate::pipelined::{Phases, Pipeline, Plan, DEFAULT_SEGMENT_BYTES};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "two_tree",
-    summary: "two complementary binary trees, half the buffer each, pipelined in segments (default 64 KiB)",
+// Neither Open MPI 4.1 nor MPICH 4.0 has a two-tree collective
+// (Open MPI's split_binary_tree splits one binary tree's halves).
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Bcast,
+    "two_tree",
+    "two complementary binary trees, half the buffer each, pipelined in segments (default 64 KiB)",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // Neither Open MPI 4.1 nor MPICH 4.0 has a two-tree collective
-    // (Open MPI's split_binary_tree splits one binary tree's halves).
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
     plan(req, ALGORITHM.name, Phases::Bcast)?.materialise()

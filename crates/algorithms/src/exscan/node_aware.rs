@@ -6,23 +6,12 @@
 //! its result and the others combining it into theirs.
 
 use crate::scan::node_aware::{composed, APPLIES};
-use crate::{Algorithm, Counterparts, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Exscan,
-    name: "node_aware",
-    summary: "exscan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: APPLIES,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Exscan, "node_aware", "exscan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node", build).applies(APPLIES)
+.composes(crate::scan::node_aware::INTER);
 
 fn build(req: &Request) -> Result<Schedule> {
     composed(req, ALGORITHM.name, true)

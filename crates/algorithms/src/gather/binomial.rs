@@ -7,24 +7,11 @@
 //! output when it is rank 0).
 
 use crate::{scatter, Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "binomial",
-    summary: "binomial tree: each rank collects its children's subtrees, smallest first, and sends its own to its parent",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "binomial", "binomial tree: each rank collects its children's subtrees, smallest first, and sends its own to its parent", build).ompi(2, "binomial", "binomial");
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_scatter(req, ALGORITHM.name, scatter::binomial::ALGORITHM.build)

@@ -5,24 +5,22 @@
 //! site's blocks to the root in one message.
 
 use crate::{scatter, Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "hierarchical",
-    summary: "grid of sites (MagPIe): binomial trees inside the sites, then one WAN message per remote site",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Gather,
+    "hierarchical",
+    "grid of sites (MagPIe): binomial trees inside the sites, then one WAN message per remote site",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_scatter(req, ALGORITHM.name, scatter::hierarchical::ALGORITHM.build)

@@ -4,26 +4,13 @@
 //! its parent (v less its lowest non-zero base-K digit).
 
 use crate::{scatter, Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "knomial",
-    summary: "k-nomial tree (--radix K, default 4): each rank collects its children's subtrees and sends its own to its parent",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: true,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    // Open MPI 4.1 gathers linearly or down a binomial tree, MPICH 4.0 down
-    // a binomial tree: no k-nomial gather.
-    mpi: Counterparts::NONE,
-};
+// Open MPI 4.1 gathers linearly or down a binomial tree, MPICH 4.0 down
+// a binomial tree: no k-nomial gather.
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "knomial", "k-nomial tree (--radix K, default 4): each rank collects its children's subtrees and sends its own to its parent", build).radix();
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_scatter(req, ALGORITHM.name, scatter::knomial::ALGORITHM.build)

@@ -9,46 +9,28 @@
 //! site.
 
 use crate::{scatter, Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "multilane",
-    summary: "grid of sites: P runs of blocks per remote site cross the WAN to the root's site at once (--lanes N|auto)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: true,
-    radix: false,
-    applies: Applies {
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "multilane", "grid of sites: P runs of blocks per remote site cross the WAN to the root's site at once (--lanes N|auto)", build).lanes().applies(Applies {
         topology: TopologyNeed::Sites,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+    });
 
-pub const SINGLE_LANE: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "single_lane",
-    summary: "grid of sites: each remote site's blocks cross the WAN to the root's site in one run",
-    build: build_single,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Sites,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const SINGLE_LANE: Algorithm = Algorithm::new(
+    CollectiveKind::Gather,
+    "single_lane",
+    "grid of sites: each remote site's blocks cross the WAN to the root's site in one run",
+    build_single,
+)
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_scatter(req, ALGORITHM.name, scatter::multilane::ALGORITHM.build)

@@ -15,28 +15,12 @@
 //! the root receives them in scratch and copies each block to its place.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Gather,
-    name: "node_aware",
-    summary: "gather to each node's leader, then gather among leaders to the root (--inter, default binomial)",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "node_aware", "gather to each node's leader, then gather among leaders to the root (--inter, default binomial)", build).applies(Applies::nodes(NodeNeed::Equal))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
@@ -49,8 +33,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let (k, c, p) = (nodes.per_node(), req.count, req.ranks);
@@ -95,8 +78,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, c, p) = (nodes.per_node(), req.count, req.ranks as u64);
     let (n, home) = (nodes.count(), nodes.node_of[root]);

@@ -6,24 +6,11 @@
 //! relative ranks pair up, the odd one of a pair handing its buffer to its
 //! neighbour first.
 
-use crate::{bcast, Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{bcast, Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "bine",
-    summary: "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P not a power of two: neighbours pair up, one combined first)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "bine", "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P not a power of two: neighbours pair up, one combined first)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

@@ -5,29 +5,20 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, Ompi, OpCount};
+use crate::OpCount;
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "binomial",
-    summary: "binomial tree: combine children smallest subtree first, then send to the parent",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Reduce,
+    "binomial",
+    "binomial tree: combine children smallest subtree first, then send to the parent",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 5,
-            name: "binomial",
-            function: "binomial",
-        }),
-        mpich: Some("MPIR_Reduce_intra_binomial"),
-    },
-};
+)
+.stream(stream)
+.segmented()
+.ops(OpCount::Generated)
+.ompi(5, "binomial", "binomial")
+.mpich("MPIR_Reduce_intra_binomial");
 
 // A binomial tree to the root, the buffer combined on its way up.
 pipelined::algorithm!(Trees::Binomial(None), Phases::Reduce);

@@ -4,27 +4,15 @@
 //! first), then sends to its parent, whole or in `--segment` pieces.
 
 use crate::bcast::knomial::knomial_plan;
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "knomial",
-    summary: "k-nomial tree (--radix K, default 4): combine children, then send to the parent, whole or in --segment pieces",
-    build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: true,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // Open MPI has a k-nomial reduce from 5.0 on, not in 4.1; MPICH 4.0's
-    // blocking reduce is binomial (its k-nomial trees are the
-    // non-blocking ones').
-    mpi: Counterparts::NONE,
-};
+// Open MPI has a k-nomial reduce from 5.0 on, not in 4.1; MPICH 4.0's
+// blocking reduce is binomial (its k-nomial trees are the
+// non-blocking ones').
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "knomial", "k-nomial tree (--radix K, default 4): combine children, then send to the parent, whole or in --segment pieces", build).stream(stream).segmented().radix().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
     knomial_plan(req, ALGORITHM.name, true)?.materialise()

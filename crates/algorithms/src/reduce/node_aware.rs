@@ -18,38 +18,25 @@
 //! root's bits do not depend on timing; no other rank keeps a result.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "node_aware",
-    summary: "binomial reduce to each node's leader, then reduce among leaders (--inter, default binomial)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Reduce,
+    "node_aware",
+    "binomial reduce to each node's leader, then reduce among leaders (--inter, default binomial)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Shared),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies::nodes(NodeNeed::Shared))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     collective: CollectiveKind::Reduce,
     name: "node_aware_multi",
     summary: "ring reduce_scatter in each node, K reduces of 1/K among same-index ranks to the root's node (--inter), slices gathered to the root",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ..ALGORITHM.applies
-    },
+    applies: Applies::nodes(NodeNeed::Equal),
     ..ALGORITHM
 };
 
@@ -57,8 +44,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Shared)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let n = req.count;
@@ -78,8 +64,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
     let mut c = Composer::new(req, MULTI.name);

@@ -9,27 +9,23 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "trinaryx3",
-    summary:
-        "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Reduce,
+    "trinaryx3",
+    "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
     build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Torus,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Generated,
-    mpi: Counterparts::NONE,
-};
+)
+.stream(stream)
+.segmented()
+.applies(Applies {
+    topology: TopologyNeed::Torus,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+})
+.ops(OpCount::Generated);
 
 // The torus trees to the root, a part of the buffer combined up each.
 pipelined::algorithm!(Trees::Torus, Phases::Reduce);

@@ -5,25 +5,13 @@
 
 use crate::bcast::two_tree::plan;
 use crate::pipelined::Phases;
+use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "two_tree",
-    summary: "two complementary binary trees, half the buffer each, combined up in segments (default 64 KiB)",
-    build,
-    stream: Some(stream),
-    segmented: true,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Generated,
-    // No two-tree reduce in Open MPI 4.1 or MPICH 4.0.
-    mpi: Counterparts::NONE,
-};
+// No two-tree reduce in Open MPI 4.1 or MPICH 4.0.
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "two_tree", "two complementary binary trees, half the buffer each, combined up in segments (default 64 KiB)", build).stream(stream).segmented().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
     plan(req, ALGORITHM.name, Phases::Reduce)?.materialise()

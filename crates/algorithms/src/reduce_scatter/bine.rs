@@ -9,24 +9,11 @@
 //! `libbine/libbine_reduce_scatter.c`), and an odd P folds its last rank
 //! into the one before (`algorithms::butterfly`).
 
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "bine",
-    summary: "Bine: hand rank ± ρ(s) the half it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "bine", "Bine: hand rank ± ρ(s) the half it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

@@ -8,23 +8,10 @@
 
 use crate::allgather::bucket::{bucket, Mode, APPLIES};
 use crate::{Algorithm, Request};
-use crate::{Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "bucket",
-    summary: "dimension-wise ring reduce-scatters on a mesh or torus, 2D parts in rotated dimension orders both ways",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: APPLIES,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "bucket", "dimension-wise ring reduce-scatters on a mesh or torus, 2D parts in rotated dimension orders both ways", build).applies(APPLIES);
 
 fn build(req: &Request) -> Result<Schedule> {
     bucket(req, ALGORITHM.name, Mode::ReduceScatter)

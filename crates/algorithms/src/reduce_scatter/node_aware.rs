@@ -20,37 +20,18 @@
 //! always so when the ranks divide the count.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "node_aware",
-    summary: "reduce to each node's leader, reduce_scatter among leaders (--inter, default ring), chunks sent inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::EqualChunks),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "node_aware", "reduce to each node's leader, reduce_scatter among leaders (--inter, default ring), chunks sent inside each node", build).applies(Applies::nodes(NodeNeed::EqualChunks))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
     summary: "ring reduce_scatter in each node, K reduce_scatters of its slice among same-index ranks of the nodes (--inter, default ring)",
     build: build_multi,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::SliceChunks),
-        ..ALGORITHM.applies
-    },
+    applies: Applies::nodes(NodeNeed::SliceChunks),
     ..ALGORITHM
 };
 
@@ -58,8 +39,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::EqualChunks)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let leaders = nodes.leaders(None);
     let (n, p) = (req.count, req.ranks as u64);
     let direct = nodes.contiguous();
@@ -140,8 +120,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::SliceChunks)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let (k, n, p) = (nodes.per_node(), req.count, req.ranks as u64);
     let order = compose::slice_order(&nodes);
     let direct = order.iter().enumerate().all(|(i, &r)| i == r);

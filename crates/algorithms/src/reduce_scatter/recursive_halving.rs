@@ -12,32 +12,18 @@
 //! is fixed by the schedule.
 
 use crate::{allgather, Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "recursive_halving",
-    summary:
-        "halve the range held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::ReduceScatter,
+    "recursive_halving",
+    "halve the range held with rank xor 2^k, log2 P steps (pairs fold for non-powers of two)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 3,
-            name: "recursive_halving",
-            function: "recursivehalving",
-        }),
-        mpich: Some("MPIR_Reduce_scatter_block_intra_recursive_halving"),
-    },
-};
+)
+.ompi(3, "recursive_halving", "recursivehalving")
+.mpich("MPIR_Reduce_scatter_block_intra_recursive_halving");
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_allgather(

@@ -5,27 +5,21 @@
 //! b − 1 and travels down the ring, combined on each rank in the same order
 //! on every run, and ends on rank b fully reduced.
 
+use crate::OpCount;
 use crate::{allgather, Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "ring",
-    summary: "P-1 steps around the ring, each combining the chunk received into the rank's own",
+// MPICH's pairwise sends each rank its chunk straight from the input and
+// combines P-1 of them there; the ring passes partial sums on.
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::ReduceScatter,
+    "ring",
+    "P-1 steps around the ring, each combining the chunk received into the rank's own",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::PerPair,
-    // MPICH's pairwise sends each rank its chunk straight from the input and
-    // combines P-1 of them there; the ring passes partial sums on.
-    mpi: Counterparts::NONE,
-};
+)
+.ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_allgather(req, ALGORITHM.name, allgather::ring::ALGORITHM.build)

@@ -25,41 +25,17 @@
 use crate::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
 use crate::compose::joined_copies;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "swing",
-    summary: "Swing: hand rank ± ρ(s) the blocks it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "swing", "Swing: hand rank ± ρ(s) the blocks it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
-pub const TORUS: Algorithm = Algorithm {
-    collective: CollectiveKind::ReduceScatter,
-    name: "swing_torus",
-    summary: "Swing reduce-scatter on a mesh or torus of any shape, one part of each chunk per port (odd dimensions fold one coordinate in)",
-    build: build_torus,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies {
+pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "swing_torus", "Swing reduce-scatter on a mesh or torus of any shape, one part of each chunk per port (odd dimensions fold one coordinate in)", build_torus).applies(Applies {
         topology: TopologyNeed::Grid,
         ranks: RankNeed::Any,
         root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+    });
 
 fn build(req: &Request) -> Result<Schedule> {
     ring(req, ALGORITHM.name)

@@ -4,30 +4,17 @@
 //! the other; the bracketing is ((in_0 ∘ in_1) ∘ in_2) ∘ …, which is
 //! Open MPI's `linear` scan and exscan.
 
-use crate::{Algorithm, Applies, Counterparts, Ompi, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scan,
-    name: "linear",
-    summary: "chain 0 -> 1 -> ... -> P-1, each rank combining its data into what it received",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scan,
+    "linear",
+    "chain 0 -> 1 -> ... -> P-1, each rank combining its data into what it received",
     build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 1,
-            name: "linear",
-            function: "linear",
-        }),
-        mpich: None,
-    },
-};
+)
+.ompi(1, "linear", "linear");
 
 fn build(req: &Request) -> Result<Schedule> {
     Ok(chain(req, ALGORITHM.name, false))

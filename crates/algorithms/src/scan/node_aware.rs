@@ -18,31 +18,15 @@
 //! this schedule's one, the same on every backend.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scan,
-    name: "node_aware",
-    summary: "scan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: APPLIES,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scan, "node_aware", "scan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node", build).applies(APPLIES)
+.composes(INTER);
 
 /// Where scan's and exscan's compositions apply: nodes of consecutive ranks.
-pub const APPLIES: Applies = Applies {
-    topology: TopologyNeed::Nodes(NodeNeed::Consecutive),
-    ranks: RankNeed::Any,
-    root: RootNeed::Any,
-};
+pub const APPLIES: Applies = Applies::nodes(NodeNeed::Consecutive);
 
 /// The leaders' default exscan.
 pub const INTER: &Algorithm = &crate::exscan::recursive_doubling::ALGORITHM;

@@ -8,30 +8,18 @@
 //! step. MPICH's and Open MPI's recursive-doubling scan and exscan send
 //! these messages.
 
-use crate::{Algorithm, Applies, Counterparts, Ompi, OpCount, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scan,
-    name: "recursive_doubling",
-    summary: "exchange partial reductions with rank xor 2^k, ceil(log2 P) steps (Hillis-Steele)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scan,
+    "recursive_doubling",
+    "exchange partial reductions with rank xor 2^k, ceil(log2 P) steps (Hillis-Steele)",
     build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 2,
-            name: "recursive_doubling",
-            function: "recursivedoubling",
-        }),
-        mpich: Some("MPIR_Scan_intra_recursive_doubling"),
-    },
-};
+)
+.ompi(2, "recursive_doubling", "recursivedoubling")
+.mpich("MPIR_Scan_intra_recursive_doubling");
 
 fn build(req: &Request) -> Result<Schedule> {
     Ok(doubling(req, ALGORITHM.name, false))

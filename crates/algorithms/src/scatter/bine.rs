@@ -11,24 +11,11 @@
 //! sends it on last.
 
 use crate::butterfly::{bine_tree, Layout, Seat};
-use crate::{Algorithm, Applies, Request};
-use crate::{Counterparts, OpCount};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "bine",
-    summary: "Bine tree: each rank receives its subtree's blocks and passes on its children's, farthest first (P not a power of two: neighbours pair up, one served last)",
-    build,
-    stream: None,
-    segmented: false,
-    radix: false,
-    lanes: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "bine", "Bine tree: each rank receives its subtree's blocks and passes on its children's, farthest first (P not a power of two: neighbours pair up, one served last)", build);
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;

@@ -7,24 +7,11 @@
 //! contiguous (not needed when the root is rank 0).
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "binomial",
-    summary: "binomial tree: each rank receives its subtree's blocks and passes on its children's, largest first",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts { ompi: Some(Ompi { id: 2, name: "binomial", function: "binomial" }), mpich: None },
-};
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "binomial", "binomial tree: each rank receives its subtree's blocks and passes on its children's, largest first", build).ompi(2, "binomial", "binomial");
 
 /// The span of v's subtree in a radix-k tree before it is cut at P: k^t
 /// for the t trailing zero digits of v in base k (lowbit(v) for k = 2), and

@@ -7,24 +7,22 @@
 use super::binomial::tree;
 use crate::model::multilane::Layout;
 use crate::{lanes, Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "hierarchical",
-    summary: "grid of sites (MagPIe): one WAN message per remote site, then binomial trees inside the sites",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scatter,
+    "hierarchical",
+    "grid of sites (MagPIe): one WAN message per remote site, then binomial trees inside the sites",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
 fn build(req: &Request) -> Result<Schedule> {
     let sites = lanes::sites(req, ALGORITHM.name)?;

@@ -9,26 +9,13 @@
 //! wider ((K − 1)·⌈log_K P⌉ sends).
 
 use crate::{Algorithm, Request, DEFAULT_RADIX};
-use crate::{Applies, Counterparts, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "knomial",
-    summary: "k-nomial tree (--radix K, default 4): each rank receives its subtree's blocks and passes on its children's",
-    build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: true,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    // Neither Open MPI 4.1 (binomial, linear, linear_nb) nor MPICH 4.0
-    // (binomial) scatters down a k-nomial tree.
-    mpi: Counterparts::NONE,
-};
+// Neither Open MPI 4.1 (binomial, linear, linear_nb) nor MPICH 4.0
+// (binomial) scatters down a k-nomial tree.
+pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "knomial", "k-nomial tree (--radix K, default 4): each rank receives its subtree's blocks and passes on its children's", build).radix();
 
 fn build(req: &Request) -> Result<Schedule> {
     let k = req.radix.unwrap_or(DEFAULT_RADIX);

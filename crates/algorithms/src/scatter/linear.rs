@@ -3,31 +3,17 @@
 //! engines take them in that order) and copies its own block.
 
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, Ompi, OpCount};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "linear",
-    summary: "the root sends each rank its block in turn",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scatter,
+    "linear",
+    "the root sends each rank its block in turn",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies::ANYWHERE,
-    ops: OpCount::Unbounded,
-    mpi: Counterparts {
-        ompi: Some(Ompi {
-            id: 1,
-            name: "basic_linear",
-            function: "basic_linear",
-        }),
-        mpich: None,
-    },
-};
+)
+.ompi(1, "basic_linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

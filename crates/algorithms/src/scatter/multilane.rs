@@ -10,46 +10,35 @@
 use crate::lanes;
 use crate::model::multilane::Layout;
 use crate::{Algorithm, Request};
-use crate::{Applies, Counterparts, OpCount, RankNeed, RootNeed, TopologyNeed};
+use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "multilane",
-    summary: "grid of sites: P representative pairs cross the WAN at once (--lanes N|auto)",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scatter,
+    "multilane",
+    "grid of sites: P representative pairs cross the WAN at once (--lanes N|auto)",
     build,
-    stream: None,
-    segmented: false,
-    lanes: true,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Sites,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.lanes()
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
-pub const SINGLE_LANE: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "single_lane",
-    summary: "grid of sites: one representative pair per remote site crosses the WAN",
-    build: build_single,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Sites,
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+pub const SINGLE_LANE: Algorithm = Algorithm::new(
+    CollectiveKind::Scatter,
+    "single_lane",
+    "grid of sites: one representative pair per remote site crosses the WAN",
+    build_single,
+)
+.applies(Applies {
+    topology: TopologyNeed::Sites,
+    ranks: RankNeed::Any,
+    root: RootNeed::Any,
+});
 
 fn build(req: &Request) -> Result<Schedule> {
     let layout = lanes::layout(req, ALGORITHM.name, false)?;

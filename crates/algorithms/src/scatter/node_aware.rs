@@ -15,29 +15,18 @@
 //! root first copies its blocks to slice order in scratch.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Counterparts, OpCount, RankNeed, Request};
-use crate::{RootNeed, TopologyNeed};
+use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm {
-    collective: CollectiveKind::Scatter,
-    name: "node_aware",
-    summary:
-        "scatter among node leaders (--inter, default binomial), then scatter inside each node",
+pub const ALGORITHM: Algorithm = Algorithm::new(
+    CollectiveKind::Scatter,
+    "node_aware",
+    "scatter among node leaders (--inter, default binomial), then scatter inside each node",
     build,
-    stream: None,
-    segmented: false,
-    lanes: false,
-    radix: false,
-    applies: Applies {
-        topology: TopologyNeed::Nodes(NodeNeed::Equal),
-        ranks: RankNeed::Any,
-        root: RootNeed::Any,
-    },
-    ops: OpCount::Unbounded,
-    mpi: Counterparts::NONE,
-};
+)
+.applies(Applies::nodes(NodeNeed::Equal))
+.composes(INTER);
 
 pub const MULTI: Algorithm = Algorithm {
     name: "node_aware_multi",
@@ -50,8 +39,7 @@ pub const MULTI: Algorithm = Algorithm {
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, ALGORITHM.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let (k, c, p) = (nodes.per_node(), req.count, req.ranks);
@@ -105,8 +93,7 @@ fn build(req: &Request) -> Result<Schedule> {
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let nodes = compose::nodes(req, MULTI.name, NodeNeed::Equal)?;
-    let inter = compose::inter(req, INTER)?;
+    let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, c, p) = (nodes.per_node(), req.count, req.ranks as u64);
     let (n, home) = (nodes.count(), nodes.node_of[root]);
