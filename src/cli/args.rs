@@ -274,13 +274,7 @@ impl BuildArgs {
             (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
         };
         let collective = self.collective()?;
-        if let (Some(root), None) = (self.root, collective.root()) {
-            return Err(Error::Invalid(format!(
-                "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
-                collective.name()
-            ))
-            .into());
-        }
+        check_root(self.root, collective)?;
         let (dtype, op) = elements(collective, self.dtype.as_deref(), self.op.as_deref())?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
@@ -612,6 +606,11 @@ impl Given {
             .map(|(f, _)| f.as_str())
     }
 
+    /// Whether the command line gave `flag`.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.iter().any(|(f, _)| f == flag)
+    }
+
     /// The first flag given that is none of `allowed`.
     pub fn first_except(&self, allowed: &[&str]) -> Option<&str> {
         self.flags
@@ -873,6 +872,19 @@ pub fn check_plot_path(plot: Option<&str>) -> Result<()> {
         return Err(
             Error::Invalid(format!("--plot '{p}': give a file ending in .svg or .png")).into(),
         );
+    }
+    Ok(())
+}
+
+/// `--root` given for a collective without a root is refused, not
+/// ignored: the one check of every verb that takes `--root`.
+pub fn check_root(root: Option<u32>, collective: Collective) -> Result<()> {
+    if let (Some(root), None) = (root, collective.root()) {
+        return Err(Error::Invalid(format!(
+            "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
+            collective.name()
+        ))
+        .into());
     }
     Ok(())
 }

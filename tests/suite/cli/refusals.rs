@@ -1454,3 +1454,19 @@ fn bad_paths_are_refused() {
         "the sender and the receiver share node h0",
     );
 }
+
+#[test]
+fn optimize_refuses_a_root_its_collective_has_not() {
+    for c in ["allgather", "reduce_scatter", "allreduce"] {
+        refused_line(
+            &format!("optimize -t torus:4x4 -c {c} -s 1MiB --root 3"),
+            &format!("--root 3: {c} has no root (bcast, reduce, scatter and gather do)"),
+        );
+    }
+    // The rooted ones take it.
+    let (code, out, err) =
+        common::topocoll_line("optimize -t torus:3x3 -c bcast -s 1KiB --root 3 --format json");
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["root"], 3);
+}
