@@ -1470,3 +1470,38 @@ fn optimize_refuses_a_root_its_collective_has_not() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["root"], 3);
 }
+
+#[test]
+fn every_link_name_of_a_torus_of_2_fails_every_cable() {
+    // The two parallel cables of a dimension of 2 share their links'
+    // names: a name fails both, so every name fails every cable.
+    let names: Vec<String> = {
+        let t = topocoll::topology::parse_spec("torus:2x2").unwrap();
+        (0..t.links.len() as u32).map(|l| t.link_name(l)).collect()
+    };
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "--fail",
+            &names.join(","),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "--fail: with 8 cable(s) failed, rank 1 ((1,0)) cannot reach rank 0 ((0,0))",
+    );
+    let (code, out, err) = common::topocoll(&[
+        "list",
+        "--links",
+        "-t",
+        "torus:2x2",
+        "--fail",
+        "(0,0) -> (1,0)",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 16 links less the 2 cables' 4: a header, the columns, 12 links.
+    assert_eq!(out.lines().count(), 2 + 12, "{out}");
+}
