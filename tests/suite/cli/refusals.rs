@@ -1505,3 +1505,66 @@ fn every_link_name_of_a_torus_of_2_fails_every_cable() {
     // 16 links less the 2 cables' 4: a header, the columns, 12 links.
     assert_eq!(out.lines().count(), 2 + 12, "{out}");
 }
+
+#[test]
+fn a_lone_clusters_zones_are_read_as_every_zone_is() {
+    let dir = scratch_dir();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/simgrid-platforms");
+    for file in ["cluster_torus.xml", "cluster_fat_tree.xml"] {
+        let text = std::fs::read_to_string(format!("{data}/{file}")).unwrap();
+        let bogus = text.replacen("routing=\"Full\"", "routing=\"bogus\"", 1);
+        assert_ne!(bogus, text, "{file}");
+        let path = dir.join(format!("bogus-{file}"));
+        std::fs::write(&path, bogus).unwrap();
+        refused(
+            &[
+                "simulate",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            "<zone>: zone 'world': routing 'bogus' is not a SimGrid routing",
+        );
+    }
+    // The cluster's own attributes too: its id, and nothing but <prop> in it.
+    let torus = |attrs: &str, inside: &str| {
+        format!(
+            r#"<platform version="4.1"><zone id="w" routing="Full"><cluster {attrs} topology="TORUS" topo_parameters="2,2"
+ prefix="n" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="1us">{inside}</cluster></zone></platform>"#
+        )
+    };
+    for (text, says) in [
+        (torus("", ""), "<cluster>: needs 'id'"),
+        (
+            torus("id=\"c\"", "<host id=\"x\" speed=\"1f\"/>"),
+            "<host>: only <prop> goes in a <cluster>",
+        ),
+        (
+            torus("id=\"c\"", "")
+                .replace(
+                    "<zone id=\"w\" routing=\"Full\">",
+                    "<zone id=\"w\" routing=\"Full\"><zone id=\"w\" routing=\"Full\">",
+                )
+                .replace("</zone>", "</zone></zone>"),
+            "zone 'w' is declared twice",
+        ),
+    ] {
+        let path = dir.join("lone.xml");
+        std::fs::write(&path, &text).unwrap();
+        refused(
+            &[
+                "simulate",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            says,
+        );
+    }
+}
