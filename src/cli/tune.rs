@@ -7,7 +7,8 @@
 //! with the parameters `tune --calibrate` measured ([`Machine`]).
 
 use super::args::{
-    check_plot_path, parse_engines, warn_notes, Given, OutputFile, TableFormat, TuneArgs,
+    check_plot_path, distinct_outputs, parse_engines, warn_notes, Given, OutputFile, TableFormat,
+    TuneArgs,
 };
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
@@ -27,6 +28,12 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         ))
         .into());
     }
+    distinct_outputs(&[
+        ("-o", a.output.as_deref()),
+        ("--plot", a.plot.as_deref()),
+        ("--export-ompi", a.export_ompi.as_deref()),
+        ("--export-mpich", a.export_mpich.as_deref()),
+    ])?;
     let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1GiB"))
         .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
     let collective = a.build.collective()?;

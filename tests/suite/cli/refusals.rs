@@ -1568,3 +1568,66 @@ fn a_lone_clusters_zones_are_read_as_every_zone_is() {
         );
     }
 }
+
+#[test]
+fn output_flags_naming_one_file_are_refused_before_any_work() {
+    let dir = scratch_dir();
+    let f = dir.join("rules");
+    let f = f.to_str().unwrap();
+    let dotted = format!("{}/./rules", dir.to_str().unwrap());
+    for (a, b) in [(f, f), (f, dotted.as_str())] {
+        refused(
+            &[
+                "tune",
+                "-t",
+                "torus:2x2",
+                "-c",
+                "allreduce",
+                "--sizes",
+                "8B",
+                "--export-ompi",
+                a,
+                "--export-mpich",
+                b,
+            ],
+            "--export-ompi and --export-mpich name the same file: give them different paths",
+        );
+    }
+    let plot = dir.join("p.svg");
+    let plot = plot.to_str().unwrap();
+    refused(
+        &[
+            "tune",
+            "-t",
+            "torus:2x2",
+            "-c",
+            "bcast",
+            "--sizes",
+            "8B",
+            "-o",
+            plot,
+            "--plot",
+            plot,
+        ],
+        "-o and --plot name the same file",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--size",
+            "8B,16B",
+            "-o",
+            plot,
+            "--plot",
+            plot,
+        ],
+        "-o and --plot name the same file",
+    );
+    assert!(!Path::new(f).exists() && !Path::new(plot).exists());
+}
