@@ -456,11 +456,15 @@ fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
     } else {
         ""
     };
-    outln!(
-        "cut bound {}{what}; time / bound = {:.4}",
-        t(found.cut.seconds),
-        b.time_s / found.cut.seconds
-    );
+    if found.cut.seconds > 0.0 {
+        outln!(
+            "cut bound {}{what}; time / bound = {:.4}",
+            t(found.cut.seconds),
+            b.time_s / found.cut.seconds
+        );
+    } else {
+        outln!("cut bound 0 s{what}: nothing to move");
+    }
     if found.bound_s > found.cut.seconds {
         outln!(
             "least time {} (split bound {}: half-duplex cables split between their directions; \

@@ -742,6 +742,9 @@ fn synthesize(
     let mut paths = PathIds::default();
     let copies = copies_for(split, plan, s.ranks);
     match form {
+        // An empty buffer: nothing to carry, no ops (as each spread
+        // form's root of an empty piece has none).
+        Form::Rooted { .. } if s.count == 0 => {}
         Form::Rooted { root, .. } => {
             let pl = pipeline(
                 root,
