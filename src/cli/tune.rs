@@ -162,10 +162,22 @@ fn tune_table(
         let _ = std::fs::remove_file(c.path(problem.collective.name(), &problem.key()));
     }
     let bar = indicatif::ProgressBar::new(sizes.len() as u64);
-    let (table, notes) = problem.tune(sizes, cache, |s| {
-        bar.set_message(format_bytes(s));
-        bar.inc(1);
-    })?;
+    let (table, notes) = problem
+        .tune(sizes, cache, |s| {
+            bar.set_message(format_bytes(s));
+            bar.inc(1);
+        })
+        .map_err(|e| match e {
+            // The sizes are --sizes'.
+            Error::Param {
+                param: "size",
+                message,
+            } => Error::Param {
+                param: "sizes",
+                message,
+            },
+            e => e,
+        })?;
     bar.finish_and_clear();
     warn_notes(notes);
     Ok(table)

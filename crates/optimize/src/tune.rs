@@ -270,9 +270,30 @@ impl Problem<'_> {
         out
     }
 
+    /// The request at `size_bytes` every candidate is priced with: an
+    /// error where the size itself is refused (a buffer past 2^50 bytes),
+    /// whatever the algorithm.
+    pub fn request(&self, size_bytes: u64) -> Result<Request<'_>> {
+        let mut req = Request::new(
+            self.collective,
+            self.topology.num_ranks(),
+            size_bytes,
+            self.dtype,
+            self.op,
+            Some(self.topology),
+        )?;
+        if let Some(counts) = &self.counts {
+            let sizes = counts.at(self.collective, req.ranks, req.count, self.dtype.size())?;
+            req = req.with_sizes(sizes)?;
+        }
+        Ok(req)
+    }
+
     /// Prices every candidate at `size_bytes` (each schedule verified) and
-    /// picks the fastest; ties go to the first in `topocoll list` order.
+    /// picks the fastest; ties go to the first in `topocoll list` order. A
+    /// size the request refuses is refused, not priced.
     pub fn decide(&self, size_bytes: u64) -> Result<Decision> {
+        self.request(size_bytes)?;
         let mut candidates = Vec::new();
         let mut best: Option<(f64, usize)> = None;
         for c in self.candidates(size_bytes) {
@@ -317,18 +338,7 @@ impl Problem<'_> {
 
     /// The predicted time of one candidate at one size.
     pub fn price(&self, c: &Candidate, size_bytes: u64) -> Result<f64> {
-        let mut req = Request::new(
-            self.collective,
-            self.topology.num_ranks(),
-            size_bytes,
-            self.dtype,
-            self.op,
-            Some(self.topology),
-        )?;
-        if let Some(counts) = &self.counts {
-            let sizes = counts.at(self.collective, req.ranks, req.count, self.dtype.size())?;
-            req = req.with_sizes(sizes)?;
-        }
+        let mut req = self.request(size_bytes)?;
         req.segment_bytes = c.segment_bytes;
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;
@@ -370,6 +380,12 @@ impl Problem<'_> {
             }
             Some((_, Loaded::Missing)) | None => (self.table(key), false),
         };
+        // Every size is checked before any is priced.
+        for &size in sizes {
+            if table.get(size).is_none() {
+                self.request(size)?;
+            }
+        }
         for &size in sizes {
             if table.get(size).is_none() {
                 progress(size);

@@ -1631,3 +1631,18 @@ fn output_flags_naming_one_file_are_refused_before_any_work() {
     );
     assert!(!Path::new(f).exists() && !Path::new(plot).exists());
 }
+
+#[test]
+fn tune_names_the_size_limit() {
+    // Past 2^50 bytes a buffer is refused, at once, whatever the algorithm.
+    for sizes in ["1125899906842625", "8B..2251799813685248"] {
+        refused_line(
+            &format!("tune -t mesh:2 -c bcast --sizes {sizes} --no-cache"),
+            "on 2 ranks makes a buffer larger than 2^50 bytes",
+        );
+    }
+    refused_line(
+        "tune -t mesh:2 -c bcast --sizes 1125899906842625 --no-cache",
+        "--sizes 1125899906842625 on 2 ranks makes a buffer larger than 2^50 bytes",
+    );
+}
