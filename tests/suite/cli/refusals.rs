@@ -1646,3 +1646,16 @@ fn tune_names_the_size_limit() {
         "--sizes 1125899906842625 on 2 ranks makes a buffer larger than 2^50 bytes",
     );
 }
+
+#[test]
+fn counts_past_2_64_name_the_flag() {
+    for verb in [
+        "simulate -t torus:2x2 -c allgatherv -a ring",
+        "tune -t torus:2x2 -c allgatherv --sizes 8B --no-cache",
+    ] {
+        refused_line(
+            &format!("{verb} --counts uniform:18446744073709551615"),
+            "--counts uniform:18446744073709551615: the counts add up past 2^64 elements",
+        );
+    }
+}
