@@ -271,13 +271,7 @@ impl BuildArgs {
             (None, None) => return Err(Error::Invalid("give --topology or --ranks".into()).into()),
         };
         let collective = self.collective()?;
-        if let (Some(root), None) = (self.root, collective.root()) {
-            return Err(Error::Invalid(format!(
-                "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
-                collective.name()
-            ))
-            .into());
-        }
+        check_root(self.root, collective)?;
         let (dtype, op) = elements(collective, self.dtype.as_deref(), self.op.as_deref())?;
         let size = parse_bytes(self.size()).map_err(|e| Error::Invalid(format!("--size: {e}")))?;
         let mut req = Request::new(collective, ranks, size, dtype, op, topo)?;
@@ -619,6 +613,11 @@ impl Given {
             .map(|(f, _)| f.as_str())
     }
 
+    /// Whether the command line gave `flag`.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.iter().any(|(f, _)| f == flag)
+    }
+
     /// The first flag given that is none of `allowed`.
     pub fn first_except(&self, allowed: &[&str]) -> Option<&str> {
         self.flags
@@ -884,6 +883,67 @@ pub fn check_plot_path(plot: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// `--root` given for a collective without a root is refused, not
+/// ignored: the one check of every verb that takes `--root`.
+pub fn check_root(root: Option<u32>, collective: Collective) -> Result<()> {
+    if let (Some(root), None) = (root, collective.root()) {
+        return Err(Error::Invalid(format!(
+            "--root {root}: {} has no root (bcast, reduce, scatter and gather do)",
+            collective.name()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Refuses two output flags that name one file (the same path, another
+/// spelling of it, a link to it), before any work starts: the one written
+/// last would hold what both wrote. `outputs` are the verb's output flags
+/// with their paths where given (`-o`, `--trace`, `--plot`, `--export-*`,
+/// `--schedule-out`).
+pub fn distinct_outputs(outputs: &[(&str, Option<&str>)]) -> Result<()> {
+    let given: Vec<(&str, FileIdentity)> = outputs
+        .iter()
+        .filter_map(|&(flag, path)| Some((flag, FileIdentity::of(path?))))
+        .collect();
+    for (i, (a, ida)) in given.iter().enumerate() {
+        if let Some((b, _)) = given[i + 1..].iter().find(|(_, idb)| idb == ida) {
+            return Err(Error::Invalid(format!(
+                "{a} and {b} name the same file: give them different paths"
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// What a path names: an existing file by its device and inode (so that a
+/// link or another spelling is the same file), a file still to be made by
+/// its directory's canonical path and its name.
+#[derive(PartialEq)]
+enum FileIdentity {
+    Existing(u64, u64),
+    New(std::path::PathBuf),
+}
+
+impl FileIdentity {
+    fn of(path: &str) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        let p = Path::new(path);
+        if let Ok(m) = std::fs::metadata(p) {
+            return FileIdentity::Existing(m.dev(), m.ino());
+        }
+        let absolute = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let dir = absolute
+            .parent()
+            .and_then(|d| std::fs::canonicalize(d).ok());
+        match (dir, absolute.file_name()) {
+            (Some(dir), Some(name)) => FileIdentity::New(dir.join(name)),
+            _ => FileIdentity::New(absolute),
+        }
+    }
+}
+
 /// `--format` of a table: aligned text, CSV or JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
@@ -924,15 +984,6 @@ impl OutputFile {
             path: path.to_string(),
             emptied: !regular,
         })
-    }
-
-    /// Whether `other` is the same file (another spelling, a link).
-    pub fn same_file(&self, other: &OutputFile) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        match (self.file.metadata(), other.file.metadata()) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => self.path == other.path,
-        }
     }
 }
 

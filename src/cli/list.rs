@@ -86,27 +86,42 @@ pub fn run(a: ListArgs, given: &Given) -> Result<i32> {
 /// One line per directed link of `topo`, by index.
 fn links(topo: &Topology) -> Result<i32> {
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "Links of {}; a schedule's paths name them by index:",
-        topo.describe()
-    )?;
+    if (0..topo.links.len()).any(|l| topo.link_ends(l as u32).is_none()) {
+        writeln!(
+            out,
+            "Links of {}; its routes are the platform's, host pair by host pair: its links join no nodes, and a schedule's paths cannot name them:",
+            topo.describe()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Links of {}; a schedule's paths name them by index:",
+            topo.describe()
+        )?;
+    }
     writeln!(
         out,
         "{:>7}  {:<16} {:<16} {:>10} {:>10}  {:<9}  name",
         "index", "from", "to", "bytes/s", "latency s", "carries"
     )?;
     for (l, link) in topo.links.iter().enumerate() {
-        let ways = if topo.both_ways(l as u32) {
-            "both ways"
-        } else {
-            "one way"
+        // A platform routed by its zones: its links join no nodes, and
+        // carry what the routes put on them, either way.
+        let (from, to, ways) = match topo.link_ends(l as u32) {
+            None => ("-".to_string(), "-".to_string(), "by routes"),
+            Some((a, b)) => (
+                topo.node_name(a),
+                topo.node_name(b),
+                if topo.both_ways(l as u32) {
+                    "both ways"
+                } else {
+                    "one way"
+                },
+            ),
         };
         writeln!(
             out,
-            "{l:>7}  {:<16} {:<16} {:>10} {:>10}  {ways:<9}  {}",
-            topo.node_name(link.from),
-            topo.node_name(link.to),
+            "{l:>7}  {from:<16} {to:<16} {:>10} {:>10}  {ways:<9}  {}",
             format!("{:e}", link.bandwidth),
             format!("{:e}", link.latency),
             topo.link_name(l as u32)

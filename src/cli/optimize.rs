@@ -4,7 +4,9 @@
 //! optimal broadcast on a tree network in the tree-broadcast paper's model,
 //! with the built-in broadcasts' times on the same model beside it.
 
-use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile, TextOrJson};
+use super::args::{
+    check_root, BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile, TextOrJson,
+};
 use crate::error::Error;
 use crate::optimize::synth;
 use crate::optimize::treebcast::{self, Limits, Options, Problem};
@@ -169,7 +171,7 @@ fn refuse_the_other_models(a: &OptimizeArgs, given: &Given) -> Result<()> {
 pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
     refuse_the_other_models(&a, given)?;
     if !a.whole_message {
-        return run_synthesis(a);
+        return run_synthesis(a, given);
     }
     if a.collective != "bcast" {
         return Err(Error::Invalid(format!(
@@ -346,7 +348,7 @@ struct JsonCandidate<'a> {
 
 /// The fastest schedule of any of the five collectives on any network,
 /// under the node model, with its cut bound.
-fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
+fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
     let build = BuildArgs {
         topology: Some(a.topology.clone()),
         ranks_per_node: a.ranks_per_node,
@@ -362,6 +364,7 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
         .parse::<u32>()
         .map_err(|_| Error::Invalid(format!("--root '{}' is not a rank number", a.root)))?;
     let collective = Collective::parse(&a.collective, root)?;
+    check_root(given.has("--root").then_some(root), collective)?;
     if !matches!(
         collective,
         Collective::Bcast { .. }
@@ -453,11 +456,15 @@ fn run_synthesis(a: OptimizeArgs) -> Result<i32> {
     } else {
         ""
     };
-    outln!(
-        "cut bound {}{what}; time / bound = {:.4}",
-        t(found.cut.seconds),
-        b.time_s / found.cut.seconds
-    );
+    if found.cut.seconds > 0.0 {
+        outln!(
+            "cut bound {}{what}; time / bound = {:.4}",
+            t(found.cut.seconds),
+            b.time_s / found.cut.seconds
+        );
+    } else {
+        outln!("cut bound 0 s{what}: nothing to move");
+    }
     if found.bound_s > found.cut.seconds {
         outln!(
             "least time {} (split bound {}: half-duplex cables split between their directions; \

@@ -1,8 +1,8 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
 use super::args::{
-    build_auto, check_plot_path, parse_engines, refuse_segment, value_name, BuildArgs, Given,
-    OutputFile, SimFormat, SimulateArgs,
+    build_auto, check_plot_path, distinct_outputs, parse_engines, refuse_segment, value_name,
+    BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
 use crate::algorithms;
 use crate::error::Error;
@@ -230,18 +230,15 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         .into());
     }
     check_plot_path(a.plot.as_deref())?;
+    distinct_outputs(&[
+        ("--trace", a.trace.as_deref()),
+        ("-o", a.output.as_deref()),
+        ("--plot", a.plot.as_deref()),
+    ])?;
     // Fail on an output path before the runs, not after them (and leave
     // an existing file as it was if they fail).
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
     let trace = a.trace.as_deref().map(OutputFile::open).transpose()?;
-    if let (Some(o), Some(t)) = (&output, &trace) {
-        if o.same_file(t) {
-            return Err(Error::Invalid(
-                "--trace and -o name the same file: give them different paths".into(),
-            )
-            .into());
-        }
-    }
     let mut out: Box<dyn Write> = match output {
         Some(file) => Box::new(std::io::BufWriter::new(file)),
         // Not locked: a lock held across the runs would block anything else

@@ -7,7 +7,8 @@
 //! with the parameters `tune --calibrate` measured ([`Machine`]).
 
 use super::args::{
-    check_plot_path, parse_engines, warn_notes, Given, OutputFile, TableFormat, TuneArgs,
+    check_plot_path, distinct_outputs, parse_engines, warn_notes, Given, OutputFile, TableFormat,
+    TuneArgs,
 };
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
@@ -27,6 +28,12 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         ))
         .into());
     }
+    distinct_outputs(&[
+        ("-o", a.output.as_deref()),
+        ("--plot", a.plot.as_deref()),
+        ("--export-ompi", a.export_ompi.as_deref()),
+        ("--export-mpich", a.export_mpich.as_deref()),
+    ])?;
     let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1GiB"))
         .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
     let collective = a.build.collective()?;
@@ -155,10 +162,22 @@ fn tune_table(
         let _ = std::fs::remove_file(c.path(problem.collective.name(), &problem.key()));
     }
     let bar = indicatif::ProgressBar::new(sizes.len() as u64);
-    let (table, notes) = problem.tune(sizes, cache, |s| {
-        bar.set_message(format_bytes(s));
-        bar.inc(1);
-    })?;
+    let (table, notes) = problem
+        .tune(sizes, cache, |s| {
+            bar.set_message(format_bytes(s));
+            bar.inc(1);
+        })
+        .map_err(|e| match e {
+            // The sizes are --sizes'.
+            Error::Param {
+                param: "size",
+                message,
+            } => Error::Param {
+                param: "sizes",
+                message,
+            },
+            e => e,
+        })?;
     bar.finish_and_clear();
     warn_notes(notes);
     Ok(table)

@@ -23,8 +23,18 @@ use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
 
 /// Segment sizes tried for algorithms that pipeline (those smaller than the
-/// message; a message no larger than the smallest runs unsegmented).
+/// message that cut it into at most [`MAX_SEGMENTS`]; a message no larger
+/// than the smallest runs unsegmented).
 pub const SEGMENTS: [u64; 5] = [8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20];
+
+/// The most segments a pipelined candidate cuts the message into: the one
+/// bound on tune's work at a size (a candidate's operations, and the
+/// simulator's events, grow with its segments; nothing else a candidate
+/// holds grows with the size). Every segment of [`SEGMENTS`] is tried up
+/// to 8 MiB; a larger message drops the segments that would cut it finer,
+/// and one past 2 GiB, which all of them would, is cut by the smallest
+/// power of two that keeps within the bound.
+pub const MAX_SEGMENTS: u64 = 1 << 10;
 
 /// Bumped whenever a change to the algorithms or the simulator can change a
 /// prediction: tables of another version are priced again.
@@ -245,15 +255,7 @@ impl Problem<'_> {
             .filter(|a| library.is_none_or(|l| l.runs(a)))
         {
             let segments: Vec<Option<u64>> = if alg.segmented {
-                let mut s: Vec<Option<u64>> = SEGMENTS
-                    .iter()
-                    .filter(|&&seg| seg < size_bytes)
-                    .map(|&seg| Some(seg))
-                    .collect();
-                if s.is_empty() {
-                    s.push(None);
-                }
-                s
+                segments_at(size_bytes)
             } else {
                 vec![None]
             };
@@ -270,9 +272,30 @@ impl Problem<'_> {
         out
     }
 
+    /// The request at `size_bytes` every candidate is priced with: an
+    /// error where the size itself is refused (a buffer past 2^50 bytes),
+    /// whatever the algorithm.
+    pub fn request(&self, size_bytes: u64) -> Result<Request<'_>> {
+        let mut req = Request::new(
+            self.collective,
+            self.topology.num_ranks(),
+            size_bytes,
+            self.dtype,
+            self.op,
+            Some(self.topology),
+        )?;
+        if let Some(counts) = &self.counts {
+            let sizes = counts.at(self.collective, req.ranks, req.count, self.dtype.size())?;
+            req = req.with_sizes(sizes)?;
+        }
+        Ok(req)
+    }
+
     /// Prices every candidate at `size_bytes` (each schedule verified) and
-    /// picks the fastest; ties go to the first in `topocoll list` order.
+    /// picks the fastest; ties go to the first in `topocoll list` order. A
+    /// size the request refuses is refused, not priced.
     pub fn decide(&self, size_bytes: u64) -> Result<Decision> {
+        self.request(size_bytes)?;
         let mut candidates = Vec::new();
         let mut best: Option<(f64, usize)> = None;
         for c in self.candidates(size_bytes) {
@@ -317,18 +340,7 @@ impl Problem<'_> {
 
     /// The predicted time of one candidate at one size.
     pub fn price(&self, c: &Candidate, size_bytes: u64) -> Result<f64> {
-        let mut req = Request::new(
-            self.collective,
-            self.topology.num_ranks(),
-            size_bytes,
-            self.dtype,
-            self.op,
-            Some(self.topology),
-        )?;
-        if let Some(counts) = &self.counts {
-            let sizes = counts.at(self.collective, req.ranks, req.count, self.dtype.size())?;
-            req = req.with_sizes(sizes)?;
-        }
+        let mut req = self.request(size_bytes)?;
         req.segment_bytes = c.segment_bytes;
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;
@@ -364,6 +376,12 @@ impl Problem<'_> {
             }
             Some((_, Loaded::Missing)) | None => (self.table(key), false),
         };
+        // Every size is checked before any is priced.
+        for &size in sizes {
+            if table.get(size).is_none() {
+                self.request(size)?;
+            }
+        }
         for &size in sizes {
             if table.get(size).is_none() {
                 progress(size);
@@ -445,6 +463,25 @@ impl Problem<'_> {
         }
         None
     }
+}
+
+/// The segments a pipelined candidate takes at `size_bytes` (see
+/// [`SEGMENTS`], [`MAX_SEGMENTS`]): `None` alone, unsegmented, where the
+/// message is no larger than the smallest.
+pub fn segments_at(size_bytes: u64) -> Vec<Option<u64>> {
+    if size_bytes <= SEGMENTS[0] {
+        return vec![None];
+    }
+    let fits = |seg: u64| size_bytes.div_ceil(seg) <= MAX_SEGMENTS;
+    let tried: Vec<Option<u64>> = SEGMENTS
+        .iter()
+        .filter(|&&seg| seg < size_bytes && fits(seg))
+        .map(|&seg| Some(seg))
+        .collect();
+    if !tried.is_empty() {
+        return tried;
+    }
+    vec![Some(size_bytes.div_ceil(MAX_SEGMENTS).next_power_of_two())]
 }
 
 /// What [`Problem::tune`] has to tell beside its table: why it could not

@@ -89,11 +89,11 @@ pub const COLLECTIVES: &[(&str, &str)] = &[
     ),
     (
         "alltoallv",
-        "rank s sends m[s][d] elements to rank d (--sizes: a CSV matrix or a generator; --size: the generators' mean block)",
+        "rank s sends m[s][d] elements to rank d (--counts: a CSV matrix or a generator; --size: the generators' mean block)",
     ),
     (
         "allgatherv",
-        "rank r's c[r] elements end up on every rank (--sizes: a CSV row or a generator; --size: the generators' mean block)",
+        "rank r's c[r] elements end up on every rank (--counts: a CSV row or a generator; --size: the generators' mean block)",
     ),
 ];
 

@@ -11,7 +11,7 @@
 //! described in docs/vcollectives.md.
 
 use std::path::Path;
-use topocoll_base::error::Result;
+use topocoll_base::error::{Error, Result};
 use topocoll_base::{invalid, param};
 
 /// Which v-collective the sizes are for: one count per rank, or a P×P matrix.
@@ -220,10 +220,17 @@ impl Sizes {
         elem: u64,
         seed: u64,
     ) -> Result<Sizes> {
-        match Generator::parse(spec, elem)? {
+        let sizes = match Generator::parse(spec, elem)? {
             Some(g) => g.generate(shape, ranks, mean, seed),
             None => Sizes::read_csv(Path::new(spec), shape, ranks),
-        }
+        };
+        // The counts come from `--counts`: a refusal names it.
+        sizes.map_err(|e| match e {
+            e if e == past_u64() => {
+                param!("counts", " {spec}: the counts add up past 2^64 elements")
+            }
+            e => e,
+        })
     }
 
     /// Reads a CSV file of counts (see [`Sizes::from_csv`]).
@@ -341,15 +348,18 @@ pub fn check_pair_ranks(ranks: usize) -> Result<()> {
     Ok(())
 }
 
+/// Counts whose sums pass `u64`, as the library names them (`sizes`).
+fn past_u64() -> Error {
+    invalid!("sizes: the counts add up past 2^64")
+}
+
 /// Exclusive prefix sums, refusing a total past `u64`.
 fn prefix(values: impl Iterator<Item = u64>) -> Result<Vec<u64>> {
     let mut at = 0u64;
     let mut out = Vec::new();
     for v in values {
         out.push(at);
-        at = at
-            .checked_add(v)
-            .ok_or_else(|| invalid!("sizes: the counts add up past 2^64"))?;
+        at = at.checked_add(v).ok_or_else(past_u64)?;
     }
     Ok(out)
 }

@@ -6,7 +6,10 @@
 //! the same node as before), routed as any graph is (shortest in hops,
 //! ties to the lowest link id): the regular routing of a torus or
 //! hypercube does not survive a missing cable. Algorithms that need the
-//! regular shape (a grid, a torus) then say so.
+//! regular shape (a grid, a torus) then say so. A link's name takes every
+//! cable that has a link of that name: a torus's dimension of 2 joins its
+//! two nodes by two parallel cables of the same names, and a name fails
+//! both.
 
 use super::{Duplex, EdgeSpec, Graph, Kind, LinkId, NodeKind, NodeSpec, Topology};
 use topocoll_base::error::{did_you_mean, Result};
@@ -140,17 +143,22 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
                 .filter(|&l| cable_of[l] != usize::MAX)
                 .map(|l| (topo.link_name(l as LinkId), cable_of[l]))
                 .collect();
+            // A name takes every cable it names: on a ring of 2 (a torus's
+            // dimension of 2) the two parallel cables between its nodes
+            // share their links' names, and both go.
             for name in names {
-                match all.iter().find(|(n, _)| n == name) {
-                    Some(&(_, c)) => dead[c] = true,
-                    None => {
-                        return Err(param!(
-                            "fail",
-                            ": {} has no link '{name}'{}",
-                            topo.name,
-                            did_you_mean(name, all.iter().map(|(n, _)| n.as_str()))
-                        ));
-                    }
+                let mut found = false;
+                for (_, c) in all.iter().filter(|(n, _)| n == name) {
+                    dead[*c] = true;
+                    found = true;
+                }
+                if !found {
+                    return Err(param!(
+                        "fail",
+                        ": {} has no link '{name}'{}",
+                        topo.name,
+                        did_you_mean(name, all.iter().map(|(n, _)| n.as_str()))
+                    ));
                 }
             }
         }
@@ -284,6 +292,20 @@ mod tests {
         assert_eq!(f.links.len(), t.links.len() - 2);
         assert_eq!(f.rank_node, t.rank_node);
         assert!(f.name.ends_with("without 1 cable"), "{}", f.name);
+    }
+
+    #[test]
+    fn a_name_two_parallel_cables_share_fails_both() {
+        // A dimension of 2: (0,0) and (1,0) are joined by the + and the -
+        // cable, whose links have the same names.
+        let t = parse_spec("torus:2x2").unwrap();
+        let f = fail(&t, &Fail::parse("(0,0) -> (1,0)", 0).unwrap()).unwrap();
+        assert_eq!(f.links.len(), t.links.len() - 4);
+        assert!(f.name.ends_with("without 2 cables"), "{}", f.name);
+        // Every name: every cable, and the ranks are cut apart.
+        let all: Vec<String> = (0..t.links.len() as u32).map(|l| t.link_name(l)).collect();
+        let e = fail(&t, &Fail::Links(all)).unwrap_err();
+        assert!(e.to_string().contains("with 8 cable(s) failed"), "{e}");
     }
 
     #[test]

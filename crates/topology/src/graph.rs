@@ -446,14 +446,22 @@ impl Graph {
         }
     }
 
+    /// Whether links join the nodes they name: not so where a router works
+    /// routes out pair by pair (a SimGrid platform's zones), whose links
+    /// are wherever its routes put them.
+    pub fn links_join_nodes(&self) -> bool {
+        self.router.is_none()
+    }
+
     /// Whether routes are given host pair by host pair (a SimGrid
     /// platform's) rather than found in the graph.
     pub fn routes_given(&self) -> bool {
         self.pairs.is_some() || self.router.is_some()
     }
 
-    /// Neighbours of a node with the connecting link.
+    /// Neighbours of a node with the connecting link (none where links
+    /// join no nodes, [`Graph::links_join_nodes`]).
     pub fn neighbours(&self, n: NodeId) -> &[(NodeId, LinkId)] {
-        &self.adj[n as usize]
+        self.adj.get(n as usize).map_or(&[], Vec::as_slice)
     }
 }

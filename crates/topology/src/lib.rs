@@ -315,15 +315,34 @@ impl Topology {
         }
     }
 
+    /// The nodes link `l` joins, `(from, to)`; `None` for a link of a
+    /// SimGrid platform routed by its zones, which joins no nodes (it is
+    /// wherever the routes put it, and no explicit path crosses it).
+    pub fn link_ends(&self, l: LinkId) -> Option<(NodeId, NodeId)> {
+        let link = &self.links[l as usize];
+        match &self.kind {
+            Kind::Tree(g) | Kind::Graph(g)
+                if !g.links_join_nodes() && self.local.get(link.from as usize) != Some(&l) =>
+            {
+                None
+            }
+            _ => Some((link.from, link.to)),
+        }
+    }
+
     /// Whether link `l` carries data both ways (a half-duplex link, one
     /// link both directions' routes cross), not only from its `from` to
-    /// its `to`.
+    /// its `to`. A link that joins no nodes ([`Topology::link_ends`])
+    /// carries data neither way a path could name.
     pub fn both_ways(&self, l: LinkId) -> bool {
         let graph = match &self.kind {
             Kind::Tree(g) | Kind::Graph(g) => g,
             Kind::Sites(s) => &s.net,
             _ => return false,
         };
+        if self.link_ends(l).is_none() {
+            return false;
+        }
         let link = &self.links[l as usize];
         graph
             .neighbours(link.to)

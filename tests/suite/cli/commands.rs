@@ -71,6 +71,22 @@ fn list_names_everything() {
 }
 
 #[test]
+fn list_names_the_v_collectives_counts_flag() {
+    let (code, out, _) = topocoll(&["list"]);
+    assert_eq!(code, 0);
+    for c in ["alltoallv", "allgatherv"] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{c} ")))
+            .unwrap_or_else(|| panic!("list lacks {c}"));
+        assert!(
+            line.contains("--counts:") && !line.contains("--sizes"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
 fn verify_succeeds_with_exit_0() {
     let (code, out, err) = topocoll(&[
         "verify",

@@ -611,3 +611,45 @@ fn mutated_command_lines_never_panic_or_hang() {
     }
     assert!(ok > 10 && refused > 100, "ran {ok}, refused {refused}");
 }
+
+/// `list --links` on every SimGrid platform of SimGrid's examples: each it
+/// reads lists every link, one line each, those routed host by host (whose
+/// links join no nodes) too; each it refuses is one line.
+#[test]
+fn list_links_lists_every_platform_it_reads() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/simgrid-platforms");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    files.sort();
+    let mut listed = 0;
+    for path in &files {
+        let path = path.to_str().unwrap();
+        let (code, out, err) = crate::common::topocoll(&["list", "--links", "-t", path]);
+        assert!(
+            !err.contains("panicked") && (code == 0 || code == 2),
+            "{path}: exit {code}: {err}"
+        );
+        if code == 2 {
+            one_line(&err, path);
+            continue;
+        }
+        let t = topocoll::topology::parse_spec(path).unwrap();
+        // A header, the columns, a line a link.
+        assert_eq!(out.lines().count(), 2 + t.links.len(), "{path}: {out}");
+        listed += 1;
+    }
+    for routed in ["small_platform.xml", "two_hosts.xml", "bypassRoute.xml"] {
+        let (code, out, err) =
+            crate::common::topocoll(&["list", "--links", "-t", &format!("{dir}/{routed}")]);
+        assert_eq!(code, 0, "{routed}: {err}");
+        assert!(out.contains("its links join no nodes"), "{routed}: {out}");
+        assert!(
+            out.lines().skip(2).all(|l| l.contains(" by routes ")),
+            "{routed}: {out}"
+        );
+    }
+    assert!(listed >= 30, "{listed} platforms listed");
+}

@@ -1454,3 +1454,208 @@ fn bad_paths_are_refused() {
         "the sender and the receiver share node h0",
     );
 }
+
+#[test]
+fn optimize_refuses_a_root_its_collective_has_not() {
+    for c in ["allgather", "reduce_scatter", "allreduce"] {
+        refused_line(
+            &format!("optimize -t torus:4x4 -c {c} -s 1MiB --root 3"),
+            &format!("--root 3: {c} has no root (bcast, reduce, scatter and gather do)"),
+        );
+    }
+    // The rooted ones take it.
+    let (code, out, err) =
+        common::topocoll_line("optimize -t torus:3x3 -c bcast -s 1KiB --root 3 --format json");
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["root"], 3);
+}
+
+#[test]
+fn every_link_name_of_a_torus_of_2_fails_every_cable() {
+    // The two parallel cables of a dimension of 2 share their links'
+    // names: a name fails both, so every name fails every cable.
+    let names: Vec<String> = {
+        let t = topocoll::topology::parse_spec("torus:2x2").unwrap();
+        (0..t.links.len() as u32).map(|l| t.link_name(l)).collect()
+    };
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "--fail",
+            &names.join(","),
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+        ],
+        "--fail: with 8 cable(s) failed, rank 1 ((1,0)) cannot reach rank 0 ((0,0))",
+    );
+    let (code, out, err) = common::topocoll(&[
+        "list",
+        "--links",
+        "-t",
+        "torus:2x2",
+        "--fail",
+        "(0,0) -> (1,0)",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 16 links less the 2 cables' 4: a header, the columns, 12 links.
+    assert_eq!(out.lines().count(), 2 + 12, "{out}");
+}
+
+#[test]
+fn a_lone_clusters_zones_are_read_as_every_zone_is() {
+    let dir = scratch_dir();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/simgrid-platforms");
+    for file in ["cluster_torus.xml", "cluster_fat_tree.xml"] {
+        let text = std::fs::read_to_string(format!("{data}/{file}")).unwrap();
+        let bogus = text.replacen("routing=\"Full\"", "routing=\"bogus\"", 1);
+        assert_ne!(bogus, text, "{file}");
+        let path = dir.join(format!("bogus-{file}"));
+        std::fs::write(&path, bogus).unwrap();
+        refused(
+            &[
+                "simulate",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            "<zone>: zone 'world': routing 'bogus' is not a SimGrid routing",
+        );
+    }
+    // The cluster's own attributes too: its id, and nothing but <prop> in it.
+    let torus = |attrs: &str, inside: &str| {
+        format!(
+            r#"<platform version="4.1"><zone id="w" routing="Full"><cluster {attrs} topology="TORUS" topo_parameters="2,2"
+ prefix="n" radical="0-3" suffix="" speed="1Gf" bw="1GBps" lat="1us">{inside}</cluster></zone></platform>"#
+        )
+    };
+    for (text, says) in [
+        (torus("", ""), "<cluster>: needs 'id'"),
+        (
+            torus("id=\"c\"", "<host id=\"x\" speed=\"1f\"/>"),
+            "<host>: only <prop> goes in a <cluster>",
+        ),
+        (
+            torus("id=\"c\"", "")
+                .replace(
+                    "<zone id=\"w\" routing=\"Full\">",
+                    "<zone id=\"w\" routing=\"Full\"><zone id=\"w\" routing=\"Full\">",
+                )
+                .replace("</zone>", "</zone></zone>"),
+            "zone 'w' is declared twice",
+        ),
+    ] {
+        let path = dir.join("lone.xml");
+        std::fs::write(&path, &text).unwrap();
+        refused(
+            &[
+                "simulate",
+                "-t",
+                path.to_str().unwrap(),
+                "-c",
+                "bcast",
+                "-a",
+                "binomial",
+            ],
+            says,
+        );
+    }
+}
+
+#[test]
+fn output_flags_naming_one_file_are_refused_before_any_work() {
+    let dir = scratch_dir();
+    let f = dir.join("rules");
+    let f = f.to_str().unwrap();
+    let dotted = format!("{}/./rules", dir.to_str().unwrap());
+    for (a, b) in [(f, f), (f, dotted.as_str())] {
+        refused(
+            &[
+                "tune",
+                "-t",
+                "torus:2x2",
+                "-c",
+                "allreduce",
+                "--sizes",
+                "8B",
+                "--export-ompi",
+                a,
+                "--export-mpich",
+                b,
+            ],
+            "--export-ompi and --export-mpich name the same file: give them different paths",
+        );
+    }
+    let plot = dir.join("p.svg");
+    let plot = plot.to_str().unwrap();
+    refused(
+        &[
+            "tune",
+            "-t",
+            "torus:2x2",
+            "-c",
+            "bcast",
+            "--sizes",
+            "8B",
+            "-o",
+            plot,
+            "--plot",
+            plot,
+        ],
+        "-o and --plot name the same file",
+    );
+    refused(
+        &[
+            "simulate",
+            "-t",
+            "torus:2x2",
+            "-c",
+            "bcast",
+            "-a",
+            "binomial",
+            "--size",
+            "8B,16B",
+            "-o",
+            plot,
+            "--plot",
+            plot,
+        ],
+        "-o and --plot name the same file",
+    );
+    assert!(!Path::new(f).exists() && !Path::new(plot).exists());
+}
+
+#[test]
+fn tune_names_the_size_limit() {
+    // Past 2^50 bytes a buffer is refused, at once, whatever the algorithm.
+    for sizes in ["1125899906842625", "8B..2251799813685248"] {
+        refused_line(
+            &format!("tune -t mesh:2 -c bcast --sizes {sizes} --no-cache"),
+            "on 2 ranks makes a buffer larger than 2^50 bytes",
+        );
+    }
+    refused_line(
+        "tune -t mesh:2 -c bcast --sizes 1125899906842625 --no-cache",
+        "--sizes 1125899906842625 on 2 ranks makes a buffer larger than 2^50 bytes",
+    );
+}
+
+#[test]
+fn counts_past_2_64_name_the_flag() {
+    for verb in [
+        "simulate -t torus:2x2 -c allgatherv -a ring",
+        "tune -t torus:2x2 -c allgatherv --sizes 8B --no-cache",
+    ] {
+        refused_line(
+            &format!("{verb} --counts uniform:18446744073709551615"),
+            "--counts uniform:18446744073709551615: the counts add up past 2^64 elements",
+        );
+    }
+}

@@ -707,3 +707,46 @@ fn trees_on_paths_of_their_own_reach_past_fixed_routes() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An empty buffer (`-s 0`) has nothing to move: every collective's answer
+/// takes no time, and its schedule verifies, as `simulate -s 0`'s do.
+#[test]
+fn an_empty_buffer_is_optimized_as_simulate_prices_it() {
+    let dir = std::env::temp_dir().join(format!("topocoll-synth-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("s.json");
+    let out = out.to_str().unwrap();
+    for c in [
+        "bcast",
+        "reduce",
+        "allgather",
+        "reduce_scatter",
+        "allreduce",
+    ] {
+        let (code, stdout, stderr) = topocoll(&[
+            "optimize",
+            "-t",
+            "torus:4x4",
+            "-c",
+            c,
+            "-s",
+            "0",
+            "--format",
+            "json",
+            "--schedule-out",
+            out,
+        ]);
+        assert_eq!(code, 0, "{c}: {stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["time_s"].as_f64(), Some(0.0), "{c}: {v}");
+        let (code, _, stderr) = topocoll(&["verify", "--schedule", out]);
+        assert_eq!(code, 0, "{c}: {stderr}");
+        let (code, text, stderr) = topocoll(&["optimize", "-t", "torus:4x4", "-c", c, "-s", "0"]);
+        assert_eq!(code, 0, "{c}: {stderr}");
+        assert!(
+            text.contains("nothing to move") && !text.contains("NaN"),
+            "{text}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

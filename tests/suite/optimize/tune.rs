@@ -955,3 +955,82 @@ fn v_collectives_tune_with_their_counts() {
     );
     assert!(out.contains("auto:") && out.contains("check:"), "{out}");
 }
+
+/// One bound on tune's work at a size: no pipelined candidate cuts the
+/// message into more than `MAX_SEGMENTS` segments, every segment of
+/// `SEGMENTS` is tried up to 8 MiB, and sizes up to 2^50 bytes take one
+/// segment each past 2 GiB; a range reaching 2^50 bytes on 2 ranks is
+/// priced in seconds.
+#[test]
+fn tune_bounds_its_work_at_every_size() {
+    use topocoll::optimize::tune::{segments_at, MAX_SEGMENTS, SEGMENTS};
+    for k in 0..=50 {
+        let size = 1u64 << k;
+        let segs = segments_at(size);
+        assert!(!segs.is_empty());
+        for seg in segs.iter().flatten() {
+            assert!(size.div_ceil(*seg) <= MAX_SEGMENTS, "{size}: {seg}");
+            assert!(*seg < size, "{size}: {seg}");
+        }
+        if size > SEGMENTS[0] && size <= 8 << 20 {
+            let all: Vec<u64> = SEGMENTS.iter().copied().filter(|&s| s < size).collect();
+            assert_eq!(
+                segs,
+                all.into_iter().map(Some).collect::<Vec<_>>(),
+                "{size}"
+            );
+        }
+        if size > 2 << 30 {
+            assert_eq!(segs.len(), 1, "{size}");
+        }
+    }
+    let cache = scratch("bound");
+    let started = std::time::Instant::now();
+    let out = ok(
+        &cache,
+        &[
+            "tune",
+            "-t",
+            "mesh:2",
+            "-c",
+            "bcast",
+            "--sizes",
+            "4GiB,1TiB,1125899906842624",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    let table: Value = serde_json::from_str(&out).unwrap();
+    let decisions = table["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 3);
+    for d in decisions {
+        let size = d["size_bytes"].as_u64().unwrap();
+        // The bandwidth's time at least (1 GB/s, one link).
+        assert!(
+            d["predicted_s"].as_f64().unwrap() >= size as f64 / 1e9,
+            "{d}"
+        );
+        for c in d["candidates"].as_array().unwrap() {
+            if let Some(seg) = c["segment_bytes"].as_u64() {
+                assert!(size.div_ceil(seg) <= MAX_SEGMENTS, "{c}");
+            }
+        }
+    }
+    let started = std::time::Instant::now();
+    ok(
+        &cache,
+        &[
+            "tune",
+            "-t",
+            "mesh:2",
+            "-c",
+            "bcast",
+            "--sizes",
+            "8B..1125899906842624",
+            "--no-cache",
+        ],
+    );
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    std::fs::remove_dir_all(&cache).ok();
+}

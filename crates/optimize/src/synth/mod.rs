@@ -493,11 +493,32 @@ fn apportion(roots: &[Vec<f64>], budget: usize) -> Vec<Vec<usize>> {
             break;
         }
     }
+    if best.1.is_empty() {
+        // No count of units within the budget leaves every root a copy
+        // (many roots of many trees of like weights: the heaviest's tree
+        // rounds to no copy until the copies in all pass the budget).
+        // Each root keeps its heaviest trees, one copy each, as many as
+        // the budget allows a root.
+        let each = (budget / roots.len().max(1)).max(1);
+        best.1 = roots.iter().map(|w| heaviest_ones(w, each)).collect();
+    }
     let common = best.1.iter().flatten().fold(0, |g, &k| gcd(g, k)).max(1);
     for k in best.1.iter_mut().flatten() {
         *k /= common;
     }
     best.1
+}
+
+/// One copy each for the `k` heaviest of `weights` (the earlier of equal
+/// ones), none for the others.
+fn heaviest_ones(weights: &[f64], k: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+    let mut copies = vec![0; weights.len()];
+    for &i in order.iter().take(k) {
+        copies[i] = 1;
+    }
+    copies
 }
 
 /// How much longer than planned a schedule of `copies` takes where every
@@ -721,6 +742,9 @@ fn synthesize(
     let mut paths = PathIds::default();
     let copies = copies_for(split, plan, s.ranks);
     match form {
+        // An empty buffer: nothing to carry, no ops (as each spread
+        // form's root of an empty piece has none).
+        Form::Rooted { .. } if s.count == 0 => {}
         Form::Rooted { root, .. } => {
             let pl = pipeline(
                 root,
@@ -988,6 +1012,12 @@ mod tests {
         let tight = apportion(&[vec![7.0], vec![4.0, 3.0]], 3);
         assert!(tight.iter().flatten().sum::<usize>() <= 3);
         assert!(slowdown(&[vec![7.0], vec![4.0, 3.0]], &tight) > 1.0 + COPY_SLACK);
+        // Many roots of even trees: where no count of units gives every
+        // root a copy within the budget, each keeps its heaviest trees.
+        let even = vec![vec![1.0; 8]; 144];
+        let few = apportion(&even, 4 * 144);
+        assert_eq!(few.len(), 144);
+        assert!(few.iter().all(|k| k.iter().sum::<usize>() == 4), "{few:?}");
         // A tree too light for a copy leaves its part to the others.
         let light = apportion(&[vec![100.0, 0.1]], 1000);
         assert_eq!(light, vec![vec![1, 0]]);

@@ -186,8 +186,13 @@ fn radicals(cx: &Ctx, radical: &str, limit: usize) -> Result<Vec<u64>> {
     Ok(parts.into_iter().flat_map(|(a, b)| a..=b).collect())
 }
 
-/// A `<cluster>`'s attributes, read and checked once whatever its topology.
+/// A `<cluster>`'s attributes, read and checked by this one reader
+/// whatever its topology and wherever it stands (beside other zones, or
+/// the platform's whole network).
 struct ClusterShape {
+    id: String,
+    prefix: String,
+    suffix: String,
     radicals: Vec<u64>,
     bw: f64,
     lat: f64,
@@ -247,7 +252,15 @@ fn cluster_shape(cx: &Ctx, c: roxmltree::Node) -> Result<ClusterShape> {
     if opt("loopback_lat").is_some() {
         attr_latency(cx, c, "loopback_lat")?;
     }
+    for p in c.children().filter(|n| n.is_element()) {
+        if !p.has_tag_name("prop") {
+            return Err(cx.at(p).err("only <prop> goes in a <cluster>".into()));
+        }
+    }
     Ok(ClusterShape {
+        id: cx.need(c, "id")?.to_string(),
+        prefix: c.attribute("prefix").unwrap_or("").to_string(),
+        suffix: c.attribute("suffix").unwrap_or("").to_string(),
         radicals,
         bw,
         lat,
@@ -312,7 +325,16 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
         }
     }
     let top = top.ok_or_else(|| cx.err("no zone and no cluster".into()))?;
-    if let Some(c) = lone_hierarchical_cluster(top) {
+    if let Some((around, c)) = lone_hierarchical_cluster(top) {
+        // The zones around it are read as every zone is.
+        let mut ids = std::collections::HashSet::new();
+        for z in around {
+            let cx = cx.at(z);
+            let (id, _) = zones::zone_attributes(&cx, z)?;
+            if !ids.insert(id) {
+                return Err(cx.err(format!("zone '{id}' is declared twice")));
+            }
+        }
         let cx = cx.at(c);
         return hierarchical_cluster(&cx, name, c);
     }
@@ -334,15 +356,19 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
 }
 
 /// The TORUS, FAT_TREE or DRAGONFLY cluster that is the platform's whole
-/// network (alone, or alone in zones that hold nothing else).
+/// network (alone, or alone in zones that hold nothing else), with the
+/// zones around it, outermost first.
+#[allow(clippy::type_complexity)]
 fn lone_hierarchical_cluster<'a, 'i>(
     top: roxmltree::Node<'a, 'i>,
-) -> Option<roxmltree::Node<'a, 'i>> {
+) -> Option<(Vec<roxmltree::Node<'a, 'i>>, roxmltree::Node<'a, 'i>)> {
     let mut e = top;
+    let mut around = Vec::new();
     loop {
         if e.has_tag_name("cluster") {
-            return (e.attribute("topology").unwrap_or("FLAT") != "FLAT").then_some(e);
+            return (e.attribute("topology").unwrap_or("FLAT") != "FLAT").then_some((around, e));
         }
+        around.push(e);
         let mut inner = e
             .children()
             .filter(|n| n.is_element() && !n.has_tag_name("prop"));
@@ -370,11 +396,6 @@ fn cluster_in(b: &mut zones::Builder, cx: &Ctx, c: roxmltree::Node, z: Option<u3
             shape.topology
         )));
     }
-    for p in c.children().filter(|n| n.is_element()) {
-        if !p.has_tag_name("prop") {
-            return Err(cx.at(p).err("only <prop> goes in a <cluster>".into()));
-        }
-    }
     zones::flat_cluster(b, cx, c, z, &shape)
 }
 
@@ -389,10 +410,7 @@ fn hierarchical_cluster(cx: &Ctx, name: &str, c: roxmltree::Node) -> Result<Topo
             shape.topology
         )));
     }
-    let (prefix, suffix) = (
-        c.attribute("prefix").unwrap_or(""),
-        c.attribute("suffix").unwrap_or(""),
-    );
+    let (prefix, suffix) = (&shape.prefix, &shape.suffix);
     let names = &shape.radicals;
     let host_name = |i: usize| {
         format!(
@@ -453,7 +471,7 @@ fn hierarchical_cluster(cx: &Ctx, name: &str, c: roxmltree::Node) -> Result<Topo
             &host_name,
             n,
             (shape.bw, shape.lat, shape.split),
-            shape.limiter.map(|l| (l, c.attribute("id").unwrap_or(""))),
+            shape.limiter.map(|l| (l, shape.id.as_str())),
         )?),
         other => {
             return Err(cx.err(format!(

@@ -231,6 +231,25 @@ pub(super) fn zone(
     e: roxmltree::Node,
     parent: Option<u32>,
 ) -> Result<()> {
+    let (name, routing) = zone_attributes(cx, e)?;
+    let z = b.zone(cx, name, parent, routing)?;
+    let mut declared: Declared = Vec::new();
+    let mut star = StarParts::default();
+    for c in e.children().filter(|n| n.is_element()) {
+        let cx = cx.at(c);
+        child(b, &cx, c, z, &mut declared, &mut star)?;
+    }
+    seal(b, cx, z, declared, star)
+}
+
+/// A `<zone>`'s (or `<AS>`'s) own attributes, its `id` and its `routing`,
+/// read and checked by this one reader for every zone: those of a
+/// platform of zones and those that only hold a lone TORUS, FAT_TREE or
+/// DRAGONFLY cluster.
+pub(super) fn zone_attributes<'a>(
+    cx: &Ctx,
+    e: roxmltree::Node<'a, '_>,
+) -> Result<(&'a str, Routing)> {
     let name = cx.need(e, "id")?;
     let kind = cx.need(e, "routing")?;
     let routing = match kind.to_ascii_lowercase().as_str() {
@@ -254,14 +273,7 @@ pub(super) fn zone(
         }
         other => return Err(cx.err(format!("zone '{name}': routing '{other}' is not a SimGrid routing"))),
     };
-    let z = b.zone(cx, name, parent, routing)?;
-    let mut declared: Declared = Vec::new();
-    let mut star = StarParts::default();
-    for c in e.children().filter(|n| n.is_element()) {
-        let cx = cx.at(c);
-        child(b, &cx, c, z, &mut declared, &mut star)?;
-    }
-    seal(b, cx, z, declared, star)
+    Ok((name, routing))
 }
 
 /// A `routing="Cluster"` zone's `host_link`s, `cabinet`s and backbone,
@@ -577,7 +589,7 @@ pub(super) fn flat_cluster(
     parent: Option<u32>,
     shape: &super::ClusterShape,
 ) -> Result<()> {
-    let id = cx.need(c, "id")?;
+    let id = shape.id.as_str();
     let z = b.zone(cx, id, parent, Routing::Star(Vec::new()))?;
     let backbone = match shape.backbone {
         Some((bw, lat, fat)) => {
@@ -593,10 +605,7 @@ pub(super) fn flat_cluster(
         }
         None => None,
     };
-    let (prefix, suffix) = (
-        c.attribute("prefix").unwrap_or(""),
-        c.attribute("suffix").unwrap_or(""),
-    );
+    let (prefix, suffix) = (&shape.prefix, &shape.suffix);
     let mut entries: Vec<StarEntry> = Vec::new();
     for &r in &shape.radicals {
         let h = b.node(cx, &format!("{prefix}{r}{suffix}"), z, NodeKind::Host)?;
