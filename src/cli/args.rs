@@ -793,6 +793,7 @@ impl NodeModelArgs {
                 .threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             progress,
+            deadline: crate::limits::Deadline::NONE,
         })
     }
 

@@ -8,9 +8,11 @@ use super::args::{
     check_root, BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile, TextOrJson,
 };
 use crate::error::Error;
+use crate::limits::Deadline;
 use crate::optimize::synth;
 use crate::optimize::treebcast::{self, Limits, Options, Problem};
 use crate::schedule::{self, Collective};
+use crate::sim::SimConfig;
 use crate::topology::{self, Kind, NodeKind, Topology};
 use crate::units::parse_bytes;
 use anyhow::Result;
@@ -86,10 +88,11 @@ pub struct OptimizeArgs {
     /// --whole-message: do not remember explored states.
     #[arg(long, group = "whole_message_search")]
     pub no_memo: bool,
-    /// --whole-message: stop after this many seconds with the best schedule found
-    /// (not proven); the time counts from the start, reading the tree included.
-    #[arg(long, default_value_t = 60.0, group = "whole_message_search")]
-    pub time_limit: f64,
+    /// Stop after this many seconds with the best schedule found so far (not
+    /// proven; the bounds must finish within it) [default: 20; --whole-message:
+    /// 60]. The time counts from the start, reading the network included.
+    #[arg(long)]
+    pub time_limit: Option<f64>,
     /// text or json.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
     pub format: TextOrJson,
@@ -168,10 +171,33 @@ fn refuse_the_other_models(a: &OptimizeArgs, given: &Given) -> Result<()> {
     Ok(())
 }
 
+/// Seconds `optimize` may take by default: the synthesis's, and the
+/// branch and bound's.
+const TIME_LIMIT_S: f64 = 20.0;
+const WHOLE_MESSAGE_TIME_LIMIT_S: f64 = 60.0;
+
+/// `--time-limit`, or the model's default, as a deadline from now.
+fn time_limit(a: &OptimizeArgs) -> Result<f64> {
+    let default = if a.whole_message {
+        WHOLE_MESSAGE_TIME_LIMIT_S
+    } else {
+        TIME_LIMIT_S
+    };
+    let limit = a.time_limit.unwrap_or(default);
+    if !(limit.is_finite() && limit > 0.0) {
+        return Err(Error::Invalid(format!(
+            "--time-limit must be a positive number of seconds, got {limit}"
+        ))
+        .into());
+    }
+    Ok(limit)
+}
+
 pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
     refuse_the_other_models(&a, given)?;
+    let time_limit = time_limit(&a)?;
     if !a.whole_message {
-        return run_synthesis(a, given);
+        return run_synthesis(a, given, Deadline::after(time_limit));
     }
     if a.collective != "bcast" {
         return Err(Error::Invalid(format!(
@@ -181,16 +207,9 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
         .into());
     }
     let json = a.format == TextOrJson::Json;
-    if !(a.time_limit.is_finite() && a.time_limit > 0.0) {
-        return Err(Error::Invalid(format!(
-            "--time-limit must be a positive number of seconds, got {}",
-            a.time_limit
-        ))
-        .into());
-    }
     let size = parse_bytes(&a.size)?;
     let started = std::time::Instant::now();
-    let deadline = started + std::time::Duration::from_secs_f64(a.time_limit.min(1e9));
+    let deadline = started + std::time::Duration::from_secs_f64(time_limit.min(1e9));
     let topo = topology::parse_spec(&a.topology)?;
     let root = root_rank(&topo, &a.root)?;
     let p = Problem::within(&topo, &[root], size, &Limits::with_deadline(deadline))?;
@@ -206,7 +225,7 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
         scut: !a.no_scut,
         bound: !a.no_bound,
         memo: !a.no_memo,
-        time_limit_s: a.time_limit,
+        time_limit_s: time_limit,
         deadline: Some(deadline),
     };
     let sol = treebcast::solve(&p, &opts);
@@ -253,10 +272,7 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
             treebcast::MAX_EXACT_HOSTS
         )
     } else {
-        format!(
-            "best found, not proven: the {} s time limit stopped the search",
-            a.time_limit
-        )
+        format!("best found, not proven: the {time_limit} s time limit stopped the search")
     };
     outln!(
         "bcast of {} bytes from rank {root} ({}) on {} ({} hosts): {} ({status})",
@@ -331,6 +347,8 @@ struct JsonSynthesis<'a> {
     switch_bound_s: f64,
     split_bound_s: f64,
     bound_s: f64,
+    /// Every candidate was priced within --time-limit.
+    complete: bool,
     algorithm: &'a str,
     trees: usize,
     chunks: u64,
@@ -348,7 +366,7 @@ struct JsonCandidate<'a> {
 
 /// The fastest schedule of any of the five collectives on any network,
 /// under the node model, with its cut bound.
-fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
+fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i32> {
     let build = BuildArgs {
         topology: Some(a.topology.clone()),
         ranks_per_node: a.ranks_per_node,
@@ -383,7 +401,10 @@ fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
     if engines == 0 {
         return Err(Error::Invalid("--engines must be at least 1".into()).into());
     }
-    let cfg = a.node.config(&build, engines, &a.drivers, false, None)?;
+    let cfg = SimConfig {
+        deadline,
+        ..a.node.config(&build, engines, &a.drivers, false, None)?
+    };
     let size = parse_bytes(&a.size)?;
     let (dtype, op) = super::args::elements(collective, a.dtype.as_deref(), a.op.as_deref())?;
     let mut out_file = a
@@ -416,6 +437,7 @@ fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
             switch_bound_s: found.switch.seconds,
             split_bound_s: found.split_s,
             bound_s: found.bound_s,
+            complete: found.complete,
             algorithm: &found.best.algorithm,
             trees: found.best.trees,
             chunks: found.best.chunks,
@@ -484,7 +506,16 @@ fn run_synthesis(a: OptimizeArgs, given: &Given) -> Result<i32> {
         };
         outln!("  {name:<28} {}", t(c.time_s));
     }
-    outln!("solve time {:.3} s", found.solve_s);
+    if found.complete {
+        outln!("solve time {:.3} s", found.solve_s);
+    } else {
+        outln!(
+            "solve time {:.3} s (the {} s time limit stopped the search: the fastest of {} candidates, not of all)",
+            found.solve_s,
+            deadline.limit_s(),
+            found.candidates.len()
+        );
+    }
     if let Some(path) = &a.schedule_out {
         outln!("schedule written to {path}");
     }

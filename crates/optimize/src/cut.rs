@@ -36,6 +36,7 @@
 use crate::maxflow::FlowNet;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
+use topocoll_base::limits::Deadline;
 use topocoll_schedule::Collective;
 use topocoll_topology::{Kind, NodeId, Topology};
 
@@ -222,7 +223,18 @@ fn ranks_on(topo: &Topology) -> Vec<usize> {
 /// `simulate --size` reads it (the block for allgather, the buffer for the
 /// others).
 pub fn cut_bound(topo: &Topology, collective: Collective, size_bytes: u64) -> Result<CutBound> {
-    cut_bound_on(topo, &arcs(topo), collective, size_bytes)
+    cut_bound_within(topo, collective, size_bytes, &Deadline::NONE)
+}
+
+/// [`cut_bound`], giving up with a `time_limit` error (checked between
+/// max flows) once `deadline` passes.
+pub fn cut_bound_within(
+    topo: &Topology,
+    collective: Collective,
+    size_bytes: u64,
+    deadline: &Deadline,
+) -> Result<CutBound> {
+    cut_bound_on(topo, &arcs(topo), collective, size_bytes, deadline)
 }
 
 /// [`cut_bound`] with the network's connections given: `arcs` as
@@ -233,17 +245,19 @@ pub(crate) fn cut_bound_on(
     arcs: &[(NodeId, NodeId, f64)],
     collective: Collective,
     size_bytes: u64,
+    deadline: &Deadline,
 ) -> Result<CutBound> {
     let m = size_bytes as f64;
     let n = topo.num_ranks();
+    let d = deadline;
     match collective {
-        Collective::Bcast { root } => rooted(topo, arcs, root, m, false),
-        Collective::Reduce { root } => rooted(topo, arcs, root, m, true),
-        Collective::Allgather => spread(topo, arcs, m, false),
-        Collective::ReduceScatter => spread(topo, arcs, m / n as f64, true),
+        Collective::Bcast { root } => rooted(topo, arcs, root, m, false, d),
+        Collective::Reduce { root } => rooted(topo, arcs, root, m, true, d),
+        Collective::Allgather => spread(topo, arcs, m, false, d),
+        Collective::ReduceScatter => spread(topo, arcs, m / n as f64, true, d),
         Collective::Allreduce => {
-            let rs = spread(topo, arcs, m / n as f64, true)?;
-            let ag = spread(topo, arcs, m / n as f64, false)?;
+            let rs = spread(topo, arcs, m / n as f64, true, d)?;
+            let ag = spread(topo, arcs, m / n as f64, false, d)?;
             Ok(CutBound {
                 seconds: rs.seconds + ag.seconds,
                 cut: rs.cut,
@@ -277,6 +291,19 @@ fn network(
     (net, built)
 }
 
+/// "12.0 s (about 340 s for all)": the time `done` of `all` steps took
+/// since `started`, and the whole at that pace.
+pub(crate) fn eta(started: std::time::Instant, done: usize, all: usize) -> String {
+    let spent = started.elapsed().as_secs_f64();
+    if done == 0 {
+        return format!("{spent:.1} s");
+    }
+    format!(
+        "{spent:.1} s (about {:.0} s for all)",
+        spent * all as f64 / done as f64
+    )
+}
+
 /// The first rank on `node` (for messages).
 fn rank_of(topo: &Topology, node: usize) -> usize {
     topo.rank_node
@@ -303,6 +330,7 @@ fn rooted(
     root: u32,
     m: f64,
     reverse: bool,
+    deadline: &Deadline,
 ) -> Result<CutBound> {
     let Some(&root_node) = topo.rank_node.get(root as usize) else {
         return Err(invalid!(
@@ -318,10 +346,20 @@ fn rooted(
         seconds: 0.0,
         cut: Vec::new(),
     };
+    let sinks = held.iter().filter(|&&k| k > 0).count().saturating_sub(1);
+    let started = std::time::Instant::now();
+    let mut done = 0usize;
     for (v, &k) in held.iter().enumerate() {
         if k == 0 || v == root_node {
             continue;
         }
+        deadline.check(|| {
+            format!(
+                "computing the cut bound: {done} of its {sinks} max flows took {}",
+                eta(started, done, sinks)
+            )
+        })?;
+        done += 1;
         let f = net.max_flow(root_node, v);
         if f <= 0.0 {
             let (a, b) = if reverse {
@@ -354,6 +392,7 @@ fn spread(
     arcs: &[(NodeId, NodeId, f64)],
     m: f64,
     reverse: bool,
+    deadline: &Deadline,
 ) -> Result<CutBound> {
     let held = ranks_on(topo);
     let n = topo.num_ranks();
@@ -407,7 +446,13 @@ fn spread(
             net.set_capacity(id, t * bw);
         }
         let mut raised = false;
-        for &v in &nodes {
+        for (done, &v) in nodes.iter().enumerate() {
+            deadline.check(|| {
+                format!(
+                    "computing the cut bound: a trial of {} max flows had done {done}",
+                    nodes.len()
+                )
+            })?;
             let f = net.max_flow(source, v);
             if f < need * (1.0 - 1e-12) {
                 let side = net.source_side();

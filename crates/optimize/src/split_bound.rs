@@ -26,6 +26,7 @@
 use crate::cut::{arcs, capacity, cut_bound_on, total_nodes, CutBound};
 use crate::synth::lp::maximize;
 use topocoll_base::error::Result;
+use topocoll_base::limits::Deadline;
 use topocoll_schedule::Collective;
 use topocoll_topology::{NodeId, Topology};
 
@@ -39,13 +40,26 @@ const TOL: f64 = 1e-9;
 /// allreduce, that of its reduce-scatter of M plus that of its allgather
 /// of M / N (schedules built from the two).
 pub fn split_bound(topo: &Topology, collective: Collective, size_bytes: u64) -> Result<f64> {
+    split_bound_within(topo, collective, size_bytes, &Deadline::NONE)
+}
+
+/// [`split_bound`], giving up with a `time_limit` error once `deadline`
+/// passes.
+pub fn split_bound_within(
+    topo: &Topology,
+    collective: Collective,
+    size_bytes: u64,
+    deadline: &Deadline,
+) -> Result<f64> {
     match collective {
         Collective::Allreduce => {
             let n = topo.num_ranks() as f64;
-            Ok(split(topo, Collective::ReduceScatter, size_bytes)?
-                + split(topo, Collective::Allgather, size_bytes)? / n)
+            Ok(
+                split(topo, Collective::ReduceScatter, size_bytes, deadline)?
+                    + split(topo, Collective::Allgather, size_bytes, deadline)? / n,
+            )
         }
-        c => split(topo, c, size_bytes),
+        c => split(topo, c, size_bytes, deadline),
     }
 }
 
@@ -106,10 +120,10 @@ fn need(topo: &Topology, c: Collective, size: f64, inside: &[bool]) -> f64 {
     }
 }
 
-fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
+fn split(topo: &Topology, c: Collective, size_bytes: u64, deadline: &Deadline) -> Result<f64> {
     let cables = Cables::of(topo);
     let arcs = arcs(topo);
-    let plain = cut_bound_on(topo, &arcs, c, size_bytes)?;
+    let plain = cut_bound_on(topo, &arcs, c, size_bytes, deadline)?;
     // On a route graph ([`crate::cut::route_arcs`]) a link is one arc that
     // carries both directions: nothing is left to split.
     let routed = total_nodes(topo, &arcs) > topo.num_nodes;
@@ -168,7 +182,7 @@ fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
         rhs.push(constant);
     };
     let mut y: Vec<f64> = cables.half.iter().map(|h| h.2 / 2.0).collect();
-    let mut found = cut_bound_on(topo, &cables.arcs(&y), c, size_bytes)?;
+    let mut found = cut_bound_on(topo, &cables.arcs(&y), c, size_bytes, deadline)?;
     let mut best = plain.seconds;
     for _ in 0..MAX_ROUNDS {
         add_set(&found, &mut rows, &mut rhs);
@@ -183,7 +197,7 @@ fn split(topo: &Topology, c: Collective, size_bytes: u64) -> Result<f64> {
         let t = size / (lambda * unit_b);
         best = best.max(t);
         y = sol.x[1..].iter().map(|&v| v * unit_b).collect();
-        found = cut_bound_on(topo, &cables.arcs(&y), c, size_bytes)?;
+        found = cut_bound_on(topo, &cables.arcs(&y), c, size_bytes, deadline)?;
         if found.seconds <= t * (1.0 + TOL) {
             break;
         }
@@ -205,7 +219,7 @@ mod tests {
         fn go(cables: &Cables, topo: &Topology, c: Collective, size: u64, y: &mut Vec<f64>) -> f64 {
             let i = y.len();
             if i == cables.half.len() {
-                return cut_bound_on(topo, &cables.arcs(y), c, size)
+                return cut_bound_on(topo, &cables.arcs(y), c, size, &Deadline::NONE)
                     .unwrap()
                     .seconds;
             }

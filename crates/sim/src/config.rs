@@ -6,6 +6,7 @@
 use super::by_rank;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
+use topocoll_base::limits::Deadline;
 use topocoll_base::param;
 
 /// How links are shared between flows.
@@ -83,6 +84,9 @@ pub struct SimConfig {
     /// Run rank by rank in planes where the ranks allow it (`by_rank`'s
     /// tiles): the same result bit for bit, with fewer cache misses.
     pub tile: bool,
+    /// When an event-by-event run gives up (checked every 65,536 events):
+    /// a `time_limit` error naming how far the run came.
+    pub deadline: Deadline,
 }
 
 impl Default for SimConfig {
@@ -106,6 +110,7 @@ impl Default for SimConfig {
             by_rank: true,
             threads: 1,
             tile: true,
+            deadline: Deadline::NONE,
         }
     }
 }

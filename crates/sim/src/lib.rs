@@ -71,6 +71,7 @@ pub use trace::write_chrome_trace;
 use std::time::Instant;
 use topocoll_base::error::{Error, Result};
 use topocoll_base::invalid;
+use topocoll_base::limits::Deadline;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{Materialised, Op, OpId, Schedule};
 use topocoll_topology::{LinkId, Topology};
@@ -378,7 +379,11 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             flows: 0,
             network_bytes: 0.0,
             handled: 0,
-            next_report: if cfg.progress.is_some() { 0 } else { u64::MAX },
+            next_report: if cfg.progress.is_some() || cfg.deadline != Deadline::NONE {
+                0
+            } else {
+                u64::MAX
+            },
             spans: Vec::new(),
             ready_now: Vec::new(),
             parked: std::collections::HashMap::new(),
@@ -435,7 +440,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 ));
             }
             if self.handled >= self.next_report {
-                self.report_progress();
+                self.report_progress()?;
             }
             let horizon = now + now.abs() * LEVEL_TOLERANCE;
             loop {
@@ -476,20 +481,29 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         self.finish(wall)
     }
 
-    /// Publishes the share of ops completed (see `SimConfig::progress`).
-    /// Out of line and cold: the event loop's code stays as it was.
+    /// Publishes the share of ops completed (see `SimConfig::progress`)
+    /// and gives up once `SimConfig::deadline` has passed. Out of line and
+    /// cold: the event loop's code stays as it was.
     #[cold]
     #[inline(never)]
-    fn report_progress(&mut self) {
+    fn report_progress(&mut self) -> Result<()> {
         self.next_report = self.handled + (1 << 16);
-        if let Some(p) = &self.cfg.progress {
-            // Both summed here, every 65,536 events (O(ranks) each time),
-            // rather than counted in the hot path.
+        // Both summed here, every 65,536 events (O(ranks) each time),
+        // rather than counted in the hot path.
+        let share = || {
             let total: u64 = (0..self.ranks.len()).map(|r| self.src.len(r)).sum();
             let completed: u64 = self.ranks.iter().map(|r| r.done as u64).sum();
+            (completed, total)
+        };
+        if let Some(p) = &self.cfg.progress {
+            let (completed, total) = share();
             let millionths = completed.saturating_mul(1_000_000) / total.max(1);
             p.store(millionths, std::sync::atomic::Ordering::Relaxed);
         }
+        self.cfg.deadline.check(|| {
+            let (completed, total) = share();
+            format!("simulating ({completed} of {total} ops done)")
+        })
     }
 
     fn handle(&mut self, e: Event) -> Result<()> {

@@ -546,6 +546,7 @@ fn mutated_command_lines_never_panic_or_hang() {
         "bench --ranks 3 -c alltoall -a linear --sizes 8B..1KiB --iterations 1",
         "simulate -t torus:2x2 --ranks-per-node 2 --map cyclic -c gather -a binomial -s 1KiB",
         "model trinaryx3",
+        "optimize -t torus:4x4 -c allgather -s 64KiB --engines 16 --time-limit 5",
     ]
     .iter()
     .map(|line| line.split_whitespace().collect())
@@ -559,7 +560,7 @@ fn mutated_command_lines_never_panic_or_hang() {
     let mut rng = Rng(0x5eed_7005);
     let limit = std::time::Duration::from_secs(30);
     let (mut ok, mut refused) = (0, 0);
-    for round in 0..240 {
+    for round in 0..300 {
         let mut args: Vec<String> = bases[round % bases.len()]
             .iter()
             .map(|s| s.to_string())

@@ -750,3 +750,78 @@ fn an_empty_buffer_is_optimized_as_simulate_prices_it() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--time-limit` bounds the whole search: on networks whose bounds or
+/// candidates take minutes, `optimize` answers within the limit (and the
+/// time one build may overrun it by): the fastest candidate priced, said
+/// to be of some only (`complete` false), or one line saying how far the
+/// bounds came and how long they would take.
+#[test]
+fn optimize_answers_within_its_time_limit() {
+    for (args, stopped_in_bounds) in [
+        // Pricing 1,000 engines' many flows: candidates left unpriced.
+        (
+            vec![
+                "-t",
+                "torus:4x4",
+                "-c",
+                "allgather",
+                "-s",
+                "1MiB",
+                "--engines",
+                "1000",
+            ],
+            false,
+        ),
+        // 65,535 max flows of the cut bound on 65,536 nodes.
+        (
+            vec!["-t", "torus:256x256", "-c", "bcast", "-s", "1MiB"],
+            true,
+        ),
+        // The allgather cut bound's trials of 4,096 max flows each.
+        (
+            vec!["-t", "hypercube:12", "-c", "allreduce", "-s", "1MiB"],
+            true,
+        ),
+    ] {
+        let mut full = vec!["optimize", "--time-limit", "1", "--format", "json"];
+        full.extend(args.iter());
+        let t0 = std::time::Instant::now();
+        let (code, stdout, stderr) = topocoll(&full);
+        let took = t0.elapsed().as_secs_f64();
+        assert!(took < 10.0, "{args:?}: {took} s");
+        if stopped_in_bounds {
+            assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("--time-limit of 1 s ran out computing the cut bound"),
+                "{args:?}: {stderr}"
+            );
+        } else {
+            assert_eq!(code, 0, "{args:?}: {stderr}");
+            let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["complete"], false, "{args:?}: {stdout}");
+            let best = doc["time_s"].as_f64().unwrap();
+            let cands = doc["candidates"].as_array().unwrap();
+            assert!(!cands.is_empty(), "{stdout}");
+            assert_eq!(cands[0]["time_s"].as_f64().unwrap(), best, "{stdout}");
+        }
+    }
+    // Within the default limit a small search is complete.
+    let (code, stdout, stderr) = topocoll(&[
+        "optimize",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allgather",
+        "-s",
+        "1MiB",
+        "--engines",
+        "16",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["complete"], true, "{stdout}");
+}

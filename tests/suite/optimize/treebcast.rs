@@ -1001,7 +1001,6 @@ fn optimize_refuses_the_other_models_flags_with_one_line_and_exit_2() {
         (vec!["--whole-message", "--no-fold"], "--no-fold"),
         (vec!["--whole-message", "--fail", "x"], "--fail"),
         (vec!["--no-rcut"], "--no-rcut"),
-        (vec!["--time-limit", "5"], "--time-limit"),
     ] {
         let mut full = vec!["optimize", "-t", DUAL, "-c", "bcast", "-s", "1KiB"];
         full.extend(args.iter());

@@ -22,16 +22,17 @@ mod edmonds;
 pub(crate) mod lp;
 pub mod pack;
 
-use crate::cut::{cut_bound, CutBound};
-use crate::split_bound::split_bound;
+use crate::cut::{cut_bound_within, CutBound};
+use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use std::collections::HashMap;
 use topocoll_algorithms::pipelined::Pipeline;
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
-use topocoll_base::error::Result;
+use topocoll_base::error::{Error, Result};
 use topocoll_base::invalid;
+use topocoll_base::limits::Deadline;
 use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::{simulate, SimConfig};
 use topocoll_topology::{LinkId, Topology};
@@ -72,6 +73,11 @@ const MAX_CHUNKS: u64 = 4096;
 /// How far above the least time the trees on the topology's routes may
 /// come before trees on paths of their own are tried.
 const OWN_PATHS_ABOVE: f64 = 0.01;
+/// Ops a second a built-in's schedule is built and priced at, at least
+/// (4,096 ranks' ring allgather, 33.5 M ops, builds at about 2.6 M a
+/// second and simulates slower): one that would take longer than the
+/// time left is not started.
+const OPS_PER_SECOND: f64 = 2e6;
 /// The least gain in time for which the chunk count is doubled again.
 const GAIN: f64 = 0.002;
 
@@ -113,6 +119,9 @@ pub struct Optimized {
     pub bound_s: f64,
     /// Every candidate priced, fastest first.
     pub candidates: Vec<Priced>,
+    /// Every candidate was priced: false where the deadline
+    /// (`SimConfig::deadline`) stopped the search first.
+    pub complete: bool,
     /// Wall time of the search alone ([`crate::timed`]: the cut bound,
     /// packing, building and pricing the candidates; not reading the
     /// network).
@@ -126,8 +135,20 @@ pub struct Optimized {
 /// of its allgather of M / N (every bound is linear in the size, so the
 /// allgather's is that of M divided by N).
 pub fn least_time(topo: &Topology, collective: Collective, size_bytes: u64) -> Result<f64> {
+    least_time_within(topo, collective, size_bytes, &Deadline::NONE)
+}
+
+/// [`least_time`], giving up with a `time_limit` error once `deadline`
+/// passes.
+fn least_time_within(
+    topo: &Topology,
+    collective: Collective,
+    size_bytes: u64,
+    deadline: &Deadline,
+) -> Result<f64> {
     let largest = |c: Collective| -> Result<f64> {
-        Ok(split_bound(topo, c, size_bytes)?.max(switch_bound(topo, c, size_bytes)?.seconds))
+        Ok(split_bound_within(topo, c, size_bytes, deadline)?
+            .max(switch_bound(topo, c, size_bytes)?.seconds))
     };
     match collective {
         Collective::Allreduce => Ok(largest(Collective::ReduceScatter)?
@@ -137,21 +158,71 @@ pub fn least_time(topo: &Topology, collective: Collective, size_bytes: u64) -> R
 }
 
 /// The fastest schedule of `p`'s collective on its network among the
-/// synthesised ones and the built-in algorithms.
+/// synthesised ones and the built-in algorithms. `p.cfg.deadline` bounds
+/// the whole search: the bounds must finish within it (else a
+/// `time_limit` error says how far they came), and the candidates priced
+/// by then are what is found (`Optimized::complete` false).
 pub fn optimize(p: &Problem) -> Result<Optimized> {
     let (found, solve_s) = crate::timed(|| search(p));
     Ok(Optimized { solve_s, ..found? })
 }
 
+/// The candidates priced so far, and the fastest of them.
+struct Found {
+    best: Option<(Priced, Schedule)>,
+    candidates: Vec<Priced>,
+    /// The deadline stopped the search.
+    stopped: bool,
+    /// The fewest ops of a built-in left unbuilt for the time it would take.
+    fewest_left: u64,
+}
+
+impl Found {
+    /// Prices `s` for `priced` (its time filled in) unless the deadline
+    /// has passed or passes while it runs; false once it has.
+    fn price(&mut self, p: &Problem, s: Schedule, mut priced: Priced) -> Result<bool> {
+        if self.stopped || p.cfg.deadline.passed() {
+            self.stopped = true;
+            return Ok(false);
+        }
+        priced.time_s = match simulate(&s, p.topo, &p.cfg) {
+            Ok(r) => r.time_s,
+            Err(Error::Param {
+                param: "time_limit",
+                ..
+            }) if !self.candidates.is_empty() => {
+                self.stopped = true;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        self.candidates.push(priced.clone());
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|(b, _)| priced.time_s < b.time_s)
+        {
+            self.best = Some((priced, s));
+        }
+        Ok(true)
+    }
+
+    /// The time of the candidate priced last.
+    fn last_time(&self) -> f64 {
+        self.candidates.last().map_or(f64::INFINITY, |c| c.time_s)
+    }
+}
+
 /// [`optimize`], untimed.
 fn search(p: &Problem) -> Result<Optimized> {
-    let cut = cut_bound(p.topo, p.collective, p.size_bytes)?;
+    let deadline = &p.cfg.deadline;
+    let cut = cut_bound_within(p.topo, p.collective, p.size_bytes, deadline)?;
     let switch = switch_bound(p.topo, p.collective, p.size_bytes)?;
-    let split_s = split_bound(p.topo, p.collective, p.size_bytes)?;
+    let split_s = split_bound_within(p.topo, p.collective, p.size_bytes, deadline)?;
     // The least time is the larger of the two bounds just found, but for
     // allreduce, whose halves each take their own larger one.
     let bound_s = match p.collective {
-        Collective::Allreduce => least_time(p.topo, p.collective, p.size_bytes)?,
+        Collective::Allreduce => least_time_within(p.topo, p.collective, p.size_bytes, deadline)?,
         _ => split_s.max(switch.seconds),
     };
     let n = p.topo.num_ranks();
@@ -163,30 +234,38 @@ fn search(p: &Problem) -> Result<Optimized> {
         p.op,
         Some(p.topo),
     )?;
-    let mut best: Option<(Priced, Schedule)> = None;
-    let mut candidates = Vec::new();
-    let mut consider = |priced: Priced, s: Schedule, best: &mut Option<(Priced, Schedule)>| {
-        candidates.push(priced.clone());
-        if best.as_ref().is_none_or(|(b, _)| priced.time_s < b.time_s) {
-            *best = Some((priced, s));
-        }
+    let mut found = Found {
+        best: None,
+        candidates: Vec::new(),
+        stopped: false,
+        fewest_left: u64::MAX,
     };
     for alg in topocoll_algorithms::of(p.collective.kind()) {
         if alg.check(&req).is_err() {
             continue;
         }
+        // A build is not interrupted: none starts once the time is up, nor
+        // one whose ops could not be built and priced in the time left.
+        if p.cfg.deadline.passed() {
+            found.stopped = true;
+            break;
+        }
+        let ops = alg.op_count(&req)?;
+        if ops as f64 > p.cfg.deadline.remaining_s() * OPS_PER_SECOND {
+            found.stopped = true;
+            found.fewest_left = found.fewest_left.min(ops);
+            continue;
+        }
         let Ok(s) = (alg.build)(&req) else { continue };
-        let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
-        consider(
-            Priced {
-                algorithm: alg.name.to_string(),
-                time_s,
-                trees: 0,
-                chunks: 0,
-            },
-            s,
-            &mut best,
-        );
+        let priced = Priced {
+            algorithm: alg.name.to_string(),
+            time_s: 0.0,
+            trees: 0,
+            chunks: 0,
+        };
+        if !found.price(p, s, priced)? {
+            break;
+        }
     }
     // The trees on the topology's routes first; where switches stand
     // between ranks and those fall short of the least time, again with
@@ -194,14 +273,32 @@ fn search(p: &Problem) -> Result<Optimized> {
     for own_paths in [false, true] {
         if own_paths
             && (!pack::has_switches(p.topo)
-                || best
+                || found
+                    .best
                     .as_ref()
                     .is_some_and(|(b, _)| b.time_s <= bound_s * (1.0 + OWN_PATHS_ABOVE)))
         {
             break;
         }
         for form in forms(p.collective) {
-            for packed in plans_for(p, form, own_paths)? {
+            // A spread form's every root has a tree of 2 (N - 1) ops at
+            // least: where N of them do not fit, no packing is worth its
+            // time.
+            if found.stopped || (form.spread() && least_ops(n) > MAX_OPS) {
+                continue;
+            }
+            let plans = match plans_for(p, form, own_paths) {
+                Ok(plans) => plans,
+                Err(Error::Param {
+                    param: "time_limit",
+                    ..
+                }) if !found.candidates.is_empty() => {
+                    found.stopped = true;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for packed in plans {
                 let most = packed
                     .iter()
                     .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
@@ -221,11 +318,10 @@ fn search(p: &Problem) -> Result<Optimized> {
                     // GAIN (and the schedule is not too large).
                     let mut last = f64::INFINITY;
                     let mut chunks = 1u64;
-                    while chunks <= MAX_CHUNKS {
+                    while chunks <= MAX_CHUNKS && !deadline.passed() {
                         let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
                             if chunks == 1 && split == Parts::Weighted {
-                                let per_tree = 2 * (n as u64 - 1) * n as u64;
-                                let fit = (MAX_OPS / per_tree) as usize;
+                                let fit = (MAX_OPS / least_ops(n)) as usize;
                                 if fit > 0 {
                                     splits.push(Parts::Top(fit.min(MAX_TREES)));
                                 }
@@ -236,21 +332,20 @@ fn search(p: &Problem) -> Result<Optimized> {
                             }
                             break;
                         };
-                        let time_s = simulate(&s, p.topo, &p.cfg)?.time_s;
                         let trees = match split {
                             Parts::Top(k) => most.min(k),
                             _ => most,
                         };
-                        consider(
-                            Priced {
-                                algorithm: "synthesized".into(),
-                                time_s,
-                                trees,
-                                chunks,
-                            },
-                            s,
-                            &mut best,
-                        );
+                        let priced = Priced {
+                            algorithm: "synthesized".into(),
+                            time_s: 0.0,
+                            trees,
+                            chunks,
+                        };
+                        if !found.price(p, s, priced)? {
+                            break;
+                        }
+                        let time_s = found.last_time();
                         if time_s > last * (1.0 - GAIN) {
                             break;
                         }
@@ -261,7 +356,25 @@ fn search(p: &Problem) -> Result<Optimized> {
             }
         }
     }
+    found.stopped |= deadline.passed();
+    let Found {
+        best,
+        mut candidates,
+        stopped,
+        fewest_left,
+    } = found;
     let Some((best, schedule)) = best else {
+        if fewest_left < u64::MAX {
+            return Err(topocoll_base::param!(
+                "time_limit",
+                " of {} s leaves too little time to build and price any {} on {n} ranks: \
+                 the fewest ops of those left ({fewest_left}) take about {:.0} s",
+                deadline.limit_s(),
+                p.collective.name(),
+                fewest_left as f64 / OPS_PER_SECOND
+            ));
+        }
+        deadline.check(|| "before any schedule was priced".into())?;
         return Err(invalid!(
             "no schedule of {} applies on {}",
             p.collective.name(),
@@ -277,8 +390,15 @@ fn search(p: &Problem) -> Result<Optimized> {
         split_s,
         bound_s,
         candidates,
+        complete: !stopped,
         solve_s: 0.0,
     })
+}
+
+/// The fewest ops of a spread form's schedule on `n` ranks: a tree of
+/// 2 (n - 1) ops (a send and a receive an edge) for each of n roots.
+fn least_ops(n: usize) -> u64 {
+    2 * (n.max(1) as u64 - 1) * n as u64
 }
 
 /// The shape of a synthesised schedule.
@@ -306,6 +426,11 @@ enum Form {
 }
 
 impl Form {
+    /// Whether every rank is a root of its own trees.
+    fn spread(self) -> bool {
+        matches!(self, Form::Spread { .. } | Form::Phased)
+    }
+
     fn directions(self) -> (bool, bool) {
         match self {
             Form::Rooted { reduce, bcast, .. } | Form::Spread { reduce, bcast } => (reduce, bcast),
@@ -387,15 +512,17 @@ fn packings_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Packed>>
             }
         }
     }
-    let packing = pack::pack(
-        p.topo,
-        &edges,
-        &roots,
-        rounds(roots.len(), edges.len()),
-        EPS,
+    let rounds = rounds(roots.len(), edges.len());
+    // Each root keeps up to a tree a round, a parent a rank.
+    let trees_bytes = (rounds * roots.len() * n * std::mem::size_of::<usize>()) as u64;
+    topocoll_base::memory::check(
+        trees_bytes,
+        &format!("the {} roots' packed trees on {n} ranks", roots.len()),
     )?;
+    let deadline = &p.cfg.deadline;
+    let packing = pack::pack(p.topo, &edges, &roots, rounds, EPS, deadline)?;
     let exact = if roots.len() <= MAX_EXACT_ROOTS {
-        pack::exact(p.topo, &edges, &roots, &packing)?
+        pack::exact(p.topo, &edges, &roots, &packing, deadline)?
     } else {
         None
     };

@@ -16,6 +16,7 @@
 
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
+use topocoll_base::limits::Deadline;
 use topocoll_topology::{LinkId, Topology};
 
 /// A candidate edge between two ranks and the links its messages load.
@@ -327,12 +328,14 @@ pub struct Packing {
 /// same rate (a concurrent packing): `rounds` rounds of one tree per root.
 /// Which links a tree edge loads is the edge's own (`Edge::links`), so the
 /// caller packs in-trees by giving edges the reverse routes' links.
+/// Gives up with a `time_limit` error once `deadline` passes.
 pub fn pack(
     topo: &Topology,
     edges: &[Edge],
     roots: &[usize],
     rounds: usize,
     eps: f64,
+    deadline: &Deadline,
 ) -> Result<Packing> {
     let n = topo.num_ranks();
     let bw: Vec<f64> = (0..topo.links.len())
@@ -342,8 +345,16 @@ pub fn pack(
     let mut found: Vec<Vec<(Arborescence, f64)>> = vec![Vec::new(); roots.len()];
     let mut cost = vec![0.0; edges.len()];
     let mut uses = vec![0u32; bw.len()];
-    for _ in 0..rounds {
+    let started = std::time::Instant::now();
+    for round in 0..rounds {
         for (k, &root) in roots.iter().enumerate() {
+            deadline.check(|| {
+                let (done, all) = (round * roots.len() + k, rounds * roots.len());
+                format!(
+                    "packing trees: {done} of {all} least arborescences took {}",
+                    crate::cut::eta(started, done, all)
+                )
+            })?;
             for (c, e) in cost.iter_mut().zip(edges) {
                 *c = e.links.iter().map(|&l| length[l as usize]).sum();
             }
@@ -437,6 +448,7 @@ pub fn exact(
     edges: &[Edge],
     roots: &[usize],
     start: &Packing,
+    deadline: &Deadline,
 ) -> Result<Option<Packing>> {
     if let [root] = roots {
         if let Some(trees) = disjoint(topo, edges, *root) {
@@ -479,6 +491,7 @@ pub fn exact(
     let mut chosen: Vec<(Arborescence, f64)> = Vec::new();
     let mut solves = 0;
     while need > tol {
+        deadline.check(|| "solving the exact packing".into())?;
         solves += 2;
         if solves > MAX_SOLVES {
             return Ok(Some(fallback));
@@ -947,9 +960,9 @@ mod explore {
             let t = parse_spec(spec).unwrap();
             let e = edges(&t);
             for (rounds, eps) in [(24, 0.3), (100, 0.1), (400, 0.05), (1000, 0.02)] {
-                let pk = pack(&t, &e, &[0], rounds, eps).unwrap();
+                let pk = pack(&t, &e, &[0], rounds, eps, &Deadline::NONE).unwrap();
                 let all: Vec<usize> = (0..t.num_ranks()).collect();
-                let pk2 = pack(&t, &e, &all, rounds / 4, eps).unwrap();
+                let pk2 = pack(&t, &e, &all, rounds / 4, eps, &Deadline::NONE).unwrap();
                 eprintln!(
                     "{spec} rounds {rounds} eps {eps}: bcast rate {:.3e} (keep8 {:.3e}), trees {}; allgather per-root {:.3e} keep8 {:.3e}",
                     value(&t, &e, &pk, 1000),
