@@ -510,7 +510,7 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
         outln!("solve time {:.3} s", found.solve_s);
     } else {
         outln!(
-            "solve time {:.3} s (the {} s time limit stopped the search: the fastest of {} candidates, not of all)",
+            "solve time {:.3} s (within the {} s time limit: the fastest of {} candidates, not of all)",
             found.solve_s,
             deadline.limit_s(),
             found.candidates.len()

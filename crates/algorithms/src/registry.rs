@@ -89,6 +89,9 @@ pub enum OpCount {
     /// At least a send and a receive for each ordered pair of ranks:
     /// 2·P·(P−1).
     PerPair,
+    /// At least a send and a receive of each non-empty chunk (min(P,
+    /// count) of them) at each of P − 1 ring steps: 2·(P−1)·min(P, count).
+    PerChunkStep,
     /// Not counted before it is built (the verifier's memory check holds
     /// what is built).
     Unbounded,
@@ -240,6 +243,10 @@ impl Algorithm {
             OpCount::PerPair => {
                 let p = req.ranks as u64;
                 2 * p * (p - 1)
+            }
+            OpCount::PerChunkStep => {
+                let p = req.ranks as u64;
+                2 * (p - 1) * p.min(req.count)
             }
             OpCount::Unbounded => 0,
         })

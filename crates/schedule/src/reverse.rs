@@ -257,6 +257,10 @@ impl Live {
 }
 
 /// One rank's program reversed (see the module's description).
+///
+/// Whole on purpose: one backward walk over the program, each op's
+/// reversal reading and updating the same live-region map and successor
+/// lists.
 fn reverse_program(
     s: &Schedule,
     r: usize,

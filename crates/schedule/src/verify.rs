@@ -484,6 +484,11 @@ fn too_large(what: &str, need: u64, free: u64) -> Error {
 
 /// Runs the schedule symbolically and checks the outputs, giving up past
 /// `max_terms` symbolic terms.
+///
+/// Whole on purpose: one event loop whose arms (send, receive, copy,
+/// combine) share the buffers, the ready list, the message queues and the
+/// term count through the `complete!` macro and `deliver`; split, each
+/// piece would take all of them as arguments.
 fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
     let mut bufs = initial_contents(s);
     let succ: Vec<Successors> = s.programs.iter().map(Successors::new).collect();

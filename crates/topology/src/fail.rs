@@ -130,6 +130,70 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
         _ => {}
     }
     let cables = cables(topo)?;
+    let dead = dead_cables(topo, &cables, fail)?;
+    let failed = dead.iter().filter(|&&d| d).count();
+    let holds_rank = {
+        let mut h = vec![false; topo.num_nodes];
+        for &n in &topo.rank_node {
+            h[n as usize] = true;
+        }
+        h
+    };
+    if topo.rank_node.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(param!(
+            "fail",
+            ": {}: its ranks are not in the order of its nodes, which a degraded graph keeps",
+            topo.describe()
+        ));
+    }
+    let nodes: Vec<NodeSpec> = (0..topo.num_nodes)
+        .map(|v| NodeSpec {
+            name: topo.node_name(v as u32),
+            kind: if holds_rank[v] {
+                NodeKind::Host
+            } else {
+                NodeKind::Switch
+            },
+        })
+        .collect();
+    let edges: Vec<EdgeSpec> = cables
+        .iter()
+        .zip(&dead)
+        .filter(|(_, &d)| !d)
+        .map(|(links, _)| {
+            let ab = &topo.links[links[0] as usize];
+            let ba = links.get(1).map(|&l| &topo.links[l as usize]).unwrap_or(ab);
+            EdgeSpec {
+                a: topo.node_name(ab.from),
+                b: topo.node_name(ab.to),
+                bandwidth: None,
+                latency: None,
+                bandwidth_ab: Some(ab.bandwidth),
+                bandwidth_ba: Some(ba.bandwidth),
+                latency_ab: Some(ab.latency),
+                latency_ba: Some(ba.latency),
+                duplex: if links.len() == 1 {
+                    Duplex::Half
+                } else {
+                    Duplex::Full
+                },
+            }
+        })
+        .collect();
+    check_connected(topo, &cables, &dead, failed)?;
+    let g = Graph::new(&nodes, &edges, false, 0.0, 0.0)?;
+    let name = format!(
+        "{} without {failed} cable{}",
+        topo.name,
+        if failed == 1 { "" } else { "s" }
+    );
+    let out = Topology::from_kind(name, Kind::Graph(g));
+    debug_assert_eq!(out.rank_node, topo.rank_node);
+    Ok(out)
+}
+
+/// Which of `cables` `fail` takes out.
+fn dead_cables(topo: &Topology, cables: &[Vec<LinkId>], fail: &Fail) -> Result<Vec<bool>> {
     let mut dead = vec![false; cables.len()];
     match fail {
         Fail::Links(names) => {
@@ -188,57 +252,17 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
             }
         }
     }
-    let failed = dead.iter().filter(|&&d| d).count();
-    let holds_rank = {
-        let mut h = vec![false; topo.num_nodes];
-        for &n in &topo.rank_node {
-            h[n as usize] = true;
-        }
-        h
-    };
-    if topo.rank_node.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(param!(
-            "fail",
-            ": {}: its ranks are not in the order of its nodes, which a degraded graph keeps",
-            topo.describe()
-        ));
-    }
-    let nodes: Vec<NodeSpec> = (0..topo.num_nodes)
-        .map(|v| NodeSpec {
-            name: topo.node_name(v as u32),
-            kind: if holds_rank[v] {
-                NodeKind::Host
-            } else {
-                NodeKind::Switch
-            },
-        })
-        .collect();
-    let edges: Vec<EdgeSpec> = cables
-        .iter()
-        .zip(&dead)
-        .filter(|(_, &d)| !d)
-        .map(|(links, _)| {
-            let ab = &topo.links[links[0] as usize];
-            let ba = links.get(1).map(|&l| &topo.links[l as usize]).unwrap_or(ab);
-            EdgeSpec {
-                a: topo.node_name(ab.from),
-                b: topo.node_name(ab.to),
-                bandwidth: None,
-                latency: None,
-                bandwidth_ab: Some(ab.bandwidth),
-                bandwidth_ba: Some(ba.bandwidth),
-                latency_ab: Some(ab.latency),
-                latency_ba: Some(ba.latency),
-                duplex: if links.len() == 1 {
-                    Duplex::Half
-                } else {
-                    Duplex::Full
-                },
-            }
-        })
-        .collect();
-    // Every rank must still reach rank 0 (named by rank, before the graph
-    // would name nodes).
+    Ok(dead)
+}
+
+/// Refuses a degraded network where some rank cannot reach rank 0
+/// (named by rank, before the graph would name nodes).
+fn check_connected(
+    topo: &Topology,
+    cables: &[Vec<LinkId>],
+    dead: &[bool],
+    failed: usize,
+) -> Result<()> {
     let mut parent: Vec<usize> = (0..topo.num_nodes).collect();
     fn root(p: &mut [usize], mut x: usize) -> usize {
         while p[x] != x {
@@ -247,7 +271,7 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
         }
         x
     }
-    for (links, _) in cables.iter().zip(&dead).filter(|(_, &d)| !d) {
+    for (links, _) in cables.iter().zip(dead).filter(|(_, &d)| !d) {
         let l = &topo.links[links[0] as usize];
         let (a, b) = (
             root(&mut parent, l.from as usize),
@@ -268,15 +292,7 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
             }
         }
     }
-    let g = Graph::new(&nodes, &edges, false, 0.0, 0.0)?;
-    let name = format!(
-        "{} without {failed} cable{}",
-        topo.name,
-        if failed == 1 { "" } else { "s" }
-    );
-    let out = Topology::from_kind(name, Kind::Graph(g));
-    debug_assert_eq!(out.rank_node, topo.rank_node);
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! v−1, as MPICH does, even when the scatter already brought it. Empty chunks
 //! (count < P) send nothing.
 
-use crate::{Algorithm, Request};
+use crate::{Algorithm, OpCount, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Region, Schedule};
@@ -19,7 +19,8 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
     build,
 )
 .ompi(9, "scatter_allgather_ring", "scatter_allgather_ring")
-.mpich("MPIR_Bcast_intra_scatter_ring_allgather");
+.mpich("MPIR_Bcast_intra_scatter_ring_allgather")
+.ops(OpCount::PerChunkStep);
 
 fn build(req: &Request) -> Result<Schedule> {
     let mut s = req.schedule(ALGORITHM.name);

@@ -166,15 +166,18 @@ fn op_counts_are_declared_as_the_entries_can_count_them() {
         );
         // A count declared per pair is a floor of what is built, so a
         // schedule refused by it would not have fit either.
-        if a.ops == OpCount::PerPair {
-            for p in [1usize, 2, 3, 5, 8, 13] {
+        if matches!(a.ops, OpCount::PerPair | OpCount::PerChunkStep) {
+            for (p, size) in [1usize, 2, 3, 5, 8, 13, 40]
+                .into_iter()
+                .flat_map(|p| [(p, 8 * 3 * p as u64), (p, 8 * 5)])
+            {
                 let c = a.collective.with_root(0);
                 let dtype = if c.is_reduction() {
                     Dtype::F64
                 } else {
                     Dtype::U8
                 };
-                let req = Request::new(c, p, 8 * 3 * p as u64, dtype, ReduceOp::Sum, None).unwrap();
+                let req = Request::new(c, p, size, dtype, ReduceOp::Sum, None).unwrap();
                 if a.check(&req).is_err() {
                     continue;
                 }

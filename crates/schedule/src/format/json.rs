@@ -275,6 +275,10 @@ fn plain(message: &str) -> String {
 /// [`from_json`] from a reader, parsed as it is read: a file that is not
 /// JSON (`/dev/zero`, say) fails at its first bytes, not after filling
 /// memory with it.
+///
+/// Whole on purpose: one pass over the document, checking it field by
+/// field, each refusal naming its field; the checks read top to bottom as
+/// the format's rules.
 pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let doc: JsonScheduleIn = serde_json::from_reader(std::io::BufReader::new(reader))
         .map_err(|e| invalid!("schedule JSON: {}", plain(&e.to_string())))?;

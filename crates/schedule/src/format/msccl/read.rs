@@ -851,6 +851,9 @@ impl StepOps<'_> {
     /// Appends the ops of step `k` of threadblock `t` (`tb`), waiting for
     /// `deps`, to `prog`; returns its last op (`None` for a step that moves nothing). `rrs`
     /// steps take their temporary regions from `scratch` up.
+    ///
+    /// Whole on purpose: one arm per MSCCL step type, side by side as the
+    /// format lists them, each a few lines over the same resolved regions.
     fn push(
         &self,
         tb: &Tb,
