@@ -571,7 +571,10 @@ fn bench_kernels(a: &BenchArgs, given: &Given) -> Result<i32> {
         Ok(())
     };
     kernel_bench::run(bytes, iters, only, &mut |r| {
-        print(r).map_err(|e| Error::Io(e.to_string()))
+        print(r).map_err(|e| match e.downcast::<std::io::Error>() {
+            Ok(io) => Error::io("writing the table", io),
+            Err(other) => Error::Invalid(other.to_string()),
+        })
     })?;
     Ok(0)
 }

@@ -153,8 +153,11 @@ const CLOSED_PIPE: i32 = 128 + 13;
 /// Whether an error is a write into a pipe nobody reads any more.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        let io = match c.downcast_ref::<Error>() {
+            Some(Error::Io { cause, .. }) => Some(&*cause.0),
+            _ => c.downcast_ref::<std::io::Error>(),
+        };
+        io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -289,7 +289,7 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         let mut f = std::io::BufWriter::new(file);
         let name = |l: u32| topo.link_name(l);
         sim::write_chrome_trace(&result.spans, s.ranks, &result.link_samples, &name, &mut f)
-            .and_then(|()| f.flush().map_err(|e| Error::Io(e.to_string())))
+            .and_then(|()| f.flush().map_err(|e| Error::io("writing the output", e)))
             .with_context(|| format!("writing '{path}'"))?;
     }
     // (An output file's errors name it; standard output's say so here.)

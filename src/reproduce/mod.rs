@@ -119,10 +119,10 @@ pub fn alltoall_time_block(
 /// Writes a text file, creating its directory.
 pub fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let path = dir.join(name);
     std::fs::write(&path, text)
-        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ fn register_font() {
 }
 
 fn err(e: impl std::fmt::Display) -> Error {
-    Error::Io(format!("plot: {e}"))
+    Error::io("plot", std::io::Error::other(e.to_string()))
 }
 
 /// Draws `series` into `<stem>.svg` and `<stem>.png`.

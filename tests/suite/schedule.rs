@@ -6,6 +6,7 @@
 use topocoll::algorithms::Request;
 use topocoll::schedule::{self, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::{parse_spec, Topology};
+use topocoll::{Error, VerifyError, VerifyKind};
 
 fn request(
     c: Collective,
@@ -39,6 +40,14 @@ fn err(s: &Schedule) -> String {
     verify(s).unwrap_err().to_string()
 }
 
+/// The verifier's finding on `s`: which check it broke, where.
+fn broken(s: &Schedule) -> VerifyError {
+    match verify(s) {
+        Err(Error::Verify(v)) => v,
+        other => panic!("expected a verification failure, got {other:?}"),
+    }
+}
+
 #[test]
 fn verifier_catches_a_dropped_send() {
     let mut s = ring4();
@@ -50,10 +59,12 @@ fn verifier_catches_a_dropped_send() {
             vec![(op, d)]
         }
     });
-    let e = err(&s);
-    assert!(e.contains("deadlock"), "{e}");
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Deadlock, "{e}");
+    // The message names the receive left waiting, and for whom.
     assert!(
-        e.contains("rank 3 op 1 waits for a message from rank 2 tag 0"),
+        e.message
+            .contains("rank 3 op 1 waits for a message from rank 2 tag 0"),
         "{e}"
     );
 }
@@ -99,9 +110,12 @@ fn verifier_catches_a_duplicated_contribution() {
         &[last, last - 1],
     );
     s.programs[0] = prog;
-    let e = err(&s);
-    assert!(e.contains("rank 0 output element 0"), "{e}");
-    assert!(e.contains("extra (duplicated) rank 0 element 0"), "{e}");
+    let e = broken(&s);
+    assert_eq!((e.kind, e.rank), (VerifyKind::Output, Some(0)), "{e}");
+    assert!(
+        e.message.contains("extra (duplicated) rank 0 element 0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -124,9 +138,11 @@ fn verifier_catches_a_swapped_tag() {
         )],
         _ => vec![(op, d)],
     });
-    let e = err(&s);
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Deadlock, "{e}");
     assert!(
-        e.contains("rank 2 op 3 waits for a message from rank 1 tag 1"),
+        e.message
+            .contains("rank 2 op 3 waits for a message from rank 1 tag 1"),
         "{e}"
     );
 }
@@ -173,13 +189,16 @@ fn verifier_catches_a_deadlock() {
         },
         &[r1],
     );
-    let e = err(&s);
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Deadlock, "{e}");
     assert!(
-        e.contains("deadlock: 4 of 4 operations can never run"),
+        e.message
+            .contains("deadlock: 4 of 4 operations can never run"),
         "{e}"
     );
     assert!(
-        e.contains("rank 0 op 0 waits for a message from rank 1 tag 5"),
+        e.message
+            .contains("rank 0 op 0 waits for a message from rank 1 tag 5"),
         "{e}"
     );
 }
@@ -206,9 +225,11 @@ fn verifier_catches_missing_data_and_wrong_blocks() {
         )],
         _ => vec![(op, d)],
     });
-    let e = err(&s);
+    let e = broken(&s);
+    assert_eq!((e.kind, e.rank), (VerifyKind::Output, Some(1)), "{e}");
     assert!(
-        e.contains("rank 1 output element 0: expected rank 0 element 2, found rank 0 element 4"),
+        e.message
+            .contains("rank 1 output element 0: expected rank 0 element 2, found rank 0 element 4"),
         "{e}"
     );
     // An allreduce in which rank 3 skips its last receive: element missing contributions.
@@ -219,11 +240,9 @@ fn verifier_catches_missing_data_and_wrong_blocks() {
         3,
         |i, op, d| if i == n - 1 { vec![] } else { vec![(op, d)] },
     );
-    let e = err(&s);
-    assert!(
-        e.contains("never receives") || e.contains("no data") || e.contains("missing"),
-        "{e}"
-    );
+    // Rank 2's message to rank 3 is never received.
+    let e = broken(&s);
+    assert_eq!((e.kind, e.rank), (VerifyKind::Unreceived, Some(2)), "{e}");
 }
 
 #[test]
@@ -252,12 +271,21 @@ fn verifier_catches_races_and_bad_structure() {
             &[],
         );
     }
-    let e = err(&s);
-    assert!(e.contains("race on output element 0"), "{e}");
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Race, "{e}");
+    assert!(e.message.contains("race on output element 0"), "{e}");
     // A dependency on a later op.
     let mut s = req.schedule("forward");
     s.programs[0].push(Op::Compute { seconds: 0.0 }, &[1]);
-    assert!(err(&s).contains("depends on op 1, which is not an earlier operation"));
+    let e = broken(&s);
+    assert_eq!(
+        (e.kind, e.rank, e.op),
+        (VerifyKind::Structure, Some(0), Some(0)),
+        "{e}"
+    );
+    assert!(e
+        .message
+        .contains("depends on op 1, which is not an earlier operation"));
     // A region past the buffer.
     let mut s = req.schedule("oob");
     s.programs[0].push(
@@ -269,10 +297,12 @@ fn verifier_catches_races_and_bad_structure() {
         },
         &[],
     );
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Structure, "{e}");
     assert!(
-        err(&s).contains("ends past the Output buffer's 2 elements"),
-        "{}",
-        err(&s)
+        e.message
+            .contains("ends past the Output buffer's 2 elements"),
+        "{e}"
     );
     // A peer that is not a rank.
     let mut s = req.schedule("peer");
@@ -285,7 +315,9 @@ fn verifier_catches_races_and_bad_structure() {
         },
         &[],
     );
-    assert!(err(&s).contains("peer 7 is not a rank"));
+    let e = broken(&s);
+    assert_eq!(e.kind, VerifyKind::Structure, "{e}");
+    assert!(e.message.contains("peer 7 is not a rank"), "{e}");
     // Two unordered receives with the same peer and tag.
     let mut s = req.schedule("keys");
     s.programs[0].scratch = 2;
@@ -307,7 +339,12 @@ fn verifier_catches_races_and_bad_structure() {
         },
         &[],
     );
-    assert!(err(&s).contains("share peer and tag but are not ordered"));
+    let e = broken(&s);
+    assert_eq!(
+        (e.kind, e.rank, e.op),
+        (VerifyKind::Race, Some(0), Some(1)),
+        "{e}"
+    );
     // Size mismatch between a send and its receive.
     let mut s = request(Collective::Bcast { root: 0 }, 2, 4, Dtype::U8, None).schedule("sizes");
     s.programs[0].push(
@@ -328,10 +365,16 @@ fn verifier_catches_races_and_bad_structure() {
         },
         &[],
     );
+    let e = broken(&s);
+    assert_eq!(
+        (e.kind, e.rank, e.op),
+        (VerifyKind::Mismatch, Some(1), Some(0)),
+        "{e}"
+    );
     assert!(
-        err(&s).contains("expects 3 elements but rank 0 op 0 sends 4"),
-        "{}",
-        err(&s)
+        e.message
+            .contains("expects 3 elements but rank 0 op 0 sends 4"),
+        "{e}"
     );
 }
 
@@ -384,15 +427,17 @@ fn verifier_catches_a_barrier_that_does_not_wait() {
         s.programs[r as usize].push(Op::send(0, 0, nothing), &[]);
         s.programs[0].push(Op::recv(r, 0, nothing), &[]);
     }
-    let e = err(&s);
+    let e = broken(&s);
+    assert_eq!((e.kind, e.rank), (VerifyKind::Barrier, Some(1)), "{e}");
     assert!(
-        e.contains("barrier: rank 1 can leave before rank 0 has entered"),
+        e.message
+            .contains("barrier: rank 1 can leave before rank 0 has entered"),
         "{e}"
     );
     let mut s = Schedule::new(Collective::Barrier, 2, 0, Dtype::U8, ReduceOp::Sum, "none");
     s.programs[0].push(Op::Compute { seconds: 0.0 }, &[]);
-    let e = err(&s);
-    assert!(e.contains("barrier: rank 1 has no operations"), "{e}");
+    let e = broken(&s);
+    assert_eq!((e.kind, e.rank), (VerifyKind::Barrier, Some(1)), "{e}");
     // The tree barrier with its release (tag 1) taken out.
     let req = request(Collective::Barrier, 6, 0, Dtype::U8, None);
     let mut s = topocoll_testkit::build("tree", &req).unwrap();
@@ -403,8 +448,7 @@ fn verifier_catches_a_barrier_that_does_not_wait() {
             _ => vec![(op, deps.into_iter().filter(|&d| d == 0).collect())],
         });
     }
-    let e = err(&s);
-    assert!(e.contains("can leave before rank"), "{e}");
+    assert_eq!(broken(&s).kind, VerifyKind::Barrier);
 }
 
 /// A scan that combines rank 0's data into rank 2's before rank 1's holds
@@ -425,9 +469,10 @@ fn verifier_catches_a_scan_out_of_rank_order() {
     let a = p2.push(Op::copy(inp, out), &[]);
     let b = p2.push(Op::recv_combine(0, 0, out), &[a]);
     p2.push(Op::recv_combine(1, 1, out), &[b]);
-    let e = err(&s);
-    assert!(
-        e.contains("rank 2 op 1") && e.contains("not a run of consecutive ranks"),
+    let e = broken(&s);
+    assert_eq!(
+        (e.kind, e.rank, e.op),
+        (VerifyKind::ScanOrder, Some(2), Some(1)),
         "{e}"
     );
     // In rank order (rank 1's data first, then rank 0's) it verifies.

@@ -63,7 +63,7 @@ fn bcasts_reverse_into_reduces() {
 }
 
 /// A scatter whose reversal is wrong (the root also sends rank 1 a block
-/// it never uses, so the gather would send data it never had) is
+/// it never uses, so the gather receives into the root's output while its copy writes there) is
 /// refused with the verifier's reason, not returned.
 #[test]
 fn an_unverifiable_reversal_is_an_error() {
@@ -78,7 +78,10 @@ fn an_unverifiable_reversal_is_an_error() {
     verify(&s).unwrap();
     let into = request(Collective::Gather { root: 0 }, 2, 4, Dtype::U8);
     match reverse_checked(&s, into.schedule("broken")) {
-        Err(Error::Verify(why)) => assert!(why.contains("reversal"), "{why}"),
+        Err(Error::Verify(why)) => {
+            assert_eq!(why.kind, topocoll_base::VerifyKind::Race, "{why}");
+            assert!(why.message.contains("reversal"), "{why}");
+        }
         other => panic!("expected a verification error, got {other:?}"),
     }
 }

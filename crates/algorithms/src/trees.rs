@@ -368,7 +368,12 @@ pub struct TreeReport {
 /// parent → child (broadcast) and their reverses (reduction). Returns the
 /// heights, recomputed here.
 pub fn check_trees(shape: &GridShape, trees: &[Tree]) -> Result<TreeReport> {
-    let fail = |m: String| Error::Verify(format!("trees on {:?}: {m}", shape.dims));
+    let fail = |m: String| {
+        Error::Verify(topocoll_base::VerifyError::new(
+            topocoll_base::VerifyKind::Structure,
+            format!("trees on {:?}: {m}", shape.dims),
+        ))
+    };
     let p = shape.size();
     let st = strides(&shape.dims);
     let coord = |v: usize, a: usize| (v / st[a]) % shape.dims[a];

@@ -21,17 +21,133 @@ pub enum Error {
     /// An algorithm was asked for a shape or collective it does not support.
     #[error("algorithm {algorithm}: {reason}")]
     Unsupported { algorithm: String, reason: String },
-    /// A schedule failed verification.
+    /// A schedule failed verification: which check, where.
     #[error("verification failed: {0}")]
-    Verify(String),
+    Verify(VerifyError),
     /// Executing a schedule failed: a rank failed, a message did not match, a
     /// transport error, or the run timed out. The message names the rank and
     /// the operation.
     #[error("run failed: {0}")]
     Runtime(String),
-    /// Reading or writing a file failed.
-    #[error("{0}")]
-    Io(String),
+    /// Reading or writing a file failed: what was being done ("cannot read
+    /// topology file 'x.toml'"), and the system's error, kept whole.
+    #[error("{what}: {cause}")]
+    Io { what: String, cause: IoCause },
+}
+
+impl Error {
+    /// An [`Error::Io`]: `what` was being done when `cause` happened.
+    pub fn io(what: impl Into<String>, cause: std::io::Error) -> Error {
+        Error::Io {
+            what: what.into(),
+            cause: IoCause(std::sync::Arc::new(cause)),
+        }
+    }
+
+    /// The check a verification failure broke, if it is one.
+    pub fn verify_kind(&self) -> Option<VerifyKind> {
+        match self {
+            Error::Verify(v) => Some(v.kind),
+            _ => None,
+        }
+    }
+}
+
+/// A system I/O error, shared so that [`Error`] stays `Clone`; two are
+/// equal when their kinds and texts are.
+#[derive(Debug, Clone)]
+pub struct IoCause(pub std::sync::Arc<std::io::Error>);
+
+impl PartialEq for IoCause {
+    fn eq(&self, other: &IoCause) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for IoCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Which of the verifier's checks a schedule broke (the numbered checks of
+/// `topocoll_schedule::verify`), for callers and tests that act on the
+/// cause rather than read the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyKind {
+    /// Check 1: a peer that is no rank, a region outside its buffer,
+    /// unequal sides, a dependency that does not point back, programs that
+    /// do not match the ranks.
+    Structure,
+    /// Check 2: two unordered operations touch the same elements, one
+    /// writing, or share a (peer, tag) key.
+    Race,
+    /// Check 3: a receive matched by a send of another element count (or a
+    /// message no receive could take in order).
+    Mismatch,
+    /// Check 3: an operation reads elements that hold no data yet.
+    Undefined,
+    /// Check 3: operations left that can never run.
+    Deadlock,
+    /// Check 3: a message sent and never received.
+    Unreceived,
+    /// Check 4: an output element holds other contributions than expected,
+    /// or none.
+    Output,
+    /// Check 5: a scan's combine joins runs of ranks out of order.
+    ScanOrder,
+    /// Check 6: a barrier's exit that does not wait on every rank.
+    Barrier,
+}
+
+/// A verification failure: the check broken, the rank and op where it
+/// shows (where one does), and the verifier's sentence naming them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyError {
+    pub kind: VerifyKind,
+    pub rank: Option<usize>,
+    pub op: Option<usize>,
+    pub message: String,
+}
+
+impl VerifyError {
+    /// A failure of `kind` that names no single rank or op.
+    pub fn new(kind: VerifyKind, message: impl Into<String>) -> VerifyError {
+        VerifyError {
+            kind,
+            rank: None,
+            op: None,
+            message: message.into(),
+        }
+    }
+
+    /// A failure of `kind` at `rank`'s op `op` (`None` where it is the
+    /// rank's, not one op's).
+    pub fn at(
+        kind: VerifyKind,
+        rank: usize,
+        op: Option<usize>,
+        message: impl Into<String>,
+    ) -> VerifyError {
+        VerifyError {
+            kind,
+            rank: Some(rank),
+            op,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<VerifyError> for Error {
+    fn from(e: VerifyError) -> Error {
+        Error::Verify(e)
+    }
 }
 
 /// Shorthand used throughout the library.

@@ -58,13 +58,13 @@ impl Machine {
         self.check()
             .map_err(|why| invalid!("the calibration measured a figure no machine has: {why}"))?;
         std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Io(format!("cannot create '{}': {e}", dir.display())))?;
+            .map_err(|e| Error::io(format!("cannot create '{}'", dir.display()), e))?;
         let path = Self::path(dir);
         let tmp = dir.join(format!("machine.json.{}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(self).expect("a machine serialises");
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| Error::Io(format!("writing '{}': {e}", path.display())))?;
+            .map_err(|e| Error::io(format!("writing '{}'", path.display()), e))?;
         Ok(path)
     }
 

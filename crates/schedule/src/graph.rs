@@ -5,7 +5,7 @@
 use super::{Op, OpId, Program, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// For each op of a program, the ops that wait for it (compressed rows).
 pub struct Successors {
@@ -71,8 +71,13 @@ pub fn match_messages(s: &Schedule) -> Result<Vec<Vec<OpId>>> {
                     .get_mut(&(rank as u32, *peer, *tag))
                     .and_then(|q| q.pop_front())
                     .ok_or_else(|| {
-                        Error::Verify(format!(
-                            "rank {rank} op {i} sends to rank {peer} with tag {tag}, but rank {peer} has no receive left for it"
+                        Error::Verify(VerifyError::at(
+                            VerifyKind::Unreceived,
+                            rank,
+                            Some(i),
+                            format!(
+                                "rank {rank} op {i} sends to rank {peer} with tag {tag}, but rank {peer} has no receive left for it"
+                            ),
                         ))
                     })?;
                 partner[rank][i] = j;
@@ -83,9 +88,14 @@ pub fn match_messages(s: &Schedule) -> Result<Vec<Vec<OpId>>> {
     let mut left: Vec<_> = recvs.into_iter().filter(|(_, q)| !q.is_empty()).collect();
     left.sort_unstable_by_key(|(k, _)| *k);
     if let Some(((src, dst, tag), q)) = left.first() {
-        return Err(Error::Verify(format!(
-            "rank {dst} op {} receives from rank {src} with tag {tag}, but rank {src} sends no such message",
-            q[0]
+        return Err(Error::Verify(VerifyError::at(
+            VerifyKind::Mismatch,
+            *dst as usize,
+            Some(q[0] as usize),
+            format!(
+                "rank {dst} op {} receives from rank {src} with tag {tag}, but rank {src} sends no such message",
+                q[0]
+            ),
         )));
     }
     Ok(partner)

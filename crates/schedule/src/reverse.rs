@@ -32,7 +32,7 @@
 
 use super::{chunk, verify, Buf, Collective, Op, OpId, Region, Schedule};
 use std::collections::BTreeMap;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// The collective a reversed schedule of `c` implements, if it has one.
 pub fn dual(c: Collective) -> Option<Collective> {
@@ -99,12 +99,17 @@ pub fn reverse(s: &Schedule, mut into: Schedule) -> Result<Schedule> {
 pub fn reverse_checked(s: &Schedule, into: Schedule) -> Result<Schedule> {
     let into = reverse(s, into)?;
     verify(&into).map_err(|e| {
-        Error::Verify(format!(
+        let message = format!(
             "the reversal of {} {} into {} does not verify: {e}",
             s.collective.name(),
             s.algorithm,
             into.collective.name()
-        ))
+        );
+        // The check the reversal broke, where the verifier named one.
+        match e {
+            Error::Verify(v) => Error::Verify(VerifyError { message, ..v }),
+            _ => Error::Verify(VerifyError::new(VerifyKind::Structure, message)),
+        }
     })?;
     Ok(into)
 }

@@ -237,7 +237,8 @@ impl Sizes {
     pub fn read_csv(path: &Path, shape: SizesShape, ranks: usize) -> Result<Sizes> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
-            topocoll_base::error::Error::Io(format!(
+            // Invalid, not Io: the hint follows the system's error.
+            topocoll_base::error::Error::Invalid(format!(
                 "{name}: {e} (--counts takes a CSV file or uniform:MAX, zipf:S, hot:K)"
             ))
         })?;

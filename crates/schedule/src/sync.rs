@@ -8,7 +8,7 @@
 //! no ops among several waits on no one and fails.
 
 use super::{match_messages, Op, OpId, Schedule, Successors};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// Ranks handled per pass: one bit each in a word per op.
 const GROUP: usize = 64;
@@ -23,8 +23,13 @@ pub(super) fn check_barrier(s: &Schedule) -> Result<()> {
         return Ok(());
     }
     if let Some(r) = s.programs.iter().position(|prog| prog.is_empty()) {
-        return Err(Error::Verify(format!(
-            "barrier: rank {r} has no operations, so no rank waits for it to enter and it waits for no one"
+        return Err(Error::Verify(VerifyError::at(
+            VerifyKind::Barrier,
+            r,
+            None,
+            format!(
+                "barrier: rank {r} has no operations, so no rank waits for it to enter and it waits for no one"
+            ),
         )));
     }
     let ops = s.num_ops() as u64;
@@ -77,8 +82,13 @@ pub(super) fn check_barrier(s: &Schedule) -> Result<()> {
             let m = exits.fold(0, |m, i| m | reach[base[r] + i]);
             if m != full {
                 let q = lo + (!m & full).trailing_zeros() as usize;
-                return Err(Error::Verify(format!(
-                    "barrier: rank {r} can leave before rank {q} has entered: no operation of rank {q} happens before any of rank {r}'s last operations"
+                return Err(Error::Verify(VerifyError::at(
+                    VerifyKind::Barrier,
+                    r,
+                    None,
+                    format!(
+                        "barrier: rank {r} can leave before rank {q} has entered: no operation of rank {q} happens before any of rank {r}'s last operations"
+                    ),
                 )));
             }
         }
@@ -128,9 +138,10 @@ fn topological_order(s: &Schedule, partner: &[Vec<OpId>]) -> Result<Vec<(u32, Op
         }
     }
     if order.len() != s.num_ops() {
-        return Err(Error::Verify(
-            "barrier: the operations wait on each other in a cycle".into(),
-        ));
+        return Err(Error::Verify(VerifyError::new(
+            VerifyKind::Deadlock,
+            "barrier: the operations wait on each other in a cycle",
+        )));
     }
     Ok(order)
 }

@@ -32,7 +32,7 @@ use super::{
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, VecDeque};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// What the verifier looked at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,8 +186,14 @@ impl Content {
     }
 }
 
-fn verr(msg: String) -> Error {
-    Error::Verify(msg)
+/// A failure of check `kind` naming no single rank.
+fn verr(kind: VerifyKind, msg: String) -> Error {
+    Error::Verify(VerifyError::new(kind, msg))
+}
+
+/// A failure of check `kind` at `rank`'s op `op` (`None`: the rank's).
+fn verr_at(kind: VerifyKind, rank: usize, op: Option<usize>, msg: String) -> Error {
+    Error::Verify(VerifyError::at(kind, rank, op, msg))
 }
 
 fn describe_terms(terms: &[Term], at: u64, limit: usize) -> String {
@@ -249,23 +255,27 @@ fn verify_within(s: &Schedule, free: Option<u64>) -> Result<VerifyReport> {
 fn check_structure(s: &Schedule) -> Result<()> {
     s.collective
         .check(s.ranks)
-        .map_err(|e| verr(e.to_string()))?;
+        .map_err(|e| verr(VerifyKind::Structure, e.to_string()))?;
     if s.programs.len() != s.ranks {
-        return Err(verr(format!(
-            "{} programs for {} ranks",
-            s.programs.len(),
-            s.ranks
-        )));
+        return Err(verr(
+            VerifyKind::Structure,
+            format!("{} programs for {} ranks", s.programs.len(), s.ranks),
+        ));
     }
     for (rank, prog) in s.programs.iter().enumerate() {
         let in_bounds = |i: usize, r: &Region| -> Result<()> {
             let len = s.buffer_len(rank, r.buf);
             if r.offset.checked_add(r.count).is_none_or(|end| end > len) {
-                return Err(verr(format!(
+                return Err(verr_at(
+                    VerifyKind::Structure,
+                    rank,
+                    Some(i),
+                    format!(
                     "rank {rank} op {i} ({}): region ends past the {:?} buffer's {len} elements",
                     prog.ops[i].describe(),
                     r.buf
-                )));
+                ),
+                ));
             }
             Ok(())
         };
@@ -277,10 +287,12 @@ fn check_structure(s: &Schedule) -> Result<()> {
                 s.ranks,
                 (s.offsets.len(), s.paths.len()),
             ) {
-                return Err(verr(format!(
-                    "rank {rank} op {i} ({}): {fault}",
-                    op.describe()
-                )));
+                return Err(verr_at(
+                    VerifyKind::Structure,
+                    rank,
+                    Some(i),
+                    format!("rank {rank} op {i} ({}): {fault}", op.describe()),
+                ));
             }
             match op {
                 Op::Send { region, .. } | Op::Recv { region, .. } => {
@@ -290,17 +302,25 @@ fn check_structure(s: &Schedule) -> Result<()> {
                     in_bounds(i, src)?;
                     in_bounds(i, dst)?;
                     if src.count != dst.count {
-                        return Err(verr(format!(
-                            "rank {rank} op {i} ({}): source and destination sizes differ",
-                            op.describe()
-                        )));
+                        return Err(verr_at(
+                            VerifyKind::Structure,
+                            rank,
+                            Some(i),
+                            format!(
+                                "rank {rank} op {i} ({}): source and destination sizes differ",
+                                op.describe()
+                            ),
+                        ));
                     }
                 }
                 Op::Compute { seconds } => {
                     if !(seconds.is_finite() && *seconds >= 0.0) {
-                        return Err(verr(format!(
-                            "rank {rank} op {i}: compute time {seconds} is not a duration"
-                        )));
+                        return Err(verr_at(
+                            VerifyKind::Structure,
+                            rank,
+                            Some(i),
+                            format!("rank {rank} op {i}: compute time {seconds} is not a duration"),
+                        ));
                     }
                 }
             }
@@ -375,7 +395,7 @@ fn check_races(rank: usize, prog: &Program) -> Result<()> {
             let key = (matches!(op, Op::Send { .. }), *peer, *tag);
             if let Some(prev) = keyed.insert(key, i) {
                 if !ancestry.ordered(prev, i) {
-                    return Err(verr(format!(
+                    return Err(verr_at(VerifyKind::Race, rank, Some(i as usize), format!(
                         "rank {rank}: op {prev} ({}) and op {i} ({}) share peer and tag but are not ordered by dependencies, so which message each matches would depend on timing",
                         prog.ops[prev as usize].describe(),
                         op.describe()
@@ -392,7 +412,7 @@ fn check_races(rank: usize, prog: &Program) -> Result<()> {
             if (a.4 || b.4) && a.3 != b.3 && !ancestry.ordered(a.3, b.3) {
                 let (first, second) = if a.3 < b.3 { (a, *b) } else { (*b, a) };
                 let lo = first.1.max(second.1);
-                return Err(verr(format!(
+                return Err(verr_at(VerifyKind::Race, rank, Some(second.3 as usize), format!(
                     "rank {rank}: race on {} element {lo}: op {} ({}) and op {} ({}) both touch it, one writes, and neither waits for the other",
                     format!("{:?}", a.0).to_lowercase(),
                     first.3,
@@ -515,11 +535,16 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
     let elem = s.elem_bytes();
     let prefix = s.collective.is_prefix();
     let undefined = |rank: usize, i: OpId, what: &str, buf: Buf, at: u64| {
-        verr(format!(
-            "rank {rank} op {i} ({}) {what} {} element {at}, which holds no data yet",
-            s.programs[rank].ops[i as usize].describe(),
-            format!("{buf:?}").to_lowercase()
-        ))
+        verr_at(
+            VerifyKind::Undefined,
+            rank,
+            Some(i as usize),
+            format!(
+                "rank {rank} op {i} ({}) {what} {} element {at}, which holds no data yet",
+                s.programs[rank].ops[i as usize].describe(),
+                format!("{buf:?}").to_lowercase()
+            ),
+        )
     };
 
     // Completes op `i` of `rank` and releases its successors.
@@ -554,7 +579,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
             unreachable!()
         };
         if msg.count != region.count {
-            return Err(verr(format!(
+            return Err(verr_at(VerifyKind::Mismatch, rank, Some(i as usize), format!(
                 "rank {rank} op {i} ({}) expects {} elements but rank {src} op {} sends {} with tag {tag}",
                 s.programs[rank].ops[i as usize].describe(),
                 region.count,
@@ -667,7 +692,7 @@ fn in_rank_order(
             .windows(2)
             .all(|w| w[1].rank == w[0].rank + 1 && w[1].offset == w[0].offset);
         if !ordered {
-            return Err(verr(format!(
+            return Err(verr_at(VerifyKind::ScanOrder, rank, Some(i as usize), format!(
                 "rank {rank} op {i} ({}): {} element {} holds {}, not a run of consecutive ranks, so a {} would combine them out of rank order",
                 s.programs[rank].ops[i as usize].describe(),
                 format!("{:?}", region.buf).to_lowercase(),
@@ -740,21 +765,24 @@ fn all_ran(
                 q[0]
             ));
         }
-        return Err(verr(format!(
-            "deadlock: {} of {total} operations can never run; {}",
-            total - done,
-            if blocked.is_empty() {
-                "no receive is waiting".to_string()
-            } else {
-                blocked.join("; ")
-            }
-        )));
+        return Err(verr(
+            VerifyKind::Deadlock,
+            format!(
+                "deadlock: {} of {total} operations can never run; {}",
+                total - done,
+                if blocked.is_empty() {
+                    "no receive is waiting".to_string()
+                } else {
+                    blocked.join("; ")
+                }
+            ),
+        ));
     }
     let mut left: Vec<_> = messages.iter().filter(|(_, q)| !q.is_empty()).collect();
     if !left.is_empty() {
         left.sort_by_key(|(k, _)| **k);
         let ((src, dst, tag), q) = left[0];
-        return Err(verr(format!(
+        return Err(verr_at(VerifyKind::Unreceived, *src as usize, Some(q[0].from_op as usize), format!(
             "rank {src} op {} sends to rank {dst} with tag {tag}, but rank {dst} never receives it ({} unreceived messages in all)",
             q[0].from_op,
             left.iter().map(|(_, q)| q.len()).sum::<usize>()
@@ -769,7 +797,7 @@ fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) 
             continue;
         }
         let pieces = out.read(e.offset, e.count, &mut 0).map_err(|at| {
-            verr(format!(
+            verr_at(VerifyKind::Output, rank, None, format!(
                 "rank {rank} output element {at}: expected {}, found no data ({} never delivered it)",
                 describe_terms(&e.terms, at - e.offset, 4),
                 c.name()
@@ -797,12 +825,17 @@ fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) 
                         describe_terms(&extra, 0, 4)
                     ));
                 }
-                return Err(verr(format!(
-                    "rank {rank} output element {at}: expected {}, found {}: {}",
-                    describe_terms(&want, 0, 4),
-                    describe_terms(&got, 0, 4),
-                    why.join("; ")
-                )));
+                return Err(verr_at(
+                    VerifyKind::Output,
+                    rank,
+                    None,
+                    format!(
+                        "rank {rank} output element {at}: expected {}, found {}: {}",
+                        describe_terms(&want, 0, 4),
+                        describe_terms(&got, 0, 4),
+                        why.join("; ")
+                    ),
+                ));
             }
         }
     }

@@ -178,8 +178,8 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
     // Unmatched messages are the verifier's finding; here (a schedule
     // simulated without it) they are bad input.
     let src = Materialised::new(s).map_err(|e| match e {
-        topocoll_base::error::Error::Verify(m) => {
-            invalid!("the schedule's messages do not match: {m}")
+        topocoll_base::error::Error::Verify(v) => {
+            invalid!("the schedule's messages do not match: {v}")
         }
         other => other,
     })?;
@@ -791,9 +791,12 @@ fn check_finished<'r, P: Lookahead>(
     };
     let total: u64 = (0..src.header().ranks).map(|r| src.len(r)).sum();
     let done: u64 = ranks.map(|r| r.done as u64).sum();
-    Err(Error::Verify(format!(
-        "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{waits}); verify the schedule",
-        total.saturating_sub(done).max(1),
+    Err(Error::Verify(topocoll_base::VerifyError::new(
+        topocoll_base::VerifyKind::Deadlock,
+        format!(
+            "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{waits}); verify the schedule",
+            total.saturating_sub(done).max(1),
+        ),
     )))
 }
 

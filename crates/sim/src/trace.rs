@@ -15,7 +15,7 @@ pub fn write_chrome_trace(
     link_name: &dyn Fn(u32) -> String,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let io = |e: std::io::Error| Error::Io(format!("writing trace: {e}"));
+    let io = |e: std::io::Error| Error::io("writing trace", e);
     writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[").map_err(io)?;
     let mut first = true;
     for r in 0..ranks {

@@ -14,14 +14,14 @@ const MAX_BYTES: u64 = 64 << 20;
 pub fn read_rankfile(path: &Path) -> Result<Vec<String>> {
     let shown = path.display();
     let meta = std::fs::metadata(path)
-        .map_err(|e| Error::Io(format!("cannot read rankfile '{shown}': {e}")))?;
+        .map_err(|e| Error::io(format!("cannot read rankfile '{shown}'"), e))?;
     if meta.len() > MAX_BYTES {
         return Err(Error::Invalid(format!(
             "rankfile '{shown}' is larger than 64 MiB"
         )));
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Io(format!("cannot read rankfile '{shown}' as UTF-8 text: {e}")))?;
+        .map_err(|e| Error::io(format!("cannot read rankfile '{shown}' as UTF-8 text"), e))?;
     parse_rankfile(&text, &shown.to_string())
 }
 

@@ -104,7 +104,7 @@ fn read_limited(spec: &str) -> Result<String> {
     // A topology file of the largest supported graph is a few MB; read
     // no more than 64 MiB of anything (a path to /dev/zero, say).
     const MAX_TOML_BYTES: u64 = 64 << 20;
-    let cannot = |e: std::io::Error| Error::Io(format!("cannot read topology file '{spec}': {e}"));
+    let cannot = |e: std::io::Error| Error::io(format!("cannot read topology file '{spec}'"), e);
     let mut text = String::new();
     std::io::Read::read_to_string(
         &mut std::io::Read::take(

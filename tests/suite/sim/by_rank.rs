@@ -277,7 +277,10 @@ fn a_stuck_schedule_is_the_same_error_by_rank() {
                 by_rank,
                 ..SimConfig::default()
             };
-            simulate(&s, &topo, &cfg).unwrap_err().to_string()
+            let e = simulate(&s, &topo, &cfg).unwrap_err();
+            // Both drivers find the same deadlock.
+            assert_eq!(e.verify_kind(), Some(topocoll::VerifyKind::Deadlock), "{e}");
+            e.to_string()
         })
         .collect();
     assert!(

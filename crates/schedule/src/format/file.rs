@@ -34,7 +34,7 @@ impl ScheduleFile {
     /// character past white space is `<`, JSON otherwise.
     pub fn open(path: &Path) -> Result<ScheduleFile> {
         let file = std::fs::File::open(path)
-            .map_err(|e| Error::Io(format!("cannot read schedule '{}': {e}", path.display())))?;
+            .map_err(|e| Error::io(format!("cannot read schedule '{}'", path.display()), e))?;
         let mut reader = BufReader::new(file);
         let format = if is_xml(path, &mut reader) {
             FileFormat::Msccl
@@ -65,7 +65,7 @@ impl ScheduleFile {
                     .take(MAX_XML_BYTES + 1)
                     .read_to_string(&mut text)
                     .map_err(|e| {
-                        Error::Io(format!("cannot read schedule '{shown}' as UTF-8 text: {e}"))
+                        Error::io(format!("cannot read schedule '{shown}' as UTF-8 text"), e)
                     })?;
                 if text.len() as u64 > MAX_XML_BYTES {
                     return Err(Error::Invalid(format!(

@@ -12,7 +12,7 @@ use topocoll_base::error::{Error, Result};
 /// send with a signed-offset route (A2AT's) takes the simulator's own;
 /// returns how many sends lost theirs, for the caller to say so.
 pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write) -> Result<u64> {
-    let io = |e: std::io::Error| Error::Io(format!("writing GOAL: {e}"));
+    let io = |e: std::io::Error| Error::io("writing GOAL", e);
     let elem = s.elem_bytes();
     writeln!(out, "num_ranks {}", s.ranks).map_err(io)?;
     let mut text = String::new();

@@ -249,8 +249,8 @@ pub fn to_json(s: &Schedule, out: &mut dyn Write) -> Result<()> {
             })
             .collect(),
     };
-    serde_json::to_writer(&mut *out, &doc).map_err(|e| Error::Io(format!("writing JSON: {e}")))?;
-    writeln!(out).map_err(|e| Error::Io(format!("writing JSON: {e}")))
+    serde_json::to_writer(&mut *out, &doc).map_err(|e| Error::io("writing JSON", e.into()))?;
+    writeln!(out).map_err(|e| Error::io("writing JSON", e))
 }
 
 /// Reads a schedule written by [`to_json`] (or by hand).
