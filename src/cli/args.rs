@@ -794,6 +794,7 @@ impl NodeModelArgs {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             progress,
             deadline: crate::limits::Deadline::NONE,
+            solve_start: crate::sim::SolveStart::Pruned,
         })
     }
 

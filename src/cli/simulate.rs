@@ -148,7 +148,18 @@ fn simulate_point(
                 parse_bytes(build.size())?,
             );
             (
-                price::price(&req, build.algorithm()?, topo, &cfgs, !a.no_verify, how)?,
+                price::price(
+                    &req,
+                    build.algorithm()?,
+                    topo,
+                    &cfgs,
+                    if a.no_verify {
+                        price::Check::Trust
+                    } else {
+                        price::Check::Verify
+                    },
+                    how,
+                )?,
                 what,
             )
         }

@@ -105,7 +105,7 @@ pub fn alltoall_time_block(
         crate::algorithms::find(req.collective.kind(), algorithm)?,
         t,
         std::slice::from_ref(cfg),
-        false,
+        crate::price::Check::Trust,
         crate::price::Build::StreamIfLarge,
     )?;
     // The collective's bound, or the schedule's own where it is higher.

@@ -88,7 +88,7 @@ impl Builder {
     }
 
     fn build(self, name: String) -> Result<Topology> {
-        let g = Graph::new(&self.nodes, &self.edges, true, GIGABIT.0, GIGABIT.1)?;
+        let g = Graph::tree(&self.nodes, &self.edges, GIGABIT.0, GIGABIT.1)?;
         Ok(Topology::from_kind(name, Kind::Tree(g)))
     }
 }

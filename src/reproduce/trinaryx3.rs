@@ -118,7 +118,7 @@ pub fn point(
         crate::algorithms::find(req.collective.kind(), alg)?,
         t,
         &cfg,
-        false,
+        crate::price::Check::Trust,
         crate::price::Build::PreferStream,
     )?;
     Ok(p.runs.remove(0))

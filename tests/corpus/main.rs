@@ -206,21 +206,19 @@ fn run_algorithm(
         if let Some(t) = topo {
             tally.kinds.insert(kind(t));
         }
-        {
-            let c0 = alg.collective.with_root(0);
-            for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
-                for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented)
+        let c0 = alg.collective.with_root(0);
+        for (k, (dtype, op)) in case.dtypes(c0.is_reduction()).into_iter().enumerate() {
+            for (bytes, segment) in case.sizes(place, c0.size_is_block(), dtype, alg.segmented) {
+                for (((lanes, radix), inter), vsizes) in case
+                    .lanes(alg, topo)
+                    .into_iter()
+                    .flat_map(|l| case.radixes(alg).into_iter().map(move |k| (l, k)))
+                    .flat_map(|lk| case.inters(alg).into_iter().map(move |i| (lk, i)))
+                    .flat_map(|lki| case.vsizes(alg).into_iter().map(move |v| (lki, v)))
                 {
-                    for (((lanes, radix), inter), vsizes) in case
-                        .lanes(alg, topo)
-                        .into_iter()
-                        .flat_map(|l| case.radixes(alg).into_iter().map(move |k| (l, k)))
-                        .flat_map(|lk| case.inters(alg).into_iter().map(move |i| (lk, i)))
-                        .flat_map(|lki| case.vsizes(alg).into_iter().map(move |v| (lki, v)))
-                    {
-                        for root in case.roots(p, c0.root().is_some()) {
-                            let c = alg.collective.with_root(root);
-                            let what = format!(
+                    for root in case.roots(p, c0.root().is_some()) {
+                        let c = alg.collective.with_root(root);
+                        let what = format!(
                                 "{}: {} {} on {}, {bytes} B {}, root {root}, segment {segment:?}, lanes {lanes:?}, radix {radix:?}, inter {inter:?}, sizes {vsizes:?}",
                                 case.name,
                                 alg.collective,
@@ -228,57 +226,56 @@ fn run_algorithm(
                                 place.name,
                                 dtype.name(),
                             );
-                            let mut req = Request::new(c, p, bytes, dtype, op, topo)
+                        let mut req = Request::new(c, p, bytes, dtype, op, topo)
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                        req.segment_bytes = segment;
+                        req.lanes = lanes;
+                        req.radix = radix;
+                        req.inter = inter;
+                        if let (Some(spec), Some(shape)) = (&vsizes, c.sizes_shape()) {
+                            let v = Sizes::parse(spec, shape, p, req.count, dtype.size(), 1)
                                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-                            req.segment_bytes = segment;
-                            req.lanes = lanes;
-                            req.radix = radix;
-                            req.inter = inter;
-                            if let (Some(spec), Some(shape)) = (&vsizes, c.sizes_shape()) {
-                                let v = Sizes::parse(spec, shape, p, req.count, dtype.size(), 1)
-                                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                                req = req
-                                    .with_sizes(std::sync::Arc::new(v))
-                                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                            }
-                            let s = match algorithms::build(alg, &req) {
-                                Ok(s) => s,
-                                Err(Error::Unsupported { reason, .. }) => {
-                                    assert!(!must, "{what}: must apply, but {reason}");
-                                    tally.add("skipped");
-                                    continue;
-                                }
-                                Err(e) => panic!("{what}: {e}"),
-                            };
-                            tally.add("points");
-                            tally
-                                .algorithms
-                                .insert(format!("{}/{}", alg.collective, alg.name));
-                            let point = Point {
-                                case,
-                                place,
-                                alg,
-                                req,
-                                dtype_index: k,
-                                what,
-                            };
-                            // Only the checks that read the schedule alone
-                            // need to know one seen before.
-                            let fresh = !case.checks.iter().any(|c| {
-                                matches!(
-                                    c,
-                                    Check::Verify
-                                        | Check::Json
-                                        | Check::Threads
-                                        | Check::Fault
-                                        | Check::Orders
-                                )
-                            }) || seen.insert(schedule_hash(&s));
-                            if !fresh {
-                                tally.add("same_as_earlier");
-                            }
-                            run_point(&point, &s, fresh, models, &mut tally);
+                            req = req
+                                .with_sizes(std::sync::Arc::new(v))
+                                .unwrap_or_else(|e| panic!("{what}: {e}"));
                         }
+                        let s = match algorithms::build(alg, &req) {
+                            Ok(s) => s,
+                            Err(Error::Unsupported { reason, .. }) => {
+                                assert!(!must, "{what}: must apply, but {reason}");
+                                tally.add("skipped");
+                                continue;
+                            }
+                            Err(e) => panic!("{what}: {e}"),
+                        };
+                        tally.add("points");
+                        tally
+                            .algorithms
+                            .insert(format!("{}/{}", alg.collective, alg.name));
+                        let point = Point {
+                            case,
+                            place,
+                            alg,
+                            req,
+                            dtype_index: k,
+                            what,
+                        };
+                        // Only the checks that read the schedule alone
+                        // need to know one seen before.
+                        let fresh = !case.checks.iter().any(|c| {
+                            matches!(
+                                c,
+                                Check::Verify
+                                    | Check::Json
+                                    | Check::Threads
+                                    | Check::Fault
+                                    | Check::Orders
+                            )
+                        }) || seen.insert(schedule_hash(&s));
+                        if !fresh {
+                            tally.add("same_as_earlier");
+                        }
+                        run_point(&point, &s, fresh, models, &mut tally);
                     }
                 }
             }

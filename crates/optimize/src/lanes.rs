@@ -121,7 +121,7 @@ pub fn run_scatter(
         &topocoll_algorithms::scatter::multilane::ALGORITHM,
         topo,
         std::slice::from_ref(cfg),
-        false,
+        crate::price::Check::Trust,
         crate::price::Build::StreamIfLarge,
     )?;
     Ok(priced.runs.remove(0))

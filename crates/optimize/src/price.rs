@@ -8,6 +8,16 @@ use topocoll_schedule::{OpSource, Schedule};
 use topocoll_sim::{simulate, simulate_source, SimConfig, SimResult};
 use topocoll_topology::Topology;
 
+/// Whether a written-out schedule is verified before it is priced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Verified before it is simulated.
+    Verify,
+    /// Simulated as built, unverified (the caller or the corpus has
+    /// verified the algorithm on these shapes).
+    Trust,
+}
+
 /// Whether the schedule is written out or generated as the simulator runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Build {
@@ -33,7 +43,7 @@ pub struct Priced {
     pub schedule_bound_s: Option<f64>,
 }
 
-/// Builds `algorithm` for `req`, verifies it when written out and `verify`
+/// Builds `algorithm` for `req`, verifies it when written out and `check` says so
 /// (a generated schedule is checked op by op against its written-out form
 /// by the test suite instead), and simulates it under each of `cfgs`.
 pub fn price(
@@ -41,7 +51,7 @@ pub fn price(
     algorithm: &'static Algorithm,
     topo: &Topology,
     cfgs: &[SimConfig],
-    verify: bool,
+    check: Check,
     build: Build,
 ) -> Result<Priced> {
     let stream = match build {
@@ -75,11 +85,11 @@ pub fn price(
             })
         }
         None => {
-            if verify {
+            if check == Check::Verify {
                 topocoll_schedule::check_ranks_fit(req.ranks)?;
             }
             let s = topocoll_algorithms::build(algorithm, req)?;
-            if verify {
+            if check == Check::Verify {
                 topocoll_schedule::verify(&s)?;
             }
             price_schedule(s, topo, cfgs)

@@ -345,7 +345,14 @@ impl Problem<'_> {
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;
         let alg = topocoll_algorithms::find(self.collective.kind(), &c.algorithm)?;
-        let priced = price::price(&req, alg, self.topology, &[cfg], true, Build::StreamIfLarge)?;
+        let priced = price::price(
+            &req,
+            alg,
+            self.topology,
+            &[cfg],
+            price::Check::Verify,
+            Build::StreamIfLarge,
+        )?;
         Ok(priced.runs[0].time_s)
     }
 

@@ -4,6 +4,7 @@
 //! tiles, progress), the sharing rules and the start skew.
 
 use super::by_rank;
+use super::fairshare::SolveStart;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_base::limits::Deadline;
@@ -87,6 +88,9 @@ pub struct SimConfig {
     /// When an event-by-event run gives up (checked every 65,536 events):
     /// a `time_limit` error naming how far the run came.
     pub deadline: Deadline,
+    /// Where max-min solves start ([`SolveStart`]): pruned, or from every
+    /// flow on the changed links (the same run to rounding).
+    pub solve_start: SolveStart,
 }
 
 impl Default for SimConfig {
@@ -111,6 +115,7 @@ impl Default for SimConfig {
             threads: 1,
             tile: true,
             deadline: Deadline::NONE,
+            solve_start: SolveStart::Pruned,
         }
     }
 }

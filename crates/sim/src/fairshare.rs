@@ -11,23 +11,17 @@
 //! The tree-broadcast paper's reservation rule is `calendar::Calendar`.
 
 use smallvec::SmallVec;
-use std::cell::Cell;
 
-thread_local! {
-    /// Solvers made on this thread start every solve from all the flows on
-    /// the changed links (see [`with_full_start`]).
-    static FULL_START: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with the solvers it makes on this thread starting every solve
-/// from all the flows on the links whose flows changed, not the pruned set:
-/// the same allocation up to rounding, for the tests that measure how far
-/// rounding moves a run.
-pub fn with_full_start<T>(f: impl FnOnce() -> T) -> T {
-    let old = FULL_START.with(|c| c.replace(true));
-    let out = f();
-    FULL_START.with(|c| c.set(old));
-    out
+/// Which flows a solve starts from when flows start or end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SolveStart {
+    /// On a link a flow left, only the flows held there (the fast start).
+    #[default]
+    Pruned,
+    /// Every flow on the links whose flows changed: the same allocation up
+    /// to rounding, for the tests that measure how far rounding moves a
+    /// run.
+    Full,
 }
 
 /// Adds to a work counter in builds with the `counters` feature; nothing otherwise.
@@ -354,7 +348,13 @@ const CAP_BOTTLENECK: u32 = u32::MAX - 1;
 const CHECK_TOLERANCE: f64 = 1e-11;
 
 impl MaxMin {
+    /// A solver over links of `capacity`, starting its solves pruned.
     pub fn new(capacity: Vec<f64>) -> MaxMin {
+        MaxMin::with_start(capacity, SolveStart::Pruned)
+    }
+
+    /// A solver over links of `capacity` whose solves start as `start` says.
+    pub fn with_start(capacity: Vec<f64>, start: SolveStart) -> MaxMin {
         let n = capacity.len();
         MaxMin {
             capacity,
@@ -362,7 +362,7 @@ impl MaxMin {
             flows: Vec::new(),
             hot: Vec::new(),
             dirty: Vec::new(),
-            pruned: !FULL_START.with(Cell::get),
+            pruned: start == SolveStart::Pruned,
             active: Vec::new(),
             active_pos: Vec::new(),
             slot: Vec::new(),

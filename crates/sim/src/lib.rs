@@ -61,7 +61,7 @@ mod sharing;
 mod trace;
 
 pub use config::{Fairness, Sharing, SimConfig, Skew};
-pub use fairshare::{reference_maxmin, with_full_start, MaxMin, Reschedule, LEVEL_TOLERANCE};
+pub use fairshare::{reference_maxmin, MaxMin, Reschedule, SolveStart, LEVEL_TOLERANCE};
 pub use result::{bytes_by_class, LinkSample, LinkStats, RunStats, SimResult, Span};
 use result::{results, Totals};
 pub use routes::check_routes;

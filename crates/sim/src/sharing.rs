@@ -51,7 +51,7 @@ impl Links {
     pub(super) fn new(cfg: &SimConfig, capacity: Vec<f64>) -> Links {
         match cfg.sharing {
             Sharing::MaxMin => Links::Fair(Box::new(Fair {
-                solver: MaxMin::new(capacity),
+                solver: MaxMin::with_start(capacity, cfg.solve_start),
                 ends: EndQueue::default(),
                 alone: Vec::new(),
                 alone_new: Vec::new(),

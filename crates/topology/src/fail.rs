@@ -181,7 +181,7 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
         })
         .collect();
     check_connected(topo, &cables, &dead, failed)?;
-    let g = Graph::new(&nodes, &edges, false, 0.0, 0.0)?;
+    let g = Graph::network(&nodes, &edges, 0.0, 0.0)?;
     let name = format!(
         "{} without {failed} cable{}",
         topo.name,

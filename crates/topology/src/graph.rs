@@ -109,9 +109,29 @@ pub const MAX_GRAPH_NODES: usize = 8192;
 const MAX_ROUTING_WORK: usize = 1 << 30;
 
 impl Graph {
-    /// Builds a network; with `tree` it must also be acyclic. Defaults fill
+    /// A network of `nodes` and `edges`, any shape; the defaults fill
     /// missing edge bandwidths and latencies.
-    pub fn new(
+    pub fn network(
+        nodes: &[NodeSpec],
+        edges: &[EdgeSpec],
+        default_bw: f64,
+        default_lat: f64,
+    ) -> Result<Graph> {
+        Graph::build(nodes, edges, false, default_bw, default_lat)
+    }
+
+    /// A tree network: [`Graph::network`] that must also be acyclic and
+    /// connected.
+    pub fn tree(
+        nodes: &[NodeSpec],
+        edges: &[EdgeSpec],
+        default_bw: f64,
+        default_lat: f64,
+    ) -> Result<Graph> {
+        Graph::build(nodes, edges, true, default_bw, default_lat)
+    }
+
+    fn build(
         nodes: &[NodeSpec],
         edges: &[EdgeSpec],
         tree: bool,

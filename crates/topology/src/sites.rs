@@ -171,7 +171,12 @@ impl Sites {
                 ));
             }
         }
-        let net = Graph::new(&nodes, &edges, sizes.len() == 2, lan_bandwidth, lan_latency)?;
+        // Two sites are a tree (a path through the WAN), more a graph.
+        let net = if sizes.len() == 2 {
+            Graph::tree(&nodes, &edges, lan_bandwidth, lan_latency)?
+        } else {
+            Graph::network(&nodes, &edges, lan_bandwidth, lan_latency)?
+        };
         // LAN edges come first, two directed links each; the rest are WAN.
         let wan_links = (2 * hosts as LinkId..net.links().len() as LinkId).collect();
         Ok(Sites {

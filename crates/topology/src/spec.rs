@@ -330,8 +330,8 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
             }
             Kind::Tofu(Tofu::new([d[0], d[1], d[2]], bw, lat).map_err(err)?)
         }
-        "tree" => Kind::Tree(Graph::new(&f.node, &f.edge, true, bw, lat).map_err(err)?),
-        "graph" => Kind::Graph(Graph::new(&f.node, &f.edge, false, bw, lat).map_err(err)?),
+        "tree" => Kind::Tree(Graph::tree(&f.node, &f.edge, bw, lat).map_err(err)?),
+        "graph" => Kind::Graph(Graph::network(&f.node, &f.edge, bw, lat).map_err(err)?),
         "sites" => {
             let sizes = match (&f.sites, f.n0, f.n1) {
                 (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {

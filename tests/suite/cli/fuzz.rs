@@ -11,20 +11,8 @@ use topocoll::schedule::{self, Collective, Dtype, ReduceOp};
 use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::{parse_spec, parse_toml};
 
-/// xorshift64*: the same mutations on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+/// The suite's seeded generator: the same mutations on every run.
+use topocoll_testkit::Rng;
 
 const PIECES: &[&str] = &[
     "0",
@@ -52,9 +40,9 @@ const PIECES: &[&str] = &[
 /// One mutation: replace a number or a byte, delete a run, or splice a piece in.
 fn mutate(text: &str, rng: &mut Rng) -> String {
     let mut b: Vec<char> = text.chars().collect();
-    for _ in 0..1 + rng.below(3) {
-        let at = rng.below(b.len());
-        match rng.below(4) {
+    for _ in 0..1 + rng.index(3) {
+        let at = rng.index(b.len().max(1));
+        match rng.index(4) {
             0 => {
                 // Replace the number under `at`, if any, with a piece.
                 let (mut lo, mut hi) = (at, at);
@@ -64,20 +52,20 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
                 while hi < b.len() && (b[hi].is_ascii_digit() || b[hi] == '.') {
                     hi += 1;
                 }
-                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                let piece: Vec<char> = PIECES[rng.index(PIECES.len())].chars().collect();
                 b.splice(lo..hi, piece);
             }
             1 => {
-                let end = (at + 1 + rng.below(8)).min(b.len());
+                let end = (at + 1 + rng.index(8)).min(b.len());
                 b.drain(at..end);
             }
             2 => {
-                let piece: Vec<char> = PIECES[rng.below(PIECES.len())].chars().collect();
+                let piece: Vec<char> = PIECES[rng.index(PIECES.len())].chars().collect();
                 b.splice(at..at, piece);
             }
             _ => {
                 if at < b.len() {
-                    b[at] = (b' ' + (rng.next() % 95) as u8) as char;
+                    b[at] = (b' ' + (rng.next_u64() % 95) as u8) as char;
                 }
             }
         }
@@ -90,25 +78,25 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
 /// stands between it and the engines.
 fn mutate_numbers(text: &str, rng: &mut Rng) -> String {
     let mut b: Vec<char> = text.chars().collect();
-    for _ in 0..1 + rng.below(2) {
+    for _ in 0..1 + rng.index(2) {
         let starts: Vec<usize> = (0..b.len())
             .filter(|&i| b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
             .collect();
         if starts.is_empty() {
             break;
         }
-        let lo = starts[rng.below(starts.len())];
+        let lo = starts[rng.index(starts.len())];
         let mut hi = lo;
         while hi < b.len() && b[hi].is_ascii_digit() {
             hi += 1;
         }
         let old: u64 = b[lo..hi].iter().collect::<String>().parse().unwrap_or(0);
-        let new = match rng.below(6) {
+        let new = match rng.index(6) {
             0 => 0,
             1 => old + 1,
             2 => old.saturating_sub(1),
-            3 => rng.below(10) as u64,
-            4 => 1 << (rng.below(64)),
+            3 => rng.index(10) as u64,
+            4 => 1 << (rng.index(64)),
             _ => u64::MAX,
         };
         b.splice(lo..hi, new.to_string().chars());
@@ -145,7 +133,7 @@ fn campaign(
     least: usize,
     read: impl Fn(&str) -> Result<(), String>,
 ) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (mut read_ok, mut refused) = (0, 0);
     for round in 0..rounds {
         let base = &bases[round % bases.len()];
@@ -557,7 +545,7 @@ fn mutated_command_lines_never_panic_or_hang() {
         .split_whitespace()
         .chain([""])
         .collect();
-    let mut rng = Rng(0x5eed_7005);
+    let mut rng = Rng::new(0x5eed_7005);
     let limit = std::time::Duration::from_secs(30);
     let (mut ok, mut refused) = (0, 0);
     for round in 0..300 {
@@ -570,23 +558,23 @@ fn mutated_command_lines_never_panic_or_hang() {
         let values_at: Vec<usize> = (1..args.len())
             .filter(|&i| !args[i].starts_with('-'))
             .collect();
-        match rng.below(8) {
+        match rng.index(8) {
             0 => {
-                let i = 1 + rng.below(args.len() - 1);
+                let i = 1 + rng.index(args.len() - 1);
                 args.remove(i);
             }
             1 => {
-                let i = 1 + rng.below(args.len() - 1);
+                let i = 1 + rng.index(args.len() - 1);
                 let dup = args[i].clone();
                 args.insert(i, dup);
             }
             2 => {
-                let i = 1 + rng.below(args.len() - 1);
-                args.insert(i, format!("--{}", values[rng.below(values.len())]));
+                let i = 1 + rng.index(args.len() - 1);
+                args.insert(i, format!("--{}", values[rng.index(values.len())]));
             }
             _ if !values_at.is_empty() => {
-                let i = values_at[rng.below(values_at.len())];
-                args[i] = values[rng.below(values.len())].to_string();
+                let i = values_at[rng.index(values_at.len())];
+                args[i] = values[rng.index(values.len())].to_string();
             }
             _ => {}
         }

@@ -12,7 +12,7 @@ use topocoll::topology::{Duplex, EdgeSpec, Graph, Kind, NodeKind, NodeSpec, Topo
 use topocoll_testkit::Rng;
 
 fn tree(nodes: Vec<NodeSpec>, edges: Vec<EdgeSpec>) -> Topology {
-    let g = Graph::new(&nodes, &edges, true, 1.0, 0.0).unwrap();
+    let g = Graph::tree(&nodes, &edges, 1.0, 0.0).unwrap();
     Topology::from_kind("test tree", Kind::Tree(g))
 }
 

@@ -8,7 +8,7 @@
 //! it has it. ⌈log_K P⌉ levels, each parent sending up to (K − 1) per level
 //! below it.
 
-use crate::pipelined::{self, Plan};
+use crate::pipelined::{self, Phases, Plan};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream, DEFAULT_RADIX};
@@ -31,25 +31,21 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .radix()
 .ops(OpCount::Generated);
 
-fn plan(req: &Request, name: &str, reduce: bool) -> Result<Plan> {
+/// The plan of the k-nomial broadcast (`Phases::Bcast`) or reduce
+/// (`Phases::Reduce`) under `name`.
+pub(crate) fn knomial_plan(req: &Request, name: &str, phases: Phases) -> Result<Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = knomial_tree(req.ranks, root, req.radix.unwrap_or(DEFAULT_RADIX))?;
-    pipelined::single_tree(req, name, tree, reduce, !reduce, None)
-}
-
-/// The plan of the k-nomial broadcast (`reduce` false) or reduce (true)
-/// under `name`.
-pub(crate) fn knomial_plan(req: &Request, name: &str, reduce: bool) -> Result<Plan> {
-    plan(req, name, reduce)
+    pipelined::single_tree(req, name, tree, phases, None)
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    plan(req, ALGORITHM.name, false)?.materialise()
+    knomial_plan(req, ALGORITHM.name, Phases::Bcast)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        plan(req, ALGORITHM.name, false)?.stream()?,
+        knomial_plan(req, ALGORITHM.name, Phases::Bcast)?.stream()?,
     ))
 }
 

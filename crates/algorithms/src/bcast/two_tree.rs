@@ -60,18 +60,12 @@ pub(crate) fn plan(req: &Request, name: &str, phases: Phases) -> Result<Plan> {
         });
     }
     let root = req.collective.root().unwrap_or(0) as usize;
-    let (reduce, bcast) = match phases {
-        Phases::Bcast => (false, true),
-        Phases::Reduce => (true, false),
-        Phases::Allreduce => (true, true),
-    };
     let seg = Pipeline::seg_elems_for(req.segment_bytes, DEFAULT_SEGMENT_BYTES, req.dtype.size());
     let pl = Pipeline::new(
         two_trees(req.ranks, root)?,
         Pipeline::split(req.count, 2),
         seg,
-        reduce,
-        bcast,
+        phases,
     )?;
     Ok(Plan {
         header,

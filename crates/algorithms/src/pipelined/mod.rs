@@ -105,10 +105,9 @@ pub struct Pipeline {
     pub parts: Vec<(u64, u64)>,
     /// Elements per segment (≥ 1).
     pub seg_elems: u64,
-    /// Reduce up the trees (children to parents).
-    pub reduce: bool,
-    /// Broadcast down the trees (parents to children).
-    pub bcast: bool,
+    /// Which way the data goes: up the trees (children to parents), down
+    /// them (parents to children), or both.
+    pub phases: Phases,
     /// Route ids per grid axis for a hop to the + neighbour (down the trees)
     /// and to the − neighbour (up); empty for default routes.
     pub down_routes: Vec<u32>,
@@ -125,8 +124,7 @@ impl Pipeline {
         trees: Vec<Tree>,
         parts: Vec<(u64, u64)>,
         seg_elems: u64,
-        reduce: bool,
-        bcast: bool,
+        phases: Phases,
     ) -> Result<Pipeline> {
         if trees.len() != parts.len() || trees.is_empty() {
             return Err(invalid!("pipeline: one buffer part per tree is needed"));
@@ -140,8 +138,7 @@ impl Pipeline {
             trees,
             parts,
             seg_elems,
-            reduce,
-            bcast,
+            phases,
             down_routes: Vec::new(),
             up_routes: Vec::new(),
             hop_routes: Vec::new(),
@@ -201,7 +198,7 @@ impl Pipeline {
     /// Scratch elements tree `t` needs on a rank with `children` children:
     /// a slot of the tree's part for every child but the first (reduce only).
     fn scratch_for(&self, t: usize, children: usize) -> u64 {
-        if self.reduce {
+        if self.phases.reduces() {
             children.saturating_sub(1) as u64 * self.parts[t].1
         } else {
             0
@@ -255,10 +252,10 @@ impl Pipeline {
         let m = v.children.len();
         let has_parent = usize::from(v.parent.is_some());
         let mut n = 0;
-        if self.reduce {
+        if self.phases.reduces() {
             n += if m > 0 { 1 + 2 * (m - 1) } else { 0 } + has_parent;
         }
-        if self.bcast {
+        if self.phases.bcasts() {
             n += has_parent + m;
         }
         n
@@ -283,7 +280,7 @@ impl Pipeline {
         };
         // The last op that wrote `seg` (or read it, for the reduce send).
         let mut last: Option<u32> = None;
-        if self.reduce {
+        if self.phases.reduces() {
             let up_tag = self.tag(t, s, 0);
             for (j, c) in v.children.iter().enumerate() {
                 if j == 0 {
@@ -303,7 +300,7 @@ impl Pipeline {
                 last = Some(push(Op::send_routed(p.rank, up_tag, seg, p.route), &deps));
             }
         }
-        if self.bcast {
+        if self.phases.bcasts() {
             let down_tag = self.tag(t, s, 1);
             if let Some(p) = v.parent {
                 let deps: SmallVec<[u32; 1]> = last.into_iter().collect();
@@ -433,21 +430,28 @@ pub enum Phases {
     Allreduce,
 }
 
+impl Phases {
+    /// Whether the data goes up the trees, combined on the way.
+    pub fn reduces(self) -> bool {
+        matches!(self, Phases::Reduce | Phases::Allreduce)
+    }
+
+    /// Whether the data goes down the trees from the root.
+    pub fn bcasts(self) -> bool {
+        matches!(self, Phases::Bcast | Phases::Allreduce)
+    }
+}
+
 /// A pipelined algorithm's plan for a request: `trees` from the request's
 /// root carrying `phases`, under the algorithm's `name`.
 pub fn plan(req: &Request, name: &str, trees: Trees, phases: Phases) -> Result<Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
-    let (reduce, bcast) = match phases {
-        Phases::Bcast => (false, true),
-        Phases::Reduce => (true, false),
-        Phases::Allreduce => (true, true),
-    };
     let (tree, default_segment) = match trees {
-        Trees::Torus => return trinaryx3(req, name, root, reduce, bcast),
+        Trees::Torus => return trinaryx3(req, name, root, phases),
         Trees::Binomial(segment) => (super::trees::binomial_tree(req.ranks, root)?, segment),
         Trees::Chain(segment) => (super::trees::chain_tree(req.ranks, root)?, segment),
     };
-    single_tree(req, name, tree, reduce, bcast, default_segment)
+    single_tree(req, name, tree, phases, default_segment)
 }
 
 /// Defines a pipelined algorithm's `build` (the schedule written out) and
@@ -474,13 +478,7 @@ pub(crate) use algorithm;
 /// per tree, each pipelined in `--segment` pieces (default 64 KiB). On a
 /// `torus:`/`mesh:` grid every hop is routed by its signed offset (+1 down the
 /// trees, −1 up), so a ring of two uses its two cables for the two directions.
-pub fn trinaryx3(
-    req: &Request,
-    name: &str,
-    root: usize,
-    reduce: bool,
-    bcast: bool,
-) -> Result<Plan> {
+pub fn trinaryx3(req: &Request, name: &str, root: usize, phases: Phases) -> Result<Plan> {
     let torus_hint = "needs a torus topology (--topology torus:XxYxZ or tofu:XxYxZ)";
     let Some(topo) = req.topology else {
         return Err(req.unsupported(name, torus_hint));
@@ -504,7 +502,7 @@ pub fn trinaryx3(
     }
     let seg = Pipeline::seg_elems_for(req.segment_bytes, DEFAULT_SEGMENT_BYTES, req.dtype.size());
     let parts = Pipeline::split(req.count, trees.len());
-    let mut pl = Pipeline::new(trees, parts, seg, reduce, bcast)?;
+    let mut pl = Pipeline::new(trees, parts, seg, phases)?;
     if matches!(topo.kind, Kind::Grid(_)) {
         let nd = shape.dims.len();
         for a in 0..nd {
@@ -528,8 +526,7 @@ pub fn single_tree(
     req: &Request,
     name: &str,
     tree: Tree,
-    reduce: bool,
-    bcast: bool,
+    phases: Phases,
     default_segment: Option<u64>,
 ) -> Result<Plan> {
     let s = req.schedule(name);
@@ -544,7 +541,7 @@ pub fn single_tree(
         Some(bytes) => (bytes / elem).max(1),
         None => req.count,
     };
-    let pl = Pipeline::new(vec![tree], vec![(0, req.count)], seg, reduce, bcast)?;
+    let pl = Pipeline::new(vec![tree], vec![(0, req.count)], seg, phases)?;
     Ok(Plan {
         header: s,
         pipeline: Some(pl),
@@ -588,9 +585,8 @@ mod tests {
             wrap: vec![true; 3],
         };
         let trees = torus_trees(&shape, 5).unwrap();
-        for (reduce, bcast) in [(true, false), (false, true), (true, true)] {
-            let pl =
-                Pipeline::new(trees.clone(), Pipeline::split(100, 3), 7, reduce, bcast).unwrap();
+        for phases in [Phases::Reduce, Phases::Bcast, Phases::Allreduce] {
+            let pl = Pipeline::new(trees.clone(), Pipeline::split(100, 3), 7, phases).unwrap();
             let mut b = Vec::new();
             for r in 0..shape.size() {
                 for t in 0..3 {
@@ -612,7 +608,7 @@ mod tests {
             wrap: vec![true; 3],
         };
         let trees = torus_trees(&shape, 7).unwrap();
-        let pl = Pipeline::new(trees, Pipeline::split(101, 3), 6, true, true).unwrap();
+        let pl = Pipeline::new(trees, Pipeline::split(101, 3), 6, Phases::Allreduce).unwrap();
         let p = shape.size();
         let mut s = Schedule::new(
             Collective::Allreduce,
@@ -653,7 +649,7 @@ mod tests {
             wrap: vec![true; dims.len()],
         };
         let trees = torus_trees(&shape, 0).unwrap();
-        let pl = Pipeline::new(trees, Pipeline::split(3000, 3), 100, true, true).unwrap();
+        let pl = Pipeline::new(trees, Pipeline::split(3000, 3), 100, Phases::Allreduce).unwrap();
         let p = shape.size();
         let s = Schedule::new(
             Collective::Allreduce,
@@ -705,7 +701,7 @@ mod tests {
     #[test]
     fn reduce_order_is_lower_height_first() {
         let t = binomial_tree(16, 0).unwrap();
-        let pl = Pipeline::new(vec![t], vec![(0, 10)], 10, true, false).unwrap();
+        let pl = Pipeline::new(vec![t], vec![(0, 10)], 10, Phases::Reduce).unwrap();
         let v = pl.view(0, 0);
         let ranks: Vec<u32> = v.children.iter().map(|c| c.rank).collect();
         assert_eq!(ranks, vec![1, 2, 4, 8]);

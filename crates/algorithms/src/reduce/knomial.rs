@@ -4,6 +4,7 @@
 //! first), then sends to its parent, whole or in `--segment` pieces.
 
 use crate::bcast::knomial::knomial_plan;
+use crate::pipelined::Phases;
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
 use topocoll_base::error::Result;
@@ -15,11 +16,11 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "knomial", "k-nomial tree (--radix K, default 4): combine children, then send to the parent, whole or in --segment pieces", build).stream(stream).segmented().radix().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
-    knomial_plan(req, ALGORITHM.name, true)?.materialise()
+    knomial_plan(req, ALGORITHM.name, Phases::Reduce)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        knomial_plan(req, ALGORITHM.name, true)?.stream()?,
+        knomial_plan(req, ALGORITHM.name, Phases::Reduce)?.stream()?,
     ))
 }

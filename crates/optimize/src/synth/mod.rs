@@ -27,7 +27,7 @@ use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use std::collections::HashMap;
-use topocoll_algorithms::pipelined::Pipeline;
+use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
 use topocoll_base::error::{Error, Result};
@@ -406,16 +406,12 @@ fn least_ops(n: usize) -> u64 {
 enum Form {
     /// One root's trees carry the whole buffer: reduced up them, broadcast
     /// down them, or both (an allreduce through one root).
-    Rooted {
-        root: usize,
-        reduce: bool,
-        bcast: bool,
-    },
+    Rooted { root: usize, phases: Phases },
     /// Every rank's own trees carry its own piece: its block broadcast
     /// (allgather), its chunk reduced to it (reduce_scatter), or its chunk
     /// reduced to it and broadcast back (allreduce as a reduce-scatter and
     /// an allgather, each chunk's two halves pipelined together).
-    Spread { reduce: bool, bcast: bool },
+    Spread { phases: Phases },
     /// An allreduce as a reduce-scatter and then an allgather, each on its
     /// own trees: every rank's chunk reduced up its reduce-scatter trees,
     /// then broadcast down its allgather trees once reduced. Where the two
@@ -431,40 +427,32 @@ impl Form {
         matches!(self, Form::Spread { .. } | Form::Phased)
     }
 
-    fn directions(self) -> (bool, bool) {
+    /// Which way its pipelines carry the data.
+    fn phases(self) -> Phases {
         match self {
-            Form::Rooted { reduce, bcast, .. } | Form::Spread { reduce, bcast } => (reduce, bcast),
-            Form::Phased => (true, true),
+            Form::Rooted { phases, .. } | Form::Spread { phases } => phases,
+            Form::Phased => Phases::Allreduce,
         }
     }
 }
 
 /// The forms tried for a collective.
 fn forms(c: Collective) -> Vec<Form> {
-    let rooted = |root: u32, reduce, bcast| Form::Rooted {
+    let rooted = |root: u32, phases| Form::Rooted {
         root: root as usize,
-        reduce,
-        bcast,
+        phases,
     };
+    let spread = |phases| Form::Spread { phases };
     match c {
-        Collective::Bcast { root } => vec![rooted(root, false, true)],
-        Collective::Reduce { root } => vec![rooted(root, true, false)],
+        Collective::Bcast { root } => vec![rooted(root, Phases::Bcast)],
+        Collective::Reduce { root } => vec![rooted(root, Phases::Reduce)],
         Collective::Allreduce => vec![
-            Form::Spread {
-                reduce: true,
-                bcast: true,
-            },
-            rooted(0, true, true),
+            spread(Phases::Allreduce),
+            rooted(0, Phases::Allreduce),
             Form::Phased,
         ],
-        Collective::Allgather => vec![Form::Spread {
-            reduce: false,
-            bcast: true,
-        }],
-        Collective::ReduceScatter => vec![Form::Spread {
-            reduce: true,
-            bcast: false,
-        }],
+        Collective::Allgather => vec![spread(Phases::Bcast)],
+        Collective::ReduceScatter => vec![spread(Phases::Reduce)],
         _ => Vec::new(),
     }
 }
@@ -491,13 +479,13 @@ fn packings_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Packed>>
         Form::Rooted { root, .. } => vec![root],
         Form::Spread { .. } | Form::Phased => (0..n).collect(),
     };
-    let (reduce, bcast) = form.directions();
+    let phases = form.phases();
     let mut edges = if own_paths {
         pack::edges_with_paths(p.topo)
     } else {
         pack::edges(p.topo)
     };
-    if reduce {
+    if phases.reduces() {
         let mut back = Vec::new();
         for e in edges.iter_mut() {
             back.clear();
@@ -505,7 +493,7 @@ fn packings_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Packed>>
                 Some(path) => back.extend_from_slice(&path.up),
                 None => p.topo.route(e.to as usize, e.from as usize, &mut back),
             }
-            if bcast {
+            if phases.bcasts() {
                 e.links.extend_from_slice(&back);
             } else {
                 e.links.clone_from(&back);
@@ -554,16 +542,14 @@ fn plans_for(p: &Problem, form: Form, own_paths: bool) -> Result<Vec<Vec<Packed>
     let up = packings_for(
         p,
         Form::Spread {
-            reduce: true,
-            bcast: false,
+            phases: Phases::Reduce,
         },
         own_paths,
     )?;
     let down = packings_for(
         p,
         Form::Spread {
-            reduce: false,
-            bcast: true,
+            phases: Phases::Bcast,
         },
         own_paths,
     )?;
@@ -760,7 +746,7 @@ fn pipeline(
     edges: &[Edge],
     count: u64,
     chunks: u64,
-    (reduce, bcast): (bool, bool),
+    phases: Phases,
     split: Parts,
     paths: &mut PathIds,
 ) -> Result<Pipeline> {
@@ -804,7 +790,7 @@ fn pipeline(
     }
     let largest = parts.iter().map(|x| x.1).max().unwrap_or(0);
     let seg = largest.div_ceil(chunks).max(1);
-    let mut pl = Pipeline::new(ts, parts, seg, reduce, bcast)?;
+    let mut pl = Pipeline::new(ts, parts, seg, phases)?;
     pl.hop_routes = hops;
     Ok(pl)
 }
@@ -880,7 +866,7 @@ fn synthesize(
                 edges,
                 s.count,
                 chunks,
-                form.directions(),
+                form.phases(),
                 split,
                 &mut paths,
             )?;
@@ -889,11 +875,14 @@ fn synthesize(
             }
             pl.materialise(&mut s)?;
         }
-        Form::Spread { reduce, bcast } => {
-            let piece = if reduce { Piece::Chunk } else { Piece::Block };
-            let dirs = (reduce, bcast);
+        Form::Spread { phases } => {
+            let piece = if phases.reduces() {
+                Piece::Chunk
+            } else {
+                Piece::Block
+            };
             if spread(
-                &mut s, dirs, piece, split, &plan[0], &copies[0], chunks, None, &mut paths,
+                &mut s, phases, piece, split, &plan[0], &copies[0], chunks, None, &mut paths,
             )?
             .is_none()
             {
@@ -903,7 +892,7 @@ fn synthesize(
         Form::Phased => {
             let Some(reduced) = spread(
                 &mut s,
-                (true, false),
+                Phases::Reduce,
                 Piece::Chunk,
                 split,
                 &plan[0],
@@ -918,7 +907,7 @@ fn synthesize(
             let after = Some(reduced.as_slice());
             if spread(
                 &mut s,
-                (false, true),
+                Phases::Bcast,
                 Piece::Chunk,
                 split,
                 &plan[1],
@@ -959,7 +948,7 @@ type Ends = Vec<Vec<Vec<u32>>>;
 #[allow(clippy::too_many_arguments)]
 fn spread(
     s: &mut Schedule,
-    (reduce, bcast): (bool, bool),
+    phases: Phases,
     piece: Piece,
     split: Parts,
     packed: &Packed,
@@ -1002,7 +991,7 @@ fn spread(
             edges,
             len,
             chunks,
-            (reduce, bcast),
+            phases,
             split,
             paths,
         )?;
@@ -1010,7 +999,7 @@ fn spread(
         if total_ops > MAX_OPS {
             return Ok(None);
         }
-        let c = if reduce {
+        let c = if phases.reduces() {
             Collective::Reduce { root: root as u32 }
         } else {
             Collective::Bcast { root: root as u32 }
