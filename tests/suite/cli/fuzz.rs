@@ -534,7 +534,7 @@ fn mutated_command_lines_never_panic_or_hang() {
         "bench --ranks 3 -c alltoall -a linear --sizes 8B..1KiB --iterations 1",
         "simulate -t torus:2x2 --ranks-per-node 2 --map cyclic -c gather -a binomial -s 1KiB",
         "model trinaryx3",
-        "optimize -t torus:4x4 -c allgather -s 64KiB --engines 16 --time-limit 5",
+        "optimize -t torus:3x3 -c allgather -s 4KiB --engines 2 --time-limit 5",
     ]
     .iter()
     .map(|line| line.split_whitespace().collect())
