@@ -390,53 +390,73 @@ impl BuildArgs {
         )?)
     }
 
-    /// Whether one of the algorithms asked for (`--algorithm`, a comma list
-    /// in sweeps) pipelines in `--segment`-byte segments.
-    pub fn takes_segment(&self, collective: Collective) -> bool {
+    /// The registry entries `--algorithm` names for `collective` (a comma
+    /// list in sweeps), read once; names that are no entry (`auto`,
+    /// `native`, a misspelling refused elsewhere) are left out.
+    fn listed(&self, collective: Collective) -> Vec<&'static algorithms::Algorithm> {
         self.algorithm
             .as_deref()
             .unwrap_or("")
             .split(',')
-            .any(|n| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.segmented))
+            .filter_map(|n| algorithms::find(collective.kind(), n.trim()).ok())
+            .collect()
     }
 
-    /// `--segment` given where no algorithm asked for would use it is an
-    /// error, not ignored. (A sweep that mixes pipelined algorithms with
-    /// others passes it to those that pipeline.)
-    pub fn check_segment(&self, collective: Collective) -> Result<()> {
-        if self.segment.is_none() || self.takes_segment(collective) {
+    /// Whether one of the algorithms asked for pipelines in
+    /// `--segment`-byte segments.
+    pub fn takes_segment(&self, collective: Collective) -> bool {
+        self.listed(collective).iter().any(|a| a.segmented)
+    }
+
+    /// `flag`, given, where none of the algorithms asked for `takes` it, is
+    /// an error, not ignored: "--segment: bcast binomial does not pipeline
+    /// in segments (the bcast algorithms that do: pipeline, ...)". (A sweep
+    /// that mixes algorithms that take it with others passes it to those
+    /// that do.)
+    fn check_taken(
+        &self,
+        collective: Collective,
+        (flag, given): (&str, bool),
+        takes: fn(&algorithms::Algorithm) -> bool,
+        (is_not, those): (&str, &str),
+    ) -> Result<()> {
+        if !given || self.listed(collective).into_iter().any(takes) {
             return Ok(());
         }
-        let pipelined: Vec<&str> = algorithms::of(collective.kind())
-            .filter(|a| a.segmented)
+        let with: Vec<&str> = algorithms::of(collective.kind())
+            .filter(|a| takes(a))
             .map(|a| a.name)
             .collect();
         Err(Error::Invalid(format!(
-            "--segment: {} {} does not pipeline in segments (the {} algorithms that do: {})",
+            "{flag}: {} {} {is_not} (the {} algorithms {those}: {})",
             collective.name(),
             self.algorithm_name()?,
             collective.name(),
-            if pipelined.is_empty() {
+            if with.is_empty() {
                 "none".to_string()
             } else {
-                pipelined.join(", ")
+                with.join(", ")
             }
         ))
         .into())
     }
 
+    /// `--segment` given where no algorithm asked for would use it is an
+    /// error ([`BuildArgs::check_taken`]).
+    pub fn check_segment(&self, collective: Collective) -> Result<()> {
+        self.check_taken(
+            collective,
+            ("--segment", self.segment.is_some()),
+            |a| a.segmented,
+            ("does not pipeline in segments", "that do"),
+        )
+    }
+
     /// `--lanes` given where no algorithm asked for crosses a WAN in lanes
-    /// is an error, as `--segment` is.
+    /// is an error, as `--segment` is; the lane-crossing algorithms of every
+    /// collective are named.
     pub fn check_lanes(&self, collective: Collective) -> Result<()> {
-        let takes = |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.lanes);
-        if self.lanes.is_none()
-            || self
-                .algorithm
-                .as_deref()
-                .unwrap_or("")
-                .split(',')
-                .any(takes)
-        {
+        if self.lanes.is_none() || self.listed(collective).iter().any(|a| a.lanes) {
             return Ok(());
         }
         let laned: Vec<String> = ALGORITHMS
@@ -456,54 +476,23 @@ impl BuildArgs {
     /// `--radix` given where no algorithm asked for builds a k-nomial tree
     /// is an error, as `--segment` is.
     pub fn check_radix(&self, collective: Collective) -> Result<()> {
-        let takes = |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.radix);
-        let algs = self.algorithm.as_deref().unwrap_or("");
-        if self.radix.is_none() || algs.split(',').any(takes) {
-            return Ok(());
-        }
-        let with: Vec<&str> = algorithms::of(collective.kind())
-            .filter(|a| a.radix)
-            .map(|a| a.name)
-            .collect();
-        Err(Error::Invalid(format!(
-            "--radix: {} {} builds no k-nomial tree (the {} algorithms that take a radix: {})",
-            collective.name(),
-            self.algorithm_name()?,
-            collective.name(),
-            if with.is_empty() {
-                "none".to_string()
-            } else {
-                with.join(", ")
-            }
-        ))
-        .into())
+        self.check_taken(
+            collective,
+            ("--radix", self.radix.is_some()),
+            |a| a.radix,
+            ("builds no k-nomial tree", "that take a radix"),
+        )
     }
 
     /// `--inter` given where no algorithm asked for composes is an error,
     /// as `--segment` is.
     pub fn check_inter(&self, collective: Collective) -> Result<()> {
-        let takes =
-            |n: &str| algorithms::find(collective.kind(), n.trim()).is_ok_and(|a| a.takes_inter());
-        let algs = self.algorithm.as_deref().unwrap_or("");
-        if self.inter.is_none() || algs.split(',').any(takes) {
-            return Ok(());
-        }
-        let with: Vec<&str> = algorithms::of(collective.kind())
-            .filter(|a| a.takes_inter())
-            .map(|a| a.name)
-            .collect();
-        Err(Error::Invalid(format!(
-            "--inter: {} {} is no node-aware composition (the {} algorithms that take --inter: {})",
-            collective.name(),
-            self.algorithm_name()?,
-            collective.name(),
-            if with.is_empty() {
-                "none".to_string()
-            } else {
-                with.join(", ")
-            }
-        ))
-        .into())
+        self.check_taken(
+            collective,
+            ("--inter", self.inter.is_some()),
+            |a| a.takes_inter(),
+            ("is no node-aware composition", "that take --inter"),
+        )
     }
 
     /// `--segment`, `--lanes`, `--radix` and `--inter` checked against the
@@ -522,25 +511,21 @@ impl BuildArgs {
     pub fn for_algorithm(&self, algorithm: &str) -> BuildArgs {
         let mut b = self.clone();
         b.algorithm = Some(algorithm.to_string());
-        if b.segment.is_some() && b.collective().is_ok_and(|c| !b.takes_segment(c)) {
+        let entry = b
+            .collective()
+            .ok()
+            .and_then(|c| algorithms::find(c.kind(), algorithm).ok());
+        let takes = |f: fn(&algorithms::Algorithm) -> bool| entry.is_some_and(f);
+        if !takes(|a| a.segmented) {
             b.segment = None;
         }
-        let laned = b
-            .collective()
-            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.lanes));
-        if !laned {
+        if !takes(|a| a.lanes) {
             b.lanes = None;
         }
-        let radix = b
-            .collective()
-            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.radix));
-        if !radix {
+        if !takes(|a| a.radix) {
             b.radix = None;
         }
-        let composes = b
-            .collective()
-            .is_ok_and(|c| algorithms::find(c.kind(), algorithm).is_ok_and(|a| a.takes_inter()));
-        if !composes {
+        if !takes(|a| a.takes_inter()) {
             b.inter = None;
         }
         b
