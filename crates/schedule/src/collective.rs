@@ -41,61 +41,99 @@ pub enum Collective {
     Allgatherv,
 }
 
-/// The collective names, with a line each, for `topocoll list`.
-pub const COLLECTIVES: &[(&str, &str)] = &[
+/// Every collective: its kind, its name as the command line and the
+/// schedule files write it, and a line for `topocoll list`. The one place
+/// a collective's name is spelled; in the order of [`CollectiveKind`]'s
+/// variants (checked as the crate compiles).
+const TABLE: [(CollectiveKind, &str, &str); 13] = [
     (
+        CollectiveKind::Alltoall,
         "alltoall",
         "every rank sends a distinct block to every rank (--size: the block)",
     ),
     (
+        CollectiveKind::Allgather,
         "allgather",
         "every rank's block ends up on every rank (--size: the block)",
     ),
     (
+        CollectiveKind::Bcast,
         "bcast",
         "the root's buffer is copied to every rank (--size: the buffer)",
     ),
     (
+        CollectiveKind::Reduce,
         "reduce",
         "the element-wise reduction of all buffers lands on the root (--size: the buffer)",
     ),
     (
+        CollectiveKind::Allreduce,
         "allreduce",
         "the element-wise reduction of all buffers lands on every rank (--size: the buffer)",
     ),
     (
+        CollectiveKind::ReduceScatter,
         "reduce_scatter",
         "rank r gets chunk r of the reduction of all buffers (--size: the whole buffer)",
     ),
     (
+        CollectiveKind::Scatter,
         "scatter",
         "the root sends block r of its buffer to rank r (--size: the block)",
     ),
     (
+        CollectiveKind::Gather,
         "gather",
         "rank r's block lands in block r of the root's buffer (--size: the block)",
     ),
     (
+        CollectiveKind::Barrier,
         "barrier",
         "no rank leaves before every rank has entered; moves no data (--size is ignored)",
     ),
     (
+        CollectiveKind::Scan,
         "scan",
         "rank r gets in_0 ∘ in_1 ∘ … ∘ in_r, element-wise (--size: the buffer)",
     ),
     (
+        CollectiveKind::Exscan,
         "exscan",
         "rank r > 0 gets in_0 ∘ … ∘ in_(r-1); rank 0's output is left untouched (--size: the buffer)",
     ),
     (
+        CollectiveKind::Alltoallv,
         "alltoallv",
         "rank s sends m[s][d] elements to rank d (--counts: a CSV matrix or a generator; --size: the generators' mean block)",
     ),
     (
+        CollectiveKind::Allgatherv,
         "allgatherv",
         "rank r's c[r] elements end up on every rank (--counts: a CSV row or a generator; --size: the generators' mean block)",
     ),
 ];
+
+const _: () = {
+    let mut i = 0;
+    while i < TABLE.len() {
+        assert!(
+            TABLE[i].0 as usize == i,
+            "TABLE follows CollectiveKind's order"
+        );
+        i += 1;
+    }
+};
+
+/// The collective names, with a line each, for `topocoll list`.
+pub const COLLECTIVES: [(&str, &str); 13] = {
+    let mut out = [("", ""); 13];
+    let mut i = 0;
+    while i < TABLE.len() {
+        out[i] = (TABLE[i].1, TABLE[i].2);
+        i += 1;
+    }
+    out
+};
 
 /// A collective without its root: what an algorithm implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,66 +155,41 @@ pub enum CollectiveKind {
 
 impl CollectiveKind {
     /// Every collective, in the order of [`COLLECTIVES`].
-    pub const ALL: [CollectiveKind; 13] = [
-        CollectiveKind::Alltoall,
-        CollectiveKind::Allgather,
-        CollectiveKind::Bcast,
-        CollectiveKind::Reduce,
-        CollectiveKind::Allreduce,
-        CollectiveKind::ReduceScatter,
-        CollectiveKind::Scatter,
-        CollectiveKind::Gather,
-        CollectiveKind::Barrier,
-        CollectiveKind::Scan,
-        CollectiveKind::Exscan,
-        CollectiveKind::Alltoallv,
-        CollectiveKind::Allgatherv,
-    ];
+    pub const ALL: [CollectiveKind; 13] = {
+        let mut out = [CollectiveKind::Alltoall; 13];
+        let mut i = 0;
+        while i < TABLE.len() {
+            out[i] = TABLE[i].0;
+            i += 1;
+        }
+        out
+    };
 
     /// Parses a name as the command line writes it (`broadcast` and
     /// `reducescatter` too).
     pub fn parse(name: &str) -> Result<CollectiveKind> {
-        Ok(match name {
-            "alltoall" => CollectiveKind::Alltoall,
-            "allgather" => CollectiveKind::Allgather,
-            "bcast" | "broadcast" => CollectiveKind::Bcast,
-            "reduce" => CollectiveKind::Reduce,
-            "allreduce" => CollectiveKind::Allreduce,
-            "reduce_scatter" | "reducescatter" => CollectiveKind::ReduceScatter,
-            "scatter" => CollectiveKind::Scatter,
-            "gather" => CollectiveKind::Gather,
-            "barrier" => CollectiveKind::Barrier,
-            "scan" => CollectiveKind::Scan,
-            "exscan" => CollectiveKind::Exscan,
-            "alltoallv" => CollectiveKind::Alltoallv,
-            "allgatherv" => CollectiveKind::Allgatherv,
-            other => {
-                let names: Vec<&str> = COLLECTIVES.iter().map(|c| c.0).collect();
-                return Err(invalid!(
-                    "unknown collective '{other}'{} (one of: {})",
-                    topocoll_base::error::did_you_mean(other, names.iter().copied()),
+        // Two other spellings the command line has always taken.
+        let name = match name {
+            "broadcast" => "bcast",
+            "reducescatter" => "reduce_scatter",
+            other => other,
+        };
+        match TABLE.iter().find(|t| t.1 == name) {
+            Some(t) => Ok(t.0),
+            None => {
+                let names: Vec<&str> = TABLE.iter().map(|t| t.1).collect();
+                Err(invalid!(
+                    "unknown collective '{name}'{} (one of: {})",
+                    topocoll_base::error::did_you_mean(name, names.iter().copied()),
                     names.join(", ")
-                ));
+                ))
             }
-        })
+        }
     }
 
+    /// Its name as the command line writes it.
     pub fn name(self) -> &'static str {
-        match self {
-            CollectiveKind::Alltoall => "alltoall",
-            CollectiveKind::Allgather => "allgather",
-            CollectiveKind::Bcast => "bcast",
-            CollectiveKind::Reduce => "reduce",
-            CollectiveKind::Allreduce => "allreduce",
-            CollectiveKind::ReduceScatter => "reduce_scatter",
-            CollectiveKind::Scatter => "scatter",
-            CollectiveKind::Gather => "gather",
-            CollectiveKind::Barrier => "barrier",
-            CollectiveKind::Scan => "scan",
-            CollectiveKind::Exscan => "exscan",
-            CollectiveKind::Alltoallv => "alltoallv",
-            CollectiveKind::Allgatherv => "allgatherv",
-        }
+        TABLE[self as usize].1
     }
 
     /// Whether it has a root (bcast, reduce, scatter, gather).

@@ -33,7 +33,7 @@ pub use topocoll_base::limits::MAX_RANKS;
 
 /// The collectives with a line each.
 pub fn collective_names() -> &'static [(&'static str, &'static str)] {
-    COLLECTIVES
+    &COLLECTIVES
 }
 pub use format::{
     from_json, from_json_reader, from_msccl_xml, to_goal, to_json, to_msccl_xml, to_msccl_xml_for,
