@@ -144,12 +144,6 @@ impl std::fmt::Display for VerifyError {
     }
 }
 
-impl From<VerifyError> for Error {
-    fn from(e: VerifyError) -> Error {
-        Error::Verify(e)
-    }
-}
-
 /// Shorthand used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

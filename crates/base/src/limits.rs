@@ -49,18 +49,43 @@ impl Deadline {
 
     /// A `time_limit` error once the time is up: "time_limit of 20 s ran
     /// out {doing}", where `doing` says what was under way and, where it
-    /// can, how long the whole would take.
+    /// can, how long the whole would take ([`pace`]).
     pub fn check(&self, doing: impl FnOnce() -> String) -> crate::Result<()> {
         if self.passed() {
-            return Err(crate::param!(
-                "time_limit",
-                " of {} s ran out {}",
-                self.limit_s,
-                doing()
-            ));
+            return Err(self.error(&format!("ran out {}", doing())));
         }
         Ok(())
     }
+
+    /// The `time_limit` error "time_limit of 20 s {rest}": the one form
+    /// every refusal for want of time takes, which [`ran_out`] recognises.
+    pub fn error(&self, rest: &str) -> crate::Error {
+        crate::param!(TIME_LIMIT, " of {} s {rest}", self.limit_s)
+    }
+}
+
+/// The parameter a [`Deadline`]'s errors name (`--time-limit` on the
+/// command line).
+const TIME_LIMIT: &str = "time_limit";
+
+/// Whether `e` is a [`Deadline`]'s: work given up for want of time, which a
+/// search that has found something may take as its end.
+pub fn ran_out(e: &crate::Error) -> bool {
+    matches!(e, crate::Error::Param { param, .. } if *param == TIME_LIMIT)
+}
+
+/// "12.0 s (about 340 s for all)": the time `done` of `all` steps took since
+/// `started`, and the whole at that pace, for a [`Deadline::check`]'s
+/// message.
+pub fn pace(started: std::time::Instant, done: usize, all: usize) -> String {
+    let spent = started.elapsed().as_secs_f64();
+    if done == 0 {
+        return format!("{spent:.1} s");
+    }
+    format!(
+        "{spent:.1} s (about {:.0} s for all)",
+        spent * all as f64 / done as f64
+    )
 }
 
 #[cfg(test)]
@@ -81,6 +106,11 @@ mod tests {
         assert!(d.passed());
         assert_eq!(d.remaining_s(), 0.0);
         let e = d.check(|| "packing trees".into()).unwrap_err();
+        assert!(super::ran_out(&e));
         assert_eq!(e.to_string(), "time_limit of 0 s ran out packing trees");
+        assert!(!super::ran_out(&crate::param!(
+            "engines",
+            " must be at least 1"
+        )));
     }
 }

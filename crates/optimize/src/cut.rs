@@ -36,7 +36,7 @@
 use crate::maxflow::FlowNet;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
-use topocoll_base::limits::Deadline;
+use topocoll_base::limits::{pace, Deadline};
 use topocoll_schedule::Collective;
 use topocoll_topology::{Kind, NodeId, Topology};
 
@@ -291,19 +291,6 @@ fn network(
     (net, built)
 }
 
-/// "12.0 s (about 340 s for all)": the time `done` of `all` steps took
-/// since `started`, and the whole at that pace.
-pub(crate) fn eta(started: std::time::Instant, done: usize, all: usize) -> String {
-    let spent = started.elapsed().as_secs_f64();
-    if done == 0 {
-        return format!("{spent:.1} s");
-    }
-    format!(
-        "{spent:.1} s (about {:.0} s for all)",
-        spent * all as f64 / done as f64
-    )
-}
-
 /// The first rank on `node` (for messages).
 fn rank_of(topo: &Topology, node: usize) -> usize {
     topo.rank_node
@@ -356,7 +343,7 @@ fn rooted(
         deadline.check(|| {
             format!(
                 "computing the cut bound: {done} of its {sinks} max flows took {}",
-                eta(started, done, sinks)
+                pace(started, done, sinks)
             )
         })?;
         done += 1;

@@ -2,7 +2,7 @@
 //! sets, the synthesised schedules verified, simulated to the time reported
 //! and run on threads, and never slower than the built-in algorithms.
 
-use crate::common::topocoll;
+use crate::common::{topocoll, topocoll_line};
 use topocoll::optimize::cut::{arcs, cut_bound};
 use topocoll::schedule::Collective;
 use topocoll::topology::{fail, parse_spec, parse_toml, Fail, Topology};
@@ -758,49 +758,30 @@ fn an_empty_buffer_is_optimized_as_simulate_prices_it() {
 /// bounds came and how long they would take.
 #[test]
 fn optimize_answers_within_its_time_limit() {
+    let json = "optimize --time-limit 1 --format json";
     for (args, stopped_in_bounds) in [
         // Pricing 1,000 engines' many flows: candidates left unpriced.
-        (
-            vec![
-                "-t",
-                "torus:4x4",
-                "-c",
-                "allgather",
-                "-s",
-                "1MiB",
-                "--engines",
-                "1000",
-            ],
-            false,
-        ),
+        ("-t torus:4x4 -c allgather -s 1MiB --engines 1000", false),
         // 65,535 max flows of the cut bound on 65,536 nodes.
-        (
-            vec!["-t", "torus:256x256", "-c", "bcast", "-s", "1MiB"],
-            true,
-        ),
+        ("-t torus:256x256 -c bcast -s 1MiB", true),
         // The allgather cut bound's trials of 4,096 max flows each.
-        (
-            vec!["-t", "hypercube:12", "-c", "allreduce", "-s", "1MiB"],
-            true,
-        ),
+        ("-t hypercube:12 -c allreduce -s 1MiB", true),
     ] {
-        let mut full = vec!["optimize", "--time-limit", "1", "--format", "json"];
-        full.extend(args.iter());
         let t0 = std::time::Instant::now();
-        let (code, stdout, stderr) = topocoll(&full);
+        let (code, stdout, stderr) = topocoll_line(&format!("{json} {args}"));
         let took = t0.elapsed().as_secs_f64();
-        assert!(took < 10.0, "{args:?}: {took} s");
+        assert!(took < 10.0, "{args}: {took} s");
         if stopped_in_bounds {
-            assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
-            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert_eq!(code, 2, "{args}: {stdout} {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{args}: {stderr}");
             assert!(
                 stderr.contains("--time-limit of 1 s ran out computing the cut bound"),
-                "{args:?}: {stderr}"
+                "{args}: {stderr}"
             );
         } else {
-            assert_eq!(code, 0, "{args:?}: {stderr}");
+            assert_eq!(code, 0, "{args}: {stderr}");
             let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-            assert_eq!(doc["complete"], false, "{args:?}: {stdout}");
+            assert_eq!(doc["complete"], false, "{args}: {stdout}");
             let best = doc["time_s"].as_f64().unwrap();
             let cands = doc["candidates"].as_array().unwrap();
             assert!(!cands.is_empty(), "{stdout}");
@@ -808,19 +789,8 @@ fn optimize_answers_within_its_time_limit() {
         }
     }
     // Within the default limit a small search is complete.
-    let (code, stdout, stderr) = topocoll(&[
-        "optimize",
-        "-t",
-        "torus:4x4",
-        "-c",
-        "allgather",
-        "-s",
-        "1MiB",
-        "--engines",
-        "16",
-        "--format",
-        "json",
-    ]);
+    let (code, stdout, stderr) =
+        topocoll_line("optimize -t torus:4x4 -c allgather -s 1MiB --engines 16 --format json");
     assert_eq!(code, 0, "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["complete"], true, "{stdout}");

@@ -30,9 +30,9 @@ use std::collections::HashMap;
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::Result;
 use topocoll_base::invalid;
-use topocoll_base::limits::Deadline;
+use topocoll_base::limits::{ran_out, Deadline};
 use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::{simulate, SimConfig};
 use topocoll_topology::{LinkId, Topology};
@@ -187,10 +187,7 @@ impl Found {
         }
         priced.time_s = match simulate(&s, p.topo, &p.cfg) {
             Ok(r) => r.time_s,
-            Err(Error::Param {
-                param: "time_limit",
-                ..
-            }) if !self.candidates.is_empty() => {
+            Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
                 self.stopped = true;
                 return Ok(false);
             }
@@ -246,12 +243,12 @@ fn search(p: &Problem) -> Result<Optimized> {
         }
         // A build is not interrupted: none starts once the time is up, nor
         // one whose ops could not be built and priced in the time left.
-        if p.cfg.deadline.passed() {
+        if deadline.passed() {
             found.stopped = true;
             break;
         }
         let ops = alg.op_count(&req)?;
-        if ops as f64 > p.cfg.deadline.remaining_s() * OPS_PER_SECOND {
+        if ops as f64 > deadline.remaining_s() * OPS_PER_SECOND {
             found.stopped = true;
             found.fewest_left = found.fewest_left.min(ops);
             continue;
@@ -289,10 +286,7 @@ fn search(p: &Problem) -> Result<Optimized> {
             }
             let plans = match plans_for(p, form, own_paths) {
                 Ok(plans) => plans,
-                Err(Error::Param {
-                    param: "time_limit",
-                    ..
-                }) if !found.candidates.is_empty() => {
+                Err(e) if ran_out(&e) && !found.candidates.is_empty() => {
                     found.stopped = true;
                     continue;
                 }
@@ -318,7 +312,11 @@ fn search(p: &Problem) -> Result<Optimized> {
                     // GAIN (and the schedule is not too large).
                     let mut last = f64::INFINITY;
                     let mut chunks = 1u64;
-                    while chunks <= MAX_CHUNKS && !deadline.passed() {
+                    while chunks <= MAX_CHUNKS {
+                        if deadline.passed() {
+                            found.stopped = true;
+                            break;
+                        }
                         let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
                             if chunks == 1 && split == Parts::Weighted {
                                 let fit = (MAX_OPS / least_ops(n)) as usize;
@@ -356,7 +354,6 @@ fn search(p: &Problem) -> Result<Optimized> {
             }
         }
     }
-    found.stopped |= deadline.passed();
     let Found {
         best,
         mut candidates,
@@ -365,14 +362,12 @@ fn search(p: &Problem) -> Result<Optimized> {
     } = found;
     let Some((best, schedule)) = best else {
         if fewest_left < u64::MAX {
-            return Err(topocoll_base::param!(
-                "time_limit",
-                " of {} s leaves too little time to build and price any {} on {n} ranks: \
+            return Err(deadline.error(&format!(
+                "leaves too little time to build and price any {} on {n} ranks: \
                  the fewest ops of those left ({fewest_left}) take about {:.0} s",
-                deadline.limit_s(),
                 p.collective.name(),
                 fewest_left as f64 / OPS_PER_SECOND
-            ));
+            )));
         }
         deadline.check(|| "before any schedule was priced".into())?;
         return Err(invalid!(

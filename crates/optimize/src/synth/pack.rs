@@ -352,7 +352,7 @@ pub fn pack(
                 let (done, all) = (round * roots.len() + k, rounds * roots.len());
                 format!(
                     "packing trees: {done} of {all} least arborescences took {}",
-                    crate::cut::eta(started, done, all)
+                    topocoll_base::limits::pace(started, done, all)
                 )
             })?;
             for (c, e) in cost.iter_mut().zip(edges) {
