@@ -6,7 +6,8 @@
 //! [`reproduce`]) and re-exports the layers below it, one crate each:
 //! `topocoll-base` (error, limits, units, memory), `topocoll-topology`,
 //! `topocoll-schedule` (with lookahead), `topocoll-algorithms` (with model),
-//! `topocoll-sim`, `topocoll-optimize` (with price) and `topocoll-runtime`.
+//! `topocoll-sim`, `topocoll-optimize` (with price), `topocoll-runtime` and
+//! `topocoll-workload`.
 //! See `DESIGN.md` for the architecture.
 
 pub use topocoll_algorithms as algorithms;
@@ -21,6 +22,7 @@ pub use topocoll_schedule as schedule;
 pub use topocoll_schedule::lookahead;
 pub use topocoll_sim as sim;
 pub use topocoll_topology as topology;
+pub use topocoll_workload as workload;
 
 pub mod cli;
 pub mod reproduce;

@@ -35,6 +35,7 @@ mod list;
 mod model;
 mod optimize;
 mod packet;
+mod replay;
 mod reproduce;
 mod run;
 mod schedule;
@@ -63,6 +64,8 @@ enum Verb {
     Schedule(schedule::ScheduleArgs),
     /// Simulate a schedule on a network model (flow-level, max-min or reservation sharing).
     Simulate(Box<args::SimulateArgs>),
+    /// Replay an application's trace (SimGrid's time-independent format) on a network.
+    Replay(Box<replay::ReplayArgs>),
     /// Reproduce a paper's experiments into a directory (tables, SVG and PNG plots).
     Reproduce(reproduce::ReproduceArgs),
     /// Evaluate an analytical model (e.g. `topocoll model trinaryx3`).
@@ -183,6 +186,7 @@ fn run(cli: Cli, given: args::Given) -> Result<i32> {
         Verb::Schedule(a) => schedule::run(a),
         Verb::Simulate(a) if a.model == args::Model::Packet => packet::run(*a, &given),
         Verb::Simulate(a) => simulate::run(*a, &given),
+        Verb::Replay(a) => replay::run(*a, &given),
         Verb::Reproduce(a) => reproduce::run(a),
         Verb::Model(a) => model::run(a),
         Verb::Run(a) => run::run(a),

@@ -33,6 +33,14 @@ pub enum Error {
     /// topology file 'x.toml'"), and the system's error, kept whole.
     #[error("{what}: {cause}")]
     Io { what: String, cause: IoCause },
+    /// A file's text is malformed: which file, which line (from 1), what is
+    /// wrong there.
+    #[error("{file}:{line}: {what}")]
+    Parse {
+        file: String,
+        line: u64,
+        what: String,
+    },
 }
 
 impl Error {
@@ -41,6 +49,15 @@ impl Error {
         Error::Io {
             what: what.into(),
             cause: IoCause(std::sync::Arc::new(cause)),
+        }
+    }
+
+    /// An [`Error::Parse`]: line `line` of `file` is wrong as `what` says.
+    pub fn parse(file: impl Into<String>, line: u64, what: impl Into<String>) -> Error {
+        Error::Parse {
+            file: file.into(),
+            line,
+            what: what.into(),
         }
     }
 

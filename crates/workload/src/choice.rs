@@ -1,0 +1,233 @@
+//! Which algorithm serves each collective of a workload: the user's choice
+//! per collective (`allreduce=rabenseifner,bcast=binomial`), SimGrid's
+//! `smpi/<collective>:<name>` options mapped onto topocoll's algorithms, or
+//! the default of each.
+
+use topocoll_algorithms::{self as algorithms, Algorithm};
+use topocoll_base::error::{did_you_mean, Result};
+use topocoll_base::invalid;
+use topocoll_schedule::CollectiveKind;
+
+/// How a collective's schedule sends its large messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sends {
+    /// As the schedule says: every send whose inputs are ready goes (the
+    /// node's engines permitting). topocoll's own algorithms.
+    AsScheduled,
+    /// As SMPI's implementation of the same algorithm sends them: with
+    /// blocking calls, so a rank's sends of at least the eager limit go one
+    /// after another, each when the one before has arrived (smaller ones go
+    /// at once).
+    Blocking,
+}
+
+/// An algorithm for each collective, and how it sends (none chosen: each
+/// collective's default).
+#[derive(Clone, Debug, Default)]
+pub struct Choice {
+    chosen: [Option<(&'static Algorithm, Sends)>; 13],
+}
+
+/// Each collective's algorithm when none is chosen: SMPI's default where
+/// topocoll has it (the binomial bcast), otherwise a plain rank-based one
+/// that takes any rank count.
+const DEFAULTS: [(CollectiveKind, &str, Sends); 13] = [
+    (CollectiveKind::Alltoall, "linear", Sends::AsScheduled),
+    (CollectiveKind::Allgather, "ring", Sends::AsScheduled),
+    (CollectiveKind::Bcast, "binomial", Sends::Blocking),
+    (CollectiveKind::Reduce, "binomial", Sends::AsScheduled),
+    (
+        CollectiveKind::Allreduce,
+        "reduce_bcast",
+        Sends::AsScheduled,
+    ),
+    (CollectiveKind::ReduceScatter, "ring", Sends::AsScheduled),
+    (CollectiveKind::Scatter, "linear", Sends::AsScheduled),
+    (CollectiveKind::Gather, "linear", Sends::AsScheduled),
+    (CollectiveKind::Barrier, "tree", Sends::AsScheduled),
+    (CollectiveKind::Scan, "linear", Sends::AsScheduled),
+    (CollectiveKind::Exscan, "linear", Sends::AsScheduled),
+    (CollectiveKind::Alltoallv, "linear", Sends::AsScheduled),
+    (CollectiveKind::Allgatherv, "linear", Sends::AsScheduled),
+];
+
+/// SimGrid's algorithm names (`--cfg=smpi/<collective>:<name>`) that are the
+/// same algorithm as one of topocoll's, by collective, with how SMPI's
+/// implementation sends (blocking sends and send-receives; `basic_linear`
+/// posts every message at once).
+pub const SIMGRID_NAMES: [(CollectiveKind, &str, &str, Sends); 17] = [
+    (
+        CollectiveKind::Alltoall,
+        "pair",
+        "pairwise",
+        Sends::Blocking,
+    ),
+    (CollectiveKind::Alltoall, "ring", "ring", Sends::Blocking),
+    (CollectiveKind::Alltoall, "bruck", "bruck", Sends::Blocking),
+    (
+        CollectiveKind::Alltoall,
+        "basic_linear",
+        "linear",
+        Sends::AsScheduled,
+    ),
+    (CollectiveKind::Allgather, "ring", "ring", Sends::Blocking),
+    (
+        CollectiveKind::Allgather,
+        "rdb",
+        "recursive_doubling",
+        Sends::Blocking,
+    ),
+    (CollectiveKind::Allgather, "bruck", "bruck", Sends::Blocking),
+    (
+        CollectiveKind::Allgather,
+        "neighborexchange",
+        "neighbor",
+        Sends::Blocking,
+    ),
+    (CollectiveKind::Allreduce, "lr", "ring", Sends::Blocking),
+    (
+        CollectiveKind::Allreduce,
+        "rdb",
+        "recursive_doubling",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Allreduce,
+        "rab_rdb",
+        "rabenseifner",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Allreduce,
+        "redbcast",
+        "reduce_bcast",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Bcast,
+        "binomial_tree",
+        "binomial",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Bcast,
+        "scatter_LR_allgather",
+        "scatter_allgather",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Reduce,
+        "binomial",
+        "binomial",
+        Sends::Blocking,
+    ),
+    (
+        CollectiveKind::Alltoallv,
+        "ring",
+        "pairwise",
+        Sends::Blocking,
+    ),
+    (CollectiveKind::Allgatherv, "ring", "ring", Sends::Blocking),
+];
+
+impl Choice {
+    /// `COLLECTIVE=ALGORITHM,...`, each a registered algorithm of its
+    /// collective.
+    pub fn parse(list: &str) -> Result<Choice> {
+        let mut c = Choice::default();
+        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let Some((coll, alg)) = item.split_once('=') else {
+                return Err(invalid!(
+                    "--algorithm: '{item}' is not COLLECTIVE=ALGORITHM (allreduce=ring,bcast=binomial)"
+                ));
+            };
+            let kind = CollectiveKind::parse(coll.trim())?;
+            c.set(
+                kind,
+                algorithms::find(kind, alg.trim())?,
+                Sends::AsScheduled,
+            );
+        }
+        Ok(c)
+    }
+
+    /// Sets the algorithm of `kind` and how it sends.
+    pub fn set(&mut self, kind: CollectiveKind, alg: &'static Algorithm, sends: Sends) {
+        self.chosen[kind as usize] = Some((alg, sends));
+    }
+
+    /// Takes SimGrid's option `smpi/<collective>:<name>` (`key` is
+    /// `smpi/<collective>`): `default` is the default here too, and any other
+    /// name must be one that [`SIMGRID_NAMES`] maps.
+    pub fn simgrid(&mut self, key: &str, name: &str) -> Result<()> {
+        let coll = key.strip_prefix("smpi/").unwrap_or(key);
+        let kind = match coll {
+            "reduce_scatter" => CollectiveKind::ReduceScatter,
+            other => CollectiveKind::parse(other)?,
+        };
+        if name == "default" {
+            self.chosen[kind as usize] = None;
+            return Ok(());
+        }
+        let known: Vec<&str> = SIMGRID_NAMES
+            .iter()
+            .filter(|t| t.0 == kind)
+            .map(|t| t.1)
+            .collect();
+        match SIMGRID_NAMES.iter().find(|t| t.0 == kind && t.1 == name) {
+            Some(t) => {
+                self.set(kind, algorithms::find(kind, t.2)?, t.3);
+                Ok(())
+            }
+            None => Err(invalid!(
+                "--cfg={key}:{name}: SimGrid's {name} is not mapped onto a topocoll algorithm{} (mapped: default, {})",
+                did_you_mean(name, known.iter().copied()),
+                known.join(", ")
+            )),
+        }
+    }
+
+    /// The algorithm that serves `kind`, and how it sends.
+    pub fn entry(&self, kind: CollectiveKind) -> Result<(&'static Algorithm, Sends)> {
+        match self.chosen[kind as usize] {
+            Some(a) => Ok(a),
+            None => {
+                let d = DEFAULTS
+                    .iter()
+                    .find(|d| d.0 == kind)
+                    .expect("every collective has a default");
+                Ok((algorithms::find(kind, d.1)?, d.2))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every default and every SimGrid name names a registered algorithm.
+    #[test]
+    fn every_default_and_simgrid_name_is_registered() {
+        for kind in CollectiveKind::ALL {
+            Choice::default().entry(kind).unwrap();
+        }
+        for (kind, sg, ..) in SIMGRID_NAMES {
+            let mut c = Choice::default();
+            c.simgrid(&format!("smpi/{}", kind.name()), sg).unwrap();
+        }
+    }
+
+    /// An unmapped SimGrid name is refused with the names that are mapped.
+    #[test]
+    fn an_unmapped_simgrid_name_lists_the_mapped_ones() {
+        let e = Choice::default()
+            .simgrid("smpi/allreduce", "smp_binomial")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(mapped: default, lr, rdb, rab_rdb, redbcast)"),
+            "{e}"
+        );
+    }
+}

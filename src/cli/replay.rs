@@ -1,0 +1,205 @@
+//! `topocoll replay`: price an application's trace on a network.
+
+use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs};
+use crate::error::Error;
+use crate::units::parse_bytes;
+use crate::workload::{self, simgrid_ti, Choice, Semantics};
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace: the index `smpirun -trace-ti` writes (a file name per
+    /// rank, or one shared file), or a trace file itself.
+    pub trace: String,
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Transfers each node drives at once [default: no limit, as SMPI's
+    /// ranks, whose blocking sends are one at a time by the calls' own order].
+    #[arg(long)]
+    pub engines: Option<usize>,
+    #[command(flatten)]
+    pub node: NodeModelArgs,
+    /// Latency of every link, seconds (overrides the topology's).
+    #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
+    pub latency: Option<f64>,
+    /// Every host's speed for the trace's compute actions: flops per second,
+    /// as a number or as SimGrid writes it (1Gf, 100Mf).
+    #[arg(long)]
+    pub flops: Option<String>,
+    /// A blocking send of fewer bytes returns at once; from it on, when its
+    /// message has arrived [default: 64KiB, SMPI's].
+    #[arg(long)]
+    pub eager_threshold: Option<String>,
+    /// SimGrid's options that choose collective algorithms,
+    /// `--cfg=smpi/allreduce:lr` (SimGrid's names), and
+    /// `--cfg=network/model:CM02`, the model the node-model flags describe.
+    #[arg(long = "cfg", value_name = "KEY:VALUE")]
+    pub cfg: Vec<String>,
+    /// text or json.
+    #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
+    pub format: ReplayFormat,
+    #[command(flatten)]
+    pub drivers: DriverArgs,
+}
+
+/// `replay --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReplayFormat {
+    Text,
+    Json,
+}
+
+/// What `replay --format json` prints.
+#[derive(Serialize)]
+struct Report {
+    trace: String,
+    topology: String,
+    ranks: usize,
+    engines: usize,
+    time_s: f64,
+    ops: u64,
+    messages: u64,
+    message_bytes: u64,
+    calls: Vec<CallReport>,
+    rank_finish_s: Vec<f64>,
+    flows: u64,
+    events: u64,
+    wall_s: f64,
+    driver: String,
+}
+
+#[derive(Serialize)]
+struct CallReport {
+    collective: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<u32>,
+    bytes: u64,
+    algorithm: &'static str,
+    calls: u64,
+}
+
+/// Engines enough for any rank: no limit.
+const UNLIMITED: usize = u32::MAX as usize;
+
+/// The flags of a single collective that a workload takes from its trace.
+const NOT_HERE: [&str; 11] = [
+    "--collective",
+    "--size",
+    "--root",
+    "--dtype",
+    "--op",
+    "--segment",
+    "--lanes",
+    "--radix",
+    "--inter",
+    "--counts",
+    "--ranks",
+];
+
+pub fn run(a: ReplayArgs, given: &Given) -> Result<i32> {
+    if let Some(flag) = NOT_HERE.iter().find(|f| given.has(f)) {
+        return Err(Error::Invalid(format!(
+            "{flag}: replay takes its collectives from the trace (--algorithm COLLECTIVE=ALGORITHM,... chooses their algorithms)"
+        ))
+        .into());
+    }
+    let engines = a.engines.unwrap_or(UNLIMITED);
+    if engines == 0 {
+        return Err(Error::Invalid("--engines must be at least 1".into()).into());
+    }
+    let mut choice = match a.build.algorithm.as_deref() {
+        Some(list) => Choice::parse(list)?,
+        None => Choice::default(),
+    };
+    for c in &a.cfg {
+        let Some((key, value)) = c.split_once(':') else {
+            return Err(Error::Invalid(format!("--cfg={c}: not KEY:VALUE")).into());
+        };
+        match key {
+            "network/model" if value == "CM02" => {}
+            "network/model" => {
+                return Err(Error::Invalid(format!(
+                    "--cfg=network/model:{value}: only CM02 is modelled (give its flags: --fairness rtt --header-bytes 16 --rendezvous)"
+                ))
+                .into())
+            }
+            k if k.starts_with("smpi/") && k != "smpi/coll-selector" => choice.simgrid(k, value)?,
+            k => {
+                return Err(Error::Invalid(format!(
+                    "--cfg={k}: not a key replay maps (smpi/<collective>:<algorithm>, network/model:CM02)"
+                ))
+                .into())
+            }
+        }
+    }
+    let sem = Semantics {
+        eager_bytes: match a.eager_threshold.as_deref() {
+            Some(t) => parse_bytes(t)?,
+            None => workload::SMPI_EAGER_BYTES,
+        },
+        flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
+    };
+    let w = simgrid_ti::read(Path::new(&a.trace))?;
+    let topo = a.node.topology(&a.build, a.latency)?;
+    let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
+    let r = workload::replay(&w, &topo, &choice, &sem, &cfg)?;
+    let calls: Vec<CallReport> = r
+        .calls
+        .iter()
+        .map(|c| CallReport {
+            collective: c.collective.name(),
+            root: c.collective.root(),
+            bytes: c.bytes,
+            algorithm: c.algorithm,
+            calls: c.calls,
+        })
+        .collect();
+    match a.format {
+        ReplayFormat::Json => {
+            let report = Report {
+                trace: a.trace.clone(),
+                topology: topo.name.clone(),
+                ranks: w.ranks(),
+                engines,
+                time_s: r.result.time_s,
+                ops: r.ops,
+                messages: r.messages,
+                message_bytes: r.message_bytes,
+                calls,
+                rank_finish_s: r.result.rank_finish_s.clone(),
+                flows: r.result.flows,
+                events: r.result.run.events,
+                wall_s: r.result.run.wall_s,
+                driver: r.result.run.driver.clone(),
+            };
+            outln!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        ReplayFormat::Text => {
+            outln!(
+                "replay {} on {}: {} ranks, {} ops, {} messages ({} bytes)",
+                a.trace,
+                topo.name,
+                w.ranks(),
+                r.ops,
+                r.messages,
+                r.message_bytes
+            );
+            for c in &calls {
+                let root = c.root.map_or(String::new(), |r| format!(" root {r}"));
+                outln!(
+                    "  {} of {} bytes{root}: {} call{}, {}",
+                    c.collective,
+                    c.bytes,
+                    c.calls,
+                    if c.calls == 1 { "" } else { "s" },
+                    c.algorithm
+                );
+            }
+            outln!("time_s {:.9e}", r.result.time_s);
+        }
+    }
+    Ok(0)
+}
