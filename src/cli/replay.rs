@@ -3,7 +3,7 @@
 use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs};
 use crate::error::Error;
 use crate::units::parse_bytes;
-use crate::workload::{self, simgrid_ti, Choice, Semantics};
+use crate::workload::{self, Choice, Semantics};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -11,8 +11,9 @@ use std::path::Path;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// The trace: the index `smpirun -trace-ti` writes (a file name per
-    /// rank, or one shared file), or a trace file itself.
+    /// The trace: SimGrid's (the index `smpirun -trace-ti` writes, a file
+    /// name per rank or one shared file, or a trace file itself), or a
+    /// LogGOPSim GOAL schedule (`num_ranks N` first).
     pub trace: String,
     #[command(flatten)]
     pub build: BuildArgs,
@@ -142,10 +143,10 @@ pub fn run(a: ReplayArgs, given: &Given) -> Result<i32> {
         },
         flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
     };
-    let w = simgrid_ti::read(Path::new(&a.trace))?;
+    let w = workload::read(Path::new(&a.trace))?;
     let topo = a.node.topology(&a.build, a.latency)?;
     let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
-    let r = workload::replay(&w, &topo, &choice, &sem, &cfg)?;
+    let r = workload::replay_trace(&w, &topo, &choice, &sem, &cfg)?;
     let calls: Vec<CallReport> = r
         .calls
         .iter()

@@ -187,8 +187,10 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
         topo.name,
         if failed == 1 { "" } else { "s" }
     );
-    let out = Topology::from_kind(name, Kind::Graph(g));
+    let mut out = Topology::from_kind(name, Kind::Graph(g));
     debug_assert_eq!(out.rank_node, topo.rank_node);
+    // The nodes stay as they were: so do their speeds.
+    out.speed.clone_from(&topo.speed);
     Ok(out)
 }
 

@@ -25,7 +25,7 @@ pub use grid::{Grid, TorusTie};
 pub use hypercube::Hypercube;
 pub use path::show_path;
 pub use rankfile::{parse_rankfile, read_rankfile};
-pub use simgrid::parse_platform;
+pub use simgrid::{parse_platform, speed as parse_speed};
 pub use sites::{Sites, Wan};
 pub use spec::{parse_spec, parse_toml, TopologyFile, FILE_KINDS, SPEC_FAMILIES};
 pub use tofu::Tofu;
@@ -121,6 +121,9 @@ pub struct Topology {
     /// Where several ranks share a node (`place_ranks`): each node's link
     /// for the data its ranks exchange, `local[node]` (`LinkId::MAX`: none).
     pub local: Vec<LinkId>,
+    /// Each node's speed in flops per second, where the network's file
+    /// gives it (a SimGrid platform's `speed`); empty where none does.
+    pub speed: Vec<f64>,
 }
 
 /// How ranks are placed on a network's hosts (`Topology::place_ranks`).
@@ -159,6 +162,7 @@ impl Topology {
             links,
             rank_node,
             local: Vec::new(),
+            speed: Vec::new(),
         }
     }
 

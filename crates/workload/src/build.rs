@@ -48,8 +48,9 @@ const COLLECTIVE_TAGS: u32 = 1 << 31;
 pub struct Semantics {
     /// A blocking send of fewer bytes returns at once.
     pub eager_bytes: u64,
-    /// Every host's speed, flops per second; `None`: a trace that computes
-    /// is refused.
+    /// Every host's speed, flops per second; `None`: each host's own, as
+    /// the network's file gives it (`Topology::speed`), and a trace that
+    /// computes on a host of no known speed is refused.
     pub flops: Option<f64>,
 }
 
@@ -126,6 +127,10 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
     let mut messages = 0u64;
     let mut message_bytes = 0u64;
     for (r, steps) in w.programs.iter().enumerate() {
+        let speed = sem.flops.or_else(|| {
+            let s = topo.speed.get(topo.rank_node[r] as usize).copied()?;
+            (s > 0.0).then_some(s)
+        });
         let mut rank = Rank::default();
         let mut recv_sizes = sizes[r].iter();
         let mut my_calls = calls[r].iter();
@@ -133,11 +138,11 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
             match &step.action {
                 Action::Compute { flops } => {
                     if *flops > 0.0 {
-                        let speed = sem.flops.ok_or_else(|| {
+                        let speed = speed.ok_or_else(|| {
                             Error::parse(
                                 &w.files[r],
                                 step.line,
-                                "compute: the trace computes, and no host speed is known (give --flops)",
+                                format!("compute: the trace computes on rank {r}, whose host has no known speed (give --flops)"),
                             )
                         })?;
                         rank.blocking(Op::Compute {
@@ -222,11 +227,16 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
                     let k = *my_calls.next().expect("every call counted");
                     rank.embed(&distinct[k], r, sem.eager_bytes);
                     if call.flops > 0.0 {
-                        if let Some(speed) = sem.flops {
-                            rank.blocking(Op::Compute {
-                                seconds: call.flops / speed,
-                            });
-                        }
+                        let speed = speed.ok_or_else(|| {
+                            Error::parse(
+                                &w.files[r],
+                                step.line,
+                                format!("{}: the call computes on rank {r}, whose host has no known speed (give --flops)", call.collective.name()),
+                            )
+                        })?;
+                        rank.blocking(Op::Compute {
+                            seconds: call.flops / speed,
+                        });
                     }
                 }
             }
@@ -286,13 +296,15 @@ impl Rank {
     /// Rank `r`'s program of a call, after the frontier; the frontier
     /// becomes its last ops (those no other op of it waits for). A call
     /// that sends as SMPI's blocking calls do sends its messages of at least
-    /// `eager` bytes one after another, each waiting for the one before.
+    /// `eager` bytes one after another, each waiting for the one before, and
+    /// posts each receive when the one before it is done.
     fn embed(&mut self, d: &Distinct, r: usize, eager: u64) {
         let sub = &d.schedule.programs[r];
         let base = self.program.len() as OpId;
         let mut waited = vec![false; sub.len()];
         let mut deps: Vec<OpId> = Vec::new();
         let mut last_large: Option<OpId> = None;
+        let mut last_recv: Option<OpId> = None;
         for (i, op) in sub.ops.iter().enumerate() {
             deps.clear();
             let own = sub.deps(i);
@@ -304,16 +316,28 @@ impl Rank {
                     deps.push(base + j);
                 }
             }
-            let large = matches!(op, Op::Send { region, .. } if region.count >= eager);
-            let blocking = large && d.sends == Sends::Blocking;
-            if let (true, Some(prev)) = (blocking, last_large) {
+            // SMPI's blocking calls: a large send after the one before it, a
+            // receive after the one before it (posted only then, so under
+            // rendezvous its message waits for it).
+            let chained = match (d.sends, op) {
+                (Sends::Blocking, Op::Send { region, .. }) if region.count >= eager => {
+                    &mut last_large
+                }
+                (Sends::Blocking, Op::Recv { .. }) => &mut last_recv,
+                _ => &mut None,
+            };
+            if let Some(prev) = *chained {
                 if !deps.contains(&prev) {
                     deps.push(prev);
                 }
             }
             let id = self.program.push(retag(*op, &d.route), &deps);
-            if blocking {
-                last_large = Some(id);
+            if d.sends == Sends::Blocking {
+                match op {
+                    Op::Send { region, .. } if region.count >= eager => last_large = Some(id),
+                    Op::Recv { .. } => last_recv = Some(id),
+                    _ => {}
+                }
             }
         }
         self.program.scratch = self.program.scratch.max(sub.scratch);

@@ -3,7 +3,9 @@
 //! network under the simulator's node model.
 //!
 //! - [`action`]: what a workload is, whatever file it came from;
-//! - [`simgrid_ti`]: SimGrid's time-independent traces;
+//! - [`simgrid_ti`]: SimGrid's time-independent traces; LogGOPSim's GOAL
+//!   schedules are read by `topocoll_schedule::from_goal` ([`read`] tells
+//!   the two apart);
 //! - [`choice`]: which algorithm serves each collective;
 //! - [`build`](mod@build): the workload as one schedule, its semantics;
 //! - [`replay`]: build, then simulate.
@@ -22,9 +24,90 @@ pub use action::{Action, Call, Mode, Step, Workload};
 pub use build::{Built, CallSummary, Semantics, SMPI_EAGER_BYTES};
 pub use choice::Choice;
 
-use topocoll_base::error::Result;
+use std::path::Path;
+use topocoll_base::error::{Error, Result};
+use topocoll_schedule::{Op, Schedule};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;
+
+/// A trace as read: actions (SimGrid's format), or a schedule of ops
+/// (LogGOPSim's GOAL).
+pub enum Trace {
+    Actions(Workload),
+    Goal(Schedule),
+}
+
+impl Trace {
+    pub fn ranks(&self) -> usize {
+        match self {
+            Trace::Actions(w) => w.ranks(),
+            Trace::Goal(s) => s.ranks,
+        }
+    }
+}
+
+/// Reads a trace: GOAL when its first word (comments aside) is
+/// `num_ranks`, SimGrid's time-independent format otherwise.
+pub fn read(path: &Path) -> Result<Trace> {
+    let name = path.display().to_string();
+    let head = {
+        use std::io::Read;
+        let mut buf = vec![0u8; 4096];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| f.read(&mut buf))
+            .map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let first = head
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("/*"));
+    if first.is_some_and(|l| l.starts_with("num_ranks")) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
+        return Ok(Trace::Goal(topocoll_schedule::from_goal(&name, &text)?));
+    }
+    Ok(Trace::Actions(simgrid_ti::read(path)?))
+}
+
+/// Replays a trace as read: a workload as [`replay`] does, a GOAL schedule
+/// as it is.
+pub fn replay_trace(
+    t: &Trace,
+    topo: &Topology,
+    choice: &Choice,
+    sem: &Semantics,
+    cfg: &SimConfig,
+) -> Result<Replayed> {
+    match t {
+        Trace::Actions(w) => replay(w, topo, choice, sem, cfg),
+        Trace::Goal(s) => {
+            if topo.num_ranks() != s.ranks {
+                return Err(topocoll_base::invalid!(
+                    "the trace has {} ranks but topology {} has {} (place them with --map or --ranks-per-node)",
+                    s.ranks,
+                    topo.name,
+                    topo.num_ranks()
+                ));
+            }
+            let (mut messages, mut message_bytes) = (0, 0);
+            for op in s.programs.iter().flat_map(|p| p.ops.iter()) {
+                if let Op::Send { region, .. } = op {
+                    messages += 1;
+                    message_bytes += region.count;
+                }
+            }
+            let result = topocoll_sim::simulate(s, topo, cfg)?;
+            Ok(Replayed {
+                result,
+                calls: Vec::new(),
+                messages,
+                message_bytes,
+                ops: s.num_ops() as u64,
+            })
+        }
+    }
+}
 
 /// A replayed workload: the simulation and what its calls ran.
 pub struct Replayed {
@@ -60,21 +143,10 @@ pub fn replay(
 /// A host speed as a number of flops per second or as SimGrid writes it
 /// (`1Gf`, `100Mf`, `2.5kf`).
 pub fn parse_flops(text: &str) -> Result<f64> {
-    let t = text.trim();
-    let body = t.strip_suffix('f').unwrap_or(t);
-    let (num, scale) = match body.chars().last() {
-        Some('k') => (&body[..body.len() - 1], 1e3),
-        Some('M') => (&body[..body.len() - 1], 1e6),
-        Some('G') => (&body[..body.len() - 1], 1e9),
-        Some('T') => (&body[..body.len() - 1], 1e12),
-        Some('P') => (&body[..body.len() - 1], 1e15),
-        _ => (body, 1.0),
-    };
-    match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * scale),
-        _ => Err(topocoll_base::param!(
+    topocoll_topology::parse_speed(text).ok_or_else(|| {
+        topocoll_base::param!(
             "flops",
             " '{text}' is not a speed (flops per second: 1e9, 1Gf, 100Mf)"
-        )),
-    }
+        )
+    })
 }

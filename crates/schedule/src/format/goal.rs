@@ -1,6 +1,6 @@
-//! Schedules as LogGOPSim's GOAL text, written.
+//! Schedules as LogGOPSim's GOAL text, written and read.
 
-use crate::{Op, Schedule};
+use crate::{Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule};
 use std::fmt::Write as _;
 use std::io::Write;
 use topocoll_base::error::{Error, Result};
@@ -64,4 +64,317 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
         out.write_all(text.as_bytes()).map_err(io)?;
     }
     Ok(lost)
+}
+
+/// Reads LogGOPSim's GOAL text (as [`to_goal`] writes it, and as
+/// LogGOPSim's own parser, `txt2bin`, reads it): `num_ranks N`, then
+/// `rank R { ... }` blocks of ops, `[LABEL:] send Nb to R [tag T] [cpu C]
+/// [nic N]`, `[LABEL:] recv Nb from R [tag T] [cpu C] [nic N]`, `[LABEL:]
+/// calc T [cpu C]` (T nanoseconds), and dependencies, `A requires B` (A
+/// starts when B is done) and `A irequires B` (A starts when B starts);
+/// `//` and `/* */` comments.
+///
+/// The schedule is of bytes (`Dtype::U8`, regions in scratch), for the
+/// barrier collective it is not (it holds no collective's data: it is
+/// priced, never verified as one). What topocoll's IR has no word for is
+/// mapped: a `calc` is a `Compute` of its nanoseconds, and `A irequires B`
+/// makes A wait for what B waits for (B starts when those are done). The
+/// cpu and nic numbers are left out (one CPU and one network port a rank);
+/// a receive from any source (-1) or with any tag (-1) is refused, as
+/// messages match by source and tag. `name` is what errors call the text.
+pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
+    let mut ranks: Option<usize> = None;
+    let mut programs: Vec<Option<Program>> = Vec::new();
+    // The rank being read: its program, its labels and its dependencies
+    // (line, kind, from, to) resolved at its closing brace.
+    struct Open {
+        rank: usize,
+        line: u64,
+        ops: Vec<(Op, u64)>,
+        labels: std::collections::HashMap<String, usize>,
+        deps: Vec<(u64, bool, String, String)>,
+        scratch: u64,
+    }
+    let mut open: Option<Open> = None;
+    let err = |line: u64, what: String| Error::parse(name, line, what);
+    let mut in_comment = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i as u64 + 1;
+        // Comments out first: a block comment may span lines.
+        let mut l = String::new();
+        let mut rest = raw;
+        loop {
+            if in_comment {
+                match rest.find("*/") {
+                    Some(j) => {
+                        in_comment = false;
+                        rest = &rest[j + 2..];
+                    }
+                    None => break,
+                }
+            } else {
+                let c = rest.find("/*");
+                let d = rest.find("//");
+                match (c, d) {
+                    (Some(c), d) if d.is_none_or(|d| c < d) => {
+                        l.push_str(&rest[..c]);
+                        l.push(' ');
+                        in_comment = true;
+                        rest = &rest[c + 2..];
+                    }
+                    (_, Some(d)) => {
+                        l.push_str(&rest[..d]);
+                        break;
+                    }
+                    _ => {
+                        l.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+        let words: Vec<&str> = l.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        let number = |w: &str, what: &str| -> Result<u64> {
+            w.parse::<u64>()
+                .map_err(|_| err(line, format!("'{w}' is not {what}")))
+        };
+        match (words[0], &mut open) {
+            ("num_ranks", None) => {
+                let n = words
+                    .get(1)
+                    .ok_or_else(|| err(line, "num_ranks without a number".into()))?;
+                let n = number(n, "a rank count")? as usize;
+                if n == 0 || n > crate::MAX_RANKS || ranks.is_some() || words.len() > 2 {
+                    return Err(err(
+                        line,
+                        format!(
+                            "'{}' is not one rank count of 1 to {}",
+                            l.trim(),
+                            crate::MAX_RANKS
+                        ),
+                    ));
+                }
+                ranks = Some(n);
+                programs = (0..n).map(|_| None).collect();
+            }
+            ("rank", None) => {
+                let n = ranks.ok_or_else(|| err(line, "a rank before num_ranks".into()))?;
+                let (r, brace) = match words.as_slice() {
+                    [_, r, "{"] => (*r, true),
+                    [_, r] if r.ends_with('{') => (&r[..r.len() - 1], true),
+                    _ => ("", false),
+                };
+                if !brace {
+                    return Err(err(line, "expected 'rank R {'".into()));
+                }
+                let r = number(r, "a rank")? as usize;
+                if r >= n {
+                    return Err(err(line, format!("rank {r} is not below num_ranks {n}")));
+                }
+                if programs[r].is_some() {
+                    return Err(err(line, format!("rank {r} is given twice")));
+                }
+                open = Some(Open {
+                    rank: r,
+                    line,
+                    ops: Vec::new(),
+                    labels: Default::default(),
+                    deps: Vec::new(),
+                    scratch: 0,
+                });
+            }
+            ("}", Some(_)) if words.len() == 1 => {
+                let o = open.take().expect("open");
+                let mut prog = Program::default();
+                // Each op's own dependencies, resolved: `requires` as they
+                // are, `irequires` as what the op they name waits for.
+                let mut waits: Vec<Vec<OpId>> = vec![Vec::new(); o.ops.len()];
+                let mut starts: Vec<(usize, usize)> = Vec::new();
+                for (dl, start, a, b) in &o.deps {
+                    let find = |x: &String| {
+                        o.labels.get(x).copied().ok_or_else(|| {
+                            err(
+                                *dl,
+                                format!(
+                                    "a dependency names label '{x}', which rank {} does not define",
+                                    o.rank
+                                ),
+                            )
+                        })
+                    };
+                    let (a, b) = (find(a)?, find(b)?);
+                    if a == b {
+                        return Err(err(*dl, "an op cannot wait for itself".into()));
+                    }
+                    if *start {
+                        starts.push((a, b));
+                    } else {
+                        waits[a].push(b as OpId);
+                    }
+                }
+                for (a, b) in starts {
+                    let of_b = waits[b].clone();
+                    waits[a].extend(of_b);
+                }
+                // The IR lists an op after those it waits for: order the ops
+                // so (a cycle is refused).
+                let order = topological(&waits).ok_or_else(|| {
+                    err(
+                        o.line,
+                        format!("rank {}'s dependencies form a cycle", o.rank),
+                    )
+                })?;
+                let mut at = vec![0 as OpId; o.ops.len()];
+                for &i in &order {
+                    let mut deps: Vec<OpId> = waits[i].iter().map(|&j| at[j as usize]).collect();
+                    deps.sort_unstable();
+                    deps.dedup();
+                    at[i] = prog.push(o.ops[i].0, &deps);
+                }
+                prog.scratch = o.scratch;
+                programs[o.rank] = Some(prog);
+            }
+            (_, Some(o)) => {
+                // `LABEL: op`, `op`, or `A requires B`.
+                let (label, body): (Option<&str>, &[&str]) = match words.as_slice() {
+                    [a, kind @ ("requires" | "irequires"), b] => {
+                        o.deps
+                            .push((line, *kind == "irequires", a.to_string(), b.to_string()));
+                        continue;
+                    }
+                    [w, rest @ ..] if w.ends_with(':') => (Some(&w[..w.len() - 1]), rest),
+                    [w, ":", rest @ ..] => (Some(*w), rest),
+                    all => (None, all),
+                };
+                let op = match body {
+                    ["send" | "recv", size, dir, peer, more @ ..] => {
+                        let bytes = size.strip_suffix('b').ok_or_else(|| {
+                            err(line, format!("'{size}' is not a size in bytes (like 8b)"))
+                        })?;
+                        let bytes = number(bytes, "a size in bytes")?;
+                        let send = body[0] == "send";
+                        if (send && *dir != "to") || (!send && *dir != "from") {
+                            return Err(err(
+                                line,
+                                format!(
+                                    "expected '{}' after the size",
+                                    if send { "to" } else { "from" }
+                                ),
+                            ));
+                        }
+                        if *peer == "-1" {
+                            return Err(err(line, "a receive from any source (-1) is not replayed: messages match by source".into()));
+                        }
+                        let peer = number(peer, "a rank")?;
+                        let mut tag = 0u64;
+                        let mut k = 0;
+                        while k < more.len() {
+                            match (more[k], more.get(k + 1)) {
+                                ("tag", Some(&"-1")) => {
+                                    return Err(err(line, "a receive with any tag (-1) is not replayed: messages match by tag".into()))
+                                }
+                                ("tag", Some(t)) => tag = number(t, "a tag")?,
+                                ("cpu" | "nic", Some(v)) => {
+                                    number(v, "a number")?;
+                                }
+                                (w, _) => return Err(err(line, format!("unexpected '{w}'"))),
+                            }
+                            k += 2;
+                        }
+                        let n = ranks.expect("inside a rank");
+                        if peer as usize >= n || tag > u32::MAX as u64 {
+                            return Err(err(
+                                line,
+                                format!("peer {peer} or tag {tag} is out of range"),
+                            ));
+                        }
+                        o.scratch = o.scratch.max(bytes);
+                        let region = Region::scratch(0, bytes);
+                        if send {
+                            Op::send(peer as u32, tag as u32, region)
+                        } else {
+                            Op::Recv {
+                                peer: peer as u32,
+                                tag: tag as u32,
+                                region,
+                                combine: false,
+                            }
+                        }
+                    }
+                    ["calc", ns, more @ ..] => {
+                        match more {
+                            [] => {}
+                            ["cpu", v] => {
+                                number(v, "a number")?;
+                            }
+                            _ => return Err(err(line, format!("unexpected '{}'", more.join(" ")))),
+                        }
+                        Op::Compute {
+                            seconds: number(ns, "a time in nanoseconds")? as f64 * 1e-9,
+                        }
+                    }
+                    _ => {
+                        return Err(err(
+                            line,
+                            format!("'{}' is not a send, recv, calc or dependency", l.trim()),
+                        ))
+                    }
+                };
+                if let Some(label) = label {
+                    if o.labels.insert(label.to_string(), o.ops.len()).is_some() {
+                        return Err(err(line, format!("label '{label}' is defined twice")));
+                    }
+                }
+                o.ops.push((op, line));
+            }
+            (w, _) => {
+                return Err(err(
+                    line,
+                    format!("unexpected '{w}' (num_ranks, rank R {{ or }})"),
+                ))
+            }
+        }
+    }
+    if let Some(o) = open {
+        return Err(err(
+            o.line,
+            format!("rank {}'s block is never closed", o.rank),
+        ));
+    }
+    let n = ranks.ok_or_else(|| err(1, "no num_ranks".into()))?;
+    let mut s = Schedule::new(Collective::Barrier, n, 0, Dtype::U8, ReduceOp::Sum, "goal");
+    s.programs = programs
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect();
+    Ok(s)
+}
+
+/// An order of the ops in which each comes after those it waits for, or
+/// `None` for a cycle.
+fn topological(waits: &[Vec<OpId>]) -> Option<Vec<usize>> {
+    let n = waits.len();
+    let mut left: Vec<usize> = waits.iter().map(Vec::len).collect();
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (a, w) in waits.iter().enumerate() {
+        for &b in w {
+            after[b as usize].push(a);
+        }
+    }
+    // Ready ops in the order written, so a file in order keeps its order.
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| left[i] == 0).collect();
+    let mut out = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        out.push(i);
+        for &a in &after[i] {
+            left[a] -= 1;
+            if left[a] == 0 {
+                ready.insert(a);
+            }
+        }
+    }
+    (out.len() == n).then_some(out)
 }

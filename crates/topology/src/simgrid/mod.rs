@@ -126,6 +126,77 @@ fn latency(text: &str) -> Option<f64> {
     quantity(text, TIME_UNITS, (1.0, 1.0))
 }
 
+const SPEED_UNITS: &[(&str, f64, f64)] = &[
+    ("Yf", 1e24, 1.0),
+    ("Zf", 1e21, 1.0),
+    ("Ef", 1e18, 1.0),
+    ("Pf", 1e15, 1.0),
+    ("Tf", 1e12, 1.0),
+    ("Gf", 1e9, 1.0),
+    ("Mf", 1e6, 1.0),
+    ("kf", 1e3, 1.0),
+    ("f", 1.0, 1.0),
+];
+
+/// A host's speed as SimGrid writes it (`1Gf`, `98.095Mf`, a plain number of
+/// flops per second), in flops per second; of a list of power states
+/// (`100Mf,50Mf`), the first, SimGrid's default state.
+pub fn speed(text: &str) -> Option<f64> {
+    let first = text.split(',').next()?.trim();
+    quantity(first, SPEED_UNITS, (1.0, 1.0)).filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// The speed of every host a platform names (`<host speed>`, and each
+/// host of a `<cluster speed>`), by name. A speed that does not read is
+/// left out (the workload that needs it says so).
+fn host_speeds(root: roxmltree::Node) -> std::collections::HashMap<String, f64> {
+    let mut out = std::collections::HashMap::new();
+    for e in root.descendants().filter(|e| e.is_element()) {
+        let Some(v) = e.attribute("speed").and_then(speed) else {
+            continue;
+        };
+        match e.tag_name().name() {
+            "host" => {
+                if let Some(id) = e.attribute("id") {
+                    out.insert(id.to_string(), v);
+                }
+            }
+            "cluster" => {
+                let (Some(prefix), Some(suffix), Some(radical)) = (
+                    e.attribute("prefix"),
+                    e.attribute("suffix"),
+                    e.attribute("radical"),
+                ) else {
+                    continue;
+                };
+                let cx = Ctx {
+                    what: String::new(),
+                    line: 0,
+                    tag: "cluster".into(),
+                };
+                if let Ok(rs) = radicals(&cx, radical, zones::MAX_PLATFORM_NODES) {
+                    for r in rs {
+                        out.insert(format!("{prefix}{r}{suffix}"), v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `t` with the speeds of its hosts as the platform gives them.
+fn with_speeds(mut t: Topology, root: roxmltree::Node) -> Topology {
+    let speeds = host_speeds(root);
+    if !speeds.is_empty() {
+        t.speed = (0..t.num_nodes as u32)
+            .map(|n| speeds.get(&t.node_name(n)).copied().unwrap_or(f64::NAN))
+            .collect();
+    }
+    t
+}
+
 /// Attribute `k` of `e` as a bandwidth, in range (`check_bandwidth`):
 /// the one check every bandwidth of a platform goes through.
 fn attr_bandwidth(cx: &Ctx, e: roxmltree::Node, k: &str) -> Result<f64> {
@@ -336,7 +407,7 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
             }
         }
         let cx = cx.at(c);
-        return hierarchical_cluster(&cx, name, c);
+        return hierarchical_cluster(&cx, name, c).map(|t| with_speeds(t, root));
     }
     let mut b = zones::Builder::default();
     let cx = cx.at(top);
@@ -352,7 +423,7 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
     let (router, nodes, links, link_names, fatpipe) = b.into_router();
     let g = super::Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))
         .map_err(|e| invalid!("{what}: {e}"))?;
-    Ok(Topology::from_kind(name, Kind::Graph(g)))
+    Ok(with_speeds(Topology::from_kind(name, Kind::Graph(g)), root))
 }
 
 /// The TORUS, FAT_TREE or DRAGONFLY cluster that is the platform's whole
