@@ -150,7 +150,7 @@ fn verifier_catches_a_swapped_tag() {
 #[test]
 fn verifier_catches_a_deadlock() {
     let req = request(Collective::Bcast { root: 0 }, 2, 8, Dtype::U8, None);
-    let mut s = req.schedule("handmade");
+    let mut s = req.unregistered_schedule("handmade");
     let all = Region::output(0, 8);
     // Each rank waits to receive before it sends: a cycle.
     let r0 = s.programs[0].push(
@@ -248,7 +248,7 @@ fn verifier_catches_missing_data_and_wrong_blocks() {
 #[test]
 fn verifier_catches_races_and_bad_structure() {
     let req = request(Collective::Allreduce, 2, 16, Dtype::F64, None);
-    let mut s = req.schedule("racy");
+    let mut s = req.unregistered_schedule("racy");
     for r in 0..2u32 {
         let prog = &mut s.programs[r as usize];
         prog.scratch = 2;
@@ -275,7 +275,7 @@ fn verifier_catches_races_and_bad_structure() {
     assert_eq!(e.kind, VerifyKind::Race, "{e}");
     assert!(e.message.contains("race on output element 0"), "{e}");
     // A dependency on a later op.
-    let mut s = req.schedule("forward");
+    let mut s = req.unregistered_schedule("forward");
     s.programs[0].push(Op::Compute { seconds: 0.0 }, &[1]);
     let e = broken(&s);
     assert_eq!(
@@ -287,7 +287,7 @@ fn verifier_catches_races_and_bad_structure() {
         .message
         .contains("depends on op 1, which is not an earlier operation"));
     // A region past the buffer.
-    let mut s = req.schedule("oob");
+    let mut s = req.unregistered_schedule("oob");
     s.programs[0].push(
         Op::Send {
             peer: 1,
@@ -305,7 +305,7 @@ fn verifier_catches_races_and_bad_structure() {
         "{e}"
     );
     // A peer that is not a rank.
-    let mut s = req.schedule("peer");
+    let mut s = req.unregistered_schedule("peer");
     s.programs[0].push(
         Op::Send {
             peer: 7,
@@ -319,7 +319,7 @@ fn verifier_catches_races_and_bad_structure() {
     assert_eq!(e.kind, VerifyKind::Structure, "{e}");
     assert!(e.message.contains("peer 7 is not a rank"), "{e}");
     // Two unordered receives with the same peer and tag.
-    let mut s = req.schedule("keys");
+    let mut s = req.unregistered_schedule("keys");
     s.programs[0].scratch = 2;
     s.programs[0].push(
         Op::Recv {
@@ -346,7 +346,8 @@ fn verifier_catches_races_and_bad_structure() {
         "{e}"
     );
     // Size mismatch between a send and its receive.
-    let mut s = request(Collective::Bcast { root: 0 }, 2, 4, Dtype::U8, None).schedule("sizes");
+    let mut s = request(Collective::Bcast { root: 0 }, 2, 4, Dtype::U8, None)
+        .unregistered_schedule("sizes");
     s.programs[0].push(
         Op::Send {
             peer: 1,

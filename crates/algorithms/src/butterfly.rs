@@ -76,10 +76,28 @@ pub(crate) fn rho(j: u32) -> i64 {
     (1 - (-2i64).pow(j + 1)) / 3
 }
 
+/// Which way a butterfly's peers go round a ring: Swing's `π(r, j)`, or
+/// mirrored (−ρ(j), the other direction of a bidirectional ring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Turn {
+    Swing,
+    Mirrored,
+}
+
+/// The order a butterfly takes its steps in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StepOrder {
+    /// Step 0 first: Swing's butterfly, whose sets are runs of the block
+    /// order.
+    Forward,
+    /// Step S−1 first: the Bine trees' (powers of two only).
+    Reversed,
+}
+
 /// Swing's peer of coordinate `c` at its ring's step `j` on a ring of `n`.
-pub(crate) fn swing_peer(c: usize, j: u32, n: usize, mirror: bool) -> usize {
+pub(crate) fn swing_peer(c: usize, j: u32, n: usize, turn: Turn) -> usize {
     let d = rho(j).rem_euclid(n as i64) as usize;
-    if c.is_multiple_of(2) != mirror {
+    if c.is_multiple_of(2) == (turn == Turn::Swing) {
         (c + d) % n
     } else {
         (c + n - d) % n
@@ -93,7 +111,7 @@ pub(crate) struct Butterfly {
     dims: Vec<(usize, usize)>,
     /// Step k: (dimension index into `dims`, that ring's step).
     steps: Vec<(usize, u32)>,
-    mirror: bool,
+    turn: Turn,
     /// `pos[x]`: x's place in the block order.
     pos: Vec<u32>,
     /// `order[i]`: the participant at place i.
@@ -107,21 +125,21 @@ pub(crate) struct Butterfly {
 }
 
 impl Butterfly {
-    /// A ring of `n` participants (a power of two).
-    pub fn ring(n: usize, mirror: bool) -> Result<Butterfly> {
-        Butterfly::torus(&[(1, n)], 0, mirror, false)
+    /// A ring of `n` participants (even), Swing's peers, step 0 first.
+    pub fn ring(n: usize) -> Result<Butterfly> {
+        Butterfly::torus(&[(1, n)], 0, Turn::Swing, StepOrder::Forward)
     }
 
     /// A torus of dimensions (stride, length), every length even (lengths
     /// of 1 are left out), ⌈log2 n⌉ steps per ring, the steps taking the
-    /// dimensions in turn from `first`; `reversed` runs the steps in the
-    /// other order (the Bine trees', powers of two only).
+    /// dimensions in turn from `first`, in the step order `order`.
     pub fn torus(
         dims: &[(usize, usize)],
         first: usize,
-        mirror: bool,
-        reversed: bool,
+        turn: Turn,
+        order: StepOrder,
     ) -> Result<Butterfly> {
+        let reversed = order == StepOrder::Reversed;
         let dims: Vec<(usize, usize)> = dims.iter().copied().filter(|d| d.1 > 1).collect();
         let pow2 = dims.iter().all(|d| d.1.is_power_of_two());
         if let Some(&(_, n)) = dims.iter().find(|d| d.1 % 2 == 1) {
@@ -160,7 +178,7 @@ impl Butterfly {
         let mut b = Butterfly {
             dims,
             steps,
-            mirror,
+            turn,
             pos: vec![u32::MAX; n],
             order: Vec::with_capacity(n),
             last: None,
@@ -193,7 +211,7 @@ impl Butterfly {
         let (d, j) = self.steps[k as usize];
         let (stride, n) = self.dims[d];
         let c = (x / stride) % n;
-        x - c * stride + swing_peer(c, j, n, self.mirror) * stride
+        x - c * stride + swing_peer(c, j, n, self.turn) * stride
     }
 
     /// x's place in the block order (of a butterfly not reversed).
@@ -588,21 +606,29 @@ impl Layout {
         Region::output(self.out[q].0, self.out[q].1)
     }
 
-    /// Copies between every place and its Output piece (into Scratch when
-    /// `to_scratch`), neighbouring ones merged into one; each waits for
-    /// `deps`. Returns the copies.
-    pub fn copies(&self, prog: &mut Program, to_scratch: bool, deps: &[OpId]) -> Vec<OpId> {
-        self.copies_with(prog, Buf::Output, to_scratch, deps)
+    /// Copies of every participant's piece of `buf` to its place,
+    /// neighbouring ones merged into one; each waits for `deps`. Returns
+    /// the copies.
+    pub fn copies_in(&self, prog: &mut Program, buf: Buf, deps: &[OpId]) -> Vec<OpId> {
+        self.runs(buf)
+            .into_iter()
+            .map(|(scr, piece)| prog.push(Op::copy(piece, scr), deps))
+            .collect()
     }
 
-    /// [`Layout::copies`] with the pieces in buffer `buf`.
-    pub fn copies_with(
-        &self,
-        prog: &mut Program,
-        buf: Buf,
-        to_scratch: bool,
-        deps: &[OpId],
-    ) -> Vec<OpId> {
+    /// Copies of every place to its participant's piece of the Output,
+    /// neighbouring ones merged into one; each waits for `deps`. Returns
+    /// the copies.
+    pub fn copies_out(&self, prog: &mut Program, deps: &[OpId]) -> Vec<OpId> {
+        self.runs(Buf::Output)
+            .into_iter()
+            .map(|(scr, piece)| prog.push(Op::copy(scr, piece), deps))
+            .collect()
+    }
+
+    /// The runs of places whose pieces follow each other in `buf` too:
+    /// (Scratch, `buf`) region pairs.
+    fn runs(&self, buf: Buf) -> Vec<(Region, Region)> {
         let mut runs: Vec<(u64, u64, u64)> = Vec::new();
         for (i, &q) in self.order.iter().enumerate() {
             let (o, len) = self.out[q];
@@ -615,15 +641,7 @@ impl Layout {
             }
         }
         runs.into_iter()
-            .map(|(s, o, len)| {
-                let (scr, out) = (Region::scratch(s, len), Region::new(buf, o, len));
-                let op = if to_scratch {
-                    Op::copy(out, scr)
-                } else {
-                    Op::copy(scr, out)
-                };
-                prog.push(op, deps)
-            })
+            .map(|(s, o, len)| (Region::scratch(s, len), Region::new(buf, o, len)))
             .collect()
     }
 }
@@ -712,7 +730,7 @@ pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
         return Err(invalid!("a Bine tree needs at least one rank"));
     }
     let n = 1usize << p.ilog2();
-    let bf = Butterfly::torus(&[(1, n)], 0, false, true)?;
+    let bf = Butterfly::torus(&[(1, n)], 0, Turn::Swing, StepOrder::Reversed)?;
     let mut parent: Vec<Option<(u32, usize)>> = vec![None; n];
     let mut informed = vec![0usize];
     for k in 0..bf.steps() {
@@ -756,8 +774,11 @@ pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
 
 /// The dimensions of a grid request for a torus Swing: (stride, length) of
 /// each dimension.
-pub(crate) fn grid_dims(req: &super::Request, name: &str) -> Result<Vec<(usize, usize)>> {
-    let (_, shape) = super::alltoall::grid_of(req, name)?;
+pub(crate) fn grid_dims(
+    req: &super::Request,
+    alg: &super::Algorithm,
+) -> Result<Vec<(usize, usize)>> {
+    let (_, shape) = super::alltoall::grid_of(req, alg)?;
     let mut stride = 1;
     let mut dims = Vec::new();
     for &n in &shape.dims {
@@ -940,13 +961,17 @@ impl Shrink {
 /// dimension of size > 1 (2·D of them, each starting on its own dimension
 /// and the second D mirrored), as the paper runs one collective per port
 /// on its own part of the data; one butterfly where there is no dimension.
-pub(crate) fn ports(dims: &[(usize, usize)], reversed: bool) -> Result<Vec<Butterfly>> {
+pub(crate) fn ports(dims: &[(usize, usize)]) -> Result<Vec<Butterfly>> {
     let big = dims.iter().filter(|d| d.1 > 1).count();
+    let forward = StepOrder::Forward;
     if big == 0 {
-        return Ok(vec![Butterfly::torus(dims, 0, false, reversed)?]);
+        return Ok(vec![Butterfly::torus(dims, 0, Turn::Swing, forward)?]);
     }
     (0..2 * big)
-        .map(|j| Butterfly::torus(dims, j % big, j >= big, reversed))
+        .map(|j| {
+            let turn = if j < big { Turn::Swing } else { Turn::Mirrored };
+            Butterfly::torus(dims, j % big, turn, forward)
+        })
         .collect()
 }
 
@@ -965,8 +990,8 @@ mod tests {
     #[test]
     fn swing_blocks_are_runs() {
         for s in 0..=10 {
-            for mirror in [false, true] {
-                Butterfly::torus(&[(1, 1 << s)], 0, mirror, false).unwrap();
+            for turn in [Turn::Swing, Turn::Mirrored] {
+                Butterfly::torus(&[(1, 1 << s)], 0, turn, StepOrder::Forward).unwrap();
             }
             bine_tree(1 << s).unwrap();
             bine_tree((1 << s) + 1 + s).unwrap();
@@ -980,7 +1005,7 @@ mod tests {
                     (stride / n, n)
                 })
                 .collect();
-            for b in ports(&d, false).unwrap() {
+            for b in ports(&d).unwrap() {
                 assert_eq!(b.len(), dims.iter().product::<usize>());
             }
         }
@@ -993,8 +1018,8 @@ mod tests {
     #[test]
     fn swing_on_even_rings_hands_every_block_on_once() {
         for n in (2..=1024).step_by(2) {
-            for mirror in [false, true] {
-                let b = Butterfly::torus(&[(1, n)], 0, mirror, false).unwrap();
+            for turn in [Turn::Swing, Turn::Mirrored] {
+                let b = Butterfly::torus(&[(1, n)], 0, turn, StepOrder::Forward).unwrap();
                 assert_eq!(b.steps(), usize::BITS - (n - 1).leading_zeros());
                 if n <= 64 {
                     for x in 0..n {
@@ -1020,14 +1045,14 @@ mod tests {
                     (stride / n, n)
                 })
                 .collect();
-            for b in ports(&d, false).unwrap() {
+            for b in ports(&d).unwrap() {
                 assert!(b.uneven());
                 assert_eq!(b.len(), dims.iter().product::<usize>());
             }
         }
         // On rings of 3·2^k every step's blocks are one run.
         for k in 1..8 {
-            let b = Butterfly::ring(3 << k, false).unwrap();
+            let b = Butterfly::ring(3 << k).unwrap();
             for x in 0..b.len() {
                 assert!(
                     (0..b.steps()).all(|j| b.sends(x, j).len() <= 1),
@@ -1036,7 +1061,7 @@ mod tests {
                 );
             }
         }
-        assert!(Butterfly::ring(6, false).is_ok());
-        assert!(Butterfly::ring(7, false).is_err());
+        assert!(Butterfly::ring(6).is_ok());
+        assert!(Butterfly::ring(7).is_err());
     }
 }

@@ -113,19 +113,19 @@ impl Nodes {
     }
 }
 
-/// The nodes of `req`, once its placement is one `name` takes
+/// The nodes of `req`, once its placement is one `alg` takes
 /// (`Error::Unsupported` with the reason otherwise). This is the
 /// registry's check ([`super::TopologyNeed::Nodes`]) and the builders'.
-pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> {
+pub(crate) fn nodes(req: &Request, alg: &Algorithm, need: NodeNeed) -> Result<Nodes> {
     let place =
         "needs ranks placed several to a node (--topology with --ranks-per-node K or --map)";
     if req.topology.is_none() {
-        return Err(req.unsupported(name, place));
+        return Err(req.unsupported(alg, place));
     }
     let nodes = Nodes::of(req);
     if nodes.members.iter().all(|m| m.len() == 1) {
         return Err(req.unsupported(
-            name,
+            alg,
             format!("every node holds one rank, so there is nothing to compose: it {place}"),
         ));
     }
@@ -136,7 +136,7 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
         for (j, m) in nodes.members.iter().enumerate() {
             if let Some(w) = m.windows(2).find(|w| w[1] != w[0] + 1) {
                 return Err(req.unsupported(
-                    name,
+                    alg,
                     format!(
                         "node {j} holds ranks {} and {} but none between: a prefix in rank order splits by node only where every node holds a run of consecutive ranks (--map block)",
                         w[0], w[1]
@@ -151,14 +151,14 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
     });
     if lo != hi {
         return Err(req.unsupported(
-            name,
+            alg,
             format!(
                 "its nodes hold {lo} to {hi} ranks; it needs as many on every node (--ranks-per-node K, or a --map that fills the nodes evenly)"
             ),
         ));
     }
     if need == NodeNeed::SliceChunks {
-        slice_chunks(req, name, &nodes)?;
+        slice_chunks(req, alg, &nodes)?;
     }
     if need == NodeNeed::EqualChunks {
         let (p, n, count) = (req.ranks as u64, nodes.count() as u64, req.count);
@@ -167,7 +167,7 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
             let given = chunk(count, n, j as u64).1;
             if mine != given {
                 return Err(req.unsupported(
-                    name,
+                    alg,
                     format!(
                         "node {j}'s ranks' chunks of the {count} elements make {mine}, but the leaders' reduce_scatter gives it {given}: give a count that the {p} ranks divide"
                     ),
@@ -179,7 +179,7 @@ pub(crate) fn nodes(req: &Request, name: &str, need: NodeNeed) -> Result<Nodes> 
 }
 
 /// The check of [`NodeNeed::SliceChunks`].
-fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
+fn slice_chunks(req: &Request, alg: &Algorithm, nodes: &Nodes) -> Result<()> {
     let (p, n, k, count) = (
         req.ranks as u64,
         nodes.count() as u64,
@@ -196,7 +196,7 @@ fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
             let mine = chunk(count, p, r).1;
             if slice + sub != at || sublen != mine {
                 return Err(req.unsupported(
-                    name,
+                    alg,
                     format!(
                         "rank {r}'s chunk of the {count} elements is {mine}, but the reduce_scatter of slice {t} among the nodes' ranks {t} gives it {sublen}: give a count that the {p} ranks divide"
                     ),
@@ -214,9 +214,9 @@ fn slice_chunks(req: &Request, name: &str, nodes: &Nodes) -> Result<()> {
 pub(crate) fn setup(req: &Request, alg: &'static Algorithm) -> Result<(Nodes, &'static Algorithm)> {
     let (super::TopologyNeed::Nodes(need), Some(default)) = (alg.applies.topology, alg.inter)
     else {
-        return Err(req.unsupported(alg.name, "it is no node-aware composition"));
+        return Err(req.unsupported(alg, "it is no node-aware composition"));
     };
-    Ok((nodes(req, alg.name, need)?, inter(req, default)?))
+    Ok((nodes(req, alg, need)?, inter(req, default)?))
 }
 
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
@@ -386,9 +386,9 @@ pub(crate) struct Composer {
 }
 
 impl Composer {
-    pub fn new(req: &Request, name: &str) -> Composer {
+    pub fn new(req: &Request, alg: &Algorithm) -> Composer {
         Composer {
-            s: req.schedule(name),
+            s: req.schedule(alg),
             after: vec![Vec::new(); req.ranks],
             tag: 0,
             top: 0,

@@ -72,12 +72,12 @@ impl Blocks<'_> {
 const INTRA: &Algorithm = &crate::alltoall::linear::ALGORITHM;
 const INTRA_SIZED: &Algorithm = &crate::alltoallv::linear::ALGORITHM;
 
-/// Builds the multi-leader all-to-all `name` of `req` on `nodes` (K ranks
+/// Builds the multi-leader all-to-all `alg` of `req` on `nodes` (K ranks
 /// on every node, checked by the caller) with `inter` among the ranks t
 /// (an all-to-all for equal blocks, an alltoallv for sized ones).
 pub(crate) fn build(
     req: &Request,
-    name: &str,
+    alg: &Algorithm,
     nodes: &Nodes,
     inter: &'static Algorithm,
     blocks: Blocks,
@@ -99,7 +99,7 @@ pub(crate) fn build(
         .enumerate()
         .all(|(at, &r)| at == r);
     let block = nodes.contiguous();
-    let mut c = Composer::new(req, name);
+    let mut c = Composer::new(req, alg);
     for r in 0..p {
         c.reserve(r, base);
     }

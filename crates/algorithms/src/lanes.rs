@@ -2,16 +2,16 @@
 //! on, and how many WAN lanes it crosses with (`--lanes`, or chosen).
 
 use crate::model::multilane::{self, check_lanes, lane_counts, Layout};
-use crate::Request;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_topology::Sites;
 
 /// The grid of sites of the request, or why the algorithm does not apply.
-pub fn sites<'a>(req: &Request<'a>, algorithm: &str) -> Result<&'a Sites> {
+pub fn sites<'a>(req: &Request<'a>, alg: &Algorithm) -> Result<&'a Sites> {
     match req.topology.and_then(|t| t.sites()) {
         Some(s) => Ok(s),
         None => Err(req.unsupported(
-            algorithm,
+            alg,
             "it crosses a grid's WAN: give a topology of kind \"sites\"",
         )),
     }
@@ -53,14 +53,19 @@ pub fn count(req: &Request, sites: &Sites, choice: Choice) -> Result<usize> {
 }
 
 /// The lanes of a multi-lane scatter or gather from the request's root:
-/// `--lanes` (or the cost model's P), or one lane for `single`.
-pub fn layout(req: &Request, algorithm: &str, single: bool) -> Result<Layout> {
-    let sites = sites(req, algorithm)?;
-    let p = if single {
-        1
-    } else {
-        count(req, sites, Choice::CostModel)?
-    };
-    let root = req.collective.root().unwrap_or(0) as usize;
-    Ok(Layout::new(sites, root, p))
+/// `--lanes`, or the cost model's P.
+pub fn layout(req: &Request, alg: &Algorithm) -> Result<Layout> {
+    let sites = sites(req, alg)?;
+    let p = count(req, sites, Choice::CostModel)?;
+    Ok(Layout::new(sites, root(req), p))
+}
+
+/// The one lane per remote site of a single-lane scatter or gather from
+/// the request's root.
+pub fn single_lane(req: &Request, alg: &Algorithm) -> Result<Layout> {
+    Ok(Layout::new(sites(req, alg)?, root(req), 1))
+}
+
+fn root(req: &Request) -> usize {
+    req.collective.root().unwrap_or(0) as usize
 }

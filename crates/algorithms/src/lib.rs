@@ -171,24 +171,32 @@ impl<'a> Request<'a> {
         })
     }
 
-    /// An empty schedule for this request.
-    pub fn schedule(&self, algorithm: &str) -> Schedule {
+    /// An empty schedule of `alg` for this request.
+    pub fn schedule(&self, alg: &Algorithm) -> Schedule {
+        self.unregistered_schedule(alg.name)
+    }
+
+    /// An empty schedule for this request under `label`, which names no
+    /// registry entry: a schedule made outside the registry (the
+    /// synthesized ones, a test's hand-written one). An entry's own is
+    /// [`Request::schedule`].
+    pub fn unregistered_schedule(&self, label: &str) -> Schedule {
         let mut s = Schedule::new(
             self.collective,
             self.ranks,
             self.count,
             self.dtype,
             self.op,
-            algorithm,
+            label,
         );
         s.sizes.clone_from(&self.sizes);
         s
     }
 
-    /// The error an algorithm returns for a shape it does not handle.
-    pub fn unsupported(&self, algorithm: &str, reason: impl Into<String>) -> Error {
+    /// The error `alg` returns for a shape it does not handle.
+    pub fn unsupported(&self, alg: &Algorithm, reason: impl Into<String>) -> Error {
         Error::Unsupported {
-            algorithm: algorithm.to_string(),
+            algorithm: alg.name.to_string(),
             reason: reason.into(),
         }
     }
@@ -636,13 +644,6 @@ pub fn build_stream(alg: &Algorithm, req: &Request) -> Result<Stream> {
             generated.join(", ")
         )
     })
-}
-
-/// [`build`] of the algorithm named `name` for the request's collective:
-/// what the unit tests write, where a name reads better than a path.
-#[cfg(test)]
-pub(crate) fn build_named(name: &str, req: &Request) -> Result<Schedule> {
-    build(find(req.collective.kind(), name)?, req)
 }
 
 #[cfg(test)]

@@ -146,14 +146,13 @@ impl Algorithm {
             RankNeed::Even(reason) => (p % 2 == 1).then_some(reason),
         };
         if let Some(reason) = refuse {
-            return Err(req.unsupported(self.name, reason.replace("{p}", &p.to_string())));
+            return Err(req.unsupported(self, reason.replace("{p}", &p.to_string())));
         }
         if let Some(k) = req.radix {
             if !self.radix {
-                return Err(req.unsupported(
-                    self.name,
-                    "it builds no k-nomial tree, so it takes no --radix",
-                ));
+                return Err(
+                    req.unsupported(self, "it builds no k-nomial tree, so it takes no --radix")
+                );
             }
             if k < 2 {
                 return Err(topocoll_base::param!(
@@ -165,7 +164,7 @@ impl Algorithm {
         if let Some(inter) = req.inter {
             if !self.takes_inter() {
                 return Err(req.unsupported(
-                    self.name,
+                    self,
                     "it is no node-aware composition, so it takes no --inter",
                 ));
             }
@@ -173,24 +172,21 @@ impl Algorithm {
         }
         if let (RootNeed::Zero, Some(root)) = (self.applies.root, req.collective.root()) {
             if root != 0 {
-                return Err(
-                    req.unsupported(self.name, format!("it roots at rank 0 only, not {root}"))
-                );
+                return Err(req.unsupported(self, format!("it roots at rank 0 only, not {root}")));
             }
         }
         Ok(())
     }
 
     fn check_topology(&self, req: &Request) -> Result<()> {
-        let name = self.name;
         match self.applies.topology {
             TopologyNeed::Any => Ok(()),
-            TopologyNeed::Grid => super::alltoall::grid_of(req, name).map(|_| ()),
+            TopologyNeed::Grid => super::alltoall::grid_of(req, self).map(|_| ()),
             TopologyNeed::OffsetGrid { max_dims } => {
-                let (topo, shape) = super::alltoall::grid_of(req, name)?;
+                let (topo, shape) = super::alltoall::grid_of(req, self)?;
                 if !matches!(topo.kind, Kind::Grid(_)) {
                     return Err(req.unsupported(
-                        name,
+                        self,
                         format!(
                             "needs a mesh or torus whose routes follow signed offsets, not {}",
                             topo.describe()
@@ -200,7 +196,7 @@ impl Algorithm {
                 let big = shape.dims.iter().filter(|&&d| d > 1).count();
                 if big > max_dims {
                     return Err(req.unsupported(
-                        name,
+                        self,
                         format!(
                             "A2AT is defined on 2D and 3D grids; {:?} has {big} dimensions of size > 1",
                             shape.dims
@@ -212,23 +208,23 @@ impl Algorithm {
             TopologyNeed::Torus => {
                 let torus_hint = "needs a torus topology (--topology torus:XxYxZ or tofu:XxYxZ)";
                 let Some(topo) = req.topology else {
-                    return Err(req.unsupported(name, torus_hint));
+                    return Err(req.unsupported(self, torus_hint));
                 };
                 let Some(shape) = topo.grid_shape() else {
-                    return Err(req.unsupported(name, format!("{}: {torus_hint}", topo.name)));
+                    return Err(req.unsupported(self, format!("{}: {torus_hint}", topo.name)));
                 };
                 if shape.size() != req.ranks {
                     return Err(req.unsupported(
-                        name,
+                        self,
                         format!("{} ranks on a grid of {}", req.ranks, shape.size()),
                     ));
                 }
                 super::trees::torus_axes(&shape)
                     .map(|_| ())
-                    .map_err(|e| req.unsupported(name, e.to_string()))
+                    .map_err(|e| req.unsupported(self, e.to_string()))
             }
-            TopologyNeed::Sites => super::lanes::sites(req, name).map(|_| ()),
-            TopologyNeed::Nodes(need) => super::compose::nodes(req, name, need).map(|_| ()),
+            TopologyNeed::Sites => super::lanes::sites(req, self).map(|_| ()),
+            TopologyNeed::Nodes(need) => super::compose::nodes(req, self, need).map(|_| ()),
         }
     }
 

@@ -359,10 +359,10 @@ fn bruck_sends_log_p_messages() {
 /// A2AT and A2AND send in exactly the documented order on a small case.
 #[test]
 fn a2at_and_a2and_send_in_the_documented_order() {
-    use topocoll::algorithms::alltoall::a2at::order;
+    use topocoll::algorithms::alltoall::{a2at::order, Wrap};
     // 3×3 mesh: Step 1 then Step 2 as printed.
     assert_eq!(
-        order(3, 3, false),
+        order(3, 3, Wrap::Mesh),
         vec![
             (1, 0),
             (0, 1),
@@ -375,10 +375,13 @@ fn a2at_and_a2and_send_in_the_documented_order() {
         ]
     );
     // Torus Step 2 regrouped: (i,j), (−i,−j), (−j,i), (j,−i).
-    assert_eq!(order(3, 3, true)[4..], [(1, 1), (-1, -1), (-1, 1), (1, -1)]);
+    assert_eq!(
+        order(3, 3, Wrap::Torus)[4..],
+        [(1, 1), (-1, -1), (-1, 1), (1, -1)]
+    );
     // 4×4 torus: Step 3_T from i = 1.
     assert_eq!(
-        order(4, 4, true)[8..],
+        order(4, 4, Wrap::Torus)[8..],
         [(2, 1), (-1, -2), (-2, -1), (1, 2), (2, 0), (0, 2), (-2, -2)]
     );
     // A2AND on mesh:2x3 from rank 0: x outer, y inner, skipping (0,0).

@@ -170,10 +170,10 @@ fn a2at_3d_on_torus_cubes_with_6_engines_reaches_the_bisection_bound() {
 /// pairs. On 8×8×8 and, beyond the shapes simulated whole, 14×14×14.
 #[test]
 fn a2at_3d_torus_tail_for_n_2_mod_6_takes_its_per_direction_load() {
-    use topocoll::algorithms::alltoall::a2at3d::order;
+    use topocoll::algorithms::alltoall::{a2at3d::order, Wrap};
     use topocoll::schedule::{Op, Region};
     for n in [8usize, 14] {
-        let o = order([n; 3], true);
+        let o = order([n; 3], Wrap::Torus);
         let tail = &o[o.len() - 13..];
         let mut t = parse_spec(&format!("torus:{n}x{n}x{n}")).unwrap();
         t.set_uniform_links(Some(1.0), Some(0.0)).unwrap();
@@ -187,7 +187,7 @@ fn a2at_3d_torus_tail_for_n_2_mod_6_takes_its_per_direction_load() {
             Some(&t),
         )
         .unwrap();
-        let mut s = req.schedule("tail");
+        let mut s = req.unregistered_schedule("tail");
         let routes: Vec<u32> = tail.iter().map(|v| s.offset_route(v)).collect();
         let shape = t.grid_shape().unwrap();
         for r in 0..p {

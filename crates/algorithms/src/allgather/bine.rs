@@ -18,5 +18,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "bine
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    super::swing::ring(req, ALGORITHM.name)
+    super::swing::ring(req, &ALGORITHM)
 }

@@ -19,7 +19,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Allgather_intra_brucks");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let c = req.count;
     let tmp = |j: usize, k: usize| Region::scratch(j as u64 * c, k as u64 * c);

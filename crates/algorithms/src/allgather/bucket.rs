@@ -52,7 +52,7 @@ pub(crate) const APPLIES: Applies = Applies {
 };
 
 fn build(req: &Request) -> Result<Schedule> {
-    bucket(req, ALGORITHM.name, Mode::Allgather)
+    bucket(req, &ALGORITHM, Mode::Allgather)
 }
 
 /// Which of the three bucket collectives to build.
@@ -106,10 +106,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Builds the bucket `mode` for the request under `name`.
-pub(crate) fn bucket(req: &Request, name: &str, mode: Mode) -> Result<Schedule> {
-    let (topo, shape) = grid_of(req, name)?;
-    let mut s = req.schedule(name);
+/// Builds the bucket `mode` for the request as `alg`'s schedule.
+pub(crate) fn bucket(req: &Request, alg: &Algorithm, mode: Mode) -> Result<Schedule> {
+    let (topo, shape) = grid_of(req, alg)?;
+    let mut s = req.schedule(alg);
     let p = req.ranks;
     let axes: Vec<usize> = (0..shape.dims.len())
         .filter(|&a| shape.dims[a] > 1)
@@ -144,8 +144,9 @@ pub(crate) fn bucket(req: &Request, name: &str, mode: Mode) -> Result<Schedule> 
     let ops = (p as u64).checked_mul(live.len() as u64 * per_part);
     if ops.is_none_or(|ops| ops > MAX_MATERIALISED_OPS) {
         return Err(invalid!(
-            "{} {name} on {p} ranks: too many operations to write out (at most {MAX_MATERIALISED_OPS})",
-            req.collective.name()
+            "{} {} on {p} ranks: too many operations to write out (at most {MAX_MATERIALISED_OPS})",
+            req.collective.name(),
+            alg.name
         ));
     }
     let (mut plus, mut minus) = (vec![0; shape.dims.len()], vec![0; shape.dims.len()]);

@@ -15,11 +15,11 @@ use topocoll_schedule::{Op, OpId, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "multilane", "grid of sites: each site's blocks cross to every other site in P runs at once (--lanes N|auto)", build).lanes().applies(Applies { topology: TopologyNeed::Sites, ranks: RankNeed::Any, root: RootNeed::Any });
 
 fn build(req: &Request) -> Result<Schedule> {
-    let sites = lanes::sites(req, ALGORITHM.name)?;
+    let sites = lanes::sites(req, &ALGORITHM)?;
     let p = lanes::count(req, sites, Choice::Widest)?;
     let offsets = sites.offsets();
     let k = sites.sizes.len();
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let c = req.count;
     let block = |r: usize, blocks: usize| Region::output(r as u64 * c, blocks as u64 * c);
     let progs = &mut s.programs;

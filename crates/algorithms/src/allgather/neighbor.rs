@@ -28,7 +28,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "neig
 fn build(req: &Request) -> Result<Schedule> {
     // The builder refuses an odd count itself, as its declaration does.
     ALGORITHM.check(req)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let (p, c) = (req.ranks, req.count);
     // One copy and a send and a receive a step: P + 1 ops a rank.
     if (p as u64).saturating_mul(p as u64 + 1) > MAX_MATERIALISED_OPS {

@@ -40,7 +40,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let direct = nodes.contiguous();
     let node_blocks = k as u64 * c;
     let base = node_blocks + if direct { 0 } else { p as u64 * c };
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
         let sub = compose::phase(req, &crate::gather::linear::ALGORITHM, up, m.len(), c)?;
@@ -101,7 +101,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     } else {
         (Buf::Scratch, p * c)
     };
-    let mut cp = Composer::new(req, MULTI.name);
+    let mut cp = Composer::new(req, &MULTI);
     for t in 0..nodes.per_node() {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let sub = compose::phase(req, inter, Collective::Allgather, nodes.count(), c)?;

@@ -22,7 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Allgather_intra_recursive_doubling");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let c = req.count;
     let fold = Fold::new(p);

@@ -19,7 +19,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Allgather_intra_ring");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let c = req.count;
     let block = |b: usize| Region::output(b as u64 * c, c);

@@ -33,20 +33,20 @@ pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::Allgather, "swing_to
     });
 
 fn build(req: &Request) -> Result<Schedule> {
-    ring(req, ALGORITHM.name)
+    ring(req, &ALGORITHM)
 }
 
-/// The rank-based Swing allgather, named `name` (Bine's allgather is the
-/// same on a power of two).
-pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+/// The rank-based Swing allgather as `alg`'s schedule (Bine's allgather is
+/// the same on a power of two).
+pub(crate) fn ring(req: &Request, alg: &Algorithm) -> Result<Schedule> {
+    let mut s = req.schedule(alg);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
         return Ok(s);
     }
     // An odd count: rank p − 1 sits out, folded into p − 2.
     let np = (p - p % 2).max(1);
-    let bf = Butterfly::ring(np, false)?;
+    let bf = Butterfly::ring(np)?;
     // Participant q's ranks: q, and p − 1 with the last.
     let first = |g: usize| (if g == np { p } else { g }) as u64;
     let pieces = (0..np)
@@ -87,7 +87,7 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
             vec![prog.push(Op::copy(Region::input(0, c), mine), &[])]
         };
         butterfly::allgather(prog, &bf, r, &blocks, 1, &mut deps);
-        let done = layout.copies(prog, false, &deps);
+        let done = layout.copies_out(prog, &deps);
         if folds && r + 1 == np {
             prog.push(Op::send(r as u32 + 1, last, all), &done);
         }
@@ -96,17 +96,17 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let dims = butterfly::grid_dims(req, &TORUS)?;
     let shrink = Shrink::even(&dims);
     if shrink.folds() {
         return folded_torus(req, &shrink);
     }
-    let mut s = req.schedule(TORUS.name);
+    let mut s = req.schedule(&TORUS);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
         return Ok(s);
     }
-    let ports = butterfly::ports(&dims, false)?;
+    let ports = butterfly::ports(&dims)?;
     let real = |q: usize| q as u32;
     let mut layouts = Vec::new();
     let mut base = 0;
@@ -139,7 +139,7 @@ fn build_torus(req: &Request) -> Result<Schedule> {
             let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
             let mut deps = vec![prog.push(Op::copy(Region::input(*at, *len), mine), &[])];
             butterfly::allgather(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
-            layout.copies(prog, false, &deps);
+            layout.copies_out(prog, &deps);
         }
     }
     Ok(s)
@@ -153,12 +153,12 @@ fn build_torus(req: &Request) -> Result<Schedule> {
 /// the copies put every rank's part in place, and the whole output goes
 /// back to the ranks that sat out ([`Shrink::fold_out`]).
 fn folded_torus(req: &Request, shrink: &Shrink) -> Result<Schedule> {
-    let mut s = req.schedule(TORUS.name);
+    let mut s = req.schedule(&TORUS);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
         return Ok(s);
     }
-    let ports = butterfly::ports(&shrink.kept(), false)?;
+    let ports = butterfly::ports(&shrink.kept())?;
     let sets = shrink.sets(p);
     let real = |q: usize| shrink.real(q);
     let size = |q: usize| sets[real(q) as usize].len() as u64;

@@ -45,7 +45,7 @@ fn run(v: &Sizes, p: usize, r: usize, first: usize, n: usize) -> Vec<Region> {
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     for (r, prog) in s.programs.iter_mut().enumerate() {
         // The ops that wrote the blocks this rank holds so far.

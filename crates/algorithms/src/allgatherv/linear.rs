@@ -22,7 +22,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     for (r, prog) in s.programs.iter_mut().enumerate() {
         own_copy(prog, v, r);

@@ -64,7 +64,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let most = totals.iter().copied().max().unwrap_or(0);
     let direct = nodes.in_rank_order();
     let base = most + if direct { 0 } else { all };
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     gather(&mut cp, &nodes, &leaders, v, &within);
     cp.next_phase()?;
     let sub = compose::phase_sized(
@@ -121,7 +121,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         (Buf::Scratch, all)
     };
     let region = |o: u64, l: u64| Region::new(buf, o, l);
-    let mut cp = Composer::new(req, MULTI.name);
+    let mut cp = Composer::new(req, &MULTI);
     for (t, &(off, _)) in slices.iter().enumerate() {
         let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
         let counts = group.iter().map(|&r| v.block(r, r)).collect();

@@ -23,7 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     for (r, prog) in s.programs.iter_mut().enumerate() {
         let mut deps: Vec<u32> = own_copy(prog, v, r).into_iter().collect();

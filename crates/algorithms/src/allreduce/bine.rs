@@ -17,5 +17,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bine
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    super::swing_bw::ring(req, ALGORITHM.name)
+    super::swing_bw::ring(req, &ALGORITHM)
 }

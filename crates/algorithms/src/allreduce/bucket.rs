@@ -13,5 +13,5 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bucket", "bucket reduce-scatter then bucket allgather: dimension-wise rings on a mesh or torus, every port busy", build).applies(APPLIES);
 
 fn build(req: &Request) -> Result<Schedule> {
-    bucket(req, ALGORITHM.name, Mode::Allreduce)
+    bucket(req, &ALGORITHM, Mode::Allreduce)
 }

@@ -32,7 +32,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
     let leaders = nodes.leaders(None);
     let n = req.count;
-    let mut c = Composer::new(req, ALGORITHM.name);
+    let mut c = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
         let sub = compose::phase(req, &crate::reduce::binomial::ALGORITHM, up, m.len(), n)?;
@@ -53,7 +53,7 @@ fn build(req: &Request) -> Result<Schedule> {
 fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let (k, n) = (nodes.per_node(), req.count);
-    let mut c = Composer::new(req, MULTI.name);
+    let mut c = Composer::new(req, &MULTI);
     // Rank t of a node ends with slice t (chunk t of K) summed over its node.
     let sub = compose::phase(
         req,

@@ -22,7 +22,7 @@ use topocoll_schedule::{chunk, Op, Program, Region, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "rabenseifner", "recursive-halving reduce-scatter then recursive-doubling allgather (fold for non-powers of two)", build).ompi(6, "rabenseifner", "redscat_allgather").mpich("MPIR_Allreduce_intra_reduce_scatter_allgather");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let n = req.count;
     if p == 1 || n == 0 {

@@ -93,7 +93,7 @@ impl Fold {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let n = req.count;
     if p == 1 || n == 0 {

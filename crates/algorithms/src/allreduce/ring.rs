@@ -30,7 +30,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 
 fn build(req: &Request) -> Result<Schedule> {
     let ring = RingStream::new(req);
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         for i in 0..ring.len(r) as OpId {
             let deps: Vec<OpId> = ring.deps(i).collect();
@@ -55,7 +55,7 @@ pub struct RingStream {
 impl RingStream {
     pub fn new(req: &Request) -> RingStream {
         RingStream {
-            header: req.schedule(ALGORITHM.name),
+            header: req.schedule(&ALGORITHM),
         }
     }
 

@@ -40,7 +40,7 @@ fn phases(n: u64, p: u64, seg: u64) -> u64 {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
         return Ok(s);

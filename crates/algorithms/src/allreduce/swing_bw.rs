@@ -20,7 +20,7 @@
 //!   starting on its own dimension, the second D mirrored), as the paper
 //!   runs it; odd dimensions first fold their last coordinate in.
 
-use crate::butterfly::{self, Blocks, Butterfly, Shrink};
+use crate::butterfly::{self, Blocks, Butterfly, Shrink, StepOrder, Turn};
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
@@ -78,47 +78,56 @@ pub(crate) fn stage_len(bf: &Butterfly, part: (u64, u64)) -> u64 {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    ring(req, ALGORITHM.name)
+    ring(req, &ALGORITHM)
 }
 
-/// The rank-based Swing allreduce, named `name` (Bine's is the same on a
-/// power of two).
-pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
-    grid(req, name, &[(1, req.ranks)], false)
+/// The rank-based Swing allreduce as `alg`'s schedule (Bine's is the
+/// same on a power of two).
+pub(crate) fn ring(req: &Request, alg: &Algorithm) -> Result<Schedule> {
+    grid(req, alg, &[(1, req.ranks)], Parts::Whole)
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
-    grid(req, TORUS.name, &dims, true)
+    let dims = butterfly::grid_dims(req, &TORUS)?;
+    grid(req, &TORUS, &dims, Parts::PerPort)
+}
+
+/// How [`grid`] lays its butterflies over the buffer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parts {
+    /// One butterfly over the whole buffer (the rank-based variant).
+    Whole,
+    /// One part of the buffer per port, each its own butterfly (the torus
+    /// variant).
+    PerPort,
 }
 
 /// Swing's bandwidth-optimal allreduce on a grid of dimensions (stride,
 /// length): odd dimensions fold their last coordinate in
-/// ([`Shrink::even`]); with `ports`, one part of the buffer per port (the
-/// torus variant, tags from 0), else one butterfly (tags from 1, the fold's
-/// 0 and 1 + 2·S).
-fn grid(req: &Request, name: &str, dims: &[(usize, usize)], ports: bool) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+/// ([`Shrink::even`]); one part of the buffer per port (tags from 0), or
+/// one butterfly over the whole (tags from 1, the fold's 0 and 1 + 2·S).
+fn grid(req: &Request, alg: &Algorithm, dims: &[(usize, usize)], split: Parts) -> Result<Schedule> {
+    let mut s = req.schedule(alg);
     let n = req.count;
     if req.ranks == 1 || n == 0 {
         return Ok(s);
     }
     let shrink = Shrink::even(dims);
     let kept = shrink.kept();
-    let bfs = if ports {
-        butterfly::ports(&kept, false)?
-    } else {
-        vec![Butterfly::torus(&kept, 0, false, false)?]
+    let bfs = match split {
+        Parts::PerPort => butterfly::ports(&kept)?,
+        Parts::Whole => vec![Butterfly::torus(&kept, 0, Turn::Swing, StepOrder::Forward)?],
     };
     let parts: Vec<(u64, u64)> = (0..bfs.len())
         .map(|j| chunk(n, bfs.len() as u64, j as u64))
         .collect();
     let steps = bfs[0].steps();
-    let (tag0, tag_in, tag_out) = if ports {
-        let end = 2 * bfs.len() as u32 * steps;
-        (0, end, end + 1)
-    } else {
-        (1, 0, 1 + 2 * steps)
+    let (tag0, tag_in, tag_out) = match split {
+        Parts::PerPort => {
+            let end = 2 * bfs.len() as u32 * steps;
+            (0, end, end + 1)
+        }
+        Parts::Whole => (1, 0, 1 + 2 * steps),
     };
     // Scratch: the folded-in buffer, then each port's two stages.
     let tmp = if shrink.folds() { n } else { 0 };

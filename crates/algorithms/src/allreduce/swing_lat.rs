@@ -57,13 +57,13 @@ pub(crate) fn exchange(
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
         return Ok(s);
     }
     let fold = Fold::new(p);
-    let bf = Butterfly::ring(fold.p2, false)?;
+    let bf = Butterfly::ring(fold.p2)?;
     let last_tag = 1 + fold.steps();
     let real = |q: usize| fold.real(q);
     for (r, prog) in s.programs.iter_mut().enumerate() {
@@ -79,37 +79,23 @@ fn build(req: &Request) -> Result<Schedule> {
     Ok(s)
 }
 
+/// Swing's latency-optimal allreduce on the request's grid: dimensions not
+/// a power of two fold onto the power of two below ([`Shrink::pow2`]), and
+/// one part of the buffer per port, tags from 0. (The rank-based variant
+/// folds as `recursive_doubling` instead, faster on a ring:
+/// docs/allreduce.md.)
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
-    grid(req, TORUS.name, &dims, true)
-}
-
-/// Swing's latency-optimal allreduce on a grid of dimensions (stride,
-/// length): dimensions not a power of two fold onto the power of two below
-/// ([`Shrink::pow2`]); with `ports`, one part of the buffer per port (the
-/// torus variant, tags from 0), else one butterfly (tags from 1, the fold's
-/// 0 and 1 + S; the rank-based variant folds as `recursive_doubling`
-/// instead, faster on a ring: docs/allreduce.md).
-fn grid(req: &Request, name: &str, dims: &[(usize, usize)], ports: bool) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+    let dims = butterfly::grid_dims(req, &TORUS)?;
+    let mut s = req.schedule(&TORUS);
     let n = req.count;
     if req.ranks == 1 || n == 0 {
         return Ok(s);
     }
-    let shrink = Shrink::pow2(dims);
-    let kept = shrink.kept();
-    let bfs = if ports {
-        butterfly::ports(&kept, false)?
-    } else {
-        vec![Butterfly::torus(&kept, 0, false, false)?]
-    };
+    let shrink = Shrink::pow2(&dims);
+    let bfs = butterfly::ports(&shrink.kept())?;
     let steps = bfs[0].steps();
-    let (tag0, tag_in, tag_out) = if ports {
-        let end = bfs.len() as u32 * steps;
-        (0, end, end + 1)
-    } else {
-        (1, 0, 1 + steps)
-    };
+    let end = bfs.len() as u32 * steps;
+    let (tag0, tag_in, tag_out) = (0, end, end + 1);
     let real = |q: usize| shrink.real(q);
     let all = Region::output(0, n);
     for (r, prog) in s.programs.iter_mut().enumerate() {

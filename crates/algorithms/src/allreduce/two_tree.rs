@@ -16,11 +16,11 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "two_tree", "double binary tree: two complementary binary trees, half the buffer each, up and down in segments (default 64 KiB)", build).stream(stream).segmented().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
-    plan(req, ALGORITHM.name, Phases::Allreduce)?.materialise()
+    plan(req, &ALGORITHM, Phases::Allreduce)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        plan(req, ALGORITHM.name, Phases::Allreduce)?.stream()?,
+        plan(req, &ALGORITHM, Phases::Allreduce)?.stream()?,
     ))
 }

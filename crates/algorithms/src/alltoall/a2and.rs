@@ -33,8 +33,8 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (_, shape) = grid_of(req, ALGORITHM.name)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let (_, shape) = grid_of(req, &ALGORITHM)?;
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let b = req.count;
     let nd = shape.dims.len();

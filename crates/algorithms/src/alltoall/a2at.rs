@@ -73,7 +73,7 @@
 //! mesh order). More than three, and Tofu (whose routes are not signed
 //! offsets), are unsupported.
 
-use super::{a2at3d, grid_of, self_copy, GridShape};
+use super::{a2at3d, grid_of, self_copy, GridShape, Wrap};
 use crate::{Algorithm, Request};
 use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use smallvec::SmallVec;
@@ -171,9 +171,11 @@ impl Slot {
 }
 
 /// The A2AT send order of one rank in the paper's frame: offsets (i, j) along
-/// (x, y) with `nx ≥ ny ≥ 1`. `torus` picks the 4-engine torus variant.
-/// Every other node of the nx×ny grid appears exactly once (modulo the sides).
-pub fn order(nx: usize, ny: usize, torus: bool) -> Vec<(i64, i64)> {
+/// (x, y) with `nx ≥ ny ≥ 1`, the 4-engine torus variant or the 2-engine
+/// mesh one. Every other node of the nx×ny grid appears exactly once
+/// (modulo the sides).
+pub fn order(nx: usize, ny: usize, wrap: Wrap) -> Vec<(i64, i64)> {
+    let torus = wrap == Wrap::Torus;
     assert!(nx >= ny && ny >= 1, "a2at::order needs nx >= ny >= 1");
     let (nx, ny) = (nx as i64, ny as i64);
     let mut v: Vec<(i64, i64)> = Vec::with_capacity((nx * ny) as usize);
@@ -371,7 +373,7 @@ fn frame_of(shape: &GridShape, big: &[usize]) -> Frame {
         // Three dimensions: the 3D order (a2at3d), in the topology's order.
         let torus = big.iter().all(|&d| shape.wrap[d]);
         let n = [shape.dims[a], shape.dims[b], shape.dims[c]];
-        let order = a2at3d::order(n, torus);
+        let order = a2at3d::order(n, Wrap::of(torus));
         design_engines = if torus { 6 } else { 3 };
         let even: Vec<usize> = (0..3).filter(|&q| n[q].is_multiple_of(2)).collect();
         if let (true, &[e]) = (torus, &even[..]) {
@@ -397,7 +399,7 @@ fn frame_of(shape: &GridShape, big: &[usize]) -> Frame {
         let nx = dx.map_or(1, |d| shape.dims[d]);
         let ny = dy.map_or(1, |d| shape.dims[d]);
         let torus = dx.is_none_or(|d| shape.wrap[d]) && dy.is_none_or(|d| shape.wrap[d]);
-        let order = order(nx, ny, torus);
+        let order = order(nx, ny, Wrap::of(torus));
         design_engines = if torus { 4 } else { 2 };
         if let (Some(d), true) = (dx, torus && nx > ny && nx % 2 == 0 && ny % 2 == 1) {
             let hx = (nx / 2) as i64;
@@ -421,11 +423,11 @@ fn frame_of(shape: &GridShape, big: &[usize]) -> Frame {
 }
 
 fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
-    let name = if synced { SYNCED.name } else { ALGORITHM.name };
-    let (topo, shape) = grid_of(req, name)?;
+    let alg = if synced { &SYNCED } else { &ALGORITHM };
+    let (topo, shape) = grid_of(req, alg)?;
     if !matches!(topo.kind, Kind::Grid(_)) {
         return Err(req.unsupported(
-            name,
+            alg,
             format!(
                 "needs a mesh or torus whose routes follow signed offsets, not {}",
                 topo.describe()
@@ -438,7 +440,7 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
         .collect();
     if big.len() > 3 {
         return Err(req.unsupported(
-            name,
+            alg,
             format!(
                 "A2AT is defined on 2D and 3D grids; {:?} has {} dimensions of size > 1",
                 shape.dims,
@@ -452,7 +454,7 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
         design_engines,
     } = frame_of(&shape, &big);
 
-    let mut s = req.schedule(name);
+    let mut s = req.schedule(alg);
     // Route id and rank delta per send, shared by every rank's program.
     let nd = shape.dims.len();
     let routes: Vec<(u32, Vec<i64>)> = frame
@@ -566,7 +568,7 @@ fn build_with(req: &Request, synced: bool) -> Result<Schedule> {
 
 #[cfg(test)]
 mod tests {
-    use super::order;
+    use super::{order, Wrap};
     use std::collections::HashSet;
 
     /// Every destination exactly once, for every shape and both variants.
@@ -574,16 +576,16 @@ mod tests {
     fn covers_each_destination_once() {
         for nx in 1..=14usize {
             for ny in 1..=nx {
-                for torus in [false, true] {
-                    let o = order(nx, ny, torus);
+                for wrap in [Wrap::Mesh, Wrap::Torus] {
+                    let o = order(nx, ny, wrap);
                     let mut seen = HashSet::new();
                     for &(i, j) in &o {
                         assert!(i.unsigned_abs() < nx as u64 && j.unsigned_abs() < ny as u64);
                         let d = (i.rem_euclid(nx as i64), j.rem_euclid(ny as i64));
-                        assert_ne!(d, (0, 0), "{nx}x{ny} torus={torus}: self-send");
-                        assert!(seen.insert(d), "{nx}x{ny} torus={torus}: {d:?} twice");
+                        assert_ne!(d, (0, 0), "{nx}x{ny} {wrap:?}: self-send");
+                        assert!(seen.insert(d), "{nx}x{ny} {wrap:?}: {d:?} twice");
                     }
-                    assert_eq!(o.len(), nx * ny - 1, "{nx}x{ny} torus={torus}");
+                    assert_eq!(o.len(), nx * ny - 1, "{nx}x{ny} {wrap:?}");
                 }
             }
         }

@@ -43,6 +43,7 @@
 //! single sends in threes. The half-ring-only nodes of a torus and the
 //! leftovers come last.
 
+use super::Wrap;
 use std::collections::BTreeMap;
 
 /// A signed offset (i, j, k).
@@ -142,20 +143,16 @@ fn half_ring_sets(h: [i64; 3]) -> (Vec<Offset>, Vec<Offset>) {
 
 /// The 3D send order of one rank: offsets along the three dimensions of an
 /// n0×n1×n2 grid (each > 1 for a proper 3D grid; sizes of 1 work too).
-/// `torus` picks the 6-engine torus variant, else the 3-engine mesh one.
-/// Every other node appears exactly once (modulo the sides).
-pub fn order(n: [usize; 3], torus: bool) -> Vec<Offset> {
+/// The 6-engine torus variant, or the 3-engine mesh one. Every other node
+/// appears exactly once (modulo the sides).
+pub fn order(n: [usize; 3], wrap: Wrap) -> Vec<Offset> {
     assert!(n.iter().all(|&x| x >= 1), "a2at3d::order needs sides >= 1");
-    if n[0] == n[1] && n[1] == n[2] && n[0] > 1 {
-        if torus {
-            torus_cube(n[0])
-        } else {
-            mesh_cube(n[0])
-        }
-    } else if torus {
-        torus_greedy(n)
-    } else {
-        mesh_greedy(n)
+    let cube = n[0] == n[1] && n[1] == n[2] && n[0] > 1;
+    match (wrap, cube) {
+        (Wrap::Torus, true) => torus_cube(n[0]),
+        (Wrap::Mesh, true) => mesh_cube(n[0]),
+        (Wrap::Torus, false) => torus_greedy(n),
+        (Wrap::Mesh, false) => mesh_greedy(n),
     }
 }
 
@@ -414,7 +411,7 @@ fn mesh_greedy(n: [usize; 3]) -> Vec<Offset> {
 
 #[cfg(test)]
 mod tests {
-    use super::order;
+    use super::{order, Wrap};
     use std::collections::HashSet;
 
     /// Every destination exactly once, with |c| < side, for every shape.
@@ -423,9 +420,9 @@ mod tests {
         for a in 1..=8usize {
             for b in 1..=8usize {
                 for c in 1..=8usize {
-                    for torus in [false, true] {
+                    for wrap in [Wrap::Mesh, Wrap::Torus] {
                         let n = [a, b, c];
-                        let o = order(n, torus);
+                        let o = order(n, wrap);
                         let mut seen = HashSet::new();
                         for v in &o {
                             let mut key = [0usize; 3];
@@ -433,10 +430,10 @@ mod tests {
                                 assert!((v[d].unsigned_abs() as usize) < n[d], "{n:?} {v:?}");
                                 key[d] = v[d].rem_euclid(n[d] as i64) as usize;
                             }
-                            assert_ne!(key, [0; 3], "{n:?} torus={torus}: self-send");
-                            assert!(seen.insert(key), "{n:?} torus={torus}: {v:?} twice");
+                            assert_ne!(key, [0; 3], "{n:?} {wrap:?}: self-send");
+                            assert!(seen.insert(key), "{n:?} {wrap:?}: {v:?} twice");
                         }
-                        assert_eq!(o.len(), a * b * c - 1, "{n:?} torus={torus}");
+                        assert_eq!(o.len(), a * b * c - 1, "{n:?} {wrap:?}");
                     }
                 }
             }

@@ -66,14 +66,14 @@ fn copies(prog: &mut Program, list: &[(Region, Region)], deps: &[OpId]) -> Vec<O
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let (p, c) = (req.ranks, req.count);
     if c == 0 {
         return Ok(s);
     }
     let n = 1usize << p.ilog2();
     let e = p - n;
-    let bf = Butterfly::ring(n, false)?;
+    let bf = Butterfly::ring(n)?;
     let steps = bf.steps();
     // Participant q stands for ranks first(q)..first(q + 1): 2q and 2q + 1
     // below e, q + e from there.

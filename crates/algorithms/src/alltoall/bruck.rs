@@ -46,7 +46,7 @@ fn runs(p: usize, k: u32) -> Vec<(usize, usize)> {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let b = req.count;
     let steps: Vec<u32> = (0..usize::BITS)

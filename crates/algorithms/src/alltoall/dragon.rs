@@ -45,11 +45,11 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 
 pub const DRAGON_NET: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "dragon_net", "Dragon routing as the Dragon net's nodes run it: phase s = 1..P-1 sends to rank XOR s, one after another, no rank waiting for its receives", build_net).applies(Applies { topology: TopologyNeed::Any, ranks: RankNeed::PowerOfTwo("phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"), root: RootNeed::Any }).ops(OpCount::PerPair);
 
-fn power_of_two(req: &Request, name: &str) -> Result<()> {
+fn power_of_two(req: &Request, alg: &Algorithm) -> Result<()> {
     let p = req.ranks;
     if !p.is_power_of_two() {
         return Err(req.unsupported(
-            name,
+            alg,
             format!(
                 "phase s pairs rank v with v XOR s, which needs a power-of-two rank count, not {p}"
             ),
@@ -59,16 +59,16 @@ fn power_of_two(req: &Request, name: &str) -> Result<()> {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    power_of_two(req, ALGORITHM.name)?;
+    power_of_two(req, &ALGORITHM)?;
     // Phases in step: phase s waits for the send and receive of phase s-1.
-    Ok(stepped_exchange(req, ALGORITHM.name, |v, phase| {
+    Ok(stepped_exchange(req, &ALGORITHM, |v, phase| {
         (v ^ phase, v ^ phase)
     }))
 }
 
 fn build_net(req: &Request) -> Result<Schedule> {
-    power_of_two(req, DRAGON_NET.name)?;
-    let mut s = req.schedule(DRAGON_NET.name);
+    power_of_two(req, &DRAGON_NET)?;
+    let mut s = req.schedule(&DRAGON_NET);
     let (p, b) = (req.ranks, req.count);
     for (v, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);

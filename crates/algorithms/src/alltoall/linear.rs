@@ -20,7 +20,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ompi(1, "linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let b = req.count;
     for (r, prog) in s.programs.iter_mut().enumerate() {

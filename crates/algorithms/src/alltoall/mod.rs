@@ -15,24 +15,44 @@ pub mod node_aware;
 pub mod pairwise;
 pub mod ring;
 
-use crate::Request;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_schedule::{Op, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Topology};
 
+/// Which of A2AT's send orders (2D and 3D): a mesh's, or a torus's, whose
+/// every side that matters wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrap {
+    Mesh,
+    Torus,
+}
+
+impl Wrap {
+    /// `Torus` where every side that matters wraps, else `Mesh`.
+    pub fn of(every_side_wraps: bool) -> Wrap {
+        if every_side_wraps {
+            Wrap::Torus
+        } else {
+            Wrap::Mesh
+        }
+    }
+}
+
 /// The request's topology and its grid shape, for grid-aware algorithms;
 /// `unsupported` when there is no topology or it is not a grid.
-pub(crate) fn grid_of<'a>(req: &Request<'a>, name: &str) -> Result<(&'a Topology, GridShape)> {
+pub(crate) fn grid_of<'a>(req: &Request<'a>, alg: &Algorithm) -> Result<(&'a Topology, GridShape)> {
     let Some(topo) = req.topology else {
         return Err(req.unsupported(
-            name,
+            alg,
             "needs a mesh or torus topology (--topology mesh:8x8, torus:8x8)",
         ));
     };
     if topo.num_ranks() != req.ranks {
         return Err(invalid!(
-            "{name}: the request has {} ranks but topology {} has {}",
+            "{}: the request has {} ranks but topology {} has {}",
+            alg.name,
             req.ranks,
             topo.name,
             topo.num_ranks()
@@ -40,7 +60,7 @@ pub(crate) fn grid_of<'a>(req: &Request<'a>, name: &str) -> Result<(&'a Topology
     }
     let Some(shape) = topo.grid_shape() else {
         return Err(req.unsupported(
-            name,
+            alg,
             format!("needs a mesh or torus topology, not {}", topo.describe()),
         ));
     };
@@ -74,10 +94,10 @@ pub(crate) fn post_all_receives(prog: &mut Program, rank: usize, ranks: usize, b
 /// Pairwise, ring and Dragon differ only in their partners.
 pub(crate) fn stepped_exchange(
     req: &Request,
-    name: &str,
+    alg: &Algorithm,
     partners: impl Fn(usize, usize) -> (usize, usize),
 ) -> Schedule {
-    let mut s = req.schedule(name);
+    let mut s = req.schedule(alg);
     let (p, b) = (req.ranks, req.count);
     for (r, prog) in s.programs.iter_mut().enumerate() {
         prog.ops.reserve(2 * p - 1);

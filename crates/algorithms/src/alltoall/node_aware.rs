@@ -57,7 +57,7 @@ fn build(req: &Request) -> Result<Schedule> {
             )
         })?;
     let (a, b) = (0, area);
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
         let sub = compose::phase(req, &crate::gather::linear::ALGORITHM, up, m.len(), p * c)?;
@@ -106,7 +106,7 @@ fn build(req: &Request) -> Result<Schedule> {
 fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let blocks = exchange::Blocks::Equal(req.count);
-    exchange::build(req, MULTI.name, &nodes, inter, blocks)
+    exchange::build(req, &MULTI, &nodes, inter, blocks)
 }
 
 /// The leader's copies from the gathered buffers (`[t][d]` at `from`: local

@@ -24,11 +24,11 @@ fn build(req: &Request) -> Result<Schedule> {
         // SimGrid throws "alltoall pair algorithm can't be used with non power
         // of two number of processes!" and has no fallback.
         return Err(req.unsupported(
-            ALGORITHM.name,
+            &ALGORITHM,
             format!("partners are rank XOR step, which needs a power-of-two rank count, not {p} (as in SimGrid)"),
         ));
     }
-    Ok(stepped_exchange(req, ALGORITHM.name, |r, step| {
+    Ok(stepped_exchange(req, &ALGORITHM, |r, step| {
         (r ^ step, r ^ step)
     }))
 }

@@ -27,7 +27,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 
 fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;
-    Ok(stepped_exchange(req, ALGORITHM.name, |r, step| {
+    Ok(stepped_exchange(req, &ALGORITHM, |r, step| {
         ((r + step) % p, (r + p - step) % p)
     }))
 }

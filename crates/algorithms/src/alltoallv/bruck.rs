@@ -44,7 +44,7 @@ fn slot_size(v: &Sizes, p: usize, r: usize, i: usize, k: u32) -> u64 {
 
 fn build(req: &Request) -> Result<Schedule> {
     let v = req.sizes()?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let steps: Vec<u32> = (0..usize::BITS)
         .take_while(|&k| (1usize << k) < p)

@@ -89,7 +89,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let lay = Layout::new(&nodes, &leaders, v);
     let between = node_sizes(&nodes, v)?;
     let (a, b) = (0, lay.area);
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     // The rows to each leader.
     let tag = cp.tag();
     for (j, m) in nodes.members.iter().enumerate() {
@@ -142,7 +142,7 @@ fn build(req: &Request) -> Result<Schedule> {
 fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let blocks = exchange::Blocks::Sized(req.sizes()?);
-    exchange::build(req, MULTI.name, &nodes, inter, blocks)
+    exchange::build(req, &MULTI, &nodes, inter, blocks)
 }
 
 /// The leaders' counts: node j's block for node i holds every block from

@@ -21,7 +21,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Barrier_intra_dissemination");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let members: Vec<usize> = (0..req.ranks).collect();
     let after = vec![Vec::new(); req.ranks];
     disseminate(&mut s, &members, 0, &after);

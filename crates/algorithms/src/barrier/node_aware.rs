@@ -24,7 +24,7 @@ const RELEASE: u32 = 1;
 
 fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     // The ranks of each node, in rank order, nodes by their first rank.
     let node_of = |r: usize| req.topology.map_or(r as u64, |t| t.rank_node[r] as u64);
     let mut nodes: Vec<(u64, Vec<usize>)> = Vec::new();

@@ -24,7 +24,7 @@ const DOWN: u32 = 1;
 
 fn build(req: &Request) -> Result<Schedule> {
     let p = req.ranks;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     // The jumps 2^k < P, smallest first.
     let jumps: Vec<usize> = (0..usize::BITS)
         .map(|k| 1usize << k)

@@ -18,7 +18,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 );
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let root = req.collective.root().unwrap_or(0) as usize;
     let all = Region::output(0, req.count);

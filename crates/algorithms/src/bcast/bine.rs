@@ -17,7 +17,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Bcast, "bine", "
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = bine_tree(p)?;

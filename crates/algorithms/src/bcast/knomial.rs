@@ -32,20 +32,20 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ops(OpCount::Generated);
 
 /// The plan of the k-nomial broadcast (`Phases::Bcast`) or reduce
-/// (`Phases::Reduce`) under `name`.
-pub(crate) fn knomial_plan(req: &Request, name: &str, phases: Phases) -> Result<Plan> {
+/// (`Phases::Reduce`) as `alg`'s.
+pub(crate) fn knomial_plan(req: &Request, alg: &Algorithm, phases: Phases) -> Result<Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = knomial_tree(req.ranks, root, req.radix.unwrap_or(DEFAULT_RADIX))?;
-    pipelined::single_tree(req, name, tree, phases, None)
+    pipelined::single_tree(req, alg, tree, phases, None)
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    knomial_plan(req, ALGORITHM.name, Phases::Bcast)?.materialise()
+    knomial_plan(req, &ALGORITHM, Phases::Bcast)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        knomial_plan(req, ALGORITHM.name, Phases::Bcast)?.stream()?,
+        knomial_plan(req, &ALGORITHM, Phases::Bcast)?.stream()?,
     ))
 }
 

@@ -31,12 +31,12 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 });
 
 fn build(req: &Request) -> Result<Schedule> {
-    let sites = lanes::sites(req, ALGORITHM.name)?;
+    let sites = lanes::sites(req, &ALGORITHM)?;
     let p = lanes::count(req, sites, Choice::Widest)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let layout = Layout::new(sites, root, p);
     let offsets = sites.offsets();
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let n = req.count;
     let progs = &mut s.programs;
     // Piece j of the lanes into a site: elements [n·j/P', n·(j+1)/P').

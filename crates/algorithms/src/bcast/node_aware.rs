@@ -38,7 +38,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let n = req.count;
-    let mut c = Composer::new(req, ALGORITHM.name);
+    let mut c = Composer::new(req, &ALGORITHM);
     let top = Collective::Bcast {
         root: nodes.node_of[root] as u32,
     };
@@ -57,7 +57,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
-    let mut c = Composer::new(req, MULTI.name);
+    let mut c = Composer::new(req, &MULTI);
     // The root hands each rank of its node that rank's slice.
     let tag = c.tag();
     let mut hand = Vec::new();

@@ -23,7 +23,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ops(OpCount::PerChunkStep);
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let n = req.count;
     if p == 1 || n == 0 {

@@ -40,19 +40,19 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
-    plan(req, ALGORITHM.name, Phases::Bcast)?.materialise()
+    plan(req, &ALGORITHM, Phases::Bcast)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        plan(req, ALGORITHM.name, Phases::Bcast)?.stream()?,
+        plan(req, &ALGORITHM, Phases::Bcast)?.stream()?,
     ))
 }
 
 /// The two-tree plan of `phases` from the request's root (rank 0 for an
-/// allreduce), under the algorithm's `name`.
-pub(crate) fn plan(req: &Request, name: &str, phases: Phases) -> Result<Plan> {
-    let header = req.schedule(name);
+/// allreduce), as `alg`'s.
+pub(crate) fn plan(req: &Request, alg: &Algorithm, phases: Phases) -> Result<Plan> {
+    let header = req.schedule(alg);
     if req.count == 0 || req.ranks == 1 {
         return Ok(Plan {
             header,

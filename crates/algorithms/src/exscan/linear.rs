@@ -2,7 +2,7 @@
 //! sending on, from Scratch, that combined with its own data (Open MPI's
 //! `linear` exscan).
 
-use crate::scan::linear::chain;
+use crate::scan::{linear::chain, Prefix};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
@@ -16,5 +16,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ompi(1, "linear", "linear");
 
 fn build(req: &Request) -> Result<Schedule> {
-    Ok(chain(req, ALGORITHM.name, true))
+    Ok(chain(req, &ALGORITHM, Prefix::Exclusive))
 }

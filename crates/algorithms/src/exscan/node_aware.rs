@@ -6,6 +6,7 @@
 //! its result and the others combining it into theirs.
 
 use crate::scan::node_aware::{composed, APPLIES};
+use crate::scan::Prefix;
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
@@ -14,5 +15,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Exscan, "node_aw
 .composes(crate::scan::node_aware::INTER);
 
 fn build(req: &Request) -> Result<Schedule> {
-    composed(req, ALGORITHM.name, true)
+    composed(req, &ALGORITHM, Prefix::Exclusive)
 }

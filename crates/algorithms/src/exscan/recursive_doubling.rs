@@ -2,7 +2,7 @@
 //! rank ⊕ 2^k, the result starting empty (MPICH's and Open MPI's
 //! recursive-doubling exscan).
 
-use crate::scan::recursive_doubling::doubling;
+use crate::scan::{recursive_doubling::doubling, Prefix};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
@@ -17,5 +17,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Exscan_intra_recursive_doubling");
 
 fn build(req: &Request) -> Result<Schedule> {
-    Ok(doubling(req, ALGORITHM.name, true))
+    Ok(doubling(req, &ALGORITHM, Prefix::Exclusive))
 }

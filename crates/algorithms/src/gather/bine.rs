@@ -13,5 +13,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "bine", 
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    super::reversed_scatter(req, ALGORITHM.name, scatter::bine::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::bine::ALGORITHM.build)
 }

@@ -14,5 +14,5 @@ use topocoll_schedule::Schedule;
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "binomial", "binomial tree: each rank collects its children's subtrees, smallest first, and sends its own to its parent", build).ompi(2, "binomial", "binomial");
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, ALGORITHM.name, scatter::binomial::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::binomial::ALGORITHM.build)
 }

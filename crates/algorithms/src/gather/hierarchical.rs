@@ -23,5 +23,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 });
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, ALGORITHM.name, scatter::hierarchical::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::hierarchical::ALGORITHM.build)
 }

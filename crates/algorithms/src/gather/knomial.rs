@@ -13,5 +13,5 @@ use topocoll_schedule::Schedule;
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "knomial", "k-nomial tree (--radix K, default 4): each rank collects its children's subtrees and sends its own to its parent", build).radix();
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, ALGORITHM.name, scatter::knomial::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::knomial::ALGORITHM.build)
 }

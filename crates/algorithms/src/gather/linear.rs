@@ -16,5 +16,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ompi(1, "basic_linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, ALGORITHM.name, scatter::linear::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::linear::ALGORITHM.build)
 }

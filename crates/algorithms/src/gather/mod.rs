@@ -10,19 +10,19 @@ pub mod linear;
 pub mod multilane;
 pub mod node_aware;
 
-use crate::Request;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, Schedule};
 
-/// The gather `name` for a request: the schedule `scatter` builds for the
+/// The gather `alg` for a request: the schedule `scatter` builds for the
 /// scatter from the same root, reversed and verified.
 fn reversed_scatter(
     req: &Request,
-    name: &str,
+    alg: &Algorithm,
     scatter: fn(&Request) -> Result<Schedule>,
 ) -> Result<Schedule> {
     let root = req.collective.root().unwrap_or(0);
     let mut from = req.clone();
     from.collective = Collective::Scatter { root };
-    reverse(&scatter(&from)?, req.schedule(name))
+    reverse(&scatter(&from)?, req.schedule(alg))
 }

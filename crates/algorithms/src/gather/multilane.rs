@@ -33,9 +33,9 @@ pub const SINGLE_LANE: Algorithm = Algorithm::new(
 });
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, ALGORITHM.name, scatter::multilane::ALGORITHM.build)
+    super::reversed_scatter(req, &ALGORITHM, scatter::multilane::ALGORITHM.build)
 }
 
 fn build_single(req: &Request) -> Result<Schedule> {
-    super::reversed_scatter(req, SINGLE_LANE.name, scatter::multilane::SINGLE_LANE.build)
+    super::reversed_scatter(req, &SINGLE_LANE, scatter::multilane::SINGLE_LANE.build)
 }

@@ -40,7 +40,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let direct = nodes.contiguous();
     let node_blocks = k as u64 * c;
     let base = node_blocks + if direct { 0 } else { p as u64 * c };
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Gather { root: lead as u32 };
         let sub = compose::phase(req, &super::linear::ALGORITHM, up, m.len(), c)?;
@@ -92,7 +92,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         (buf, t as u64 * slice)
     };
     let base = p * c;
-    let mut cp = Composer::new(req, MULTI.name);
+    let mut cp = Composer::new(req, &MULTI);
     let top = Collective::Gather { root: home as u32 };
     let sub = compose::phase(req, inter, top, n, c)?;
     for t in 0..k {

@@ -124,7 +124,7 @@ pub fn injection(t: &Topology, block_bytes: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::model::link_load;
-    use crate::{build_named, Request};
+    use crate::{alltoall, build, Request};
     use topocoll_schedule::{Collective, Dtype, ReduceOp};
     use topocoll_topology::parse_spec;
 
@@ -140,7 +140,7 @@ mod tests {
             Some(&t),
         )
         .unwrap();
-        let s = build_named("linear", &req).unwrap();
+        let s = build(&alltoall::linear::ALGORITHM, &req).unwrap();
         link_load(&s, &t).unwrap().seconds
     }
 

@@ -306,7 +306,7 @@ pub fn lower_bound(s: &Schedule, t: &Topology) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{build_named, Request};
+    use crate::{build, Request};
     use topocoll_schedule::{Dtype, ReduceOp};
     use topocoll_topology::parse_spec;
 
@@ -321,7 +321,7 @@ mod tests {
             Some(&t),
         )
         .unwrap();
-        (build_named("linear", &req).unwrap(), t)
+        (build(&crate::alltoall::linear::ALGORITHM, &req).unwrap(), t)
     }
 
     #[test]

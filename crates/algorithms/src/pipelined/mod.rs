@@ -44,7 +44,7 @@
 //! for every message of every (source, destination) pair.
 
 use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
-use super::Request;
+use super::{Algorithm, Request};
 use smallvec::SmallVec;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
@@ -443,15 +443,15 @@ impl Phases {
 }
 
 /// A pipelined algorithm's plan for a request: `trees` from the request's
-/// root carrying `phases`, under the algorithm's `name`.
-pub fn plan(req: &Request, name: &str, trees: Trees, phases: Phases) -> Result<Plan> {
+/// root carrying `phases`, as `alg`'s.
+pub fn plan(req: &Request, alg: &Algorithm, trees: Trees, phases: Phases) -> Result<Plan> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let (tree, default_segment) = match trees {
-        Trees::Torus => return trinaryx3(req, name, root, phases),
+        Trees::Torus => return trinaryx3(req, alg, root, phases),
         Trees::Binomial(segment) => (super::trees::binomial_tree(req.ranks, root)?, segment),
         Trees::Chain(segment) => (super::trees::chain_tree(req.ranks, root)?, segment),
     };
-    single_tree(req, name, tree, phases, default_segment)
+    single_tree(req, alg, tree, phases, default_segment)
 }
 
 /// Defines a pipelined algorithm's `build` (the schedule written out) and
@@ -462,11 +462,11 @@ macro_rules! algorithm {
         fn build(
             req: &$crate::Request,
         ) -> ::topocoll_base::error::Result<::topocoll_schedule::Schedule> {
-            $crate::pipelined::plan(req, ALGORITHM.name, $trees, $phases)?.materialise()
+            $crate::pipelined::plan(req, &ALGORITHM, $trees, $phases)?.materialise()
         }
 
         fn stream(req: &$crate::Request) -> ::topocoll_base::error::Result<$crate::Stream> {
-            let plan = $crate::pipelined::plan(req, ALGORITHM.name, $trees, $phases)?;
+            let plan = $crate::pipelined::plan(req, &ALGORITHM, $trees, $phases)?;
             Ok($crate::Stream::Pipeline(plan.stream()?))
         }
     };
@@ -478,22 +478,22 @@ pub(crate) use algorithm;
 /// per tree, each pipelined in `--segment` pieces (default 64 KiB). On a
 /// `torus:`/`mesh:` grid every hop is routed by its signed offset (+1 down the
 /// trees, −1 up), so a ring of two uses its two cables for the two directions.
-pub fn trinaryx3(req: &Request, name: &str, root: usize, phases: Phases) -> Result<Plan> {
+pub fn trinaryx3(req: &Request, alg: &Algorithm, root: usize, phases: Phases) -> Result<Plan> {
     let torus_hint = "needs a torus topology (--topology torus:XxYxZ or tofu:XxYxZ)";
     let Some(topo) = req.topology else {
-        return Err(req.unsupported(name, torus_hint));
+        return Err(req.unsupported(alg, torus_hint));
     };
     let Some(shape) = topo.grid_shape() else {
-        return Err(req.unsupported(name, format!("{}: {torus_hint}", topo.name)));
+        return Err(req.unsupported(alg, format!("{}: {torus_hint}", topo.name)));
     };
     if shape.size() != req.ranks {
         return Err(req.unsupported(
-            name,
+            alg,
             format!("{} ranks on a grid of {}", req.ranks, shape.size()),
         ));
     }
-    let trees = torus_trees(&shape, root).map_err(|e| req.unsupported(name, e.to_string()))?;
-    let mut s = req.schedule(name);
+    let trees = torus_trees(&shape, root).map_err(|e| req.unsupported(alg, e.to_string()))?;
+    let mut s = req.schedule(alg);
     if req.count == 0 || req.ranks == 1 {
         return Ok(Plan {
             header: s,
@@ -524,12 +524,12 @@ pub fn trinaryx3(req: &Request, name: &str, root: usize, phases: Phases) -> Resu
 /// else the whole buffer in one piece.
 pub fn single_tree(
     req: &Request,
-    name: &str,
+    alg: &Algorithm,
     tree: Tree,
     phases: Phases,
     default_segment: Option<u64>,
 ) -> Result<Plan> {
-    let s = req.schedule(name);
+    let s = req.schedule(alg);
     if req.count == 0 || req.ranks == 1 {
         return Ok(Plan {
             header: s,

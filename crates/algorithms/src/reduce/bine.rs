@@ -19,6 +19,6 @@ fn build(req: &Request) -> Result<Schedule> {
     from.collective = Collective::Bcast { root };
     reverse(
         &(bcast::bine::ALGORITHM.build)(&from)?,
-        req.schedule(ALGORITHM.name),
+        req.schedule(&ALGORITHM),
     )
 }

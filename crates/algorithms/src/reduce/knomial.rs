@@ -16,11 +16,11 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "knomial", "k-nomial tree (--radix K, default 4): combine children, then send to the parent, whole or in --segment pieces", build).stream(stream).segmented().radix().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
-    knomial_plan(req, ALGORITHM.name, Phases::Reduce)?.materialise()
+    knomial_plan(req, &ALGORITHM, Phases::Reduce)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        knomial_plan(req, ALGORITHM.name, Phases::Reduce)?.stream()?,
+        knomial_plan(req, &ALGORITHM, Phases::Reduce)?.stream()?,
     ))
 }

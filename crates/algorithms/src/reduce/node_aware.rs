@@ -48,7 +48,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let root = req.collective.root().unwrap_or(0) as usize;
     let leaders = nodes.leaders(Some(root));
     let n = req.count;
-    let mut c = Composer::new(req, ALGORITHM.name);
+    let mut c = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
         let sub = compose::phase(req, &super::binomial::ALGORITHM, up, m.len(), n)?;
@@ -67,7 +67,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let root = req.collective.root().unwrap_or(0) as usize;
     let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
-    let mut c = Composer::new(req, MULTI.name);
+    let mut c = Composer::new(req, &MULTI);
     // Rank t of a node ends with slice t (chunk t of K) summed over its node.
     let sub = compose::phase(
         req,

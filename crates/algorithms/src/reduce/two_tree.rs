@@ -14,11 +14,11 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "two_tree", "two complementary binary trees, half the buffer each, combined up in segments (default 64 KiB)", build).stream(stream).segmented().ops(OpCount::Generated);
 
 fn build(req: &Request) -> Result<Schedule> {
-    plan(req, ALGORITHM.name, Phases::Reduce)?.materialise()
+    plan(req, &ALGORITHM, Phases::Reduce)?.materialise()
 }
 
 fn stream(req: &Request) -> Result<Stream> {
     Ok(Stream::Pipeline(
-        plan(req, ALGORITHM.name, Phases::Reduce)?.stream()?,
+        plan(req, &ALGORITHM, Phases::Reduce)?.stream()?,
     ))
 }

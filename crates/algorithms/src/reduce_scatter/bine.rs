@@ -17,5 +17,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    super::swing::ring(req, ALGORITHM.name)
+    super::swing::ring(req, &ALGORITHM)
 }

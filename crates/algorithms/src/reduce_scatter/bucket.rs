@@ -14,5 +14,5 @@ use topocoll_schedule::{CollectiveKind, Schedule};
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "bucket", "dimension-wise ring reduce-scatters on a mesh or torus, 2D parts in rotated dimension orders both ways", build).applies(APPLIES);
 
 fn build(req: &Request) -> Result<Schedule> {
-    bucket(req, ALGORITHM.name, Mode::ReduceScatter)
+    bucket(req, &ALGORITHM, Mode::ReduceScatter)
 }

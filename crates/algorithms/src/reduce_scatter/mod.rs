@@ -11,20 +11,20 @@ pub mod recursive_halving;
 pub mod ring;
 pub mod swing;
 
-use crate::Request;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, Schedule};
 
-/// The reduce_scatter `name` for a request: the schedule `allgather` builds
+/// The reduce_scatter `alg` for a request: the schedule `allgather` builds
 /// for an allgather of one element a block, reversed onto the request's
 /// chunks and verified.
 fn reversed_allgather(
     req: &Request,
-    name: &str,
+    alg: &Algorithm,
     allgather: fn(&Request) -> Result<Schedule>,
 ) -> Result<Schedule> {
     let mut from = req.clone();
     from.collective = Collective::Allgather;
     from.count = 1;
-    reverse(&allgather(&from)?, req.schedule(name))
+    reverse(&allgather(&from)?, req.schedule(alg))
 }

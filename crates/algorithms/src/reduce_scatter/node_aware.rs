@@ -65,7 +65,7 @@ fn build(req: &Request) -> Result<Schedule> {
             Region::scratch(at[r], len)
         }
     };
-    let mut c = Composer::new(req, ALGORITHM.name);
+    let mut c = Composer::new(req, &ALGORITHM);
     each_node(&nodes, &leaders, |m, lead| {
         let up = Collective::Reduce { root: lead as u32 };
         let sub = compose::phase(req, &crate::reduce::binomial::ALGORITHM, up, m.len(), n)?;
@@ -144,7 +144,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         })
         .collect();
     let to_order = compose::joined_copies(moves);
-    let mut c = Composer::new(req, MULTI.name);
+    let mut c = Composer::new(req, &MULTI);
     if !direct {
         for r in 0..req.ranks {
             c.reserve(r, base);

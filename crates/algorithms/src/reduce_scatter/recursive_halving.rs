@@ -28,7 +28,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 fn build(req: &Request) -> Result<Schedule> {
     super::reversed_allgather(
         req,
-        ALGORITHM.name,
+        &ALGORITHM,
         allgather::recursive_doubling::ALGORITHM.build,
     )
 }

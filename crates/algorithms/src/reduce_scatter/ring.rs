@@ -22,5 +22,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ops(OpCount::PerPair);
 
 fn build(req: &Request) -> Result<Schedule> {
-    super::reversed_allgather(req, ALGORITHM.name, allgather::ring::ALGORITHM.build)
+    super::reversed_allgather(req, &ALGORITHM, allgather::ring::ALGORITHM.build)
 }

@@ -27,7 +27,7 @@ use crate::compose::joined_copies;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
-use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{chunk, Buf, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "swing", "Swing: hand rank ± ρ(s) the blocks it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);
 
@@ -38,20 +38,20 @@ pub const TORUS: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "swin
     });
 
 fn build(req: &Request) -> Result<Schedule> {
-    ring(req, ALGORITHM.name)
+    ring(req, &ALGORITHM)
 }
 
-/// The rank-based Swing reduce-scatter, named `name` (Bine's is the same
-/// on a power of two).
-pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+/// The rank-based Swing reduce-scatter as `alg`'s schedule (Bine's is the
+/// same on a power of two).
+pub(crate) fn ring(req: &Request, alg: &Algorithm) -> Result<Schedule> {
+    let mut s = req.schedule(alg);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
         return Ok(s);
     }
     // An odd count: rank p − 1 sits out, folded into p − 2.
     let np = p - p % 2;
-    let bf = Butterfly::ring(np, false)?;
+    let bf = Butterfly::ring(np)?;
     let at = |r: u64| {
         if r >= p as u64 {
             n
@@ -90,7 +90,7 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
         } else {
             Vec::new()
         };
-        let mut deps = layout.copies(prog, true, &absorbed);
+        let mut deps = layout.copies_in(prog, Buf::Output, &absorbed);
         butterfly::reduce_scatter(prog, &bf, r, &blocks, 1, &mut deps);
         let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
         let back = prog.push(Op::copy(mine, layout.piece(r)), &deps);
@@ -102,17 +102,17 @@ pub(crate) fn ring(req: &Request, name: &str) -> Result<Schedule> {
 }
 
 fn build_torus(req: &Request) -> Result<Schedule> {
-    let dims = butterfly::grid_dims(req, TORUS.name)?;
+    let dims = butterfly::grid_dims(req, &TORUS)?;
     let shrink = Shrink::even(&dims);
     if shrink.folds() {
         return folded_torus(req, &shrink);
     }
-    let mut s = req.schedule(TORUS.name);
+    let mut s = req.schedule(&TORUS);
     let (p, n) = (req.ranks, req.count);
     if p == 1 || n == 0 {
         return Ok(s);
     }
-    let ports = butterfly::ports(&dims, false)?;
+    let ports = butterfly::ports(&dims)?;
     let real = |q: usize| q as u32;
     let mut layouts = Vec::new();
     let mut base = 0;
@@ -148,7 +148,7 @@ fn build_torus(req: &Request) -> Result<Schedule> {
                 stage: stages[j].0,
                 stage_len: stages[j].1,
             };
-            let mut deps = layout.copies(prog, true, &[]);
+            let mut deps = layout.copies_in(prog, Buf::Output, &[]);
             butterfly::reduce_scatter(prog, bf, r, &blocks, j as u32 * bf.steps(), &mut deps);
             let mine = layout.region(bf.pos(r), bf.pos(r) + 1);
             if mine.count > 0 {
@@ -166,12 +166,12 @@ fn build_torus(req: &Request) -> Result<Schedule> {
 /// ([`Shrink::sets`]) as one piece of its port's Swing, keeps its own part
 /// and sends each rank folded into it its part.
 fn folded_torus(req: &Request, shrink: &Shrink) -> Result<Schedule> {
-    let mut s = req.schedule(TORUS.name);
+    let mut s = req.schedule(&TORUS);
     let (p, n) = (req.ranks, req.count);
     if n == 0 {
         return Ok(s);
     }
-    let ports = butterfly::ports(&shrink.kept(), false)?;
+    let ports = butterfly::ports(&shrink.kept())?;
     let np = ports.len() as u64;
     let sets = shrink.sets(p);
     let real = |q: usize| shrink.real(q);

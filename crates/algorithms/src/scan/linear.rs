@@ -4,6 +4,7 @@
 //! the other; the bracketing is ((in_0 ∘ in_1) ∘ in_2) ∘ …, which is
 //! Open MPI's `linear` scan and exscan.
 
+use super::Prefix;
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -17,15 +18,16 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ompi(1, "linear", "linear");
 
 fn build(req: &Request) -> Result<Schedule> {
-    Ok(chain(req, ALGORITHM.name, false))
+    Ok(chain(req, &ALGORITHM, Prefix::Inclusive))
 }
 
-/// The chain for scan, or with `exclusive` for exscan: there rank r keeps
-/// what it received (in_0 ∘ … ∘ in_(r−1)) and sends on, from Scratch, that
+/// The chain for scan, or exclusive for exscan: there rank r keeps what it
+/// received (in_0 ∘ … ∘ in_(r−1)) and sends on, from Scratch, that
 /// combined with its own data; rank 0's output is not written.
-pub(crate) fn chain(req: &Request, name: &str, exclusive: bool) -> Schedule {
+pub(crate) fn chain(req: &Request, alg: &Algorithm, prefix: Prefix) -> Schedule {
+    let exclusive = prefix == Prefix::Exclusive;
     let (p, n) = (req.ranks, req.count);
-    let mut s = req.schedule(name);
+    let mut s = req.schedule(alg);
     let (input, output) = (Region::input(0, n), Region::output(0, n));
     for r in 0..p {
         let next = (r + 1 < p).then_some(r as u32 + 1);

@@ -12,3 +12,13 @@
 pub mod linear;
 pub mod node_aware;
 pub mod recursive_doubling;
+
+/// Which prefix a builder that scan and exscan share computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prefix {
+    /// Scan's: rank r's own data is in its result.
+    Inclusive,
+    /// Exscan's: rank r's result stops at rank r − 1, rank 0's is not
+    /// written.
+    Exclusive,
+}

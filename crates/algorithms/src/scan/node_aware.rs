@@ -17,6 +17,7 @@
 //! each result is in_0 ∘ … ∘ in_r as the verifier checks; the bracketing is
 //! this schedule's one, the same on every backend.
 
+use super::Prefix;
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
 use crate::{Algorithm, Applies, Request};
 use topocoll_base::error::Result;
@@ -32,14 +33,15 @@ pub const APPLIES: Applies = Applies::nodes(NodeNeed::Consecutive);
 pub const INTER: &Algorithm = &crate::exscan::recursive_doubling::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    composed(req, ALGORITHM.name, false)
+    composed(req, &ALGORITHM, Prefix::Inclusive)
 }
 
-/// The composition for scan, or with `exclusive` for exscan. Scratch: the
-/// prefix from the nodes below [0, n), a leader's node total [n, 2n) (exscan),
-/// the phases' own scratch from 2n.
-pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Schedule> {
-    let nodes = compose::nodes(req, name, NodeNeed::Consecutive)?;
+/// The composition for scan, or exclusive for exscan. Scratch: the prefix
+/// from the nodes below [0, n), a leader's node total [n, 2n) (exscan), the
+/// phases' own scratch from 2n.
+pub(crate) fn composed(req: &Request, alg: &Algorithm, prefix: Prefix) -> Result<Schedule> {
+    let exclusive = prefix == Prefix::Exclusive;
+    let nodes = compose::nodes(req, alg, NodeNeed::Consecutive)?;
     let inter = compose::inter(req, INTER)?;
     let n = req.count;
     let (prefix, total) = (Region::scratch(0, n), Region::scratch(n, n));
@@ -54,7 +56,7 @@ pub(crate) fn composed(req: &Request, name: &str, exclusive: bool) -> Result<Sch
         scratch: 2 * n,
         ..Frame::SAME
     };
-    let mut cp = Composer::new(req, name);
+    let mut cp = Composer::new(req, alg);
     each_node(&nodes, &last, |m, _| {
         let sub = compose::phase(req, inside_alg, inside, m.len(), n)?;
         cp.embed(&sub, m, own)

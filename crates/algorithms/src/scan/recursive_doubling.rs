@@ -8,6 +8,7 @@
 //! step. MPICH's and Open MPI's recursive-doubling scan and exscan send
 //! these messages.
 
+use super::Prefix;
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
@@ -22,15 +23,16 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .mpich("MPIR_Scan_intra_recursive_doubling");
 
 fn build(req: &Request) -> Result<Schedule> {
-    Ok(doubling(req, ALGORITHM.name, false))
+    Ok(doubling(req, &ALGORITHM, Prefix::Inclusive))
 }
 
-/// Recursive doubling for scan, or with `exclusive` for exscan: there the
-/// result starts empty (the first block received is copied into it) and
-/// rank 0's output is not written.
-pub(crate) fn doubling(req: &Request, name: &str, exclusive: bool) -> Schedule {
+/// Recursive doubling for scan, or exclusive for exscan: there the result
+/// starts empty (the first block received is copied into it) and rank 0's
+/// output is not written.
+pub(crate) fn doubling(req: &Request, alg: &Algorithm, prefix: Prefix) -> Schedule {
+    let exclusive = prefix == Prefix::Exclusive;
     let (p, n) = (req.ranks, req.count);
-    let mut s = req.schedule(name);
+    let mut s = req.schedule(alg);
     let (input, output) = (Region::input(0, n), Region::output(0, n));
     let (partial, tmp) = (Region::scratch(0, n), Region::scratch(n, n));
     for r in 0..p {

@@ -19,7 +19,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "bine",
 
 fn build(req: &Request) -> Result<Schedule> {
     ALGORITHM.check(req)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let (p, c) = (req.ranks, req.count);
     let root = req.collective.root().unwrap_or(0) as usize;
     let tree = bine_tree(p)?;
@@ -48,7 +48,7 @@ fn build(req: &Request) -> Result<Schedule> {
         let (first, deps) = match tree.parent[q] {
             None => {
                 prog.scratch = p as u64 * c;
-                (0, layout.copies_with(prog, Buf::Input, true, &[]))
+                (0, layout.copies_in(prog, Buf::Input, &[]))
             }
             Some((k, from)) => {
                 let sub = tree.size[q] as u64;

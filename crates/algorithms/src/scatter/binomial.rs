@@ -31,13 +31,13 @@ pub(crate) fn low(v: usize, p: usize, k: usize) -> usize {
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    build_radix(req, ALGORITHM.name, 2)
+    build_radix(req, &ALGORITHM, 2)
 }
 
 /// The scatter down a radix-`k` tree (binomial for k = 2) from the
-/// request's root, under the algorithm's `name`.
-pub(crate) fn build_radix(req: &Request, name: &str, k: usize) -> Result<Schedule> {
-    let mut s = req.schedule(name);
+/// request's root, as `alg`'s schedule.
+pub(crate) fn build_radix(req: &Request, alg: &Algorithm, k: usize) -> Result<Schedule> {
+    let mut s = req.schedule(alg);
     let p = req.ranks;
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;

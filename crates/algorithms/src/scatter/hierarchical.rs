@@ -25,8 +25,8 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 });
 
 fn build(req: &Request) -> Result<Schedule> {
-    let sites = lanes::sites(req, ALGORITHM.name)?;
-    let mut s = req.schedule(ALGORITHM.name);
+    let sites = lanes::sites(req, &ALGORITHM)?;
+    let mut s = req.schedule(&ALGORITHM);
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;
     let offsets = sites.offsets();

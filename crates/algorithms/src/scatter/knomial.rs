@@ -19,5 +19,5 @@ pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "knomia
 
 fn build(req: &Request) -> Result<Schedule> {
     let k = req.radix.unwrap_or(DEFAULT_RADIX);
-    super::binomial::build_radix(req, ALGORITHM.name, k)
+    super::binomial::build_radix(req, &ALGORITHM, k)
 }

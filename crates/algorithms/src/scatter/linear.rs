@@ -16,7 +16,7 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .ompi(1, "basic_linear", "basic_linear");
 
 fn build(req: &Request) -> Result<Schedule> {
-    let mut s = req.schedule(ALGORITHM.name);
+    let mut s = req.schedule(&ALGORITHM);
     let p = req.ranks;
     let c = req.count;
     let root = req.collective.root().unwrap_or(0) as usize;

@@ -41,18 +41,18 @@ pub const SINGLE_LANE: Algorithm = Algorithm::new(
 });
 
 fn build(req: &Request) -> Result<Schedule> {
-    let layout = lanes::layout(req, ALGORITHM.name, false)?;
-    Ok(schedule(req, ALGORITHM.name, &layout))
+    let layout = lanes::layout(req, &ALGORITHM)?;
+    Ok(schedule(req, &ALGORITHM, &layout))
 }
 
 fn build_single(req: &Request) -> Result<Schedule> {
-    let layout = lanes::layout(req, SINGLE_LANE.name, true)?;
-    Ok(schedule(req, SINGLE_LANE.name, &layout))
+    let layout = lanes::single_lane(req, &SINGLE_LANE)?;
+    Ok(schedule(req, &SINGLE_LANE, &layout))
 }
 
 /// Lane i's messages carry tag i + 1; the root's own site's, tag 0.
-fn schedule(req: &Request, name: &str, layout: &Layout) -> Schedule {
-    let mut s = req.schedule(name);
+fn schedule(req: &Request, alg: &Algorithm, layout: &Layout) -> Schedule {
+    let mut s = req.schedule(alg);
     let c = req.count;
     let root = layout.local[0];
     let run = |first: usize, count: usize| Region::input(first as u64 * c, count as u64 * c);

@@ -46,7 +46,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let direct = nodes.contiguous();
     let node_blocks = k as u64 * c;
     let base = node_blocks + if direct { 0 } else { p as u64 * c };
-    let mut cp = Composer::new(req, ALGORITHM.name);
+    let mut cp = Composer::new(req, &ALGORITHM);
     if !direct {
         let mut ops = Vec::new();
         for (j, m) in nodes.members.iter().enumerate() {
@@ -107,7 +107,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         (buf, t as u64 * slice)
     };
     let base = p * c;
-    let mut cp = Composer::new(req, MULTI.name);
+    let mut cp = Composer::new(req, &MULTI);
     if !direct {
         let moves = compose::slice_moves(&order, c, Buf::Scratch, Buf::Input)
             .into_iter()

@@ -846,7 +846,7 @@ fn synthesize(
     chunks: u64,
 ) -> Result<Option<Schedule>> {
     let (edges, packing) = &plan[0];
-    let mut s = req.schedule("synthesized");
+    let mut s = req.unregistered_schedule("synthesized");
     let mut paths = PathIds::default();
     let copies = copies_for(split, plan, s.ranks);
     match form {
