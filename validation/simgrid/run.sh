@@ -11,6 +11,9 @@
 #   --platforms  SimGrid's own example platforms (tests/data/simgrid-platforms: zones, zone
 #            routes, bypass routes, backbones, FATPIPE links), read by both from the same file:
 #            alltoall ring, bcast binomial_tree, and allreduce lr where P divides the size
+#   --replay the committed application traces (tests/data/traces: NAS IS, EP, DT) replayed
+#            by `smpirun -replay` and by `topocoll replay` on SimGrid's own platforms;
+#            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv
 #   --all    all of them
 #   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
 #   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
@@ -28,6 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 mode=quick
+record=0
 only=""
 keep=""
 while [ $# -gt 0 ]; do
@@ -36,10 +40,12 @@ while [ $# -gt 0 ]; do
     --big) mode=big ;;
     --clusters) mode=clusters ;;
     --platforms) mode=platforms ;;
+    --replay) mode=replay ;;
+    --record) record=1 ;;
     --all) mode=all ;;
     --only) only="$2"; shift ;;
     --keep) keep="$2"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -86,6 +92,50 @@ export TMPDIR="$work/tmp"
 mkdir -p "$TMPDIR"
 
 smpicc -O2 -o "$work/bench" "$here/bench.c" 2>"$work/smpicc.log" || { cat "$work/smpicc.log" >&2; exit 1; }
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
+
+# --- application traces (--replay) ---------------------------------------------------------
+# Each committed trace on each platform with enough hosts: SimGrid's replay and topocoll's,
+# the same algorithms (the trace's cfg), CM02 on both sides.
+if [ "$mode" = replay ] || [ "$mode" = all ]; then
+  times="$work/simgrid-times.tsv"
+  printf 'trace\tplatform\tranks\tsimgrid_s\n' >"$times"
+  echo "| trace | platform | ranks | SimGrid replay (s) | topocoll replay (s) | topocoll / SimGrid | wall SimGrid / topocoll (s) |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  for dir in "$repo"/tests/data/traces/*/; do
+    t="$(basename "$dir")"
+    ranks=$(wc -l <"$dir/index.txt")
+    read -r -a cfg <<<"$(cat "$dir/cfg")"
+    for p in cluster_backbone small_platform griffon cluster_multi; do
+      xml="$repo/tests/data/simgrid-platforms/$p.xml"
+      hosts="$work/hosts_$p.txt"
+      python3 "$here/hosts.py" "$xml" >"$hosts.all"
+      [ "$(wc -l <"$hosts.all")" -ge "$ranks" ] || continue
+      head -n "$ranks" "$hosts.all" >"$hosts"
+      if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
+      t0=$(now)
+      # SimGrid reads the index's file names from its working directory.
+      (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
+          --cfg=network/model:CM02 --cfg=network/crosstraffic:0 "${cfg[@]}" \
+          --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.out" 2>&1 \
+        || { echo "smpirun -replay failed, see $work/$t.$p.out" >&2; tail -5 "$work/$t.$p.out" >&2; exit 1; }
+      t1=$(now)
+      sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9e", e }' "$work/$t.$p.out")
+      "$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
+        --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json \
+        >"$work/$t.$p.json"
+      t2=$(now)
+      tc=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_s'])" "$work/$t.$p.json")
+      printf '%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$sg" >>"$times"
+      python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {t:.9e} | {t / s:.6f} | {sys.argv[6]} / {sys.argv[7]} |')" \
+        "$sg" "$tc" "$t" "$p" "$ranks" "$(elapsed "$t0" "$t1")" "$(elapsed "$t1" "$t2")"
+    done
+  done
+  if [ "$record" = 1 ]; then cp "$times" "$repo/tests/data/traces/simgrid-times.tsv"; fi
+  [ "$mode" = replay ] && exit 0
+fi
 
 # --- scenarios -----------------------------------------------------------------------------
 # name topology collective topocoll-algorithm simgrid-algorithm bytes
@@ -144,8 +194,6 @@ TC_FLAGS=("${TC_MODEL[@]}" --no-verify --sweep --format csv)
 read -r -a SG_EXTRA <<<"${SG_EXTRA_CFG:-}"
 SG_CFG+=("${SG_EXTRA[@]}")
 
-now() { date +%s.%N; }
-elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 
 human() { # bytes -> 64KiB / 1MiB
   local b=$1

@@ -497,6 +497,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     allreduce::bucket::ALGORITHM,
     barrier::dissemination::ALGORITHM,
     barrier::tree::ALGORITHM,
+    barrier::linear::ALGORITHM,
     barrier::node_aware::ALGORITHM,
     scan::linear::ALGORITHM,
     scan::recursive_doubling::ALGORITHM,

@@ -4,6 +4,7 @@
 //! every rank (`schedule::verify`).
 
 pub mod dissemination;
+pub mod linear;
 pub mod node_aware;
 pub mod tree;
 

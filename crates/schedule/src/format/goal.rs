@@ -215,9 +215,22 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                         waits[a].push(b as OpId);
                     }
                 }
-                for (a, b) in starts {
-                    let of_b = waits[b].clone();
-                    waits[a].extend(of_b);
+                // Until nothing changes: an op may start with one that
+                // starts with another.
+                for _ in 0..=starts.len() {
+                    let mut changed = false;
+                    for &(a, b) in &starts {
+                        let of_b: Vec<OpId> = waits[b]
+                            .iter()
+                            .copied()
+                            .filter(|d| !waits[a].contains(d))
+                            .collect();
+                        changed |= !of_b.is_empty();
+                        waits[a].extend(of_b);
+                    }
+                    if !changed {
+                        break;
+                    }
                 }
                 // The IR lists an op after those it waits for: order the ops
                 // so (a cycle is refused).

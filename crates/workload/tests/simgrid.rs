@@ -1,0 +1,80 @@
+//! The committed traces of real applications (NAS IS, EP and DT, recorded
+//! by SimGrid's tracer) replayed on SimGrid's own platforms, held to the
+//! times SimGrid 3.32's replay gives them (`tests/data/traces/simgrid-times.tsv`,
+//! written by `validation/simgrid/run.sh --replay --record`), under CM02 on
+//! both sides and the same algorithms.
+
+use std::path::{Path, PathBuf};
+use topocoll_sim::{Fairness, SimConfig};
+use topocoll_topology::{parse_spec, RankMap};
+use topocoll_workload::{read, replay_trace, Choice, Semantics};
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+/// SimGrid's CM02 as `validation/simgrid` sets it (docs/VALIDATION.md).
+fn cm02() -> SimConfig {
+    SimConfig {
+        engines: u32::MAX as usize,
+        fairness: Fairness::Rtt,
+        header_bytes: 16,
+        rendezvous: true,
+        tcp_window: Some(4_194_304.0),
+        ..SimConfig::default()
+    }
+}
+
+/// The trace's algorithms, from its `cfg` file of SimGrid options.
+fn choice(dir: &Path) -> Choice {
+    let text = std::fs::read_to_string(dir.join("cfg")).unwrap();
+    let mut c = Choice::default();
+    for opt in text.split_whitespace() {
+        let (key, value) = opt.strip_prefix("--cfg=").unwrap().split_once(':').unwrap();
+        c.simgrid(key, value).unwrap();
+    }
+    c
+}
+
+#[test]
+fn application_traces_replay_to_simgrids_times_within_one_percent() {
+    let times = std::fs::read_to_string(data().join("traces/simgrid-times.tsv")).unwrap();
+    let mut rows = 0;
+    let mut traces = std::collections::BTreeSet::new();
+    let mut platforms = std::collections::BTreeSet::new();
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, platform, ranks, want) = (
+            f[0],
+            f[1],
+            f[2].parse::<usize>().unwrap(),
+            f[3].parse::<f64>().unwrap(),
+        );
+        let dir = data().join("traces").join(trace);
+        let xml = data().join(format!("simgrid-platforms/{platform}.xml"));
+        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+        // The platform's first hosts in rank order, as the hostfile SimGrid ran with.
+        let hosts: Vec<String> = (0..ranks)
+            .map(|r| topo.node_name(topo.rank_node[r]))
+            .collect();
+        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+            .unwrap();
+        let t = read(&dir.join("index.txt")).unwrap();
+        let got = replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), &cm02())
+            .unwrap()
+            .result
+            .time_s;
+        let ratio = got / want;
+        assert!(
+            (ratio - 1.0).abs() < 0.01,
+            "{trace} on {platform}: topocoll {got:e} s, SimGrid {want:e} s ({ratio:.4})"
+        );
+        rows += 1;
+        traces.insert(trace.split_at(6).0.to_string());
+        platforms.insert(platform.to_string());
+    }
+    assert!(
+        rows >= 9 && traces.len() >= 3 && platforms.len() >= 3,
+        "{rows} rows, {traces:?}, {platforms:?}"
+    );
+}
