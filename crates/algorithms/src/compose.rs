@@ -17,7 +17,7 @@
 //! A node's leader is its lowest rank, but in the root's node, where it is
 //! the root. Nodes are numbered in the order of their lowest rank.
 
-use super::{find, of, Algorithm, Request};
+use super::{find, of, Algorithm, Applies, Request};
 use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{
@@ -90,6 +90,12 @@ impl Nodes {
             out[self.node_of[r]] = r;
         }
         out
+    }
+
+    /// The ranks of local index `t`, node by node (nodes of K ranks
+    /// each): those that lead slice t in the multi-leader forms.
+    pub fn index(&self, t: usize) -> Vec<usize> {
+        self.members.iter().map(|m| m[t]).collect()
     }
 
     /// Whether the nodes' ranks, node after node, are the ranks in order
@@ -208,6 +214,40 @@ fn slice_chunks(req: &Request, alg: &Algorithm, nodes: &Nodes) -> Result<()> {
     Ok(())
 }
 
+/// A node-aware composition's entry: `collective`'s `node_aware`, for the
+/// placements `need` takes, its leaders running `inter` unless `--inter`
+/// names another. Every composition is named, placed and led so, which its
+/// entry then need not spell out.
+pub(crate) const fn node_aware(
+    collective: CollectiveKind,
+    summary: &'static str,
+    build: fn(&Request) -> Result<Schedule>,
+    need: NodeNeed,
+    inter: &'static Algorithm,
+) -> Algorithm {
+    Algorithm::new(collective, "node_aware", summary, build)
+        .applies(Applies::nodes(need))
+        .composes(inter)
+}
+
+/// The multi-leader form of `single`, a [`node_aware`] entry:
+/// `node_aware_multi` of the same collective and leaders' default, for the
+/// placements `need` takes.
+pub(crate) const fn node_aware_multi(
+    single: Algorithm,
+    summary: &'static str,
+    build: fn(&Request) -> Result<Schedule>,
+    need: NodeNeed,
+) -> Algorithm {
+    Algorithm {
+        name: "node_aware_multi",
+        summary,
+        build,
+        applies: Applies::nodes(need),
+        ..single
+    }
+}
+
 /// What a node-aware composition starts from: the request's nodes, placed
 /// as `alg`'s entry needs them (`TopologyNeed::Nodes`), and the algorithm
 /// its leaders run (`--inter`, or the entry's default).
@@ -217,6 +257,78 @@ pub(crate) fn setup(req: &Request, alg: &'static Algorithm) -> Result<(Nodes, &'
         return Err(req.unsupported(alg, "it is no node-aware composition"));
     };
     Ok((nodes(req, alg, need)?, inter(req, default)?))
+}
+
+/// What a single-leader composition starts from: each node's leader
+/// gathers or reduces its node's data, the leaders run the collective
+/// among themselves, and each leader spreads the result in its node. Every
+/// single-leader form needs the nodes, the leaders' algorithm and who
+/// leads, so [`leaders`] works them out once for all of them.
+pub(crate) struct Leaders {
+    pub nodes: Nodes,
+    /// The algorithm the leaders run (`--inter`, or the entry's default).
+    pub inter: &'static Algorithm,
+    /// Each node's leader ([`Nodes::leaders`]): the root in the root's
+    /// node, the lowest rank in the others.
+    pub ranks: Vec<usize>,
+}
+
+/// The [`Leaders`] of `alg`'s composition for `req` ([`setup`]).
+pub(crate) fn leaders(req: &Request, alg: &'static Algorithm) -> Result<Leaders> {
+    let (nodes, inter) = setup(req, alg)?;
+    let ranks = nodes.leaders(req.collective.root().map(|r| r as usize));
+    Ok(Leaders {
+        nodes,
+        inter,
+        ranks,
+    })
+}
+
+impl Leaders {
+    /// Each node's phase: `alg` (a rooted collective: a gather, scatter,
+    /// reduce or bcast) among the node's ranks, rooted at its leader, on
+    /// `count` elements, its buffers where `frame` puts them.
+    pub fn within_nodes(
+        &self,
+        cp: &mut Composer,
+        req: &Request,
+        alg: &'static Algorithm,
+        count: u64,
+        frame: Frame,
+    ) -> Result<()> {
+        each_node(&self.nodes, &self.ranks, |m, lead| {
+            let collective = alg.collective.with_root(lead as u32);
+            let sub = phase(req, alg, collective, m.len(), count)?;
+            cp.embed(&sub, m, frame)
+        })
+    }
+
+    /// The leaders' phase: [`Leaders::inter`] among the N leaders, the
+    /// collective [`among_nodes`] names, on `count` elements, its buffers
+    /// where `frame` puts them.
+    pub fn among(&self, cp: &mut Composer, req: &Request, count: u64, frame: Frame) -> Result<()> {
+        let top = among_nodes(req, &self.nodes);
+        let sub = phase(req, self.inter, top, self.nodes.count(), count)?;
+        cp.embed(&sub, &self.ranks, frame)
+    }
+
+    /// Makes every leader's scratch at least `len` elements.
+    pub fn reserve(&self, cp: &mut Composer, len: u64) {
+        for &l in &self.ranks {
+            cp.reserve(l, len);
+        }
+    }
+}
+
+/// The collective that runs among the nodes (their leaders, or their ranks
+/// of one index): the request's ([`leaders_collective`]), rooted at the
+/// root's node.
+pub(crate) fn among_nodes(req: &Request, nodes: &Nodes) -> Collective {
+    let home = req
+        .collective
+        .root()
+        .map_or(0, |r| nodes.node_of[r as usize]);
+    leaders_collective(req.collective.kind()).with_root(home as u32)
 }
 
 /// The algorithm the leaders run: `req.inter`, or `default`; an error
@@ -498,6 +610,16 @@ impl Composer {
         }
     }
 
+    /// Makes every rank's scratch at least `len` elements and adds `ops`
+    /// to each: the copies every rank of a multi-leader form makes between
+    /// its buffer and slice order.
+    pub fn step_all(&mut self, len: u64, ops: &[Op]) {
+        for r in 0..self.s.ranks {
+            self.reserve(r, len);
+            self.step(r, ops);
+        }
+    }
+
     pub fn finish(self) -> Schedule {
         self.s
     }
@@ -515,6 +637,321 @@ pub(crate) fn each_node(
         f(m, lead)?;
     }
     Ok(())
+}
+
+/// Where a single-leader composition of blocks (gather, scatter, allgather,
+/// allgatherv) keeps them at a leader: its node's blocks in its scratch
+/// [0, node); and where the nodes' blocks one node after another are not
+/// the collective's buffer in rank order (a placement other than a block
+/// one), every node's blocks in node order after them, [node, node + all),
+/// which the leader copies to or from rank order. The phases' own scratch
+/// starts after both, at `base`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Packed {
+    /// Elements of the most any node's blocks take.
+    pub node: u64,
+    /// Whether every block in node order is the buffer in rank order.
+    pub direct: bool,
+    pub base: u64,
+}
+
+impl Packed {
+    /// `node` elements of a node's blocks, `all` of every node's; `direct`
+    /// when the nodes' blocks in node order are rank order.
+    pub fn new(node: u64, all: u64, direct: bool) -> Packed {
+        let base = node + if direct { 0 } else { all };
+        Packed { node, direct, base }
+    }
+
+    /// For blocks of `c` elements on nodes of K ranks each: node j's at
+    /// jK·c when node j holds ranks jK..jK+K−1.
+    pub fn blocks(nodes: &Nodes, c: u64) -> Packed {
+        let (k, p) = (nodes.per_node() as u64, nodes.node_of.len() as u64);
+        Packed::new(k * c, p * c, nodes.contiguous())
+    }
+
+    /// The phase inside each node that brings its ranks' blocks (their
+    /// input) to the leader's scratch.
+    pub fn ranks_to_leader(&self) -> Frame {
+        Frame {
+            input: (Buf::Input, 0),
+            output: (Buf::Scratch, 0),
+            scratch: self.base,
+        }
+    }
+
+    /// The phase inside each node that hands its ranks their blocks (their
+    /// output) from the leader's scratch.
+    pub fn leader_to_ranks(&self) -> Frame {
+        Frame {
+            input: (Buf::Scratch, 0),
+            output: (Buf::Output, 0),
+            scratch: self.base,
+        }
+    }
+
+    /// The leaders' phase from their nodes' blocks to every block: the
+    /// output, or scratch in node order.
+    pub fn node_to_all(&self) -> Frame {
+        Frame {
+            input: (Buf::Scratch, 0),
+            output: self.all(Buf::Output),
+            scratch: self.base,
+        }
+    }
+
+    /// The leaders' phase from every block (the input, or scratch in node
+    /// order) to their nodes' blocks.
+    pub fn all_to_node(&self) -> Frame {
+        Frame {
+            input: self.all(Buf::Input),
+            output: (Buf::Scratch, 0),
+            scratch: self.base,
+        }
+    }
+
+    /// Where every block lies in node order: `own` itself where that is
+    /// rank order, else scratch after the node's blocks.
+    fn all(&self, own: Buf) -> (Buf, u64) {
+        if self.direct {
+            (own, 0)
+        } else {
+            (Buf::Scratch, self.node)
+        }
+    }
+}
+
+/// The blocks of `c` elements in node order in scratch from `at` (node
+/// j's rank t's at `at + (jK + t)·c`) paired with the same blocks in rank
+/// order in `ranked` (rank r's at r·c): (node order, rank order) pairs,
+/// node by node, for copies either way.
+pub(crate) fn node_moves(nodes: &Nodes, c: u64, at: u64, ranked: Buf) -> Vec<(Region, Region)> {
+    let k = nodes.per_node() as u64;
+    let mut moves = Vec::new();
+    for (j, m) in nodes.members.iter().enumerate() {
+        for (t, &r) in m.iter().enumerate() {
+            let from = at + (j as u64 * k + t as u64) * c;
+            moves.push((
+                Region::scratch(from, c),
+                Region::new(ranked, r as u64 * c, c),
+            ));
+        }
+    }
+    moves
+}
+
+/// Copies of the blocks in node order (scratch from `at`) to rank order in
+/// the output, one a block.
+pub(crate) fn to_rank_order(nodes: &Nodes, c: u64, at: u64) -> Vec<Op> {
+    node_moves(nodes, c, at, Buf::Output)
+        .into_iter()
+        .map(|(node, ranked)| Op::copy(node, ranked))
+        .collect()
+}
+
+/// The ring reduce-scatter inside each node (nodes of K ranks each), its
+/// buffers where `frame` puts them: rank t of a node ends with slice t
+/// (chunk t of K) reduced over its node. The multi-leader reductions'
+/// first phase.
+pub(crate) fn ring_reduce_slices(
+    c: &mut Composer,
+    req: &Request,
+    nodes: &Nodes,
+    frame: Frame,
+) -> Result<()> {
+    let ring = &crate::reduce_scatter::ring::ALGORITHM;
+    let collective = Collective::ReduceScatter;
+    let sub = phase(req, ring, collective, nodes.per_node(), req.count)?;
+    for m in &nodes.members {
+        c.embed(&sub, m, frame)?;
+    }
+    Ok(())
+}
+
+/// The multi-leader forms' phase among the nodes for a buffer cut into K
+/// slices (chunk t of K of the request's elements): K runs of `inter` side
+/// by side, slice t's among the nodes' ranks t, the collective
+/// [`among_nodes`] names. `frame` places the whole buffer; slice t's run
+/// moves its output to the slice.
+pub(crate) fn slices_among(
+    c: &mut Composer,
+    req: &Request,
+    nodes: &Nodes,
+    inter: &'static Algorithm,
+    frame: Frame,
+) -> Result<()> {
+    let (k, n) = (nodes.per_node() as u64, req.count);
+    let top = among_nodes(req, nodes);
+    for t in 0..k {
+        let (o, l) = chunk(n, k, t);
+        let sub = phase(req, inter, top, nodes.count(), l)?;
+        let (buf, at) = frame.output;
+        let moved = Frame {
+            output: (buf, at + o),
+            ..frame
+        };
+        c.embed(&sub, &nodes.index(t as usize), moved)?;
+    }
+    Ok(())
+}
+
+/// Which way [`hand`] moves the parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Toward {
+    /// From the root's node's ranks to the root.
+    Root,
+    /// From the root to its node's ranks.
+    Ranks,
+}
+
+/// The root and the other ranks of its node exchange one part each, all at
+/// once, where the multi-leader rooted forms' slices meet the root:
+/// `parts(t)` is rank t's region and the root's, `None` where there is no
+/// message.
+pub(crate) fn hand(
+    c: &mut Composer,
+    nodes: &Nodes,
+    root: usize,
+    toward: Toward,
+    parts: impl Fn(usize) -> Option<(Region, Region)>,
+) {
+    let tag = c.tag();
+    let home = nodes.node_of[root];
+    let mut at_root = Vec::new();
+    for (t, &r) in nodes.members[home].iter().enumerate() {
+        let Some((theirs, mine)) = parts(t).filter(|_| r != root) else {
+            continue;
+        };
+        let (rank, ours) = match toward {
+            Toward::Root => (
+                Op::send(root as u32, tag, theirs),
+                Op::recv(r as u32, tag, mine),
+            ),
+            Toward::Ranks => (
+                Op::recv(root as u32, tag, theirs),
+                Op::send(r as u32, tag, mine),
+            ),
+        };
+        c.step(r, &[rank]);
+        at_root.push(ours);
+    }
+    c.step(root, &at_root);
+}
+
+/// A multi-leader form's buffer in [`slice_order`]: the order, and whether
+/// it is rank order (a cyclic placement), so that the collective's own
+/// buffer is already in slice order and needs no copies to or from it.
+pub(crate) struct Sliced {
+    pub order: Vec<usize>,
+    pub direct: bool,
+}
+
+impl Sliced {
+    pub fn new(nodes: &Nodes) -> Sliced {
+        let order = slice_order(nodes);
+        let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+        Sliced { order, direct }
+    }
+
+    /// The buffer in slice order: `own`, or scratch (from 0) where slice
+    /// order is not rank order.
+    pub fn buf(&self, own: Buf) -> Buf {
+        if self.direct {
+            own
+        } else {
+            Buf::Scratch
+        }
+    }
+
+    /// Where the phases' scratch starts: after the `len` elements of the
+    /// buffer in slice order where that is scratch.
+    pub fn base(&self, len: u64) -> u64 {
+        if self.direct {
+            0
+        } else {
+            len
+        }
+    }
+}
+
+/// Where the multi-leader gather and scatter keep slice t, the N blocks of
+/// the nodes' ranks t, in the root's node: at the root, in its own buffer
+/// (gather's output, scatter's input) where slice order is rank order,
+/// else in scratch in slice order; at its node's other ranks, in scratch
+/// from 0. The two forms are each other's mirror image, so they share it.
+pub(crate) struct RootSlices {
+    pub root: usize,
+    pub sliced: Sliced,
+    /// The root's buffer that holds the P blocks.
+    own: Buf,
+    /// A block's elements, and a slice's: N blocks.
+    block: u64,
+    len: u64,
+    /// Where the phases' scratch starts: after the P blocks.
+    pub base: u64,
+}
+
+impl RootSlices {
+    pub fn new(req: &Request, nodes: &Nodes, own: Buf) -> RootSlices {
+        let c = req.count;
+        RootSlices {
+            root: req.collective.root().unwrap_or(0) as usize,
+            sliced: Sliced::new(nodes),
+            own,
+            block: c,
+            len: nodes.count() as u64 * c,
+            base: req.ranks as u64 * c,
+        }
+    }
+
+    /// Slice t at the root.
+    fn at_root(&self, t: usize) -> Region {
+        Region::new(self.sliced.buf(self.own), t as u64 * self.len, self.len)
+    }
+
+    /// The leaders' phases side by side: `inter`'s gather or scatter of
+    /// blocks among the N nodes, rooted at the root's node, run among the
+    /// nodes' ranks t for each t; `frame` of where its leader keeps the
+    /// slice.
+    pub fn among(
+        &self,
+        c: &mut Composer,
+        req: &Request,
+        nodes: &Nodes,
+        inter: &'static Algorithm,
+        frame: impl Fn((Buf, u64)) -> Frame,
+    ) -> Result<()> {
+        let top = among_nodes(req, nodes);
+        let sub = phase(req, inter, top, nodes.count(), req.count)?;
+        let home = nodes.node_of[self.root];
+        for t in 0..nodes.per_node() {
+            let group = nodes.index(t);
+            let lead = group[home];
+            let held = if lead == self.root {
+                let at = self.at_root(t);
+                (at.buf, at.offset)
+            } else {
+                (Buf::Scratch, 0)
+            };
+            c.reserve(lead, self.base);
+            c.embed(&sub, &group, frame(held))?;
+        }
+        Ok(())
+    }
+
+    /// The slices handed between the root and its node's other ranks
+    /// ([`hand`]); empty slices take no message.
+    pub fn hand(&self, c: &mut Composer, nodes: &Nodes, toward: Toward) {
+        let part = |t| (self.len > 0).then(|| (Region::scratch(0, self.len), self.at_root(t)));
+        hand(c, nodes, self.root, toward, part);
+    }
+
+    /// The blocks in slice order (scratch) and in rank order in the root's
+    /// buffer: (slice order, rank order) pairs, for [`joined_copies`]
+    /// either way.
+    pub fn moves(&self) -> Vec<(Region, Region)> {
+        slice_moves(&self.sliced.order, self.block, Buf::Scratch, self.own)
+    }
 }
 
 /// The ring allgather of the K slices `chunk(count, K, t)` inside each node

@@ -94,10 +94,7 @@ pub(crate) fn build(
     let (x, y, base) = (0, area, 2 * area);
     // Phase 1's input in place where [t][j] is rank order (cyclic), its
     // output in place where [i][u] is (block).
-    let cyclic = compose::slice_order(nodes)
-        .iter()
-        .enumerate()
-        .all(|(at, &r)| at == r);
+    let cyclic = compose::Sliced::new(nodes).direct;
     let block = nodes.contiguous();
     let mut c = Composer::new(req, alg);
     for r in 0..p {

@@ -22,33 +22,37 @@
 //! the blocks to rank order. Skewed counts make the slices unequal, and the
 //! ring's steps wait for the longest slice they carry.
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
-use crate::{Algorithm, Applies, Request};
+use crate::compose::{self, Composer, Frame, Leaders, NodeNeed, Nodes, Packed, Sliced};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgatherv, "node_aware", "gatherv to each node's leader, allgatherv of the nodes' packed blocks among leaders (--inter, default ring), bcast inside each node", build).applies(Applies::nodes(NodeNeed::Shared))
-.composes(INTER);
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::Allgatherv,
+    "gatherv to each node's leader, allgatherv of the nodes' packed blocks among leaders (--inter, default ring), bcast inside each node",
+    build,
+    NodeNeed::Shared,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    name: "node_aware_multi",
-    summary: "K allgathervs among same-index ranks of the nodes (--inter, default ring), ring allgather of the K slices in each node (nodes of equal size)",
-    build: build_multi,
-    applies: Applies::nodes(NodeNeed::Equal),
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "K allgathervs among same-index ranks of the nodes (--inter, default ring), ring allgather of the K slices in each node (nodes of equal size)",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
+    let lead = compose::leaders(req, &ALGORITHM)?;
     let v = req.sizes()?;
-    let leaders = nodes.leaders(None);
     // Each rank's offset in its node's packed blocks, and each node's total
     // (no sum passes the output's length, which the sizes bound).
     let mut within = vec![0u64; req.ranks];
-    let totals: Vec<u64> = nodes
+    let totals: Vec<u64> = lead
+        .nodes
         .members
         .iter()
         .map(|m| {
@@ -62,39 +66,22 @@ fn build(req: &Request) -> Result<Schedule> {
     // Scratch: the node's packed blocks [0, most), then where nodes are not
     // runs of ranks in order, every node's in node order [most, most + all).
     let most = totals.iter().copied().max().unwrap_or(0);
-    let direct = nodes.in_rank_order();
-    let base = most + if direct { 0 } else { all };
+    let at = Packed::new(most, all, lead.nodes.in_rank_order());
     let mut cp = Composer::new(req, &ALGORITHM);
-    gather(&mut cp, &nodes, &leaders, v, &within);
+    gather(&mut cp, &lead, v, &within);
     cp.next_phase()?;
-    let sub = compose::phase_sized(
-        req,
-        inter,
-        Collective::Allgatherv,
-        Sizes::per_rank(totals.clone())?,
-    )?;
-    let frame = Frame {
-        input: (Buf::Scratch, 0),
-        output: if direct {
-            (Buf::Output, 0)
-        } else {
-            (Buf::Scratch, most)
-        },
-        scratch: base,
-    };
-    cp.embed(&sub, &leaders, frame)?;
-    for &l in &leaders {
-        cp.reserve(l, base);
-        if !direct {
-            cp.step(l, &to_rank_order(&nodes, v, &within, &totals, most));
+    let sizes = Sizes::per_rank(totals.clone())?;
+    let sub = compose::phase_sized(req, lead.inter, Collective::Allgatherv, sizes)?;
+    cp.embed(&sub, &lead.ranks, at.node_to_all())?;
+    for &l in &lead.ranks {
+        cp.reserve(l, at.base);
+        if !at.direct {
+            cp.step(l, &to_rank_order(&lead.nodes, v, &within, &totals, most));
         }
     }
     cp.next_phase()?;
-    each_node(&nodes, &leaders, |m, lead| {
-        let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, &crate::bcast::binomial::ALGORITHM, down, m.len(), all)?;
-        cp.embed(&sub, m, Frame::SAME)
-    })?;
+    let down = &crate::bcast::binomial::ALGORITHM;
+    lead.within_nodes(&mut cp, req, down, all, Frame::SAME)?;
     Ok(cp.finish())
 }
 
@@ -102,8 +89,7 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
     let v = req.sizes()?;
     let k = nodes.per_node();
-    let order = compose::slice_order(&nodes);
-    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+    let sl = Sliced::new(&nodes);
     // Slice t's offset and length in the buffer in slice order (no sum
     // passes the output's length, which the sizes bound).
     let mut slices = Vec::with_capacity(k);
@@ -115,22 +101,18 @@ fn build_multi(req: &Request) -> Result<Schedule> {
     }
     let all = at;
     // The buffer in slice order: the output, or scratch [0, all).
-    let (buf, base) = if direct {
-        (Buf::Output, 0)
-    } else {
-        (Buf::Scratch, all)
-    };
+    let (buf, base) = (sl.buf(Buf::Output), sl.base(all));
     let region = |o: u64, l: u64| Region::new(buf, o, l);
     let mut cp = Composer::new(req, &MULTI);
     for (t, &(off, _)) in slices.iter().enumerate() {
-        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
+        let group = nodes.index(t);
         let counts = group.iter().map(|&r| v.block(r, r)).collect();
         let sub =
             compose::phase_sized(req, inter, Collective::Allgatherv, Sizes::per_rank(counts)?)?;
         let frame = Frame {
-            input: (Buf::Input, 0),
             output: (buf, off),
             scratch: base,
+            ..Frame::SAME
         };
         cp.embed(&sub, &group, frame)?;
     }
@@ -155,19 +137,15 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         }
     }
     cp.next_phase()?;
-    if !direct {
+    if !sl.direct {
         let mut moves = Vec::with_capacity(req.ranks);
         let mut from = 0u64;
-        for &r in &order {
+        for &r in &sl.order {
             let n = v.block(r, r);
             moves.push((Region::scratch(from, n), Region::output(v.recv_at(0, r), n)));
             from += n;
         }
-        let ops = compose::joined_copies(moves);
-        for r in 0..req.ranks {
-            cp.reserve(r, all);
-            cp.step(r, &ops);
-        }
+        cp.step_all(all, &compose::joined_copies(moves));
     }
     Ok(cp.finish())
 }
@@ -175,10 +153,10 @@ fn build_multi(req: &Request) -> Result<Schedule> {
 /// The gatherv inside each node: every rank but the leader sends its block
 /// (when it has one) to the leader, which receives it at the rank's place
 /// in the node's packed blocks (scratch from 0) and copies its own there.
-fn gather(cp: &mut Composer, nodes: &Nodes, leaders: &[usize], v: &Sizes, within: &[u64]) {
+fn gather(cp: &mut Composer, lead: &Leaders, v: &Sizes, within: &[u64]) {
     let tag = cp.tag();
-    for (j, m) in nodes.members.iter().enumerate() {
-        let l = leaders[j];
+    for (j, m) in lead.nodes.members.iter().enumerate() {
+        let l = lead.ranks[j];
         let mut at_leader = Vec::new();
         for &r in m {
             let n = v.block(r, r);

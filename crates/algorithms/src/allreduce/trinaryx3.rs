@@ -8,23 +8,14 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = pipelined::trinaryx3_entry(
     CollectiveKind::Allreduce,
-    "trinaryx3",
     "Trinaryx3: reduce up then bcast down 3 edge-disjoint torus trees, pipelined in segments",
     build,
-)
-.stream(stream)
-.segmented()
-.applies(Applies {
-    topology: TopologyNeed::Torus,
-    ranks: RankNeed::Any,
-    root: RootNeed::Any,
-})
-.ops(OpCount::Generated);
+    stream,
+);
 
 // The torus trees from rank 0: each part combined up its tree, then sent back down.
 pipelined::algorithm!(Trees::Torus, Phases::Allreduce);

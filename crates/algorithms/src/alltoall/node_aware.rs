@@ -19,29 +19,34 @@
 //! the nodes' ranks of one index (`--inter`), each block crossing the
 //! network once (`algorithms::exchange`, which says why this form).
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
+use crate::compose::{self, Composer, Frame, NodeNeed, Nodes};
 use crate::exchange;
-use crate::{Algorithm, Applies, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_base::param;
-use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{Buf, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "node_aware", "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default linear), scatter inside each node", build).applies(Applies::nodes(NodeNeed::Equal))
-.composes(INTER);
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::Alltoall,
+    "gather each node's send buffers to its leader, alltoall of node-to-node blocks among leaders (--inter, default linear), scatter inside each node",
+    build,
+    NodeNeed::Equal,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    name: "node_aware_multi",
-    summary: "alltoall in each node so rank t holds its node's blocks for the ranks t, K alltoalls among same-index ranks (--inter, default linear)",
-    build: build_multi,
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "alltoall in each node so rank t holds its node's blocks for the ranks t, K alltoalls among same-index ranks (--inter, default linear)",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::linear::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
-    let leaders = nodes.leaders(None);
+    let lead = compose::leaders(req, &ALGORITHM)?;
+    let nodes = &lead.nodes;
     let (k, c, p) = (nodes.per_node() as u64, req.count, req.ranks as u64);
     // A leader holds its node's K send buffers of P blocks: K·P·c elements
     // in each of its two areas (A: gathered, then received; B: to send, then
@@ -58,48 +63,39 @@ fn build(req: &Request) -> Result<Schedule> {
         })?;
     let (a, b) = (0, area);
     let mut cp = Composer::new(req, &ALGORITHM);
-    each_node(&nodes, &leaders, |m, lead| {
-        let up = Collective::Gather { root: lead as u32 };
-        let sub = compose::phase(req, &crate::gather::linear::ALGORITHM, up, m.len(), p * c)?;
-        let frame = Frame {
-            input: (Buf::Input, 0),
-            output: (Buf::Scratch, a),
-            scratch: 2 * area,
-        };
-        cp.embed(&sub, m, frame)
-    })?;
+    let up = Frame {
+        output: (Buf::Scratch, a),
+        scratch: 2 * area,
+        ..Frame::SAME
+    };
+    lead.within_nodes(&mut cp, req, &crate::gather::linear::ALGORITHM, p * c, up)?;
     cp.next_phase()?;
-    for &l in &leaders {
+    for &l in &lead.ranks {
         cp.reserve(l, 2 * area);
-        cp.step(l, &to_send(&nodes, c, a, b));
+        cp.step(l, &to_send(nodes, c, a, b));
     }
-    let sub = compose::phase(req, inter, Collective::Alltoall, nodes.count(), k * k * c)?;
     let frame = Frame {
         input: (Buf::Scratch, b),
         output: (Buf::Scratch, a),
         scratch: 2 * area,
     };
-    cp.embed(&sub, &leaders, frame)?;
-    for &l in &leaders {
-        cp.step(l, &to_scatter(&nodes, c, a, b));
+    lead.among(&mut cp, req, k * k * c, frame)?;
+    for &l in &lead.ranks {
+        cp.step(l, &to_scatter(nodes, c, a, b));
     }
     cp.next_phase()?;
-    each_node(&nodes, &leaders, |m, lead| {
-        let down = Collective::Scatter { root: lead as u32 };
-        let sub = compose::phase(
-            req,
-            &crate::scatter::linear::ALGORITHM,
-            down,
-            m.len(),
-            p * c,
-        )?;
-        let frame = Frame {
-            input: (Buf::Scratch, b),
-            output: (Buf::Output, 0),
-            scratch: 2 * area,
-        };
-        cp.embed(&sub, m, frame)
-    })?;
+    let down = Frame {
+        input: (Buf::Scratch, b),
+        output: (Buf::Output, 0),
+        scratch: 2 * area,
+    };
+    lead.within_nodes(
+        &mut cp,
+        req,
+        &crate::scatter::linear::ALGORITHM,
+        p * c,
+        down,
+    )?;
     Ok(cp.finish())
 }
 

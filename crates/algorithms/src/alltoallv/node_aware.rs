@@ -25,27 +25,32 @@
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
 use crate::exchange;
-use crate::{Algorithm, Applies, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoallv, "node_aware", "gather each node's send buffers to its leader, alltoallv of node-to-node blocks among leaders (--inter, default linear), scatter inside each node", build).applies(Applies::nodes(NodeNeed::Shared))
-.composes(INTER);
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::Alltoallv,
+    "gather each node's send buffers to its leader, alltoallv of node-to-node blocks among leaders (--inter, default linear), scatter inside each node",
+    build,
+    NodeNeed::Shared,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    name: "node_aware_multi",
-    summary: "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear) (nodes of equal size)",
-    build: build_multi,
-    applies: Applies::nodes(NodeNeed::Equal),
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "alltoallv in each node so rank t holds its node's blocks for the ranks t, K alltoallvs among same-index ranks (--inter, default linear) (nodes of equal size)",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::linear::ALGORITHM;
 
 /// Where a leader keeps its node's data: the gathered rows of the ranks but
-/// itself (`gathered[r]`, area A), later what the leaders' exchange brings;
-/// the blocks it sends (area B), later the columns it scatters.
+/// itself (`gathered[r]`, area A from 0), later what the leaders' exchange
+/// brings; the blocks it sends (area B from `area`), later the columns it
+/// scatters; and how the leaders' exchange packs the blocks.
 struct Layout {
     /// A rank's row's offset in its leader's area A (the leader's: unused).
     gathered: Vec<u64>,
@@ -53,10 +58,15 @@ struct Layout {
     column: Vec<u64>,
     /// Each area's length: the most any node's rows or columns take.
     area: u64,
+    /// The leaders' counts ([`node_sizes`]).
+    between: Sizes,
 }
 
+/// Where area A starts in a leader's scratch (area B: at `Layout::area`).
+const A: u64 = 0;
+
 impl Layout {
-    fn new(nodes: &Nodes, leaders: &[usize], v: &Sizes) -> Layout {
+    fn new(nodes: &Nodes, leaders: &[usize], v: &Sizes) -> Result<Layout> {
         let p = v.ranks();
         let (mut gathered, mut column) = (vec![0; p], vec![0; p]);
         let mut area = 0u64;
@@ -74,21 +84,58 @@ impl Layout {
             let l = leaders[j];
             area = area.max((v.input_len(l) + rows).max(v.output_len(l) + cols));
         }
-        Layout {
+        Ok(Layout {
             gathered,
             column,
             area,
+            between: node_sizes(nodes, v)?,
+        })
+    }
+
+    /// Leader `l` of node j's copies from the gathered rows (area A; its
+    /// own row in its input) to the blocks it sends (area B, packed as the
+    /// leaders' counts say).
+    fn to_send(&self, nodes: &Nodes, v: &Sizes, j: usize, l: usize) -> Vec<Op> {
+        let mut moves = Vec::new();
+        for i in 0..nodes.count() {
+            let to = self.area + self.between.send_at(j, i);
+            for (s, d, at, n) in pair_blocks(nodes, j, i, v) {
+                let from = if s == l {
+                    Region::input(v.send_at(s, d), n)
+                } else {
+                    Region::scratch(A + self.gathered[s] + v.send_at(s, d), n)
+                };
+                moves.push((from, Region::scratch(to + at, n)));
+            }
         }
+        compose::joined_copies(moves)
+    }
+
+    /// Leader `l` of node i's copies from what the leaders' exchange brought
+    /// (area A) to its ranks' columns (area B; its own straight into its
+    /// output).
+    fn to_scatter(&self, nodes: &Nodes, v: &Sizes, i: usize, l: usize) -> Vec<Op> {
+        let mut moves = Vec::new();
+        for j in 0..nodes.count() {
+            let from = A + self.between.recv_at(i, j);
+            for (s, d, at, n) in pair_blocks(nodes, j, i, v) {
+                let to = if d == l {
+                    Region::output(v.recv_at(d, s), n)
+                } else {
+                    Region::scratch(self.area + self.column[d] + v.recv_at(d, s), n)
+                };
+                moves.push((Region::scratch(from + at, n), to));
+            }
+        }
+        compose::joined_copies(moves)
     }
 }
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
+    let lead = compose::leaders(req, &ALGORITHM)?;
     let v = req.sizes()?;
-    let leaders = nodes.leaders(None);
-    let lay = Layout::new(&nodes, &leaders, v);
-    let between = node_sizes(&nodes, v)?;
-    let (a, b) = (0, lay.area);
+    let (nodes, leaders) = (&lead.nodes, &lead.ranks);
+    let lay = Layout::new(nodes, leaders, v)?;
     let mut cp = Composer::new(req, &ALGORITHM);
     // The rows to each leader.
     let tag = cp.tag();
@@ -101,7 +148,7 @@ fn build(req: &Request) -> Result<Schedule> {
             recvs.push(Op::recv(
                 r as u32,
                 tag,
-                Region::scratch(a + lay.gathered[r], n),
+                Region::scratch(A + lay.gathered[r], n),
             ));
         }
         cp.step(l, &recvs);
@@ -109,27 +156,27 @@ fn build(req: &Request) -> Result<Schedule> {
     cp.next_phase()?;
     for (j, &l) in leaders.iter().enumerate() {
         cp.reserve(l, 2 * lay.area);
-        cp.step(l, &to_send(&nodes, j, l, v, &between, &lay, a, b));
+        cp.step(l, &lay.to_send(nodes, v, j, l));
     }
-    let sub = compose::phase_sized(req, inter, Collective::Alltoallv, between.clone())?;
+    let sub = compose::phase_sized(req, lead.inter, Collective::Alltoallv, lay.between.clone())?;
     let frame = Frame {
-        input: (Buf::Scratch, b),
-        output: (Buf::Scratch, a),
+        input: (Buf::Scratch, lay.area),
+        output: (Buf::Scratch, A),
         scratch: 2 * lay.area,
     };
-    cp.embed(&sub, &leaders, frame)?;
+    cp.embed(&sub, leaders, frame)?;
     for (i, &l) in leaders.iter().enumerate() {
-        cp.step(l, &to_scatter(&nodes, i, l, v, &between, &lay, a, b));
+        cp.step(l, &lay.to_scatter(nodes, v, i, l));
     }
     cp.next_phase()?;
     // The columns to each rank.
     let tag = cp.tag();
-    each_node(&nodes, &leaders, |m, lead| {
+    each_node(nodes, leaders, |m, lead| {
         let l = m[lead];
         let mut sends = Vec::new();
         for &u in m.iter().filter(|&&u| u != l && v.output_len(u) > 0) {
             let n = v.output_len(u);
-            let column = Region::scratch(b + lay.column[u], n);
+            let column = Region::scratch(lay.area + lay.column[u], n);
             sends.push(Op::send(u as u32, tag, column));
             cp.step(u, &[Op::recv(l as u32, tag, Region::output(0, n))]);
         }
@@ -176,62 +223,4 @@ fn pair_blocks<'a>(
             at += n;
             (s, d, at - n, n)
         })
-}
-
-/// Leader `l` of node j's copies from the gathered rows (area A from `a`;
-/// its own row in its input) to the blocks it sends (area B from `b`,
-/// packed as the leaders' counts `between` say).
-#[allow(clippy::too_many_arguments)]
-fn to_send(
-    nodes: &Nodes,
-    j: usize,
-    l: usize,
-    v: &Sizes,
-    between: &Sizes,
-    lay: &Layout,
-    a: u64,
-    b: u64,
-) -> Vec<Op> {
-    let mut moves = Vec::new();
-    for i in 0..nodes.count() {
-        let to = b + between.send_at(j, i);
-        for (s, d, at, n) in pair_blocks(nodes, j, i, v) {
-            let from = if s == l {
-                Region::input(v.send_at(s, d), n)
-            } else {
-                Region::scratch(a + lay.gathered[s] + v.send_at(s, d), n)
-            };
-            moves.push((from, Region::scratch(to + at, n)));
-        }
-    }
-    compose::joined_copies(moves)
-}
-
-/// Leader `l` of node i's copies from what the leaders' exchange brought
-/// (area A from `a`) to its ranks' columns (area B from `b`; its own
-/// straight into its output).
-#[allow(clippy::too_many_arguments)]
-fn to_scatter(
-    nodes: &Nodes,
-    i: usize,
-    l: usize,
-    v: &Sizes,
-    between: &Sizes,
-    lay: &Layout,
-    a: u64,
-    b: u64,
-) -> Vec<Op> {
-    let mut moves = Vec::new();
-    for j in 0..nodes.count() {
-        let from = a + between.recv_at(i, j);
-        for (s, d, at, n) in pair_blocks(nodes, j, i, v) {
-            let to = if d == l {
-                Region::output(v.recv_at(d, s), n)
-            } else {
-                Region::scratch(b + lay.column[d] + v.recv_at(d, s), n)
-            };
-            moves.push((Region::scratch(from + at, n), to));
-        }
-    }
-    compose::joined_copies(moves)
 }

@@ -6,82 +6,100 @@
 //! the root hands slice t to its node's rank t, rank t of every node
 //! broadcasts slice t among the nodes' ranks t, and each node gathers its
 //! slices round a ring, so that all K ranks of a node cross the network.
+//!
+//! The node-aware reduce and allreduce are the same compositions with a
+//! reduction on the way up in place of (or before) the broadcast down
+//! ([`composed`], [`composed_multi`], by their [`Phases`]), as the
+//! k-nomial and two-tree ones share their plans.
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Request};
+use crate::compose::{self, Composer, Frame, NodeNeed, Toward};
+use crate::pipelined::Phases;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_schedule::{chunk, Collective, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{chunk, CollectiveKind, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = compose::node_aware(
     CollectiveKind::Bcast,
-    "node_aware",
     "bcast among node leaders (--inter, default binomial), then binomial inside each node",
     build,
-)
-.applies(Applies::nodes(NodeNeed::Shared))
-.composes(INTER);
+    NodeNeed::Shared,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    collective: CollectiveKind::Bcast,
-    name: "node_aware_multi",
-    summary: "root's node splits the buffer in K slices, rank t of each node bcasts slice t among nodes (--inter), ring allgather inside each node",
-    build: build_multi,
-    applies: Applies::nodes(NodeNeed::Equal),
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "root's node splits the buffer in K slices, rank t of each node bcasts slice t among nodes (--inter), ring allgather inside each node",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let leaders = nodes.leaders(Some(root));
-    let n = req.count;
-    let mut c = Composer::new(req, &ALGORITHM);
-    let top = Collective::Bcast {
-        root: nodes.node_of[root] as u32,
-    };
-    let sub = compose::phase(req, inter, top, nodes.count(), n)?;
-    c.embed(&sub, &leaders, Frame::SAME)?;
-    c.next_phase()?;
-    each_node(&nodes, &leaders, |m, lead| {
-        let down = Collective::Bcast { root: lead as u32 };
-        let sub = compose::phase(req, &super::binomial::ALGORITHM, down, m.len(), n)?;
-        c.embed(&sub, m, Frame::SAME)
-    })?;
-    Ok(c.finish())
+    composed(req, &ALGORITHM, Phases::Bcast)
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &MULTI)?;
+    composed_multi(req, &MULTI, Phases::Bcast)
+}
+
+/// The single-leader composition of a bcast, reduce or allreduce of the
+/// whole buffer (`phases`): where it reduces, a binomial reduce to each
+/// node's leader; the leaders' collective (`--inter`); where it
+/// broadcasts, a binomial bcast from each leader inside its node.
+pub(crate) fn composed(req: &Request, alg: &'static Algorithm, phases: Phases) -> Result<Schedule> {
+    let lead = compose::leaders(req, alg)?;
+    let n = req.count;
+    let mut c = Composer::new(req, alg);
+    if phases.reduces() {
+        let up = &crate::reduce::binomial::ALGORITHM;
+        lead.within_nodes(&mut c, req, up, n, Frame::SAME)?;
+        c.next_phase()?;
+    }
+    lead.among(&mut c, req, n, Frame::SAME)?;
+    if phases.bcasts() {
+        c.next_phase()?;
+        lead.within_nodes(&mut c, req, &super::binomial::ALGORITHM, n, Frame::SAME)?;
+    }
+    Ok(c.finish())
+}
+
+/// The multi-leader composition of a bcast, reduce or allreduce (nodes of
+/// K ranks each), the buffer cut into K slices, slice t led by the nodes'
+/// ranks t: each node reduces the slices onto their leaders round a ring
+/// where it reduces, else the root hands them to its node's ranks; K runs
+/// of the leaders' collective side by side (`--inter`); then each node
+/// passes the slices round a ring where it broadcasts, else the root's
+/// node's ranks hand the root theirs.
+pub(crate) fn composed_multi(
+    req: &Request,
+    alg: &'static Algorithm,
+    phases: Phases,
+) -> Result<Schedule> {
+    let (nodes, inter) = compose::setup(req, alg)?;
     let root = req.collective.root().unwrap_or(0) as usize;
-    let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
-    let mut c = Composer::new(req, &MULTI);
-    // The root hands each rank of its node that rank's slice.
-    let tag = c.tag();
-    let mut hand = Vec::new();
-    for (t, &r) in nodes.members[home].iter().enumerate() {
-        let (o, l) = chunk(n, k as u64, t as u64);
-        if r != root {
-            hand.push(Op::send(r as u32, tag, Region::output(o, l)));
-            c.step(r, &[Op::recv(root as u32, tag, Region::output(o, l))]);
-        }
-    }
-    c.step(root, &hand);
-    c.next_phase()?;
-    for t in 0..k {
-        let (o, l) = chunk(n, k as u64, t as u64);
-        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let top = Collective::Bcast { root: home as u32 };
-        let sub = compose::phase(req, inter, top, nodes.count(), l)?;
-        let frame = Frame {
-            output: (topocoll_schedule::Buf::Output, o),
-            ..Frame::SAME
-        };
-        c.embed(&sub, &group, frame)?;
+    let (k, n) = (nodes.per_node() as u64, req.count);
+    // Slice t, where rank t of the root's node and the root keep it.
+    let slice = |t: usize| {
+        let (o, l) = chunk(n, k, t as u64);
+        (Region::output(o, l), Region::output(o, l))
+    };
+    let mut c = Composer::new(req, alg);
+    if phases.reduces() {
+        compose::ring_reduce_slices(&mut c, req, &nodes, Frame::SAME)?;
+    } else {
+        compose::hand(&mut c, &nodes, root, Toward::Ranks, |t| Some(slice(t)));
     }
     c.next_phase()?;
-    compose::ring_slices(&mut c, &nodes, n)?;
+    compose::slices_among(&mut c, req, &nodes, inter, Frame::SAME)?;
+    c.next_phase()?;
+    if phases.bcasts() {
+        compose::ring_slices(&mut c, &nodes, n)?;
+    } else {
+        // An empty slice takes no message.
+        let part = |t| Some(slice(t)).filter(|(theirs, _)| theirs.count > 0);
+        compose::hand(&mut c, &nodes, root, Toward::Root, part);
+    }
     Ok(c.finish())
 }

@@ -8,23 +8,14 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = pipelined::trinaryx3_entry(
     CollectiveKind::Bcast,
-    "trinaryx3",
     "Trinaryx3: 3 edge-disjoint torus trees (2 on 2D), message split in 3, pipelined in segments",
     build,
-)
-.stream(stream)
-.segmented()
-.applies(Applies {
-    topology: TopologyNeed::Torus,
-    ranks: RankNeed::Any,
-    root: RootNeed::Any,
-})
-.ops(OpCount::Generated);
+    stream,
+);
 
 // The torus trees from the root, a part of the buffer going down each.
 pipelined::algorithm!(Trees::Torus, Phases::Bcast);

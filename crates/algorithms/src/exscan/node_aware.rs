@@ -5,14 +5,21 @@
 //! and the prefix broadcast inside each node, its first rank taking it as
 //! its result and the others combining it into theirs.
 
-use crate::scan::node_aware::{composed, APPLIES};
+use crate::compose::{self, NodeNeed};
+use crate::scan::node_aware::{composed, INTER};
 use crate::scan::Prefix;
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Exscan, "node_aware", "exscan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node", build).applies(APPLIES)
-.composes(crate::scan::node_aware::INTER);
+// Scan's placements and leaders' default: the two share their builder.
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::Exscan,
+    "exscan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node",
+    build,
+    NodeNeed::Consecutive,
+    INTER,
+);
 
 fn build(req: &Request) -> Result<Schedule> {
     composed(req, &ALGORITHM, Prefix::Exclusive)

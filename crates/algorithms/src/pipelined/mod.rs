@@ -44,7 +44,7 @@
 //! for every message of every (source, destination) pair.
 
 use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
-use super::{Algorithm, Request};
+use super::{Algorithm, Applies, OpCount, RankNeed, Request, RootNeed, TopologyNeed};
 use smallvec::SmallVec;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
@@ -472,6 +472,27 @@ macro_rules! algorithm {
     };
 }
 pub(crate) use algorithm;
+
+/// A Trinaryx3 entry, `collective`'s `trinaryx3`: the torus trees (its
+/// builders `algorithm!(Trees::Torus, ...)`), pipelined in `--segment`
+/// segments, generated op by op, on a torus. The broadcast, reduce and
+/// allreduce differ only in their phases and words.
+pub(crate) const fn trinaryx3_entry(
+    collective: topocoll_schedule::CollectiveKind,
+    summary: &'static str,
+    build: fn(&Request) -> Result<Schedule>,
+    stream: fn(&Request) -> Result<crate::Stream>,
+) -> Algorithm {
+    Algorithm::new(collective, "trinaryx3", summary, build)
+        .stream(stream)
+        .segmented()
+        .applies(Applies {
+            topology: TopologyNeed::Torus,
+            ranks: RankNeed::Any,
+            root: RootNeed::Any,
+        })
+        .ops(OpCount::Generated)
+}
 
 /// Trinaryx3 on the request's torus: the trees of
 /// [`super::trees::torus_trees`] rooted at `root`, the buffer split in one part

@@ -16,92 +16,39 @@
 //! reduce-scatter's fold of its node's K ranks in ring order from rank t+1.
 //! Each element is reduced exactly once along one fixed tree, so the
 //! root's bits do not depend on timing; no other rank keeps a result.
+//!
+//! Both are the broadcast's compositions run up instead of down
+//! (`bcast::node_aware`, [`Phases::Reduce`]).
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Request};
+use crate::bcast::node_aware::{composed, composed_multi};
+use crate::compose::{self, NodeNeed};
+use crate::pipelined::Phases;
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_schedule::{chunk, Buf, Collective, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{CollectiveKind, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = compose::node_aware(
     CollectiveKind::Reduce,
-    "node_aware",
     "binomial reduce to each node's leader, then reduce among leaders (--inter, default binomial)",
     build,
-)
-.applies(Applies::nodes(NodeNeed::Shared))
-.composes(INTER);
+    NodeNeed::Shared,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    collective: CollectiveKind::Reduce,
-    name: "node_aware_multi",
-    summary: "ring reduce_scatter in each node, K reduces of 1/K among same-index ranks to the root's node (--inter), slices gathered to the root",
-    build: build_multi,
-    applies: Applies::nodes(NodeNeed::Equal),
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "ring reduce_scatter in each node, K reduces of 1/K among same-index ranks to the root's node (--inter), slices gathered to the root",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let leaders = nodes.leaders(Some(root));
-    let n = req.count;
-    let mut c = Composer::new(req, &ALGORITHM);
-    each_node(&nodes, &leaders, |m, lead| {
-        let up = Collective::Reduce { root: lead as u32 };
-        let sub = compose::phase(req, &super::binomial::ALGORITHM, up, m.len(), n)?;
-        c.embed(&sub, m, Frame::SAME)
-    })?;
-    c.next_phase()?;
-    let top = Collective::Reduce {
-        root: nodes.node_of[root] as u32,
-    };
-    let sub = compose::phase(req, inter, top, nodes.count(), n)?;
-    c.embed(&sub, &leaders, Frame::SAME)?;
-    Ok(c.finish())
+    composed(req, &ALGORITHM, Phases::Reduce)
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &MULTI)?;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let (k, n, home) = (nodes.per_node(), req.count, nodes.node_of[root]);
-    let mut c = Composer::new(req, &MULTI);
-    // Rank t of a node ends with slice t (chunk t of K) summed over its node.
-    let sub = compose::phase(
-        req,
-        &crate::reduce_scatter::ring::ALGORITHM,
-        Collective::ReduceScatter,
-        k,
-        n,
-    )?;
-    for m in &nodes.members {
-        c.embed(&sub, m, Frame::SAME)?;
-    }
-    c.next_phase()?;
-    let top = Collective::Reduce { root: home as u32 };
-    for t in 0..k {
-        let (o, l) = chunk(n, k as u64, t as u64);
-        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter, top, nodes.count(), l)?;
-        let frame = Frame {
-            output: (Buf::Output, o),
-            ..Frame::SAME
-        };
-        c.embed(&sub, &group, frame)?;
-    }
-    c.next_phase()?;
-    // The root's node's ranks hand the root their slices.
-    let tag = c.tag();
-    let mut gather = Vec::new();
-    for (t, &r) in nodes.members[home].iter().enumerate() {
-        let (o, l) = chunk(n, k as u64, t as u64);
-        if r != root && l > 0 {
-            c.step(r, &[Op::send(root as u32, tag, Region::output(o, l))]);
-            gather.push(Op::recv(r as u32, tag, Region::output(o, l)));
-        }
-    }
-    c.step(root, &gather);
-    Ok(c.finish())
+    composed_multi(req, &MULTI, Phases::Reduce)
 }

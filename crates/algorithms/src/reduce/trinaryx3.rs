@@ -9,23 +9,14 @@
 
 use crate::pipelined::{self, Phases, Trees};
 use crate::Algorithm;
-use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use topocoll_schedule::CollectiveKind;
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = pipelined::trinaryx3_entry(
     CollectiveKind::Reduce,
-    "trinaryx3",
     "Trinaryx3: the 3 torus trees reversed, fixed combine order (lower height first), pipelined",
     build,
-)
-.stream(stream)
-.segmented()
-.applies(Applies {
-    topology: TopologyNeed::Torus,
-    ranks: RankNeed::Any,
-    root: RootNeed::Any,
-})
-.ops(OpCount::Generated);
+    stream,
+);
 
 // The torus trees to the root, a part of the buffer combined up each.
 pipelined::algorithm!(Trees::Torus, Phases::Reduce);

@@ -19,35 +19,38 @@
 //! order first and its chunk back at the end. The chunks must line up:
 //! always so when the ranks divide the count.
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Request};
+use crate::compose::{self, Composer, Frame, NodeNeed, Sliced};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_schedule::{chunk, Buf, Collective, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{chunk, Buf, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "node_aware", "reduce to each node's leader, reduce_scatter among leaders (--inter, default ring), chunks sent inside each node", build).applies(Applies::nodes(NodeNeed::EqualChunks))
-.composes(INTER);
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::ReduceScatter,
+    "reduce to each node's leader, reduce_scatter among leaders (--inter, default ring), chunks sent inside each node",
+    build,
+    NodeNeed::EqualChunks,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    name: "node_aware_multi",
-    summary: "ring reduce_scatter in each node, K reduce_scatters of its slice among same-index ranks of the nodes (--inter, default ring)",
-    build: build_multi,
-    applies: Applies::nodes(NodeNeed::SliceChunks),
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "ring reduce_scatter in each node, K reduce_scatters of its slice among same-index ranks of the nodes (--inter, default ring)",
+    build_multi,
+    NodeNeed::SliceChunks,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::ring::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
-    let leaders = nodes.leaders(None);
+    let lead = compose::leaders(req, &ALGORITHM)?;
     let (n, p) = (req.count, req.ranks as u64);
-    let direct = nodes.contiguous();
+    let direct = lead.nodes.contiguous();
     // Where each rank's chunk lies among the leaders' data: the output in
     // rank order, or scratch in node order.
     let mut at = vec![0u64; req.ranks];
     let mut next = 0;
-    for m in &nodes.members {
+    for m in &lead.nodes.members {
         for &r in m {
             at[r] = if direct {
                 chunk(n, p, r as u64).0
@@ -66,14 +69,11 @@ fn build(req: &Request) -> Result<Schedule> {
         }
     };
     let mut c = Composer::new(req, &ALGORITHM);
-    each_node(&nodes, &leaders, |m, lead| {
-        let up = Collective::Reduce { root: lead as u32 };
-        let sub = compose::phase(req, &crate::reduce::binomial::ALGORITHM, up, m.len(), n)?;
-        c.embed(&sub, m, Frame::SAME)
-    })?;
+    let up = &crate::reduce::binomial::ALGORITHM;
+    lead.within_nodes(&mut c, req, up, n, Frame::SAME)?;
     c.next_phase()?;
     if !direct {
-        for &l in &leaders {
+        for &l in &lead.ranks {
             let ops: Vec<Op> = (0..req.ranks)
                 .map(|r| {
                     Op::copy(
@@ -85,7 +85,6 @@ fn build(req: &Request) -> Result<Schedule> {
             c.step(l, &ops);
         }
     }
-    let sub = compose::phase(req, inter, Collective::ReduceScatter, nodes.count(), n)?;
     let base = if direct { 0 } else { n };
     let frame = Frame {
         output: if direct {
@@ -96,47 +95,42 @@ fn build(req: &Request) -> Result<Schedule> {
         scratch: base,
         ..Frame::SAME
     };
-    c.embed(&sub, &leaders, frame)?;
+    lead.among(&mut c, req, n, frame)?;
     c.next_phase()?;
     let tag = c.tag();
-    for (j, m) in nodes.members.iter().enumerate() {
-        let lead = leaders[j];
+    for (j, m) in lead.nodes.members.iter().enumerate() {
+        let l = lead.ranks[j];
         let mut hand = Vec::new();
         for &r in m {
             let mine = Region::output(chunk(n, p, r as u64).0, held(r).count);
-            if r != lead {
+            if r != l {
                 hand.push(Op::send(r as u32, tag, held(r)));
-                c.step(r, &[Op::recv(lead as u32, tag, mine)]);
+                c.step(r, &[Op::recv(l as u32, tag, mine)]);
             } else if !direct {
                 hand.push(Op::copy(held(r), mine));
             }
         }
         if !direct {
-            c.reserve(lead, base);
+            c.reserve(l, base);
         }
-        c.step(lead, &hand);
+        c.step(l, &hand);
     }
     Ok(c.finish())
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
-    let (k, n, p) = (nodes.per_node(), req.count, req.ranks as u64);
-    let order = compose::slice_order(&nodes);
-    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
+    let (n, p) = (req.count, req.ranks as u64);
+    let sl = Sliced::new(&nodes);
     // Each rank's chunk in slice order, and the buffer that order is in
     // (the output, or scratch [0, n)).
     let mut at = vec![0u64; req.ranks];
     let mut next = 0;
-    for &r in &order {
+    for &r in &sl.order {
         at[r] = next;
         next += chunk(n, p, r as u64).1;
     }
-    let (buf, base) = if direct {
-        (Buf::Output, 0)
-    } else {
-        (Buf::Scratch, n)
-    };
+    let (buf, base) = (sl.buf(Buf::Output), sl.base(n));
     let moves: Vec<(Region, Region)> = (0..req.ranks)
         .map(|r| {
             let (o, l) = chunk(n, p, r as u64);
@@ -145,40 +139,18 @@ fn build_multi(req: &Request) -> Result<Schedule> {
         .collect();
     let to_order = compose::joined_copies(moves);
     let mut c = Composer::new(req, &MULTI);
-    if !direct {
-        for r in 0..req.ranks {
-            c.reserve(r, base);
-            c.step(r, &to_order);
-        }
+    if !sl.direct {
+        c.step_all(base, &to_order);
     }
     let frame = Frame {
         output: (buf, 0),
         scratch: base,
         ..Frame::SAME
     };
-    let sub = compose::phase(
-        req,
-        &super::ring::ALGORITHM,
-        Collective::ReduceScatter,
-        k,
-        n,
-    )?;
-    for m in &nodes.members {
-        c.embed(&sub, m, frame)?;
-    }
+    compose::ring_reduce_slices(&mut c, req, &nodes, frame)?;
     c.next_phase()?;
-    for t in 0..k {
-        let (o, l) = chunk(n, k as u64, t as u64);
-        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let sub = compose::phase(req, inter, Collective::ReduceScatter, nodes.count(), l)?;
-        let frame = Frame {
-            output: (buf, o),
-            scratch: base,
-            ..Frame::SAME
-        };
-        c.embed(&sub, &group, frame)?;
-    }
-    if !direct {
+    compose::slices_among(&mut c, req, &nodes, inter, frame)?;
+    if !sl.direct {
         for (r, &held) in at.iter().enumerate() {
             let (o, l) = chunk(n, p, r as u64);
             let back = Op::copy(Region::scratch(held, l), Region::output(o, l));

@@ -19,15 +19,17 @@
 
 use super::Prefix;
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Request};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scan, "node_aware", "scan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node", build).applies(APPLIES)
-.composes(INTER);
-
-/// Where scan's and exscan's compositions apply: nodes of consecutive ranks.
-pub const APPLIES: Applies = Applies::nodes(NodeNeed::Consecutive);
+pub const ALGORITHM: Algorithm = compose::node_aware(
+    CollectiveKind::Scan,
+    "scan inside each node, exscan of the node totals among the nodes' last ranks (--inter, default recursive_doubling), prefix bcast and combine inside each node",
+    build,
+    NodeNeed::Consecutive,
+    INTER,
+);
 
 /// The leaders' default exscan.
 pub const INTER: &Algorithm = &crate::exscan::recursive_doubling::ALGORITHM;
@@ -39,10 +41,9 @@ fn build(req: &Request) -> Result<Schedule> {
 /// The composition for scan, or exclusive for exscan. Scratch: the prefix
 /// from the nodes below [0, n), a leader's node total [n, 2n) (exscan), the
 /// phases' own scratch from 2n.
-pub(crate) fn composed(req: &Request, alg: &Algorithm, prefix: Prefix) -> Result<Schedule> {
-    let exclusive = prefix == Prefix::Exclusive;
-    let nodes = compose::nodes(req, alg, NodeNeed::Consecutive)?;
-    let inter = compose::inter(req, INTER)?;
+pub(crate) fn composed(req: &Request, alg: &'static Algorithm, kind: Prefix) -> Result<Schedule> {
+    let exclusive = kind == Prefix::Exclusive;
+    let (nodes, inter) = compose::setup(req, alg)?;
     let n = req.count;
     let (prefix, total) = (Region::scratch(0, n), Region::scratch(n, n));
     let (input, output) = (Region::input(0, n), Region::output(0, n));

@@ -14,134 +14,66 @@
 //! rank order and the slices are the root's input as it is; otherwise the
 //! root first copies its blocks to slice order in scratch.
 
-use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
-use crate::{Algorithm, Applies, Request};
+use crate::compose::{self, Composer, Frame, NodeNeed, Packed, RootSlices, Toward};
+use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
+use topocoll_schedule::{Buf, CollectiveKind, Op, Schedule};
 
-pub const ALGORITHM: Algorithm = Algorithm::new(
+pub const ALGORITHM: Algorithm = compose::node_aware(
     CollectiveKind::Scatter,
-    "node_aware",
     "scatter among node leaders (--inter, default binomial), then scatter inside each node",
     build,
-)
-.applies(Applies::nodes(NodeNeed::Equal))
-.composes(INTER);
+    NodeNeed::Equal,
+    INTER,
+);
 
-pub const MULTI: Algorithm = Algorithm {
-    name: "node_aware_multi",
-    summary: "root hands rank t of its node slice t, K scatters among same-index ranks (--inter, default binomial)",
-    build: build_multi,
-    ..ALGORITHM
-};
+pub const MULTI: Algorithm = compose::node_aware_multi(
+    ALGORITHM,
+    "root hands rank t of its node slice t, K scatters among same-index ranks (--inter, default binomial)",
+    build_multi,
+    NodeNeed::Equal,
+);
 
 /// The leaders' default algorithm.
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let (nodes, inter) = compose::setup(req, &ALGORITHM)?;
+    let lead = compose::leaders(req, &ALGORITHM)?;
     let root = req.collective.root().unwrap_or(0) as usize;
-    let leaders = nodes.leaders(Some(root));
-    let (k, c, p) = (nodes.per_node(), req.count, req.ranks);
-    let direct = nodes.contiguous();
-    let node_blocks = k as u64 * c;
-    let base = node_blocks + if direct { 0 } else { p as u64 * c };
+    let c = req.count;
+    let at = Packed::blocks(&lead.nodes, c);
     let mut cp = Composer::new(req, &ALGORITHM);
-    if !direct {
-        let mut ops = Vec::new();
-        for (j, m) in nodes.members.iter().enumerate() {
-            for (t, &r) in m.iter().enumerate() {
-                let to = node_blocks + (j * k + t) as u64 * c;
-                ops.push(Op::copy(
-                    Region::input(r as u64 * c, c),
-                    Region::scratch(to, c),
-                ));
-            }
-        }
-        cp.reserve(root, base);
+    if !at.direct {
+        let ops: Vec<Op> = compose::node_moves(&lead.nodes, c, at.node, Buf::Input)
+            .into_iter()
+            .map(|(node, ranked)| Op::copy(ranked, node))
+            .collect();
+        cp.reserve(root, at.base);
         cp.step(root, &ops);
     }
-    let top = Collective::Scatter {
-        root: nodes.node_of[root] as u32,
-    };
-    let sub = compose::phase(req, inter, top, nodes.count(), node_blocks)?;
-    let frame = Frame {
-        input: if direct {
-            (Buf::Input, 0)
-        } else {
-            (Buf::Scratch, node_blocks)
-        },
-        output: (Buf::Scratch, 0),
-        scratch: base,
-    };
-    cp.embed(&sub, &leaders, frame)?;
-    for &l in &leaders {
-        cp.reserve(l, node_blocks);
-    }
+    lead.among(&mut cp, req, at.node, at.all_to_node())?;
+    lead.reserve(&mut cp, at.node);
     cp.next_phase()?;
-    each_node(&nodes, &leaders, |m, lead| {
-        let down = Collective::Scatter { root: lead as u32 };
-        let sub = compose::phase(req, &super::linear::ALGORITHM, down, m.len(), c)?;
-        let frame = Frame {
-            input: (Buf::Scratch, 0),
-            output: (Buf::Output, 0),
-            scratch: base,
-        };
-        cp.embed(&sub, m, frame)
-    })?;
+    let linear = &super::linear::ALGORITHM;
+    lead.within_nodes(&mut cp, req, linear, c, at.leader_to_ranks())?;
     Ok(cp.finish())
 }
 
 fn build_multi(req: &Request) -> Result<Schedule> {
     let (nodes, inter) = compose::setup(req, &MULTI)?;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let (k, c, p) = (nodes.per_node(), req.count, req.ranks as u64);
-    let (n, home) = (nodes.count(), nodes.node_of[root]);
-    let order = compose::slice_order(&nodes);
-    let direct = order.iter().enumerate().all(|(i, &r)| i == r);
-    // Slice t (N blocks) at the root: its input, or scratch in slice
-    // order; at the root's node's other ranks, scratch from 0.
-    let slice = n as u64 * c;
-    let at_root = |t: usize| {
-        let buf = if direct { Buf::Input } else { Buf::Scratch };
-        (buf, t as u64 * slice)
-    };
-    let base = p * c;
+    let slices = RootSlices::new(req, &nodes, Buf::Input);
     let mut cp = Composer::new(req, &MULTI);
-    if !direct {
-        let moves = compose::slice_moves(&order, c, Buf::Scratch, Buf::Input)
-            .into_iter()
-            .map(|(sliced, ranked)| (ranked, sliced))
-            .collect();
-        cp.step(root, &compose::joined_copies(moves));
+    if !slices.sliced.direct {
+        let moves = slices.moves();
+        let copies = moves.into_iter().map(|(sliced, ranked)| (ranked, sliced));
+        cp.step(slices.root, &compose::joined_copies(copies.collect()));
     }
-    let tag = cp.tag();
-    let mut hand = Vec::new();
-    for (t, &r) in nodes.members[home].iter().enumerate() {
-        if r != root && slice > 0 {
-            let (buf, o) = at_root(t);
-            hand.push(Op::send(r as u32, tag, Region::new(buf, o, slice)));
-            cp.step(r, &[Op::recv(root as u32, tag, Region::scratch(0, slice))]);
-        }
-    }
-    cp.step(root, &hand);
+    slices.hand(&mut cp, &nodes, Toward::Ranks);
     cp.next_phase()?;
-    let top = Collective::Scatter { root: home as u32 };
-    let sub = compose::phase(req, inter, top, n, c)?;
-    for t in 0..k {
-        let group: Vec<usize> = nodes.members.iter().map(|m| m[t]).collect();
-        let lead = group[home];
-        let frame = Frame {
-            input: if lead == root {
-                at_root(t)
-            } else {
-                (Buf::Scratch, 0)
-            },
-            output: (Buf::Output, 0),
-            scratch: base,
-        };
-        cp.reserve(lead, base);
-        cp.embed(&sub, &group, frame)?;
-    }
+    slices.among(&mut cp, req, &nodes, inter, |held| Frame {
+        input: held,
+        scratch: slices.base,
+        ..Frame::SAME
+    })?;
     Ok(cp.finish())
 }
