@@ -120,8 +120,21 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
       (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
           --cfg=network/model:CM02 --cfg=network/crosstraffic:0 "${cfg[@]}" \
           --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.out" 2>&1 \
-        || { echo "smpirun -replay failed, see $work/$t.$p.out" >&2; tail -5 "$work/$t.$p.out" >&2; exit 1; }
+        || sg_failed=1
       t1=$(now)
+      if [ "${sg_failed:-0}" = 1 ]; then
+        sg_failed=0
+        # SimGrid 3.32's replay aborts on a wait with no request pending (LULESH's traces);
+        # topocoll replays them (docs/workloads.md): its time is held to SimGrid's live run.
+        if grep -q "not preceded by any irecv or isend" "$work/$t.$p.out"; then
+          tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
+            --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json |
+            python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
+          echo "| $t | $p | $ranks | aborts (a wait with no request) | $tc | — | — |"
+          continue
+        fi
+        echo "smpirun -replay failed, see $work/$t.$p.out" >&2; tail -5 "$work/$t.$p.out" >&2; exit 1
+      fi
       sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9e", e }' "$work/$t.$p.out")
       "$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
         --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json \
