@@ -7,7 +7,8 @@
 //! lines are in the i-th file. A file that already holds actions (its first
 //! line starts with a rank number and an action) is taken as a shared trace
 //! itself. Names in an index are read relative to the index's folder, as
-//! the tracer writes them beside it.
+//! the tracer writes them beside it, or else, as SimGrid reads them, from
+//! the working directory.
 //!
 //! A line is `RANK ACTION ARG...`, fields split on spaces and tabs. Blank
 //! lines and lines starting with `#` are skipped. Each action's fields are
@@ -45,7 +46,17 @@ pub fn read(path: &Path) -> Result<Workload> {
     let files: Vec<PathBuf> = text
         .lines()
         .filter(|l| !l.is_empty())
-        .map(|l| dir.join(l.trim()))
+        .map(|l| {
+            let given = Path::new(l.trim());
+            let beside = dir.join(given);
+            // SimGrid reads the names from its working directory; the
+            // tracer writes them beside the index.
+            if beside.exists() || !given.exists() {
+                beside
+            } else {
+                given.to_path_buf()
+            }
+        })
         .collect();
     match files.len() {
         0 => Err(Error::parse(
