@@ -39,6 +39,11 @@ pub struct ReplayArgs {
     /// `--cfg=network/model:CM02`, the model the node-model flags describe.
     #[arg(long = "cfg", value_name = "KEY:VALUE")]
     pub cfg: Vec<String>,
+    /// What if: price the whole workload once for each algorithm of one
+    /// collective, `allreduce=ring,rabenseifner,recursive_doubling`, and
+    /// print them side by side.
+    #[arg(long, value_name = "COLLECTIVE=A,B,...")]
+    pub compare: Option<String>,
     /// text or json.
     #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
     pub format: ReplayFormat,
@@ -70,6 +75,16 @@ struct Report {
     events: u64,
     wall_s: f64,
     driver: String,
+}
+
+/// A row of `replay --compare`.
+#[derive(Serialize)]
+struct CompareRow {
+    collective: &'static str,
+    algorithm: &'static str,
+    time_s: f64,
+    /// Its time over the fastest row's.
+    to_best: f64,
 }
 
 #[derive(Serialize)]
@@ -146,6 +161,41 @@ pub fn run(a: ReplayArgs, given: &Given) -> Result<i32> {
     let w = workload::read(Path::new(&a.trace))?;
     let topo = a.node.topology(&a.build, a.latency)?;
     let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
+    if let Some(text) = a.compare.as_deref() {
+        let (kind, algs) = Choice::alternatives(text)?;
+        let runs = workload::compare(&w, &topo, &choice, kind, &algs, &sem, &cfg)?;
+        let best = runs
+            .iter()
+            .map(|r| r.result.time_s)
+            .fold(f64::INFINITY, f64::min);
+        let rows: Vec<CompareRow> = algs
+            .iter()
+            .zip(&runs)
+            .map(|(alg, r)| CompareRow {
+                collective: kind.name(),
+                algorithm: alg.name,
+                time_s: r.result.time_s,
+                to_best: r.result.time_s / best,
+            })
+            .collect();
+        match a.format {
+            ReplayFormat::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
+            ReplayFormat::Text => {
+                outln!(
+                    "replay {} on {}: {} ranks, under each {} algorithm",
+                    a.trace,
+                    topo.name,
+                    w.ranks(),
+                    kind.name()
+                );
+                outln!("{:<20} {:>16} {:>8}", "algorithm", "time_s", "/ best");
+                for r in &rows {
+                    outln!("{:<20} {:>16.9e} {:>8.4}", r.algorithm, r.time_s, r.to_best);
+                }
+            }
+        }
+        return Ok(0);
+    }
     let r = workload::replay_trace(&w, &topo, &choice, &sem, &cfg)?;
     let calls: Vec<CallReport> = r
         .calls

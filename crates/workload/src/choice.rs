@@ -126,6 +126,27 @@ impl Choice {
         Ok(c)
     }
 
+    /// `COLLECTIVE=A,B,...` (`--compare`): one collective and the
+    /// algorithms to price the workload under, each in turn.
+    pub fn alternatives(text: &str) -> Result<(CollectiveKind, Vec<&'static Algorithm>)> {
+        let Some((coll, list)) = text.split_once('=') else {
+            return Err(invalid!(
+                "--compare: '{text}' is not COLLECTIVE=ALGORITHM,ALGORITHM,... (allreduce=ring,rabenseifner)"
+            ));
+        };
+        let kind = CollectiveKind::parse(coll.trim())?;
+        let algs = list
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(|a| algorithms::find(kind, a))
+            .collect::<Result<Vec<_>>>()?;
+        if algs.is_empty() {
+            return Err(invalid!("--compare: {} names no algorithm", kind.name()));
+        }
+        Ok((kind, algs))
+    }
+
     /// Sets the algorithm of `kind` and how it sends.
     pub fn set(&mut self, kind: CollectiveKind, alg: &'static Algorithm, sends: Sends) {
         self.chosen[kind as usize] = Some((alg, sends));

@@ -140,6 +140,26 @@ pub fn replay(
     })
 }
 
+/// The trace replayed once for each of `algs` serving `kind` (the other
+/// collectives as `choice` says): what-if pricing of one choice.
+pub fn compare(
+    t: &Trace,
+    topo: &Topology,
+    choice: &Choice,
+    kind: topocoll_schedule::CollectiveKind,
+    algs: &[&'static topocoll_algorithms::Algorithm],
+    sem: &Semantics,
+    cfg: &SimConfig,
+) -> Result<Vec<Replayed>> {
+    algs.iter()
+        .map(|&alg| {
+            let mut c = choice.clone();
+            c.set(kind, alg, choice::Sends::AsScheduled);
+            replay_trace(t, topo, &c, sem, cfg)
+        })
+        .collect()
+}
+
 /// A host speed as a number of flops per second or as SimGrid writes it
 /// (`1Gf`, `100Mf`, `2.5kf`).
 pub fn parse_flops(text: &str) -> Result<f64> {

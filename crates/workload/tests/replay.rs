@@ -249,3 +249,38 @@ fn a_missing_rank_file_is_refused_naming_it() {
     assert!(e.to_string().contains("a.txt"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--compare`'s runs are the workload replayed with each algorithm chosen
+/// in turn, the same bits as each replayed alone.
+#[test]
+fn comparing_algorithms_replays_the_workload_under_each() {
+    use topocoll_workload::{compare, Trace};
+    let trace =
+        "0 allreduce 1000 0 0\n1 allreduce 1000 0 0\n2 allreduce 1000 0 0\n3 allreduce 1000 0 0\n";
+    let w = simgrid_ti::parse("t", trace).unwrap();
+    let topo = network("torus:4");
+    let (kind, algs) = Choice::alternatives("allreduce=ring,recursive_doubling").unwrap();
+    let runs = compare(
+        &Trace::Actions(w.clone()),
+        &topo,
+        &Choice::default(),
+        kind,
+        &algs,
+        &Semantics::default(),
+        &config(),
+    )
+    .unwrap();
+    for (alg, run) in algs.iter().zip(&runs) {
+        let alone = Choice::parse(&format!("allreduce={}", alg.name)).unwrap();
+        let t = replay(&w, &topo, &alone, &Semantics::default(), &config()).unwrap();
+        assert_eq!(
+            run.result.time_s.to_bits(),
+            t.result.time_s.to_bits(),
+            "{}",
+            alg.name
+        );
+        assert_eq!(run.calls[0].algorithm, alg.name);
+    }
+    assert!(Choice::alternatives("allreduce").is_err());
+    assert!(Choice::alternatives("allreduce=nosuch").is_err());
+}

@@ -1659,3 +1659,43 @@ fn counts_past_2_64_name_the_flag() {
         );
     }
 }
+
+/// `replay` refuses, in one line, a missing trace, flags of one collective
+/// (the trace gives them), a SimGrid option it does not map and a trace of
+/// another rank count than the network's.
+#[test]
+fn replay_refuses_bad_traces_and_flags_in_one_line() {
+    let is4 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/nas-is4/index.txt"
+    );
+    refused_line(
+        "replay no-such-trace.txt -t torus:2x2",
+        "cannot read trace 'no-such-trace.txt'",
+    );
+    refused_line(
+        &format!("replay {is4} -t torus:2x2 --collective bcast"),
+        "--collective: replay takes its collectives from the trace",
+    );
+    refused_line(
+        &format!("replay {is4} -t torus:2x2 --flops 1Gf --cfg=smpi/allreduce:smp_rsag"),
+        "(mapped: default, lr, rdb)",
+    );
+    refused_line(
+        &format!("replay {is4} -t torus:2x2 --cfg=surf/precision:1e-9"),
+        "--cfg=surf/precision: not a key replay maps",
+    );
+    refused_line(
+        &format!("replay {is4} -t torus:4x4 --flops 1Gf"),
+        "the trace has 4 ranks but topology torus:4x4 has 16",
+    );
+    refused_line(&format!("replay {is4} -t torus:2x2"), "give --flops");
+    refused_line(
+        &format!("replay {is4} -t torus:2x2 --flops fast"),
+        "--flops 'fast' is not a speed",
+    );
+    refused_line(
+        &format!("replay {is4} -t torus:2x2 --flops 1Gf --compare allreduce=nosuch"),
+        "nosuch",
+    );
+}
