@@ -111,6 +111,11 @@ pub struct BuildArgs {
     /// collective [default: each composition's own, see docs/node-aware.md].
     #[arg(long, group = "one_choice")]
     pub inter: Option<String>,
+    /// The hosts `--map`'s file places the ranks on, when a verb has read
+    /// and fitted them already (`replay`: SimGrid's hostfile, cycled to the
+    /// trace's ranks).
+    #[arg(skip)]
+    pub hosts: Option<Vec<String>>,
 }
 
 impl BuildArgs {
@@ -148,7 +153,10 @@ impl BuildArgs {
             let map = match self.map.as_deref().unwrap_or("block") {
                 "block" => topology::RankMap::Block,
                 "cyclic" => topology::RankMap::Cyclic,
-                path => topology::RankMap::List(rankfile(path)?),
+                path => topology::RankMap::List(match &self.hosts {
+                    Some(hosts) => hosts.clone(),
+                    None => rankfile(path)?,
+                }),
             };
             if let (topology::RankMap::List(list), Some(k)) = (&map, self.ranks_per_node) {
                 let want = t.num_ranks().saturating_mul(k);
@@ -547,7 +555,7 @@ impl BuildArgs {
 }
 
 /// A rankfile (`--map FILE`), its errors naming the flag.
-fn rankfile(path: &str) -> Result<Vec<String>> {
+pub fn rankfile(path: &str) -> Result<Vec<String>> {
     if let Err(e) = std::fs::metadata(path) {
         return Err(Error::Invalid(format!(
             "--map '{path}' is not block or cyclic, and cannot be read as a rankfile: {e}"

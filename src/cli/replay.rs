@@ -115,7 +115,7 @@ const NOT_HERE: [&str; 11] = [
     "--ranks",
 ];
 
-pub fn run(a: ReplayArgs, given: &Given) -> Result<i32> {
+pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     if let Some(flag) = NOT_HERE.iter().find(|f| given.has(f)) {
         return Err(Error::Invalid(format!(
             "{flag}: replay takes its collectives from the trace (--algorithm COLLECTIVE=ALGORITHM,... chooses their algorithms)"
@@ -159,6 +159,18 @@ pub fn run(a: ReplayArgs, given: &Given) -> Result<i32> {
         flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
     };
     let w = workload::read(Path::new(&a.trace))?;
+    // A hostfile places the trace's ranks as smpirun does: rank i on its
+    // (i mod H)-th host.
+    if let Some(path) = a
+        .build
+        .map
+        .as_deref()
+        .filter(|m| !matches!(*m, "block" | "cyclic"))
+    {
+        let hosts = super::args::rankfile(path)?;
+        let n = w.ranks();
+        a.build.hosts = Some((0..n).map(|i| hosts[i % hosts.len()].clone()).collect());
+    }
     let topo = a.node.topology(&a.build, a.latency)?;
     let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
     if let Some(text) = a.compare.as_deref() {

@@ -9,8 +9,9 @@ use topocoll_base::units;
 const MAX_BYTES: u64 = 64 << 20;
 
 /// A rankfile's hosts in rank order: one host (a name or an index) per
-/// line, or Open MPI's `rank N=HOST [slot=...]` lines in any order; blank
-/// lines and `#` comments are skipped. Errors name the file and the line.
+/// line, `HOST:N` for N ranks in a row on one host (SimGrid's hostfiles,
+/// as its `smpirun` unrolls them), or Open MPI's `rank N=HOST [slot=...]`
+/// lines in any order; blank lines and `#` comments are skipped. Errors name the file and the line.
 pub fn read_rankfile(path: &Path) -> Result<Vec<String>> {
     let shown = path.display();
     let meta = std::fs::metadata(path)
@@ -47,6 +48,17 @@ pub fn parse_rankfile(text: &str, name: &str) -> Result<Vec<String>> {
             })?;
             let host = host.split_whitespace().next().unwrap_or("");
             numbered.push((rank, host.to_string()));
+        } else if let Some((host, n)) = line
+            .rsplit_once(':')
+            .and_then(|(h, n)| Some((h, n.trim().parse::<usize>().ok()?)))
+        {
+            if n > topocoll_base::limits::MAX_RANKS {
+                return Err(Error::Invalid(format!(
+                    "rankfile '{name}' line {}: {n} ranks on one host is too many",
+                    k + 1
+                )));
+            }
+            plain.extend(std::iter::repeat_n(host.trim().to_string(), n));
         } else {
             plain.push(line.to_string());
         }
@@ -72,6 +84,15 @@ pub fn parse_rankfile(text: &str, name: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::parse_rankfile;
+
+    /// SimGrid's `HOST:N`: N ranks in a row on the host.
+    #[test]
+    fn unrolls_simgrid_host_counts() {
+        assert_eq!(
+            parse_rankfile("a:2\nb\nc:1\n", "f").unwrap(),
+            vec!["a", "a", "b", "c"]
+        );
+    }
 
     #[test]
     fn reads_plain_and_numbered_lines() {

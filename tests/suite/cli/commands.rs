@@ -737,3 +737,37 @@ fn alltoallv_counts_travel_with_a_saved_schedule() {
         assert!(out.contains("check:"), "{out}");
     }
 }
+
+/// `replay --map` reads SimGrid's hostfile as smpirun does: `HOST:N`
+/// unrolled, and rank i on the (i mod H)-th host, so a hostfile of the
+/// first host twice over places the trace's four ranks two a host.
+#[test]
+fn replay_places_ranks_by_a_simgrid_hostfile() {
+    let dir = std::env::temp_dir().join(format!("topocoll-hostfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = dir.join("hosts.txt");
+    std::fs::write(&hosts, "node-0.simgrid.org:2\nnode-1.simgrid.org\n").unwrap();
+    let is4 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/nas-is4/index.txt"
+    );
+    let xml = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/simgrid-platforms/cluster_backbone.xml"
+    );
+    let (code, out, err) = topocoll(&[
+        "replay",
+        is4,
+        "--topology",
+        xml,
+        "--map",
+        hosts.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ranks"], 4);
+    assert!(v["time_s"].as_f64().unwrap() > 0.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
