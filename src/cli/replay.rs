@@ -71,6 +71,9 @@ struct Report {
     message_bytes: u64,
     calls: Vec<CallReport>,
     rank_finish_s: Vec<f64>,
+    /// Each rank's seconds of compute; the rest of its finish time it
+    /// communicates or waits.
+    rank_compute_s: Vec<f64>,
     flows: u64,
     events: u64,
     wall_s: f64,
@@ -233,6 +236,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                 message_bytes: r.message_bytes,
                 calls,
                 rank_finish_s: r.result.rank_finish_s.clone(),
+                rank_compute_s: r.rank_compute_s.clone(),
                 flows: r.result.flows,
                 events: r.result.run.events,
                 wall_s: r.result.run.wall_s,
@@ -259,6 +263,14 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                     c.calls,
                     if c.calls == 1 { "" } else { "s" },
                     c.algorithm
+                );
+            }
+            let compute = r.rank_compute_s.iter().sum::<f64>();
+            let busy = r.result.rank_finish_s.iter().sum::<f64>();
+            if busy > 0.0 {
+                outln!(
+                    "  the ranks compute {:.1}% of their time, and communicate or wait the rest",
+                    100.0 * compute / busy
                 );
             }
             outln!("time_s {:.9e}", r.result.time_s);

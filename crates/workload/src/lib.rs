@@ -104,6 +104,7 @@ pub fn replay_trace(
                 messages,
                 message_bytes,
                 ops: s.num_ops() as u64,
+                rank_compute_s: compute_seconds(s),
             })
         }
     }
@@ -117,6 +118,26 @@ pub struct Replayed {
     pub message_bytes: u64,
     /// Operations of the workload's schedule.
     pub ops: u64,
+    /// Each rank's seconds of compute (and sleep): the rest of its time to
+    /// its finish (`result.rank_finish_s`) it spends communicating or
+    /// waiting.
+    pub rank_compute_s: Vec<f64>,
+}
+
+/// Each rank's seconds of `Compute` ops.
+fn compute_seconds(s: &Schedule) -> Vec<f64> {
+    s.programs
+        .iter()
+        .map(|p| {
+            p.ops
+                .iter()
+                .map(|op| match op {
+                    Op::Compute { seconds } => *seconds,
+                    _ => 0.0,
+                })
+                .sum()
+        })
+        .collect()
 }
 
 /// Replays `w` on `topo`: its schedule built as `choice` and `sem` say,
@@ -137,6 +158,7 @@ pub fn replay(
         messages: built.messages,
         message_bytes: built.message_bytes,
         ops,
+        rank_compute_s: compute_seconds(&built.schedule),
     })
 }
 

@@ -61,6 +61,15 @@ fn compute_then_allreduce_waits_for_the_slower_rank() {
     let choice = Choice::parse("allreduce=recursive_doubling").unwrap();
     let t = time(trace, &network("mesh:2"), &choice, Some(1e9));
     close(t, 2e-3 + LAT + 8000.0 / BW);
+    // Each rank's compute is its own flops at the host's speed.
+    let w = simgrid_ti::parse("test.txt", trace).unwrap();
+    let sem = Semantics {
+        flops: Some(1e9),
+        ..Semantics::default()
+    };
+    let r = replay(&w, &network("mesh:2"), &choice, &sem, &config()).unwrap();
+    close(r.rank_compute_s[0], 1e-3);
+    close(r.rank_compute_s[1], 2e-3);
 }
 
 /// Four ranks on a ring each post a send to the next and a receive from the
