@@ -133,26 +133,8 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         Some(list) => Choice::parse(list)?,
         None => Choice::default(),
     };
-    for c in &a.cfg {
-        let Some((key, value)) = c.split_once(':') else {
-            return Err(Error::Invalid(format!("--cfg={c}: not KEY:VALUE")).into());
-        };
-        match key {
-            "network/model" if value == "CM02" => {}
-            "network/model" => {
-                return Err(Error::Invalid(format!(
-                    "--cfg=network/model:{value}: only CM02 is modelled (give its flags: --fairness rtt --header-bytes 16 --rendezvous)"
-                ))
-                .into())
-            }
-            k if k.starts_with("smpi/") && k != "smpi/coll-selector" => choice.simgrid(k, value)?,
-            k => {
-                return Err(Error::Invalid(format!(
-                    "--cfg={k}: not a key replay maps (smpi/<collective>:<algorithm>, network/model:CM02)"
-                ))
-                .into())
-            }
-        }
+    for option in &a.cfg {
+        choice.simgrid_option(option)?;
     }
     let sem = Semantics {
         eager_bytes: match a.eager_threshold.as_deref() {

@@ -96,13 +96,7 @@ struct Distinct {
 /// workload's), each collective served as `choice` says.
 pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) -> Result<Built> {
     let p = w.ranks();
-    if topo.num_ranks() != p {
-        return Err(invalid!(
-            "the trace has {p} ranks but topology {} has {} (place them with --map or --ranks-per-node)",
-            topo.name,
-            topo.num_ranks()
-        ));
-    }
+    check_ranks(p, topo)?;
     if let Some(f) = sem.flops {
         if !(f.is_finite() && f > 0.0) {
             return Err(topocoll_base::param!(
@@ -112,7 +106,7 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         }
     }
     let sizes = receive_sizes(w)?;
-    let (calls, distinct) = calls(w, topo, choice)?;
+    let (calls, mut distinct) = calls(w, topo, choice)?;
     let mut s = Schedule::new(
         Collective::Barrier,
         p,
@@ -121,16 +115,27 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         ReduceOp::Sum,
         "workload",
     );
-    let mut distinct = distinct;
     merge_routes(&mut s, &mut distinct);
     let mut tags: FxHashMap<i64, u32> = FxHashMap::default();
     let mut messages = 0u64;
     let mut message_bytes = 0u64;
     for (r, steps) in w.programs.iter().enumerate() {
-        let speed = sem.flops.or_else(|| {
+        let known = sem.flops.or_else(|| {
             let s = topo.speed.get(topo.rank_node[r] as usize).copied()?;
             (s > 0.0).then_some(s)
         });
+        // The host's speed, or the refusal of what computes at `line`.
+        let speed = |line: u64, what: &str| {
+            known.ok_or_else(|| {
+                Error::parse(
+                    &w.files[r],
+                    line,
+                    format!(
+                        "{what} computes on rank {r}, whose host has no known speed (give --flops)"
+                    ),
+                )
+            })
+        };
         let mut rank = Rank::default();
         let mut recv_sizes = sizes[r].iter();
         let mut my_calls = calls[r].iter();
@@ -138,16 +143,8 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
             match &step.action {
                 Action::Compute { flops } => {
                     if *flops > 0.0 {
-                        let speed = speed.ok_or_else(|| {
-                            Error::parse(
-                                &w.files[r],
-                                step.line,
-                                format!("compute: the trace computes on rank {r}, whose host has no known speed (give --flops)"),
-                            )
-                        })?;
-                        rank.blocking(Op::Compute {
-                            seconds: flops / speed,
-                        });
+                        let seconds = flops / speed(step.line, "compute: the trace")?;
+                        rank.blocking(Op::Compute { seconds });
                     }
                 }
                 Action::Sleep { seconds } => {
@@ -227,16 +224,9 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
                     let k = *my_calls.next().expect("every call counted");
                     rank.embed(&distinct[k], r, sem.eager_bytes);
                     if call.flops > 0.0 {
-                        let speed = speed.ok_or_else(|| {
-                            Error::parse(
-                                &w.files[r],
-                                step.line,
-                                format!("{}: the call computes on rank {r}, whose host has no known speed (give --flops)", call.collective.name()),
-                            )
-                        })?;
-                        rank.blocking(Op::Compute {
-                            seconds: call.flops / speed,
-                        });
+                        let what = format!("{}: the call", call.collective.name());
+                        let seconds = call.flops / speed(step.line, &what)?;
+                        rank.blocking(Op::Compute { seconds });
                     }
                 }
             }
@@ -253,6 +243,18 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         messages,
         message_bytes,
     })
+}
+
+/// Refuses a network whose rank count is not the trace's.
+pub(crate) fn check_ranks(ranks: usize, topo: &Topology) -> Result<()> {
+    if topo.num_ranks() != ranks {
+        return Err(invalid!(
+            "the trace has {ranks} ranks but topology {} has {} (place them with --map or --ranks-per-node)",
+            topo.name,
+            topo.num_ranks()
+        ));
+    }
+    Ok(())
 }
 
 /// The IR tag of an application's tag.
@@ -319,25 +321,21 @@ impl Rank {
             // SMPI's blocking calls: a large send after the one before it, a
             // receive after the one before it (posted only then, so under
             // rendezvous its message waits for it).
-            let chained = match (d.sends, op) {
+            let chain = match (d.sends, op) {
                 (Sends::Blocking, Op::Send { region, .. }) if region.count >= eager => {
-                    &mut last_large
+                    Some(&mut last_large)
                 }
-                (Sends::Blocking, Op::Recv { .. }) => &mut last_recv,
-                _ => &mut None,
+                (Sends::Blocking, Op::Recv { .. }) => Some(&mut last_recv),
+                _ => None,
             };
-            if let Some(prev) = *chained {
+            if let Some(&Some(prev)) = chain.as_deref() {
                 if !deps.contains(&prev) {
                     deps.push(prev);
                 }
             }
             let id = self.program.push(retag(*op, &d.route), &deps);
-            if d.sends == Sends::Blocking {
-                match op {
-                    Op::Send { region, .. } if region.count >= eager => last_large = Some(id),
-                    Op::Recv { .. } => last_recv = Some(id),
-                    _ => {}
-                }
+            if let Some(slot) = chain {
+                *slot = Some(id);
             }
         }
         self.program.scratch = self.program.scratch.max(sub.scratch);

@@ -183,6 +183,26 @@ impl Choice {
         }
     }
 
+    /// Takes one of SimGrid's `--cfg` options, `KEY:VALUE`: a collective's
+    /// algorithm (`smpi/<collective>:<name>`, as [`Choice::simgrid`]) or
+    /// `network/model:CM02`, the model the simulator's flags describe (the
+    /// caller gives them). Any other key or model is refused.
+    pub fn simgrid_option(&mut self, option: &str) -> Result<()> {
+        let Some((key, value)) = option.split_once(':') else {
+            return Err(invalid!("--cfg={option}: not KEY:VALUE"));
+        };
+        match key {
+            "network/model" if value == "CM02" => Ok(()),
+            "network/model" => Err(invalid!(
+                "--cfg=network/model:{value}: only CM02 is modelled (give its flags: --fairness rtt --header-bytes 16 --rendezvous)"
+            )),
+            k if k.starts_with("smpi/") && k != "smpi/coll-selector" => self.simgrid(k, value),
+            k => Err(invalid!(
+                "--cfg={k}: not a key replay maps (smpi/<collective>:<algorithm>, network/model:CM02)"
+            )),
+        }
+    }
+
     /// The algorithm that serves `kind`, and how it sends.
     pub fn entry(&self, kind: CollectiveKind) -> Result<(&'static Algorithm, Sends)> {
         match self.chosen[kind as usize] {

@@ -25,7 +25,7 @@ pub use build::{Built, CallSummary, Semantics, SMPI_EAGER_BYTES};
 pub use choice::Choice;
 
 use std::path::Path;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::Result;
 use topocoll_schedule::{Op, Schedule};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;
@@ -49,25 +49,16 @@ impl Trace {
 /// Reads a trace: GOAL when its first word (comments aside) is
 /// `num_ranks`, SimGrid's time-independent format otherwise.
 pub fn read(path: &Path) -> Result<Trace> {
-    let name = path.display().to_string();
-    let head = {
-        use std::io::Read;
-        let mut buf = vec![0u8; 4096];
-        let n = std::fs::File::open(path)
-            .and_then(|mut f| f.read(&mut buf))
-            .map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    };
-    let first = head
+    let text = simgrid_ti::read_text(path)?;
+    let first = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("/*"));
     if first.is_some_and(|l| l.starts_with("num_ranks")) {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
+        let name = path.display().to_string();
         return Ok(Trace::Goal(topocoll_schedule::from_goal(&name, &text)?));
     }
-    Ok(Trace::Actions(simgrid_ti::read(path)?))
+    Ok(Trace::Actions(simgrid_ti::from_text(path, &text)?))
 }
 
 /// Replays a trace as read: a workload as [`replay`] does, a GOAL schedule
@@ -82,14 +73,7 @@ pub fn replay_trace(
     match t {
         Trace::Actions(w) => replay(w, topo, choice, sem, cfg),
         Trace::Goal(s) => {
-            if topo.num_ranks() != s.ranks {
-                return Err(topocoll_base::invalid!(
-                    "the trace has {} ranks but topology {} has {} (place them with --map or --ranks-per-node)",
-                    s.ranks,
-                    topo.name,
-                    topo.num_ranks()
-                ));
-            }
+            build::check_ranks(s.ranks, topo)?;
             let (mut messages, mut message_bytes) = (0, 0);
             for op in s.programs.iter().flat_map(|p| p.ops.iter()) {
                 if let Op::Send { region, .. } = op {

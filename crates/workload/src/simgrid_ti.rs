@@ -36,10 +36,15 @@ use topocoll_schedule::CollectiveKind;
 /// Reads the trace named by `path`: an index of per-rank files, an index of
 /// one shared file, or a shared trace itself.
 pub fn read(path: &Path) -> Result<Workload> {
-    let text = read_text(path)?;
+    from_text(path, &read_text(path)?)
+}
+
+/// [`read`] of the file at `path` whose text is `text` (the names of an
+/// index are read beside it).
+pub fn from_text(path: &Path, text: &str) -> Result<Workload> {
     let name = path.display().to_string();
-    if holds_actions(&text) {
-        return shared(&name, &text);
+    if holds_actions(text) {
+        return shared(&name, text);
     }
     let dir = path.parent().unwrap_or(Path::new(""));
     // SimGrid reads every nonempty line of an index as a file name.
@@ -87,7 +92,7 @@ pub fn parse(name: &str, text: &str) -> Result<Workload> {
     shared(name, text)
 }
 
-fn read_text(path: &Path) -> Result<String> {
+pub(crate) fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|e| Error::io(format!("cannot read trace '{}'", path.display()), e))
 }

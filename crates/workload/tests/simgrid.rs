@@ -30,8 +30,8 @@ fn choice(dir: &Path) -> Choice {
     let text = std::fs::read_to_string(dir.join("cfg")).unwrap();
     let mut c = Choice::default();
     for opt in text.split_whitespace() {
-        let (key, value) = opt.strip_prefix("--cfg=").unwrap().split_once(':').unwrap();
-        c.simgrid(key, value).unwrap();
+        c.simgrid_option(opt.strip_prefix("--cfg=").unwrap())
+            .unwrap();
     }
     c
 }
