@@ -85,62 +85,17 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
 pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
     let mut ranks: Option<usize> = None;
     let mut programs: Vec<Option<Program>> = Vec::new();
-    // The rank being read: its program, its labels and its dependencies
-    // (line, kind, from, to) resolved at its closing brace.
-    struct Open {
-        rank: usize,
-        line: u64,
-        ops: Vec<(Op, u64)>,
-        labels: std::collections::HashMap<String, usize>,
-        deps: Vec<(u64, bool, String, String)>,
-        scratch: u64,
-    }
-    let mut open: Option<Open> = None;
+    let mut open: Option<Block> = None;
     let err = |line: u64, what: String| Error::parse(name, line, what);
     let mut in_comment = false;
     for (i, raw) in text.lines().enumerate() {
         let line = i as u64 + 1;
-        // Comments out first: a block comment may span lines.
-        let mut l = String::new();
-        let mut rest = raw;
-        loop {
-            if in_comment {
-                match rest.find("*/") {
-                    Some(j) => {
-                        in_comment = false;
-                        rest = &rest[j + 2..];
-                    }
-                    None => break,
-                }
-            } else {
-                let c = rest.find("/*");
-                let d = rest.find("//");
-                match (c, d) {
-                    (Some(c), d) if d.is_none_or(|d| c < d) => {
-                        l.push_str(&rest[..c]);
-                        l.push(' ');
-                        in_comment = true;
-                        rest = &rest[c + 2..];
-                    }
-                    (_, Some(d)) => {
-                        l.push_str(&rest[..d]);
-                        break;
-                    }
-                    _ => {
-                        l.push_str(rest);
-                        break;
-                    }
-                }
-            }
-        }
+        let l = strip_comments(raw, &mut in_comment);
         let words: Vec<&str> = l.split_whitespace().collect();
         if words.is_empty() {
             continue;
         }
-        let number = |w: &str, what: &str| -> Result<u64> {
-            w.parse::<u64>()
-                .map_err(|_| err(line, format!("'{w}' is not {what}")))
-        };
+        let number = |w: &str, what: &str| number(name, line, w, what);
         match (words[0], &mut open) {
             ("num_ranks", None) => {
                 let n = words
@@ -177,7 +132,7 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                 if programs[r].is_some() {
                     return Err(err(line, format!("rank {r} is given twice")));
                 }
-                open = Some(Open {
+                open = Some(Block {
                     rank: r,
                     line,
                     ops: Vec::new(),
@@ -188,67 +143,8 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
             }
             ("}", Some(_)) if words.len() == 1 => {
                 let o = open.take().expect("open");
-                let mut prog = Program::default();
-                // Each op's own dependencies, resolved: `requires` as they
-                // are, `irequires` as what the op they name waits for.
-                let mut waits: Vec<Vec<OpId>> = vec![Vec::new(); o.ops.len()];
-                let mut starts: Vec<(usize, usize)> = Vec::new();
-                for (dl, start, a, b) in &o.deps {
-                    let find = |x: &String| {
-                        o.labels.get(x).copied().ok_or_else(|| {
-                            err(
-                                *dl,
-                                format!(
-                                    "a dependency names label '{x}', which rank {} does not define",
-                                    o.rank
-                                ),
-                            )
-                        })
-                    };
-                    let (a, b) = (find(a)?, find(b)?);
-                    if a == b {
-                        return Err(err(*dl, "an op cannot wait for itself".into()));
-                    }
-                    if *start {
-                        starts.push((a, b));
-                    } else {
-                        waits[a].push(b as OpId);
-                    }
-                }
-                // Until nothing changes: an op may start with one that
-                // starts with another.
-                for _ in 0..=starts.len() {
-                    let mut changed = false;
-                    for &(a, b) in &starts {
-                        let of_b: Vec<OpId> = waits[b]
-                            .iter()
-                            .copied()
-                            .filter(|d| !waits[a].contains(d))
-                            .collect();
-                        changed |= !of_b.is_empty();
-                        waits[a].extend(of_b);
-                    }
-                    if !changed {
-                        break;
-                    }
-                }
-                // The IR lists an op after those it waits for: order the ops
-                // so (a cycle is refused).
-                let order = topological(&waits).ok_or_else(|| {
-                    err(
-                        o.line,
-                        format!("rank {}'s dependencies form a cycle", o.rank),
-                    )
-                })?;
-                let mut at = vec![0 as OpId; o.ops.len()];
-                for &i in &order {
-                    let mut deps: Vec<OpId> = waits[i].iter().map(|&j| at[j as usize]).collect();
-                    deps.sort_unstable();
-                    deps.dedup();
-                    at[i] = prog.push(o.ops[i].0, &deps);
-                }
-                prog.scratch = o.scratch;
-                programs[o.rank] = Some(prog);
+                let rank = o.rank;
+                programs[rank] = Some(o.close(name)?);
             }
             (_, Some(o)) => {
                 // `LABEL: op`, `op`, or `A requires B`.
@@ -262,86 +158,17 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                     [w, ":", rest @ ..] => (Some(*w), rest),
                     all => (None, all),
                 };
-                let op = match body {
-                    ["send" | "recv", size, dir, peer, more @ ..] => {
-                        let bytes = size.strip_suffix('b').ok_or_else(|| {
-                            err(line, format!("'{size}' is not a size in bytes (like 8b)"))
-                        })?;
-                        let bytes = number(bytes, "a size in bytes")?;
-                        let send = body[0] == "send";
-                        if (send && *dir != "to") || (!send && *dir != "from") {
-                            return Err(err(
-                                line,
-                                format!(
-                                    "expected '{}' after the size",
-                                    if send { "to" } else { "from" }
-                                ),
-                            ));
-                        }
-                        if *peer == "-1" {
-                            return Err(err(line, "a receive from any source (-1) is not replayed: messages match by source".into()));
-                        }
-                        let peer = number(peer, "a rank")?;
-                        let mut tag = 0u64;
-                        let mut k = 0;
-                        while k < more.len() {
-                            match (more[k], more.get(k + 1)) {
-                                ("tag", Some(&"-1")) => {
-                                    return Err(err(line, "a receive with any tag (-1) is not replayed: messages match by tag".into()))
-                                }
-                                ("tag", Some(t)) => tag = number(t, "a tag")?,
-                                ("cpu" | "nic", Some(v)) => {
-                                    number(v, "a number")?;
-                                }
-                                (w, _) => return Err(err(line, format!("unexpected '{w}'"))),
-                            }
-                            k += 2;
-                        }
-                        let n = ranks.expect("inside a rank");
-                        if peer as usize >= n || tag > u32::MAX as u64 {
-                            return Err(err(
-                                line,
-                                format!("peer {peer} or tag {tag} is out of range"),
-                            ));
-                        }
-                        o.scratch = o.scratch.max(bytes);
-                        let region = Region::scratch(0, bytes);
-                        if send {
-                            Op::send(peer as u32, tag as u32, region)
-                        } else {
-                            Op::Recv {
-                                peer: peer as u32,
-                                tag: tag as u32,
-                                region,
-                                combine: false,
-                            }
-                        }
-                    }
-                    ["calc", ns, more @ ..] => {
-                        match more {
-                            [] => {}
-                            ["cpu", v] => {
-                                number(v, "a number")?;
-                            }
-                            _ => return Err(err(line, format!("unexpected '{}'", more.join(" ")))),
-                        }
-                        Op::Compute {
-                            seconds: number(ns, "a time in nanoseconds")? as f64 * 1e-9,
-                        }
-                    }
-                    _ => {
-                        return Err(err(
-                            line,
-                            format!("'{}' is not a send, recv, calc or dependency", l.trim()),
-                        ))
-                    }
-                };
+                let n = ranks.expect("inside a rank");
+                let op = parse_op(name, line, body, n, l.trim())?;
+                if let Op::Send { region, .. } | Op::Recv { region, .. } = op {
+                    o.scratch = o.scratch.max(region.count);
+                }
                 if let Some(label) = label {
                     if o.labels.insert(label.to_string(), o.ops.len()).is_some() {
                         return Err(err(line, format!("label '{label}' is defined twice")));
                     }
                 }
-                o.ops.push((op, line));
+                o.ops.push(op);
             }
             (w, _) => {
                 return Err(err(
@@ -364,6 +191,204 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
         .map(Option::unwrap_or_default)
         .collect();
     Ok(s)
+}
+
+/// A line's text with its comments taken out; `in_comment` carries a
+/// block comment from one line to the next.
+fn strip_comments(raw: &str, in_comment: &mut bool) -> String {
+    let mut l = String::new();
+    let mut rest = raw;
+    loop {
+        if *in_comment {
+            match rest.find("*/") {
+                Some(j) => {
+                    *in_comment = false;
+                    rest = &rest[j + 2..];
+                }
+                None => return l,
+            }
+        } else {
+            let c = rest.find("/*");
+            let d = rest.find("//");
+            match (c, d) {
+                (Some(c), d) if d.is_none_or(|d| c < d) => {
+                    l.push_str(&rest[..c]);
+                    l.push(' ');
+                    *in_comment = true;
+                    rest = &rest[c + 2..];
+                }
+                (_, Some(d)) => {
+                    l.push_str(&rest[..d]);
+                    return l;
+                }
+                _ => {
+                    l.push_str(rest);
+                    return l;
+                }
+            }
+        }
+    }
+}
+
+/// A whole number at line `line` of `name`, or the error saying it is not
+/// `what`.
+fn number(name: &str, line: u64, w: &str, what: &str) -> Result<u64> {
+    w.parse::<u64>()
+        .map_err(|_| Error::parse(name, line, format!("'{w}' is not {what}")))
+}
+
+/// A `send`, `recv` or `calc` (the words after its label) of a schedule of
+/// `ranks` ranks; `text` is the line, for the error that says it is none.
+fn parse_op(name: &str, line: u64, body: &[&str], ranks: usize, text: &str) -> Result<Op> {
+    let err = |what: String| Error::parse(name, line, what);
+    let number = |w: &str, what: &str| number(name, line, w, what);
+    match body {
+        ["send" | "recv", size, dir, peer, more @ ..] => {
+            let bytes = size
+                .strip_suffix('b')
+                .ok_or_else(|| err(format!("'{size}' is not a size in bytes (like 8b)")))?;
+            let bytes = number(bytes, "a size in bytes")?;
+            let send = body[0] == "send";
+            if (send && *dir != "to") || (!send && *dir != "from") {
+                return Err(err(format!(
+                    "expected '{}' after the size",
+                    if send { "to" } else { "from" }
+                )));
+            }
+            if *peer == "-1" {
+                return Err(err(
+                    "a receive from any source (-1) is not replayed: messages match by source"
+                        .into(),
+                ));
+            }
+            let peer = number(peer, "a rank")?;
+            let mut tag = 0u64;
+            for pair in more.chunks(2) {
+                match (pair[0], pair.get(1)) {
+                    ("tag", Some(&"-1")) => {
+                        return Err(err(
+                            "a receive with any tag (-1) is not replayed: messages match by tag"
+                                .into(),
+                        ))
+                    }
+                    ("tag", Some(t)) => tag = number(t, "a tag")?,
+                    ("cpu" | "nic", Some(v)) => {
+                        number(v, "a number")?;
+                    }
+                    (w, _) => return Err(err(format!("unexpected '{w}'"))),
+                }
+            }
+            if peer as usize >= ranks || tag > u32::MAX as u64 {
+                return Err(err(format!("peer {peer} or tag {tag} is out of range")));
+            }
+            let region = Region::scratch(0, bytes);
+            Ok(if send {
+                Op::send(peer as u32, tag as u32, region)
+            } else {
+                Op::Recv {
+                    peer: peer as u32,
+                    tag: tag as u32,
+                    region,
+                    combine: false,
+                }
+            })
+        }
+        ["calc", ns, more @ ..] => {
+            match more {
+                [] => {}
+                ["cpu", v] => {
+                    number(v, "a number")?;
+                }
+                _ => return Err(err(format!("unexpected '{}'", more.join(" ")))),
+            }
+            Ok(Op::Compute {
+                seconds: number(ns, "a time in nanoseconds")? as f64 * 1e-9,
+            })
+        }
+        _ => Err(err(format!(
+            "'{text}' is not a send, recv, calc or dependency"
+        ))),
+    }
+}
+
+/// The rank being read: its ops in the order written, its labels and its
+/// dependencies (line, whether `irequires`, from, to), resolved at its
+/// closing brace.
+struct Block {
+    rank: usize,
+    line: u64,
+    ops: Vec<Op>,
+    labels: std::collections::HashMap<String, usize>,
+    deps: Vec<(u64, bool, String, String)>,
+    scratch: u64,
+}
+
+impl Block {
+    /// The rank's program: each op's dependencies resolved (`requires` as
+    /// they are, `irequires` as what the op they name waits for), the ops
+    /// ordered after those they wait for.
+    fn close(self, name: &str) -> Result<Program> {
+        let err = |line: u64, what: String| Error::parse(name, line, what);
+        let mut waits: Vec<Vec<OpId>> = vec![Vec::new(); self.ops.len()];
+        let mut starts: Vec<(usize, usize)> = Vec::new();
+        for (dl, start, a, b) in &self.deps {
+            let find = |x: &String| {
+                self.labels.get(x).copied().ok_or_else(|| {
+                    err(
+                        *dl,
+                        format!(
+                            "a dependency names label '{x}', which rank {} does not define",
+                            self.rank
+                        ),
+                    )
+                })
+            };
+            let (a, b) = (find(a)?, find(b)?);
+            if a == b {
+                return Err(err(*dl, "an op cannot wait for itself".into()));
+            }
+            if *start {
+                starts.push((a, b));
+            } else {
+                waits[a].push(b as OpId);
+            }
+        }
+        // Until nothing changes: an op may start with one that starts with
+        // another.
+        for _ in 0..=starts.len() {
+            let mut changed = false;
+            for &(a, b) in &starts {
+                let of_b: Vec<OpId> = waits[b]
+                    .iter()
+                    .copied()
+                    .filter(|d| !waits[a].contains(d))
+                    .collect();
+                changed |= !of_b.is_empty();
+                waits[a].extend(of_b);
+            }
+            if !changed {
+                break;
+            }
+        }
+        // The IR lists an op after those it waits for: order the ops so (a
+        // cycle is refused).
+        let order = topological(&waits).ok_or_else(|| {
+            err(
+                self.line,
+                format!("rank {}'s dependencies form a cycle", self.rank),
+            )
+        })?;
+        let mut prog = Program::default();
+        let mut at = vec![0 as OpId; self.ops.len()];
+        for &i in &order {
+            let mut deps: Vec<OpId> = waits[i].iter().map(|&j| at[j as usize]).collect();
+            deps.sort_unstable();
+            deps.dedup();
+            at[i] = prog.push(self.ops[i], &deps);
+        }
+        prog.scratch = self.scratch;
+        Ok(prog)
+    }
 }
 
 /// An order of the ops in which each comes after those it waits for, or
