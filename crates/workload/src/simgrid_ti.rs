@@ -324,6 +324,10 @@ impl Fields<'_> {
 }
 
 impl Reader<'_> {
+    /// One line's action. It stays one match of one arm per action, each
+    /// arm reading its fields at SimGrid's places: the table reads against
+    /// SimGrid's parsers (`smpi_replay.cpp`) arm by arm, which split
+    /// functions would scatter.
     fn action(&mut self, line: &Line) -> Result<Option<Action>> {
         let f = Fields { r: self, line };
         let p = self.ranks;
