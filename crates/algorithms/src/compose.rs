@@ -284,6 +284,18 @@ pub(crate) fn leaders(req: &Request, alg: &'static Algorithm) -> Result<Leaders>
     })
 }
 
+/// The start of a rooted composition of blocks (gather, scatter): its
+/// [`Leaders`], where the nodes' blocks of `req.count` elements sit
+/// ([`Packed::blocks`]), and the composer.
+pub(crate) fn rooted_blocks(
+    req: &Request,
+    alg: &'static Algorithm,
+) -> Result<(Leaders, Packed, Composer)> {
+    let lead = leaders(req, alg)?;
+    let at = Packed::blocks(&lead.nodes, req.count);
+    Ok((lead, at, Composer::new(req, alg)))
+}
+
 impl Leaders {
     /// Each node's phase: `alg` (a rooted collective: a gather, scatter,
     /// reduce or bcast) among the node's ranks, rooted at its leader, on

@@ -24,11 +24,10 @@ pub enum Error {
     /// A schedule failed verification: which check, where.
     #[error("verification failed: {0}")]
     Verify(VerifyError),
-    /// Executing a schedule failed: a rank failed, a message did not match, a
-    /// transport error, or the run timed out. The message names the rank and
-    /// the operation.
-    #[error("run failed: {0}")]
-    Runtime(String),
+    /// Executing a schedule failed: why ([`RunKind`]), and a sentence
+    /// naming the rank and the operation.
+    #[error("run failed: {message}")]
+    Runtime { kind: RunKind, message: String },
     /// Reading or writing a file failed: what was being done ("cannot read
     /// topology file 'x.toml'"), and the system's error, kept whole.
     #[error("{what}: {cause}")]
@@ -58,6 +57,22 @@ impl Error {
             file: file.into(),
             line,
             what: what.into(),
+        }
+    }
+
+    /// An [`Error::Runtime`] of `kind`.
+    pub fn runtime(kind: RunKind, message: impl Into<String>) -> Error {
+        Error::Runtime {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Why a run failed, if it is a run's failure.
+    pub fn run_kind(&self) -> Option<RunKind> {
+        match self {
+            Error::Runtime { kind, .. } => Some(*kind),
+            _ => None,
         }
     }
 
@@ -115,6 +130,35 @@ pub enum VerifyKind {
     ScanOrder,
     /// Check 6: a barrier's exit that does not wait on every rank.
     Barrier,
+}
+
+/// Why executing a schedule failed, for callers and tests that act on the
+/// cause rather than read the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    /// The schedule or the buffers cannot be executed as given: programs
+    /// that do not match the ranks, a region outside its buffer, a
+    /// dependency that does not point back, buffers too small.
+    Plan,
+    /// A receive matched by a send of another size.
+    Mismatch,
+    /// Two running operations touch the same memory (a race the verifier
+    /// rejects).
+    Race,
+    /// A message sent and never received.
+    Unreceived,
+    /// Ranks left that can never finish.
+    Deadlock,
+    /// The run took longer than its time limit.
+    Timeout,
+    /// A rank failed (an operation panicked, a fault was injected), or
+    /// stopped because another did.
+    Failed,
+    /// The outputs differ from what the collective should give.
+    Check,
+    /// The transport refused or failed (an MPI error, a count MPI cannot
+    /// carry).
+    Transport,
 }
 
 /// A verification failure: the check broken, the rank and op where it

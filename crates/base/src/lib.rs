@@ -8,4 +8,4 @@ pub mod limits;
 pub mod memory;
 pub mod units;
 
-pub use error::{did_you_mean, Error, Result, VerifyError, VerifyKind};
+pub use error::{did_you_mean, Error, Result, RunKind, VerifyError, VerifyKind};

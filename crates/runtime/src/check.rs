@@ -3,7 +3,7 @@
 
 use crate::{initial_buffers, kernels, run_sequential, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Collective, Schedule};
 
 /// What [`check`] found.
@@ -108,7 +108,7 @@ fn check_one<T: Elem>(
             let v = g.output[at];
             let w = seq.output[at];
             if v.bits() != w.bits() {
-                return Err(Error::Runtime(format!(
+                return Err(Error::runtime(RunKind::Check, format!(
                     "check: rank {r} output element {at} is {v:?}, but executing the schedule in order gives {w:?}"
                 )));
             }
@@ -118,9 +118,10 @@ fn check_one<T: Elem>(
             };
             if e.terms.len() == 1 || !float || order_free {
                 if v.bits() != want.bits() {
-                    return Err(Error::Runtime(format!(
-                        "check: rank {r} output element {at} is {v:?}, expected {want:?}"
-                    )));
+                    return Err(Error::runtime(
+                        RunKind::Check,
+                        format!("check: rank {r} output element {at} is {v:?}, expected {want:?}"),
+                    ));
                 }
             } else {
                 // |error| <= (n-1)·u·Σ|x| for a sum in any order, and
@@ -139,7 +140,7 @@ fn check_one<T: Elem>(
                 let bound = 2.0 * n * u * scale;
                 let diff = (v.to_f64() - want.to_f64()).abs();
                 if diff.is_nan() || diff > bound {
-                    return Err(Error::Runtime(format!(
+                    return Err(Error::runtime(RunKind::Check, format!(
                         "check: rank {r} output element {at} is {v:?}, expected {want:?} within {bound:e}"
                     )));
                 }

@@ -232,7 +232,10 @@ impl Job {
         let all = w.all_true(mine.is_ok());
         let mut rep = mine?;
         if !all {
-            return Err(Error::Runtime("check failed on another rank".into()));
+            return Err(Error::runtime(
+                topocoll_base::RunKind::Check,
+                "check failed on another rank",
+            ));
         }
         rep.ranks_identical = w.all_same(crate::output_hash(bufs));
         rep.elements = w.sum_u64(rep.elements);

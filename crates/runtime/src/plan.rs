@@ -4,7 +4,7 @@ use crate::replay;
 use crate::state::RankState;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::OnceLock;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{dependency_counts, Op, OpId, Program, Region, Schedule, Successors};
 
 /// The static part of an execution, computed once per schedule and shared by
@@ -32,11 +32,10 @@ impl<'s> Plan<'s> {
     /// this runs even with `--no-verify`.)
     pub fn new(s: &'s Schedule) -> Result<Plan<'s>> {
         if s.programs.len() != s.ranks {
-            return Err(Error::Runtime(format!(
-                "{} programs for {} ranks",
-                s.programs.len(),
-                s.ranks
-            )));
+            return Err(Error::runtime(
+                RunKind::Plan,
+                format!("{} programs for {} ranks", s.programs.len(), s.ranks),
+            ));
         }
         let mut ranks = Vec::with_capacity(s.ranks);
         let mut bytes_moved = 0;
@@ -128,10 +127,10 @@ impl<'s> Plan<'s> {
 
 fn check_program(s: &Schedule, rank: usize, prog: &Program) -> Result<()> {
     let bad = |i: usize, why: &str| {
-        Err(Error::Runtime(format!(
-            "rank {rank} op {i} ({}): {why}",
-            prog.ops[i].describe()
-        )))
+        Err(Error::runtime(
+            RunKind::Plan,
+            format!("rank {rank} op {i} ({}): {why}", prog.ops[i].describe()),
+        ))
     };
     let fits = |r: &Region| {
         r.offset

@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Op, OpId, Region};
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or
@@ -155,7 +155,9 @@ impl Replay {
                             st.src.count, st.src_rank
                         )
                     };
-                    return Err(Error::Runtime(format!(
+                    return Err(Error::runtime(
+                        RunKind::Timeout,
+                        format!(
                         "timed out after {:.3} s: rank {} {what} (step {} of the replay's {}); \
                          all {} ranks stopped",
                         limit.as_secs_f64(),
@@ -163,7 +165,8 @@ impl Replay {
                         k + 1,
                         self.steps.len(),
                         plan.schedule.ranks
-                    )));
+                    ),
+                    ));
                 }
             }
             // The two regions are disjoint: other ranks' buffers, or checked

@@ -5,7 +5,7 @@ use crate::state::RankState;
 use crate::{run_local, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Op, OpId, Schedule};
 
 /// Executes a schedule one operation at a time in one thread, receives
@@ -95,31 +95,40 @@ pub fn run_sequential<T: Elem>(s: &Schedule, bufs: &mut [RankBuffers<T>]) -> Res
             .map(|(k, q)| format!("op {} waits for rank {} tag {}", q[0], k.0, k.2))
             .take(3)
             .collect();
-        return Err(Error::Runtime(format!(
-            "deadlock: rank {r} can never finish ({} of {} operations done; {})",
-            st[r].done,
-            st[r].total(),
-            if waiting.is_empty() {
-                "no receive waiting".into()
-            } else {
-                waiting.join(", ")
-            }
-        )));
+        return Err(Error::runtime(
+            RunKind::Deadlock,
+            format!(
+                "deadlock: rank {r} can never finish ({} of {} operations done; {})",
+                st[r].done,
+                st[r].total(),
+                if waiting.is_empty() {
+                    "no receive waiting".into()
+                } else {
+                    waiting.join(", ")
+                }
+            ),
+        ));
     }
     if let Some(((src, dst, tag), q)) = msgs.iter().find(|(_, q)| !q.is_empty()) {
-        return Err(Error::Runtime(format!(
-            "rank {src} op {} sends to rank {dst} tag {tag}, which never receives it",
-            q[0].0
-        )));
+        return Err(Error::runtime(
+            RunKind::Unreceived,
+            format!(
+                "rank {src} op {} sends to rank {dst} tag {tag}, which never receives it",
+                q[0].0
+            ),
+        ));
     }
     Ok(())
 }
 
 /// The error for a send and a receive whose sizes differ.
 pub(crate) fn mismatch(s: &Schedule, src: usize, sop: OpId, dst: usize, rop: OpId) -> Error {
-    Error::Runtime(format!(
-        "mismatched message: rank {dst} op {rop} ({}) does not fit rank {src} op {sop} ({})",
-        s.programs[dst].ops[rop as usize].describe(),
-        s.programs[src].ops[sop as usize].describe()
-    ))
+    Error::runtime(
+        RunKind::Mismatch,
+        format!(
+            "mismatched message: rank {dst} op {rop} ({}) does not fit rank {src} op {sop} ({})",
+            s.programs[dst].ops[rop as usize].describe(),
+            s.programs[src].ops[sop as usize].describe()
+        ),
+    )
 }

@@ -28,7 +28,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Buf, Op, OpId, Region, Schedule};
 
 /// How long an idle worker spins before it sleeps.
@@ -196,17 +196,18 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
         f.check(s)?;
     }
     if bufs.len() != p {
-        return Err(Error::Runtime(format!(
-            "{} buffers for {p} ranks",
-            bufs.len()
-        )));
+        return Err(Error::runtime(
+            RunKind::Plan,
+            format!("{} buffers for {p} ranks", bufs.len()),
+        ));
     }
     for (r, b) in bufs.iter().enumerate() {
         for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
             if (b.get(buf).len() as u64) < s.buffer_len(r, buf) {
-                return Err(Error::Runtime(format!(
-                    "rank {r}: {buf:?} buffer too small"
-                )));
+                return Err(Error::runtime(
+                    RunKind::Plan,
+                    format!("rank {r}: {buf:?} buffer too small"),
+                ));
             }
         }
     }
@@ -227,10 +228,13 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
                 r.run(plan, bufs, team.as_mut(), deadline)
             }))
             .unwrap_or_else(|e| {
-                Err(Error::Runtime(format!(
-                    "the replay failed: {}; all {p} ranks stopped",
-                    panic_text(&*e)
-                )))
+                Err(Error::runtime(
+                    RunKind::Failed,
+                    format!(
+                        "the replay failed: {}; all {p} ranks stopped",
+                        panic_text(&*e)
+                    ),
+                ))
             });
             return Ok(RunStats {
                 seconds: t0.elapsed().as_secs_f64(),
@@ -295,7 +299,7 @@ pub fn run<T: Elem>(plan: &Plan, bufs: &mut [RankBuffers<T>], opts: &Options) ->
         .collect();
     left.sort_unstable();
     if let Some(&((src, dst, tag), op)) = left.first() {
-        return Err(Error::Runtime(format!(
+        return Err(Error::runtime(RunKind::Unreceived, format!(
             "mismatched message: rank {src} op {op} ({}) sent to rank {dst} with tag {tag} is never received",
             s.programs[src as usize].ops[op as usize].describe()
         )));
@@ -322,12 +326,12 @@ impl<T: Elem> Exec<'_, '_, T> {
         &self.s.programs[rank].ops[op as usize]
     }
 
-    fn fail(&self, st: &mut State<T>, msg: String) {
+    fn fail(&self, st: &mut State<T>, kind: RunKind, msg: String) {
         if st.error.is_none() {
-            st.error = Some(Error::Runtime(format!(
-                "{msg}; all {} ranks stopped",
-                self.s.ranks
-            )));
+            st.error = Some(Error::runtime(
+                kind,
+                format!("{msg}; all {} ranks stopped", self.s.ranks),
+            ));
         }
         self.signal();
     }
@@ -427,6 +431,7 @@ impl<T: Elem> Exec<'_, '_, T> {
             let e = mismatch(self.s, src, sop, dst, rop);
             self.fail(
                 st,
+                RunKind::Mismatch,
                 e.to_string().trim_start_matches("run failed: ").to_string(),
             );
             return;
@@ -500,7 +505,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                     "rank {rank}: op {op} of rank {r} ({}) touches memory in use by itself or another running operation (a race the verifier rejects: run without --no-verify)",
                     self.op(r, op).describe()
                 );
-                self.fail(st, msg);
+                self.fail(st, RunKind::Race, msg);
                 return None;
             }
         }
@@ -642,7 +647,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                     self.opts.timeout.unwrap_or_default().as_secs_f64(),
                     self.waiting_text(&st)
                 );
-                self.fail(&mut st, msg);
+                self.fail(&mut st, RunKind::Timeout, msg);
                 continue;
             }
             if let Some(mut t) = st.tasks.pop_front() {
@@ -671,7 +676,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                             self.op(r, op).describe(),
                             panic_text(&*e)
                         );
-                        self.fail(&mut st, msg);
+                        self.fail(&mut st, RunKind::Failed, msg);
                     }
                 }
                 continue;
@@ -680,7 +685,7 @@ impl<T: Elem> Exec<'_, '_, T> {
                 self.unstick(&mut st);
                 if st.tasks.is_empty() && st.error.is_none() {
                     let msg = self.deadlock_text(&st);
-                    self.fail(&mut st, msg);
+                    self.fail(&mut st, RunKind::Deadlock, msg);
                 }
                 continue;
             }

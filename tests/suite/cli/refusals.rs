@@ -9,14 +9,14 @@ use std::process::{Command, Stdio};
 use crate::common;
 
 /// Exit code and stderr.
-fn topocoll(args: &[&str]) -> (i32, String) {
+fn code_and_stderr(args: &[&str]) -> (i32, String) {
     let (code, _, err) = common::topocoll(args);
     (code, err)
 }
 
 /// Exit code 2 and a single stderr line that contains `says`.
 fn refused(args: &[&str], says: &str) {
-    let (code, err) = topocoll(args);
+    let (code, err) = code_and_stderr(args);
     assert_eq!(code, 2, "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
@@ -41,7 +41,7 @@ fn schedule_json(dir: &Path, args: &[&str]) -> Value {
     let path = dir.join("valid.json");
     let mut all = vec!["schedule", "--format", "json", "-o", path.to_str().unwrap()];
     all.extend_from_slice(args);
-    let (code, err) = topocoll(&all);
+    let (code, err) = code_and_stderr(&all);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
@@ -164,7 +164,7 @@ fn corrupt_schedule_files_are_refused_even_unverified() {
         "has 4 ranks",
     );
     assert_eq!(
-        topocoll(&["verify", "--schedule", &path, "-t", "torus:4x4"]).0,
+        code_and_stderr(&["verify", "--schedule", &path, "-t", "torus:4x4"]).0,
         0
     );
 }
@@ -215,7 +215,7 @@ fn out_of_range_numbers_are_refused() {
         "does not pipeline",
     );
     // A sweep that mixes them passes it to those that pipeline.
-    let (code, err) = topocoll(&[
+    let (code, err) = code_and_stderr(&[
         "simulate",
         "-t",
         "torus:4x4x4",
@@ -417,7 +417,7 @@ fn options_that_do_not_apply_are_refused_not_ignored() {
             "simgrid",
         ][..],
     ] {
-        let (code, err) = topocoll(args);
+        let (code, err) = code_and_stderr(args);
         assert_eq!(code, 0, "{args:?}: {err}");
     }
 }
@@ -645,7 +645,7 @@ fn a_failing_command_leaves_its_output_file_as_it_was() {
         ][..],
     ] {
         std::fs::write(&keep, "precious").unwrap();
-        let (code, err) = topocoll(args);
+        let (code, err) = code_and_stderr(args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert_eq!(
             std::fs::read_to_string(&keep).unwrap(),
@@ -787,7 +787,7 @@ fn a_message_quoting_a_long_input_line_is_cut() {
         ),
     )
     .unwrap();
-    let (code, err) = topocoll(&[
+    let (code, err) = code_and_stderr(&[
         "verify",
         "-t",
         long.to_str().unwrap(),
@@ -891,7 +891,7 @@ fn options_that_would_do_nothing_are_refused() {
             "1",
         ][..],
     ] {
-        let (code, err) = topocoll(args);
+        let (code, err) = code_and_stderr(args);
         assert_eq!(code, 0, "{args:?}: {err}");
     }
 }
@@ -955,7 +955,7 @@ fn a_region_past_its_buffer_is_refused_on_reading() {
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("good.json");
     let g = good.to_string_lossy().into_owned();
-    let (code, err) = topocoll(&[
+    let (code, err) = code_and_stderr(&[
         "schedule", "--ranks", "2", "-c", "alltoall", "-a", "linear", "-s", "8", "--format",
         "json", "-o", &g,
     ]);
@@ -1013,7 +1013,7 @@ fn negative_numbers_and_long_inputs_are_named() {
         "--latency",
     );
     let long = format!("1{}", "0".repeat(300));
-    let (code, err) = topocoll(&[
+    let (code, err) = code_and_stderr(&[
         "simulate",
         "-t",
         "torus:4x4",
@@ -1385,7 +1385,7 @@ fn bad_paths_are_refused() {
             says,
         );
         // Without a network the verifier cannot judge a path's links.
-        let (code, err) = topocoll(&["verify", "--schedule", &path]);
+        let (code, err) = code_and_stderr(&["verify", "--schedule", &path]);
         if name.ends_with("range") && name.starts_with("route") || name == "empty_path" {
             assert_eq!(code, 2, "{name}: {err}");
         } else {
@@ -1400,11 +1400,11 @@ fn bad_paths_are_refused() {
     set_route(&mut s, 2, back);
     let path = write(&dir, "path_good.json", &json(&s));
     for verb in ["simulate", "verify"] {
-        let (code, err) = topocoll(&[verb, "-t", DETOUR, "--schedule", &path]);
+        let (code, err) = code_and_stderr(&[verb, "-t", DETOUR, "--schedule", &path]);
         assert_eq!(code, 0, "{verb}: {err}");
     }
     // The runtime moves the same data whatever the route.
-    let (code, err) = topocoll(&["run", "--schedule", &path, "--check"]);
+    let (code, err) = code_and_stderr(&["run", "--schedule", &path, "--check"]);
     assert_eq!(code, 0, "run: {err}");
     // With the detour's cables half duplex (one link each, s0 -> s2 and
     // s2 -> s1), the way back crosses both from their `to` to their `from`.
@@ -1422,7 +1422,7 @@ fn bad_paths_are_refused() {
         && ht.node_name(ht.links[l as usize].to) == "s1"));
     let path = write(&dir, "path_half_back.json", &json(&s));
     for verb in ["simulate", "verify"] {
-        let (code, err) = topocoll(&[verb, "-t", half, "--schedule", &path]);
+        let (code, err) = code_and_stderr(&[verb, "-t", half, "--schedule", &path]);
         assert_eq!(code, 0, "{verb}: {err}");
     }
     // The same indices on the full-duplex network are other links.

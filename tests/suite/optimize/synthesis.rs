@@ -51,17 +51,15 @@ fn brute(t: &Topology, c: Collective, m: f64) -> f64 {
     best
 }
 
-/// Random connected graphs of `n` nodes (a random spanning tree and a few
-/// chords), each cable with its own bandwidth each way or half duplex;
-/// with `switches`, nodes after the second may be switches.
+/// Random connected graphs of exactly `n` nodes (a random spanning tree
+/// and about n/2 chords), each cable with its own bandwidth each way or
+/// half duplex, bandwidths spread over 6× (testkit's `RandomGraph` draws
+/// its node count and spreads them over 9×); with `switches`, nodes after
+/// the second may be switches. The cases below name the graphs they need
+/// by seed.
 fn random_graph_toml(seed: u64, n: usize, switches: bool) -> String {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut rand = move |k: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % k
-    };
+    let mut rng = topocoll_testkit::Rng::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rand = move |k: u64| rng.below(k);
     let mut text = String::from("kind = \"graph\"\nbandwidth = 1e9\nlatency = 1e-6\n");
     for v in 0..n {
         let kind = if switches && v >= 2 && rand(3) == 0 {

@@ -6,14 +6,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Runs topocoll with its tuning cache in `cache`: (exit code, stdout, stderr).
-fn topocoll(cache: &Path, args: &[&str]) -> (i32, String, String) {
+fn topocoll_cached(cache: &Path, args: &[&str]) -> (i32, String, String) {
     let env = [("TOPOCOLL_CACHE", cache.as_os_str())];
     let out = topocoll_testkit::cli::run_args_env(env!("CARGO_BIN_EXE_topocoll"), args, &env);
     (out.code, out.stdout, out.stderr)
 }
 
 fn ok(cache: &Path, args: &[&str]) -> String {
-    let (code, out, err) = topocoll(cache, args);
+    let (code, out, err) = topocoll_cached(cache, args);
     assert_eq!(code, 0, "{args:?}: {err}");
     out
 }
@@ -462,7 +462,7 @@ fn bad_tuning_input_is_one_line() {
             "calibration",
         ),
     ] {
-        let (code, _, err) = topocoll(&cache, args);
+        let (code, _, err) = topocoll_cached(&cache, args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
@@ -522,7 +522,7 @@ fn a_cache_that_cannot_be_written_is_a_warning() {
     std::fs::write(&file, "").unwrap();
     // A cache directory under a regular file cannot be created.
     let cache = file.join("cache");
-    let (code, out, err) = topocoll(
+    let (code, out, err) = topocoll_cached(
         &cache,
         &[
             "simulate",
@@ -659,7 +659,7 @@ fn cached_decisions_this_build_would_not_make_are_priced_again() {
             "json",
         ];
         args.extend_from_slice(&MODEL);
-        let (code, out, err) = topocoll(&cache, &args);
+        let (code, out, err) = topocoll_cached(&cache, &args);
         assert_eq!(code, 0, "{err}");
         (serde_json::from_str(&out).unwrap(), err)
     };
@@ -686,7 +686,7 @@ fn cached_decisions_this_build_would_not_make_are_priced_again() {
             size,
         ];
         a.extend_from_slice(&MODEL);
-        topocoll(&cache, &a)
+        topocoll_cached(&cache, &a)
     };
     let (code, out, err) = auto("64KiB");
     assert_eq!(code, 0, "{err}");
@@ -754,7 +754,7 @@ fn a_bad_calibration_is_refused_naming_the_file_and_field() {
                 "1KiB",
             ][..],
         ] {
-            let (code, _, err) = topocoll(&cache, args);
+            let (code, _, err) = topocoll_cached(&cache, args);
             assert_eq!(code, 2, "{field}: {err}");
             assert_eq!(err.trim_end().lines().count(), 1, "{err}");
             assert!(
@@ -914,7 +914,7 @@ fn v_collectives_tune_with_their_counts() {
         hot["decisions"][0]["predicted_s"]
     );
     // A file's counts are the same at every size: --sizes is refused.
-    let (code, _, err) = topocoll(
+    let (code, _, err) = topocoll_cached(
         &cache,
         &[
             "tune",

@@ -14,7 +14,7 @@
 //! order is rank order and the slices land in the root's output; otherwise
 //! the root receives them in scratch and copies each block to its place.
 
-use crate::compose::{self, Composer, Frame, NodeNeed, Packed, RootSlices, Toward};
+use crate::compose::{self, Composer, Frame, NodeNeed, RootSlices, Toward};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, CollectiveKind, Schedule};
@@ -38,11 +38,8 @@ pub const MULTI: Algorithm = compose::node_aware_multi(
 pub const INTER: &Algorithm = &super::binomial::ALGORITHM;
 
 fn build(req: &Request) -> Result<Schedule> {
-    let lead = compose::leaders(req, &ALGORITHM)?;
-    let root = req.collective.root().unwrap_or(0) as usize;
-    let c = req.count;
-    let at = Packed::blocks(&lead.nodes, c);
-    let mut cp = Composer::new(req, &ALGORITHM);
+    let (lead, at, mut cp) = compose::rooted_blocks(req, &ALGORITHM)?;
+    let (root, c) = (req.collective.root().unwrap_or(0) as usize, req.count);
     let linear = &super::linear::ALGORITHM;
     lead.within_nodes(&mut cp, req, linear, c, at.ranks_to_leader())?;
     cp.next_phase()?;

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Buf, Op, OpId, Program, Schedule};
 
 /// Polls that find nothing to do before the clock is read (for stalls and
@@ -46,7 +46,7 @@ impl Tags {
                 tags.sort_unstable();
                 tags.dedup();
                 if tags.len() >= ABORT_TAG as usize {
-                    return Err(Error::Runtime(format!(
+                    return Err(Error::runtime(RunKind::Transport, format!(
                         "rank {rank} uses {} distinct tags with rank {peer}; MPI guarantees only 32767",
                         tags.len()
                     )));
@@ -139,10 +139,13 @@ pub fn run_rank<T: Elem>(
         f.check(s)?;
     }
     if s.ranks != w.size {
-        return Err(Error::Runtime(format!(
-            "the schedule has {} ranks but MPI has {} processes",
-            s.ranks, w.size
-        )));
+        return Err(Error::runtime(
+            RunKind::Plan,
+            format!(
+                "the schedule has {} ranks but MPI has {} processes",
+                s.ranks, w.size
+            ),
+        ));
     }
     if w.notice_req.get() == unsafe { ffi::RSMPI_REQUEST_NULL } {
         w.post_notice();
@@ -163,7 +166,10 @@ pub fn run_rank<T: Elem>(
             .map(|s| s.to_string())
             .or_else(|| e.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
-        Err(Failure::Mine(format!("rank {rank} panicked: {text}")))
+        Err(Failure::Mine(
+            RunKind::Failed,
+            format!("rank {rank} panicked: {text}"),
+        ))
     });
     // The notice receive stays posted for the next run (or is null, its
     // notice received).
@@ -172,12 +178,15 @@ pub fn run_rank<T: Elem>(
     let result = match result {
         Ok(run) => Ok(run),
         Err(f) => {
-            let msg = match f {
-                Failure::Mine(msg) => {
+            let (kind, msg) = match f {
+                Failure::Mine(kind, msg) => {
                     notify_all(w, &msg);
-                    msg
+                    (kind, msg)
                 }
-                Failure::Theirs(msg) => format!("rank {rank} stopped because {msg}"),
+                Failure::Theirs(msg) => (
+                    RunKind::Failed,
+                    format!("rank {rank} stopped because {msg}"),
+                ),
             };
             // Leave the transfers in flight: their buffers may still be
             // touched by MPI, so leak them rather than free them under it.
@@ -190,7 +199,7 @@ pub fn run_rank<T: Elem>(
             for a in active.drain(..) {
                 std::mem::forget(a.temp);
             }
-            Err(Error::Runtime(msg))
+            Err(Error::runtime(kind, msg))
         }
     };
     // Landing buffers are kept for small runs only (where allocating costs
@@ -205,7 +214,7 @@ pub fn run_rank<T: Elem>(
 
 enum Failure {
     /// This rank failed (the message names it and the operation).
-    Mine(String),
+    Mine(RunKind, String),
     /// Another rank's notice.
     Theirs(String),
 }
@@ -259,7 +268,8 @@ fn drive<T: Elem>(
     debug_assert!(io.reqs.is_empty() && io.active.is_empty());
     let s = plan.schedule;
     let rank = w.rank;
-    let tags = Tags::new(s, rank, plan.max_tag).map_err(|e| Failure::Mine(e.to_string()))?;
+    let tags = Tags::new(s, rank, plan.max_tag)
+        .map_err(|e| Failure::Mine(RunKind::Transport, e.to_string()))?;
     let run = Run {
         rank,
         plan,
@@ -277,9 +287,10 @@ fn drive<T: Elem>(
     };
     for buf in [Buf::Input, Buf::Output, Buf::Scratch] {
         if (b.get(buf).len() as u64) < s.buffer_len(rank, buf) {
-            return Err(Failure::Mine(format!(
-                "rank {rank}: {buf:?} buffer too small"
-            )));
+            return Err(Failure::Mine(
+                RunKind::Plan,
+                format!("rank {rank}: {buf:?} buffer too small"),
+            ));
         }
     }
     // Regions MPI may be reading or writing (claim id = op id + 1), so a
@@ -326,12 +337,15 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// This rank's failure at `op`, naming the op.
-    fn fail(&self, op: OpId, why: &str) -> Failure {
+    fn fail(&self, kind: RunKind, op: OpId, why: &str) -> Failure {
         let rank = self.rank;
-        Failure::Mine(format!(
-            "rank {rank} failed at op {op} ({}): {why}",
-            self.prog.ops[op as usize].describe()
-        ))
+        Failure::Mine(
+            kind,
+            format!(
+                "rank {rank} failed at op {op} ({}): {why}",
+                self.prog.ops[op as usize].describe()
+            ),
+        )
     }
 
     /// Whether the injected fault is this rank's op `op`.
@@ -344,6 +358,7 @@ impl Run<'_> {
     /// `op` claims a region a transfer in flight uses.
     fn race(&self, op: OpId) -> Failure {
         self.fail(
+            RunKind::Race,
             op,
             "touches memory an outstanding transfer uses (a race the verifier rejects: run without --no-verify)",
         )
@@ -351,8 +366,13 @@ impl Run<'_> {
 
     /// The bytes of a message of `count` elements, as MPI counts them.
     fn bytes_of(&self, count: u64, op: OpId) -> std::result::Result<c_int, Failure> {
-        c_int::try_from(count as usize * self.elem)
-            .map_err(|_| self.fail(op, "message over 2 GiB (split it in the schedule)"))
+        c_int::try_from(count as usize * self.elem).map_err(|_| {
+            self.fail(
+                RunKind::Transport,
+                op,
+                "message over 2 GiB (split it in the schedule)",
+            )
+        })
     }
 
     /// Runs the ready local operations; whether there were any.
@@ -367,7 +387,7 @@ impl Run<'_> {
         let mut progressed = false;
         while let Some(op) = st.pop_local() {
             if self.fault(op) {
-                return Err(self.fail(op, "injected fault"));
+                return Err(self.fail(RunKind::Failed, op, "injected fault"));
             }
             let id = u64::from(op) + 1;
             claims
@@ -400,7 +420,7 @@ impl<T: Elem> Transfers<T> {
         let mut progressed = false;
         while let Some(op) = st.pop_recv() {
             if run.fault(op) {
-                return Err(run.fail(op, "injected fault"));
+                return Err(run.fail(RunKind::Failed, op, "injected fault"));
             }
             let Op::Recv {
                 peer,
@@ -438,7 +458,11 @@ impl<T: Elem> Transfers<T> {
                 )
             };
             if rc != 0 {
-                return Err(run.fail(op, &format!("MPI_Irecv returned error {rc}")));
+                return Err(run.fail(
+                    RunKind::Transport,
+                    op,
+                    &format!("MPI_Irecv returned error {rc}"),
+                ));
             }
             if !combine {
                 claims
@@ -474,7 +498,7 @@ impl<T: Elem> Transfers<T> {
                 escape = false;
             }
             if run.fault(op) {
-                return Err(run.fail(op, "injected fault"));
+                return Err(run.fail(RunKind::Failed, op, "injected fault"));
             }
             let Op::Send {
                 peer, tag, region, ..
@@ -496,7 +520,11 @@ impl<T: Elem> Transfers<T> {
                 )
             };
             if rc != 0 {
-                return Err(run.fail(op, &format!("MPI_Isend returned error {rc}")));
+                return Err(run.fail(
+                    RunKind::Transport,
+                    op,
+                    &format!("MPI_Isend returned error {rc}"),
+                ));
             }
             self.claims
                 .claim(u64::from(op) + 1, &[(region, false)])
@@ -545,7 +573,11 @@ impl<T: Elem> Transfers<T> {
             )
         };
         if rc != 0 {
-            return Err(run.fail(active[0].op, &format!("MPI_Testsome returned error {rc}")));
+            return Err(run.fail(
+                RunKind::Transport,
+                active[0].op,
+                &format!("MPI_Testsome returned error {rc}"),
+            ));
         }
         if out == 0 {
             return Ok(false);
@@ -565,7 +597,7 @@ impl<T: Elem> Transfers<T> {
                     let mut got: c_int = 0;
                     unsafe { ffi::MPI_Get_count(&statuses[k], ffi::RSMPI_UINT8_T, &mut got) };
                     if got as usize != region.count as usize * elem {
-                        return Err(Failure::Mine(format!(
+                        return Err(Failure::Mine(RunKind::Mismatch, format!(
                             "rank {rank} failed at op {op} ({}): rank {peer} sent {} bytes, the receive expects {}",
                             prog.ops[op as usize].describe(),
                             got,
@@ -678,14 +710,17 @@ impl Clock {
                 .take(3)
                 .map(|a| format!("op {} ({})", a.op, run.prog.ops[a.op as usize].describe()))
                 .collect();
-            return Err(Failure::Mine(format!(
-                "rank {} timed out after {:.1} s with {} of {} operations done; waiting: {}",
-                run.rank,
-                run.opts.timeout.unwrap_or_default().as_secs_f64(),
-                st.done,
-                st.total(),
-                waiting.join(", ")
-            )));
+            return Err(Failure::Mine(
+                RunKind::Timeout,
+                format!(
+                    "rank {} timed out after {:.1} s with {} of {} operations done; waiting: {}",
+                    run.rank,
+                    run.opts.timeout.unwrap_or_default().as_secs_f64(),
+                    st.done,
+                    st.total(),
+                    waiting.join(", ")
+                ),
+            ));
         }
         Ok(())
     }

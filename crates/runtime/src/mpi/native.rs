@@ -6,7 +6,7 @@ use crate::{Elem, RankBuffers};
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::Instant;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 
 fn datatype(d: Dtype) -> ffi::MPI_Datatype {
@@ -63,8 +63,8 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
     let dt = datatype(s.dtype);
     let op = mpi_op(s.op);
     let c = world();
-    let n =
-        c_int::try_from(s.count).map_err(|_| Error::Runtime("count over 2^31 elements".into()))?;
+    let n = c_int::try_from(s.count)
+        .map_err(|_| Error::runtime(RunKind::Transport, "count over 2^31 elements"))?;
     let inp = b.input.as_ptr() as *const c_void;
     let out = b.output.as_mut_ptr() as *mut c_void;
     let sp = send.as_ptr() as *const c_void;
@@ -74,8 +74,9 @@ pub fn native<T: Elem>(s: &Schedule, b: &mut RankBuffers<T>, send: &[T]) -> Resu
     let ints = |f: &dyn Fn(usize) -> u64| -> Result<Vec<c_int>> {
         (0..s.ranks)
             .map(|q| {
-                c_int::try_from(f(q))
-                    .map_err(|_| Error::Runtime("a count or offset over 2^31 elements".into()))
+                c_int::try_from(f(q)).map_err(|_| {
+                    Error::runtime(RunKind::Transport, "a count or offset over 2^31 elements")
+                })
             })
             .collect()
     };

@@ -5,7 +5,7 @@
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::{Error, Result, RunKind};
 
 /// The tag failure notices travel with; schedule tags are kept below it.
 pub(super) const ABORT_TAG: c_int = 32767;
@@ -47,7 +47,10 @@ pub(super) fn check_rc(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(Error::Runtime(format!("{what} returned MPI error {rc}")))
+        Err(Error::runtime(
+            RunKind::Transport,
+            format!("{what} returned MPI error {rc}"),
+        ))
     }
 }
 
@@ -55,7 +58,7 @@ impl World {
     /// Initialises MPI (once per process).
     pub fn init() -> Result<World> {
         let universe = mpi::initialize()
-            .ok_or_else(|| Error::Runtime("MPI was already initialised".into()))?;
+            .ok_or_else(|| Error::runtime(RunKind::Transport, "MPI was already initialised"))?;
         let (mut rank, mut size) = (0, 0);
         // SAFETY: plain queries on the world communicator. Errors come back
         // as return codes (reported naming the rank and operation) instead
