@@ -22,6 +22,8 @@ bin=$($CARGO test --release --features mpi --test mpi --no-run --message-format=
   | grep -o '"executable":"[^"]*"' | sed 's/"executable":"//; s/"$//' | tail -1)
 [ -x "$bin" ] || { echo "mpi test binary not found" >&2; exit 1; }
 status=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for np in ${MPI_NPS:-4}; do
   echo "== mpirun -np $np $bin"
   timeout 900 mpirun -np "$np" "$bin" || status=1
@@ -88,6 +90,34 @@ err=$(timeout 120 mpirun -np 2 target/release/topocoll tune --calibrate --backen
   --ranks 3 --cache-dir "$(mktemp -d)" 2>&1 >/dev/null) || code=$?
 if [ "$code" -ne 2 ] || ! grep -q "rank 1: --ranks 3 but mpirun started 2" <<<"$err"; then
   echo "calibrate error: exit $code: $err" >&2
+  status=1
+fi
+echo "== a sweep spread under mpirun writes what one process writes (np 1, 2, 3; wall_s aside)"
+sweep=(simulate -t torus:4x4 -c allreduce -a ring,recursive_doubling,rabenseifner,bine
+  -s 1KiB,64KiB,1MiB --engines 1,4)
+# The wall time (CSV's 13th column, JSON's wall_s) is each run's own.
+no_wall() {
+  if [ "$1" = csv ]; then cut -d, -f1-12,14; else sed -E 's/"wall_s": ?[0-9.e+-]+//g'; fi
+}
+for fmt in csv json json-compact; do
+  target/release/topocoll "${sweep[@]}" --format "$fmt" | no_wall "$fmt" >"$tmp/sweep-alone.$fmt"
+  for np in 1 2 3; do
+    timeout 300 mpirun -np "$np" target/release/topocoll "${sweep[@]}" --format "$fmt" \
+      | no_wall "$fmt" >"$tmp/sweep-$np.$fmt" || status=1
+    if ! cmp -s "$tmp/sweep-alone.$fmt" "$tmp/sweep-$np.$fmt"; then
+      echo "sweep --format $fmt under mpirun -np $np differs from one process" >&2
+      diff "$tmp/sweep-alone.$fmt" "$tmp/sweep-$np.$fmt" | head -5 >&2
+      status=1
+    fi
+  done
+done
+echo "== a sweep whose processes disagree on their arguments: one line, exit 2"
+code=0
+err=$(timeout 120 mpirun -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -s 1KiB,2KiB \
+  : -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -a binomial -s 1KiB,4KiB 2>&1 >/dev/null) || code=$?
+if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ] \
+  || ! grep -q "given different arguments" <<<"$err"; then
+  echo "disagreeing sweep: exit $code: $err" >&2
   status=1
 fi
 echo "== tune's exported Open MPI rules run the algorithms they name"

@@ -136,17 +136,42 @@ pub fn main() -> i32 {
         // The reader of standard output stopped reading (`| head`): stop
         // quietly, with the status of a process a closed pipe ends.
         Err(e) if broken_pipe(&e) => CLOSED_PIPE,
-        Err(e) => {
-            let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
-            let msg = one_line(&args::render(&e));
-            eprintln!("topocoll: {msg}");
-            if is_verify {
-                1
-            } else {
-                2
+        Err(e) if e.downcast_ref::<Relayed>().is_some() => {
+            let r = e.downcast_ref::<Relayed>().expect("a relayed end");
+            if let Some(line) = &r.line {
+                eprintln!("topocoll: {line}");
             }
+            r.code
+        }
+        Err(e) => {
+            let (msg, code) = line_and_code(&e);
+            eprintln!("topocoll: {msg}");
+            code
         }
     }
+}
+
+/// How a process of a command spread under `mpirun` ends: with the line
+/// and status another process's failure gave (rank 0), or quietly with a
+/// status (the others, whose failure rank 0 reports).
+#[derive(Debug)]
+pub struct Relayed {
+    pub line: Option<String>,
+    pub code: i32,
+}
+
+impl std::fmt::Display for Relayed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.line.as_deref().unwrap_or(""))
+    }
+}
+
+impl std::error::Error for Relayed {}
+
+/// An error's line and exit status, as `main` prints and returns them.
+pub fn line_and_code(e: &anyhow::Error) -> (String, i32) {
+    let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
+    (one_line(&args::render(e)), if is_verify { 1 } else { 2 })
 }
 
 /// The exit status of a process ended by a write into a closed pipe

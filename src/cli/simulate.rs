@@ -4,10 +4,12 @@ use super::args::{
     build_auto, check_plot_path, distinct_outputs, parse_engines, refuse_segment, value_name,
     BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
+use super::Relayed;
 use crate::algorithms;
 use crate::error::Error;
 use crate::optimize::tune;
 use crate::price;
+use crate::runtime::spread::{self, Spread};
 use crate::schedule::{self, Schedule};
 use crate::sim::{self, SimConfig, SimResult};
 use crate::topology::Topology;
@@ -525,6 +527,7 @@ fn sweep(
     // choice at one engine count (the choice may differ with it), decided
     // here, one after another, so that each decision priced is kept in the
     // one table file the points share.
+    let spread = start_spread(a)?;
     let mut points: Vec<(BuildArgs, Vec<usize>, Option<String>)> = Vec::new();
     for alg in algorithms {
         for &size in sizes {
@@ -547,9 +550,15 @@ fn sweep(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let results: Vec<Result<Vec<Row>>> = points
+    // Point i is process (i mod N)'s ([`Spread::mine`]; the world itself
+    // stays on this thread).
+    let (rank, ranks) = (spread.rank(), spread.size());
+    let results: Vec<Option<Result<Vec<Row>>>> = points
         .par_iter()
-        .map(|(b, engines, label)| {
+        .enumerate()
+        .map(|(i, p)| (i % ranks == rank).then_some(p))
+        .map(|point| {
+            let (b, engines, label) = point?;
             let r = match simulate_point(a, b, topo, engines, false) {
                 Ok((_, runs)) => Ok(runs
                     .into_iter()
@@ -578,12 +587,15 @@ fn sweep(
                 },
             };
             bar.inc(engines.len() as u64);
-            r
+            Some(r)
         })
         .collect();
     bar.finish_and_clear();
+    if spread.size() > 1 {
+        return write_spread(&spread, a.format, results, out);
+    }
     let mut rows = Vec::new();
-    for r in results {
+    for r in results.into_iter().flatten() {
         rows.extend(r?);
     }
     if let Some(path) = &a.plot {
@@ -597,6 +609,135 @@ fn sweep(
     }
     out.flush()?;
     Ok(0)
+}
+
+/// The processes the sweep's points are spread over: this one, or
+/// `mpirun`'s (every process given the same arguments, `--plot` refused:
+/// a plot is drawn from rows one process holds). A refusal is rank 0's
+/// line; the other processes end quietly.
+fn start_spread(a: &SimulateArgs) -> Result<Spread> {
+    let quiet = spread::launched_rank().is_some_and(|r| r != 0);
+    let refused = |e: anyhow::Error| -> anyhow::Error {
+        if quiet {
+            Relayed {
+                line: None,
+                code: super::line_and_code(&e).1,
+            }
+            .into()
+        } else {
+            e
+        }
+    };
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let s = Spread::start(&arguments).map_err(|e| refused(e.into()))?;
+    if s.size() > 1 && a.plot.is_some() {
+        return Err(refused(
+            Error::Invalid(format!(
+                "--plot draws one process's rows: run the sweep without mpirun to plot it (here {} processes)",
+                s.size()
+            ))
+            .into(),
+        ));
+    }
+    Ok(s)
+}
+
+/// A spread sweep's end: each process sends its points' rows, written as
+/// `format` writes them, and rank 0 writes them in point order, as one
+/// process writes the sweep (a point that failed ends the sweep with its
+/// error, the first in point order, as it does alone).
+fn write_spread(
+    spread: &Spread,
+    format: SimFormat,
+    results: Vec<Option<Result<Vec<Row>>>>,
+    mut out: Box<dyn Write>,
+) -> Result<i32> {
+    let points = results.len();
+    let mut mine = Vec::new();
+    for r in results.into_iter().flatten() {
+        // A point is 'O' and its rows' text, or 'E', its exit status and
+        // its error's line.
+        mine.push(match r {
+            Ok(rows) => {
+                let mut text = b"O".to_vec();
+                text.extend(rows_text(format, &rows)?.into_bytes());
+                text
+            }
+            Err(e) => {
+                let (line, code) = super::line_and_code(&e);
+                let mut text = vec![b'E', code as u8];
+                text.extend(line.into_bytes());
+                text
+            }
+        });
+    }
+    let Some(all) = spread.gather(points, mine)? else {
+        return Ok(0);
+    };
+    let mut parts = Vec::with_capacity(points);
+    for r in &all {
+        match r.split_first() {
+            Some((b'O', text)) => parts.push(String::from_utf8_lossy(text).into_owned()),
+            Some((b'E', rest)) if !rest.is_empty() => {
+                return Err(Relayed {
+                    line: Some(String::from_utf8_lossy(&rest[1..]).into_owned()),
+                    code: rest[0] as i32,
+                }
+                .into())
+            }
+            _ => return Err(Error::Invalid("a spread point sent no result".into()).into()),
+        }
+    }
+    let parts: Vec<&str> = parts
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
+    match format {
+        SimFormat::Json if parts.is_empty() => writeln!(out, "[]")?,
+        SimFormat::Json => writeln!(out, "[\n{}\n]", parts.join(",\n"))?,
+        SimFormat::JsonCompact => writeln!(out, "[{}]", parts.join(","))?,
+        SimFormat::Csv | SimFormat::Text => {
+            write_csv(&mut out, &[])?;
+            for p in parts {
+                out.write_all(p.as_bytes())?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// One point's rows as a sweep writes them among the others': pretty JSON
+/// an array's element deep (two spaces in), compact JSON, or CSV lines
+/// without the header.
+fn rows_text(format: SimFormat, rows: &[Row]) -> Result<String> {
+    Ok(match format {
+        SimFormat::Json => rows
+            .iter()
+            .map(|r| {
+                serde_json::to_string_pretty(r).map(|t| {
+                    t.lines()
+                        .map(|l| format!("  {l}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?
+            .join(",\n"),
+        SimFormat::JsonCompact => rows
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<serde_json::Result<Vec<_>>>()?
+            .join(","),
+        SimFormat::Csv | SimFormat::Text => {
+            let mut text = Vec::new();
+            write_csv(&mut text, rows)?;
+            let text = String::from_utf8_lossy(&text).into_owned();
+            text.split_once('\n')
+                .map_or(String::new(), |(_, rest)| rest.to_string())
+        }
+    })
 }
 
 /// `--algorithm auto` at one point: the arguments that build the choice the

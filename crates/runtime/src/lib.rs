@@ -59,6 +59,7 @@ mod options;
 mod plan;
 pub mod replay;
 mod sequential;
+pub mod spread;
 mod state;
 pub mod team;
 pub mod threads;

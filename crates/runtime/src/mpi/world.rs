@@ -168,6 +168,67 @@ impl World {
         self.sum_u64(x) == 0
     }
 
+    /// Every rank's `mine`, in rank order, on rank 0 (an empty list on the
+    /// others): the bytes each process of a spread command computed.
+    pub fn gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let len = c_int::try_from(mine.len()).map_err(|_| {
+            Error::runtime(
+                RunKind::Transport,
+                format!(
+                    "rank {}: {} bytes to gather, over 2^31",
+                    self.rank,
+                    mine.len()
+                ),
+            )
+        })?;
+        let root = self.rank == 0;
+        let mut lens = vec![0 as c_int; if root { self.size } else { 0 }];
+        // SAFETY: one int from every rank into `size` ints on the root.
+        let rc = unsafe {
+            ffi::MPI_Gather(
+                &len as *const c_int as *const c_void,
+                1,
+                ffi::RSMPI_INT32_T,
+                lens.as_mut_ptr() as *mut c_void,
+                1,
+                ffi::RSMPI_INT32_T,
+                0,
+                world(),
+            )
+        };
+        check_rc(rc, "MPI_Gather")?;
+        let mut offsets = Vec::with_capacity(lens.len());
+        let mut total: usize = 0;
+        for &l in &lens {
+            offsets.push(c_int::try_from(total).map_err(|_| {
+                Error::runtime(RunKind::Transport, "over 2^31 bytes gathered on rank 0")
+            })?);
+            total += l as usize;
+        }
+        let mut all = vec![0u8; total];
+        // SAFETY: each rank's `len` bytes into its slot of `all` on the root
+        // (the counts and offsets just gathered).
+        let rc = unsafe {
+            ffi::MPI_Gatherv(
+                mine.as_ptr() as *const c_void,
+                len,
+                ffi::RSMPI_UINT8_T,
+                all.as_mut_ptr() as *mut c_void,
+                lens.as_ptr(),
+                offsets.as_ptr(),
+                ffi::RSMPI_UINT8_T,
+                0,
+                world(),
+            )
+        };
+        check_rc(rc, "MPI_Gatherv")?;
+        Ok(lens
+            .iter()
+            .zip(&offsets)
+            .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
+            .collect())
+    }
+
     /// Whether every rank has the same `h`.
     pub fn all_same(&self, h: u64) -> bool {
         let mut all = vec![0u64; self.size];
