@@ -80,8 +80,8 @@ pub struct BuildArgs {
     #[arg(long, short = 'c')]
     pub collective: Option<String>,
     /// Algorithm name (see `topocoll list`).
-    #[arg(long, short = 'a', group = "one_choice")]
-    pub algorithm: Option<String>,
+    #[arg(long, short = 'a', group = "one_choice", value_parser = AlgorithmList::parse)]
+    pub algorithm: Option<AlgorithmList>,
     /// Bytes: the block per peer for alltoall, allgather, scatter and gather; the
     /// whole buffer otherwise. Plain bytes or 64KiB, 1MiB, 1GiB, 1MB [default: 1KiB].
     #[arg(long, short = 's', group = "one_choice")]
@@ -399,14 +399,13 @@ impl BuildArgs {
     }
 
     /// The registry entries `--algorithm` names for `collective` (a comma
-    /// list in sweeps), read once; names that are no entry (`auto`,
-    /// `native`, a misspelling refused elsewhere) are left out.
+    /// list in sweeps); names that are no entry (`auto`, `native`, a
+    /// misspelling refused elsewhere) are left out.
     fn listed(&self, collective: Collective) -> Vec<&'static algorithms::Algorithm> {
         self.algorithm
-            .as_deref()
-            .unwrap_or("")
-            .split(',')
-            .filter_map(|n| algorithms::find(collective.kind(), n.trim()).ok())
+            .iter()
+            .flat_map(AlgorithmList::names)
+            .filter_map(|n| algorithms::find(collective.kind(), n).ok())
             .collect()
     }
 
@@ -518,7 +517,7 @@ impl BuildArgs {
     /// first.
     pub fn for_algorithm(&self, algorithm: &str) -> BuildArgs {
         let mut b = self.clone();
-        b.algorithm = Some(algorithm.to_string());
+        b.algorithm = Some(AlgorithmList::one(algorithm));
         let entry = b
             .collective()
             .ok()
@@ -539,9 +538,15 @@ impl BuildArgs {
         b
     }
 
+    /// `--algorithm` as given: one name, or a sweep's list.
     pub fn algorithm_name(&self) -> Result<&str> {
+        self.algorithm_list().map(AlgorithmList::as_str)
+    }
+
+    /// `--algorithm`'s names.
+    pub fn algorithm_list(&self) -> Result<&AlgorithmList> {
         self.algorithm
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| Error::Invalid("missing --algorithm".into()).into())
     }
 
@@ -551,6 +556,44 @@ impl BuildArgs {
             self.collective()?.kind(),
             self.algorithm_name()?,
         )?)
+    }
+}
+
+/// `--algorithm`: a name, or a comma list of names (a sweep's, bench's
+/// rows, replay's `COLLECTIVE=NAME` choices), split once as clap reads
+/// it; the text is kept as given, for the messages that quote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlgorithmList {
+    text: String,
+    names: Vec<String>,
+}
+
+impl AlgorithmList {
+    /// clap's parser: never fails (a name is checked against the registry
+    /// once the collective is known).
+    pub fn parse(text: &str) -> std::result::Result<AlgorithmList, std::convert::Infallible> {
+        Ok(AlgorithmList {
+            text: text.to_string(),
+            names: text.split(',').map(|n| n.trim().to_string()).collect(),
+        })
+    }
+
+    /// A list of one name (a point of a sweep, a schedule file's label).
+    pub fn one(name: &str) -> AlgorithmList {
+        AlgorithmList {
+            text: name.to_string(),
+            names: vec![name.to_string()],
+        }
+    }
+
+    /// The names, in the order given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
+    /// The text as given.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 }
 
@@ -1166,7 +1209,7 @@ pub fn build_for_run(job: &Job, b: &BuildArgs, verify: bool, engines: usize) -> 
         }
     }
     let mut label = None;
-    if b.algorithm.as_deref() == Some("auto") {
+    if b.algorithm.as_ref().is_some_and(|l| l.as_str() == "auto") {
         refuse_segment(&b)?;
         let collective = b.collective()?;
         let topo = b.topology()?;

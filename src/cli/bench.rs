@@ -176,9 +176,9 @@ pub fn run(a: BenchArgs, given: &Given) -> Result<i32> {
                 parse_size_list(a.sizes.as_deref().unwrap_or("8B..1MiB"))
                     .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?,
                 a.build
-                    .algorithm_name()?
-                    .split(',')
-                    .map(|x| x.trim().to_string())
+                    .algorithm_list()?
+                    .names()
+                    .map(String::from)
                     .collect(),
             ),
         };

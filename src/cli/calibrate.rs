@@ -48,7 +48,7 @@ fn measure(a: &TuneArgs, job: &Job, backend: Backend) -> Result<i32> {
         let build = BuildArgs {
             ranks: Some(ranks),
             collective: Some(coll.into()),
-            algorithm: Some(alg.into()),
+            algorithm: Some(super::args::AlgorithmList::one(alg)),
             size: Some(size.to_string()),
             ..BuildArgs::default()
         };

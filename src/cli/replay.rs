@@ -129,8 +129,8 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     if engines == 0 {
         return Err(Error::Invalid("--engines must be at least 1".into()).into());
     }
-    let mut choice = match a.build.algorithm.as_deref() {
-        Some(list) => Choice::parse(list)?,
+    let mut choice = match &a.build.algorithm {
+        Some(list) => Choice::parse(list.as_str())?,
         None => Choice::default(),
     };
     for option in &a.cfg {

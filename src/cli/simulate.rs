@@ -2,7 +2,7 @@
 
 use super::args::{
     build_auto, check_plot_path, distinct_outputs, parse_engines, refuse_segment, value_name,
-    BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
+    AlgorithmList, BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
 use super::Relayed;
 use crate::algorithms;
@@ -203,7 +203,7 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         let s = a.build.read_schedule(path)?;
         // The size and algorithm are the file's, for the sweep below too.
         a.build.size = Some((s.count * s.elem_bytes()).to_string());
-        a.build.algorithm = Some(s.algorithm.clone());
+        a.build.algorithm = Some(AlgorithmList::one(&s.algorithm));
         a.loaded = Some(std::sync::Arc::new(s));
     }
     let topo = a.topology()?;
@@ -212,9 +212,9 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
     let engines = parse_engines(&a.engines)?;
     let algorithms: Vec<String> = a
         .build
-        .algorithm_name()?
-        .split(',')
-        .map(|s| s.trim().to_string())
+        .algorithm_list()?
+        .names()
+        .map(String::from)
         .collect();
     // Every name known before the first run (a sweep found a misspelt one
     // only when it reached it).
