@@ -639,6 +639,15 @@ fn start_spread(a: &SimulateArgs) -> Result<Spread> {
             .into(),
         ));
     }
+    // Processes on one machine share its cores: each takes its share for
+    // its points (a process alone on a machine takes them all).
+    if let Some(here) = spread::launched_here().filter(|&h| s.size() > 1 && h > 1) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The pool is this process's first use of it; if not, it stays.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads((cores / here).max(1))
+            .build_global();
+    }
     Ok(s)
 }
 

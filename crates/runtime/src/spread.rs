@@ -26,6 +26,14 @@ pub fn launched() -> Option<usize> {
         .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
+/// How many of `mpirun`'s processes share this one's machine (they share
+/// its cores); `None` outside `mpirun`.
+pub fn launched_here() -> Option<usize> {
+    ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
 /// This process's rank among those `mpirun` started; `None` outside it.
 pub fn launched_rank() -> Option<usize> {
     ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
