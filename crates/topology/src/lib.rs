@@ -7,6 +7,7 @@
 //! hosts in the order they are declared. Switches carry traffic but hold no rank.
 
 mod dragonnet;
+mod fabric;
 mod fail;
 mod graph;
 mod grid;

@@ -70,7 +70,7 @@ pub(super) fn parameters(what: &str, text: &str) -> Result<(Vec<usize>, Vec<usiz
 }
 
 /// The fat tree's network, its hosts named by `host_name`.
-pub(super) fn build(
+pub(crate) fn build(
     what: &str,
     params: &str,
     host_name: &dyn Fn(usize) -> String,

@@ -27,7 +27,7 @@ use super::{Grid, Kind, Topology, TorusTie};
 use std::sync::Arc;
 
 mod dragonfly;
-mod fat_tree;
+pub(crate) mod fat_tree;
 mod routing;
 mod zones;
 use topocoll_base::error::{Error, Result};
