@@ -402,9 +402,10 @@ impl Topology {
                 None => Some(0),
             }
         };
+        // Levels that differ put a switch at one end at least: no need to
+        // look through the whole network's names, once per link.
         let (a, b) = (level(link.from)?, level(link.to)?);
-        (a != b && g.names.iter().any(|n| n.starts_with("switch-")))
-            .then(|| format!("level {}-{}", a.min(b), a.max(b)))
+        (a != b).then(|| format!("level {}-{}", a.min(b), a.max(b)))
     }
 
     /// A node's name for reports: a topology file's own name for it, a grid
