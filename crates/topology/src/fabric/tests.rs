@@ -170,7 +170,7 @@ fn dragonflies_have_their_links_diameter_and_global_bisection() {
         assert_eq!(t.links.len(), 2 * cables, "{spec}");
         let want = if g > 1 { 5 } else { 3 };
         assert_eq!(diameter(&t), want, "{spec}");
-        if g % 2 == 0 {
+        if g.is_multiple_of(2) {
             // Whole groups on either side: the global cables between them.
             assert_eq!(bisection(&t), m * (g / 2) * (g / 2), "{spec}");
         }
@@ -212,7 +212,7 @@ fn hyperx_has_its_links_diameter_and_bisection() {
         assert_eq!(t.links.len(), 2 * cables, "{spec}");
         let differ = dims.iter().filter(|&&s| s > 1).count();
         assert_eq!(diameter(&t), 2 + differ, "{spec}");
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             // The hosts' own cables are the narrowest cut: N/2.
             assert_eq!(bisection(&t), n / 2, "{spec}");
         }
@@ -232,7 +232,7 @@ fn rail_fat_trees_have_their_links_diameter_and_full_bisection() {
         assert_eq!(t.num_nodes, hosts + leaves + d, "{spec}");
         assert_eq!(t.links.len(), 2 * (hosts + leaves * d), "{spec}");
         assert_eq!(diameter(&t), if leaves > 1 { 4 } else { 2 }, "{spec}");
-        if hosts % 2 == 0 {
+        if hosts.is_multiple_of(2) {
             assert_eq!(bisection(&t), hosts / 2, "{spec}");
         }
         minimal(&t, |_, _| true);
