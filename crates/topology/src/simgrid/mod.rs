@@ -821,3 +821,45 @@ mod fingerprints {
         assert_eq!(got, want);
     }
 }
+
+/// FAT_TREE and DRAGONFLY clusters past the 1,024 hosts a table of every
+/// pair held, and refusals of those past what memory allows.
+#[cfg(test)]
+mod large {
+    use super::parse_platform;
+
+    fn cluster(topology: &str, params: &str, hosts: usize) -> String {
+        format!(
+            r#"<platform version="4.1"><cluster id="c" prefix="h" suffix="" radical="0-{}"
+            speed="1Gf" bw="125MBps" lat="50us" topology="{topology}" topo_parameters="{params}"/></platform>"#,
+            hosts - 1
+        )
+    }
+
+    #[test]
+    fn clusters_of_thousands_of_hosts_are_routed_pair_by_pair() {
+        let t =
+            parse_platform("t", &cluster("FAT_TREE", "3;16,16,16;1,16,16;1,1,1", 4096)).unwrap();
+        assert_eq!(t.num_ranks(), 4096);
+        let mut out = Vec::new();
+        t.route(0, 4095, &mut out);
+        assert_eq!(out.len(), 6);
+        let t = parse_platform("t", &cluster("DRAGONFLY", "16,1;4,1;16,1;4", 4096)).unwrap();
+        assert_eq!(t.num_ranks(), 4096);
+        out.clear();
+        t.route(0, 4095, &mut out);
+        assert!((2..=6).contains(&out.len()), "{out:?}");
+    }
+
+    #[test]
+    fn clusters_past_the_limits_are_refused_in_one_line() {
+        for xml in [
+            cluster("FAT_TREE", "2;1024,1024;1,1024;1,1", 1 << 20),
+            cluster("DRAGONFLY", "64,1;64,1;128,1;2", 1 << 20),
+        ] {
+            let e = parse_platform("t", &xml).unwrap_err().to_string();
+            assert!(e.contains("a network routed pair by pair may have"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}
