@@ -380,7 +380,10 @@ impl Topology {
     /// (`local` host links, `green` inside a chassis, `black` inside a
     /// group, `blue` between groups: the global links); on a SimGrid fat
     /// tree the levels it joins (`level 0-1` from the hosts, `level 1-2`
-    /// above, ...); `None` on other networks.
+    /// above, ...); on the fabrics of `fabric` what their switches' names
+    /// say (`host`, `intra-group`, `global` on a dragonfly; `host-leaf`,
+    /// `leaf-spine` on a rail-optimised fat tree; `host`, `dimension D` on
+    /// HyperX); `None` on other networks.
     pub fn link_class(&self, l: LinkId) -> Option<String> {
         let (Kind::Tree(g) | Kind::Graph(g)) = &self.kind else {
             return None;
@@ -392,6 +395,9 @@ impl Topology {
                     return Some(colour.to_string());
                 }
             }
+        }
+        if let Some(class) = fabric::link_class(&g.names, link.from, link.to) {
+            return Some(class.to_string());
         }
         // A fat tree's switches are named switch-LEVEL-POSITION, its hosts
         // sit at level 0.

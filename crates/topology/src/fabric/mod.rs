@@ -70,6 +70,51 @@ impl Cabling {
     }
 }
 
+/// The class of the link from node `a` to node `b` (`Topology::link_class`)
+/// by what the fabrics name their switches: a dragonfly's
+/// `router-GROUP-INDEX`, a rail-optimised fat tree's `leaf-RAIL-K` and
+/// `spine-K`, HyperX's `switch-(X,Y,Z)`; `None` for any other pair.
+pub(crate) fn link_class(names: &[String], a: NodeId, b: NodeId) -> Option<&'static str> {
+    let (x, y) = (names.get(a as usize)?, names.get(b as usize)?);
+    // A router's group, where the name is router-GROUP-INDEX (SimGrid's
+    // DRAGONFLY routers are router-INDEX, and not this).
+    let group = |s: &str| {
+        let (g, i) = s.strip_prefix("router-")?.split_once('-')?;
+        i.parse::<usize>().ok()?;
+        g.parse::<usize>().ok()
+    };
+    let coords = |s: &str| {
+        s.strip_prefix("switch-(")?
+            .strip_suffix(')')
+            .map(str::to_owned)
+    };
+    let host = |s: &str| s.starts_with("host-");
+    match (group(x), group(y)) {
+        (Some(g), Some(h)) => return Some(if g == h { "intra-group" } else { "global" }),
+        (Some(_), None) if host(y) => return Some("host"),
+        (None, Some(_)) if host(x) => return Some("host"),
+        _ => {}
+    }
+    let spine = |s: &str| s.starts_with("spine-");
+    let leaf = |s: &str| s.starts_with("leaf-");
+    if (leaf(x) && spine(y)) || (spine(x) && leaf(y)) {
+        return Some("leaf-spine");
+    }
+    if (leaf(x) && host(y)) || (host(x) && leaf(y)) {
+        return Some("host-leaf");
+    }
+    match (coords(x), coords(y)) {
+        (Some(p), Some(q)) => {
+            let d = p.split(',').zip(q.split(',')).position(|(u, v)| u != v)?;
+            const DIMENSIONS: [&str; 3] = ["dimension 0", "dimension 1", "dimension 2"];
+            DIMENSIONS.get(d).copied()
+        }
+        (Some(_), None) if host(y) => Some("host"),
+        (None, Some(_)) if host(x) => Some("host"),
+        _ => None,
+    }
+}
+
 /// The back link of a cable's link (`Cabling::cable`).
 fn back(l: LinkId) -> LinkId {
     l ^ 1

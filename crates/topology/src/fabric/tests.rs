@@ -278,3 +278,29 @@ fn a_fat_tree_of_65536_hosts_builds_without_a_pair_table() {
     assert_eq!(route(&t, 0, 65535).len(), 6);
     assert_eq!(route(&t, 0, 1).len(), 2);
 }
+
+#[test]
+fn fabric_links_have_classes_for_the_bytes_by_class() {
+    let classes = |spec: &str| {
+        let t = parse_spec(spec).unwrap();
+        let mut c: Vec<String> = (0..t.links.len() as LinkId)
+            .map(|l| t.link_class(l).unwrap_or_default())
+            .collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    assert_eq!(
+        classes("dragonfly:2,1,1,3"),
+        ["global", "host", "intra-group"]
+    );
+    assert_eq!(classes("railfat:4,2"), ["host-leaf", "leaf-spine"]);
+    assert_eq!(
+        classes("hyperx:2x3"),
+        ["dimension 0", "dimension 1", "host"]
+    );
+    assert_eq!(
+        classes("fattree:4"),
+        ["level 0-1", "level 1-2", "level 2-3"]
+    );
+}
