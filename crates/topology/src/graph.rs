@@ -63,14 +63,15 @@ pub struct Graph {
     adj: Vec<Vec<(NodeId, LinkId)>>,
     /// `next[dst][src]`: the link src takes towards dst (`LinkId::MAX` when src == dst).
     next: Vec<Vec<LinkId>>,
-    /// Routes given host pair by host pair (a SimGrid platform's), in place
-    /// of `next`.
-    pairs: Option<PairRoutes>,
     /// Each link's own name (a SimGrid platform's), or none.
     pub link_names: Vec<String>,
     /// Routes worked out pair by pair when asked (a SimGrid platform's
-    /// zones), in place of `next` and `pairs`: no table of all pairs.
+    /// zones, a fabric's), in place of `next`: no table of all pairs.
     router: Option<Arc<dyn PairRouter>>,
+    /// Whether the links join the nodes they name although a router routes
+    /// (a fabric's cables, a SimGrid fat tree's or dragonfly's): then
+    /// `adj` holds them and explicit paths and cuts may use them.
+    joined: bool,
     /// The links that do not share (SimGrid's FATPIPE: every flow may take
     /// the whole bandwidth); empty when none.
     pub fatpipe: Vec<bool>,
@@ -89,22 +90,27 @@ impl std::fmt::Debug for dyn PairRouter {
     }
 }
 
-/// A route for every ordered pair of hosts: `links[start..start + len]`
-/// for the pair (a, b) at `span[host_index[a] * hosts + host_index[b]]`.
-#[derive(Clone, Debug)]
-struct PairRoutes {
-    host_index: Vec<u32>,
-    hosts: usize,
-    span: Vec<(u32, u32)>,
-    links: Vec<LinkId>,
-}
-
-/// The most hosts a network with a route per pair of hosts may have (its
-/// table is 8 bytes a pair, and the routes' links a few times that).
-pub const MAX_ROUTED_HOSTS: usize = 1024;
-
 /// Most nodes (hosts and switches) a graph, tree or two-site grid may have.
 pub const MAX_GRAPH_NODES: usize = 8192;
+/// The most nodes (hosts and switches) of a network routed pair by pair
+/// over its cables (`Graph::with_cabled_router`): 2^20, room for a
+/// 65,536-host fat tree's 70k nodes many times over.
+pub const MAX_FABRIC_NODES: usize = 1 << 20;
+/// The most directed links of such a network: 2^23, about 600 MB with
+/// their names and adjacency (a 65,536-host fat tree has 393,216).
+pub const MAX_FABRIC_LINKS: usize = 1 << 23;
+
+/// Refuses a network routed pair by pair of more nodes or links than
+/// [`MAX_FABRIC_NODES`] and [`MAX_FABRIC_LINKS`], before it is built.
+pub(crate) fn check_fabric_size(what: &str, nodes: usize, links: usize) -> Result<()> {
+    if nodes > MAX_FABRIC_NODES || links > MAX_FABRIC_LINKS {
+        return Err(invalid!(
+            "{what}: {nodes} nodes and {links} links are more than the {MAX_FABRIC_NODES} nodes and {MAX_FABRIC_LINKS} links a network routed pair by pair may have"
+        ));
+    }
+    Ok(())
+}
+
 /// The most nodes × edges a graph may have: 2^30, a few seconds of routing.
 const MAX_ROUTING_WORK: usize = 1 << 30;
 
@@ -263,81 +269,9 @@ impl Graph {
             links,
             adj,
             next,
-            pairs: None,
             link_names: Vec::new(),
             router: None,
-            fatpipe: Vec::new(),
-        })
-    }
-
-    /// A network whose routes are given for every ordered pair of distinct
-    /// hosts by `route(a, b)` (node ids; the links in order), as a SimGrid
-    /// platform gives them. `links` name their endpoints for reports and
-    /// connectivity; `link_names` (empty or one per link) name the links.
-    pub fn with_routes(
-        nodes: &[NodeSpec],
-        links: Vec<Link>,
-        link_names: Vec<String>,
-        mut route: impl FnMut(NodeId, NodeId) -> Result<Vec<LinkId>>,
-    ) -> Result<Graph> {
-        let hosts: Vec<NodeId> = (0..nodes.len() as NodeId)
-            .filter(|&i| nodes[i as usize].kind == NodeKind::Host)
-            .collect();
-        if hosts.is_empty() {
-            return Err(invalid!("network: no node is a host"));
-        }
-        if hosts.len() > MAX_ROUTED_HOSTS || nodes.len() > MAX_GRAPH_NODES {
-            return Err(invalid!(
-                "network: {} hosts and {} nodes: routes given per pair of hosts take at most {MAX_ROUTED_HOSTS} hosts and {MAX_GRAPH_NODES} nodes",
-                hosts.len(),
-                nodes.len()
-            ));
-        }
-        let mut host_index = vec![u32::MAX; nodes.len()];
-        for (k, &h) in hosts.iter().enumerate() {
-            host_index[h as usize] = k as u32;
-        }
-        let n = hosts.len();
-        let mut span = vec![(0u32, 0u32); n * n];
-        let mut all: Vec<LinkId> = Vec::new();
-        for &a in &hosts {
-            for &b in &hosts {
-                if a == b {
-                    continue;
-                }
-                let r = route(a, b)?;
-                if let Some(&l) = r.iter().find(|&&l| l as usize >= links.len()) {
-                    return Err(invalid!(
-                        "network: a route names link {l}, which is not there"
-                    ));
-                }
-                let start = all.len();
-                all.extend_from_slice(&r);
-                if all.len() > u32::MAX as usize {
-                    return Err(invalid!("network: the routes hold more than 2^32 links"));
-                }
-                span[host_index[a as usize] as usize * n + host_index[b as usize] as usize] =
-                    (start as u32, r.len() as u32);
-            }
-        }
-        let mut adj = vec![Vec::new(); nodes.len()];
-        for (id, l) in links.iter().enumerate() {
-            adj[l.from as usize].push((l.to, id as LinkId));
-        }
-        Ok(Graph {
-            names: nodes.iter().map(|n| n.name.clone()).collect(),
-            kinds: nodes.iter().map(|n| n.kind).collect(),
-            links,
-            adj,
-            next: Vec::new(),
-            pairs: Some(PairRoutes {
-                host_index,
-                hosts: n,
-                span,
-                links: all,
-            }),
-            link_names,
-            router: None,
+            joined: false,
             fatpipe: Vec::new(),
         })
     }
@@ -363,11 +297,44 @@ impl Graph {
             links,
             adj: Vec::new(),
             next: Vec::new(),
-            pairs: None,
             link_names,
             router: Some(router),
+            joined: false,
             fatpipe,
         })
+    }
+
+    /// A network of cables whose routes `router` works out pair by pair
+    /// (a fat tree's, a dragonfly's): each of `links` joins the nodes it
+    /// names, so explicit paths and cuts see the cables, while no table of
+    /// every pair is kept. Memory grows with the links: at most
+    /// [`MAX_FABRIC_NODES`] nodes and [`MAX_FABRIC_LINKS`] links.
+    pub fn with_cabled_router(
+        nodes: &[NodeSpec],
+        links: Vec<Link>,
+        link_names: Vec<String>,
+        router: Arc<dyn PairRouter>,
+    ) -> Result<Graph> {
+        check_fabric_size("network", nodes.len(), links.len())?;
+        if let Some(l) = links
+            .iter()
+            .find(|l| l.from as usize >= nodes.len() || l.to as usize >= nodes.len())
+        {
+            return Err(invalid!(
+                "network: a link joins node {} to node {}, of {} nodes",
+                l.from,
+                l.to,
+                nodes.len()
+            ));
+        }
+        let mut adj = vec![Vec::new(); nodes.len()];
+        for (id, l) in links.iter().enumerate() {
+            adj[l.from as usize].push((l.to, id as LinkId));
+        }
+        let mut g = Graph::with_router(nodes, links, link_names, Vec::new(), router)?;
+        g.adj = adj;
+        g.joined = true;
+        Ok(g)
     }
 
     /// Why there is no route from node `a` to node `b`, if there is none.
@@ -449,14 +416,6 @@ impl Graph {
             }
             return;
         }
-        if let Some(p) = &self.pairs {
-            if a != b {
-                let (ia, ib) = (p.host_index[a as usize], p.host_index[b as usize]);
-                let (start, len) = p.span[ia as usize * p.hosts + ib as usize];
-                out.extend_from_slice(&p.links[start as usize..(start + len) as usize]);
-            }
-            return;
-        }
         let mut cur = a;
         while cur != b {
             let l = self.next[b as usize][cur as usize];
@@ -470,13 +429,13 @@ impl Graph {
     /// routes out pair by pair (a SimGrid platform's zones), whose links
     /// are wherever its routes put them.
     pub fn links_join_nodes(&self) -> bool {
-        self.router.is_none()
+        self.router.is_none() || self.joined
     }
 
     /// Whether routes are given host pair by host pair (a SimGrid
     /// platform's) rather than found in the graph.
     pub fn routes_given(&self) -> bool {
-        self.pairs.is_some() || self.router.is_some()
+        self.router.is_some()
     }
 
     /// Neighbours of a node with the connecting link (none where links

@@ -7,6 +7,7 @@
 //! hosts in the order they are declared. Switches carry traffic but hold no rank.
 
 mod dragonnet;
+mod fabric;
 mod fail;
 mod graph;
 mod grid;
@@ -379,7 +380,10 @@ impl Topology {
     /// (`local` host links, `green` inside a chassis, `black` inside a
     /// group, `blue` between groups: the global links); on a SimGrid fat
     /// tree the levels it joins (`level 0-1` from the hosts, `level 1-2`
-    /// above, ...); `None` on other networks.
+    /// above, ...); on the fabrics of `fabric` what their switches' names
+    /// say (`host`, `intra-group`, `global` on a dragonfly; `host-leaf`,
+    /// `leaf-spine` on a rail-optimised fat tree; `host`, `dimension D` on
+    /// HyperX); `None` on other networks.
     pub fn link_class(&self, l: LinkId) -> Option<String> {
         let (Kind::Tree(g) | Kind::Graph(g)) = &self.kind else {
             return None;
@@ -392,6 +396,9 @@ impl Topology {
                 }
             }
         }
+        if let Some(class) = fabric::link_class(&g.names, link.from, link.to) {
+            return Some(class.to_string());
+        }
         // A fat tree's switches are named switch-LEVEL-POSITION, its hosts
         // sit at level 0.
         let level = |n: NodeId| -> Option<usize> {
@@ -401,9 +408,10 @@ impl Topology {
                 None => Some(0),
             }
         };
+        // Levels that differ put a switch at one end at least: no need to
+        // look through the whole network's names, once per link.
         let (a, b) = (level(link.from)?, level(link.to)?);
-        (a != b && g.names.iter().any(|n| n.starts_with("switch-")))
-            .then(|| format!("level {}-{}", a.min(b), a.max(b)))
+        (a != b).then(|| format!("level {}-{}", a.min(b), a.max(b)))
     }
 
     /// A node's name for reports: a topology file's own name for it, a grid

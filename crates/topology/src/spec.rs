@@ -1,5 +1,7 @@
 //! Topologies from short spec strings (`torus:32x32`, `mesh:8x8`,
-//! `hypercube:4`, `tofu:4x3x4`) or from TOML files (see `examples/`).
+//! `hypercube:4`, `tofu:4x3x4`, the fabrics `fattree:16`,
+//! `dragonfly:8,4,4,33`, `railfat:64,8`, `hyperx:8x8`) or from TOML
+//! files (see `examples/`).
 
 use super::{
     DragonNet, EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
@@ -12,7 +14,17 @@ use topocoll_base::invalid;
 
 /// The families a spec string names (`torus:8x8`), in the order refusals
 /// list them. A new one is an entry here and an arm in [`parse_spec`].
-pub const SPEC_FAMILIES: &[&str] = &["torus", "mesh", "hypercube", "tofu", "dragonnet"];
+pub const SPEC_FAMILIES: &[&str] = &[
+    "torus",
+    "mesh",
+    "hypercube",
+    "tofu",
+    "dragonnet",
+    "fattree",
+    "dragonfly",
+    "railfat",
+    "hyperx",
+];
 
 /// The kinds a topology file declares (`kind = "tree"`), in the order
 /// refusals list them. A new one is an entry here, its fields in
@@ -87,6 +99,10 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
             })?;
             Kind::DragonNet(DragonNet::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
         }
+        "fattree" => Kind::Graph(super::fabric::fattree(spec, shape)?),
+        "dragonfly" => Kind::Graph(super::fabric::dragonfly(spec, shape)?),
+        "railfat" => Kind::Graph(super::fabric::railfat(spec, shape)?),
+        "hyperx" => Kind::Graph(super::fabric::hyperx(spec, shape)?),
         other => {
             return Err(invalid!(
                 "topology '{spec}': unknown family '{other}'{} ({}, or a .toml file)",

@@ -11,7 +11,8 @@
 //! c ≠ 0 to another router of the group takes the black link from chassis 0
 //! (or none, when the target is in chassis 0) rather than from c.
 
-use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec};
+use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
+use std::sync::Arc;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 
@@ -62,6 +63,7 @@ pub(super) fn build(
     let (g, blue, c, black, b, green_cables, per) = parameters(what, params)?;
     let (routers, n) = size(what, g, c, b, per, hosts_given)?;
     let mut wiring = Wiring {
+        what: what.to_string(),
         g,
         c,
         b,
@@ -90,7 +92,6 @@ pub(super) fn build(
             })
             .collect();
     }
-    let route = |a: NodeId, z: NodeId| wiring.route(what, a, z);
     let mut specs: Vec<NodeSpec> = (0..n)
         .map(|h| NodeSpec {
             name: host_name(h),
@@ -101,11 +102,20 @@ pub(super) fn build(
         name: format!("router-{r}"),
         kind: NodeKind::Switch,
     }));
-    Graph::with_routes(&specs, cables.links, cables.names, route)
+    Graph::with_cabled_router(&specs, cables.links, cables.names, Arc::new(wiring))
+}
+
+/// The dragonfly's routes, worked out pair by pair as SimGrid does (no
+/// table of every pair: memory grows with the cables).
+impl PairRouter for Wiring {
+    fn route(&self, a: NodeId, z: NodeId, out: &mut Vec<LinkId>) -> Result<()> {
+        self.route_hosts(a, z, out)
+    }
 }
 
 /// The routers and hosts of G groups of C chassis of B routers of `per`
-/// hosts, refused past the graph's limits or the hosts the platform names.
+/// hosts, refused past the limits of a network routed pair by pair or the
+/// hosts the platform names.
 fn size(
     what: &str,
     g: usize,
@@ -114,23 +124,38 @@ fn size(
     per: usize,
     hosts_given: usize,
 ) -> Result<(usize, usize)> {
+    let limit = super::super::graph::MAX_FABRIC_NODES;
     let routers = g
         .checked_mul(c)
         .and_then(|x| x.checked_mul(b))
-        .filter(|&r| r <= super::super::graph::MAX_GRAPH_NODES);
+        .filter(|&r| r <= limit);
     let n = routers.and_then(|r| r.checked_mul(per));
     let (Some(routers), Some(n)) = (routers, n) else {
         return Err(invalid!(
-            "{what}: the DRAGONFLY has more than 1024 hosts or 8192 nodes"
+            "{what}: the DRAGONFLY has more than {limit} nodes"
         ));
     };
-    if n + routers > super::super::graph::MAX_GRAPH_NODES
-        || n > super::super::graph::MAX_ROUTED_HOSTS
-    {
-        return Err(invalid!(
-            "{what}: the DRAGONFLY has more than 1024 hosts or 8192 nodes"
-        ));
-    }
+    // Links: each host's, the green, black and blue cables (two links
+    // each at most), a limiter per host and router.
+    let cables = [
+        Some(n),
+        g.checked_mul(c)
+            .and_then(|x| x.checked_mul(b * (b - 1) / 2)),
+        g.checked_mul(b)
+            .and_then(|x| x.checked_mul(c * (c - 1) / 2)),
+        Some(g * (g - 1) / 2),
+    ]
+    .iter()
+    .try_fold(0usize, |a, x| x.and_then(|x| a.checked_add(x)));
+    let links = cables
+        .and_then(|x| x.checked_mul(2))
+        .and_then(|x| x.checked_add(n + routers))
+        .unwrap_or(usize::MAX);
+    super::super::graph::check_fabric_size(
+        &format!("{what}: the DRAGONFLY"),
+        n.saturating_add(routers),
+        links,
+    )?;
     if n > hosts_given {
         return Err(invalid!(
             "{what}: the DRAGONFLY has {n} hosts, the radical names {hosts_given}"
@@ -150,6 +175,8 @@ fn size(
 /// down); green[(router, blade)], black[(router, chassis)] and
 /// blue[router]: the link leaving the router that way.
 struct Wiring {
+    /// The platform's name for the cluster, for messages.
+    what: String,
     g: usize,
     c: usize,
     b: usize,
@@ -251,8 +278,8 @@ impl Wiring {
         (r / (c * b), (r % (c * b)) / b, r % b)
     }
 
-    /// SimGrid's route from host `a` to host `z`.
-    fn route(&self, what: &str, a: NodeId, z: NodeId) -> Result<Vec<LinkId>> {
+    /// Appends SimGrid's route from host `a` to host `z`.
+    fn route_hosts(&self, a: NodeId, z: NodeId, out: &mut Vec<LinkId>) -> Result<()> {
         let (c, b) = (self.c, self.b);
         let router = |gi: usize, ci: usize, bi: usize| self.router(gi, ci, bi);
         let (green, black_of, blue_of) = (&self.green, &self.black_of, &self.blue_of);
@@ -264,44 +291,47 @@ impl Wiring {
         // before each hop it sends on (after, for the blue hop), the
         // target router's, the receiver's.
         let lim = |out: &mut Vec<LinkId>, r: usize| out.extend(self.router_limiter.get(r));
-        let mut out: Vec<LinkId> = self.host_limiter.get(a).copied().into_iter().collect();
+        let start = out.len();
+        out.extend(self.host_limiter.get(a));
         out.push(self.local[a].0);
         // The router the route is at, as SimGrid counts it.
         let (mut cg, mut cc, mut cb) = (sg, sc, sb);
         if router(sg, sc, sb) != target {
             if tg != sg {
                 if cb != tg {
-                    lim(&mut out, router(cg, cc, cb));
+                    lim(out, router(cg, cc, cb));
                     out.push(green[router(cg, cc, cb) * b + tg]);
                     cb = tg;
                 }
                 if cc != 0 {
-                    lim(&mut out, router(cg, cc, cb));
+                    lim(out, router(cg, cc, cb));
                     out.push(black_of[router(cg, cc, cb) * c]);
                     cc = 0;
                 }
                 out.push(blue_of[router(cg, cc, cb)]);
-                lim(&mut out, router(cg, cc, cb));
+                lim(out, router(cg, cc, cb));
                 (cg, cc, cb) = (tg, 0, sg);
             }
             if tb != cb {
-                lim(&mut out, router(cg, cc, cb));
+                lim(out, router(cg, cc, cb));
                 out.push(green[router(cg, cc, cb) * b + tb]);
                 (cc, cb) = (0, tb);
             }
             if tc != cc {
-                lim(&mut out, router(cg, cc, cb));
+                lim(out, router(cg, cc, cb));
                 out.push(black_of[router(cg, cc, cb) * c + tc]);
             }
         }
-        lim(&mut out, target);
+        lim(out, target);
         out.push(self.local[z].1);
         out.extend(self.host_limiter.get(z));
-        if out.contains(&LinkId::MAX) {
+        if out[start..].contains(&LinkId::MAX) {
+            out.truncate(start);
             return Err(invalid!(
-                "{what}: no DRAGONFLY route from host {a} to host {z} (an internal error)"
+                "{}: no DRAGONFLY route from host {a} to host {z} (an internal error)",
+                self.what
             ));
         }
-        Ok(out)
+        Ok(())
     }
 }

@@ -11,7 +11,8 @@
 //! destination by the cable the source's position picks, with the way
 //! SimGrid's loop carries its cable index from one level to the next.
 
-use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec};
+use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
+use std::sync::Arc;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 
@@ -69,7 +70,7 @@ pub(super) fn parameters(what: &str, text: &str) -> Result<(Vec<usize>, Vec<usiz
 }
 
 /// The fat tree's network, its hosts named by `host_name`.
-pub(super) fn build(
+pub(crate) fn build(
     what: &str,
     params: &str,
     host_name: &dyn Fn(usize) -> String,
@@ -88,8 +89,7 @@ pub(super) fn build(
         n,
     };
     let (mut nodes, first) = tree.nodes(&per_level);
-    let cables = tree.cable(&mut nodes, &first, &per_level, bw, lat, split_duplex);
-    let route = |a: NodeId, b: NodeId| -> Result<Vec<LinkId>> { Ok(tree.route(&nodes, a, b)) };
+    let cables = tree.cable(&mut nodes, &first, bw, lat, split_duplex);
     let specs: Vec<NodeSpec> = nodes
         .iter()
         .map(|x| NodeSpec {
@@ -105,12 +105,27 @@ pub(super) fn build(
             },
         })
         .collect();
-    Graph::with_routes(&specs, cables.links, cables.names, route)
+    let router = Router { tree, nodes };
+    Graph::with_cabled_router(&specs, cables.links, cables.names, Arc::new(router))
+}
+
+/// The fat tree's routes, worked out pair by pair as SimGrid does (no
+/// table of every pair: memory grows with the cables).
+struct Router {
+    tree: Tree,
+    nodes: Vec<Node>,
+}
+
+impl PairRouter for Router {
+    fn route(&self, a: NodeId, b: NodeId, out: &mut Vec<LinkId>) -> Result<()> {
+        self.tree.route(&self.nodes, a, b, out);
+        Ok(())
+    }
 }
 
 /// The hosts and the nodes of each level (∏ up below it × ∏ down from it
-/// on), refused past the graph's limits, 2^20 cables or the hosts the
-/// platform names.
+/// on), refused past the limits of a network routed pair by pair or the
+/// hosts the platform names.
 fn level_sizes(
     what: &str,
     down: &[usize],
@@ -120,7 +135,12 @@ fn level_sizes(
 ) -> Result<(usize, Vec<usize>)> {
     let h = down.len();
     let product = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
-    let too_big = || invalid!("{what}: the FAT_TREE has more than 1024 hosts or 8192 nodes");
+    let too_big = || {
+        invalid!(
+            "{what}: the FAT_TREE has more than {} nodes",
+            super::super::graph::MAX_FABRIC_NODES
+        )
+    };
     let n = product(down).ok_or_else(too_big)?;
     if n > hosts_given {
         return Err(invalid!(
@@ -135,20 +155,22 @@ fn level_sizes(
             .ok_or_else(too_big)?;
         per_level.push(k);
     }
-    let total: usize = per_level.iter().sum();
-    // Cables: each node below the top has up[l] parents, count[l] cables each.
-    let cables = (0..h).try_fold(0usize, |sum, l| {
-        per_level[l]
-            .checked_mul(up[l])
-            .and_then(|x| x.checked_mul(count[l]))
-            .and_then(|x| sum.checked_add(x))
-    });
-    if cables.is_none_or(|c| c > 1 << 20) {
-        return Err(invalid!("{what}: the FAT_TREE has more than 2^20 cables"));
-    }
-    if n > super::super::graph::MAX_ROUTED_HOSTS || total > super::super::graph::MAX_GRAPH_NODES {
-        return Err(too_big());
-    }
+    let total = per_level
+        .iter()
+        .try_fold(0usize, |a, &x| a.checked_add(x))
+        .ok_or_else(too_big)?;
+    // Cables: each node below the top has up[l] parents, count[l] cables
+    // each; a cable is at most two links.
+    let links = (0..h)
+        .try_fold(0usize, |sum, l| {
+            per_level[l]
+                .checked_mul(up[l])
+                .and_then(|x| x.checked_mul(count[l]))
+                .and_then(|x| sum.checked_add(x))
+        })
+        .and_then(|c| c.checked_mul(2))
+        .unwrap_or(usize::MAX);
+    super::super::graph::check_fabric_size(&format!("{what}: the FAT_TREE"), total, links)?;
     Ok((n, per_level))
 }
 
@@ -202,12 +224,14 @@ impl Tree {
 
     /// Joins every child and parent whose labels agree but for the child's
     /// level's digit, by `count` cables each, noting them in the nodes'
-    /// `parents` and `children` as SimGrid indexes them.
+    /// `parents` and `children` as SimGrid indexes them. A child's parents
+    /// are its label with that digit set to each value in turn, which is
+    /// their order by position: the cables come in SimGrid's order
+    /// without comparing every child with every parent.
     fn cable(
         &self,
         nodes: &mut [Node],
         first: &[usize],
-        per_level: &[usize],
         bw: f64,
         lat: f64,
         split_duplex: bool,
@@ -218,14 +242,24 @@ impl Tree {
         let id = |k: usize| if k < n { k } else { 2 * n - 1 - (k - n) };
         let mut cables = super::Cables::new(split_duplex, lat);
         for level in 0..h {
-            for c in first[level]..first[level] + per_level[level] {
-                for p in first[level + 1]..first[level + 1] + per_level[level + 1] {
-                    let related = (0..h)
-                        .filter(|&d| d != level)
-                        .all(|d| nodes[c].label[d] == nodes[p].label[d]);
-                    if !related {
-                        continue;
-                    }
+            // The weight of each digit in a parent's position (its level's
+            // mixed radix).
+            let mut weight = vec![1usize; h];
+            for d in 1..h {
+                let radix = if d - 1 <= level {
+                    up[d - 1]
+                } else {
+                    down[d - 1]
+                };
+                weight[d] = weight[d - 1] * radix;
+            }
+            for c in first[level]..first[level + 1] {
+                let base: usize = (0..h)
+                    .filter(|&d| d != level)
+                    .map(|d| nodes[c].label[d] * weight[d])
+                    .sum();
+                for x in 0..up[level] {
+                    let p = first[level + 1] + base + x * weight[level];
                     for j in 0..count[level] {
                         let (up_link, down_link) = cables.add(
                             c as NodeId,
@@ -254,7 +288,7 @@ impl Tree {
 
     /// SimGrid's route from node `a` to node `b`: up by the destination's
     /// position, down by the cable the source's position picks.
-    fn route(&self, nodes: &[Node], a: NodeId, b: NodeId) -> Vec<LinkId> {
+    fn route(&self, nodes: &[Node], a: NodeId, b: NodeId, out: &mut Vec<LinkId>) {
         let (h, up, down, count) = (self.h, &self.up, &self.down, &self.count);
         let in_subtree = |r: &Node, x: &Node| {
             r.level > x.level
@@ -262,7 +296,6 @@ impl Tree {
                 && (r.level..h).all(|i| r.label[i] == x.label[i])
         };
         let (src, dst) = (&nodes[a as usize], &nodes[b as usize]);
-        let mut out = Vec::new();
         let mut cur = a as usize;
         while !in_subtree(&nodes[cur], dst) {
             let level = nodes[cur].level;
@@ -290,6 +323,5 @@ impl Tree {
                 i += 1;
             }
         }
-        out
     }
 }

@@ -27,7 +27,7 @@ use super::{Grid, Kind, Topology, TorusTie};
 use std::sync::Arc;
 
 mod dragonfly;
-mod fat_tree;
+pub(crate) mod fat_tree;
 mod routing;
 mod zones;
 use topocoll_base::error::{Error, Result};
@@ -720,5 +720,146 @@ mod routes {
         let mut out = Vec::new();
         t.route(3, 2, &mut out);
         assert_eq!(t.links[out[2] as usize].bandwidth, 375e6);
+    }
+}
+
+/// Every route of small FAT_TREE and DRAGONFLY platforms, hashed: the
+/// routes worked out pair by pair must stay the ones SimGrid's tests
+/// were checked against, link ids, names, ends and rates included.
+#[cfg(test)]
+mod fingerprints {
+    use super::parse_platform;
+
+    fn cluster(topology: &str, params: &str, hosts: usize, extra: &str) -> String {
+        format!(
+            r#"<platform version="4.1"><cluster id="c" prefix="h" suffix="" radical="0-{}"
+            speed="1Gf" bw="125MBps" lat="50us" topology="{topology}" topo_parameters="{params}" {extra}/></platform>"#,
+            hosts - 1
+        )
+    }
+
+    /// FNV-1a over the links (ends, rates, names) and every pair's route.
+    fn fingerprint(xml: &str) -> u64 {
+        let t = parse_platform("t", xml).unwrap();
+        let mut h: u64 = 0xcbf29ce484222325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+        };
+        eat(t.links.len() as u64);
+        for (l, link) in t.links.iter().enumerate() {
+            eat(link.from as u64);
+            eat(link.to as u64);
+            eat(link.bandwidth.to_bits());
+            eat(link.latency.to_bits());
+            let ends = t
+                .link_ends(l as u32)
+                .map_or(u64::MAX, |(a, b)| (a as u64) << 32 | b as u64);
+            eat(ends);
+            eat(t.both_ways(l as u32) as u64);
+            for b in t.link_name(l as u32).bytes() {
+                eat(b as u64);
+            }
+        }
+        let mut out = Vec::new();
+        for a in 0..t.num_ranks() {
+            for b in 0..t.num_ranks() {
+                out.clear();
+                t.route(a, b, &mut out);
+                eat(out.len() as u64);
+                for &l in &out {
+                    eat(l as u64);
+                }
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn fat_tree_and_dragonfly_routes_keep_their_fingerprints() {
+        let split = r#"sharing_policy="SPLITDUPLEX""#;
+        let cases = [
+            cluster(
+                "FAT_TREE",
+                "2;4,4;1,2;1,2",
+                16,
+                r#"sharing_policy="SHARED""#,
+            ),
+            cluster("FAT_TREE", "2;4,4;1,2;1,2", 16, split),
+            cluster("FAT_TREE", "3;2,2,3;1,2,2;1,2,1", 12, split),
+            cluster("FAT_TREE", "3;4,2,4;1,2,2;1,1,1", 32, split),
+            cluster("FAT_TREE", "2;8,6;1,4;1,1", 48, split),
+            cluster(
+                "DRAGONFLY",
+                "3,4;4,3;5,1;2",
+                120,
+                r#"limiter_link="150MBps""#,
+            ),
+            cluster("DRAGONFLY", "3,4;4,3;5,1;2", 120, split),
+            cluster("DRAGONFLY", "4,1;2,1;4,1;2", 64, split),
+            cluster(
+                "DRAGONFLY",
+                "2,2;3,1;3,2;1",
+                18,
+                r#"sharing_policy="SHARED""#,
+            ),
+        ];
+        let got: Vec<u64> = cases.iter().map(|x| fingerprint(x)).collect();
+        let want: [u64; 9] = [
+            18267776400671692117,
+            6766188544365980093,
+            5381747520428077461,
+            7595085047424190549,
+            3214696568879736501,
+            9116698124637230465,
+            10001884203253365086,
+            6784141295343262158,
+            7707756320645742617,
+        ];
+        assert_eq!(got, want);
+    }
+}
+
+/// FAT_TREE and DRAGONFLY clusters past the 1,024 hosts a table of every
+/// pair held, and refusals of those past what memory allows.
+#[cfg(test)]
+mod large {
+    use super::parse_platform;
+
+    fn cluster(topology: &str, params: &str, hosts: usize) -> String {
+        format!(
+            r#"<platform version="4.1"><cluster id="c" prefix="h" suffix="" radical="0-{}"
+            speed="1Gf" bw="125MBps" lat="50us" topology="{topology}" topo_parameters="{params}"/></platform>"#,
+            hosts - 1
+        )
+    }
+
+    #[test]
+    fn clusters_of_thousands_of_hosts_are_routed_pair_by_pair() {
+        let t =
+            parse_platform("t", &cluster("FAT_TREE", "3;16,16,16;1,16,16;1,1,1", 4096)).unwrap();
+        assert_eq!(t.num_ranks(), 4096);
+        let mut out = Vec::new();
+        t.route(0, 4095, &mut out);
+        assert_eq!(out.len(), 6);
+        let t = parse_platform("t", &cluster("DRAGONFLY", "16,1;4,1;16,1;4", 4096)).unwrap();
+        assert_eq!(t.num_ranks(), 4096);
+        out.clear();
+        t.route(0, 4095, &mut out);
+        assert!((2..=6).contains(&out.len()), "{out:?}");
+    }
+
+    #[test]
+    fn clusters_past_the_limits_are_refused_in_one_line() {
+        for xml in [
+            cluster("FAT_TREE", "2;1024,1024;1,1024;1,1", 1 << 20),
+            cluster("DRAGONFLY", "64,1;64,1;128,1;2", 1 << 20),
+        ] {
+            let e = parse_platform("t", &xml).unwrap_err().to_string();
+            assert!(e.contains("a network routed pair by pair may have"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 }
