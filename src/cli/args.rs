@@ -29,8 +29,8 @@ use std::time::Duration;
 #[command(group(ArgGroup::new("placement").multiple(true)))]
 #[command(group(ArgGroup::new("one_choice").multiple(true)))]
 pub struct BuildArgs {
-    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16, or a TOML
-    /// or SimGrid XML file.
+    /// Network: torus:32x32, mesh:8x8, torus:8x8x8, hypercube:4, tofu:4x3x4, dragonnet:16,
+    /// fattree:16, dragonfly:8,4,4,32, railfat:128,8, hyperx:8x8, or a TOML or SimGrid XML file.
     #[arg(long, short = 't')]
     pub topology: Option<String>,
     /// Ranks on each host of the topology (MPI's processes per node); data between two ranks

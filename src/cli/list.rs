@@ -59,6 +59,10 @@ pub fn run(a: ListArgs, given: &Given) -> Result<i32> {
         ("hypercube:4", "binary n-cube; e-cube routing, lowest bit first"),
         ("tofu:4x3x4", "Tofu 6D (X,Y,Z,a,b,c = 2x3x2) as its virtual 3D torus (8x9x8 here)"),
         ("dragonnet:16", "Dragon net: indirect binary n-cube of 2x2 switch elements (--model packet)"),
+        ("fattree:16", "three-level fat tree of K-port switches (K^3/4 hosts; fattree:K:R oversubscribed R:1); d-mod-k routing"),
+        ("dragonfly:8,4,4,32", "dragonfly of A routers a group, P hosts a router, H global links a router, G groups; minimal routing"),
+        ("railfat:128,8", "rail-optimised two-level fat tree: NIC i of every server on rail i (hosts are the NIC ports)"),
+        ("hyperx:8x8", "HyperX: switches fully joined along each dimension, a host each; dimension-order routing"),
         ("FILE.toml", "any of the above, a tree of hosts and switches, a grid of sites, or a graph (see examples/)"),
         ("FILE.xml", "a SimGrid platform: TORUS, FAT_TREE, DRAGONFLY or flat cluster, or hosts, links, routes"),
     ] {
