@@ -66,7 +66,8 @@ pub fn nvlink_bw(sm: u32) -> f64 {
     }
 }
 
-/// RCCL's `ncclTopoXGMISpeed`: one xGMI link's bandwidth by GPU arch.
+/// RCCL's `ncclTopoXGMISpeed`: one xGMI link's bandwidth by GPU arch
+/// (gfx95x, MI350, takes the gfx94x figure in RCCL's newer sources).
 fn xgmi_bw(gcn: &str) -> f64 {
     GB * if gcn.starts_with("gfx90a") {
         bw::MI200_XGMI
@@ -112,7 +113,7 @@ fn class_of(text: &str) -> Class {
         ("0x068001", Class::Cpu),
         ("0x03", Class::Gpu),
         ("0x02", Class::Nic),
-        ("0x12", Class::Gpu),
+        ("0x120000", Class::Gpu),
     ];
     CLASSES
         .iter()
