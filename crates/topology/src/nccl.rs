@@ -204,6 +204,17 @@ enum Target {
     Cpu,
 }
 
+/// A `<pci>` element where it stands: its bus id, its parent's device,
+/// its CPU and the bandwidth of its link to the parent.
+#[derive(Clone, Copy)]
+struct PciAt<'a, 'input> {
+    pci: roxmltree::Node<'a, 'input>,
+    bus: u64,
+    parent: usize,
+    cpu: usize,
+    link: f64,
+}
+
 struct Reader<'a> {
     file: &'a str,
     devs: Vec<Dev>,
@@ -313,7 +324,7 @@ impl Reader<'_> {
                     // A NIC on the CPU itself: NCCL joins it at LOC_BW.
                     let nic = self.add(Part::Nic, format!("nic@{}", self.devs[cpu].name), c);
                     self.wire(cpu, nic, bw::LOC * GB, Wire::Pci);
-                    self.nic(c, nic, None)?;
+                    self.nic(c, nic)?;
                 }
             }
         }
@@ -407,18 +418,22 @@ impl Reader<'_> {
                 "a second <gpu> in one <pci> (MLOPart partitions) is not read",
             ));
         }
-        if let Some(&g) = gpus.first() {
-            return self.gpu(e, Some(g), bus, busid, parent, cpu, link);
-        }
-        if class == Class::Gpu {
-            return self.gpu(e, None, bus, busid, parent, cpu, link);
+        let at = PciAt {
+            pci: e,
+            bus,
+            parent,
+            cpu,
+            link,
+        };
+        if gpus.first().is_some() || class == Class::Gpu {
+            return self.gpu(&at, gpus.first().copied());
         }
         if nic.is_some() || class == Class::Nic {
             let id = self.add(Part::Nic, format!("nic {busid}"), e);
             self.by_bus.insert(bus, id);
             self.wire(parent, id, link, Wire::Pci);
             return match nic {
-                Some(n) => self.nic(n, id, Some(link)),
+                Some(n) => self.nic(n, id),
                 // A NIC of a file that gives only the PCI tree: one port,
                 // at its PCI link's bandwidth (NCCL asks the NIC itself).
                 None => {
@@ -447,17 +462,16 @@ impl Reader<'_> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn gpu(
-        &mut self,
-        pci: roxmltree::Node,
-        g: Option<roxmltree::Node>,
-        bus: u64,
-        busid: &str,
-        parent: usize,
-        cpu: usize,
-        link: f64,
-    ) -> Result<()> {
+    /// A GPU: the `<pci>` `at` holds, with its `<gpu>` if the file gives one.
+    fn gpu(&mut self, at: &PciAt, g: Option<roxmltree::Node>) -> Result<()> {
+        let PciAt {
+            pci,
+            bus,
+            parent,
+            cpu,
+            link,
+        } = *at;
+        let busid = pci.attribute("busid").unwrap_or("");
         let id = self.add(Part::Gpu, format!("gpu {busid}"), g.unwrap_or(pci));
         self.by_bus.insert(bus, id);
         self.wire(parent, id, link, Wire::Pci);
@@ -529,7 +543,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn nic(&mut self, e: roxmltree::Node, nic: usize, link: Option<f64>) -> Result<()> {
+    fn nic(&mut self, e: roxmltree::Node, nic: usize) -> Result<()> {
         self.only(e, &["net"])?;
         let nets: Vec<_> = e.children().filter(|c| c.has_tag_name("net")).collect();
         for n in nets {
@@ -550,7 +564,6 @@ impl Reader<'_> {
             };
             self.port(n, nic, Some(dev as u64), mbps as f64 / 8000.0 * GB)?;
         }
-        let _ = link;
         Ok(())
     }
 
@@ -802,17 +815,15 @@ fn build(r: Reader) -> Result<Server> {
         });
     }
     // Names must be unique for the graph: a repeated bus id is a mistake.
-    let mut seen = HashMap::new();
+    let mut seen = std::collections::HashSet::new();
     for (k, n) in names.iter().enumerate() {
-        if let Some(&j) = seen.get(n.as_str()) {
-            let _: usize = j;
+        if !seen.insert(n.as_str()) {
             return Err(Error::parse(
                 file,
                 r.devs[order[k]].line as u64,
                 format!("a second device named '{n}' (a bus id given twice)"),
             ));
         }
-        seen.insert(n.as_str(), k);
     }
     let nodes: Vec<NodeSpec> = order
         .iter()

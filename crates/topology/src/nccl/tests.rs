@@ -266,3 +266,41 @@ fn the_root_element_tells_nccl_from_simgrid() {
     ));
     assert!(!is_nccl_xml("<systems>"));
 }
+
+#[test]
+fn a_fabric_routed_pair_by_pair_carries_cluster_routes() {
+    // A SimGrid cluster in a zone: routed by SimGrid's zones, pair by pair.
+    let dir = std::env::temp_dir().join("topocoll-nccl-simgrid-fabric");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("fabric.xml"),
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="c" prefix="port" radical="0-7" suffix="" speed="1Gf" bw="5GBps" lat="2us" bb_bw="40GBps" bb_lat="1us"/>
+  </zone>
+</platform>
+"#,
+    )
+    .unwrap();
+    let path = dir.join("cluster.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "kind = \"cluster\"\nserver = \"{}\"\nservers = 2\nfabric = \"fabric.xml\"\n",
+            data("p4d-24xl-topo.xml")
+        ),
+    )
+    .unwrap();
+    let t = parse_spec(path.to_str().unwrap()).unwrap();
+    assert_eq!(t.num_ranks(), 16);
+    let joined = names(&t, 0, 15).join(" | ");
+    // GPU 0's NIC is port 0 (host 0); server 1's GPU 7's is its port 3 (host 7).
+    assert!(joined.contains("fabric: c_link_0_UP"), "{joined}");
+    assert!(joined.contains("fabric: c_backbone"), "{joined}");
+    assert!(joined.contains("fabric: c_link_7_DOWN"), "{joined}");
+    assert!(joined.ends_with("-> s1.gpu7"), "{joined}");
+    assert_eq!(bottleneck(&t, 0, 15), 5e9);
+    assert_eq!(t.route_problem(0, 15), None);
+}
