@@ -425,7 +425,7 @@ impl Reader<'_> {
             cpu,
             link,
         };
-        if gpus.first().is_some() || class == Class::Gpu {
+        if !gpus.is_empty() || class == Class::Gpu {
             return self.gpu(&at, gpus.first().copied());
         }
         if nic.is_some() || class == Class::Nic {
@@ -1109,9 +1109,9 @@ pub fn cluster(name: &str, server: &Server, servers: usize, fabric: &Topology) -
     for (k, &h) in fabric.rank_node.iter().enumerate() {
         map[h as usize] = ((k / p) * nps) as NodeId + server.ports[k % p];
     }
-    for n in 0..fabric.num_nodes {
-        if map[n] == NodeId::MAX {
-            map[n] = nodes.len() as NodeId;
+    for (n, m) in map.iter_mut().enumerate() {
+        if *m == NodeId::MAX {
+            *m = nodes.len() as NodeId;
             nodes.push(NodeSpec {
                 name: format!("fabric.{}", fabric.node_name(n as NodeId)),
                 kind: NodeKind::Switch,
