@@ -247,6 +247,17 @@ fn refusals_name_the_file_and_line() {
         e.starts_with("bad.xml:7: <gpu>: no link reaches rank 1's GPU"),
         "{e}"
     );
+    let e = refusal(&format!(
+        "<system version=\"1\">\n<cpu numaid=\"0\">\n{GPU}\n<gpu dev=\"0\" rank=\"0\" sm=\"80\"/></pci>\n{GPU}\n<gpu dev=\"1\" rank=\"1\" sm=\"80\"/></pci></cpu></system>"
+    ));
+    assert_eq!(e, "bad.xml:5: <pci>: bus id given twice (first on line 4)");
+    let e = refusal(&format!(
+        "<system version=\"1\">\n<cpu numaid=\"0\" host_hash=\"0x1\">\n{GPU}\n<gpu dev=\"0\" rank=\"0\" sm=\"80\"/></pci></cpu>\n<cpu numaid=\"1\" host_hash=\"0x2\"/>\n</system>"
+    ));
+    assert!(
+        e.starts_with("bad.xml:5: cpu1: no link reaches it from rank 0's GPU"),
+        "{e}"
+    );
     let e = refusal("<system version=\"1\">\n<cpu numaid=\"0\"/>\n</system>");
     assert_eq!(e, "bad.xml: the file has no GPU");
     let e = refusal("<system version=\"1\">\n<cpu numaid=\"0\">\n<nic><net dev=\"0\" speed=\"fast\"/></nic>\n</cpu></system>");
