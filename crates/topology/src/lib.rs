@@ -12,6 +12,7 @@ mod fail;
 mod graph;
 mod grid;
 mod hypercube;
+pub mod nccl;
 mod path;
 mod rankfile;
 mod simgrid;

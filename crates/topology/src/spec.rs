@@ -38,13 +38,18 @@ pub const FILE_KINDS: &[&str] = &[
     "tree",
     "graph",
     "sites",
+    "cluster",
 ];
 
 /// Parses a spec string, or reads a TOML file when the spec names one.
 pub fn parse_spec(spec: &str) -> Result<Topology> {
     let spec = spec.trim();
     if spec.ends_with(".xml") {
-        return super::parse_platform(spec, &read_limited(spec)?);
+        let text = read_limited(spec)?;
+        if super::nccl::is_nccl_xml(&text) {
+            return super::nccl::parse_server_topology(spec, &text);
+        }
+        return super::parse_platform(spec, &text);
     }
     if spec.ends_with(".toml") || Path::new(spec).is_file() {
         return parse_toml(spec, &read_limited(spec)?);
@@ -198,6 +203,9 @@ pub struct TopologyFile {
 
 /// Parses the text of a TOML topology file; `name` is used in messages.
 pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
+    if super::nccl::is_cluster(text) {
+        return super::nccl::parse_cluster(name, text);
+    }
     let f = read_file(name, text)?;
     check_fields(name, &f)?;
     let kind = network(name, &f)?;

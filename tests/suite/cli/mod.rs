@@ -3,4 +3,5 @@
 
 mod commands;
 mod fuzz;
+mod gpu_servers;
 mod refusals;

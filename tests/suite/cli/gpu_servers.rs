@@ -1,0 +1,145 @@
+//! GPU servers from NCCL's topology files, and clusters of them, through
+//! the binary: the verbs run on them unchanged, bad files are refused in
+//! one line.
+
+use crate::common::topocoll;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nccl");
+
+const SERVERS: [&str; 4] = [
+    "dgx-a100-nvswitch.xml",
+    "p4d-24xl-topo.xml",
+    "azure-ndv4-topo.xml",
+    "rccl-mi300x-8p-940.xml",
+];
+
+fn time_s(json: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["time_s"].as_f64().unwrap()
+}
+
+#[test]
+fn simulate_runs_a_ring_allreduce_on_every_server_and_the_cluster() {
+    for f in SERVERS.iter().chain(&["cluster-p4d-x2.toml"]) {
+        let t = format!("{DATA}/{f}");
+        let (code, out, err) = topocoll(&[
+            "simulate",
+            "-t",
+            &t,
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "-s",
+            "1MiB",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{f}: {err}");
+        assert!(time_s(&out) > 0.0, "{f}");
+    }
+}
+
+/// The NVSwitch server's ring moves each GPU's 2·7/8 MiB at 240 GB/s
+/// (12 SM80 NVLinks): faster than the PCIe server's, whose ring crosses
+/// the sockets' 10 GB/s link.
+#[test]
+fn nvlink_servers_beat_pcie_servers_on_the_same_ring() {
+    let run = |f: &str| {
+        let t = format!("{DATA}/{f}");
+        let (code, out, err) = topocoll(&[
+            "simulate",
+            "-t",
+            &t,
+            "-c",
+            "allreduce",
+            "-a",
+            "ring",
+            "-s",
+            "64MiB",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        time_s(&out)
+    };
+    let (nvs, pcie) = (run("dgx-a100-nvswitch.xml"), run("p4d-24xl-topo.xml"));
+    let bytes = 2.0 * 7.0 / 8.0 * 64.0 * 1048576.0;
+    assert!(
+        nvs >= bytes / 240e9 && nvs < 1.1 * bytes / 240e9 + 1e-4,
+        "{nvs}"
+    );
+    assert!(pcie > 10.0 * nvs, "{pcie} vs {nvs}");
+}
+
+#[test]
+fn ranks_per_node_and_map_place_ranks_on_the_gpus() {
+    let t = format!("{DATA}/dgx-a100-nvswitch.xml");
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        &t,
+        "-c",
+        "allreduce",
+        "-a",
+        "ring",
+        "-s",
+        "1MiB",
+        "--ranks-per-node",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("16 ranks on 8 hosts"), "{out}");
+    let dir = std::env::temp_dir().join(format!("topocoll-nccl-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = dir.join("map.txt");
+    std::fs::write(&map, "gpu0\ngpu7\ngpu3\n").unwrap();
+    let (code, out, err) = topocoll(&[
+        "simulate",
+        "-t",
+        &t,
+        "-c",
+        "bcast",
+        "-a",
+        "binomial",
+        "-s",
+        "1MiB",
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("3 ranks"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_server_file_is_refused_in_one_line_naming_its_line() {
+    let dir = std::env::temp_dir().join(format!("topocoll-nccl-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(format!("{DATA}/dgx-a100-nvswitch.xml")).unwrap();
+    for (from, to, says) in [
+        (
+            "\"16.0 GT/s PCIe\"",
+            "\"17 GT/s\"",
+            ":4: <pci>: link_speed \"17 GT/s\"",
+        ),
+        (
+            "<nvlink target=\"0000:c0:00.0\" count=\"2\" tclass=\"0x068000\"/>",
+            "<nvlink target=\"0000:c0:00.0\" count=\"2\" tclass=\"0x030200\"/>",
+            ":7: <nvlink>: target '0000:c0:00.0' is no GPU of the file",
+        ),
+        (
+            "<nic>",
+            "<nic><port/>",
+            ":26: <port>: is not an element NCCL reads here (<nic> holds <net>)",
+        ),
+    ] {
+        let bad = dir.join("bad.xml");
+        std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+        let (code, _, err) = topocoll(&["simulate", "-t", bad.to_str().unwrap(), "-c", "bcast"]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "expected '{says}' in {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
