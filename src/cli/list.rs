@@ -65,6 +65,7 @@ pub fn run(a: ListArgs, given: &Given) -> Result<i32> {
         ("hyperx:8x8", "HyperX: switches fully joined along each dimension, a host each; dimension-order routing"),
         ("FILE.toml", "any of the above, a tree of hosts and switches, a grid of sites, or a graph (see examples/)"),
         ("FILE.xml", "a SimGrid platform: TORUS, FAT_TREE, DRAGONFLY or flat cluster, or hosts, links, routes"),
+        ("FILE.xml", "an NCCL topology file (root <system>): a GPU server; a cluster of them in a TOML file"),
     ] {
         writeln!(out, "  {spec:<14} {what}")?;
     }
