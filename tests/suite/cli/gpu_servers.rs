@@ -2,7 +2,7 @@
 //! the binary: the verbs run on them unchanged, bad files are refused in
 //! one line.
 
-use crate::common::topocoll;
+use crate::common::{topocoll, topocoll_line};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nccl");
 
@@ -22,19 +22,9 @@ fn time_s(json: &str) -> f64 {
 fn simulate_runs_a_ring_allreduce_on_every_server_and_the_cluster() {
     for f in SERVERS.iter().chain(&["cluster-p4d-x2.toml"]) {
         let t = format!("{DATA}/{f}");
-        let (code, out, err) = topocoll(&[
-            "simulate",
-            "-t",
-            &t,
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "-s",
-            "1MiB",
-            "--format",
-            "json",
-        ]);
+        let (code, out, err) = topocoll_line(&format!(
+            "simulate -t {t} -c allreduce -a ring -s 1MiB --format json"
+        ));
         assert_eq!(code, 0, "{f}: {err}");
         assert!(time_s(&out) > 0.0, "{f}");
     }
@@ -47,19 +37,9 @@ fn simulate_runs_a_ring_allreduce_on_every_server_and_the_cluster() {
 fn nvlink_servers_beat_pcie_servers_on_the_same_ring() {
     let run = |f: &str| {
         let t = format!("{DATA}/{f}");
-        let (code, out, err) = topocoll(&[
-            "simulate",
-            "-t",
-            &t,
-            "-c",
-            "allreduce",
-            "-a",
-            "ring",
-            "-s",
-            "64MiB",
-            "--format",
-            "json",
-        ]);
+        let (code, out, err) = topocoll_line(&format!(
+            "simulate -t {t} -c allreduce -a ring -s 64MiB --format json"
+        ));
         assert_eq!(code, 0, "{err}");
         time_s(&out)
     };
@@ -75,19 +55,9 @@ fn nvlink_servers_beat_pcie_servers_on_the_same_ring() {
 #[test]
 fn ranks_per_node_and_map_place_ranks_on_the_gpus() {
     let t = format!("{DATA}/dgx-a100-nvswitch.xml");
-    let (code, out, err) = topocoll(&[
-        "simulate",
-        "-t",
-        &t,
-        "-c",
-        "allreduce",
-        "-a",
-        "ring",
-        "-s",
-        "1MiB",
-        "--ranks-per-node",
-        "2",
-    ]);
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allreduce -a ring -s 1MiB --ranks-per-node 2"
+    ));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("16 ranks on 8 hosts"), "{out}");
     let dir = std::env::temp_dir().join(format!("topocoll-nccl-map-{}", std::process::id()));
