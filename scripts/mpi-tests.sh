@@ -113,7 +113,7 @@ for fmt in csv json json-compact; do
 done
 echo "== a sweep whose processes disagree on their arguments: one line, exit 2"
 code=0
-err=$(timeout 120 mpirun -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -s 1KiB,2KiB \
+err=$(timeout 120 mpirun -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -a binomial -s 1KiB,2KiB \
   : -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -a binomial -s 1KiB,4KiB 2>&1 >/dev/null) || code=$?
 if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ] \
   || ! grep -q "given different arguments" <<<"$err"; then
