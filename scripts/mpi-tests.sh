@@ -18,7 +18,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 CARGO="${CARGO:-cargo}"
 $CARGO build --release --features mpi
+# The test target's own artifact (the messages also name the topocoll
+# binary the tests run, in no fixed order).
 bin=$($CARGO test --release --features mpi --test mpi --no-run --message-format=json \
+  | grep '"kind":\["test"\]' | grep '"name":"mpi"' \
   | grep -o '"executable":"[^"]*"' | sed 's/"executable":"//; s/"$//' | tail -1)
 [ -x "$bin" ] || { echo "mpi test binary not found" >&2; exit 1; }
 status=0
