@@ -12,8 +12,7 @@ use topocoll_base::error::{Error, Result};
 /// The processes a command's points are spread over: one (no `mpirun`),
 /// or `mpirun`'s in a build with MPI.
 pub struct Spread {
-    rank: usize,
-    size: usize,
+    /// MPI's world, when the points are spread; `None` alone.
     #[cfg(feature = "mpi")]
     world: Option<crate::mpi::World>,
 }
@@ -21,7 +20,12 @@ pub struct Spread {
 /// How many processes `mpirun` started this one among (Open MPI's and
 /// MPICH's launchers say so in the environment); `None` outside `mpirun`.
 pub fn launched() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+    launcher_says(&["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"])
+}
+
+/// The first of the launchers' variables `names` that holds a number.
+fn launcher_says(names: &[&str]) -> Option<usize> {
+    names
         .iter()
         .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
@@ -29,16 +33,12 @@ pub fn launched() -> Option<usize> {
 /// How many of `mpirun`'s processes share this one's machine (they share
 /// its cores); `None` outside `mpirun`.
 pub fn launched_here() -> Option<usize> {
-    ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    launcher_says(&["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"])
 }
 
 /// This process's rank among those `mpirun` started; `None` outside it.
 pub fn launched_rank() -> Option<usize> {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    launcher_says(&["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"])
 }
 
 impl Spread {
@@ -56,11 +56,7 @@ impl Spread {
                     "the {n} processes mpirun started were given different arguments: a spread command needs the same on every one"
                 )));
             }
-            Ok(Spread {
-                rank: world.rank(),
-                size: world.size(),
-                world: Some(world),
-            })
+            Ok(Spread { world: Some(world) })
         }
         #[cfg(not(feature = "mpi"))]
         {
@@ -74,8 +70,6 @@ impl Spread {
     /// This process alone.
     pub fn alone() -> Spread {
         Spread {
-            rank: 0,
-            size: 1,
             #[cfg(feature = "mpi")]
             world: None,
         }
@@ -83,17 +77,25 @@ impl Spread {
 
     /// This process's rank (0 alone).
     pub fn rank(&self) -> usize {
-        self.rank
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.rank();
+        }
+        0
     }
 
     /// How many processes share the points.
     pub fn size(&self) -> usize {
-        self.size
+        #[cfg(feature = "mpi")]
+        if let Some(w) = &self.world {
+            return w.size();
+        }
+        1
     }
 
     /// Whether point `i` is this process's to compute.
     pub fn mine(&self, i: usize) -> bool {
-        i % self.size == self.rank
+        i % self.size() == self.rank()
     }
 
     /// On rank 0, every one of the `points` results, in point order, from
@@ -101,11 +103,8 @@ impl Spread {
     /// this process's results, point by point as [`Spread::mine`] gives
     /// them, in increasing point order.
     pub fn gather(&self, points: usize, mine: Vec<Vec<u8>>) -> Result<Option<Vec<Vec<u8>>>> {
-        if self.size == 1 {
-            return Ok(Some(mine));
-        }
         #[cfg(feature = "mpi")]
-        if let Some(w) = &self.world {
+        if let Some(w) = self.world.as_ref().filter(|w| w.size() > 1) {
             // Each result as its length (8 bytes) and its bytes.
             let mut packed = Vec::new();
             for r in &mine {
@@ -113,22 +112,21 @@ impl Spread {
                 packed.extend_from_slice(r);
             }
             let all = w.gather_bytes(&packed)?;
-            if self.rank != 0 {
+            if w.rank() != 0 {
                 return Ok(None);
             }
             let mut per_rank: Vec<std::vec::IntoIter<Vec<u8>>> =
                 all.iter().map(|bytes| unpack(bytes).into_iter()).collect();
             let mut out = Vec::with_capacity(points);
             for i in 0..points {
-                out.push(per_rank[i % self.size].next().ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "rank {} sent no result for point {i}",
-                        i % self.size
-                    ))
+                let from = i % w.size();
+                out.push(per_rank[from].next().ok_or_else(|| {
+                    Error::Invalid(format!("rank {from} sent no result for point {i}"))
                 })?);
             }
             return Ok(Some(out));
         }
+        // Alone: every point is this process's, in order.
         let _ = points;
         Ok(Some(mine))
     }
