@@ -4,7 +4,8 @@
 # references, plus fault injection; then `topocoll run --backend mpi
 # --check` smoke tests through the command line, one of them executing an
 # optimal tree broadcast written by `topocoll optimize --schedule-out`, and
-# the grid algorithms on a grid of three sites.
+# the grid algorithms on a grid of three sites; then the PMPI library
+# (libtopocoll_mpi.so) preloaded into committed C programs.
 #
 #   scripts/mpi-tests.sh            # mpirun -np 4
 #   MPI_NPS="1 2 3 4 7 8 16" scripts/mpi-tests.sh
@@ -123,6 +124,9 @@ if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ] \
   echo "disagreeing sweep: exit $code: $err" >&2
   status=1
 fi
+echo "== libtopocoll_mpi.so preloaded into MPI programs (scripts/pmpi-tests.sh)"
+$CARGO test --release -p topocoll-mpi || status=1
+bash scripts/pmpi-tests.sh || status=1
 echo "== tune's exported Open MPI rules run the algorithms they name"
 bash validation/mpi-rules/run.sh --quick >/dev/null || status=1
 exit $status

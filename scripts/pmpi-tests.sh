@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# libtopocoll_mpi.so preloaded into unchanged MPI programs (crates/mpi/tests/c/):
+#
+#  1. every registered algorithm forced in turn (TOPOCOLL_ALGORITHMS), each
+#     on the network it needs (TOPOCOLL_TOPOLOGY, TOPOCOLL_RANKS_PER_NODE), with
+#     every predefined type and operator, in place and not, checked against
+#     the MPI library's own collective; the report must show the algorithm ran;
+#  2. one algorithm per collective at other rank counts;
+#  3. a tune table (TOPOCOLL_TABLE) and a directory of schedules (TOPOCOLL_SCHEDULES);
+#  4. communicators split, duplicated, freed and made again, with the
+#     application's own wildcard receive pending across the collectives;
+#  5. bad configuration refused at MPI_Init in one line, the program exiting non-zero.
+#
+#   scripts/pmpi-tests.sh                 # Open MPI (mpicc, mpirun)
+#   PMPI_NPS="2 3 5 8" scripts/pmpi-tests.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+CARGO="${CARGO:-cargo}"
+MPICC="${MPICC:-mpicc}"
+MPIRUN="${MPIRUN:-mpirun}"
+$CARGO build --release -p topocoll-mpi -p topocoll
+lib="$PWD/target/release/libtopocoll_mpi.so"
+bin="$PWD/target/release/topocoll"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+$MPICC -O2 -o "$out/collectives" crates/mpi/tests/c/collectives.c
+$MPICC -O2 -o "$out/communicators" crates/mpi/tests/c/communicators.c
+status=0
+
+# run NP ENV... -- PROGRAM ARGS: the program preloaded; its stdout and stderr in $out/log.
+run() {
+  local np=$1
+  shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  env "${envs[@]}" LD_PRELOAD="$lib" TOPOCOLL_REPORT="$out/report.json" \
+    timeout 300 "$MPIRUN" -x LD_PRELOAD -np "$np" "$@" >"$out/log" 2>&1 </dev/null
+}
+
+# Calls the report gives algorithm $1.
+ran() {
+  python3 -c "import json,sys; d=json.load(open('$out/report.json')); print(sum(r['calls'] for r in d['rows'] if r['algorithm']==sys.argv[1]))" "$1" 2>/dev/null || echo 0
+}
+
+echo "== 1. every algorithm forced in turn, mpirun -np 4"
+# The networks the algorithms that need one run on: a 2x2 torus (grid
+# algorithms, Trinaryx3), two hosts of two ranks (node-aware ones), two
+# sites of two hosts (the grid-of-sites ones).
+networks=("" "TOPOCOLL_TOPOLOGY=torus:2x2" "TOPOCOLL_TOPOLOGY=mesh:2 TOPOCOLL_RANKS_PER_NODE=2"
+  "TOPOCOLL_TOPOLOGY=crates/mpi/tests/c/two-sites-4.toml")
+served=0
+unserved=()
+while read -r coll alg; do
+  done_=0
+  for net in "${networks[@]}"; do
+    # shellcheck disable=SC2086
+    if ! run 4 TOPOCOLL_ALGORITHMS="$coll=$alg" $net -- "$out/collectives" "$coll"; then
+      echo "FAIL $coll $alg ${net:-(no network)}:" >&2
+      tail -5 "$out/log" >&2
+      status=1
+      done_=1
+      break
+    fi
+    if [ "$(ran "$alg")" -gt 0 ]; then
+      served=$((served + 1))
+      done_=1
+      break
+    fi
+  done
+  [ $done_ = 1 ] || unserved+=("$coll/$alg")
+done < <("$bin" list | awk '/^Algorithms/{f=1; next} f && NF >= 2 && $1 ~ /^[a-z_]+$/ {print $1, $2}')
+echo "$served algorithms ran and matched the MPI library's results; not applicable on 4 ranks: ${unserved[*]:-none}"
+
+echo "== 2. one algorithm per collective at other rank counts"
+fixed="allreduce=rabenseifner,bcast=binomial,reduce=binomial,allgather=ring,reduce_scatter=ring"
+fixed+=",alltoall=bruck,scatter=binomial,gather=binomial,barrier=dissemination,scan=linear"
+fixed+=",exscan=linear,allgatherv=ring,alltoallv=linear"
+for np in ${PMPI_NPS:-2 3 5 8}; do
+  if ! run "$np" TOPOCOLL_ALGORITHMS="$fixed" -- "$out/collectives"; then
+    echo "FAIL collectives on $np ranks:" >&2
+    tail -5 "$out/log" >&2
+    status=1
+  fi
+  grep '^collectives' "$out/log" || true
+done
+
+echo "== 3. a tune table and a directory of schedules, mpirun -np 4"
+"$bin" tune --ranks 4 --collective allreduce --sizes 8B..256KiB --format json \
+  --no-cache -o "$out/table.json" >/dev/null
+if ! run 4 TOPOCOLL_TABLE="$out/table.json" -- "$out/collectives" allreduce; then
+  echo "FAIL collectives with a tune table:" >&2
+  tail -5 "$out/log" >&2
+  status=1
+fi
+table_calls=$(python3 -c "import json; d=json.load(open('$out/report.json')); print(sum(r['calls'] for r in d['rows'] if r['algorithm']!='native'))")
+echo "tune table: $table_calls allreduce calls ran the table's choice"
+[ "$table_calls" -gt 0 ] || { echo "FAIL: the table's choices never ran" >&2; status=1; }
+mkdir -p "$out/schedules"
+# 20,000 doubles: the size of one of the program's allreduces.
+"$bin" schedule --ranks 4 --collective allreduce --algorithm ring --dtype f64 --size 160000 \
+  --format json -o "$out/schedules/ring-160000.json" >/dev/null
+if ! run 4 TOPOCOLL_SCHEDULES="$out/schedules" -- "$out/collectives" allreduce; then
+  echo "FAIL collectives with a schedule directory:" >&2
+  tail -5 "$out/log" >&2
+  status=1
+fi
+file_calls=$(ran ring-160000.json)
+echo "schedule directory: $file_calls calls ran ring-160000.json"
+[ "$file_calls" -gt 0 ] || { echo "FAIL: the schedule file never ran" >&2; status=1; }
+
+echo "== 4. communicators"
+for np in 4 6; do
+  if ! run "$np" TOPOCOLL_ALGORITHMS="allreduce=ring,bcast=binomial,alltoall=linear,allgather=recursive_doubling,barrier=dissemination" \
+    -- "$out/communicators"; then
+    echo "FAIL communicators on $np ranks:" >&2
+    tail -5 "$out/log" >&2
+    status=1
+  fi
+  grep '^communicators' "$out/log" || true
+done
+
+echo "== 5. bad configuration: one line at MPI_Init, exit non-zero"
+refuse() {
+  local what=$1 want=$2
+  shift 2
+  if run 2 "$@" -- "$out/communicators"; then
+    echo "FAIL $what: the program ran" >&2
+    status=1
+  elif [ "$(grep -c '^topocoll-mpi: ' "$out/log")" -ne 1 ] || ! grep -q "$want" "$out/log"; then
+    echo "FAIL $what: expected one line naming '$want':" >&2
+    cat "$out/log" >&2
+    status=1
+  else
+    grep '^topocoll-mpi: ' "$out/log"
+  fi
+}
+refuse "a misspelt algorithm" "did you mean 'ring'" TOPOCOLL_ALGORITHMS=allreduce=rnig
+refuse "a missing table" "missing.json" TOPOCOLL_TABLE="$out/missing.json"
+echo '{"not": "a table"}' >"$out/bad.json"
+refuse "a malformed table" "bad.json" TOPOCOLL_TABLE="$out/bad.json"
+refuse "a missing schedule directory" "nodir" TOPOCOLL_SCHEDULES="$out/nodir"
+mkdir -p "$out/badsched"
+echo '{"format": "topocoll-schedule/1"}' >"$out/badsched/x.json"
+refuse "a malformed schedule" "x.json" TOPOCOLL_SCHEDULES="$out/badsched"
+exit $status
