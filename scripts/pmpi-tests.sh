@@ -20,7 +20,9 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 CARGO="${CARGO:-cargo}"
 MPICC="${MPICC:-mpicc}"
 MPIRUN="${MPIRUN:-mpirun}"
-$CARGO build --release -p topocoll-mpi -p topocoll
+$CARGO build --release -p topocoll-mpi
+# The command line (for `list`, `tune`, `schedule`): any build of it serves.
+[ -x target/release/topocoll ] || $CARGO build --release
 lib="$PWD/target/release/libtopocoll_mpi.so"
 bin="$PWD/target/release/topocoll"
 out=$(mktemp -d)
