@@ -5,8 +5,50 @@
 
 use crate::abi::{Kind, MpiOp};
 use crate::reduce::reduce_bytes;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use topocoll_schedule::{Buf, Op, OpId, Program, Region, Successors};
+
+thread_local! {
+    /// Byte buffers kept from one call to the next (landing buffers,
+    /// scratch, temporaries): a fresh multi-megabyte allocation each call
+    /// costs its page faults and its zeroing every time.
+    static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` bytes from the pool (its contents are whatever the
+/// last user left: callers overwrite or fill it).
+pub fn take_buffer(len: usize) -> Vec<u8> {
+    let mut v = POOL
+        .with(|p| {
+            let mut p = p.borrow_mut();
+            // The smallest kept buffer that is large enough, else the largest.
+            let i = p
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.capacity() >= len)
+                .min_by_key(|(_, b)| b.capacity())
+                .map(|(i, _)| i);
+            i.map(|i| p.swap_remove(i)).or_else(|| p.pop())
+        })
+        .unwrap_or_default();
+    if v.len() < len {
+        v.resize(len, 0);
+    } else {
+        v.truncate(len);
+    }
+    v
+}
+
+/// Returns a buffer to the pool (at most a few are kept).
+pub fn give_buffer(v: Vec<u8>) {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < 16 {
+            p.push(v);
+        }
+    });
+}
 
 /// Point-to-point messages between the ranks of one communicator. Each
 /// started transfer gets a slot, reported back by [`Transport::wait`].
@@ -92,7 +134,6 @@ pub fn execute(
     let mut ready: VecDeque<OpId> = (0..n as OpId).filter(|&i| ndeps[i as usize] == 0).collect();
     // Slot -> (op, landing buffer of a combining receive).
     let mut active: Vec<Option<(OpId, Option<Vec<u8>>)>> = Vec::new();
-    let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut done_slots = Vec::new();
     let mut done = 0;
     let bad = |i: OpId, why: &str| format!("op {i} ({}): {why}", prog.ops[i as usize].describe());
@@ -130,8 +171,7 @@ pub fn execute(
                         .span(region, unit)
                         .ok_or_else(|| bad(i, "past its buffer"))?;
                     let slot = if combine {
-                        let mut land = pool.pop().unwrap_or_default();
-                        land.resize(len, 0);
+                        let mut land = take_buffer(len);
                         // SAFETY: the landing buffer moves with the slot
                         // (a Vec's heap block does not move) until it completes.
                         let s = unsafe { t.recv(land.as_mut_ptr(), len, peer, tag) };
@@ -197,7 +237,7 @@ pub fn execute(
                 // SAFETY: the receive's region is its own until it completes.
                 let dv = unsafe { std::slice::from_raw_parts_mut(d, len) };
                 comb.apply(dv, &land).map_err(|e| bad(i, &e))?;
-                pool.push(land);
+                give_buffer(land);
             }
             complete(i, &mut ready, &mut done);
         }

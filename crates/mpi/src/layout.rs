@@ -8,7 +8,7 @@
 //! ([`topocoll_schedule::Collective::initial`]).
 
 use crate::abi::{Call, Coll};
-use crate::exec::Buffers;
+use crate::exec::{give_buffer, take_buffer, Buffers};
 use topocoll_schedule::{Buf, Schedule, Sizes};
 
 /// One call's buffers, with what goes back to the caller afterwards.
@@ -18,6 +18,15 @@ pub struct Layout {
     _owned: Vec<Vec<u8>>,
     /// (from the schedule's output at byte offset, to the caller's pointer, bytes).
     copy_out: Vec<(usize, *mut u8, usize)>,
+}
+
+impl Drop for Layout {
+    fn drop(&mut self) {
+        for v in self._owned.drain(..) {
+            give_buffer(v);
+        }
+        give_buffer(std::mem::take(&mut self.bufs.scratch));
+    }
 }
 
 impl Layout {
@@ -62,7 +71,7 @@ pub unsafe fn lay_out(c: &Call, s: &Schedule, unit: usize) -> Result<Layout, Str
     let mut copy_out = Vec::new();
     // A buffer of the call's own, holding `init` (zeros past it).
     let mut temp = |init: &[u8], size: usize| -> *mut u8 {
-        let mut v = vec![0u8; size.max(init.len())];
+        let mut v = take_buffer(size.max(init.len()));
         v[..init.len()].copy_from_slice(init);
         let ptr = v.as_mut_ptr();
         owned.push(v);
@@ -189,11 +198,7 @@ pub unsafe fn lay_out(c: &Call, s: &Schedule, unit: usize) -> Result<Layout, Str
                 for (d, &sd) in sdispls.iter().enumerate() {
                     let k = sizes.block(rank, d) as usize * ts;
                     let at = sizes.send_at(rank, d) as usize * ts;
-                    std::ptr::copy_nonoverlapping(
-                        from.add(sd as usize * ts),
-                        buf.add(at),
-                        k,
-                    );
+                    std::ptr::copy_nonoverlapping(from.add(sd as usize * ts), buf.add(at), k);
                 }
                 buf
             };
@@ -214,7 +219,7 @@ pub unsafe fn lay_out(c: &Call, s: &Schedule, unit: usize) -> Result<Layout, Str
             (input, output)
         }
     };
-    let scratch = vec![0u8; len(Buf::Scratch)];
+    let scratch = take_buffer(len(Buf::Scratch));
     Ok(Layout {
         bufs: Buffers {
             input,
