@@ -83,8 +83,14 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
 /// a receive from any source (-1) or with any tag (-1) is refused, as
 /// messages match by source and tag. `name` is what errors call the text.
 pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
+    from_goal_lines(name, text).map(|(s, _)| s)
+}
+
+/// [`from_goal`], and the line each op was read from: `lines[r][i]` is
+/// the line of rank r's op i (from 1), for errors found after reading.
+pub fn from_goal_lines(name: &str, text: &str) -> Result<(Schedule, Vec<Vec<u64>>)> {
     let mut ranks: Option<usize> = None;
-    let mut programs: Vec<Option<Program>> = Vec::new();
+    let mut programs: Vec<Option<(Program, Vec<u64>)>> = Vec::new();
     let mut open: Option<Block> = None;
     let err = |line: u64, what: String| Error::parse(name, line, what);
     let mut in_comment = false;
@@ -136,6 +142,7 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                     rank: r,
                     line,
                     ops: Vec::new(),
+                    lines: Vec::new(),
                     labels: Default::default(),
                     deps: Vec::new(),
                     scratch: 0,
@@ -169,6 +176,7 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                     }
                 }
                 o.ops.push(op);
+                o.lines.push(line);
             }
             (w, _) => {
                 return Err(err(
@@ -186,11 +194,9 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
     }
     let n = ranks.ok_or_else(|| err(1, "no num_ranks".into()))?;
     let mut s = Schedule::new(Collective::Barrier, n, 0, Dtype::U8, ReduceOp::Sum, "goal");
-    s.programs = programs
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect();
-    Ok(s)
+    let (programs, lines) = programs.into_iter().map(Option::unwrap_or_default).unzip();
+    s.programs = programs;
+    Ok((s, lines))
 }
 
 /// A line's text with its comments taken out; `in_comment` carries a
@@ -318,6 +324,8 @@ struct Block {
     rank: usize,
     line: u64,
     ops: Vec<Op>,
+    /// The line of each op.
+    lines: Vec<u64>,
     labels: std::collections::HashMap<String, usize>,
     deps: Vec<(u64, bool, String, String)>,
     scratch: u64,
@@ -326,8 +334,9 @@ struct Block {
 impl Block {
     /// The rank's program: each op's dependencies resolved (`requires` as
     /// they are, `irequires` as what the op they name waits for), the ops
-    /// ordered after those they wait for.
-    fn close(self, name: &str) -> Result<Program> {
+    /// ordered after those they wait for; and the line of each op in that
+    /// order.
+    fn close(self, name: &str) -> Result<(Program, Vec<u64>)> {
         let err = |line: u64, what: String| Error::parse(name, line, what);
         let mut waits: Vec<Vec<OpId>> = vec![Vec::new(); self.ops.len()];
         let mut starts: Vec<(usize, usize)> = Vec::new();
@@ -387,7 +396,8 @@ impl Block {
             at[i] = prog.push(self.ops[i], &deps);
         }
         prog.scratch = self.scratch;
-        Ok(prog)
+        let lines = order.iter().map(|&i| self.lines[i]).collect();
+        Ok((prog, lines))
     }
 }
 
