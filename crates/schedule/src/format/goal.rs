@@ -8,7 +8,10 @@ use topocoll_base::error::{Error, Result};
 /// Writes a schedule in LogGOPSim's GOAL text format. Sizes are bytes and
 /// every `calc` is nanoseconds: `Compute` its own time, a combine its bytes
 /// at `compute_bandwidth` bytes/s (free without one, as in the simulator),
-/// a copy nothing (free in topocoll's node model). GOAL has no routes: a
+/// a copy nothing (free in topocoll's node model). A receive that combines
+/// is, with a compute bandwidth, its `recv` and then a `calc` of its
+/// combine (labelled `lIc`), which what waited for the receive waits for
+/// instead. GOAL has no routes: a
 /// send with a signed-offset route (A2AT's) takes the simulator's own;
 /// returns how many sends lost theirs, for the caller to say so.
 pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write) -> Result<u64> {
@@ -36,13 +39,27 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
                     )
                 }
                 Op::Recv {
-                    peer, tag, region, ..
+                    peer,
+                    tag,
+                    region,
+                    combine,
                 } => {
-                    writeln!(
+                    let _ = writeln!(
                         text,
                         "l{i}: recv {}b from {peer} tag {tag}",
                         region.count * elem
-                    )
+                    );
+                    match compute_bandwidth.filter(|_| *combine) {
+                        Some(bw) => {
+                            let ns = (region.count * elem) as f64 / bw * 1e9;
+                            writeln!(
+                                text,
+                                "l{i}c: calc {}\nl{i}c requires l{i}",
+                                ns.round() as u64
+                            )
+                        }
+                        None => Ok(()),
+                    }
                 }
                 Op::Copy { .. } => writeln!(text, "l{i}: calc 0"),
                 Op::Combine { src, .. } => {
@@ -55,9 +72,14 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
                 }
             };
         }
+        // A combining receive's successors wait for its combine.
+        let combined = |d: usize| {
+            matches!(prog.ops[d], Op::Recv { combine: true, .. }) && compute_bandwidth.is_some()
+        };
         for i in 0..prog.len() {
-            for d in prog.deps(i) {
-                let _ = writeln!(text, "l{i} requires l{d}");
+            for &d in prog.deps(i) {
+                let c = if combined(d as usize) { "c" } else { "" };
+                let _ = writeln!(text, "l{i} requires l{d}{c}");
             }
         }
         text.push_str("}\n");
