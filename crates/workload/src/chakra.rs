@@ -197,6 +197,16 @@ pub fn decode(
     Ok((meta, nodes))
 }
 
+/// One rank's file as Chakra's `encodeMessage` writes it: each message
+/// after its size as a varint, `meta` first.
+pub fn encode(meta: &et_def::GlobalMetadata, nodes: &[et_def::Node]) -> Vec<u8> {
+    let mut out = meta.encode_length_delimited_to_vec();
+    for n in nodes {
+        out.extend(n.encode_length_delimited_to_vec());
+    }
+    out
+}
+
 /// A varint of at most 10 bytes at the start of `b`, and its length.
 fn varint(b: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;

@@ -2,7 +2,6 @@
 //! to times worked out by hand, ASTRA-sim's own example traces read and
 //! replayed, and the one line each bad trace gets.
 
-use prost::Message;
 use std::path::{Path, PathBuf};
 use topocoll_algorithms::{self as algorithms, Request};
 use topocoll_base::error::Error;
@@ -94,18 +93,13 @@ fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-/// One rank's file as Chakra writes it: each message after its size as a
-/// varint, the metadata first.
+/// One rank's file as Chakra writes it.
 fn encode(nodes: &[Node]) -> Vec<u8> {
-    let mut out = GlobalMetadata {
+    let meta = GlobalMetadata {
         version: "0.0.4".into(),
         ..Default::default()
-    }
-    .encode_length_delimited_to_vec();
-    for n in nodes {
-        out.extend(n.encode_length_delimited_to_vec());
-    }
-    out
+    };
+    topocoll_workload::chakra::encode(&meta, nodes)
 }
 
 /// Writes `ranks` as `DIR/t.R.et` and returns the prefix `DIR/t`.
