@@ -12,8 +12,9 @@ use std::path::Path;
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     /// The trace: SimGrid's (the index `smpirun -trace-ti` writes, a file
-    /// name per rank or one shared file, or a trace file itself), or a
-    /// LogGOPSim GOAL schedule (`num_ranks N` first).
+    /// name per rank or one shared file, or a trace file itself), a
+    /// LogGOPSim GOAL schedule (`num_ranks N` first), or a Chakra execution
+    /// trace (its rank files `P.R.et`, named by P or by any one of them).
     pub trace: String,
     #[command(flatten)]
     pub build: BuildArgs,

@@ -1,6 +1,7 @@
 //! What a workload is made of, whatever file it was read from: per rank, a
 //! sequence of actions, each remembering the line it came from so that an
-//! error can name it.
+//! error can name it, and each after the one before it (a trace's order)
+//! or after the earlier actions it names (a graph's dependencies).
 
 use topocoll_schedule::Collective;
 
@@ -68,11 +69,16 @@ pub struct Call {
     pub flops: f64,
 }
 
-/// An action and the line of its file it was read from (from 1).
+/// An action and the line of its file it was read from (from 1; in a
+/// binary file, the place of its record, from 1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub action: Action,
     pub line: u64,
+    /// `None`: the action starts when the rank's actions before it let it,
+    /// as a program runs. `Some`: it starts when these earlier steps of the
+    /// rank (indices into its list) are done, and no others.
+    pub after: Option<Vec<u32>>,
 }
 
 /// A workload: each rank's actions, in order.

@@ -21,11 +21,15 @@
 //!   schedule, the first ones after the frontier; the call returns when its
 //!   last ops are done.
 //!
+//! A step that names the steps it comes after (a graph's dependencies, as
+//! Chakra's traces give them) starts from their frontiers, not the rank's
+//! last: its frontier when it is done is what its successors wait for.
+//!
 //! Messages match by (source, destination, tag) in order, as MPI's do on
 //! one communicator; a receive takes the size of the send it matches.
 //! Collective messages are tagged apart from the application's.
 
-use crate::action::{Action, Call, Mode, Workload};
+use crate::action::{Action, Call, Mode, Step, Workload};
 use crate::choice::{Choice, Sends};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -117,121 +121,20 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
     );
     merge_routes(&mut s, &mut distinct);
     let mut tags: FxHashMap<i64, u32> = FxHashMap::default();
-    let mut messages = 0u64;
-    let mut message_bytes = 0u64;
+    let mut counted = Counted::default();
     for (r, steps) in w.programs.iter().enumerate() {
         let known = sem.flops.or_else(|| {
             let s = topo.speed.get(topo.rank_node[r] as usize).copied()?;
             (s > 0.0).then_some(s)
         });
-        // The host's speed, or the refusal of what computes at `line`.
-        let speed = |line: u64, what: &str| {
-            known.ok_or_else(|| {
-                Error::parse(
-                    &w.files[r],
-                    line,
-                    format!(
-                        "{what} computes on rank {r}, whose host has no known speed (give --flops)"
-                    ),
-                )
-            })
+        let mine = Mine {
+            r,
+            file: &w.files[r],
+            speed: known,
+            sizes: &sizes[r],
+            calls: &calls[r],
         };
-        let mut rank = Rank::default();
-        let mut recv_sizes = sizes[r].iter();
-        let mut my_calls = calls[r].iter();
-        for step in steps {
-            match &step.action {
-                Action::Compute { flops } => {
-                    if *flops > 0.0 {
-                        let seconds = flops / speed(step.line, "compute: the trace")?;
-                        rank.blocking(Op::Compute { seconds });
-                    }
-                }
-                Action::Sleep { seconds } => {
-                    if *seconds > 0.0 {
-                        rank.blocking(Op::Compute { seconds: *seconds });
-                    }
-                }
-                Action::Send {
-                    to,
-                    tag,
-                    bytes,
-                    mode,
-                } => {
-                    let op = Op::send(*to, tag_of(&mut tags, *tag), Region::scratch(0, *bytes));
-                    rank.scratch(*bytes);
-                    messages += 1;
-                    message_bytes += bytes;
-                    let id = rank.push(op);
-                    match mode {
-                        Mode::Immediate => rank.pending(r as u32, *to, *tag, id),
-                        Mode::Blocking if *bytes >= sem.eager_bytes => rank.frontier = vec![id],
-                        Mode::Blocking => {}
-                    }
-                }
-                Action::Recv {
-                    from, tag, mode, ..
-                } => {
-                    let bytes = *recv_sizes.next().expect("a size for every receive");
-                    let op = Op::Recv {
-                        peer: *from,
-                        tag: tag_of(&mut tags, *tag),
-                        region: Region::scratch(0, bytes),
-                        combine: false,
-                    };
-                    rank.scratch(bytes);
-                    let id = rank.push(op);
-                    match mode {
-                        Mode::Immediate => rank.pending(*from, r as u32, *tag, id),
-                        Mode::Blocking => rank.frontier = vec![id],
-                    }
-                }
-                Action::Wait { src, dst, tag } => {
-                    if let Some(id) = rank
-                        .requests
-                        .get_mut(&(*src, *dst, *tag))
-                        .and_then(VecDeque::pop_front)
-                    {
-                        rank.frontier.push(id);
-                    }
-                }
-                Action::WaitAll => {
-                    let mut all: Vec<OpId> = rank.requests.drain().flat_map(|(_, q)| q).collect();
-                    all.sort_unstable();
-                    rank.frontier.extend(all);
-                }
-                Action::SendRecv {
-                    to,
-                    send_bytes,
-                    from,
-                    ..
-                } => {
-                    let bytes = *recv_sizes.next().expect("a size for every receive");
-                    let t = tag_of(&mut tags, 0);
-                    rank.scratch(*send_bytes.max(&bytes));
-                    messages += 1;
-                    message_bytes += send_bytes;
-                    let a = rank.push(Op::send(*to, t, Region::scratch(0, *send_bytes)));
-                    let b = rank.push(Op::Recv {
-                        peer: *from,
-                        tag: t,
-                        region: Region::scratch(0, bytes),
-                        combine: false,
-                    });
-                    rank.frontier = vec![a, b];
-                }
-                Action::Call(call) => {
-                    let k = *my_calls.next().expect("every call counted");
-                    rank.embed(&distinct[k], r, sem.eager_bytes);
-                    if call.flops > 0.0 {
-                        let what = format!("{}: the call", call.collective.name());
-                        let seconds = call.flops / speed(step.line, &what)?;
-                        rank.blocking(Op::Compute { seconds });
-                    }
-                }
-            }
-        }
-        s.programs[r] = rank.program;
+        s.programs[r] = program(&mine, steps, &distinct, sem, &mut tags, &mut counted)?;
     }
     if tags.len() as u64 >= COLLECTIVE_TAGS as u64 {
         return Err(invalid!("the trace uses more than 2^31 distinct tags"));
@@ -240,9 +143,176 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
     Ok(Built {
         schedule: s,
         calls: summary,
-        messages,
-        message_bytes,
+        messages: counted.messages,
+        message_bytes: counted.bytes,
     })
+}
+
+/// The point-to-point messages of a workload and their bytes.
+#[derive(Default)]
+struct Counted {
+    messages: u64,
+    bytes: u64,
+}
+
+/// What one rank's program is built from beside its steps.
+struct Mine<'a> {
+    r: usize,
+    file: &'a str,
+    /// Its host's speed, flops per second, if known.
+    speed: Option<f64>,
+    /// The size of each of its receives, in order.
+    sizes: &'a [u64],
+    /// Its collective calls, as indices into the distinct calls.
+    calls: &'a [usize],
+}
+
+impl Mine<'_> {
+    /// The host's speed, or the refusal of `what`, which computes at `line`.
+    fn speed(&self, line: u64, what: &str) -> Result<f64> {
+        self.speed.ok_or_else(|| {
+            Error::parse(
+                self.file,
+                line,
+                format!(
+                    "{what} computes on rank {}, whose host has no known speed (give --flops)",
+                    self.r
+                ),
+            )
+        })
+    }
+}
+
+/// One rank's program: its steps in order, each as the module's semantics
+/// say; `tags` numbers the application's tags, the same for every rank.
+fn program(
+    mine: &Mine,
+    steps: &[Step],
+    distinct: &[Distinct],
+    sem: &Semantics,
+    tags: &mut FxHashMap<i64, u32>,
+    counted: &mut Counted,
+) -> Result<Program> {
+    let mut rank = Rank::default();
+    let mut recv_sizes = mine.sizes.iter();
+    let mut my_calls = mine.calls.iter();
+    // A graph's steps: what each one's successors wait for.
+    let mut done: Vec<Vec<OpId>> = Vec::new();
+    let graph = steps.iter().any(|s| s.after.is_some());
+    for step in steps {
+        if let Some(after) = &step.after {
+            rank.frontier.clear();
+            for &k in after {
+                let before = done.get(k as usize).ok_or_else(|| {
+                    Error::parse(
+                        mine.file,
+                        step.line,
+                        format!(
+                            "rank {}'s step comes after step {k}, which is not before it",
+                            mine.r
+                        ),
+                    )
+                })?;
+                rank.frontier.extend_from_slice(before);
+            }
+            rank.frontier.sort_unstable();
+            rank.frontier.dedup();
+        }
+        match &step.action {
+            Action::Compute { flops } => {
+                if *flops > 0.0 {
+                    let seconds = flops / mine.speed(step.line, "compute: the trace")?;
+                    rank.blocking(Op::Compute { seconds });
+                }
+            }
+            Action::Sleep { seconds } => {
+                if *seconds > 0.0 {
+                    rank.blocking(Op::Compute { seconds: *seconds });
+                }
+            }
+            Action::Send {
+                to,
+                tag,
+                bytes,
+                mode,
+            } => {
+                let op = Op::send(*to, tag_of(tags, *tag), Region::scratch(0, *bytes));
+                rank.scratch(*bytes);
+                counted.messages += 1;
+                counted.bytes += bytes;
+                let id = rank.push(op);
+                match mode {
+                    Mode::Immediate => rank.pending(mine.r as u32, *to, *tag, id),
+                    Mode::Blocking if *bytes >= sem.eager_bytes => rank.frontier = vec![id],
+                    Mode::Blocking => {}
+                }
+            }
+            Action::Recv {
+                from, tag, mode, ..
+            } => {
+                let bytes = *recv_sizes.next().expect("a size for every receive");
+                let op = Op::Recv {
+                    peer: *from,
+                    tag: tag_of(tags, *tag),
+                    region: Region::scratch(0, bytes),
+                    combine: false,
+                };
+                rank.scratch(bytes);
+                let id = rank.push(op);
+                match mode {
+                    Mode::Immediate => rank.pending(*from, mine.r as u32, *tag, id),
+                    Mode::Blocking => rank.frontier = vec![id],
+                }
+            }
+            Action::Wait { src, dst, tag } => {
+                if let Some(id) = rank
+                    .requests
+                    .get_mut(&(*src, *dst, *tag))
+                    .and_then(VecDeque::pop_front)
+                {
+                    rank.frontier.push(id);
+                }
+            }
+            Action::WaitAll => {
+                let mut all: Vec<OpId> = rank.requests.drain().flat_map(|(_, q)| q).collect();
+                all.sort_unstable();
+                rank.frontier.extend(all);
+            }
+            Action::SendRecv {
+                to,
+                send_bytes,
+                from,
+                ..
+            } => {
+                let bytes = *recv_sizes.next().expect("a size for every receive");
+                let t = tag_of(tags, 0);
+                rank.scratch(*send_bytes.max(&bytes));
+                counted.messages += 1;
+                counted.bytes += send_bytes;
+                let a = rank.push(Op::send(*to, t, Region::scratch(0, *send_bytes)));
+                let b = rank.push(Op::Recv {
+                    peer: *from,
+                    tag: t,
+                    region: Region::scratch(0, bytes),
+                    combine: false,
+                });
+                rank.frontier = vec![a, b];
+            }
+            Action::Call(call) => {
+                let k = *my_calls.next().expect("every call counted");
+                rank.embed(&distinct[k], mine.r, sem.eager_bytes);
+                if call.flops > 0.0 {
+                    let what = format!("{}: the call", call.collective.name());
+                    let seconds = call.flops / mine.speed(step.line, &what)?;
+                    rank.blocking(Op::Compute { seconds });
+                }
+            }
+        }
+        if graph {
+            done.push(rank.frontier.clone());
+        }
+    }
+    Ok(rank.program)
 }
 
 /// Refuses a network whose rank count is not the trace's.

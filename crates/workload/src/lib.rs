@@ -3,9 +3,9 @@
 //! network under the simulator's node model.
 //!
 //! - [`action`]: what a workload is, whatever file it came from;
-//! - [`simgrid_ti`]: SimGrid's time-independent traces; LogGOPSim's GOAL
-//!   schedules are read by `topocoll_schedule::from_goal` ([`read`] tells
-//!   the two apart);
+//! - the formats, a file each: [`simgrid_ti`], SimGrid's time-independent
+//!   traces; [`goal`], LogGOPSim's GOAL schedules; [`chakra`], MLCommons
+//!   Chakra's execution traces ([`read`] tells them apart);
 //! - [`choice`]: which algorithm serves each collective;
 //! - [`build`](mod@build): the workload as one schedule, its semantics;
 //! - [`replay`]: build, then simulate.
@@ -17,7 +17,9 @@
 
 pub mod action;
 pub mod build;
+pub mod chakra;
 pub mod choice;
+pub mod goal;
 pub mod simgrid_ti;
 
 pub use action::{Action, Call, Mode, Step, Workload};
@@ -30,8 +32,8 @@ use topocoll_schedule::{Op, Schedule};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;
 
-/// A trace as read: actions (SimGrid's format), or a schedule of ops
-/// (LogGOPSim's GOAL).
+/// A trace as read: actions (SimGrid's and Chakra's formats), or a
+/// schedule of ops (LogGOPSim's GOAL).
 pub enum Trace {
     Actions(Workload),
     Goal(Schedule),
@@ -46,17 +48,19 @@ impl Trace {
     }
 }
 
-/// Reads a trace: GOAL when its first word (comments aside) is
-/// `num_ranks`, SimGrid's time-independent format otherwise.
+/// Reads a trace in whichever format it is: Chakra when `path` names
+/// Chakra's files ([`chakra::rank_files`]: a `.et` file, a prefix of
+/// `.R.et` files, or a file that is not text); GOAL when its first word
+/// (comments aside) is `num_ranks`; SimGrid's time-independent format
+/// otherwise.
 pub fn read(path: &Path) -> Result<Trace> {
+    if let Some(files) = chakra::rank_files(path)? {
+        return Ok(Trace::Actions(chakra::read(&files)?));
+    }
     let text = simgrid_ti::read_text(path)?;
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("/*"));
-    if first.is_some_and(|l| l.starts_with("num_ranks")) {
+    if goal::is_goal(&text) {
         let name = path.display().to_string();
-        return Ok(Trace::Goal(topocoll_schedule::from_goal(&name, &text)?));
+        return Ok(Trace::Goal(goal::parse(&name, &text)?));
     }
     Ok(Trace::Actions(simgrid_ti::from_text(path, &text)?))
 }
@@ -72,25 +76,7 @@ pub fn replay_trace(
 ) -> Result<Replayed> {
     match t {
         Trace::Actions(w) => replay(w, topo, choice, sem, cfg),
-        Trace::Goal(s) => {
-            build::check_ranks(s.ranks, topo)?;
-            let (mut messages, mut message_bytes) = (0, 0);
-            for op in s.programs.iter().flat_map(|p| p.ops.iter()) {
-                if let Op::Send { region, .. } = op {
-                    messages += 1;
-                    message_bytes += region.count;
-                }
-            }
-            let result = topocoll_sim::simulate(s, topo, cfg)?;
-            Ok(Replayed {
-                result,
-                calls: Vec::new(),
-                messages,
-                message_bytes,
-                ops: s.num_ops() as u64,
-                rank_compute_s: compute_seconds(s),
-            })
-        }
+        Trace::Goal(s) => goal::replay(s, topo, cfg),
     }
 }
 
@@ -109,7 +95,7 @@ pub struct Replayed {
 }
 
 /// Each rank's seconds of `Compute` ops.
-fn compute_seconds(s: &Schedule) -> Vec<f64> {
+pub(crate) fn compute_seconds(s: &Schedule) -> Vec<f64> {
     s.programs
         .iter()
         .map(|p| {

@@ -193,6 +193,7 @@ fn parse_rank(name: &str, lines: Vec<Line>, ranks: usize) -> Result<Vec<Step>> {
             out.push(Step {
                 action,
                 line: l.number,
+                after: None,
             });
         }
     }

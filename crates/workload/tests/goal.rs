@@ -20,16 +20,28 @@ fn a_schedule_written_as_goal_prices_to_the_same_time_read_back() {
         (Collective::Barrier, "dissemination", 0),
         (Collective::Reduce { root: 0 }, "binomial", 8192),
     ];
-    for (c, name, bytes) in cases {
+    // Combines free, and timed (a combining receive is its recv, then a calc).
+    let timed = SimConfig {
+        compute_bandwidth: Some(1e9),
+        ..cfg.clone()
+    };
+    let cases = cases.iter().map(|&c| (c, &cfg)).chain(
+        [
+            (Collective::ReduceScatter, "ring", 65536),
+            (Collective::Allreduce, "ring", 65536),
+        ]
+        .map(|c| (c, &timed)),
+    );
+    for ((c, name, bytes), cfg) in cases {
         let req = Request::new(c, 16, bytes, Dtype::U8, ReduceOp::Sum, Some(&topo)).unwrap();
         let alg = algorithms::find(c.kind(), name).unwrap();
         let s = algorithms::build(alg, &req).unwrap();
         let mut text = Vec::new();
-        to_goal(&s, None, &mut text).unwrap();
+        to_goal(&s, cfg.compute_bandwidth, &mut text).unwrap();
         let back = from_goal("t.goal", std::str::from_utf8(&text).unwrap()).unwrap();
         let (a, b) = (
-            simulate(&s, &topo, &cfg).unwrap(),
-            simulate(&back, &topo, &cfg).unwrap(),
+            simulate(&s, &topo, cfg).unwrap(),
+            simulate(&back, &topo, cfg).unwrap(),
         );
         assert_eq!(
             a.time_s.to_bits(),
@@ -112,5 +124,26 @@ fn bad_goal_is_refused_naming_the_line() {
             "{e:?}"
         );
         assert!(msg.starts_with(at) && msg.contains(what), "{text:?}: {msg}");
+    }
+}
+
+#[test]
+fn a_goal_message_nobody_matches_is_refused_at_its_line() {
+    for (text, says) in [
+        (
+            "num_ranks 2\nrank 0 {\nl0: calc 5\nl1: send 8b to 1 tag 3\n}\nrank 1 {\n}\n",
+            "t.goal:4: rank 0 sends to rank 1 with tag 3, but rank 1 never receives it",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\n}\nrank 1 {\nl0: recv 8b from 0 tag 0\n}\n",
+            "t.goal:5: rank 1 receives from rank 0 with tag 0, but rank 0 sends it no such message",
+        ),
+    ] {
+        let e = topocoll_workload::goal::parse("t.goal", text).unwrap_err();
+        assert!(
+            matches!(e, topocoll_base::error::Error::Parse { .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().starts_with(says), "{e}");
     }
 }

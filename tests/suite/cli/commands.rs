@@ -1,7 +1,7 @@
 //! The command line: exit codes, one-line errors, the verbs, and sweeps
 //! (a row per engine count, a plot).
 
-use crate::common::{child, topocoll};
+use crate::common::{child, topocoll, topocoll_line};
 
 /// The paper's normalised units for `simulate`: link bandwidth 1, latency 0.
 const NORMALISED: [&str; 4] = ["--bandwidth", "1", "--latency", "0"];
@@ -770,4 +770,68 @@ fn replay_places_ranks_by_a_simgrid_hostfile() {
     assert_eq!(v["ranks"], 4);
     assert!(v["time_s"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A schedule that `schedule --format goal` writes replays to the time
+/// `simulate` gives the schedule itself, for several collectives and
+/// algorithms, with combines timed at the same rate on both sides.
+#[test]
+fn a_schedule_written_as_goal_replays_to_simulates_time() {
+    let dir = std::env::temp_dir().join(format!("topocoll-goal-trip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let goal = dir.join("s.goal");
+    let goal = goal.to_str().unwrap();
+    for (c, a, size, flags) in [
+        ("allreduce", "ring", "64KiB", ""),
+        (
+            "allreduce",
+            "recursive_doubling",
+            "4KiB",
+            "--compute-bandwidth 1e9",
+        ),
+        ("bcast", "binomial", "100000", "--root 3"),
+        ("alltoall", "bruck", "4096", ""),
+        ("allgather", "ring", "1MiB", ""),
+        ("reduce_scatter", "ring", "64KiB", "--compute-bandwidth 2e9"),
+        ("barrier", "dissemination", "0", ""),
+    ] {
+        let shape = format!("-t torus:4x4 -c {c} -a {a} -s {size} {flags}");
+        let (code, _, err) = topocoll_line(&format!("schedule {shape} --format goal -o {goal}"));
+        assert_eq!(code, 0, "{shape}: {err}");
+        let node = "--engines 2 --format json";
+        let (code, want, err) = topocoll_line(&format!("simulate {shape} {node}"));
+        assert_eq!(code, 0, "{shape}: {err}");
+        let model = flags.replace("--root 3", "");
+        let (code, got, err) = topocoll_line(&format!("replay {goal} -t torus:4x4 {model} {node}"));
+        assert_eq!(code, 0, "{shape}: {err}");
+        let (want, got) = (time_s(&want), time_s(&got));
+        assert!(
+            (got - want).abs() <= 1e-12 * want,
+            "{shape}: simulated {want:e} s, its GOAL replayed {got:e} s"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// ASTRA-sim's Chakra example traces replay from the command line, the
+/// trace named by its prefix (ASTRA-sim's workload argument) or a file.
+#[test]
+fn replay_reads_chakra_traces_by_prefix_or_rank_file() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/chakra");
+    for (trace, spec, collective) in [
+        ("all_reduce_4npus_1MB/all_reduce", "torus:4", "allreduce"),
+        (
+            "all_to_all_4npus_1MB/all_to_all.1.et",
+            "torus:2x2",
+            "alltoall",
+        ),
+    ] {
+        let (code, out, err) =
+            topocoll_line(&format!("replay {data}/{trace} -t {spec} --format json"));
+        assert_eq!(code, 0, "{trace}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["ranks"], 4);
+        assert_eq!(v["calls"][0]["collective"], collective, "{out}");
+        assert!(v["time_s"].as_f64().unwrap() > 0.0);
+    }
 }

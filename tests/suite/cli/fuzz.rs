@@ -1,6 +1,6 @@
 //! Seeded, bounded fuzzing of every input format: mutated topology files
-//! (TOML and SimGrid XML), schedule files (JSON and MSCCL XML) and command
-//! lines; what reads is verified and simulated. Nothing may panic or hang;
+//! (TOML and SimGrid XML), schedule files (JSON and MSCCL XML), traces
+//! (GOAL, Chakra) and command lines; what reads is verified and simulated. Nothing may panic or hang;
 //! every refusal is one line.
 
 use crate::common::child;
@@ -641,4 +641,158 @@ fn list_links_lists_every_platform_it_reads() {
         );
     }
     assert!(listed >= 30, "{listed} platforms listed");
+}
+
+/// GOAL text, LogGOPSim's examples and a schedule topocoll wrote, mutated:
+/// what reads is replayed to a time or a one-line error.
+#[test]
+fn mutated_goal_schedules_never_panic() {
+    use topocoll::workload::goal;
+    let topo = parse_spec("torus:4x4").unwrap();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/goal");
+    let mut bases: Vec<String> = ["binary_tree_16.goal", "dissemination_16.goal"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("{dir}/{f}")).unwrap())
+        .collect();
+    let req = Request::new(
+        Collective::Allreduce,
+        16,
+        4096,
+        Dtype::U8,
+        ReduceOp::Sum,
+        None,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    schedule::to_goal(
+        &topocoll_testkit::build("ring", &req).unwrap(),
+        Some(1e9),
+        &mut out,
+    )
+    .unwrap();
+    bases.push(String::from_utf8(out).unwrap());
+    campaign(
+        "GOAL schedule",
+        &bases,
+        0x5eed_7009,
+        1500,
+        Mutations::MostlyNumbers,
+        50,
+        |text| {
+            let s = goal::parse("t.goal", text).map_err(|e| e.to_string())?;
+            if s.ranks == topo.num_ranks() {
+                if let Err(e) = goal::replay(&s, &topo, &SimConfig::default()) {
+                    one_line(&e.to_string(), text);
+                }
+            }
+            Ok(())
+        },
+    );
+}
+
+/// Chakra traces, written here and ASTRA-sim's, with bytes replaced,
+/// deleted or spliced in: what reads is replayed to a time or a one-line
+/// error.
+#[test]
+fn mutated_chakra_traces_never_panic() {
+    use topocoll::workload::chakra::encode;
+    use topocoll::workload::chakra::et_def::{attribute_proto::Value, AttributeProto};
+    use topocoll::workload::chakra::et_def::{GlobalMetadata, Node, NodeType};
+    use topocoll::workload::{read, replay_trace, Choice, Semantics};
+    let attr = |name: &str, v| AttributeProto {
+        name: name.into(),
+        value: Some(Value::Int64Val(v)),
+        ..Default::default()
+    };
+    let file = |nodes: Vec<Node>| encode(&GlobalMetadata::default(), &nodes);
+    let node = |id, t: NodeType, deps: Vec<u64>, a: Vec<AttributeProto>| Node {
+        id,
+        r#type: t as i32,
+        data_deps: deps,
+        duration_micros: 3,
+        attr: a,
+        ..Default::default()
+    };
+    let mine = [0i64, 1].map(|r| {
+        file(vec![
+            node(0, NodeType::CompNode, vec![], vec![attr("num_ops", 1000)]),
+            node(
+                1,
+                NodeType::CommSendNode,
+                vec![0],
+                vec![attr("comm_dst", 1 - r), attr("comm_size", 100)],
+            ),
+            node(
+                2,
+                NodeType::CommRecvNode,
+                vec![0],
+                vec![attr("comm_src", 1 - r), attr("comm_size", 100)],
+            ),
+            node(
+                3,
+                NodeType::CommCollNode,
+                vec![1, 2],
+                vec![attr("comm_type", 0), attr("comm_size", 64)],
+            ),
+        ])
+    });
+    let astra = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/chakra/all_gather_4npus_1MB/all_gather"
+    );
+    let theirs = [0, 1].map(|r| std::fs::read(format!("{astra}.{r}.et")).unwrap());
+    let dir = std::env::temp_dir().join(format!("topocoll-fuzz-chakra-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let topo = parse_spec("mesh:2").unwrap();
+    let sem = Semantics {
+        flops: Some(1e9),
+        ..Semantics::default()
+    };
+    let mut rng = Rng::new(0x5eed_700a);
+    let (mut read_ok, mut refused) = (0, 0);
+    for round in 0..1500 {
+        let mut files = if round % 2 == 0 {
+            mine.clone()
+        } else {
+            theirs.clone()
+        };
+        let b = &mut files[rng.index(2)];
+        for _ in 0..1 + rng.index(3) {
+            let at = rng.index(b.len().max(1));
+            match rng.index(3) {
+                0 if at < b.len() => b[at] = rng.next_u64() as u8,
+                1 => {
+                    let end = (at + 1 + rng.index(4)).min(b.len());
+                    b.drain(at.min(end)..end);
+                }
+                _ => {
+                    let at = at.min(b.len());
+                    b.insert(at, rng.next_u64() as u8);
+                }
+            }
+        }
+        for (r, bytes) in files.iter().enumerate() {
+            std::fs::write(dir.join(format!("t.{r}.et")), bytes).unwrap();
+        }
+        let prefix = dir.join("t");
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            read(&prefix).and_then(|t| {
+                replay_trace(&t, &topo, &Choice::default(), &sem, &SimConfig::default())
+            })
+        }));
+        match outcome {
+            Ok(Ok(_)) => read_ok += 1,
+            Ok(Err(e)) => {
+                one_line(&e.to_string(), &format!("{files:?}"));
+                refused += 1;
+            }
+            Err(_) => panic!("panic on a Chakra trace: {files:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    // Most changed bytes break the protobuf framing: few files still read.
+    assert!(
+        read_ok > 20 && refused > 50,
+        "read {read_ok}, refused {refused}"
+    );
 }

@@ -1699,3 +1699,53 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
         "nosuch",
     );
 }
+
+/// `replay` refuses a bad GOAL schedule or Chakra trace in one line that
+/// names the file and the line (GOAL) or message (Chakra), exit 2.
+#[test]
+fn replay_refuses_bad_goal_and_chakra_traces_naming_the_place() {
+    let dir = scratch_dir().join("replay-formats");
+    std::fs::create_dir_all(&dir).unwrap();
+    let goal = dir.join("unmatched.goal");
+    std::fs::write(
+        &goal,
+        "num_ranks 2\nrank 0 {\nl0: send 8b to 1 tag 0\nl1: send 8b to 1 tag 5\n}\nrank 1 {\nl0: recv 8b from 0 tag 0\n}\n",
+    )
+    .unwrap();
+    let g = goal.display();
+    refused_line(
+        &format!("replay {g} -t mesh:2"),
+        &format!("{g}:4: rank 0 sends to rank 1 with tag 5, but rank 1 never receives it"),
+    );
+    // Chakra: an empty metadata (size 0), then one node (its size first).
+    for (name, bytes, says) in [
+        (
+            "type",
+            vec![0, 2, 0x18, 42],
+            ":2: node 0: unknown node type 42",
+        ),
+        (
+            "cut",
+            vec![0, 5, 0x18, 4],
+            ":2: message 2 is 5 bytes, but the file holds 2 more",
+        ),
+        (
+            "dep",
+            vec![0, 7, 0x08, 1, 0x18, 4, 0x2a, 1, 9],
+            ":2: node 1 depends on node 9, which the file does not hold",
+        ),
+    ] {
+        let f = dir.join(format!("{name}.et"));
+        std::fs::write(&f, bytes).unwrap();
+        let f = f.display();
+        refused_line(&format!("replay {f} -t mesh:1"), &format!("{f}{says}"));
+    }
+    let gap = dir.join("gap");
+    for r in [0, 2] {
+        std::fs::write(dir.join(format!("gap.{r}.et")), [0]).unwrap();
+    }
+    refused_line(
+        &format!("replay {} -t mesh:3", gap.display()),
+        "rank 1's file",
+    );
+}

@@ -8,7 +8,10 @@ use topocoll_base::error::{Error, Result};
 /// Writes a schedule in LogGOPSim's GOAL text format. Sizes are bytes and
 /// every `calc` is nanoseconds: `Compute` its own time, a combine its bytes
 /// at `compute_bandwidth` bytes/s (free without one, as in the simulator),
-/// a copy nothing (free in topocoll's node model). GOAL has no routes: a
+/// a copy nothing (free in topocoll's node model). A receive that combines
+/// is, with a compute bandwidth, its `recv` and then a `calc` of its
+/// combine (labelled `lIc`), which what waited for the receive waits for
+/// instead. GOAL has no routes: a
 /// send with a signed-offset route (A2AT's) takes the simulator's own;
 /// returns how many sends lost theirs, for the caller to say so.
 pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write) -> Result<u64> {
@@ -36,13 +39,27 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
                     )
                 }
                 Op::Recv {
-                    peer, tag, region, ..
+                    peer,
+                    tag,
+                    region,
+                    combine,
                 } => {
-                    writeln!(
+                    let _ = writeln!(
                         text,
                         "l{i}: recv {}b from {peer} tag {tag}",
                         region.count * elem
-                    )
+                    );
+                    match compute_bandwidth.filter(|_| *combine) {
+                        Some(bw) => {
+                            let ns = (region.count * elem) as f64 / bw * 1e9;
+                            writeln!(
+                                text,
+                                "l{i}c: calc {}\nl{i}c requires l{i}",
+                                ns.round() as u64
+                            )
+                        }
+                        None => Ok(()),
+                    }
                 }
                 Op::Copy { .. } => writeln!(text, "l{i}: calc 0"),
                 Op::Combine { src, .. } => {
@@ -55,9 +72,14 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
                 }
             };
         }
+        // A combining receive's successors wait for its combine.
+        let combined = |d: usize| {
+            matches!(prog.ops[d], Op::Recv { combine: true, .. }) && compute_bandwidth.is_some()
+        };
         for i in 0..prog.len() {
-            for d in prog.deps(i) {
-                let _ = writeln!(text, "l{i} requires l{d}");
+            for &d in prog.deps(i) {
+                let c = if combined(d as usize) { "c" } else { "" };
+                let _ = writeln!(text, "l{i} requires l{d}{c}");
             }
         }
         text.push_str("}\n");
@@ -83,8 +105,14 @@ pub fn to_goal(s: &Schedule, compute_bandwidth: Option<f64>, out: &mut dyn Write
 /// a receive from any source (-1) or with any tag (-1) is refused, as
 /// messages match by source and tag. `name` is what errors call the text.
 pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
+    from_goal_lines(name, text).map(|(s, _)| s)
+}
+
+/// [`from_goal`], and the line each op was read from: `lines[r][i]` is
+/// the line of rank r's op i (from 1), for errors found after reading.
+pub fn from_goal_lines(name: &str, text: &str) -> Result<(Schedule, Vec<Vec<u64>>)> {
     let mut ranks: Option<usize> = None;
-    let mut programs: Vec<Option<Program>> = Vec::new();
+    let mut programs: Vec<Option<(Program, Vec<u64>)>> = Vec::new();
     let mut open: Option<Block> = None;
     let err = |line: u64, what: String| Error::parse(name, line, what);
     let mut in_comment = false;
@@ -136,6 +164,7 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                     rank: r,
                     line,
                     ops: Vec::new(),
+                    lines: Vec::new(),
                     labels: Default::default(),
                     deps: Vec::new(),
                     scratch: 0,
@@ -169,6 +198,7 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
                     }
                 }
                 o.ops.push(op);
+                o.lines.push(line);
             }
             (w, _) => {
                 return Err(err(
@@ -186,11 +216,9 @@ pub fn from_goal(name: &str, text: &str) -> Result<Schedule> {
     }
     let n = ranks.ok_or_else(|| err(1, "no num_ranks".into()))?;
     let mut s = Schedule::new(Collective::Barrier, n, 0, Dtype::U8, ReduceOp::Sum, "goal");
-    s.programs = programs
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect();
-    Ok(s)
+    let (programs, lines) = programs.into_iter().map(Option::unwrap_or_default).unzip();
+    s.programs = programs;
+    Ok((s, lines))
 }
 
 /// A line's text with its comments taken out; `in_comment` carries a
@@ -318,6 +346,8 @@ struct Block {
     rank: usize,
     line: u64,
     ops: Vec<Op>,
+    /// The line of each op.
+    lines: Vec<u64>,
     labels: std::collections::HashMap<String, usize>,
     deps: Vec<(u64, bool, String, String)>,
     scratch: u64,
@@ -326,8 +356,9 @@ struct Block {
 impl Block {
     /// The rank's program: each op's dependencies resolved (`requires` as
     /// they are, `irequires` as what the op they name waits for), the ops
-    /// ordered after those they wait for.
-    fn close(self, name: &str) -> Result<Program> {
+    /// ordered after those they wait for; and the line of each op in that
+    /// order.
+    fn close(self, name: &str) -> Result<(Program, Vec<u64>)> {
         let err = |line: u64, what: String| Error::parse(name, line, what);
         let mut waits: Vec<Vec<OpId>> = vec![Vec::new(); self.ops.len()];
         let mut starts: Vec<(usize, usize)> = Vec::new();
@@ -387,7 +418,8 @@ impl Block {
             at[i] = prog.push(self.ops[i], &deps);
         }
         prog.scratch = self.scratch;
-        Ok(prog)
+        let lines = order.iter().map(|&i| self.lines[i]).collect();
+        Ok((prog, lines))
     }
 }
 

@@ -8,7 +8,7 @@ mod json;
 mod msccl;
 
 pub use file::{FileFormat, ScheduleFile};
-pub use goal::{from_goal, to_goal};
+pub use goal::{from_goal, from_goal_lines, to_goal};
 pub use json::{from_json, from_json_reader, to_json, FORMAT};
 pub use msccl::{
     from_msccl_xml, to_msccl_xml, to_msccl_xml_for, MscclBytes, MscclExport, MscclImport,
