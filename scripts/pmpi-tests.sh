@@ -12,18 +12,30 @@
 #  5. bad configuration refused at MPI_Init in one line, the program exiting non-zero.
 #
 #   scripts/pmpi-tests.sh                 # Open MPI (mpicc, mpirun)
+#   scripts/pmpi-tests.sh --mpich         # MPICH (mpicc.mpich, mpiexec.mpich; built in target/mpich)
 #   PMPI_NPS="2 3 5 8" scripts/pmpi-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 CARGO="${CARGO:-cargo}"
-MPICC="${MPICC:-mpicc}"
-MPIRUN="${MPIRUN:-mpirun}"
-$CARGO build --release -p topocoll-mpi
+if [ "${1:-}" = "--mpich" ]; then
+  # The library serves the MPI it was built against: MPICH's in a target
+  # directory of its own. Hydra's mpiexec passes the whole environment.
+  export MPICC="${MPICC:-mpicc.mpich}"
+  MPIRUN="${MPIRUN:-mpiexec.mpich}"
+  $CARGO build --release -p topocoll-mpi --target-dir target/mpich
+  lib="$PWD/target/mpich/release/libtopocoll_mpi.so"
+  pass=()
+else
+  MPICC="${MPICC:-mpicc}"
+  MPIRUN="${MPIRUN:-mpirun}"
+  $CARGO build --release -p topocoll-mpi
+  lib="$PWD/target/release/libtopocoll_mpi.so"
+  pass=(-x LD_PRELOAD)
+fi
 # The command line (for `list`, `tune`, `schedule`): any build of it serves.
 [ -x target/release/topocoll ] || $CARGO build --release
-lib="$PWD/target/release/libtopocoll_mpi.so"
 bin="$PWD/target/release/topocoll"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -39,7 +51,7 @@ run() {
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   env "${envs[@]}" LD_PRELOAD="$lib" TOPOCOLL_REPORT="$out/report.json" \
-    timeout 300 "$MPIRUN" -x LD_PRELOAD -np "$np" "$@" >"$out/log" 2>&1 </dev/null
+    timeout 300 "$MPIRUN" "${pass[@]}" -np "$np" "$@" >"$out/log" 2>&1 </dev/null
 }
 
 # Calls the report gives algorithm $1.

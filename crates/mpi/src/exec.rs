@@ -129,12 +129,55 @@ pub fn execute(
     comb: Combiner,
     t: &mut dyn Transport,
 ) -> Result<(), String> {
+    STATE.with(|st| {
+        let mut st = st.borrow_mut();
+        let st = &mut *st;
+        run(prog, succ, ndeps, b, unit, comb, t, st)
+    })
+}
+
+/// What a run keeps between its steps, kept from one call to the next so
+/// that a small collective allocates nothing.
+#[derive(Default)]
+struct RunState {
+    remaining: Vec<u32>,
+    ready: VecDeque<OpId>,
+    /// Slot -> (op, landing buffer of a combining receive).
+    active: Vec<Option<(OpId, Option<Vec<u8>>)>>,
+    done_slots: Vec<usize>,
+}
+
+thread_local! {
+    static STATE: RefCell<RunState> = RefCell::new(RunState::default());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    prog: &Program,
+    succ: &Successors,
+    ndeps: &[u32],
+    b: &mut Buffers,
+    unit: usize,
+    comb: Combiner,
+    t: &mut dyn Transport,
+    st: &mut RunState,
+) -> Result<(), String> {
     let n = prog.ops.len();
-    let mut remaining = ndeps.to_vec();
-    let mut ready: VecDeque<OpId> = (0..n as OpId).filter(|&i| ndeps[i as usize] == 0).collect();
-    // Slot -> (op, landing buffer of a combining receive).
-    let mut active: Vec<Option<(OpId, Option<Vec<u8>>)>> = Vec::new();
-    let mut done_slots = Vec::new();
+    let RunState {
+        remaining,
+        ready,
+        active,
+        done_slots,
+    } = st;
+    remaining.clear();
+    remaining.extend_from_slice(ndeps);
+    ready.clear();
+    ready.extend((0..n as OpId).filter(|&i| ndeps[i as usize] == 0));
+    for a in active.iter_mut() {
+        if let Some((_, Some(land))) = a.take() {
+            give_buffer(land);
+        }
+    }
     let mut done = 0;
     let bad = |i: OpId, why: &str| format!("op {i} ({}): {why}", prog.ops[i as usize].describe());
     let mut complete = |op: OpId, ready: &mut VecDeque<OpId>, done: &mut usize| {
@@ -159,7 +202,7 @@ pub fn execute(
                     // operation off this region until the send completes.
                     let slot = unsafe { t.send(p, len, peer, tag) }
                         .ok_or_else(|| bad(i, "the MPI send failed"))?;
-                    put(&mut active, slot, (i, None));
+                    put(active, slot, (i, None));
                 }
                 Op::Recv {
                     peer,
@@ -181,7 +224,7 @@ pub fn execute(
                         unsafe { t.recv(p, len, peer, tag) }.map(|s| (s, None))
                     };
                     let (slot, land) = slot.ok_or_else(|| bad(i, "the MPI receive failed"))?;
-                    put(&mut active, slot, (i, land));
+                    put(active, slot, (i, land));
                 }
                 Op::Copy { src, dst } | Op::Combine { src, dst } => {
                     let (s, len) = b.span(src, unit).ok_or_else(|| bad(i, "past its buffer"))?;
@@ -210,18 +253,18 @@ pub fn execute(
                     } else {
                         dv.copy_from_slice(sv);
                     }
-                    complete(i, &mut ready, &mut done);
+                    complete(i, ready, &mut done);
                 }
-                Op::Compute { .. } => complete(i, &mut ready, &mut done),
+                Op::Compute { .. } => complete(i, ready, &mut done),
             }
         }
         if done == n {
             break;
         }
         done_slots.clear();
-        t.wait(&mut done_slots)
+        t.wait(done_slots)
             .ok_or_else(|| "waiting for messages failed".to_string())?;
-        for &slot in &done_slots {
+        for &slot in done_slots.iter() {
             let Some((i, land)) = active.get_mut(slot).and_then(Option::take) else {
                 return Err(format!(
                     "the MPI library completed slot {slot}, which holds no transfer"
@@ -239,7 +282,7 @@ pub fn execute(
                 comb.apply(dv, &land).map_err(|e| bad(i, &e))?;
                 give_buffer(land);
             }
-            complete(i, &mut ready, &mut done);
+            complete(i, ready, &mut done);
         }
     }
     Ok(())

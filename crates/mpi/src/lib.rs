@@ -53,7 +53,7 @@ use topocoll_schedule::{
 /// made on the rank's first call.
 pub struct Entry {
     /// What the report calls it: the algorithm, or the schedule file.
-    pub label: String,
+    pub label: Arc<str>,
     pub schedule: Arc<Schedule>,
     /// Bytes of one of the schedule's elements in the caller's buffers.
     pub unit: usize,
@@ -69,7 +69,7 @@ impl Entry {
     pub fn new(label: String, schedule: Arc<Schedule>, unit: usize) -> Entry {
         let ranks = (0..schedule.ranks).map(|_| OnceLock::new()).collect();
         Entry {
-            label,
+            label: label.into(),
             schedule,
             unit,
             ranks,
@@ -120,6 +120,8 @@ struct Key {
 /// The library's state in this process.
 pub struct Library {
     config: Config,
+    /// The report's name for the library's own collective.
+    native: Arc<str>,
     tag_ub: u32,
     cache: Mutex<FxHashMap<Key, Decision>>,
     report: Mutex<Report>,
@@ -132,6 +134,7 @@ impl Library {
     pub fn new(config: Config, tag_ub: u32) -> Library {
         Library {
             config,
+            native: "native".into(),
             tag_ub,
             cache: Mutex::new(FxHashMap::default()),
             report: Mutex::new(Report::default()),
@@ -345,7 +348,11 @@ extern "C" {
 /// The communicator's duplicate, through `shim.c`.
 struct Shim {
     ctx: *mut c_void,
-    out: Vec<c_int>,
+}
+
+thread_local! {
+    /// `tc_waitsome`'s output, kept from call to call.
+    static DONE: std::cell::RefCell<Vec<c_int>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Transport for Shim {
@@ -360,13 +367,16 @@ impl Transport for Shim {
     }
 
     fn wait(&mut self, done: &mut Vec<usize>) -> Option<()> {
-        // SAFETY: the context is the communicator's, alive for the call.
-        let slots = unsafe { tc_slots(self.ctx) } as usize;
-        self.out.resize(slots.max(1), 0);
-        let n = unsafe { tc_waitsome(self.ctx, self.out.as_mut_ptr()) };
-        let n = usize::try_from(n).ok()?;
-        done.extend(self.out[..n].iter().map(|&s| s as usize));
-        Some(())
+        DONE.with(|out| {
+            let mut out = out.borrow_mut();
+            // SAFETY: the context is the communicator's, alive for the call.
+            let slots = unsafe { tc_slots(self.ctx) } as usize;
+            out.resize(slots.max(1), 0);
+            let n = unsafe { tc_waitsome(self.ctx, out.as_mut_ptr()) };
+            let n = usize::try_from(n).ok()?;
+            done.extend(out[..n].iter().map(|&s| s as usize));
+            Some(())
+        })
     }
 }
 
@@ -447,10 +457,7 @@ pub unsafe extern "C" fn topocoll_mpi_run(call: *const Call) -> c_int {
         op: MpiOp::from_code(c.op),
     };
     let result = layout::lay_out(c, &entry.schedule, entry.unit).and_then(|mut l| {
-        let mut t = Shim {
-            ctx: c.ctx,
-            out: Vec::new(),
-        };
+        let mut t = Shim { ctx: c.ctx };
         entry.run(c.rank as usize, &mut l.bufs, comb, &mut t)?;
         l.finish();
         Ok(())
@@ -499,7 +506,7 @@ pub extern "C" fn topocoll_mpi_native(
         coll,
         ranks,
         size,
-        "native",
+        &lib.native,
         Some(Fallback::from_shim(reason)),
         seconds,
     );

@@ -7,8 +7,10 @@
 //! its time as the slowest rank saw it.
 
 use crate::abi::{Coll, Fallback};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub const REPORT_VAR_NAME: &str = crate::config::REPORT_VAR;
 
@@ -32,9 +34,14 @@ pub struct Row {
 
 type RowKey = (String, usize, u64, String, Option<String>);
 
+/// A call's row as it is counted: nothing in it allocates (the count is on
+/// every call's path).
+type CallKey = (Coll, usize, u64, Arc<str>, Option<Fallback>);
+
 /// One rank's counts, or the merged counts of every rank.
 #[derive(Default, Debug)]
 pub struct Report {
+    calls: FxHashMap<CallKey, (u64, f64)>,
     rows: BTreeMap<RowKey, (u64, f64)>,
 }
 
@@ -44,24 +51,36 @@ impl Report {
         coll: Coll,
         comm_ranks: usize,
         size_bytes: u64,
-        algorithm: &str,
+        algorithm: &Arc<str>,
         fallback: Option<Fallback>,
         seconds: f64,
     ) {
-        let key = (
-            coll.kind().name().to_string(),
-            comm_ranks,
-            size_bytes,
-            algorithm.to_string(),
-            fallback.map(|f| f.describe().to_string()),
-        );
-        let e = self.rows.entry(key).or_insert((0, 0.0));
+        let key = (coll, comm_ranks, size_bytes, algorithm.clone(), fallback);
+        let e = self.calls.entry(key).or_insert((0, 0.0));
         e.0 += 1;
         e.1 += seconds;
     }
 
+    /// The rows by name: the counted calls with the merged ones.
+    fn named(&self) -> BTreeMap<RowKey, (u64, f64)> {
+        let mut rows = self.rows.clone();
+        for ((c, r, s, a, f), &(calls, t)) in &self.calls {
+            let key = (
+                c.kind().name().to_string(),
+                *r,
+                *s,
+                a.to_string(),
+                f.map(|f| f.describe().to_string()),
+            );
+            let e = rows.entry(key).or_insert((0, 0.0));
+            e.0 += calls;
+            e.1 += t;
+        }
+        rows
+    }
+
     pub fn rows(&self) -> Vec<Row> {
-        self.rows
+        self.named()
             .iter()
             .map(|((c, r, s, a, f), &(calls, t))| Row {
                 collective: c.clone(),
@@ -100,7 +119,7 @@ impl Report {
 
     /// Adds another rank's rows: the most calls and the longest time.
     pub fn merge(&mut self, other: &Report) {
-        for (k, &(calls, t)) in &other.rows {
+        for (k, &(calls, t)) in &other.named() {
             let e = self.rows.entry(k.clone()).or_insert((0, 0.0));
             e.0 = e.0.max(calls);
             e.1 = e.1.max(t);
@@ -136,12 +155,13 @@ mod tests {
 
     #[test]
     fn merged_rows_keep_the_most_calls_and_the_longest_time() {
+        let (ring, native): (Arc<str>, Arc<str>) = ("ring".into(), "native".into());
         let mut a = Report::default();
-        a.add(Coll::Allreduce, 4, 64, "ring", None, 0.5);
-        a.add(Coll::Allreduce, 4, 64, "ring", None, 0.5);
+        a.add(Coll::Allreduce, 4, 64, &ring, None, 0.5);
+        a.add(Coll::Allreduce, 4, 64, &ring, None, 0.5);
         let mut b = Report::default();
-        b.add(Coll::Allreduce, 4, 64, "ring", None, 2.0);
-        b.add(Coll::Bcast, 4, 8, "native", Some(Fallback::UserOp), 0.1);
+        b.add(Coll::Allreduce, 4, 64, &ring, None, 2.0);
+        b.add(Coll::Bcast, 4, 8, &native, Some(Fallback::UserOp), 0.1);
         let mut m = Report::from_json(a.to_json().as_bytes()).unwrap();
         m.merge(&Report::from_json(b.to_json().as_bytes()).unwrap());
         let rows = m.rows();

@@ -73,8 +73,10 @@ struct tc_comm {
     MPI_Comm dup;
     int rank, size, inter;
     MPI_Request *reqs;
+    MPI_Status *statuses; /* Waitsome's (MPI_STATUSES_IGNORE trips gcc's bounds checks on MPICH's header) */
     int *idx;
     int cap;
+    int used; /* slots below this may hold a request; none at or above it */
     int *matrix; /* alltoallv's gathered counts */
     int matrix_len;
 };
@@ -95,6 +97,7 @@ static int comm_delete(MPI_Comm comm, int key, void *attr, void *extra)
     if (c->dup != MPI_COMM_NULL)
         PMPI_Comm_free(&c->dup);
     free(c->reqs);
+    free(c->statuses);
     free(c->idx);
     free(c->matrix);
     free(c);
@@ -131,24 +134,35 @@ static int grow(struct tc_comm *c)
 {
     int cap = c->cap ? 2 * c->cap : 64;
     MPI_Request *r = realloc(c->reqs, cap * sizeof *r);
+    if (r)
+        c->reqs = r;
+    MPI_Status *st = realloc(c->statuses, cap * sizeof *st);
+    if (st)
+        c->statuses = st;
     int *ix = realloc(c->idx, cap * sizeof *ix);
-    if (!r || !ix)
+    if (ix)
+        c->idx = ix;
+    if (!r || !st || !ix)
         return -1;
     for (int i = c->cap; i < cap; i++)
         r[i] = MPI_REQUEST_NULL;
-    c->reqs = r;
-    c->idx = ix;
     c->cap = cap;
     return 0;
 }
 
 static int free_slot(struct tc_comm *c)
 {
-    for (int i = 0; i < c->cap; i++)
-        if (c->reqs[i] == MPI_REQUEST_NULL)
-            return i;
     int at = c->cap;
-    return grow(c) ? -1 : at;
+    for (int i = 0; i < c->cap; i++)
+        if (c->reqs[i] == MPI_REQUEST_NULL) {
+            at = i;
+            break;
+        }
+    if (at == c->cap && grow(c))
+        return -1;
+    if (at >= c->used)
+        c->used = at + 1;
+    return at;
 }
 
 /* A send of `bytes` bytes to `peer`: its slot, or -1. */
@@ -180,11 +194,15 @@ int tc_waitsome(void *ctx, int *out)
 {
     struct tc_comm *c = ctx;
     int n = 0;
-    if (PMPI_Waitsome(c->cap, c->reqs, &n, c->idx, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+    /* Only the slots in use are scanned: a small collective's two or three
+     * requests, not the array's capacity. */
+    if (PMPI_Waitsome(c->used, c->reqs, &n, c->idx, c->statuses) != MPI_SUCCESS)
         return -1;
     if (n == MPI_UNDEFINED)
         return 0;
     memcpy(out, c->idx, n * sizeof *out);
+    while (c->used > 0 && c->reqs[c->used - 1] == MPI_REQUEST_NULL)
+        c->used--;
     return n;
 }
 

@@ -176,8 +176,17 @@ static void reductions(MPI_Comm comm)
                         PMPI_Reduce(in, b, n, t->t, op, root, comm);
                         if (me == root)
                             compare(what, t, a, b, n);
+#ifdef MPICH_VERSION
+                        /* MPICH 4.0 itself (PMPI_Reduce, no library preloaded)
+                         * crashes on an in-place reduce at a root other than 0
+                         * past 1,024 elements: the library's fallbacks would. */
+                        if (root != 0 && n > 1024)
+                            continue;
+#endif
                         memcpy(a, in, bytes);
-                        MPI_Reduce(me == root ? MPI_IN_PLACE : in, me == root ? a : NULL, n, t->t, op, root, comm);
+                        /* A non-root's receive buffer is insignificant; MPICH 4.0
+                         * writes to it at some sizes, so it is a real one. */
+                        MPI_Reduce(me == root ? MPI_IN_PLACE : in, me == root ? a : b, n, t->t, op, root, comm);
                         if (me == root)
                             compare(what, t, a, b, n);
                     }
