@@ -254,18 +254,78 @@ static int op_of(MPI_Op op)
     return TC_OP_NONE;
 }
 
-/* Whether `t` is a predefined (named) datatype: its elements lie end to end. */
-static int named(MPI_Datatype t)
+/* Whether `count` elements of `t` are the bytes at the buffer, end to end:
+ * a predefined type whose extent is its size from a lower bound of 0
+ * (MPI_DOUBLE_INT and the other pair types are named but have holes). */
+static int contiguous(MPI_Datatype t)
 {
-    int ni, na, nd, combiner;
+    int ni, na, nd, combiner, size;
+    MPI_Aint lb, extent;
     if (t == MPI_DATATYPE_NULL)
         return 0;
     PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-    return combiner == MPI_COMBINER_NAMED;
+    if (combiner != MPI_COMBINER_NAMED)
+        return 0;
+    PMPI_Type_size(t, &size);
+    PMPI_Type_get_extent(t, &lb, &extent);
+    return lb == 0 && extent == size;
+}
+
+static uint64_t type_bytes(MPI_Datatype t)
+{
+    int size = 0;
+    if (t != MPI_DATATYPE_NULL)
+        PMPI_Type_size(t, &size);
+    return (uint64_t)size;
+}
+
+/* A data-movement buffer as bytes: the caller's own when its type is
+ * contiguous, else a packed copy (written back by unview when the call
+ * receives into it). Data movement works on the type signature alone, so
+ * every rank decides the same whatever datatypes each passes. */
+struct view {
+    void *at;
+    void *packed;
+};
+
+static int view(struct view *v, const void *buf, uint64_t count, MPI_Datatype t, MPI_Comm comm)
+{
+    v->packed = NULL;
+    v->at = (void *)buf;
+    if (contiguous(t) || count == 0)
+        return 0;
+    int need = 0, pos = 0;
+    if (count > INT32_MAX || PMPI_Pack_size((int)count, t, comm, &need) != MPI_SUCCESS)
+        return -1;
+    v->packed = malloc(need ? need : 1);
+    if (!v->packed)
+        return -1;
+    if (PMPI_Pack(buf, (int)count, t, v->packed, need, &pos, comm) != MPI_SUCCESS ||
+        (uint64_t)pos != count * type_bytes(t)) {
+        free(v->packed);
+        v->packed = NULL;
+        return -1;
+    }
+    v->at = v->packed;
+    return 0;
+}
+
+/* Writes a packed receive back to the caller's buffer (`back`), frees it. */
+static void unview(struct view *v, void *buf, uint64_t count, MPI_Datatype t, MPI_Comm comm, int back)
+{
+    if (!v->packed)
+        return;
+    if (back) {
+        int pos = 0;
+        PMPI_Unpack(v->packed, (int)(count * type_bytes(t)), &pos, buf, (int)count, t, comm);
+    }
+    free(v->packed);
+    v->packed = NULL;
 }
 
 /* Fills the parts of `c` every collective shares; 0, or why to fall back. */
-static int prepare(struct tc_call *c, int coll, MPI_Comm comm, MPI_Datatype t, int reduces, MPI_Op op)
+static int prepare(struct tc_call *c, int coll, MPI_Comm comm, MPI_Datatype t, int reduces,
+                   MPI_Op op)
 {
     memset(c, 0, sizeof *c);
     c->coll = coll;
@@ -275,15 +335,15 @@ static int prepare(struct tc_call *c, int coll, MPI_Comm comm, MPI_Datatype t, i
     c->ctx = st;
     c->rank = st->rank;
     c->size = st->size;
-    if (coll != TC_BARRIER) {
-        if (!named(t))
-            return TC_FB_DERIVED;
-        int sz;
-        PMPI_Type_size(t, &sz);
-        c->type_size = (uint64_t)sz;
-        c->kind = kind_of(t);
-    }
+    /* Data movement is bytes (type_size 1): only a reduction's elements
+     * matter, and a reduction's datatype is the same on every rank. */
+    c->type_size = 1;
+    c->kind = TC_OPAQUE;
     if (reduces) {
+        if (!contiguous(t))
+            return TC_FB_DERIVED;
+        c->type_size = type_bytes(t);
+        c->kind = kind_of(t);
         c->op = op_of(op);
         if (c->op == TC_OP_NONE)
             return TC_FB_USER_OP;
@@ -360,12 +420,18 @@ int tc_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
 int tc_MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
 {
     struct tc_call c;
+    struct view v = {0};
     int why = prepare(&c, TC_BCAST, comm, t, 0, MPI_OP_NULL);
-    c.recvbuf = buf;
-    c.count = (uint64_t)count;
+    c.count = (uint64_t)count * type_bytes(t);
     c.root = root;
-    if (!(why = run(&c, why)))
+    if (!why && view(&v, buf, (uint64_t)count, t, comm))
+        why = TC_FB_DERIVED;
+    c.recvbuf = v.at;
+    if (!(why = run(&c, why))) {
+        unview(&v, buf, (uint64_t)count, t, comm, c.rank != root);
         return MPI_SUCCESS;
+    }
+    unview(&v, buf, (uint64_t)count, t, comm, 0);
     NATIVE(TC_BCAST, why, c, PMPI_Bcast(buf, count, t, root, comm));
 }
 
@@ -412,98 +478,103 @@ int tc_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
     NATIVE(TC_EXSCAN, why, c, PMPI_Exscan(sendbuf, recvbuf, count, t, op, comm));
 }
 
-/* The block collectives: one datatype must serve both sides (a send type of
- * another size or kind than the receive type is left to the library). */
-static int same_types(int why, MPI_Datatype st, int sc, MPI_Datatype rt, int rc,
-                      int send_used, int recv_used)
-{
-    if (why)
-        return why;
-    if (send_used && recv_used && (st != rt || sc != rc))
-        return TC_FB_TYPES;
-    if (send_used && !named(st))
-        return TC_FB_DERIVED;
-    return 0;
-}
+/* The block collectives move bytes: a side whose datatype is not contiguous
+ * is packed (and unpacked after, for the receive side), so the decision
+ * rests on the type signature, which MPI makes the same on every rank. */
 
-int tc_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf, int recvcount,
-                  MPI_Datatype rt, MPI_Comm comm)
+int tc_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf,
+                     int recvcount, MPI_Datatype rt, MPI_Comm comm)
 {
     struct tc_call c;
+    struct view sv = {0}, rv = {0};
     int why = prepare(&c, TC_ALLGATHER, comm, rt, 0, MPI_OP_NULL);
     c.in_place = sendbuf == MPI_IN_PLACE;
-    why = same_types(why, st, sendcount, rt, recvcount, !c.in_place, 1);
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.count = (uint64_t)recvcount;
-    if (!(why = run(&c, why)))
+    c.count = (uint64_t)recvcount * type_bytes(rt);
+    uint64_t all = (uint64_t)recvcount * c.size;
+    if (!why && ((!c.in_place && view(&sv, sendbuf, (uint64_t)sendcount, st, comm)) ||
+                 view(&rv, recvbuf, all, rt, comm)))
+        why = TC_FB_DERIVED;
+    c.sendbuf = sv.at;
+    c.recvbuf = rv.at;
+    why = run(&c, why);
+    unview(&sv, NULL, 0, st, comm, 0);
+    unview(&rv, recvbuf, all, rt, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_ALLGATHER, why, c,
            PMPI_Allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, comm));
 }
 
-int tc_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf, int recvcount,
-                 MPI_Datatype rt, MPI_Comm comm)
+int tc_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf,
+                    int recvcount, MPI_Datatype rt, MPI_Comm comm)
 {
     struct tc_call c;
+    struct view sv = {0}, rv = {0};
     int why = prepare(&c, TC_ALLTOALL, comm, rt, 0, MPI_OP_NULL);
     c.in_place = sendbuf == MPI_IN_PLACE;
-    why = same_types(why, st, sendcount, rt, recvcount, !c.in_place, 1);
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.count = (uint64_t)recvcount;
-    if (!(why = run(&c, why)))
+    c.count = (uint64_t)recvcount * type_bytes(rt);
+    uint64_t sall = (uint64_t)sendcount * c.size, rall = (uint64_t)recvcount * c.size;
+    if (!why && ((!c.in_place && view(&sv, sendbuf, sall, st, comm)) ||
+                 view(&rv, recvbuf, rall, rt, comm)))
+        why = TC_FB_DERIVED;
+    c.sendbuf = sv.at;
+    c.recvbuf = rv.at;
+    why = run(&c, why);
+    unview(&sv, NULL, 0, st, comm, 0);
+    unview(&rv, recvbuf, rall, rt, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_ALLTOALL, why, c,
            PMPI_Alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, comm));
 }
 
-int tc_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf, int recvcount,
-                MPI_Datatype rt, int root, MPI_Comm comm)
+int tc_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf,
+                   int recvcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     struct tc_call c;
-    int is_root = 0;
-    /* The count and type of a scatter are the root's send side (the
-     * receive side is insignificant at a root that receives in place). */
-    int why = 0;
-    struct tc_comm *s = comm_state(comm);
-    if (!s->inter)
-        is_root = s->rank == root;
+    struct view sv = {0}, rv = {0};
+    int why = prepare(&c, TC_SCATTER, comm, rt, 0, MPI_OP_NULL);
+    int is_root = !why && c.rank == root;
+    /* The block is the root's send side there (its receive side is
+     * insignificant when it receives in place), the receive side elsewhere. */
     c.in_place = is_root && recvbuf == MPI_IN_PLACE;
-    MPI_Datatype t = is_root ? st : rt;
-    why = prepare(&c, TC_SCATTER, comm, t, 0, MPI_OP_NULL);
-    c.in_place = is_root && recvbuf == MPI_IN_PLACE;
-    if (!why && is_root && !c.in_place && (st != rt || sendcount != recvcount))
-        why = TC_FB_TYPES;
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.count = (uint64_t)(is_root ? sendcount : recvcount);
+    c.count = is_root ? (uint64_t)sendcount * type_bytes(st) : (uint64_t)recvcount * type_bytes(rt);
     c.root = root;
-    if (!(why = run(&c, why)))
+    uint64_t sall = (uint64_t)sendcount * c.size;
+    if (!why && ((is_root && view(&sv, sendbuf, sall, st, comm)) ||
+                 (!c.in_place && view(&rv, recvbuf, (uint64_t)recvcount, rt, comm))))
+        why = TC_FB_DERIVED;
+    c.sendbuf = sv.at;
+    c.recvbuf = rv.at;
+    why = run(&c, why);
+    unview(&sv, NULL, 0, st, comm, 0);
+    unview(&rv, recvbuf, (uint64_t)recvcount, rt, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_SCATTER, why, c,
            PMPI_Scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, comm));
 }
 
-int tc_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf, int recvcount,
-               MPI_Datatype rt, int root, MPI_Comm comm)
+int tc_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf,
+                  int recvcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     struct tc_call c;
-    int is_root = 0;
-    struct tc_comm *s = comm_state(comm);
-    if (!s->inter)
-        is_root = s->rank == root;
-    int in_place = is_root && sendbuf == MPI_IN_PLACE;
-    MPI_Datatype t = in_place ? rt : st;
-    int why = prepare(&c, TC_GATHER, comm, t, 0, MPI_OP_NULL);
-    c.in_place = in_place;
-    if (!why && is_root && !in_place && (st != rt || sendcount != recvcount))
-        why = TC_FB_TYPES;
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.count = (uint64_t)(in_place ? recvcount : sendcount);
+    struct view sv = {0}, rv = {0};
+    int why = prepare(&c, TC_GATHER, comm, st, 0, MPI_OP_NULL);
+    int is_root = !why && c.rank == root;
+    c.in_place = is_root && sendbuf == MPI_IN_PLACE;
+    c.count = c.in_place ? (uint64_t)recvcount * type_bytes(rt) : (uint64_t)sendcount * type_bytes(st);
     c.root = root;
-    if (!(why = run(&c, why)))
+    uint64_t rall = (uint64_t)recvcount * c.size;
+    if (!why && ((!c.in_place && view(&sv, sendbuf, (uint64_t)sendcount, st, comm)) ||
+                 (is_root && view(&rv, recvbuf, rall, rt, comm))))
+        why = TC_FB_DERIVED;
+    c.sendbuf = sv.at;
+    c.recvbuf = is_root ? rv.at : NULL;
+    why = run(&c, why);
+    unview(&sv, NULL, 0, st, comm, 0);
+    unview(&rv, recvbuf, rall, rt, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_GATHER, why, c,
            PMPI_Gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, comm));
@@ -518,67 +589,166 @@ int tc_MPI_Barrier(MPI_Comm comm)
     NATIVE(TC_BARRIER, why, c, PMPI_Barrier(comm));
 }
 
+/* A v-collective's blocks as bytes: block i, counts[i] elements of `t` at
+ * displs[i] extents, becomes bcounts[i] bytes at byte displs[i] — of the
+ * caller's buffer when `t` is contiguous, else of a packed copy (blocks end
+ * to end). */
+struct vview {
+    char *at, *packed;
+    int *bcounts, *bdispls;
+    int total;
+};
+
+static int vview(struct vview *v, const void *buf, const int *counts, const int *displs,
+                 MPI_Datatype t, int p, MPI_Comm comm)
+{
+    memset(v, 0, sizeof *v);
+    uint64_t size = type_bytes(t);
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(t, &lb, &extent);
+    v->bcounts = malloc(p * sizeof(int));
+    v->bdispls = malloc(p * sizeof(int));
+    if (!v->bcounts || !v->bdispls)
+        return -1;
+    int dense = contiguous(t);
+    uint64_t at = 0;
+    for (int i = 0; i < p; i++) {
+        uint64_t n = (uint64_t)counts[i] * size;
+        uint64_t d = dense ? (uint64_t)displs[i] * size : at;
+        if (n > INT32_MAX || d > INT32_MAX || displs[i] < 0)
+            return -1;
+        v->bcounts[i] = (int)n;
+        v->bdispls[i] = (int)d;
+        at += n;
+    }
+    if (at > INT32_MAX)
+        return -1;
+    v->total = (int)at;
+    v->at = (char *)buf;
+    if (dense)
+        return 0;
+    v->packed = malloc(at ? at : 1);
+    if (!v->packed)
+        return -1;
+    for (int i = 0; i < p; i++) {
+        int pos = v->bdispls[i];
+        PMPI_Pack((const char *)buf + displs[i] * extent, counts[i], t, v->packed, v->total, &pos, comm);
+    }
+    v->at = v->packed;
+    return 0;
+}
+
+static void vunview(struct vview *v, void *buf, const int *counts, const int *displs, MPI_Datatype t,
+                    int p, MPI_Comm comm, int back)
+{
+    if (v->packed && back) {
+        MPI_Aint lb, extent;
+        PMPI_Type_get_extent(t, &lb, &extent);
+        for (int i = 0; i < p; i++) {
+            int pos = v->bdispls[i];
+            PMPI_Unpack(v->packed, v->total, &pos, (char *)buf + displs[i] * extent, counts[i], t, comm);
+        }
+    }
+    free(v->packed);
+    free(v->bcounts);
+    free(v->bdispls);
+    memset(v, 0, sizeof *v);
+}
+
 int tc_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype st, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
+                      const int recvcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
     struct tc_call c;
+    struct view sv = {0};
+    struct vview rv = {0};
     int why = prepare(&c, TC_ALLGATHERV, comm, rt, 0, MPI_OP_NULL);
     c.in_place = sendbuf == MPI_IN_PLACE;
-    if (!why && !c.in_place && (st != rt || sendcount != recvcounts[c.rank]))
-        why = TC_FB_TYPES;
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.counts = recvcounts;
-    c.displs = displs;
+    if (!why && ((!c.in_place && view(&sv, sendbuf, (uint64_t)sendcount, st, comm)) ||
+                 vview(&rv, recvbuf, recvcounts, displs, rt, c.size, comm)))
+        why = TC_FB_DERIVED;
+    c.sendbuf = sv.at;
+    c.recvbuf = rv.at;
+    c.counts = rv.bcounts;
+    c.displs = rv.bdispls;
     if (!why) {
         uint64_t most = 0;
         for (int i = 0; i < c.size; i++)
-            if ((uint64_t)recvcounts[i] > most)
-                most = (uint64_t)recvcounts[i];
+            if ((uint64_t)rv.bcounts[i] > most)
+                most = (uint64_t)rv.bcounts[i];
         c.count = most;
     }
-    if (!(why = run(&c, why)))
+    why = run(&c, why);
+    unview(&sv, NULL, 0, st, comm, 0);
+    vunview(&rv, recvbuf, recvcounts, displs, rt, c.size, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_ALLGATHERV, why, c,
            PMPI_Allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, comm));
 }
 
-int tc_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype st,
-                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype rt,
-                  MPI_Comm comm)
+int tc_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                     MPI_Datatype st, void *recvbuf, const int recvcounts[], const int rdispls[],
+                     MPI_Datatype rt, MPI_Comm comm)
 {
     struct tc_call c;
+    struct vview sv = {0}, rv = {0};
     int why = prepare(&c, TC_ALLTOALLV, comm, rt, 0, MPI_OP_NULL);
     c.in_place = sendbuf == MPI_IN_PLACE;
-    if (!why && !c.in_place && st != rt)
-        why = TC_FB_TYPES;
-    /* Every rank builds the same schedule, so every rank needs every
-     * rank's counts: one allgather of P integers, made only when topocoll
-     * would serve the call (the decision is the same on every rank). */
+    /* In place, what is sent is what the receive buffer holds. */
+    const void *from = c.in_place ? recvbuf : sendbuf;
+    const int *fc = c.in_place ? recvcounts : sendcounts, *fd = c.in_place ? rdispls : sdispls;
+    MPI_Datatype ft = c.in_place ? rt : st;
+    int usable = !why && !vview(&sv, from, fc, fd, ft, c.size, comm) &&
+                 !vview(&rv, recvbuf, recvcounts, rdispls, rt, c.size, comm);
+    /* Every rank builds the same schedule, so every rank needs every rank's
+     * counts (in bytes): one allgather of P + 1 integers, made whenever the
+     * configuration may serve the call (the same on every rank), whose last
+     * integer says whether the rank can serve it. If one cannot, none does. */
     if (!why && topocoll_mpi_wants(TC_ALLTOALLV, c.size)) {
         struct tc_comm *s = c.ctx;
-        int n = c.size * c.size;
+        int w = c.size + 1, n = c.size * w;
         if (s->matrix_len < n) {
             free(s->matrix);
             s->matrix = malloc(n * sizeof(int));
             s->matrix_len = n;
         }
-        const int *mine = c.in_place ? recvcounts : sendcounts;
-        PMPI_Allgather(mine, c.size, MPI_INT, s->matrix, c.size, MPI_INT, s->dup);
-        c.matrix = s->matrix;
+        int *mine = malloc(w * sizeof(int));
+        for (int i = 0; i < c.size; i++)
+            mine[i] = usable ? sv.bcounts[i] : 0;
+        mine[c.size] = usable;
+        PMPI_Allgather(mine, w, MPI_INT, s->matrix, w, MPI_INT, s->dup);
+        free(mine);
+        int all = 1;
         uint64_t most = 0;
-        for (int i = 0; i < n; i++)
-            if ((uint64_t)s->matrix[i] > most)
-                most = (uint64_t)s->matrix[i];
-        c.count = most;
+        /* Rows of P counts, end to end, as the Rust side reads them. */
+        for (int r = 0; r < c.size; r++) {
+            all &= s->matrix[r * w + c.size];
+            for (int d = 0; d < c.size; d++) {
+                int x = s->matrix[r * w + d];
+                s->matrix[r * c.size + d] = x;
+                if ((uint64_t)x > most)
+                    most = (uint64_t)x;
+            }
+        }
+        if (all) {
+            c.matrix = s->matrix;
+            c.count = most;
+        } else {
+            why = TC_FB_DERIVED;
+        }
+    } else if (!why && !usable) {
+        why = TC_FB_DERIVED;
     }
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.counts = sendcounts;
-    c.displs = sdispls;
-    c.rcounts = recvcounts;
-    c.rdispls = rdispls;
-    if (!(why = run(&c, why)))
+    c.sendbuf = sv.at;
+    c.recvbuf = rv.at;
+    c.counts = sv.bcounts;
+    c.displs = sv.bdispls;
+    c.rcounts = rv.bcounts;
+    c.rdispls = rv.bdispls;
+    why = run(&c, why);
+    vunview(&sv, NULL, fc, fd, ft, c.size, comm, 0);
+    vunview(&rv, recvbuf, recvcounts, rdispls, rt, c.size, comm, !why);
+    if (!why)
         return MPI_SUCCESS;
     NATIVE(TC_ALLTOALLV, why, c,
            PMPI_Alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt, comm));
