@@ -147,12 +147,11 @@ impl MpiOp {
 /// Why a call went to the MPI library's own collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fallback {
-    /// Decided in `shim.c` (codes 1–5).
+    /// Decided in `shim.c` (codes 1–4).
     DerivedDatatype,
     UserOp,
     Intercommunicator,
     OpForType,
-    MixedTypes,
     /// Nothing configured serves this collective (no algorithm, table or schedule).
     NotConfigured,
     /// The configuration names the library's own collective (`native`).
@@ -174,7 +173,6 @@ impl Fallback {
             2 => Fallback::UserOp,
             3 => Fallback::Intercommunicator,
             4 => Fallback::OpForType,
-            5 => Fallback::MixedTypes,
             _ => Fallback::from_code(code).unwrap_or(Fallback::NotConfigured),
         }
     }
@@ -189,20 +187,19 @@ impl Fallback {
     ];
 
     /// The code `topocoll_mpi_run` returns for it (the shim's own reasons
-    /// are 1–5; these follow).
+    /// are 1–4; these follow).
     pub fn code(self) -> c_int {
         match self {
             Fallback::DerivedDatatype => 1,
             Fallback::UserOp => 2,
             Fallback::Intercommunicator => 3,
             Fallback::OpForType => 4,
-            Fallback::MixedTypes => 5,
-            other => 6 + Fallback::OWN.iter().position(|&f| f == other).unwrap() as c_int,
+            other => 5 + Fallback::OWN.iter().position(|&f| f == other).unwrap() as c_int,
         }
     }
 
     fn from_code(code: c_int) -> Option<Fallback> {
-        Fallback::OWN.get(usize::try_from(code - 6).ok()?).copied()
+        Fallback::OWN.get(usize::try_from(code - 5).ok()?).copied()
     }
 
     /// What the report says.
@@ -212,7 +209,6 @@ impl Fallback {
             Fallback::UserOp => "user-defined or MAXLOC/MINLOC operator",
             Fallback::Intercommunicator => "intercommunicator",
             Fallback::OpForType => "operator not defined for the datatype here",
-            Fallback::MixedTypes => "send and receive types or counts differ",
             Fallback::NotConfigured => "no algorithm, table or schedule for this collective",
             Fallback::Native => "the configuration chose the library's own",
             Fallback::OutsideTable => "size outside the table",

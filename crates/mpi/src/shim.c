@@ -48,11 +48,11 @@ enum {
 /* Why a call went to the library's own collective, when this file decides
  * it (src/abi.rs: Fallback; the Rust side's own reasons follow these). */
 enum {
-    TC_FB_DERIVED = 1,   /* a derived or non-contiguous datatype */
+    TC_FB_DERIVED = 1,   /* a reduction on a derived or non-contiguous datatype, or a
+                          * buffer that could not be packed */
     TC_FB_USER_OP = 2,   /* a user-defined (or MAXLOC/MINLOC/REPLACE) operator */
     TC_FB_INTER = 3,     /* an intercommunicator */
-    TC_FB_TYPE_OP = 4,   /* an operator the datatype does not take here */
-    TC_FB_TYPES = 5      /* send and receive types differ */
+    TC_FB_TYPE_OP = 4    /* an operator the datatype does not take here */
 };
 
 /* One call, as the Rust side reads it (src/abi.rs: Call). */

@@ -306,6 +306,12 @@ pub struct MaxMin {
     /// flow joined (or whose flow's cap changed), or, marked `LEFT`, one a
     /// flow left.
     dirty: Vec<u32>,
+    /// The solve's generation at which each `dirty` entry (link, and
+    /// whether a flow left it: index 2·link + left) was last walked: a
+    /// link many flows joined at once is walked once, not once per flow
+    /// (a walk that repeats one adds nothing, so skipping it keeps the
+    /// affected set and its order).
+    dirty_seen: Vec<u32>,
     /// Whether a solve starts from the pruned set (see `recompute`).
     pruned: bool,
     /// Active flows' slots (and each one's index in this list, by slot).
@@ -362,6 +368,7 @@ impl MaxMin {
             flows: Vec::new(),
             hot: Vec::new(),
             dirty: Vec::new(),
+            dirty_seen: vec![u32::MAX; 2 * n],
             pruned: start == SolveStart::Pruned,
             active: Vec::new(),
             active_pos: Vec::new(),
@@ -550,6 +557,11 @@ impl MaxMin {
         let pruned = self.pruned;
         for &d in &self.dirty {
             let l = d & !LEFT;
+            let seen = &mut self.dirty_seen[2 * l as usize + usize::from(d & LEFT != 0)];
+            if *seen == generation {
+                continue;
+            }
+            *seen = generation;
             let held_only = pruned && d & LEFT != 0;
             for &(f, _) in &self.on_link[l as usize] {
                 let h = &mut self.hot[f as usize];
