@@ -382,20 +382,30 @@ impl Transport for Shim {
 
 // ---- what shim.c calls ----
 
-/// Reads the configuration; 0, or 1 after saying the problem (rank 0 says it).
+/// Why the configuration was refused, for [`topocoll_mpi_say_refusal`].
+static REFUSAL: Mutex<Option<String>> = Mutex::new(None);
+
+/// Reads the configuration; 0, or 1 when it is refused (`shim.c` then has
+/// one rank say why and every rank exit).
 #[no_mangle]
-pub extern "C" fn topocoll_mpi_init(rank: c_int, tag_ub: c_int) -> c_int {
+pub extern "C" fn topocoll_mpi_init(tag_ub: c_int) -> c_int {
     match Config::read(|v| std::env::var(v).ok()) {
         Ok(config) => {
             let _ = LIBRARY.set(Library::new(config, tag_ub.max(0) as u32));
             0
         }
         Err(e) => {
-            if rank == 0 {
-                eprintln!("topocoll-mpi: {e}");
-            }
+            *REFUSAL.lock().unwrap() = Some(e);
             1
         }
+    }
+}
+
+/// Says on stderr, in one line, why the configuration was refused.
+#[no_mangle]
+pub extern "C" fn topocoll_mpi_say_refusal() {
+    if let Some(e) = REFUSAL.lock().unwrap().as_ref() {
+        eprintln!("topocoll-mpi: {e}");
     }
 }
 

@@ -81,7 +81,8 @@ struct tc_comm {
     int matrix_len;
 };
 
-extern int topocoll_mpi_init(int rank, int tag_ub);
+extern int topocoll_mpi_init(int tag_ub);
+extern void topocoll_mpi_say_refusal(void);
 extern void topocoll_mpi_finalize(int rank, int size, int (*gather)(const char *, int, char **, int **));
 /* 0: ran; > 0: fall back for this reason; < 0: failed (already said). */
 extern int topocoll_mpi_run(const struct tc_call *call);
@@ -756,13 +757,25 @@ int tc_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdis
 
 /* ---- start and end ---- */
 
+/* Reads the configuration. A rank that cannot is refused on every rank:
+ * the lowest such rank says why in one line, every rank waits until it has,
+ * and every rank exits with status 2 (a rank killed by the launcher while
+ * another is still talking would lose the line). */
 static void start(void)
 {
-    int rank = 0, flag = 0, *ub = NULL;
+    int rank = 0, size = 1, flag = 0, *ub = NULL;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    if (topocoll_mpi_init(rank, flag ? *ub : 32767) != 0)
-        exit(2);
+    int bad = topocoll_mpi_init(flag ? *ub : 32767) != 0;
+    int mine = bad ? rank : size, first = size;
+    PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size)
+        return;
+    if (rank == first)
+        topocoll_mpi_say_refusal();
+    PMPI_Barrier(MPI_COMM_WORLD);
+    exit(2);
 }
 
 int tc_MPI_Init(int *argc, char ***argv)
