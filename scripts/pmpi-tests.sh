@@ -113,17 +113,23 @@ table_calls=$(python3 -c "import json; d=json.load(open('$out/report.json')); pr
 echo "tune table: $table_calls allreduce calls ran the table's choice"
 [ "$table_calls" -gt 0 ] || { echo "FAIL: the table's choices never ran" >&2; status=1; }
 mkdir -p "$out/schedules"
-# 20,000 doubles: the size of one of the program's allreduces.
+# 20,000 doubles: one of the program's allreduces. A reduce_scatter_block
+# of 1,031 MPI_INT a rank: the file counts the whole vector (4 x 1,031).
 "$bin" schedule --ranks 4 --collective allreduce --algorithm ring --dtype f64 --size 160000 \
   --format json -o "$out/schedules/ring-160000.json" >/dev/null
-if ! run 4 TOPOCOLL_SCHEDULES="$out/schedules" -- "$out/collectives" allreduce; then
-  echo "FAIL collectives with a schedule directory:" >&2
-  tail -5 "$out/log" >&2
-  status=1
-fi
-file_calls=$(ran ring-160000.json)
-echo "schedule directory: $file_calls calls ran ring-160000.json"
-[ "$file_calls" -gt 0 ] || { echo "FAIL: the schedule file never ran" >&2; status=1; }
+"$bin" schedule --ranks 4 --collective reduce_scatter --algorithm ring --dtype i32 --size 16496 \
+  --format json -o "$out/schedules/rs-16496.json" >/dev/null
+for case in "allreduce ring-160000.json" "reduce_scatter rs-16496.json"; do
+  set -- $case
+  if ! run 4 TOPOCOLL_SCHEDULES="$out/schedules" -- "$out/collectives" "$1"; then
+    echo "FAIL collectives with a schedule directory:" >&2
+    tail -5 "$out/log" >&2
+    status=1
+  fi
+  file_calls=$(ran "$2")
+  echo "schedule directory: $file_calls $1 calls ran $2"
+  [ "$file_calls" -gt 0 ] || { echo "FAIL: the schedule file $2 never ran" >&2; status=1; }
+done
 
 echo "== 4. communicators"
 for np in 4 6; do

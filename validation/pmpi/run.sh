@@ -112,7 +112,7 @@ any=$(echo "$DEFAULT" | sed 's/=[a-z_]*/=*/g')
 network() {
   case $1 in
     node_aware|node_aware_multi) echo "TOPOCOLL_TOPOLOGY=mesh:2 TOPOCOLL_RANKS_PER_NODE=2" ;;
-    multilane|single_lane|hierarchical) echo "TOPOCOLL_TOPOLOGY=$here/two-sites-4.toml" ;;
+    multilane|single_lane|hierarchical) echo "TOPOCOLL_TOPOLOGY=$here/../../crates/mpi/tests/c/two-sites-4.toml" ;;
     trinaryx3|a2and|a2at|a2at_sync|*_torus|bucket|neighbor) echo "TOPOCOLL_TOPOLOGY=torus:2x2" ;;
     *) echo "" ;;
   esac

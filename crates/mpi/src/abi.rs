@@ -106,18 +106,6 @@ impl Kind {
             .copied()
             .unwrap_or(Opaque)
     }
-
-    /// Bytes of one element, for the kinds that are combined.
-    pub fn bytes(self) -> Option<u64> {
-        use Kind::*;
-        match self {
-            Opaque => None,
-            I8 | U8 | Bool => Some(1),
-            I16 | U16 => Some(2),
-            I32 | U32 | F32 => Some(4),
-            I64 | U64 | F64 => Some(8),
-        }
-    }
 }
 
 /// A predefined operator (`shim.c`: `TC_SUM`, ...).

@@ -195,12 +195,14 @@ fn read_table(path: &Path) -> Result<TableFile, String> {
         CollectiveKind::parse(&t.collective).map_err(|e| format!("{TABLE_VAR}: '{shown}': {e}"))?;
     let mut decisions = Vec::with_capacity(t.decisions.len());
     for (i, d) in t.decisions.iter().enumerate() {
-        let label = match d.choice.segment_bytes {
-            Some(s) => format!("{}/{s}", d.choice.algorithm),
-            None => d.choice.algorithm.clone(),
+        let choice = match d.choice.algorithm.as_str() {
+            "native" => Choice::Native,
+            name => Choice::Algorithm {
+                entry: topocoll_algorithms::find(kind, name)
+                    .map_err(|e| format!("{TABLE_VAR}: '{shown}': decisions[{i}]: {e}"))?,
+                segment_bytes: d.choice.segment_bytes,
+            },
         };
-        let choice = Choice::parse(kind, &label)
-            .map_err(|e| format!("{TABLE_VAR}: '{shown}': decisions[{i}]: {e}"))?;
         if decisions.last().is_some_and(|&(s, _)| s >= d.size_bytes) {
             return Err(format!(
                 "{TABLE_VAR}: '{shown}': decisions[{i}]: sizes must increase"

@@ -15,14 +15,14 @@ use topocoll_schedule::{Buf, Schedule, Sizes};
 pub struct Layout {
     pub bufs: Buffers,
     /// Memory this call owns (temporary inputs and outputs).
-    _owned: Vec<Vec<u8>>,
+    owned: Vec<Vec<u8>>,
     /// (from the schedule's output at byte offset, to the caller's pointer, bytes).
     copy_out: Vec<(usize, *mut u8, usize)>,
 }
 
 impl Drop for Layout {
     fn drop(&mut self) {
-        for v in self._owned.drain(..) {
+        for v in self.owned.drain(..) {
             give_buffer(v);
         }
         give_buffer(std::mem::take(&mut self.bufs.scratch));
@@ -228,7 +228,7 @@ pub unsafe fn lay_out(c: &Call, s: &Schedule, unit: usize) -> Result<Layout, Str
             output_len: if output.is_null() { 0 } else { out_len },
             scratch,
         },
-        _owned: owned,
+        owned,
         copy_out,
     })
 }

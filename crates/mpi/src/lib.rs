@@ -181,21 +181,20 @@ impl Library {
                 continue;
             }
             let file_bytes = s.count.saturating_mul(s.elem_bytes());
-            let whole = key.count * key.type_size;
             let elems_fit = !key.coll.reduces() || s.elem_bytes() % key.type_size == 0;
             let counts_match = match (&key.counts, s.sizes()) {
                 (None, None) => true,
                 (Some(c), Some(sz)) => s.elem_bytes() == key.type_size && sz.counts() == &c[..],
                 _ => false,
             };
-            if s.collective == collective && file_bytes == whole && elems_fit && counts_match {
+            if s.collective == collective && file_bytes == size_bytes && elems_fit && counts_match {
                 let name = f
                     .path
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let entry = Entry::new(name, s.clone(), s.elem_bytes() as usize);
-                return self.checked(entry, key);
+                return self.checked(entry);
             }
         }
         let choice = match self.config.algorithms.get(&key.coll) {
@@ -237,10 +236,11 @@ impl Library {
             .as_ref()
             .filter(|t| t.num_ranks() == key.ranks);
         match build(key, collective, entry, segment_bytes, topology) {
-            Ok(s) => self.checked(
-                Entry::new(choice.label(), Arc::new(s), key.type_size as usize),
-                key,
-            ),
+            Ok(s) => self.checked(Entry::new(
+                choice.label(),
+                Arc::new(s),
+                key.type_size as usize,
+            )),
             Err(e) => {
                 self.warn(format!(
                     "{} {} on {} ranks at {} bytes: {e}; the MPI library's own runs",
@@ -256,7 +256,7 @@ impl Library {
 
     /// The entry, if its messages fit one MPI count and its tags the
     /// library's `MPI_TAG_UB`.
-    fn checked(&self, e: Entry, _key: &Key) -> Decision {
+    fn checked(&self, e: Entry) -> Decision {
         let unit = e.unit as u64;
         let fits = e
             .schedule
@@ -277,16 +277,22 @@ impl Library {
     }
 }
 
-/// topocoll's `--size` for a call: the block per peer for alltoall,
-/// allgather, scatter and gather, the whole vector for the reductions and
-/// bcast, the largest block for the v-collectives.
-fn size_bytes(key: &Key) -> u64 {
-    let one = key.count * key.type_size;
-    match key.coll {
-        Coll::ReduceScatterBlock => one * key.ranks as u64,
-        Coll::Barrier => 0,
-        _ => one,
+/// A call's count (of elements, or of bytes) as topocoll's schedules count
+/// it: `MPI_Reduce_scatter_block`'s `recvcount` is one rank's block, and
+/// topocoll's reducescatter counts the whole vector; every other count is
+/// already topocoll's (the block per peer for alltoall, allgather, scatter
+/// and gather, the largest block for the v-collectives, the whole buffer
+/// otherwise; a barrier's is 0).
+fn schedule_count(coll: Coll, ranks: usize, count: u64) -> u64 {
+    match coll {
+        Coll::ReduceScatterBlock => count * ranks as u64,
+        _ => count,
     }
+}
+
+/// topocoll's `--size` for a call.
+fn size_bytes(key: &Key) -> u64 {
+    schedule_count(key.coll, key.ranks, key.count) * key.type_size
 }
 
 /// The schedule-building element type closest in size to the caller's
@@ -309,10 +315,7 @@ fn build(
     topology: Option<&topocoll_topology::Topology>,
 ) -> Result<Schedule, String> {
     let dtype = dtype_for(key.type_size);
-    let count = match key.coll {
-        Coll::ReduceScatterBlock => key.count * key.ranks as u64,
-        _ => key.count,
-    };
+    let count = schedule_count(key.coll, key.ranks, key.count);
     let mut req = Request::new(
         collective,
         key.ranks,
@@ -507,15 +510,10 @@ pub extern "C" fn topocoll_mpi_native(
         return;
     };
     let ranks = comm_size.max(0) as usize;
-    let size = match coll {
-        Coll::ReduceScatterBlock => bytes * ranks as u64,
-        Coll::Barrier => 0,
-        _ => bytes,
-    };
     lib.report.lock().unwrap().add(
         coll,
         ranks,
-        size,
+        schedule_count(coll, ranks, bytes),
         &lib.native,
         Some(Fallback::from_shim(reason)),
         seconds,
@@ -565,7 +563,7 @@ pub unsafe extern "C" fn topocoll_mpi_finalize(rank: c_int, size: c_int, gather:
     if let Err(e) = std::fs::write(path, merged.render(size as usize)) {
         eprintln!(
             "topocoll-mpi: {}: cannot write the report '{}': {e}",
-            report::REPORT_VAR_NAME,
+            config::REPORT_VAR,
             path.display()
         );
     }

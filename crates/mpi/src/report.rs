@@ -12,8 +12,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub const REPORT_VAR_NAME: &str = crate::config::REPORT_VAR;
-
 /// One row of the report.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Row {
