@@ -213,7 +213,18 @@ impl BuildArgs {
                 .into());
             }
         }
-        let s = file.read(|collective| self.msccl_import(collective))?;
+        let s = match file.format() {
+            FileFormat::Forest => {
+                let named = |e: Error| match e {
+                    Error::Invalid(m) => Error::Invalid(format!("schedule '{path}': {m}")),
+                    other => other,
+                };
+                algorithms::forest::from_json_reader(file.into_reader())
+                    .and_then(|f| f.expand())
+                    .map_err(named)?
+            }
+            _ => file.read(|collective| self.msccl_import(collective))?,
+        };
         if let Some(r) = self.ranks.filter(|&r| r != s.ranks) {
             return Err(Error::Invalid(format!(
                 "--ranks {r}, but schedule '{path}' has {} ranks",

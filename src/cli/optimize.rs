@@ -96,7 +96,11 @@ pub struct OptimizeArgs {
     /// text or json.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
     pub format: TextOrJson,
-    /// Write the schedule as JSON in the IR (for verify, simulate and run --schedule).
+    /// Write the schedule found, in the format its extension names: .json
+    /// (a synthesised schedule as its trees, `topocoll-forest/1`; a built-in
+    /// one in the IR), .xml (MSCCL's XML, for the sizes from --size to twice
+    /// it) or .goal (LogGOPSim's GOAL). verify, simulate and run --schedule
+    /// read the .json and .xml back.
     #[arg(long)]
     pub schedule_out: Option<String>,
 }
@@ -215,10 +219,10 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
     let p = Problem::within(&topo, &[root], size, &Limits::with_deadline(deadline))?;
     // The output file is opened (not emptied) before the search, so a path
     // that cannot be written fails at once.
-    let mut out_file = a
+    let mut out = a
         .schedule_out
         .as_deref()
-        .map(OutputFile::open)
+        .map(ScheduleOut::open)
         .transpose()?;
     let opts = Options {
         rcut: !a.no_rcut,
@@ -230,10 +234,8 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
     };
     let sol = treebcast::solve(&p, &opts);
     let (baselines, unpriced) = treebcast::baselines_until(&topo, root, size, deadline);
-    if let Some(f) = out_file.as_mut() {
-        let s = treebcast::to_schedule(&p, &sol);
-        schedule::to_json(&s, f)?;
-        f.flush()?;
+    if let Some(out) = out.as_mut() {
+        out.write(&treebcast::to_schedule(&p, &sol), size)?;
     }
     if json {
         let doc = JsonResult {
@@ -407,10 +409,10 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
     };
     let size = parse_bytes(&a.size)?;
     let (dtype, op) = super::args::elements(collective, a.dtype.as_deref(), a.op.as_deref())?;
-    let mut out_file = a
+    let mut out = a
         .schedule_out
         .as_deref()
-        .map(OutputFile::open)
+        .map(ScheduleOut::open)
         .transpose()?;
     let found = synth::optimize(&synth::Problem {
         topo: &topo,
@@ -420,9 +422,11 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
         op,
         cfg,
     })?;
-    if let Some(f) = out_file.as_mut() {
-        schedule::to_json(&found.schedule, f)?;
-        f.flush()?;
+    if let Some(out) = out.as_mut() {
+        match &found.schedule {
+            synth::Best::Forest(f) if out.format == OutFormat::Json => out.write_forest(f)?,
+            best => out.write(&*best.schedule()?, size)?,
+        }
     }
     if a.format == TextOrJson::Json {
         let doc = JsonSynthesis {
@@ -520,4 +524,83 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
         outln!("schedule written to {path}");
     }
     Ok(0)
+}
+
+/// A format `--schedule-out` writes, named by the file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutFormat {
+    Json,
+    Msccl,
+    Goal,
+}
+
+/// `--schedule-out FILE`, its format known and the file opened before any
+/// work starts.
+struct ScheduleOut {
+    format: OutFormat,
+    file: OutputFile,
+}
+
+impl ScheduleOut {
+    fn open(path: &str) -> Result<ScheduleOut> {
+        let ext = std::path::Path::new(path)
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        let format = match ext.as_deref() {
+            Some("json") => OutFormat::Json,
+            Some("xml") => OutFormat::Msccl,
+            Some("goal") => OutFormat::Goal,
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "--schedule-out '{path}': the extension names no format (.json, .xml or .goal)"
+                ))
+                .into())
+            }
+        };
+        Ok(ScheduleOut {
+            format,
+            file: OutputFile::open(path)?,
+        })
+    }
+
+    /// Writes a synthesised schedule's trees (`.json` only).
+    fn write_forest(&mut self, f: &crate::algorithms::forest::Forest) -> Result<()> {
+        let mut w = std::io::BufWriter::new(&mut self.file);
+        f.to_json(&mut w)?;
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Writes every operation of `s`, priced for `size_bytes`.
+    fn write(&mut self, s: &schedule::Schedule, size_bytes: u64) -> Result<()> {
+        let mut w = std::io::BufWriter::new(&mut self.file);
+        match self.format {
+            OutFormat::Json => schedule::to_json(s, &mut w)?,
+            OutFormat::Goal => {
+                let lost = schedule::to_goal(s, None, &mut w)?;
+                if lost > 0 {
+                    eprintln!(
+                        "topocoll: warning: GOAL has no routes: {lost} sends lose their paths and take the simulator's own"
+                    );
+                }
+            }
+            OutFormat::Msccl => {
+                // The sizes a runtime takes the file for: from the size it
+                // was found for up to twice it.
+                let bytes = schedule::MscclBytes {
+                    min: size_bytes,
+                    max: Some(size_bytes.saturating_mul(2).max(1)),
+                };
+                let lost = schedule::to_msccl_xml_for(s, bytes, &mut w)?;
+                if lost.lost_routes > 0 {
+                    eprintln!(
+                        "topocoll: warning: MSCCL XML: {} sends lose their paths (MSCCL's runtimes route every message themselves)",
+                        lost.lost_routes
+                    );
+                }
+            }
+        }
+        w.flush()?;
+        Ok(())
+    }
 }

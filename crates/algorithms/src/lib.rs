@@ -16,6 +16,7 @@ pub(crate) mod butterfly;
 pub mod compose;
 pub(crate) mod exchange;
 pub mod exscan;
+pub mod forest;
 pub mod gather;
 pub mod lanes;
 pub mod pipelined;

@@ -200,6 +200,15 @@ fn optimize_and_check(topology: &[&str], collective: &str, size: &str) -> serde_
         assert!(v[key].as_f64().is_some(), "{key}: {v}");
     }
     assert!(v["algorithm"].is_string() && v["trees"].is_u64() && v["chunks"].is_u64());
+    // A synthesised schedule is written as its trees, a built-in's as ops.
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let format = if v["algorithm"] == "synthesized" {
+        "topocoll-forest/1"
+    } else {
+        "topocoll-schedule/1"
+    };
+    assert_eq!(file["format"], format, "{args:?}");
     let (code, _, stderr) = topocoll(&["verify", "--schedule", out]);
     assert_eq!(code, 0, "{stderr}");
     let mut sim = vec!["simulate"];
@@ -247,9 +256,17 @@ fn optimized_schedules_verify_simulate_to_their_time_and_run() {
                 c == "allreduce" || time >= bound * (1.0 - 1e-9),
                 "{topology:?} {c}: {time} < {bound}"
             );
-            // Never slower than a built-in algorithm.
+            // Never slower than a built-in algorithm, and within 1% of
+            // every synthesised candidate (of which the fewest chunks are
+            // chosen).
             for cand in v["candidates"].as_array().unwrap() {
-                assert!(time <= cand["time_s"].as_f64().unwrap(), "{topology:?} {c}");
+                let slack = if cand["algorithm"] == "synthesized" {
+                    1.01
+                } else {
+                    1.0
+                };
+                let other = cand["time_s"].as_f64().unwrap();
+                assert!(time <= other * slack, "{topology:?} {c}: {time} > {other}");
             }
             if v["algorithm"] == "synthesized" {
                 synthesized += 1;
@@ -658,6 +675,127 @@ fn bad_optimize_input_is_one_line() {
     }
 }
 
+/// `--schedule-out`'s extension names the format: a synthesised allreduce
+/// written as MSCCL XML (for sizes from the one it was found for to twice
+/// it) reads back as a schedule that verifies and runs bit-identically; as
+/// GOAL it is LogGOPSim's text; an extension that names no format is
+/// refused before any work, the file left uncreated.
+#[test]
+fn schedule_out_writes_the_format_its_extension_names() {
+    let dir = std::env::temp_dir().join(format!("topocoll-synth-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (xml, goal, txt) = (path("ar.xml"), path("ar.goal"), path("ar.txt"));
+    let base = [
+        "optimize",
+        "-t",
+        "torus:3x3",
+        "--fail",
+        "random:2",
+        "--seed",
+        "1",
+        "-c",
+        "allreduce",
+        "-s",
+        "288KiB",
+        "--engines",
+        "16",
+    ];
+    for out in [&xml, &goal] {
+        let mut args = base.to_vec();
+        args.extend(["--format", "json", "--schedule-out", out]);
+        let (code, stdout, stderr) = topocoll(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["algorithm"], "synthesized", "{v}");
+    }
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert!(text.contains("minBytes=\"294912\"") && text.contains("maxBytes=\"589824\""));
+    assert!(std::fs::read_to_string(&goal)
+        .unwrap()
+        .starts_with("num_ranks 9"));
+    let (code, _, stderr) = topocoll(&["verify", "--schedule", &xml, "--size", "288KiB"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) =
+        topocoll(&["run", "--schedule", &xml, "--size", "288KiB", "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("bit-identical"), "{stdout}");
+    let mut args = base.to_vec();
+    args.extend(["--schedule-out", &txt]);
+    let (code, _, stderr) = topocoll(&args);
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("names no format"), "{stderr}");
+    assert!(!std::path::Path::new(&txt).exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A forest file that does not hold together is refused in one line
+/// naming the file and what is wrong, never expanded into a wrong
+/// schedule.
+#[test]
+fn a_bad_forest_file_is_one_line() {
+    let dir = std::env::temp_dir().join(format!("topocoll-forest-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    let good = good.to_str().unwrap();
+    let (code, _, stderr) = topocoll(&[
+        "optimize",
+        "-t",
+        "torus:3x3",
+        "--fail",
+        "random:2",
+        "--seed",
+        "1",
+        "-c",
+        "allgather",
+        "-s",
+        "288KiB",
+        "--engines",
+        "16",
+        "--schedule-out",
+        good,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(good).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["format"], "topocoll-forest/1");
+    let mut cycle = v.clone();
+    // Rank 1's parent made rank 1 itself: the tree no longer spans.
+    cycle["stages"][0]["pipelines"][0]["trees"][0][1] = serde_json::json!(1);
+    let mut gap = v.clone();
+    gap["stages"][0]["pipelines"][0]["parts"][0][1] = serde_json::json!(1);
+    let mut missing = v.clone();
+    missing["stages"][0]["pipelines"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    let mut wrong = v.clone();
+    wrong["stages"][0]["phases"] = serde_json::json!("reduce");
+    for (name, doc, needle) in [
+        (
+            "truncated",
+            text[..text.len() / 2].to_string(),
+            "forest JSON",
+        ),
+        ("cycle", cycle.to_string(), "does not reach the root"),
+        ("gap", gap.to_string(), "does not follow"),
+        ("missing", missing.to_string(), "not every rank"),
+        ("wrong", wrong.to_string(), "not carried"),
+    ] {
+        let f = dir.join(format!("{name}.json"));
+        std::fs::write(&f, doc).unwrap();
+        let (code, _, stderr) = topocoll(&["verify", "--schedule", f.to_str().unwrap()]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(
+            stderr.contains(needle) && stderr.contains(&format!("{name}.json")),
+            "{name}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Where switches stand between ranks, the topology's routes send every
 /// message between two hosts one way; trees on paths of their own take
 /// the other ways too. On the suite's random graph 8 with switches, two
@@ -783,7 +921,9 @@ fn optimize_answers_within_its_time_limit() {
             let best = doc["time_s"].as_f64().unwrap();
             let cands = doc["candidates"].as_array().unwrap();
             assert!(!cands.is_empty(), "{stdout}");
-            assert_eq!(cands[0]["time_s"].as_f64().unwrap(), best, "{stdout}");
+            // The fastest, or a synthesised one of fewer chunks within 1%.
+            let fastest = cands[0]["time_s"].as_f64().unwrap();
+            assert!(fastest <= best && best <= fastest * 1.01, "{stdout}");
         }
     }
     // Within the default limit a small search is complete.

@@ -27,13 +27,14 @@ use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use std::collections::HashMap;
+use topocoll_algorithms::forest::{self, Forest, Piece, Stage};
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
 use topocoll_base::error::Result;
 use topocoll_base::invalid;
 use topocoll_base::limits::{ran_out, Deadline};
-use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
+use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 use topocoll_sim::{simulate, SimConfig};
 use topocoll_topology::{LinkId, Topology};
 
@@ -78,8 +79,6 @@ const OWN_PATHS_ABOVE: f64 = 0.01;
 /// second and simulates slower): one that would take longer than the
 /// time left is not started.
 const OPS_PER_SECOND: f64 = 2e6;
-/// The least gain in time for which the chunk count is doubled again.
-const GAIN: f64 = 0.002;
 
 /// What `optimize` asks for.
 #[derive(Clone, Debug)]
@@ -106,8 +105,8 @@ pub struct Priced {
 /// What `optimize` found.
 #[derive(Clone, Debug)]
 pub struct Optimized {
-    /// The fastest schedule, ready to write out.
-    pub schedule: Schedule,
+    /// The schedule chosen ([`Found::chosen`]), ready to write out.
+    pub schedule: Best,
     pub best: Priced,
     pub cut: CutBound,
     /// The bound where switches stand between ranks ([`crate::switch_bound`]).
@@ -167,25 +166,47 @@ pub fn optimize(p: &Problem) -> Result<Optimized> {
     Ok(Optimized { solve_s, ..found? })
 }
 
-/// The candidates priced so far, and the fastest of them.
+/// The candidates priced so far, the fastest built-in, and the
+/// synthesised ones that may still be chosen.
 struct Found {
-    best: Option<(Priced, Schedule)>,
+    builtin: Option<(Priced, Schedule)>,
+    /// Synthesised candidates within [`FEWER_CHUNKS_WITHIN`] of the
+    /// fastest of them, as their trees.
+    synthesized: Vec<(Priced, Forest)>,
     candidates: Vec<Priced>,
     /// The deadline stopped the search.
     stopped: bool,
     /// The fewest ops of a built-in left unbuilt for the time it would take.
     fewest_left: u64,
+    /// The least time more chunks could still reach, of any chain of
+    /// chunk counts stopped for gaining too little (see [`search`]).
+    floor: f64,
+}
+
+/// A candidate's schedule: a built-in's, written out, or a synthesised
+/// one's trees.
+enum Candidate {
+    Builtin(Schedule),
+    Synthesized(Forest),
 }
 
 impl Found {
-    /// Prices `s` for `priced` (its time filled in) unless the deadline
+    /// Prices `c` for `priced` (its time filled in) unless the deadline
     /// has passed or passes while it runs; false once it has.
-    fn price(&mut self, p: &Problem, s: Schedule, mut priced: Priced) -> Result<bool> {
+    fn price(&mut self, p: &Problem, c: Candidate, mut priced: Priced) -> Result<bool> {
         if self.stopped || p.cfg.deadline.passed() {
             self.stopped = true;
             return Ok(false);
         }
-        priced.time_s = match simulate(&s, p.topo, &p.cfg) {
+        let expanded;
+        let s = match &c {
+            Candidate::Builtin(s) => s,
+            Candidate::Synthesized(f) => {
+                expanded = f.expand()?;
+                &expanded
+            }
+        };
+        priced.time_s = match simulate(s, p.topo, &p.cfg) {
             Ok(r) => r.time_s,
             Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
                 self.stopped = true;
@@ -194,12 +215,26 @@ impl Found {
             Err(e) => return Err(e),
         };
         self.candidates.push(priced.clone());
-        if self
-            .best
-            .as_ref()
-            .is_none_or(|(b, _)| priced.time_s < b.time_s)
-        {
-            self.best = Some((priced, s));
+        match c {
+            Candidate::Builtin(s) => {
+                if self
+                    .builtin
+                    .as_ref()
+                    .is_none_or(|(b, _)| priced.time_s < b.time_s)
+                {
+                    self.builtin = Some((priced, s));
+                }
+            }
+            Candidate::Synthesized(f) => {
+                self.synthesized.push((priced, f));
+                let fastest = self
+                    .synthesized
+                    .iter()
+                    .map(|c| c.0.time_s)
+                    .fold(f64::INFINITY, f64::min);
+                self.synthesized
+                    .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
+            }
         }
         Ok(true)
     }
@@ -207,6 +242,69 @@ impl Found {
     /// The time of the candidate priced last.
     fn last_time(&self) -> f64 {
         self.candidates.last().map_or(f64::INFINITY, |c| c.time_s)
+    }
+
+    /// The time of the fastest candidate so far.
+    fn best_time(&self) -> f64 {
+        self.candidates
+            .iter()
+            .map(|c| c.time_s)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The schedule chosen: among the synthesised ones within
+    /// [`FEWER_CHUNKS_WITHIN`] of the least time of any (the fastest, or
+    /// the floor more chunks could reach), the one of fewest chunks (the
+    /// fastest of those); the fastest built-in where it is faster still.
+    fn chosen(&mut self) -> Option<(Priced, Best)> {
+        let fastest = self
+            .synthesized
+            .iter()
+            .map(|c| c.0.time_s)
+            .fold(f64::INFINITY, f64::min);
+        let least = fastest.min(self.floor);
+        let within = |c: &(Priced, Forest)| {
+            c.0.time_s <= least * (1.0 + FEWER_CHUNKS_WITHIN) || c.0.time_s == fastest
+        };
+        let synth = self
+            .synthesized
+            .drain(..)
+            .filter(within)
+            .min_by(|a, b| {
+                (a.0.chunks, a.0.trees)
+                    .cmp(&(b.0.chunks, b.0.trees))
+                    .then(a.0.time_s.total_cmp(&b.0.time_s))
+            })
+            .map(|(p, f)| (p, Best::Forest(f)));
+        let builtin = self.builtin.take().map(|(p, s)| (p, Best::Schedule(s)));
+        match (synth, builtin) {
+            (Some(s), Some(b)) if b.0.time_s < s.0.time_s => Some(b),
+            (Some(s), _) => Some(s),
+            (None, b) => b,
+        }
+    }
+}
+
+/// How far above the fastest synthesised candidate one of fewer chunks
+/// may come and be chosen instead (fewer messages, a smaller file).
+const FEWER_CHUNKS_WITHIN: f64 = 0.01;
+
+/// The fastest schedule, as it is written out.
+#[derive(Clone, Debug)]
+pub enum Best {
+    /// A synthesised schedule's trees ([`Forest::expand`] writes its ops).
+    Forest(Forest),
+    /// A built-in algorithm's schedule.
+    Schedule(Schedule),
+}
+
+impl Best {
+    /// Every operation of the schedule.
+    pub fn schedule(&self) -> Result<std::borrow::Cow<'_, Schedule>> {
+        Ok(match self {
+            Best::Forest(f) => std::borrow::Cow::Owned(f.expand()?),
+            Best::Schedule(s) => std::borrow::Cow::Borrowed(s),
+        })
     }
 }
 
@@ -232,10 +330,12 @@ fn search(p: &Problem) -> Result<Optimized> {
         Some(p.topo),
     )?;
     let mut found = Found {
-        best: None,
+        builtin: None,
+        synthesized: Vec::new(),
         candidates: Vec::new(),
         stopped: false,
         fewest_left: u64::MAX,
+        floor: f64::INFINITY,
     };
     for alg in topocoll_algorithms::of(p.collective.kind()) {
         if alg.check(&req).is_err() {
@@ -260,7 +360,7 @@ fn search(p: &Problem) -> Result<Optimized> {
             trees: 0,
             chunks: 0,
         };
-        if !found.price(p, s, priced)? {
+        if !found.price(p, Candidate::Builtin(s), priced)? {
             break;
         }
     }
@@ -270,10 +370,7 @@ fn search(p: &Problem) -> Result<Optimized> {
     for own_paths in [false, true] {
         if own_paths
             && (!pack::has_switches(p.topo)
-                || found
-                    .best
-                    .as_ref()
-                    .is_some_and(|(b, _)| b.time_s <= bound_s * (1.0 + OWN_PATHS_ABOVE)))
+                || found.best_time() <= bound_s * (1.0 + OWN_PATHS_ABOVE))
         {
             break;
         }
@@ -309,7 +406,10 @@ fn search(p: &Problem) -> Result<Optimized> {
                 while let Some(split) = splits.pop() {
                     // More chunks shorten the pipelines' fill and drain and add
                     // messages: double the count while a doubling pays at least
-                    // GAIN (and the schedule is not too large).
+                    // FEWER_CHUNKS_WITHIN (and the schedule is not too large).
+                    // The fill and drain shrink as 1 / chunks, so what all
+                    // further doublings could still gain is at most what the
+                    // last one did: the chain's floor.
                     let mut last = f64::INFINITY;
                     let mut chunks = 1u64;
                     while chunks <= MAX_CHUNKS {
@@ -340,11 +440,13 @@ fn search(p: &Problem) -> Result<Optimized> {
                             trees,
                             chunks,
                         };
-                        if !found.price(p, s, priced)? {
+                        if !found.price(p, Candidate::Synthesized(s), priced)? {
                             break;
                         }
                         let time_s = found.last_time();
-                        if time_s > last * (1.0 - GAIN) {
+                        if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
+                            let floor = time_s.min(last) - (last - time_s).max(0.0);
+                            found.floor = found.floor.min(floor);
                             break;
                         }
                         last = time_s;
@@ -354,13 +456,14 @@ fn search(p: &Problem) -> Result<Optimized> {
             }
         }
     }
+    let chosen = found.chosen();
     let Found {
-        best,
         mut candidates,
         stopped,
         fewest_left,
+        ..
     } = found;
-    let Some((best, schedule)) = best else {
+    let Some((best, schedule)) = chosen else {
         if fewest_left < u64::MAX {
             return Err(deadline.error(&format!(
                 "leaves too little time to build and price any {} on {n} ranks: \
@@ -792,7 +895,7 @@ fn pipeline(
 
 /// The paths of their own that a schedule's tree edges take
 /// ([`pack::Path`]), each numbered once, in the order the schedule is to
-/// add them ([`PathIds::add_to`]).
+/// are numbered in ([`Forest::paths`]).
 #[derive(Default)]
 struct PathIds {
     ids: HashMap<Vec<LinkId>, u32>,
@@ -822,53 +925,43 @@ impl PathIds {
             })
             .collect()
     }
-
-    /// Adds the paths to `s`, which must have no routes yet.
-    fn add_to(self, s: &mut Schedule) -> Result<()> {
-        for (k, links) in self.list.into_iter().enumerate() {
-            if s.add_path(links) != k as u32 + 1 {
-                return Err(invalid!(
-                    "synthesis: the schedule's routes are numbered apart from its paths"
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
-/// The synthesised schedule of `form` with `chunks` chunks a tree part, or
-/// `None` when it would be too large.
+/// The synthesised schedule of `form` with `chunks` chunks a tree part, as
+/// its trees, or `None` when it would be too large.
 fn synthesize(
     req: &Request,
     form: Form,
     split: Parts,
     plan: &[Packed],
     chunks: u64,
-) -> Result<Option<Schedule>> {
+) -> Result<Option<Forest>> {
     let (edges, packing) = &plan[0];
-    let mut s = req.unregistered_schedule("synthesized");
+    let mut f = Forest::of(&req.unregistered_schedule(forest::LABEL));
     let mut paths = PathIds::default();
-    let copies = copies_for(split, plan, s.ranks);
+    let copies = copies_for(split, plan, f.ranks);
     match form {
         // An empty buffer: nothing to carry, no ops (as each spread
         // form's root of an empty piece has none).
-        Form::Rooted { .. } if s.count == 0 => {}
+        Form::Rooted { .. } if f.count == 0 => {}
         Form::Rooted { root, .. } => {
             let pl = pipeline(
                 root,
                 &packing.trees[0],
                 &copies[0][0],
                 edges,
-                s.count,
+                f.count,
                 chunks,
                 form.phases(),
                 split,
                 &mut paths,
             )?;
-            if pl.total_ops() > MAX_OPS {
-                return Ok(None);
-            }
-            pl.materialise(&mut s)?;
+            f.stages.push(Stage {
+                piece: Piece::Whole,
+                phases: form.phases(),
+                after_previous: false,
+                pipelines: vec![(root as u32, pl)],
+            });
         }
         Form::Spread { phases } => {
             let piece = if phases.reduces() {
@@ -876,105 +969,70 @@ fn synthesize(
             } else {
                 Piece::Block
             };
-            if spread(
-                &mut s, phases, piece, split, &plan[0], &copies[0], chunks, None, &mut paths,
-            )?
-            .is_none()
-            {
-                return Ok(None);
-            }
+            let st = spread(
+                &f, phases, piece, split, &plan[0], &copies[0], chunks, &mut paths,
+            )?;
+            f.stages.push(st);
         }
         Form::Phased => {
-            let Some(reduced) = spread(
-                &mut s,
+            let up = spread(
+                &f,
                 Phases::Reduce,
                 Piece::Chunk,
                 split,
                 &plan[0],
                 &copies[0],
                 chunks,
-                None,
                 &mut paths,
-            )?
-            else {
-                return Ok(None);
-            };
-            let after = Some(reduced.as_slice());
-            if spread(
-                &mut s,
+            )?;
+            f.stages.push(up);
+            let mut down = spread(
+                &f,
                 Phases::Bcast,
                 Piece::Chunk,
                 split,
                 &plan[1],
                 &copies[1],
                 chunks,
-                after,
                 &mut paths,
-            )?
-            .is_none()
-            {
-                return Ok(None);
-            }
+            )?;
+            down.after_previous = true;
+            f.stages.push(down);
         }
     }
-    paths.add_to(&mut s)?;
-    Ok(Some(s))
+    let ops: u64 = f
+        .stages
+        .iter()
+        .flat_map(|st| st.pipelines.iter())
+        .map(|(_, pl)| pl.total_ops())
+        .sum();
+    if ops > MAX_OPS {
+        return Ok(None);
+    }
+    f.paths = paths.list;
+    Ok(Some(f))
 }
-
-/// A rank's piece of a spread form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Piece {
-    /// Its block of the allgather's output (copied in from its input).
-    Block,
-    /// Its chunk of the buffer ([`topocoll_schedule::chunk`]), in place.
-    Chunk,
-}
-
-/// Each root's ops at each rank that no other op of its pipeline waits
-/// for: `[root][rank]`, indices into the rank's program.
-type Ends = Vec<Vec<Vec<u32>>>;
 
 /// Every rank's piece carried by its own trees (see [`Form::Spread`]):
-/// one rooted pipeline per rank, their ops laid side by side after what
-/// `s` holds (tags, regions and scratch moved apart). Where `after` is
-/// given, a root's ops at a rank wait for the ops it names for that root
-/// and rank. The pipelines' last ops, or `None` if the schedule would be
-/// too large.
+/// one rooted pipeline per rank whose piece is not empty.
 #[allow(clippy::too_many_arguments)]
 fn spread(
-    s: &mut Schedule,
+    f: &Forest,
     phases: Phases,
     piece: Piece,
     split: Parts,
     packed: &Packed,
     copies: &[Vec<usize>],
     chunks: u64,
-    after: Option<&[Vec<Vec<u32>>]>,
     paths: &mut PathIds,
-) -> Result<Option<Ends>> {
+) -> Result<Stage> {
     let (edges, packing) = packed;
-    let n = s.ranks;
-    let gather = piece == Piece::Block;
-    // Tags past every tag the schedule already uses.
-    let mut tag_base: u64 = s
-        .programs
-        .iter()
-        .flat_map(|p| p.ops.iter())
-        .filter_map(|op| match op {
-            Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag as u64 + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let mut total_ops: u64 = s.programs.iter().map(|p| p.len() as u64).sum();
-    let mut ends: Ends = vec![vec![Vec::new(); n]; n];
+    let n = f.ranks;
+    let mut pipelines = Vec::new();
     for root in 0..n {
-        // The root's piece: its block of the allgather's output, or its
-        // chunk of the reduce_scatter's or allreduce's buffer.
-        let (start, len) = if gather {
-            (root as u64 * s.count, s.count)
-        } else {
-            topocoll_schedule::chunk(s.count, n as u64, root as u64)
+        let len = match piece {
+            Piece::Block | Piece::Whole => f.count,
+            Piece::Chunk => topocoll_schedule::chunk(f.count, n as u64, root as u64).1,
         };
         if len == 0 {
             continue;
@@ -990,98 +1048,14 @@ fn spread(
             split,
             paths,
         )?;
-        total_ops += pl.total_ops();
-        if total_ops > MAX_OPS {
-            return Ok(None);
-        }
-        let c = if phases.reduces() {
-            Collective::Reduce { root: root as u32 }
-        } else {
-            Collective::Bcast { root: root as u32 }
-        };
-        let mut b = Schedule::new(c, n, len, s.dtype, s.op, "");
-        pl.materialise(&mut b)?;
-        let mut span = 0u64;
-        for r in 0..n {
-            let prog = &b.programs[r];
-            let scratch_at = s.programs[r].scratch;
-            s.programs[r].scratch += prog.scratch;
-            let moved = |reg: Region| match reg.buf {
-                Buf::Output => Region::new(Buf::Output, start + reg.offset, reg.count),
-                Buf::Scratch => Region::new(Buf::Scratch, scratch_at + reg.offset, reg.count),
-                Buf::Input => reg,
-            };
-            let base = s.programs[r].len() as u32;
-            // An allgather's root first copies its block into place.
-            let own = if gather && r == root {
-                Some(s.programs[r].push(
-                    Op::copy(Region::input(0, len), Region::output(start, len)),
-                    &[],
-                ))
-            } else {
-                None
-            };
-            let shift = base + u32::from(own.is_some());
-            let mut retag = |t: u32| {
-                span = span.max(t as u64 + 1);
-                checked_tag(tag_base + t as u64)
-            };
-            for i in 0..prog.len() {
-                let op = match prog.ops[i] {
-                    Op::Send {
-                        peer,
-                        tag,
-                        region,
-                        route,
-                    } => Op::send_routed(peer, retag(tag)?, moved(region), route),
-                    Op::Recv {
-                        peer,
-                        tag,
-                        region,
-                        combine,
-                    } => Op::Recv {
-                        peer,
-                        tag: retag(tag)?,
-                        region: moved(region),
-                        combine,
-                    },
-                    Op::Copy { src, dst } => Op::Copy {
-                        src: moved(src),
-                        dst: moved(dst),
-                    },
-                    Op::Combine { src, dst } => Op::Combine {
-                        src: moved(src),
-                        dst: moved(dst),
-                    },
-                    other @ Op::Compute { .. } => other,
-                };
-                let mut deps: Vec<u32> = prog.deps(i).iter().map(|&d| d + shift).collect();
-                if deps.is_empty() {
-                    deps.extend(own);
-                    if let Some(after) = after {
-                        deps.extend_from_slice(&after[root][r]);
-                    }
-                }
-                s.programs[r].push(op, &deps);
-            }
-            let mut waited = vec![false; prog.len()];
-            for i in 0..prog.len() {
-                for &d in prog.deps(i) {
-                    waited[d as usize] = true;
-                }
-            }
-            ends[root][r] = (0..prog.len())
-                .filter(|&i| !waited[i])
-                .map(|i| i as u32 + shift)
-                .collect();
-        }
-        tag_base += span;
+        pipelines.push((root as u32, pl));
     }
-    Ok(Some(ends))
-}
-
-fn checked_tag(t: u64) -> Result<u32> {
-    u32::try_from(t).map_err(|_| invalid!("the synthesised allgather needs more than 2^32 tags"))
+    Ok(Stage {
+        piece,
+        phases,
+        after_previous: false,
+        pipelines,
+    })
 }
 
 #[cfg(test)]
@@ -1153,9 +1127,21 @@ mod tests {
                     for packed in plans_for(&p, form, false).unwrap() {
                         for chunks in [1, 3] {
                             for split in [Parts::Even, Parts::Weighted] {
-                                let s = synthesize(&req, form, split, &packed, chunks)
+                                let f = synthesize(&req, form, split, &packed, chunks)
                                     .unwrap()
                                     .unwrap();
+                                let s = f.expand().unwrap();
+                                // Written out and read back, the trees
+                                // expand to the same ops, bit for bit.
+                                let mut text = Vec::new();
+                                f.to_json(&mut text).unwrap();
+                                let back = forest::from_json_reader(text.as_slice())
+                                    .unwrap()
+                                    .expand()
+                                    .unwrap();
+                                assert_eq!(back, s, "{spec} {} {form:?}", c.name());
+                                let ops: usize = s.programs.iter().map(|p| p.len()).sum();
+                                assert_eq!(f.total_ops(), ops as u64);
                                 topocoll_schedule::verify(&s).unwrap_or_else(|e| {
                                     panic!(
                                         "{spec} {} {form:?} {split:?} chunks {chunks}: {e}",

@@ -20,7 +20,17 @@ pub enum FileFormat {
     /// MSCCL's XML: it counts in chunks, whose size, element type and
     /// operator the reader gives.
     Msccl,
+    /// A schedule given as its trees (`topocoll-forest/1`, what `optimize`
+    /// writes for a synthesised schedule): JSON whose first field names
+    /// that format. The layer that knows trees reads it
+    /// ([`ScheduleFile::into_reader`]).
+    Forest,
 }
+
+/// A forest file's format name, as `topocoll_algorithms::forest` writes
+/// it (first, but any JSON tool may move it among the short fields before
+/// the stages).
+const FOREST_FORMAT: &[u8] = br#""topocoll-forest/"#;
 
 /// A schedule file, opened and its format known.
 pub struct ScheduleFile {
@@ -38,6 +48,8 @@ impl ScheduleFile {
         let mut reader = BufReader::new(file);
         let format = if is_xml(path, &mut reader) {
             FileFormat::Msccl
+        } else if is_forest(&mut reader) {
+            FileFormat::Forest
         } else {
             FileFormat::Json
         };
@@ -52,12 +64,22 @@ impl ScheduleFile {
         self.format
     }
 
+    /// The file's text, for a format this layer does not read
+    /// ([`FileFormat::Forest`]).
+    pub fn into_reader(self) -> BufReader<std::fs::File> {
+        self.reader
+    }
+
     /// Reads the schedule. An MSCCL file's chunks are sized by `msccl`,
     /// which is given the file's collective (its defaults may depend on
     /// it).
     pub fn read(self, msccl: impl FnOnce(Collective) -> Result<MscclImport>) -> Result<Schedule> {
         match self.format {
             FileFormat::Json => super::from_json_reader(self.reader),
+            FileFormat::Forest => Err(Error::Invalid(format!(
+                "schedule '{}' is given as trees (topocoll-forest): expand it with topocoll_algorithms::forest",
+                self.path.display()
+            ))),
             FileFormat::Msccl => {
                 let shown = self.path.display();
                 let mut text = String::new();
@@ -83,6 +105,15 @@ impl ScheduleFile {
             }
         }
     }
+}
+
+/// Whether a schedule file is a forest: its first buffer holds
+/// [`FOREST_FORMAT`] (looked at without taking it from the reader).
+fn is_forest(file: &mut impl BufRead) -> bool {
+    file.fill_buf().is_ok_and(|head| {
+        head.windows(FOREST_FORMAT.len())
+            .any(|w| w == FOREST_FORMAT)
+    })
 }
 
 /// Whether a schedule file is MSCCL XML: named `.xml`, or its first
