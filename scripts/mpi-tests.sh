@@ -36,7 +36,7 @@ echo "== topocoll run --backend mpi --check (mpirun -np 4)"
 timeout 300 mpirun -np 4 target/release/topocoll run --backend mpi \
   --collective allreduce --algorithm ring --size 1MiB --check || status=1
 echo "== topocoll run --backend mpi --schedule (optimal broadcast, mpirun -np 8)"
-sched=$(mktemp)
+sched=$(mktemp --suffix=.json)
 target/release/topocoll optimize --whole-message --topology examples/dual-cpu-cluster.toml \
   --collective bcast --size 64KiB --schedule-out "$sched" >/dev/null || status=1
 timeout 300 mpirun -np 8 target/release/topocoll run --backend mpi \

@@ -384,10 +384,13 @@ impl JsonStage {
     }
 }
 
+/// A distinct tree of a pipeline: its parents and its edges' routes.
+type TreeKey<'a> = (&'a [u32], Option<&'a [[u32; 2]]>);
+
 impl JsonPipeline {
     fn of(root: u32, pl: &Pipeline) -> JsonPipeline {
         // A tree repeated (the copies synthesis runs of it) is listed once.
-        let mut index: HashMap<(&[u32], Option<&[[u32; 2]]>), u64> = HashMap::new();
+        let mut index: HashMap<TreeKey, u64> = HashMap::new();
         let (mut trees, mut routes, mut parts) = (Vec::new(), Vec::new(), Vec::new());
         for (t, tree) in pl.trees.iter().enumerate() {
             let hops = pl.hop_routes.get(t).map(Vec::as_slice);
@@ -455,7 +458,7 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Forest> {
         .map(|st| (st.piece, st.phases.phases()))
         .collect();
     let follows: Vec<bool> = doc.stages.iter().map(|st| st.after_previous).collect();
-    if !shape.is_empty() && !shapes.iter().any(|s| *s == shape) {
+    if !shape.is_empty() && !shapes.contains(&shape) {
         return Err(invalid!(
             "forest JSON: a {} is not carried by stages of (piece, phases) {}",
             collective.name(),

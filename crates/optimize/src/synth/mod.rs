@@ -1029,7 +1029,7 @@ fn spread(
     let (edges, packing) = packed;
     let n = f.ranks;
     let mut pipelines = Vec::new();
-    for root in 0..n {
+    for (root, (trees, copies)) in packing.trees.iter().zip(copies).enumerate().take(n) {
         let len = match piece {
             Piece::Block | Piece::Whole => f.count,
             Piece::Chunk => topocoll_schedule::chunk(f.count, n as u64, root as u64).1,
@@ -1038,15 +1038,7 @@ fn spread(
             continue;
         }
         let pl = pipeline(
-            root,
-            &packing.trees[root],
-            &copies[root],
-            edges,
-            len,
-            chunks,
-            phases,
-            split,
-            paths,
+            root, trees, copies, edges, len, chunks, phases, split, paths,
         )?;
         pipelines.push((root as u32, pl));
     }
