@@ -113,3 +113,65 @@ fn a_bad_server_file_is_refused_in_one_line_naming_its_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--algorithm nccl` names NCCL's choice (algorithm, protocol, channels)
+/// by its cost model, and simulates that schedule: on the two-server
+/// cluster a small allreduce takes a latency protocol on few channels, a
+/// large one Simple on every channel; a sweep prices it beside `auto`'s
+/// candidates and the NCCL algorithms at any channel count.
+#[test]
+fn algorithm_nccl_simulates_nccls_own_choice_beside_the_others() {
+    let t = format!("{DATA}/cluster-p4d-x2.toml");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allreduce -a nccl -s 16MiB --format json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["algorithm"], "nccl:ring/Simple/8ch");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allreduce -a nccl -s 4KiB --format json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let label = v["algorithm"].as_str().unwrap().to_string();
+    assert!(
+        label.starts_with("nccl:") && label.contains("/LL") && label.ends_with("/1ch"),
+        "{label}"
+    );
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allgather -a nccl,nccl_ring,nccl_pat,ring -s 64KiB --channels 4 --protocol LL128 --format csv"
+    ));
+    // --protocol is the NCCL algorithms' alone: `nccl` makes its own choice.
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("--protocol"), "{err}");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allgather -a nccl,nccl_ring,nccl_pat,ring -s 64KiB --channels 4 --format csv"
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert!(out.contains(",nccl:ring/"), "{out}");
+}
+
+/// The NCCL algorithms run on every server at one channel and many, each
+/// protocol: `verify --topology` checks their NIC paths too.
+#[test]
+fn the_nccl_algorithms_verify_on_every_server_through_the_binary() {
+    for f in SERVERS.iter().chain(&["cluster-p4d-x2.toml"]) {
+        let t = format!("{DATA}/{f}");
+        for (c, a) in [
+            ("allreduce", "nccl_ring"),
+            ("allreduce", "nccl_tree"),
+            ("reduce_scatter", "nccl_pat"),
+        ] {
+            for extra in [
+                "--channels 1 --protocol LL",
+                "--channels 12 --protocol LL128",
+                "",
+            ] {
+                let (code, out, err) =
+                    topocoll_line(&format!("verify -t {t} -c {c} -a {a} -s 64KiB {extra}"));
+                assert_eq!(code, 0, "{f} {a} {extra}: {out}{err}");
+            }
+        }
+    }
+}

@@ -436,3 +436,78 @@ pub fn choose(m: &Machine, collective: Collective, bytes: u64) -> Option<Choice>
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One 8-GPU NVLink server (SM 8.0), 16 channels of 15 GB/s.
+    fn dgx() -> Machine {
+        Machine {
+            nodes: 1,
+            ranks: 8,
+            channels: 16,
+            bw_intra: 15.0,
+            bw_inter: 15.0,
+            nvlink: true,
+            sm: 80,
+            amd_cpu: false,
+        }
+    }
+
+    /// tuning.cc by hand: a ring allreduce over NVLink, Simple: latency
+    /// baseLat 8.4 + 2(P−1) × hwLat 3.4 µs, bus bandwidth C × bw × P /
+    /// 2(P−1); LL: 6.6 + 14 × 0.6 µs and half the bandwidth up to
+    /// llMaxBw 87.7; LL128: 0.92 of it, capped at 20 GB/s a channel.
+    #[test]
+    fn ring_allreduce_costs_are_tuning_ccs_by_hand() {
+        let m = dgx();
+        let (bw, lat) =
+            m.bandwidth_latency(CollectiveKind::Allreduce, NcclAlgo::Ring, Protocol::Simple);
+        assert!((lat - (8.4 + 14.0 * 3.4)).abs() < 1e-9, "{lat}");
+        assert!((bw - 240.0 * 8.0 / 14.0).abs() < 1e-9, "{bw}");
+        let (bw, lat) =
+            m.bandwidth_latency(CollectiveKind::Allreduce, NcclAlgo::Ring, Protocol::Ll);
+        assert!((lat - (6.6 + 14.0 * 0.6)).abs() < 1e-9, "{lat}");
+        assert!((bw - 87.7 * 8.0 / 14.0).abs() < 1e-9, "{bw}");
+        let (bw, _) =
+            m.bandwidth_latency(CollectiveKind::Allreduce, NcclAlgo::Ring, Protocol::Ll128);
+        assert!(
+            (bw - (240.0 * 0.92f64).min(16.0 * 20.0) * 8.0 / 14.0).abs() < 1e-9,
+            "{bw}"
+        );
+        // Time = latency + bytes / (1000 × GB/s) µs.
+        let t = m
+            .time(
+                CollectiveKind::Allreduce,
+                NcclAlgo::Ring,
+                Protocol::Simple,
+                1 << 30,
+            )
+            .unwrap();
+        assert!(
+            (t - (8.4 + 14.0 * 3.4 + (1u64 << 30) as f64 / (1000.0 * 240.0 * 8.0 / 14.0))).abs()
+                < 1e-6
+        );
+    }
+
+    /// NCCL's choice moves from LL at small sizes to Simple at large ones;
+    /// PAT is priced only with one GPU a server, and the tree serves
+    /// allreduce alone.
+    #[test]
+    fn the_choice_moves_from_latency_protocols_to_simple_with_size() {
+        let m = dgx();
+        let small = choose(&m, Collective::Allreduce, 1024).unwrap();
+        assert_eq!(small.protocol, Protocol::Ll);
+        let big = choose(&m, Collective::Allreduce, 1 << 30).unwrap();
+        assert_eq!(big.protocol, Protocol::Simple);
+        assert_eq!(big.channels, 16);
+        assert!(small.channels < 16);
+        assert!(!m.enabled(CollectiveKind::Allgather, NcclAlgo::Pat, Protocol::Simple));
+        assert!(!m.enabled(CollectiveKind::Allgather, NcclAlgo::Tree, Protocol::Simple));
+        let one_gpu = Machine { nodes: 8, ..dgx() };
+        assert!(one_gpu.enabled(CollectiveKind::Allgather, NcclAlgo::Pat, Protocol::Simple));
+        assert!(!one_gpu.enabled(CollectiveKind::Allgather, NcclAlgo::Pat, Protocol::Ll));
+        assert!(choose(&m, Collective::Alltoall, 1024).is_none());
+    }
+}
