@@ -350,11 +350,15 @@ pub struct Tree {
     pub nodes: Vec<TreeNode>,
 }
 
+/// A rank's links in a binary tree: parent, child 0, child 1, and whether
+/// it is its parent's child 1 (NCCL's `parentChildType`).
+pub type Links = (Option<usize>, Option<usize>, Option<usize>, bool);
+
 /// NCCL's `ncclGetBtree` for rank `rank` of `n`: (parent, child 0,
 /// child 1, whether it is its parent's child 1). The tree alternates
 /// leaves and nodes by the lowest set bit: rank 0 at the top with the one
 /// child half the largest power of two below n.
-pub fn btree(n: usize, rank: usize) -> (Option<usize>, Option<usize>, Option<usize>, bool) {
+pub fn btree(n: usize, rank: usize) -> Links {
     let mut bit = 1;
     while bit < n && bit & rank == 0 {
         bit <<= 1;
@@ -382,7 +386,7 @@ pub fn btree(n: usize, rank: usize) -> (Option<usize>, Option<usize>, Option<usi
 
 /// NCCL's `ncclGetDtree`'s second tree: the first mirrored (n − 1 − r)
 /// when n is even, shifted by one rank when it is odd.
-pub fn second_btree(n: usize, rank: usize) -> (Option<usize>, Option<usize>, Option<usize>, bool) {
+pub fn second_btree(n: usize, rank: usize) -> Links {
     if n % 2 == 1 {
         let (u, d0, d1, t) = btree(n, (rank + n - 1) % n);
         let f = |x: Option<usize>| x.map(|x| (x + 1) % n);
@@ -445,10 +449,13 @@ pub fn tree_of(intra: &[Vec<usize>], second: bool) -> Tree {
 /// program round-robin over the chains so that the channels start
 /// together.
 pub struct Chains {
-    /// Per rank, per chain, its ops and what each waits for beyond the op
-    /// before it in its chain: (chain, index) of the same rank.
-    ops: Vec<Vec<Vec<(Op, SmallVec<[(u32, u32); 1]>)>>>,
+    /// Per rank, per chain, its ops.
+    ops: Vec<Vec<Vec<ChainOp>>>,
 }
+
+/// An op of a chain and what it waits for beyond the op before it in its
+/// chain: (chain, index) of the same rank.
+type ChainOp = (Op, SmallVec<[(u32, u32); 1]>);
 
 impl Chains {
     pub fn new(ranks: usize, chains: usize) -> Chains {
@@ -496,17 +503,6 @@ impl Chains {
             }
         }
     }
-}
-
-/// A region of `buf` from `start`, `len` elements clipped to `end`.
-pub fn clipped(at: impl Fn(u64, u64) -> Region, start: u64, len: u64, end: u64) -> Region {
-    let s = start.min(end);
-    at(s, len.min(end - s))
-}
-
-/// The route table a builder shares between its channels.
-pub fn no_paths() -> Paths {
-    Paths::default()
 }
 
 /// A send from `from` to `to` on channel `c` of `ch`, routed by it.

@@ -202,10 +202,7 @@ fn each_channel_enters_a_server_at_its_nics_gpu_and_crosses_its_own_nic() {
 }
 
 /// (parent, children) of each rank of a binary tree function.
-fn shape(
-    n: usize,
-    f: fn(usize, usize) -> (Option<usize>, Option<usize>, Option<usize>, bool),
-) -> Vec<(Option<usize>, Vec<usize>)> {
+fn shape(n: usize, f: fn(usize, usize) -> nccl::Links) -> Vec<(Option<usize>, Vec<usize>)> {
     (0..n)
         .map(|r| {
             let (u, d0, d1, _) = f(n, r);
@@ -294,8 +291,7 @@ fn both_trees_span_every_rank_with_at_most_three_children_a_rank() {
 #[test]
 fn with_an_even_server_count_no_server_is_inner_in_both_trees() {
     for n in (2..=64).step_by(2) {
-        let inner = |f: fn(usize, usize) -> (Option<usize>, Option<usize>, Option<usize>, bool),
-                     r| {
+        let inner = |f: fn(usize, usize) -> nccl::Links, r| {
             let (_, d0, d1, _) = f(n, r);
             d0.is_some() || d1.is_some()
         };
