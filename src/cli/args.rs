@@ -1533,6 +1533,11 @@ pub struct TuneArgs {
     /// Also write the table as MPICH's collective selection JSON.
     #[arg(long)]
     pub export_mpich: Option<String>,
+    /// Also tune among NCCL's algorithms and protocols (nccl_ring,
+    /// nccl_tree, nccl_pat) and write the choice as the configuration
+    /// NCCL's example tuner plugin reads (nccl_tuner.conf).
+    #[arg(long)]
+    pub export_nccl: Option<String>,
     /// --export-mpich: the selection file to put the rules in, replacing its
     /// rules for the collective (MPICH needs a rule for every collective a
     /// program calls: start from MPICH's own, see docs/tuning.md).

@@ -175,3 +175,53 @@ fn the_nccl_algorithms_verify_on_every_server_through_the_binary() {
         }
     }
 }
+
+/// `tune --export-nccl` writes lines NCCL's example tuner plugin reads,
+/// field by field as it reads its own example (`nccl_tuner.conf`): NCCL's
+/// collective, algorithm and protocol names, the size ranges in order and
+/// joined, the cluster's 2 nodes and 16 ranks.
+#[test]
+fn tune_export_nccl_writes_the_example_plugins_format() {
+    use topocoll::optimize::nccl_tuner::Line;
+    let t = format!("{DATA}/cluster-p4d-x2.toml");
+    let dir = std::env::temp_dir().join(format!("topocoll-nccl-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("tuner.conf");
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c reduce_scatter --sizes 4KiB,256KiB,4MiB --no-cache --cache-dir {} --export-nccl {}",
+        dir.display(),
+        out.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<Line> = text
+        .lines()
+        .filter_map(|l| Line::parse(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty(), "{text}");
+    assert_eq!(lines[0].min_bytes, 0);
+    assert_eq!(lines.last().unwrap().max_bytes, u32::MAX as u64);
+    for w in lines.windows(2) {
+        assert_eq!(w[1].min_bytes, w[0].max_bytes + 1, "{text}");
+    }
+    for l in &lines {
+        assert_eq!(l.collective, "reducescatter");
+        assert!(["ring", "pat"].contains(&l.algorithm.as_str()), "{text}");
+        assert_eq!((l.nodes, l.ranks), (2, 16));
+        assert!(l.channels >= 1);
+    }
+    // A collective NCCL's tuner has not, and a path that cannot be written.
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c alltoall --sizes 1KiB --export-nccl {}",
+        out.display()
+    ));
+    assert_eq!(code, 2);
+    assert!(err.contains("NCCL's tuner takes"), "{err}");
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c allreduce --sizes 1KiB --export-nccl {}/no/such/dir/x.conf",
+        dir.display()
+    ));
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
