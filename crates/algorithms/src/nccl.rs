@@ -505,6 +505,35 @@ impl Chains {
     }
 }
 
+/// Refuses a schedule of `ops` operations (counted before it is built)
+/// past [`crate::pipelined::MAX_MATERIALISED_OPS`], as `build` refuses a
+/// counted one.
+pub fn check_ops(req: &Request, alg: &crate::Algorithm, ops: u128) -> Result<()> {
+    let max = crate::pipelined::MAX_MATERIALISED_OPS;
+    if ops > max as u128 {
+        return Err(topocoll_base::invalid!(
+            "{} {} on {} ranks: {ops} operations are too many to write out (at most {max}); \
+             use more --channels, a larger chunk (--protocol Simple) or a smaller size",
+            req.collective.name(),
+            alg.name,
+            req.ranks
+        ));
+    }
+    Ok(())
+}
+
+/// The chunks of `len` elements `chunk` at a time, over `ch`'s channels'
+/// parts of `n` elements (each channel's part at its own chunk size).
+pub fn chunks(req: &Request, ch: &Channels, n: u64, each: impl Fn(u64) -> u64) -> u128 {
+    (0..ch.count())
+        .map(|c| {
+            let (_, len) = part(n, req.dtype.size(), ch.count(), c);
+            let k = each(len).max(1);
+            len.div_ceil(k) as u128
+        })
+        .sum()
+}
+
 /// A send from `from` to `to` on channel `c` of `ch`, routed by it.
 #[allow(clippy::too_many_arguments)]
 pub fn send(

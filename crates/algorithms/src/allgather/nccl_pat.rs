@@ -32,6 +32,10 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut chains = Chains::new(p, ch.count());
     let mut paths = nccl::Paths::default();
     let pow2 = p.next_power_of_two();
+    let steps = nccl::chunks(req, &ch, n, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::PatAllgather, len, p as u64)
+    });
+    nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
     for c in 0..ch.count() {
         let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
         let chunk = nccl::chunk_elems(req, &ch, Pattern::PatAllgather, len, p as u64);

@@ -24,6 +24,10 @@ fn build(req: &Request) -> Result<Schedule> {
     let (p, n) = (req.ranks, req.count);
     let mut chains = Chains::new(p, ch.count());
     let mut paths = nccl::Paths::default();
+    let steps = nccl::chunks(req, &ch, n, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64)
+    });
+    nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
     for c in 0..ch.count() {
         let ring = ch.ring(c);
         let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);

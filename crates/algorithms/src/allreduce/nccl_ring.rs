@@ -32,6 +32,10 @@ fn build(req: &Request) -> Result<Schedule> {
     if p == 1 {
         return Ok(s);
     }
+    let loops = nccl::chunks(req, &ch, n, |len| {
+        p as u64 * nccl::chunk_elems(req, &ch, Pattern::Ring, len, 1)
+    });
+    nccl::check_ops(req, &ALGORITHM, loops * (p * 4 * (p - 1)) as u128)?;
     let align = (16 / req.dtype.size()).max(1);
     for c in 0..ch.count() {
         let ring = ch.ring(c);

@@ -31,6 +31,10 @@ fn build(req: &Request) -> Result<Schedule> {
     // Chains 2c (up, and the root's one) and 2c + 1 (down).
     let mut chains = Chains::new(p, 2 * ch.count());
     let mut paths = nccl::Paths::default();
+    let steps = nccl::chunks(req, &ch, n, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::Tree, len, 1)
+    });
+    nccl::check_ops(req, &ALGORITHM, steps * 4 * p as u128)?;
     for c in 0..ch.count() {
         let tree = ch.tree(c);
         let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);

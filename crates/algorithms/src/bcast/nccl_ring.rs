@@ -34,6 +34,10 @@ pub(crate) fn pipeline(req: &Request, alg: &Algorithm, reduce: bool) -> Result<S
     if p == 1 {
         return Ok(s);
     }
+    let steps = nccl::chunks(req, &ch, n, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::Pipeline, len, 1)
+    });
+    nccl::check_ops(req, alg, steps * 2 * p as u128)?;
     for c in 0..ch.count() {
         let ring = ch.ring(c);
         let at_root = ring.iter().position(|&r| r == root).unwrap_or(0);

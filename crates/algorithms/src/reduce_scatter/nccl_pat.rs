@@ -36,6 +36,10 @@ fn build(req: &Request) -> Result<Schedule> {
     let mut paths = nccl::Paths::default();
     let pow2 = p.next_power_of_two();
     let widest = n.div_ceil(p as u64);
+    let steps = nccl::chunks(req, &ch, widest, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::PatReduceScatter, len, p as u64)
+    });
+    nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
     for c in 0..ch.count() {
         let (off, len) = nccl::part(widest, req.dtype.size(), ch.count(), c);
         let step = nccl::chunk_elems(req, &ch, Pattern::PatReduceScatter, len, p as u64);

@@ -31,6 +31,10 @@ fn build(req: &Request) -> Result<Schedule> {
     }
     // Blocks of the standard split; the channels part the longest.
     let widest = n.div_ceil(p as u64);
+    let steps = nccl::chunks(req, &ch, widest, |len| {
+        nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64)
+    });
+    nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
     for c in 0..ch.count() {
         let ring = ch.ring(c);
         let (off, len) = nccl::part(widest, req.dtype.size(), ch.count(), c);
