@@ -444,32 +444,76 @@ pub fn tree_of(intra: &[Vec<usize>], second: bool) -> Tree {
     Tree { nodes }
 }
 
-/// Ops a rank's channels make, each in its chain (one after another, as a
-/// channel's thread block runs its steps), merged into the rank's
-/// program round-robin over the chains so that the channels start
-/// together.
+/// Ops a rank's channels make, each in its chain (a channel's thread block
+/// runs its steps in order), merged into the rank's program round-robin
+/// over the chains so that the channels start together. In a chain a send
+/// waits for the op before it and the send before it; a receive for the
+/// receive before it and the send two sends back, so that it is posted
+/// while the last send is still on its way (NCCL's connections have
+/// `NCCL_STEPS` slots): no send waits for buffer room, and a region a
+/// receive overwrites was sent two sends before at the latest; any other
+/// op waits for the op before it.
 pub struct Chains {
     /// Per rank, per chain, its ops.
     ops: Vec<Vec<Vec<ChainOp>>>,
+    /// Per rank, per chain: (last op, last receive, last two sends).
+    at: Vec<Vec<ChainAt>>,
 }
 
-/// An op of a chain and what it waits for beyond the op before it in its
-/// chain: (chain, index) of the same rank.
-type ChainOp = (Op, SmallVec<[(u32, u32); 1]>);
+/// An op of a chain and the ops it waits for: (chain, index) of the same
+/// rank.
+type ChainOp = (Op, SmallVec<[(u32, u32); 3]>);
+
+/// Where a chain stands: its last op, last receive and last two sends.
+#[derive(Clone, Copy, Default)]
+struct ChainAt {
+    last: Option<u32>,
+    recv: Option<u32>,
+    sends: [Option<u32>; 2],
+}
 
 impl Chains {
     pub fn new(ranks: usize, chains: usize) -> Chains {
         Chains {
             ops: vec![vec![Vec::new(); chains]; ranks],
+            at: vec![vec![ChainAt::default(); chains]; ranks],
         }
     }
 
-    /// Appends `op` to chain `chain` of `rank`, after the chain's last op
-    /// and the ops `after`; its (chain, index).
+    /// Appends `op` to chain `chain` of `rank`, after what the chain's
+    /// order asks and the ops `after`; its (chain, index).
     pub fn push(&mut self, rank: usize, chain: usize, op: Op, after: &[(u32, u32)]) -> (u32, u32) {
         let c = &mut self.ops[rank][chain];
-        c.push((op, after.iter().copied().collect()));
-        (chain as u32, c.len() as u32 - 1)
+        let at = &mut self.at[rank][chain];
+        let me = c.len() as u32;
+        let k = chain as u32;
+        let mut deps: SmallVec<[(u32, u32); 3]> = SmallVec::new();
+        match op {
+            Op::Send { .. } => {
+                deps.extend(at.last.map(|i| (k, i)));
+                deps.extend(at.sends[1].filter(|&i| Some(i) != at.last).map(|i| (k, i)));
+                at.sends = [at.sends[1], Some(me)];
+            }
+            Op::Recv { .. } => {
+                deps.extend(at.recv.map(|i| (k, i)));
+                deps.extend(at.sends[0].map(|i| (k, i)));
+                // A receive after a copy or combine waits for it too.
+                if let Some(i) = at
+                    .last
+                    .filter(|&i| !matches!(c[i as usize].0, Op::Send { .. } | Op::Recv { .. }))
+                {
+                    deps.push((k, i));
+                }
+                at.recv = Some(me);
+            }
+            _ => deps.extend(at.last.map(|i| (k, i))),
+        }
+        deps.extend(after.iter().copied());
+        deps.sort_unstable();
+        deps.dedup();
+        at.last = Some(me);
+        c.push((op, deps));
+        (k, me)
     }
 
     /// Writes the chains into `s`'s programs.
@@ -492,11 +536,10 @@ impl Chains {
                     {
                         continue;
                     }
-                    let mut deps: SmallVec<[OpId; 2]> = SmallVec::new();
-                    if i > 0 {
-                        deps.push(id[k][i - 1]);
-                    }
-                    deps.extend(after.iter().map(|&(c, j)| id[c as usize][j as usize]));
+                    let deps: SmallVec<[OpId; 3]> = after
+                        .iter()
+                        .map(|&(c, j)| id[c as usize][j as usize])
+                        .collect();
                     id[k].push(prog.push(*op, &deps));
                     left -= 1;
                 }
