@@ -323,7 +323,13 @@ mod tests {
         let eight = lines.iter().find(|l| l.collective == "reduce").unwrap();
         assert_eq!((eight.pipe_ops, eight.reg_buff), (None, None));
         let fields: Vec<usize> = lines.iter().map(|l| l.text().split(',').count()).collect();
-        assert!(fields.contains(&8) && fields.contains(&9) && fields.contains(&10));
+        // The example has lines of 8 and of 10 fields; 9 (numPipeOps
+        // alone) reads too, as plugin.c reads it.
+        assert!(fields.contains(&8) && fields.contains(&10));
+        let nine = Line::parse("allgather,0,4294967295,ring,simple,4,2,-1,1")
+            .unwrap()
+            .unwrap();
+        assert_eq!((nine.pipe_ops, nine.reg_buff), (Some(1), None));
         for (l, raw) in lines.iter().zip(
             text.lines()
                 .map(str::trim)
