@@ -111,6 +111,14 @@ pub struct BuildArgs {
     /// collective [default: each composition's own, see docs/node-aware.md].
     #[arg(long, group = "one_choice")]
     pub inter: Option<String>,
+    /// NCCL's channels, for the NCCL algorithms (nccl_ring, nccl_tree,
+    /// nccl_pat): 1 to 64 [default: two per NIC of a GPU server, else 2].
+    #[arg(long, group = "one_choice")]
+    pub channels: Option<usize>,
+    /// NCCL's protocol, for the NCCL algorithms: LL, LL128 or Simple, which
+    /// sets their chunk size [default: Simple].
+    #[arg(long, group = "one_choice")]
+    pub protocol: Option<String>,
     /// The hosts `--map`'s file places the ranks on, when a verb has read
     /// and fitted them already (`replay`: SimGrid's hostfile, cycled to the
     /// trace's ranks).
@@ -203,6 +211,8 @@ impl BuildArgs {
             ("--lanes", self.lanes.is_some(), false),
             ("--radix", self.radix.is_some(), false),
             ("--inter", self.inter.is_some(), false),
+            ("--channels", self.channels.is_some(), false),
+            ("--protocol", self.protocol.is_some(), false),
             ("--root", self.root.is_some(), false),
             ("--op", self.op.is_some(), true),
         ] {
@@ -336,6 +346,15 @@ impl BuildArgs {
                 .into());
             }
             req.radix = Some(k);
+        }
+        if self.channels.is_some() || self.protocol.is_some() {
+            self.check_channels(collective)?;
+            req.channels = self.channels;
+            req.protocol = self
+                .protocol
+                .as_deref()
+                .map(algorithms::nccl::Protocol::parse)
+                .transpose()?;
         }
         if let Some(inter) = &self.inter {
             self.check_inter(collective)?;
@@ -513,12 +532,37 @@ impl BuildArgs {
         )
     }
 
-    /// `--segment`, `--lanes`, `--radix` and `--inter` checked against the
-    /// whole list of a sweep.
+    /// `--channels` or `--protocol` given where no algorithm asked for
+    /// runs NCCL's channels is an error, as `--segment` is.
+    pub fn check_channels(&self, collective: Collective) -> Result<()> {
+        let nccl = self
+            .algorithm
+            .iter()
+            .flat_map(AlgorithmList::names)
+            .any(|n| n == "nccl");
+        if nccl && self.protocol.is_none() {
+            return Ok(());
+        }
+        let flag = if self.channels.is_some() {
+            "--channels"
+        } else {
+            "--protocol"
+        };
+        self.check_taken(
+            collective,
+            (flag, self.channels.is_some() || self.protocol.is_some()),
+            |a| a.channels,
+            ("runs no NCCL channels", "that do"),
+        )
+    }
+
+    /// `--segment`, `--lanes`, `--radix`, `--inter`, `--channels` and
+    /// `--protocol` checked against the whole list of a sweep.
     pub fn check_per_algorithm(&self, collective: Collective) -> Result<()> {
         self.check_segment(collective)?;
         self.check_lanes(collective)?;
         self.check_radix(collective)?;
+        self.check_channels(collective)?;
         self.check_inter(collective)
     }
 
@@ -545,6 +589,11 @@ impl BuildArgs {
         }
         if !takes(|a| a.takes_inter()) {
             b.inter = None;
+        }
+        // `nccl` (NCCL's choice) starts from --channels too.
+        if !takes(|a| a.channels) && algorithm != "nccl" {
+            b.channels = None;
+            b.protocol = None;
         }
         b
     }
@@ -908,6 +957,44 @@ pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String
     let mut chosen = b.for_algorithm(&choice.algorithm);
     chosen.segment = choice.segment_bytes.map(|s| s.to_string());
     Ok((chosen, format!("auto:{}", choice.label(false))))
+}
+
+/// `--algorithm nccl`: the NCCL algorithm, protocol and channel count
+/// NCCL's own cost model picks for this size on `topo`
+/// (`algorithms::model::nccl`), named `nccl:<algorithm>/<protocol>/<C>ch`.
+/// `--channels` sets the channels NCCL starts from, as `NCCL_MIN_NCHANNELS`
+/// and `NCCL_MAX_NCHANNELS` would.
+pub fn build_nccl(b: &BuildArgs, topo: &Topology) -> Result<(BuildArgs, String)> {
+    use algorithms::model::nccl;
+    if b.protocol.is_some() {
+        return Err(Error::Invalid(
+            "--protocol: --algorithm nccl takes NCCL's own choice of protocol".into(),
+        )
+        .into());
+    }
+    let mut probe = b.for_algorithm("nccl_ring");
+    probe.protocol = None;
+    let req = probe.request(Some(topo))?;
+    let bytes = req.count
+        * req.dtype.size()
+        * if req.collective.size_is_block() {
+            req.ranks as u64
+        } else {
+            1
+        };
+    let machine = nccl::Machine::of(&req)?;
+    let choice = nccl::choose(&machine, req.collective, bytes).ok_or_else(|| {
+        Error::Invalid(format!(
+            "--algorithm nccl: NCCL runs no algorithm of its own for {} on {} rank{} (it runs allreduce, bcast, reduce, allgather and reduce_scatter)",
+            req.collective.name(),
+            req.ranks,
+            if req.ranks == 1 { "" } else { "s" }
+        ))
+    })?;
+    let mut chosen = b.for_algorithm(choice.algo.entry());
+    chosen.channels = Some(choice.channels);
+    chosen.protocol = Some(choice.protocol.name().to_string());
+    Ok((chosen, choice.label()))
 }
 
 /// A cached decision this build would not make is priced again, and a
@@ -1457,6 +1544,11 @@ pub struct TuneArgs {
     /// Also write the table as MPICH's collective selection JSON.
     #[arg(long)]
     pub export_mpich: Option<String>,
+    /// Also tune among NCCL's algorithms and protocols (nccl_ring,
+    /// nccl_tree, nccl_pat) and write the choice as the configuration
+    /// NCCL's example tuner plugin reads (nccl_tuner.conf).
+    #[arg(long)]
+    pub export_nccl: Option<String>,
     /// --export-mpich: the selection file to put the rules in, replacing its
     /// rules for the collective (MPICH needs a rule for every collective a
     /// program calls: start from MPICH's own, see docs/tuning.md).

@@ -203,7 +203,9 @@ fn bench_inner(
         && (a.build.segment.is_some()
             || a.build.lanes.is_some()
             || a.build.radix.is_some()
-            || a.build.inter.is_some())
+            || a.build.inter.is_some()
+            || a.build.channels.is_some()
+            || a.build.protocol.is_some())
     {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }

@@ -1,8 +1,8 @@
 //! `topocoll simulate`: price a schedule on a network model, once or as a sweep.
 
 use super::args::{
-    build_auto, check_plot_path, distinct_outputs, parse_engines, refuse_segment, value_name,
-    AlgorithmList, BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
+    build_auto, build_nccl, check_plot_path, distinct_outputs, parse_engines, refuse_segment,
+    value_name, AlgorithmList, BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
 use super::Relayed;
 use crate::algorithms;
@@ -220,7 +220,7 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
     // only when it reached it).
     if a.loaded.is_none() {
         let collective = a.build.collective()?;
-        for name in algorithms.iter().filter(|n| *n != "auto") {
+        for name in algorithms.iter().filter(|n| *n != "auto" && *n != "nccl") {
             algorithms::find(collective.kind(), name)?;
         }
         if algorithms.iter().any(|n| n == "auto") {
@@ -264,6 +264,10 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
     let (build, auto) = match algorithms[0].as_str() {
         "auto" if a.loaded.is_none() => {
             let (b, label) = resolve_auto(&a, &a.build, &topo, engines[0])?;
+            (b, Some(label))
+        }
+        "nccl" if a.loaded.is_none() => {
+            let (b, label) = build_nccl(&a.build, &topo)?;
             (b, Some(label))
         }
         _ => (a.build.clone(), None),
@@ -519,6 +523,8 @@ fn sweep(
         || a.build.lanes.is_some()
         || a.build.radix.is_some()
         || a.build.inter.is_some()
+        || a.build.channels.is_some()
+        || a.build.protocol.is_some()
     {
         a.build.check_per_algorithm(a.build.collective()?)?;
     }
@@ -538,6 +544,9 @@ fn sweep(
                     let (chosen, label) = resolve_auto(a, &b, topo, e)?;
                     points.push((chosen, vec![e], Some(label)));
                 }
+            } else if alg == "nccl" && a.loaded.is_none() {
+                let (chosen, label) = build_nccl(&b, topo)?;
+                points.push((chosen, engines.to_vec(), Some(label)));
             } else {
                 points.push((b, engines.to_vec(), None));
             }

@@ -13,6 +13,7 @@ use super::args::{
 use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
 use crate::optimize::mpi_rules::{self, Library};
+use crate::optimize::nccl_tuner;
 use crate::optimize::tune::{Cache, Counts, Decision, Problem, Table};
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
@@ -33,6 +34,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         ("--plot", a.plot.as_deref()),
         ("--export-ompi", a.export_ompi.as_deref()),
         ("--export-mpich", a.export_mpich.as_deref()),
+        ("--export-nccl", a.export_nccl.as_deref()),
     ])?;
     let sizes = parse_size_list(a.sizes.as_deref().unwrap_or("8B..1GiB"))
         .map_err(|e| Error::Invalid(format!("--sizes: {e}")))?;
@@ -103,6 +105,14 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         .as_deref()
         .map(OutputFile::open)
         .transpose()?;
+    if a.export_nccl.is_some() && nccl_tuner::collective_name(collective.kind()).is_none() {
+        return Err(Error::Invalid(format!(
+            "--export-nccl: NCCL's tuner takes bcast, reduce, allgather, reduce_scatter and allreduce, not {}",
+            collective.name()
+        ))
+        .into());
+    }
+    let nccl = a.export_nccl.as_deref().map(OutputFile::open).transpose()?;
     check_plot_path(a.plot.as_deref())?;
     let cache = dir.map(|dir| Cache { dir });
     let table = tune_table(&problem, &sizes, cache.as_ref(), a.no_cache)?;
@@ -136,6 +146,30 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| t.get(s)).collect();
         write_file(f, a.export_mpich.as_deref().unwrap_or_default(), |w| {
             mpi_rules::write_mpich(w, &t, &rows, ranks, base.as_deref())
+        })?;
+    }
+    if let Some(f) = nccl {
+        let picks = nccl_tuner::tune(
+            collective,
+            req.dtype,
+            req.op,
+            &topo,
+            &problem.config,
+            &sizes,
+            None,
+        )?;
+        let nodes = crate::algorithms::nccl::Channels::new(&req)?.servers.len();
+        let lines = nccl_tuner::lines(collective, &picks, nodes, ranks);
+        write_file(f, a.export_nccl.as_deref().unwrap_or_default(), |w| {
+            writeln!(
+                w,
+                "# NCCL tuner configuration (the example plugin's CSV format), tuned by topocoll on {}"
+            , topo.name)?;
+            writeln!(w, "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff")?;
+            for l in &lines {
+                writeln!(w, "{}", l.text())?;
+            }
+            Ok(())
         })?;
     }
     write_table(

@@ -465,6 +465,8 @@ fn phase_with(
         radix: None,
         inter: None,
         sizes,
+        channels: None,
+        protocol: None,
     };
     super::build(alg, &sub)
 }

@@ -19,6 +19,7 @@ pub mod exscan;
 pub mod forest;
 pub mod gather;
 pub mod lanes;
+pub mod nccl;
 pub mod pipelined;
 pub mod reduce;
 pub mod reduce_scatter;
@@ -72,6 +73,12 @@ pub struct Request<'a> {
     pub inter: Option<&'static Algorithm>,
     /// A v-collective's counts ([`Request::with_sizes`]); `None` for the others.
     pub sizes: Option<Arc<Sizes>>,
+    /// NCCL's channels, for the NCCL algorithms ([`Algorithm::channels`];
+    /// `None`: [`nccl::channel_count`]'s default).
+    pub channels: Option<usize>,
+    /// NCCL's protocol, for the NCCL algorithms (`None`: Simple), which
+    /// sets their chunk size.
+    pub protocol: Option<nccl::Protocol>,
 }
 
 /// The k-nomial trees' radix when the request gives none (Open MPI's
@@ -141,6 +148,8 @@ impl<'a> Request<'a> {
             radix: None,
             inter: None,
             sizes,
+            channels: None,
+            protocol: None,
         })
     }
 
@@ -324,6 +333,10 @@ pub struct Algorithm {
     /// exact to rounding on every rank, may differ in their last bits
     /// between ranks; every other allreduce gives every rank the same bits.
     pub ranks_differ: bool,
+    /// Whether it runs over NCCL's channels and chunks by NCCL's
+    /// protocols, taking `--channels` and `--protocol` (others refuse
+    /// them).
+    pub channels: bool,
 }
 
 /// An entry states what differs from the defaults of [`Algorithm::new`]
@@ -352,7 +365,14 @@ impl Algorithm {
             mpi: Counterparts::NONE,
             inter: None,
             ranks_differ: false,
+            channels: false,
         }
+    }
+
+    /// It runs over NCCL's channels, taking `--channels` and `--protocol`.
+    pub const fn channels(mut self) -> Algorithm {
+        self.channels = true;
+        self
     }
 
     /// It is a node-aware composition whose leaders run `default` unless
@@ -533,6 +553,15 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alltoallv::node_aware::MULTI,
     allgatherv::node_aware::ALGORITHM,
     allgatherv::node_aware::MULTI,
+    // NCCL's algorithms (algorithms::nccl).
+    allreduce::nccl_ring::ALGORITHM,
+    allreduce::nccl_tree::ALGORITHM,
+    bcast::nccl_ring::ALGORITHM,
+    reduce::nccl_ring::ALGORITHM,
+    allgather::nccl_ring::ALGORITHM,
+    allgather::nccl_pat::ALGORITHM,
+    reduce_scatter::nccl_ring::ALGORITHM,
+    reduce_scatter::nccl_pat::ALGORITHM,
 ];
 
 impl Algorithm {

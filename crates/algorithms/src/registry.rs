@@ -161,6 +161,15 @@ impl Algorithm {
                 ));
             }
         }
+        if (req.channels.is_some() || req.protocol.is_some()) && !self.channels {
+            return Err(req.unsupported(
+                self,
+                "it runs no NCCL channels, so it takes no --channels or --protocol",
+            ));
+        }
+        if self.channels {
+            super::nccl::channel_count(req)?;
+        }
         if let Some(inter) = req.inter {
             if !self.takes_inter() {
                 return Err(req.unsupported(

@@ -33,6 +33,7 @@ pub mod lanes;
 pub mod machine;
 pub mod maxflow;
 pub mod mpi_rules;
+pub mod nccl_tuner;
 pub mod price;
 pub mod route_bound;
 pub mod split_bound;

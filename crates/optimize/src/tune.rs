@@ -247,12 +247,22 @@ impl Problem<'_> {
         }
     }
 
-    /// Every candidate at `size_bytes`.
+    /// Every candidate at `size_bytes`. NCCL's algorithms, whose chunks are
+    /// NCCL's (512 KiB and up with Simple), are candidates up to
+    /// [`MAX_SEGMENTS`] such chunks, as a pipeline is up to that many
+    /// segments.
     pub fn candidates(&self, size_bytes: u64) -> Vec<Candidate> {
         let mut out = Vec::new();
         let library = self.library;
+        let buffer = if self.collective.size_is_block() {
+            size_bytes.saturating_mul(self.topology.num_ranks() as u64)
+        } else {
+            size_bytes
+        };
+        let nccl_fits = buffer.div_ceil(512 << 10) <= MAX_SEGMENTS;
         for alg in topocoll_algorithms::of(self.collective.kind())
             .filter(|a| library.is_none_or(|l| l.runs(a)))
+            .filter(|a| !a.channels || nccl_fits)
         {
             let segments: Vec<Option<u64>> = if alg.segmented {
                 segments_at(size_bytes)

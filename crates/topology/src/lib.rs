@@ -126,6 +126,10 @@ pub struct Topology {
     /// Each node's speed in flops per second, where the network's file
     /// gives it (a SimGrid platform's `speed`); empty where none does.
     pub speed: Vec<f64>,
+    /// GPU servers' layout, for a network read from NCCL's topology files
+    /// (a server or a cluster of them): what NCCL's channels need
+    /// (`nccl::GpuLayout`); `None` for every other network.
+    pub gpus: Option<std::sync::Arc<nccl::GpuLayout>>,
 }
 
 /// How ranks are placed on a network's hosts (`Topology::place_ranks`).
@@ -165,6 +169,7 @@ impl Topology {
             rank_node,
             local: Vec::new(),
             speed: Vec::new(),
+            gpus: None,
         }
     }
 

@@ -155,6 +155,15 @@ pub struct Server {
     pub gpu_port: Vec<usize>,
     /// Each GPU's route to its port, over PCI and the CPUs' links.
     pub gpu_to_port: Vec<Vec<LinkId>>,
+    /// The smallest `sm` of the file's GPUs (NCCL's `minCompCap`), where
+    /// the file gives one.
+    pub sm: Option<u32>,
+    /// Whether the GPUs are joined by NVLink (or xGMI): NCCL's
+    /// `typeIntra` is then `LINK_NVL`, else PCI.
+    pub nvlink: bool,
+    /// Whether a CPU is AMD's (NCCL's `cpuVendor`, which picks its LL
+    /// bandwidth ceiling across servers).
+    pub amd_cpu: bool,
 }
 
 impl Server {
@@ -225,6 +234,9 @@ struct Reader<'a> {
     /// CPUs: (device, host_hash, bandwidth to another CPU of the host, line).
     cpus: Vec<(usize, String, Option<f64>, u32)>,
     ports: Vec<(u64, usize, u32)>,
+    /// The GPUs' `sm`, and whether a CPU is AMD's.
+    sms: Vec<u32>,
+    amd_cpu: bool,
 }
 
 fn line_of(e: roxmltree::Node) -> u32 {
@@ -313,6 +325,7 @@ impl Reader<'_> {
             name = format!("cpu{numa}@{host}");
         }
         let sys = self.cpu_bw(e)?;
+        self.amd_cpu |= e.attribute("vendor") == Some("AuthenticAMD");
         let cpu = self.add(Part::Cpu, name, e);
         self.cpus.push((cpu, host, sys, line_of(e)));
         for c in e.children().filter(|n| n.is_element()) {
@@ -493,6 +506,7 @@ impl Reader<'_> {
         let dev = self.int(g, "dev")?.map_or(u64::MAX, |r| r.max(0) as u64);
         self.devs[id].order = (rank, dev, bus);
         let sm = self.int(g, "sm")?;
+        self.sms.extend(sm.map(|s| s.max(0) as u32));
         let gcn = g.attribute("gcn");
         for l in g.children().filter(|n| n.is_element()) {
             let tag: &'static str = match l.tag_name().name() {
@@ -775,6 +789,8 @@ pub fn parse_server(file: &str, text: &str) -> Result<Server> {
         nvswitch: None,
         cpus: Vec::new(),
         ports: Vec::new(),
+        sms: Vec::new(),
+        amd_cpu: false,
     };
     if root.tag_name().name() != "system" {
         return Err(r.err(
@@ -898,6 +914,9 @@ fn build(r: Reader) -> Result<Server> {
         ports,
         gpu_port,
         gpu_to_port,
+        sm: r.sms.iter().copied().min(),
+        nvlink: merged.iter().any(|m| m.4 == Wire::NvLink),
+        amd_cpu: r.amd_cpu,
     })
 }
 
@@ -1018,7 +1037,88 @@ fn nearest_ports(
 /// The server of an NCCL topology file as a topology: its GPUs the ranks.
 pub fn parse_server_topology(name: &str, text: &str) -> Result<Topology> {
     let s = parse_server(name, text)?;
-    Ok(Topology::from_kind(name, Kind::Graph(s.graph)))
+    let layout = GpuLayout::of(&s, 1, None);
+    let mut t = Topology::from_kind(name, Kind::Graph(s.graph));
+    t.gpus = Some(std::sync::Arc::new(layout));
+    Ok(t)
+}
+
+/// What NCCL's channels know of GPU servers beyond their links: which
+/// server each rank is on, each GPU's nearest NIC port, and the route of a
+/// message between servers through the ports a channel names
+/// (`Topology::gpus`, for a topology read from NCCL's files). Ranks are
+/// GPUs server by server: rank s·G + g is GPU g of server s.
+#[derive(Clone, Debug)]
+pub struct GpuLayout {
+    pub servers: usize,
+    /// GPUs per server.
+    pub gpus: usize,
+    /// NIC ports per server, in `dev` order.
+    pub ports: usize,
+    /// Each local GPU's port (NCCL's nearest NIC, [`Server::gpu_port`]).
+    pub gpu_port: Vec<usize>,
+    /// NCCL's `minCompCap` (`sm`), where the file gives it.
+    pub sm: Option<u32>,
+    /// Whether the GPUs of a server are joined by NVLink or xGMI.
+    pub nvlink: bool,
+    /// Whether a CPU is AMD's.
+    pub amd_cpu: bool,
+    /// The bandwidth of each port's own link (bytes/s).
+    pub port_bandwidth: Vec<f64>,
+    /// Between servers: the cluster's routes through named ports.
+    cluster: Option<std::sync::Arc<cluster::ClusterRouter>>,
+}
+
+impl GpuLayout {
+    fn of(
+        s: &Server,
+        servers: usize,
+        cluster: Option<std::sync::Arc<cluster::ClusterRouter>>,
+    ) -> GpuLayout {
+        let links = s.graph.links();
+        let port_bandwidth = s
+            .ports
+            .iter()
+            .map(|&p| {
+                links
+                    .iter()
+                    .filter(|l| l.from == p)
+                    .map(|l| l.bandwidth)
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        GpuLayout {
+            servers,
+            gpus: s.gpus(),
+            ports: s.ports.len(),
+            gpu_port: s.gpu_port.clone(),
+            sm: s.sm,
+            nvlink: s.nvlink,
+            amd_cpu: s.amd_cpu,
+            port_bandwidth,
+            cluster,
+        }
+    }
+
+    /// The server of `rank`.
+    pub fn server(&self, rank: usize) -> usize {
+        rank / self.gpus
+    }
+
+    /// The links from `a` to `b`, ranks of two servers, leaving `a`'s
+    /// server by its port `out` and entering `b`'s by its port `into`:
+    /// the server's shortest route from the GPU to the port (over NVLink
+    /// to another GPU first where that is as short, as NCCL's PXN), the
+    /// fabric's route between the two ports, and the route from the port
+    /// to the GPU. `None` where the ranks share a server or the layout has
+    /// no fabric.
+    pub fn path_via(&self, a: usize, b: usize, out: usize, into: usize) -> Option<Vec<LinkId>> {
+        let c = self.cluster.as_ref()?;
+        if self.server(a) == self.server(b) || out >= self.ports || into >= self.ports {
+            return None;
+        }
+        c.route_via(a, b, out, into)
+    }
 }
 
 mod cluster;

@@ -6,6 +6,7 @@ use topocoll::schedule::{Collective, Dtype, ReduceOp};
 
 mod alltoall;
 mod alltoall_times;
+mod nccl;
 mod node_aware;
 mod stream;
 mod swing_bine;

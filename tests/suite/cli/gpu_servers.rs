@@ -113,3 +113,115 @@ fn a_bad_server_file_is_refused_in_one_line_naming_its_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--algorithm nccl` names NCCL's choice (algorithm, protocol, channels)
+/// by its cost model, and simulates that schedule: on the two-server
+/// cluster a small allreduce takes a latency protocol on few channels, a
+/// large one Simple on every channel; a sweep prices it beside `auto`'s
+/// candidates and the NCCL algorithms at any channel count.
+#[test]
+fn algorithm_nccl_simulates_nccls_own_choice_beside_the_others() {
+    let t = format!("{DATA}/cluster-p4d-x2.toml");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allreduce -a nccl -s 16MiB --format json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["algorithm"], "nccl:ring/Simple/8ch");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allreduce -a nccl -s 4KiB --format json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let label = v["algorithm"].as_str().unwrap().to_string();
+    assert!(
+        label.starts_with("nccl:") && label.contains("/LL") && label.ends_with("/1ch"),
+        "{label}"
+    );
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allgather -a nccl,nccl_ring,nccl_pat,ring -s 64KiB --channels 4 --protocol LL128 --format csv"
+    ));
+    // --protocol is the NCCL algorithms' alone: `nccl` makes its own choice.
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("--protocol"), "{err}");
+    let (code, out, err) = topocoll_line(&format!(
+        "simulate -t {t} -c allgather -a nccl,nccl_ring,nccl_pat,ring -s 64KiB --channels 4 --format csv"
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert!(out.contains(",nccl:ring/"), "{out}");
+}
+
+/// The NCCL algorithms run on every server at one channel and many, each
+/// protocol: `verify --topology` checks their NIC paths too.
+#[test]
+fn the_nccl_algorithms_verify_on_every_server_through_the_binary() {
+    for f in SERVERS.iter().chain(&["cluster-p4d-x2.toml"]) {
+        let t = format!("{DATA}/{f}");
+        for (c, a) in [
+            ("allreduce", "nccl_ring"),
+            ("allreduce", "nccl_tree"),
+            ("reduce_scatter", "nccl_pat"),
+        ] {
+            for extra in [
+                "--channels 1 --protocol LL",
+                "--channels 12 --protocol LL128",
+                "",
+            ] {
+                let (code, out, err) =
+                    topocoll_line(&format!("verify -t {t} -c {c} -a {a} -s 64KiB {extra}"));
+                assert_eq!(code, 0, "{f} {a} {extra}: {out}{err}");
+            }
+        }
+    }
+}
+
+/// `tune --export-nccl` writes lines NCCL's example tuner plugin reads,
+/// field by field as it reads its own example (`nccl_tuner.conf`): NCCL's
+/// collective, algorithm and protocol names, the size ranges in order and
+/// joined, the cluster's 2 nodes and 16 ranks.
+#[test]
+fn tune_export_nccl_writes_the_example_plugins_format() {
+    use topocoll::optimize::nccl_tuner::Line;
+    let t = format!("{DATA}/cluster-p4d-x2.toml");
+    let dir = std::env::temp_dir().join(format!("topocoll-nccl-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("tuner.conf");
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c reduce_scatter --sizes 4KiB,256KiB,4MiB --no-cache --cache-dir {} --export-nccl {}",
+        dir.display(),
+        out.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<Line> = text
+        .lines()
+        .filter_map(|l| Line::parse(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty(), "{text}");
+    assert_eq!(lines[0].min_bytes, 0);
+    assert_eq!(lines.last().unwrap().max_bytes, u32::MAX as u64);
+    for w in lines.windows(2) {
+        assert_eq!(w[1].min_bytes, w[0].max_bytes + 1, "{text}");
+    }
+    for l in &lines {
+        assert_eq!(l.collective, "reducescatter");
+        assert!(["ring", "pat"].contains(&l.algorithm.as_str()), "{text}");
+        assert_eq!((l.nodes, l.ranks), (2, 16));
+        assert!(l.channels >= 1);
+    }
+    // A collective NCCL's tuner has not, and a path that cannot be written.
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c alltoall --sizes 1KiB --export-nccl {}",
+        out.display()
+    ));
+    assert_eq!(code, 2);
+    assert!(err.contains("NCCL's tuner takes"), "{err}");
+    let (code, _, err) = topocoll_line(&format!(
+        "tune -t {t} -c allreduce --sizes 1KiB --export-nccl {}/no/such/dir/x.conf",
+        dir.display()
+    ));
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

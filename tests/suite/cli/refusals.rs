@@ -1749,3 +1749,40 @@ fn replay_refuses_bad_goal_and_chakra_traces_naming_the_place() {
         "rank 1's file",
     );
 }
+
+/// The NCCL algorithms' flags: a channel count out of NCCL's 1..64, a
+/// protocol NCCL has not, either flag on an algorithm that runs no
+/// channels, and `--algorithm nccl` on a collective NCCL runs none of its
+/// own for: one line each, exit 2.
+#[test]
+fn nccl_flags_out_of_place_are_refused() {
+    let s = "simulate -t torus:8 -c allreduce -s 1MiB";
+    refused_line(
+        &format!("{s} -a nccl_ring --channels 0"),
+        "--channels 0 is not 1 to 64",
+    );
+    refused_line(
+        &format!("{s} -a nccl_tree --channels 65"),
+        "--channels 65 is not 1 to 64",
+    );
+    refused_line(
+        &format!("{s} -a nccl_ring --protocol LL64"),
+        "none of NCCL's protocols",
+    );
+    refused_line(
+        &format!("{s} -a ring --channels 4"),
+        "--channels: allreduce ring runs no NCCL channels",
+    );
+    refused_line(
+        &format!("{s} -a ring --protocol LL"),
+        "--protocol: allreduce ring runs no NCCL channels",
+    );
+    refused_line(
+        "simulate -t torus:8 -c alltoall -s 1KiB -a nccl",
+        "NCCL runs no algorithm of its own for alltoall",
+    );
+    refused_line(
+        "simulate -t torus:8 -c bcast -s 1KiB -a nccl_pat",
+        "unknown bcast algorithm 'nccl_pat'",
+    );
+}

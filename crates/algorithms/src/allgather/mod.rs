@@ -4,6 +4,8 @@ pub mod bine;
 pub mod bruck;
 pub mod bucket;
 pub mod multilane;
+pub mod nccl_pat;
+pub mod nccl_ring;
 pub mod neighbor;
 pub mod node_aware;
 pub mod recursive_doubling;

@@ -2,6 +2,8 @@
 
 pub mod bine;
 pub mod bucket;
+pub mod nccl_ring;
+pub mod nccl_tree;
 pub mod node_aware;
 pub mod rabenseifner;
 pub mod recursive_doubling;

@@ -5,6 +5,7 @@ pub mod bine;
 pub mod binomial;
 pub mod knomial;
 pub mod multilane;
+pub mod nccl_ring;
 pub mod node_aware;
 pub mod pipeline;
 pub mod scatter_allgather;

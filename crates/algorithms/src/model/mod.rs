@@ -14,6 +14,7 @@
 
 pub mod alltoall;
 pub mod multilane;
+pub mod nccl;
 pub mod trinaryx3;
 
 use topocoll_base::error::Result;

@@ -6,6 +6,8 @@
 
 pub mod bine;
 pub mod bucket;
+pub mod nccl_pat;
+pub mod nccl_ring;
 pub mod node_aware;
 pub mod recursive_halving;
 pub mod ring;

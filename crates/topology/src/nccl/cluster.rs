@@ -154,17 +154,25 @@ pub fn cluster(name: &str, server: &Server, servers: usize, fabric: &Topology) -
         ports: p,
         gpu_port: server.gpu_port.clone(),
         gpu_to_port: server.gpu_to_port.clone(),
+        port_nodes: server.ports.clone(),
         fabric: fabric.clone(),
         fabric_off,
     };
-    let graph = Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))?;
-    Ok(Topology::from_kind(name, Kind::Graph(graph)))
+    let router = Arc::new(router);
+    let graph = Graph::with_router(&nodes, links, link_names, fatpipe, router.clone())?;
+    let mut t = Topology::from_kind(name, Kind::Graph(graph));
+    t.gpus = Some(Arc::new(super::GpuLayout::of(
+        server,
+        servers,
+        Some(router),
+    )));
+    Ok(t)
 }
 
 /// Routes of a cluster: inside a server the server's own; between
 /// servers GPU → its port (over PCI), the fabric's route between the two
 /// ports, and the remote port → its GPU.
-struct ClusterRouter {
+pub(super) struct ClusterRouter {
     server: Graph,
     gpus: usize,
     nps: usize,
@@ -172,8 +180,53 @@ struct ClusterRouter {
     ports: usize,
     gpu_port: Vec<usize>,
     gpu_to_port: Vec<Vec<LinkId>>,
+    port_nodes: Vec<NodeId>,
     fabric: Topology,
     fabric_off: LinkId,
+}
+
+impl std::fmt::Debug for ClusterRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ClusterRouter({} ports a server)", self.ports)
+    }
+}
+
+impl ClusterRouter {
+    /// Rank `a`'s route to rank `b` on another server, out by `a`'s port
+    /// `out` and in by `b`'s port `into` (see `GpuLayout::path_via`).
+    pub(super) fn route_via(
+        &self,
+        a: usize,
+        b: usize,
+        out: usize,
+        into: usize,
+    ) -> Option<Vec<LinkId>> {
+        let (sa, la) = (a / self.gpus, a % self.gpus);
+        let (sb, lb) = (b / self.gpus, b % self.gpus);
+        let ports = self.server_ports();
+        let mut path = Vec::new();
+        self.server.route_nodes(la as NodeId, ports[out], &mut path);
+        let oa = (sa * self.lps) as LinkId;
+        path.iter_mut().for_each(|l| *l += oa);
+        let (pa, pb) = (sa * self.ports + out, sb * self.ports + into);
+        if self.fabric.route_problem(pa, pb).is_some() {
+            return None;
+        }
+        let start = path.len();
+        self.fabric.route(pa, pb, &mut path);
+        path[start..].iter_mut().for_each(|l| *l += self.fabric_off);
+        let start = path.len();
+        self.server
+            .route_nodes(ports[into], lb as NodeId, &mut path);
+        let ob = (sb * self.lps) as LinkId;
+        path[start..].iter_mut().for_each(|l| *l += ob);
+        Some(path)
+    }
+
+    /// The ports' nodes in a server, in `dev` order.
+    fn server_ports(&self) -> &[NodeId] {
+        &self.port_nodes
+    }
 }
 
 impl PairRouter for ClusterRouter {
