@@ -99,6 +99,10 @@ struct CallReport {
     bytes: u64,
     algorithm: &'static str,
     calls: u64,
+    /// The world ranks of the call's communicator, in its order (none: the
+    /// world).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comm_ranks: Option<Vec<u32>>,
 }
 
 /// Engines enough for any rank: no limit.
@@ -204,6 +208,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             bytes: c.bytes,
             algorithm: c.algorithm,
             calls: c.calls,
+            comm_ranks: c.comm_ranks.clone(),
         })
         .collect();
     match a.format {
@@ -239,8 +244,12 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             );
             for c in &calls {
                 let root = c.root.map_or(String::new(), |r| format!(" root {r}"));
+                let on = c
+                    .comm_ranks
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" on world ranks {r:?}"));
                 outln!(
-                    "  {} of {} bytes{root}: {} call{}, {}",
+                    "  {} of {} bytes{root}{on}: {} call{}, {}",
                     c.collective,
                     c.bytes,
                     c.calls,

@@ -19,6 +19,7 @@ pub mod action;
 pub mod build;
 pub mod chakra;
 pub mod choice;
+pub mod comm;
 pub mod goal;
 pub mod simgrid_ti;
 

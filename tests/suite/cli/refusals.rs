@@ -1700,6 +1700,32 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
     );
 }
 
+/// `replay` refuses, in one line naming the file and line, exit 2, a call
+/// on a communicator never created and ranks that disagree on a call's
+/// communicator.
+#[test]
+fn replay_refuses_bad_communicators_naming_file_and_line() {
+    let dir = scratch_dir().join("replay-comms");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, trace, says) in [
+        (
+            "never",
+            "0 bcast 10 0 comm=3\n1 bcast 10 0 comm=3\n",
+            ":1: communicator 3 was never created on rank 0",
+        ),
+        (
+            "differ",
+            "0 comm_dup 1\n0 barrier comm=1\n1 comm_dup 1\n1 barrier\n",
+            ":4: rank 1's collective call 1 (barrier) is never made by rank 0",
+        ),
+    ] {
+        let f = dir.join(format!("{name}.txt"));
+        std::fs::write(&f, trace).unwrap();
+        let f = f.display();
+        refused_line(&format!("replay {f} -t mesh:2"), &format!("{f}{says}"));
+    }
+}
+
 /// `replay` refuses a bad GOAL schedule or Chakra trace in one line that
 /// names the file and the line (GOAL) or message (Chakra), exit 2.
 #[test]
