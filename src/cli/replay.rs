@@ -148,6 +148,9 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         },
         flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
     };
+    if workload::jobs::is_job_file(Path::new(&a.trace)) {
+        return jobs(&a, &choice, &sem, engines);
+    }
     let w = workload::read(Path::new(&a.trace))?;
     // A hostfile places the trace's ranks as smpirun does: rank i on its
     // (i mod H)-th host.
@@ -266,6 +269,145 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                 );
             }
             outln!("time_s {:.9e}", r.result.time_s);
+        }
+    }
+    Ok(0)
+}
+
+/// What `replay JOBS.toml --format json` prints.
+#[derive(Serialize)]
+struct JobsJson<'a> {
+    jobs_file: &'a str,
+    topology: &'a str,
+    time_s: f64,
+    jobs: Vec<JobJson<'a>>,
+    shared_links: Vec<SharedJson<'a>>,
+    background_ranks: usize,
+}
+
+#[derive(Serialize)]
+struct JobJson<'a> {
+    name: &'a str,
+    ranks: usize,
+    hosts: &'a [String],
+    start_s: f64,
+    alone_s: f64,
+    together_s: f64,
+    slowdown: f64,
+}
+
+#[derive(Serialize)]
+struct SharedJson<'a> {
+    link: u32,
+    from: &'a str,
+    to: &'a str,
+    users: &'a [String],
+}
+
+/// `replay JOBS.toml`: each job of a job file alone and together.
+fn jobs(a: &ReplayArgs, choice: &Choice, sem: &Semantics, engines: usize) -> Result<i32> {
+    for (flag, given) in [
+        ("--map", a.build.map.is_some()),
+        ("--ranks-per-node", a.build.ranks_per_node.is_some()),
+        ("--compare", a.compare.is_some()),
+    ] {
+        if given {
+            return Err(Error::Invalid(format!(
+                "{flag}: a job file places its jobs and prices each alone and together"
+            ))
+            .into());
+        }
+    }
+    let file = workload::jobs::read(Path::new(&a.trace))?;
+    let base = a.node.topology(&a.build, a.latency)?;
+    let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
+    let setting = workload::jobs::Setting {
+        base: &base,
+        node_bandwidth: a.build.node_bandwidth.unwrap_or(20e9),
+        node_latency: a.build.node_latency.unwrap_or(0.0),
+        choice,
+        sem,
+        cfg: &cfg,
+    };
+    let r = workload::jobs::run(&file, &setting)?;
+    match a.format {
+        ReplayFormat::Json => {
+            let out = JobsJson {
+                jobs_file: &a.trace,
+                topology: &base.name,
+                time_s: r.time_s,
+                jobs: r
+                    .jobs
+                    .iter()
+                    .map(|j| JobJson {
+                        name: &j.name,
+                        ranks: j.ranks,
+                        hosts: &j.hosts,
+                        start_s: j.start_s,
+                        alone_s: j.alone_s,
+                        together_s: j.together_s,
+                        slowdown: j.slowdown,
+                    })
+                    .collect(),
+                shared_links: r
+                    .shared
+                    .iter()
+                    .map(|l| SharedJson {
+                        link: l.link,
+                        from: &l.from,
+                        to: &l.to,
+                        users: &l.users,
+                    })
+                    .collect(),
+                background_ranks: r.background_ranks,
+            };
+            outln!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        ReplayFormat::Text => {
+            outln!(
+                "replay {} on {}: {} jobs{}",
+                a.trace,
+                base.name,
+                r.jobs.len(),
+                if r.background_ranks > 0 {
+                    format!(", background traffic on {} hosts", r.background_ranks)
+                } else {
+                    String::new()
+                }
+            );
+            outln!(
+                "{:<20} {:>6} {:>12} {:>16} {:>16} {:>9}",
+                "job",
+                "ranks",
+                "start_s",
+                "alone_s",
+                "together_s",
+                "slowdown"
+            );
+            for j in &r.jobs {
+                outln!(
+                    "{:<20} {:>6} {:>12.6e} {:>16.9e} {:>16.9e} {:>9.4}",
+                    j.name,
+                    j.ranks,
+                    j.start_s,
+                    j.alone_s,
+                    j.together_s,
+                    j.slowdown
+                );
+            }
+            if r.shared.is_empty() {
+                outln!("  the jobs share no link");
+            }
+            for l in &r.shared {
+                outln!(
+                    "  link {} {} -> {}: {}",
+                    l.link,
+                    l.from,
+                    l.to,
+                    l.users.join(", ")
+                );
+            }
+            outln!("time_s {:.9e}", r.time_s);
         }
     }
     Ok(0)

@@ -106,6 +106,10 @@ pub struct Workload {
     /// The communicators its messages and calls are on, each its world
     /// ranks in the order of its own ranks; the first is the world.
     pub comms: Vec<Vec<u32>>,
+    /// Communicators that are a job's world among others' (a job file's
+    /// jobs together): their calls run on the network with their ranks
+    /// placed, as the job's do alone.
+    pub worlds: Vec<u32>,
 }
 
 impl Workload {
@@ -116,6 +120,7 @@ impl Workload {
             programs,
             files,
             comms: vec![world],
+            worlds: Vec::new(),
         }
     }
 

@@ -114,6 +114,17 @@ struct Part {
 /// Builds the workload's schedule on `topo` (whose rank count must be the
 /// workload's), each collective served as `choice` says.
 pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) -> Result<Built> {
+    build_with(w, topo, &|_| choice, sem)
+}
+
+/// [`build`] with each communicator's calls served as the choice
+/// `choose(comm)` says (a job file's jobs, each its own).
+pub fn build_with<'c>(
+    w: &Workload,
+    topo: &Topology,
+    choose: &dyn Fn(u32) -> &'c Choice,
+    sem: &Semantics,
+) -> Result<Built> {
     let p = w.ranks();
     check_ranks(p, topo)?;
     if let Some(f) = sem.flops {
@@ -129,7 +140,7 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         parts: calls,
         mut distinct,
         summary,
-    } = calls(w, topo, choice)?;
+    } = calls(w, topo, choose)?;
     let mut s = Schedule::new(
         Collective::Barrier,
         p,
@@ -671,7 +682,7 @@ fn on_comm(w: &Workload, comm: u32) -> String {
 /// verified once each), and the distinct calls' summaries by communicator.
 /// The k-th call of every rank of a communicator on it is one call, and
 /// they must agree on its collective, root and size.
-fn calls(w: &Workload, topo: &Topology, choice: &Choice) -> Result<Matched> {
+fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) -> Result<Matched> {
     let p = w.ranks();
     // Each rank's calls, and their indices by communicator.
     let mut per_rank: Vec<Vec<(&Call, u64)>> = Vec::with_capacity(p);
@@ -705,6 +716,7 @@ fn calls(w: &Workload, topo: &Topology, choice: &Choice) -> Result<Matched> {
             .collect();
         agree_count(w, members, &on, &per_rank)?;
         let world = members.len() == p && members.iter().enumerate().all(|(i, &m)| i == m as usize);
+        let placed = world || w.worlds.contains(&(c as u32));
         for k in 0..on.first().map_or(0, |o| o.len()) {
             let m0 = members[0] as usize;
             let (first, first_line) = per_rank[m0][on[0][k]];
@@ -734,14 +746,18 @@ fn calls(w: &Workload, topo: &Topology, choice: &Choice) -> Result<Matched> {
                     .collect(),
                 _ => first.counts.clone(),
             };
-            let (alg, sends) = choice.entry(first.collective.kind())?;
+            let (alg, sends) = choose(c as u32).entry(first.collective.kind())?;
             let key = CallKey {
                 kind: first.collective.kind() as usize,
                 root: first.collective.root().unwrap_or(0),
                 bytes: first.bytes,
                 counts,
                 alg: alg as *const _ as usize,
-                ranks: if world { 0 } else { members.len() },
+                on: match (world, placed) {
+                    (true, _) => On::World,
+                    (false, true) => On::Placed(members.clone()),
+                    (false, false) => On::Ranks(members.len()),
+                },
             };
             let at = match index.get(&key) {
                 Some(&i) => i,
@@ -749,7 +765,15 @@ fn calls(w: &Workload, topo: &Topology, choice: &Choice) -> Result<Matched> {
                     // A communicator of other ranks than the world's runs a
                     // rank-based schedule, as the node-aware compositions'
                     // phases do.
-                    let on_topo = world.then_some(topo);
+                    let job;
+                    let on_topo = match &key.on {
+                        On::World => Some(topo),
+                        On::Placed(ranks) => {
+                            job = topo.with_ranks(ranks);
+                            Some(&job)
+                        }
+                        On::Ranks(_) => None,
+                    };
                     let schedule = schedule_of(first, &key.counts, members.len(), on_topo, alg)
                         .map_err(|e| {
                             Error::parse(
@@ -819,8 +843,7 @@ struct Matched {
 }
 
 /// What makes two calls one distinct schedule: the collective, its root,
-/// size and counts, the algorithm, and the communicator's rank count (0:
-/// the world, whose schedules know the topology).
+/// size and counts, the algorithm, and what it runs on.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CallKey {
     kind: usize,
@@ -828,7 +851,18 @@ struct CallKey {
     bytes: u64,
     counts: Vec<u64>,
     alg: usize,
-    ranks: usize,
+    on: On,
+}
+
+/// What a call's schedule is built on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum On {
+    /// The world's ranks: the network as placed.
+    World,
+    /// A job's world among others': the network with these ranks placed.
+    Placed(Vec<u32>),
+    /// Any other communicator, of this many ranks: no network (rank-based).
+    Ranks(usize),
 }
 
 /// Refuses a communicator whose ranks make different numbers of calls on it.

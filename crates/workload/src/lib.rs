@@ -21,6 +21,7 @@ pub mod chakra;
 pub mod choice;
 pub mod comm;
 pub mod goal;
+pub mod jobs;
 pub mod simgrid_ti;
 
 pub use action::{Action, Call, Mode, Step, Workload};
@@ -120,7 +121,19 @@ pub fn replay(
     sem: &Semantics,
     cfg: &SimConfig,
 ) -> Result<Replayed> {
-    let built = build::build(w, topo, choice, sem)?;
+    replay_with(w, topo, &|_| choice, sem, cfg)
+}
+
+/// [`replay`] with each communicator's calls served as `choose(comm)`
+/// says (a job file's jobs, each its own choice).
+pub fn replay_with<'c>(
+    w: &Workload,
+    topo: &Topology,
+    choose: &dyn Fn(u32) -> &'c Choice,
+    sem: &Semantics,
+    cfg: &SimConfig,
+) -> Result<Replayed> {
+    let built = build::build_with(w, topo, choose, sem)?;
     let ops = built.schedule.num_ops() as u64;
     let result = topocoll_sim::simulate(&built.schedule, topo, cfg)?;
     Ok(Replayed {

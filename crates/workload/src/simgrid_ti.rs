@@ -117,6 +117,7 @@ pub fn from_text(path: &Path, text: &str) -> Result<Workload> {
                 programs,
                 files: names,
                 comms: comms.comms,
+                worlds: Vec::new(),
             })
         }
     }
@@ -238,6 +239,7 @@ fn shared(name: &str, text: &str) -> Result<Workload> {
         programs,
         files,
         comms: comms.comms,
+        worlds: Vec::new(),
     })
 }
 

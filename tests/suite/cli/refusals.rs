@@ -1726,6 +1726,32 @@ fn replay_refuses_bad_communicators_naming_file_and_line() {
     }
 }
 
+/// `replay` refuses a job file whose jobs overlap or exceed the network's
+/// hosts, in one line naming the file and the job's line, exit 2.
+#[test]
+fn replay_refuses_job_files_whose_placements_overlap_or_exceed_the_hosts() {
+    let dir = scratch_dir().join("replay-jobs");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.txt"), "0 send 1 0 10\n1 recv 0 0 10\n").unwrap();
+    for (name, toml, says) in [
+        (
+            "overlap",
+            "[[job]]\ntrace = \"t.txt\"\nhosts = [0, 1]\n[[job]]\ntrace = \"t.txt\"\nhosts = [1, 2]\n",
+            ":4: job 'job 2' is placed on host '(1)', which job 'job 1' is placed on already",
+        ),
+        (
+            "exceed",
+            "[[job]]\ntrace = \"t.txt\"\nhosts = [2, 4]\n",
+            ":1: job 'job 1': host '4' is not one of the network's 4 hosts",
+        ),
+    ] {
+        let f = dir.join(format!("{name}.toml"));
+        std::fs::write(&f, toml).unwrap();
+        let f = f.display();
+        refused_line(&format!("replay {f} -t mesh:4"), &format!("{f}{says}"));
+    }
+}
+
 /// `replay` refuses a bad GOAL schedule or Chakra trace in one line that
 /// names the file and the line (GOAL) or message (Chakra), exit 2.
 #[test]
