@@ -79,6 +79,35 @@ pub struct Built {
     pub messages: u64,
     /// Bytes of those messages.
     pub message_bytes: u64,
+    /// Where each call's ops are, to time them once simulated.
+    pub detail: Detail,
+}
+
+/// Where each collective call's ops sit in the workload's schedule.
+#[derive(Clone, Debug, Default)]
+pub struct Detail {
+    /// Each rank's calls, in order.
+    pub calls: Vec<Vec<CallOps>>,
+    /// Each call (an index every rank of its communicator shares): its
+    /// row of [`Built::calls`].
+    pub call_row: Vec<usize>,
+    /// Each row's schedule: an index into `schedules`.
+    pub row_schedule: Vec<usize>,
+    /// The distinct calls' schedules.
+    pub schedules: Vec<Schedule>,
+}
+
+/// One rank's ops of one call.
+#[derive(Clone, Debug)]
+pub struct CallOps {
+    /// The call: an index into [`Detail::call_row`].
+    pub call: u32,
+    /// Its ops, `first..end` of the rank's program.
+    pub first: OpId,
+    pub end: OpId,
+    /// The ops the call's first ops wait for (the rank enters the call when
+    /// they are done; none: at its start).
+    pub entry: Vec<OpId>,
 }
 
 /// One distinct collective call of a workload.
@@ -103,12 +132,13 @@ struct Distinct {
 }
 
 /// One rank's part in one collective call: the distinct schedule, the
-/// communicator and the rank's place in it.
+/// communicator and the rank's place in it, and the call.
 #[derive(Clone, Copy)]
 struct Part {
     distinct: usize,
     comm: u32,
     rank: u32,
+    call: u32,
 }
 
 /// Builds the workload's schedule on `topo` (whose rank count must be the
@@ -140,6 +170,8 @@ pub fn build_with<'c>(
         parts: calls,
         mut distinct,
         summary,
+        call_row,
+        row_distinct,
     } = calls(w, topo, choose)?;
     let mut s = Schedule::new(
         Collective::Barrier,
@@ -153,6 +185,7 @@ pub fn build_with<'c>(
     let mut tags: FxHashMap<(u32, i64), u32> = FxHashMap::default();
     let mut coll = CollectiveTags::new(&distinct)?;
     let mut counted = Counted::default();
+    let mut call_ops = Vec::with_capacity(p);
     for (r, steps) in w.programs.iter().enumerate() {
         let known = sem.flops.or_else(|| {
             let s = topo.speed.get(topo.rank_node[r] as usize).copied()?;
@@ -170,7 +203,9 @@ pub fn build_with<'c>(
             app: &mut tags,
             coll: &mut coll,
         };
-        s.programs[r] = program(&mine, steps, &distinct, sem, tags, &mut counted)?;
+        let (prog, ops) = program(&mine, steps, &distinct, sem, tags, &mut counted)?;
+        s.programs[r] = prog;
+        call_ops.push(ops);
     }
     if tags.len() as u64 >= COLLECTIVE_TAGS as u64 {
         return Err(invalid!("the trace uses more than 2^31 distinct tags"));
@@ -180,6 +215,12 @@ pub fn build_with<'c>(
         calls: summary,
         messages: counted.messages,
         message_bytes: counted.bytes,
+        detail: Detail {
+            calls: call_ops,
+            call_row,
+            row_schedule: row_distinct,
+            schedules: distinct.into_iter().map(|d| d.schedule).collect(),
+        },
     })
 }
 
@@ -277,7 +318,8 @@ fn program(
     sem: &Semantics,
     tags: Tags,
     counted: &mut Counted,
-) -> Result<Program> {
+) -> Result<(Program, Vec<CallOps>)> {
+    let mut ops = Vec::with_capacity(mine.calls.len());
     let mut rank = Rank::default();
     let mut recv_sizes = mine.sizes.iter();
     let mut my_calls = mine.calls.iter();
@@ -398,6 +440,7 @@ fn program(
             Action::Call(call) => {
                 let part = *my_calls.next().expect("every call counted");
                 let ranks = &mine.comms[part.comm as usize];
+                let (entry, first) = (rank.frontier.clone(), rank.program.len() as OpId);
                 rank.embed(
                     &distinct[part.distinct],
                     part,
@@ -405,6 +448,12 @@ fn program(
                     tags.coll,
                     sem.eager_bytes,
                 )?;
+                ops.push(CallOps {
+                    call: part.call,
+                    first,
+                    end: rank.program.len() as OpId,
+                    entry,
+                });
                 if call.flops > 0.0 {
                     let what = format!("{}: the call", call.collective.name());
                     let seconds = call.flops / mine.speed(step.line, &what)?;
@@ -416,7 +465,7 @@ fn program(
             done.push(rank.frontier.clone());
         }
     }
-    Ok(rank.program)
+    Ok((rank.program, ops))
 }
 
 /// Refuses a network whose rank count is not the trace's.
@@ -707,6 +756,8 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
     let mut summaries: FxHashMap<(usize, u32), usize> = FxHashMap::default();
     let mut distinct: Vec<Distinct> = Vec::new();
     let mut summary: Vec<CallSummary> = Vec::new();
+    let mut call_row: Vec<usize> = Vec::new();
+    let mut row_distinct: Vec<usize> = Vec::new();
     let mut of_rank: Vec<Vec<Option<Part>>> =
         per_rank.iter().map(|m| vec![None; m.len()]).collect();
     for (c, members) in w.comms.iter().enumerate() {
@@ -805,14 +856,18 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                     comm: c as u32,
                     comm_ranks: (c != 0).then(|| members.clone()),
                 });
+                row_distinct.push(at);
                 summary.len() - 1
             });
             summary[row].calls += 1;
+            let call = call_row.len() as u32;
+            call_row.push(row);
             for (i, &m) in members.iter().enumerate() {
                 of_rank[m as usize][on[i][k]] = Some(Part {
                     distinct: at,
                     comm: c as u32,
                     rank: i as u32,
+                    call,
                 });
             }
         }
@@ -829,6 +884,8 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
         parts: of_rank,
         distinct,
         summary,
+        call_row,
+        row_distinct,
     })
 }
 
@@ -840,6 +897,9 @@ struct Matched {
     distinct: Vec<Distinct>,
     /// The distinct calls by communicator.
     summary: Vec<CallSummary>,
+    /// Each call's row of `summary`, and each row's distinct schedule.
+    call_row: Vec<usize>,
+    row_distinct: Vec<usize>,
 }
 
 /// What makes two calls one distinct schedule: the collective, its root,

@@ -16,6 +16,7 @@
 //! is what an application did, not a claim about data).
 
 pub mod action;
+pub mod breakdown;
 pub mod build;
 pub mod chakra;
 pub mod choice;
@@ -94,6 +95,8 @@ pub struct Replayed {
     /// its finish (`result.rank_finish_s`) it spends communicating or
     /// waiting.
     pub rank_compute_s: Vec<f64>,
+    /// Under `SimConfig::trace`: where the time went, by rank and by call.
+    pub breakdown: Option<breakdown::Breakdown>,
 }
 
 /// Each rank's seconds of `Compute` ops.
@@ -136,13 +139,19 @@ pub fn replay_with<'c>(
     let built = build::build_with(w, topo, choose, sem)?;
     let ops = built.schedule.num_ops() as u64;
     let result = topocoll_sim::simulate(&built.schedule, topo, cfg)?;
+    let rank_compute_s = compute_seconds(&built.schedule);
+    let breakdown = cfg.trace.then(|| breakdown::Breakdown {
+        ranks: breakdown::ranks(&result, &rank_compute_s),
+        calls: breakdown::calls(&result, &built.detail, &built.calls, &w.comms, topo, cfg),
+    });
     Ok(Replayed {
         result,
         calls: built.calls,
         messages: built.messages,
         message_bytes: built.message_bytes,
         ops,
-        rank_compute_s: compute_seconds(&built.schedule),
+        rank_compute_s,
+        breakdown,
     })
 }
 
