@@ -45,7 +45,12 @@ pub struct ReplayArgs {
     /// print them side by side.
     #[arg(long, value_name = "COLLECTIVE=A,B,...")]
     pub compare: Option<String>,
-    /// text or json.
+    /// Where the time went: each rank's compute, communication and waiting,
+    /// each distinct call's time and its collective's bound (in the text and
+    /// JSON reports; the CSV report is this table).
+    #[arg(long)]
+    pub breakdown: bool,
+    /// text, json or csv.
     #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
     pub format: ReplayFormat,
     #[command(flatten)]
@@ -57,6 +62,7 @@ pub struct ReplayArgs {
 pub enum ReplayFormat {
     Text,
     Json,
+    Csv,
 }
 
 /// What `replay --format json` prints.
@@ -79,6 +85,43 @@ struct Report {
     events: u64,
     wall_s: f64,
     driver: String,
+    /// With --breakdown: each rank's time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rank_breakdown: Option<Vec<RankRow>>,
+    /// With --breakdown: each distinct call's time against its bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collective_breakdown: Option<Vec<CollectiveRow>>,
+}
+
+/// A rank of `--breakdown`.
+#[derive(Serialize)]
+struct RankRow {
+    rank: usize,
+    finish_s: f64,
+    compute_s: f64,
+    communication_s: f64,
+    wait_s: f64,
+}
+
+/// A distinct call of `--breakdown`.
+#[derive(Serialize)]
+struct CollectiveRow {
+    collective: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root: Option<u32>,
+    bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comm_ranks: Option<Vec<u32>>,
+    algorithm: &'static str,
+    calls: u64,
+    /// From each call's first entry to its last exit, summed.
+    time_s: f64,
+    /// From each call's last entry to its last exit, summed.
+    after_all_s: f64,
+    /// The collective's lower bound on its ranks, times the calls.
+    bound_s: Option<f64>,
+    /// after_all_s / bound_s.
+    to_bound: Option<f64>,
 }
 
 /// A row of `replay --compare`.
@@ -99,6 +142,10 @@ struct CallReport {
     bytes: u64,
     algorithm: &'static str,
     calls: u64,
+    /// The world ranks of the call's communicator, in its order (none: the
+    /// world).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comm_ranks: Option<Vec<u32>>,
 }
 
 /// Engines enough for any rank: no limit.
@@ -144,6 +191,21 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         },
         flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
     };
+    if workload::jobs::is_job_file(Path::new(&a.trace)) {
+        if a.breakdown {
+            return Err(Error::Invalid(
+                "--breakdown: a job file's report is its jobs' times (replay a job's trace for its breakdown)".into(),
+            )
+            .into());
+        }
+        return jobs(&a, &choice, &sem, engines);
+    }
+    if a.breakdown && a.compare.is_some() {
+        return Err(Error::Invalid(
+            "--breakdown: --compare prints each choice's time (give one --algorithm for a breakdown)".into(),
+        )
+        .into());
+    }
     let w = workload::read(Path::new(&a.trace))?;
     // A hostfile places the trace's ranks as smpirun does: rank i on its
     // (i mod H)-th host.
@@ -158,7 +220,10 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         a.build.hosts = Some((0..n).map(|i| hosts[i % hosts.len()].clone()).collect());
     }
     let topo = a.node.topology(&a.build, a.latency)?;
-    let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
+    let breakdown = a.breakdown || (a.format == ReplayFormat::Csv && a.compare.is_none());
+    let cfg = a
+        .node
+        .config(&a.build, engines, &a.drivers, breakdown, None)?;
     if let Some(text) = a.compare.as_deref() {
         let (kind, algs) = Choice::alternatives(text)?;
         let runs = workload::compare(&w, &topo, &choice, kind, &algs, &sem, &cfg)?;
@@ -178,6 +243,18 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             .collect();
         match a.format {
             ReplayFormat::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
+            ReplayFormat::Csv => {
+                outln!("collective,algorithm,time_s,to_best");
+                for r in &rows {
+                    outln!(
+                        "{},{},{:e},{}",
+                        r.collective,
+                        r.algorithm,
+                        r.time_s,
+                        r.to_best
+                    );
+                }
+            }
             ReplayFormat::Text => {
                 outln!(
                     "replay {} on {}: {} ranks, under each {} algorithm",
@@ -204,9 +281,48 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             bytes: c.bytes,
             algorithm: c.algorithm,
             calls: c.calls,
+            comm_ranks: c.comm_ranks.clone(),
         })
         .collect();
+    let (rank_rows, coll_rows) = match &r.breakdown {
+        Some(b) => {
+            let ranks: Vec<RankRow> = b
+                .ranks
+                .iter()
+                .enumerate()
+                .map(|(rank, t)| RankRow {
+                    rank,
+                    finish_s: t.finish_s,
+                    compute_s: t.compute_s,
+                    communication_s: t.communication_s,
+                    wait_s: t.wait_s,
+                })
+                .collect();
+            let colls: Vec<CollectiveRow> = calls
+                .iter()
+                .zip(&b.calls)
+                .map(|(c, t)| CollectiveRow {
+                    collective: c.collective,
+                    root: c.root,
+                    bytes: c.bytes,
+                    comm_ranks: c.comm_ranks.clone(),
+                    algorithm: c.algorithm,
+                    calls: c.calls,
+                    time_s: t.time_s,
+                    after_all_s: t.after_all_s,
+                    bound_s: t.bound_s,
+                    to_bound: t.bound_s.filter(|&b| b > 0.0).map(|b| t.after_all_s / b),
+                })
+                .collect();
+            (Some(ranks), Some(colls))
+        }
+        None => (None, None),
+    };
     match a.format {
+        ReplayFormat::Csv => {
+            let (ranks, colls) = (rank_rows.unwrap_or_default(), coll_rows.unwrap_or_default());
+            print_csv(&ranks, &colls)?;
+        }
         ReplayFormat::Json => {
             let report = Report {
                 trace: a.trace.clone(),
@@ -224,6 +340,8 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                 events: r.result.run.events,
                 wall_s: r.result.run.wall_s,
                 driver: r.result.run.driver.clone(),
+                rank_breakdown: rank_rows,
+                collective_breakdown: coll_rows,
             };
             outln!("{}", serde_json::to_string_pretty(&report)?);
         }
@@ -239,8 +357,12 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             );
             for c in &calls {
                 let root = c.root.map_or(String::new(), |r| format!(" root {r}"));
+                let on = c
+                    .comm_ranks
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" on world ranks {r:?}"));
                 outln!(
-                    "  {} of {} bytes{root}: {} call{}, {}",
+                    "  {} of {} bytes{root}{on}: {} call{}, {}",
                     c.collective,
                     c.bytes,
                     c.calls,
@@ -256,7 +378,257 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                     100.0 * compute / busy
                 );
             }
+            if let (Some(ranks), Some(colls)) = (&rank_rows, &coll_rows) {
+                print_tables(ranks, colls)?;
+            }
             outln!("time_s {:.9e}", r.result.time_s);
+        }
+    }
+    Ok(0)
+}
+
+/// `--breakdown`'s tables, as text.
+fn print_tables(ranks: &[RankRow], colls: &[CollectiveRow]) -> Result<()> {
+    outln!(
+        "  {:>6} {:>16} {:>16} {:>16} {:>16}",
+        "rank",
+        "finish_s",
+        "compute_s",
+        "communication_s",
+        "wait_s"
+    );
+    for r in ranks {
+        outln!(
+            "  {:>6} {:>16.9e} {:>16.9e} {:>16.9e} {:>16.9e}",
+            r.rank,
+            r.finish_s,
+            r.compute_s,
+            r.communication_s,
+            r.wait_s
+        );
+    }
+    outln!(
+        "  {:<32} {:>6} {:>16} {:>16} {:>16} {:>9}",
+        "collective",
+        "calls",
+        "time_s",
+        "after_all_s",
+        "bound_s",
+        "/ bound"
+    );
+    for c in colls {
+        let what = format!(
+            "{} {}B{}{} {}",
+            c.collective,
+            c.bytes,
+            c.root.map_or(String::new(), |r| format!(" root {r}")),
+            c.comm_ranks
+                .as_ref()
+                .map_or(String::new(), |r| format!(" on {r:?}")),
+            c.algorithm
+        );
+        let bound = c
+            .bound_s
+            .map_or("unknown".to_string(), |b| format!("{b:.9e}"));
+        let ratio = c.to_bound.map_or("-".to_string(), |x| format!("{x:.4}"));
+        outln!(
+            "  {:<32} {:>6} {:>16.9e} {:>16.9e} {:>16} {:>9}",
+            what,
+            c.calls,
+            c.time_s,
+            c.after_all_s,
+            bound,
+            ratio
+        );
+    }
+    Ok(())
+}
+
+/// `--format csv`: `--breakdown`'s two tables as one, a row per rank
+/// (`row` rank) and per distinct call (`row` collective), each with its
+/// columns and the others' left empty.
+fn print_csv(ranks: &[RankRow], colls: &[CollectiveRow]) -> Result<()> {
+    outln!("row,rank,finish_s,compute_s,communication_s,wait_s,collective,root,bytes,comm_ranks,algorithm,calls,time_s,after_all_s,bound_s,to_bound");
+    for r in ranks {
+        outln!(
+            "rank,{},{:e},{:e},{:e},{:e},,,,,,,,,,",
+            r.rank,
+            r.finish_s,
+            r.compute_s,
+            r.communication_s,
+            r.wait_s
+        );
+    }
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:e}"));
+    for c in colls {
+        let comm = c.comm_ranks.as_ref().map_or(String::new(), |r| {
+            r.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+        });
+        outln!(
+            "collective,,,,,,{},{},{},{},{},{},{:e},{:e},{},{}",
+            c.collective,
+            c.root.map_or(String::new(), |r| r.to_string()),
+            c.bytes,
+            comm,
+            c.algorithm,
+            c.calls,
+            c.time_s,
+            c.after_all_s,
+            opt(c.bound_s),
+            opt(c.to_bound)
+        );
+    }
+    Ok(())
+}
+
+/// What `replay JOBS.toml --format json` prints.
+#[derive(Serialize)]
+struct JobsJson<'a> {
+    jobs_file: &'a str,
+    topology: &'a str,
+    time_s: f64,
+    jobs: Vec<JobJson<'a>>,
+    shared_links: Vec<SharedJson<'a>>,
+    background_ranks: usize,
+}
+
+#[derive(Serialize)]
+struct JobJson<'a> {
+    name: &'a str,
+    ranks: usize,
+    hosts: &'a [String],
+    start_s: f64,
+    alone_s: f64,
+    together_s: f64,
+    slowdown: f64,
+}
+
+#[derive(Serialize)]
+struct SharedJson<'a> {
+    link: u32,
+    from: &'a str,
+    to: &'a str,
+    users: &'a [String],
+}
+
+/// `replay JOBS.toml`: each job of a job file alone and together.
+fn jobs(a: &ReplayArgs, choice: &Choice, sem: &Semantics, engines: usize) -> Result<i32> {
+    for (flag, given) in [
+        ("--map", a.build.map.is_some()),
+        ("--ranks-per-node", a.build.ranks_per_node.is_some()),
+        ("--compare", a.compare.is_some()),
+    ] {
+        if given {
+            return Err(Error::Invalid(format!(
+                "{flag}: a job file places its jobs and prices each alone and together"
+            ))
+            .into());
+        }
+    }
+    let file = workload::jobs::read(Path::new(&a.trace))?;
+    let base = a.node.topology(&a.build, a.latency)?;
+    let cfg = a.node.config(&a.build, engines, &a.drivers, false, None)?;
+    let setting = workload::jobs::Setting {
+        base: &base,
+        node_bandwidth: a.build.node_bandwidth.unwrap_or(20e9),
+        node_latency: a.build.node_latency.unwrap_or(0.0),
+        choice,
+        sem,
+        cfg: &cfg,
+    };
+    let r = workload::jobs::run(&file, &setting)?;
+    match a.format {
+        ReplayFormat::Json => {
+            let out = JobsJson {
+                jobs_file: &a.trace,
+                topology: &base.name,
+                time_s: r.time_s,
+                jobs: r
+                    .jobs
+                    .iter()
+                    .map(|j| JobJson {
+                        name: &j.name,
+                        ranks: j.ranks,
+                        hosts: &j.hosts,
+                        start_s: j.start_s,
+                        alone_s: j.alone_s,
+                        together_s: j.together_s,
+                        slowdown: j.slowdown,
+                    })
+                    .collect(),
+                shared_links: r
+                    .shared
+                    .iter()
+                    .map(|l| SharedJson {
+                        link: l.link,
+                        from: &l.from,
+                        to: &l.to,
+                        users: &l.users,
+                    })
+                    .collect(),
+                background_ranks: r.background_ranks,
+            };
+            outln!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        ReplayFormat::Csv => {
+            outln!("job,ranks,start_s,alone_s,together_s,slowdown");
+            for j in &r.jobs {
+                outln!(
+                    "{},{},{:e},{:e},{:e},{}",
+                    j.name,
+                    j.ranks,
+                    j.start_s,
+                    j.alone_s,
+                    j.together_s,
+                    j.slowdown
+                );
+            }
+        }
+        ReplayFormat::Text => {
+            outln!(
+                "replay {} on {}: {} jobs{}",
+                a.trace,
+                base.name,
+                r.jobs.len(),
+                if r.background_ranks > 0 {
+                    format!(", background traffic on {} hosts", r.background_ranks)
+                } else {
+                    String::new()
+                }
+            );
+            outln!(
+                "{:<20} {:>6} {:>12} {:>16} {:>16} {:>9}",
+                "job",
+                "ranks",
+                "start_s",
+                "alone_s",
+                "together_s",
+                "slowdown"
+            );
+            for j in &r.jobs {
+                outln!(
+                    "{:<20} {:>6} {:>12.6e} {:>16.9e} {:>16.9e} {:>9.4}",
+                    j.name,
+                    j.ranks,
+                    j.start_s,
+                    j.alone_s,
+                    j.together_s,
+                    j.slowdown
+                );
+            }
+            if r.shared.is_empty() {
+                outln!("  the jobs share no link");
+            }
+            for l in &r.shared {
+                outln!(
+                    "  link {} {} -> {}: {}",
+                    l.link,
+                    l.from,
+                    l.to,
+                    l.users.join(", ")
+                );
+            }
+            outln!("time_s {:.9e}", r.time_s);
         }
     }
     Ok(0)

@@ -290,6 +290,8 @@ struct Sim<'a, P: Lookahead> {
     /// `SimConfig::progress`).
     next_report: u64,
     spans: Vec<Span>,
+    /// With `trace`: when each op of each rank completed.
+    op_done: Vec<Vec<f64>>,
     /// Ops that became ready at the current instant, handled before time moves.
     ready_now: Vec<(u32, OpId)>,
     /// Rendezvous: sends holding an engine until their receive is posted,
@@ -385,6 +387,13 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 u64::MAX
             },
             spans: Vec::new(),
+            op_done: if cfg.trace {
+                (0..ranks)
+                    .map(|r| vec![f64::NAN; src.len(r) as usize])
+                    .collect()
+            } else {
+                Vec::new()
+            },
             ready_now: Vec::new(),
             parked: std::collections::HashMap::new(),
             to_dispatch: Vec::new(),
@@ -715,6 +724,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             self.spans,
         );
         result.link_samples = self.link_samples;
+        result.op_done_s = self.op_done;
         Ok(result)
     }
 }
@@ -772,6 +782,12 @@ impl<'a, P: Lookahead> node::Host<'a> for Sim<'a, P> {
     }
     fn trace(&mut self, span: Span) {
         self.spans.push(span);
+    }
+
+    fn op_done(&mut self, r: u32, i: OpId, now: f64) {
+        if let Some(done) = self.op_done.get_mut(r as usize) {
+            done[i as usize] = now;
+        }
     }
 }
 

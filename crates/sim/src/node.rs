@@ -339,6 +339,8 @@ pub(super) trait Host<'a> {
     }
     /// A CPU span for a trace (by default none is kept).
     fn trace(&mut self, _span: Span) {}
+    /// Op i of rank r completed at `now` (recorded under `trace`).
+    fn op_done(&mut self, _r: u32, _i: OpId, _now: f64) {}
 }
 
 /// Rank r starts: the ops without dependencies become ready, in program
@@ -516,6 +518,7 @@ pub(super) fn received<'a, H: Host<'a>>(h: &mut H, now: f64, r: u32, i: OpId) {
 /// Op i of rank r completes at `now`.
 #[inline]
 pub(super) fn complete<'a, H: Host<'a>>(h: &mut H, now: f64, r: u32, i: OpId) {
+    h.op_done(r, i, now);
     let src = h.src();
     let (rank, ready) = h.rank_and_ready(r);
     rank.complete(src, r as usize, i, now, |j| ready.push((r, j)));

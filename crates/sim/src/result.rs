@@ -54,6 +54,10 @@ pub struct SimResult {
     pub run: RunStats,
     #[serde(skip)]
     pub spans: Vec<Span>,
+    /// With `trace`: when each op of each rank completed (s), by rank and
+    /// op index.
+    #[serde(skip)]
+    pub op_done_s: Vec<Vec<f64>>,
     /// With `trace`: the flows on each network link, sampled whenever they
     /// change (the trace's per-link counters).
     #[serde(skip)]
@@ -179,6 +183,7 @@ pub(super) fn results(
             by_rank_planes: 0,
         },
         spans,
+        op_done_s: Vec::new(),
         link_samples: Vec::new(),
     }
 }

@@ -469,6 +469,14 @@ impl Topology {
         self.rank_node.len()
     }
 
+    /// The network with only these of its ranks, in this order, as its
+    /// ranks (a job of several on it).
+    pub fn with_ranks(&self, ranks: &[u32]) -> Topology {
+        let mut t = self.clone();
+        t.rank_node = ranks.iter().map(|&r| self.rank_node[r as usize]).collect();
+        t
+    }
+
     /// Appends to `out` the directed links from `src` rank to `dst` rank.
     pub fn route(&self, src: usize, dst: usize, out: &mut Vec<LinkId>) {
         let (a, b) = (self.rank_node[src], self.rank_node[dst]);

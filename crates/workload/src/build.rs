@@ -25,9 +25,12 @@
 //! Chakra's traces give them) starts from their frontiers, not the rank's
 //! last: its frontier when it is done is what its successors wait for.
 //!
-//! Messages match by (source, destination, tag) in order, as MPI's do on
-//! one communicator; a receive takes the size of the send it matches.
-//! Collective messages are tagged apart from the application's.
+//! Messages match by (source, destination, tag, communicator) in order, as
+//! MPI's do; a receive takes the size of the send it matches. A call on a
+//! communicator runs the algorithm's schedule on the communicator's ranks,
+//! each of its ranks renamed into the world rank it is. Collective messages
+//! are tagged apart from the application's, and each communicator's apart
+//! from the others'.
 
 use crate::action::{Action, Call, Mode, Step, Workload};
 use crate::choice::{Choice, Sends};
@@ -76,6 +79,35 @@ pub struct Built {
     pub messages: u64,
     /// Bytes of those messages.
     pub message_bytes: u64,
+    /// Where each call's ops are, to time them once simulated.
+    pub detail: Detail,
+}
+
+/// Where each collective call's ops sit in the workload's schedule.
+#[derive(Clone, Debug, Default)]
+pub struct Detail {
+    /// Each rank's calls, in order.
+    pub calls: Vec<Vec<CallOps>>,
+    /// Each call (an index every rank of its communicator shares): its
+    /// row of [`Built::calls`].
+    pub call_row: Vec<usize>,
+    /// Each row's schedule: an index into `schedules`.
+    pub row_schedule: Vec<usize>,
+    /// The distinct calls' schedules.
+    pub schedules: Vec<Schedule>,
+}
+
+/// One rank's ops of one call.
+#[derive(Clone, Debug)]
+pub struct CallOps {
+    /// The call: an index into [`Detail::call_row`].
+    pub call: u32,
+    /// Its ops, `first..end` of the rank's program.
+    pub first: OpId,
+    pub end: OpId,
+    /// The ops the call's first ops wait for (the rank enters the call when
+    /// they are done; none: at its start).
+    pub entry: Vec<OpId>,
 }
 
 /// One distinct collective call of a workload.
@@ -85,20 +117,44 @@ pub struct CallSummary {
     pub bytes: u64,
     pub algorithm: &'static str,
     pub calls: u64,
+    /// The communicator: an index into the workload's `comms` (0, the
+    /// world), and its world ranks in its order when it is not the world.
+    pub comm: u32,
+    pub comm_ranks: Option<Vec<u32>>,
 }
 
 /// One distinct call's schedule, and where its routes go in the workload's.
 struct Distinct {
     schedule: Schedule,
     sends: Sends,
-    summary: CallSummary,
     /// Route k of the call is route `route[k]` of the workload.
     route: Vec<u32>,
+}
+
+/// One rank's part in one collective call: the distinct schedule, the
+/// communicator and the rank's place in it, and the call.
+#[derive(Clone, Copy)]
+struct Part {
+    distinct: usize,
+    comm: u32,
+    rank: u32,
+    call: u32,
 }
 
 /// Builds the workload's schedule on `topo` (whose rank count must be the
 /// workload's), each collective served as `choice` says.
 pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) -> Result<Built> {
+    build_with(w, topo, &|_| choice, sem)
+}
+
+/// [`build`] with each communicator's calls served as the choice
+/// `choose(comm)` says (a job file's jobs, each its own).
+pub fn build_with<'c>(
+    w: &Workload,
+    topo: &Topology,
+    choose: &dyn Fn(u32) -> &'c Choice,
+    sem: &Semantics,
+) -> Result<Built> {
     let p = w.ranks();
     check_ranks(p, topo)?;
     if let Some(f) = sem.flops {
@@ -110,7 +166,13 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         }
     }
     let sizes = receive_sizes(w)?;
-    let (calls, mut distinct) = calls(w, topo, choice)?;
+    let Matched {
+        parts: calls,
+        mut distinct,
+        summary,
+        call_row,
+        row_distinct,
+    } = calls(w, topo, choose)?;
     let mut s = Schedule::new(
         Collective::Barrier,
         p,
@@ -120,8 +182,10 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
         "workload",
     );
     merge_routes(&mut s, &mut distinct);
-    let mut tags: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut tags: FxHashMap<(u32, i64), u32> = FxHashMap::default();
+    let mut coll = CollectiveTags::new(&distinct)?;
     let mut counted = Counted::default();
+    let mut call_ops = Vec::with_capacity(p);
     for (r, steps) in w.programs.iter().enumerate() {
         let known = sem.flops.or_else(|| {
             let s = topo.speed.get(topo.rank_node[r] as usize).copied()?;
@@ -133,18 +197,30 @@ pub fn build(w: &Workload, topo: &Topology, choice: &Choice, sem: &Semantics) ->
             speed: known,
             sizes: &sizes[r],
             calls: &calls[r],
+            comms: &w.comms,
         };
-        s.programs[r] = program(&mine, steps, &distinct, sem, &mut tags, &mut counted)?;
+        let tags = Tags {
+            app: &mut tags,
+            coll: &mut coll,
+        };
+        let (prog, ops) = program(&mine, steps, &distinct, sem, tags, &mut counted)?;
+        s.programs[r] = prog;
+        call_ops.push(ops);
     }
     if tags.len() as u64 >= COLLECTIVE_TAGS as u64 {
         return Err(invalid!("the trace uses more than 2^31 distinct tags"));
     }
-    let summary = distinct.into_iter().map(|d| d.summary).collect();
     Ok(Built {
         schedule: s,
         calls: summary,
         messages: counted.messages,
         message_bytes: counted.bytes,
+        detail: Detail {
+            calls: call_ops,
+            call_row,
+            row_schedule: row_distinct,
+            schedules: distinct.into_iter().map(|d| d.schedule).collect(),
+        },
     })
 }
 
@@ -163,8 +239,58 @@ struct Mine<'a> {
     speed: Option<f64>,
     /// The size of each of its receives, in order.
     sizes: &'a [u64],
-    /// Its collective calls, as indices into the distinct calls.
-    calls: &'a [usize],
+    /// Its collective calls, in order.
+    calls: &'a [Part],
+    /// The workload's communicators.
+    comms: &'a [Vec<u32>],
+}
+
+/// The IR tags of a workload: the application's by (communicator, tag),
+/// the same for every rank, and the collectives'.
+struct Tags<'a> {
+    app: &'a mut FxHashMap<(u32, i64), u32>,
+    coll: &'a mut CollectiveTags,
+}
+
+/// The collectives' IR tags: a call on the world keeps its schedule's tag
+/// past `COLLECTIVE_TAGS`; a call on another communicator gets tags of its
+/// own past those, one per (communicator, schedule tag).
+struct CollectiveTags {
+    next: u64,
+    of: FxHashMap<(u32, u32), u32>,
+}
+
+impl CollectiveTags {
+    fn new(distinct: &[Distinct]) -> Result<CollectiveTags> {
+        let top = distinct
+            .iter()
+            .flat_map(|d| d.schedule.programs.iter().flat_map(|p| p.ops.iter()))
+            .filter_map(|op| match op {
+                Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag as u64 + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Ok(CollectiveTags {
+            next: COLLECTIVE_TAGS as u64 + top,
+            of: FxHashMap::default(),
+        })
+    }
+
+    fn tag(&mut self, comm: u32, tag: u32) -> Result<u32> {
+        if comm == 0 {
+            return Ok(COLLECTIVE_TAGS | tag);
+        }
+        if let Some(&t) = self.of.get(&(comm, tag)) {
+            return Ok(t);
+        }
+        let t = u32::try_from(self.next).map_err(|_| {
+            invalid!("the trace's collectives on communicators need more than 2^31 tags")
+        })?;
+        self.next += 1;
+        self.of.insert((comm, tag), t);
+        Ok(t)
+    }
 }
 
 impl Mine<'_> {
@@ -190,9 +316,10 @@ fn program(
     steps: &[Step],
     distinct: &[Distinct],
     sem: &Semantics,
-    tags: &mut FxHashMap<i64, u32>,
+    tags: Tags,
     counted: &mut Counted,
-) -> Result<Program> {
+) -> Result<(Program, Vec<CallOps>)> {
+    let mut ops = Vec::with_capacity(mine.calls.len());
     let mut rank = Rank::default();
     let mut recv_sizes = mine.sizes.iter();
     let mut my_calls = mine.calls.iter();
@@ -233,41 +360,52 @@ fn program(
             Action::Send {
                 to,
                 tag,
+                comm,
                 bytes,
                 mode,
             } => {
-                let op = Op::send(*to, tag_of(tags, *tag), Region::scratch(0, *bytes));
+                let t = tag_of(tags.app, *comm, *tag);
+                let op = Op::send(*to, t, Region::scratch(0, *bytes));
                 rank.scratch(*bytes);
                 counted.messages += 1;
                 counted.bytes += bytes;
                 let id = rank.push(op);
                 match mode {
-                    Mode::Immediate => rank.pending(mine.r as u32, *to, *tag, id),
+                    Mode::Immediate => rank.pending((mine.r as u32, *to, *comm, *tag), id),
                     Mode::Blocking if *bytes >= sem.eager_bytes => rank.frontier = vec![id],
                     Mode::Blocking => {}
                 }
             }
             Action::Recv {
-                from, tag, mode, ..
+                from,
+                tag,
+                comm,
+                mode,
+                ..
             } => {
                 let bytes = *recv_sizes.next().expect("a size for every receive");
                 let op = Op::Recv {
                     peer: *from,
-                    tag: tag_of(tags, *tag),
+                    tag: tag_of(tags.app, *comm, *tag),
                     region: Region::scratch(0, bytes),
                     combine: false,
                 };
                 rank.scratch(bytes);
                 let id = rank.push(op);
                 match mode {
-                    Mode::Immediate => rank.pending(*from, mine.r as u32, *tag, id),
+                    Mode::Immediate => rank.pending((*from, mine.r as u32, *comm, *tag), id),
                     Mode::Blocking => rank.frontier = vec![id],
                 }
             }
-            Action::Wait { src, dst, tag } => {
+            Action::Wait {
+                src,
+                dst,
+                tag,
+                comm,
+            } => {
                 if let Some(id) = rank
                     .requests
-                    .get_mut(&(*src, *dst, *tag))
+                    .get_mut(&(*src, *dst, *comm, *tag))
                     .and_then(VecDeque::pop_front)
                 {
                     rank.frontier.push(id);
@@ -279,13 +417,14 @@ fn program(
                 rank.frontier.extend(all);
             }
             Action::SendRecv {
+                comm,
                 to,
                 send_bytes,
                 from,
                 ..
             } => {
                 let bytes = *recv_sizes.next().expect("a size for every receive");
-                let t = tag_of(tags, 0);
+                let t = tag_of(tags.app, *comm, 0);
                 rank.scratch(*send_bytes.max(&bytes));
                 counted.messages += 1;
                 counted.bytes += send_bytes;
@@ -299,8 +438,22 @@ fn program(
                 rank.frontier = vec![a, b];
             }
             Action::Call(call) => {
-                let k = *my_calls.next().expect("every call counted");
-                rank.embed(&distinct[k], mine.r, sem.eager_bytes);
+                let part = *my_calls.next().expect("every call counted");
+                let ranks = &mine.comms[part.comm as usize];
+                let (entry, first) = (rank.frontier.clone(), rank.program.len() as OpId);
+                rank.embed(
+                    &distinct[part.distinct],
+                    part,
+                    ranks,
+                    tags.coll,
+                    sem.eager_bytes,
+                )?;
+                ops.push(CallOps {
+                    call: part.call,
+                    first,
+                    end: rank.program.len() as OpId,
+                    entry,
+                });
                 if call.flops > 0.0 {
                     let what = format!("{}: the call", call.collective.name());
                     let seconds = call.flops / mine.speed(step.line, &what)?;
@@ -312,7 +465,7 @@ fn program(
             done.push(rank.frontier.clone());
         }
     }
-    Ok(rank.program)
+    Ok((rank.program, ops))
 }
 
 /// Refuses a network whose rank count is not the trace's.
@@ -327,10 +480,10 @@ pub(crate) fn check_ranks(ranks: usize, topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-/// The IR tag of an application's tag.
-fn tag_of(tags: &mut FxHashMap<i64, u32>, tag: i64) -> u32 {
+/// The IR tag of an application's tag on a communicator.
+fn tag_of(tags: &mut FxHashMap<(u32, i64), u32>, comm: u32, tag: i64) -> u32 {
     let n = tags.len() as u32;
-    *tags.entry(tag).or_insert(n)
+    *tags.entry((comm, tag)).or_insert(n)
 }
 
 /// A rank's program as it is built.
@@ -339,8 +492,9 @@ struct Rank {
     program: Program,
     /// What the next action waits for.
     frontier: Vec<OpId>,
-    /// Pending requests by (source, destination, tag), oldest first.
-    requests: FxHashMap<(u32, u32, i64), VecDeque<OpId>>,
+    /// Pending requests by (source, destination, communicator, tag),
+    /// oldest first.
+    requests: FxHashMap<(u32, u32, u32, i64), VecDeque<OpId>>,
 }
 
 impl Rank {
@@ -354,24 +508,29 @@ impl Rank {
         self.frontier = vec![id];
     }
 
-    fn pending(&mut self, src: u32, dst: u32, tag: i64, id: OpId) {
-        self.requests
-            .entry((src, dst, tag))
-            .or_default()
-            .push_back(id);
+    fn pending(&mut self, key: (u32, u32, u32, i64), id: OpId) {
+        self.requests.entry(key).or_default().push_back(id);
     }
 
     fn scratch(&mut self, bytes: u64) {
         self.program.scratch = self.program.scratch.max(bytes);
     }
 
-    /// Rank `r`'s program of a call, after the frontier; the frontier
-    /// becomes its last ops (those no other op of it waits for). A call
-    /// that sends as SMPI's blocking calls do sends its messages of at least
-    /// `eager` bytes one after another, each waiting for the one before, and
-    /// posts each receive when the one before it is done.
-    fn embed(&mut self, d: &Distinct, r: usize, eager: u64) {
-        let sub = &d.schedule.programs[r];
+    /// The rank's program of a call (`part`: rank `part.rank` of the
+    /// communicator whose world ranks are `ranks`), after the frontier; the
+    /// frontier becomes its last ops (those no other op of it waits for). A
+    /// call that sends as SMPI's blocking calls do sends its messages of at
+    /// least `eager` bytes one after another, each waiting for the one
+    /// before, and posts each receive when the one before it is done.
+    fn embed(
+        &mut self,
+        d: &Distinct,
+        part: Part,
+        ranks: &[u32],
+        tags: &mut CollectiveTags,
+        eager: u64,
+    ) -> Result<()> {
+        let sub = &d.schedule.programs[part.rank as usize];
         let base = self.program.len() as OpId;
         let mut waited = vec![false; sub.len()];
         let mut deps: Vec<OpId> = Vec::new();
@@ -403,7 +562,8 @@ impl Rank {
                     deps.push(prev);
                 }
             }
-            let id = self.program.push(retag(*op, &d.route), &deps);
+            let op = retag(*op, &d.route, part.comm, ranks, tags)?;
+            let id = self.program.push(op, &deps);
             if let Some(slot) = chain {
                 *slot = Some(id);
             }
@@ -415,21 +575,23 @@ impl Rank {
                 .map(|i| base + i as OpId)
                 .collect();
         }
+        Ok(())
     }
 }
 
-/// A call's op in the workload: its tag among the collectives' tags, its
-/// route renumbered.
-fn retag(op: Op, route: &[u32]) -> Op {
-    match op {
+/// A call's op in the workload: its peer the world rank it is (the
+/// communicator's world ranks are `ranks`), its tag among the collectives'
+/// tags of the communicator, its route renumbered.
+fn retag(op: Op, route: &[u32], comm: u32, ranks: &[u32], tags: &mut CollectiveTags) -> Result<Op> {
+    Ok(match op {
         Op::Send {
             peer,
             tag,
             region,
             route: k,
         } => Op::Send {
-            peer,
-            tag: COLLECTIVE_TAGS | tag,
+            peer: ranks[peer as usize],
+            tag: tags.tag(comm, tag)?,
             region,
             route: route[k as usize],
         },
@@ -439,13 +601,13 @@ fn retag(op: Op, route: &[u32]) -> Op {
             region,
             combine,
         } => Op::Recv {
-            peer,
-            tag: COLLECTIVE_TAGS | tag,
+            peer: ranks[peer as usize],
+            tag: tags.tag(comm, tag)?,
             region,
             combine,
         },
         other => other,
-    }
+    })
 }
 
 /// Puts every distinct call's offsets, then its paths, into the workload's
@@ -473,19 +635,30 @@ fn merge_routes(s: &mut Schedule, distinct: &mut [Distinct]) {
 }
 
 /// The size of every receive of each rank, in order: the size of the send
-/// it matches (by source, destination and tag, in order).
+/// it matches (by source, destination, tag and communicator, in order).
 fn receive_sizes(w: &Workload) -> Result<Vec<Vec<u64>>> {
-    type Key = (u32, u32, i64);
+    type Key = (u32, u32, u32, i64);
     let mut sent: FxHashMap<Key, VecDeque<(u64, usize, u64)>> = FxHashMap::default();
     for (r, steps) in w.programs.iter().enumerate() {
         for step in steps {
             match step.action {
-                Action::Send { to, tag, bytes, .. } => sent
-                    .entry((r as u32, to, tag))
+                Action::Send {
+                    to,
+                    tag,
+                    comm,
+                    bytes,
+                    ..
+                } => sent
+                    .entry((r as u32, to, comm, tag))
                     .or_default()
                     .push_back((bytes, r, step.line)),
-                Action::SendRecv { to, send_bytes, .. } => sent
-                    .entry((r as u32, to, 0))
+                Action::SendRecv {
+                    comm,
+                    to,
+                    send_bytes,
+                    ..
+                } => sent
+                    .entry((r as u32, to, comm, 0))
                     .or_default()
                     .push_back((send_bytes, r, step.line)),
                 _ => {}
@@ -496,19 +669,25 @@ fn receive_sizes(w: &Workload) -> Result<Vec<Vec<u64>>> {
     for (r, steps) in w.programs.iter().enumerate() {
         let mut mine = Vec::new();
         for step in steps {
-            let (from, tag) = match step.action {
-                Action::Recv { from, tag, .. } => (from, tag),
-                Action::SendRecv { from, .. } => (from, 0),
+            let (from, tag, comm) = match step.action {
+                Action::Recv {
+                    from, tag, comm, ..
+                } => (from, tag, comm),
+                Action::SendRecv { from, comm, .. } => (from, 0, comm),
                 _ => continue,
             };
-            match sent.get_mut(&(from, r as u32, tag)).and_then(VecDeque::pop_front) {
+            match sent
+                .get_mut(&(from, r as u32, comm, tag))
+                .and_then(VecDeque::pop_front)
+            {
                 Some((bytes, ..)) => mine.push(bytes),
                 None => {
                     return Err(Error::parse(
                         &w.files[r],
                         step.line,
                         format!(
-                            "rank {r} receives from rank {from} with tag {tag}, but rank {from} sends it no such message (it would wait forever)"
+                            "rank {r} receives from rank {from} with tag {tag}{}, but rank {from} sends it no such message (it would wait forever)",
+                            on_comm(w, comm)
                         ),
                     ))
                 }
@@ -521,122 +700,258 @@ fn receive_sizes(w: &Workload) -> Result<Vec<Vec<u64>>> {
         .filter_map(|(k, q)| q.front().map(|&(_, r, line)| (r, line, k)))
         .collect();
     left.sort_unstable();
-    if let Some(&(r, line, (_, to, tag))) = left.first() {
+    if let Some(&(r, line, (_, to, comm, tag))) = left.first() {
         return Err(Error::parse(
             &w.files[r],
             line,
-            format!("rank {r} sends to rank {to} with tag {tag}, but rank {to} never receives it"),
+            format!(
+                "rank {r} sends to rank {to} with tag {tag}{}, but rank {to} never receives it",
+                on_comm(w, comm)
+            ),
         ));
     }
     Ok(sizes)
 }
 
-/// Each rank's calls as indices into the distinct calls, and the distinct
-/// calls' schedules, built and verified once each.
-fn calls(
-    w: &Workload,
-    topo: &Topology,
-    choice: &Choice,
-) -> Result<(Vec<Vec<usize>>, Vec<Distinct>)> {
+/// " on the communicator of ranks [...]", or nothing for the world.
+fn on_comm(w: &Workload, comm: u32) -> String {
+    if comm == 0 {
+        return String::new();
+    }
+    let ranks = w.comm(comm);
+    let shown: Vec<String> = ranks.iter().take(8).map(u32::to_string).collect();
+    let more = if ranks.len() > 8 { ", ..." } else { "" };
+    format!(
+        " on the communicator of world ranks [{}{more}]",
+        shown.join(", ")
+    )
+}
+
+/// Each rank's calls in order, the distinct calls' schedules (built and
+/// verified once each), and the distinct calls' summaries by communicator.
+/// The k-th call of every rank of a communicator on it is one call, and
+/// they must agree on its collective, root and size.
+fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) -> Result<Matched> {
     let p = w.ranks();
-    let per_rank: Vec<Vec<(&Call, u64)>> = w
-        .programs
-        .iter()
-        .map(|steps| {
-            steps
-                .iter()
-                .filter_map(|s| match &s.action {
-                    Action::Call(c) => Some((c, s.line)),
-                    _ => None,
-                })
+    // Each rank's calls, and their indices by communicator.
+    let mut per_rank: Vec<Vec<(&Call, u64)>> = Vec::with_capacity(p);
+    let mut by_comm: Vec<FxHashMap<u32, Vec<usize>>> = Vec::with_capacity(p);
+    for steps in &w.programs {
+        let mine: Vec<(&Call, u64)> = steps
+            .iter()
+            .filter_map(|s| match &s.action {
+                Action::Call(c) => Some((c, s.line)),
+                _ => None,
+            })
+            .collect();
+        let mut on: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (i, (c, _)) in mine.iter().enumerate() {
+            on.entry(c.comm).or_default().push(i);
+        }
+        per_rank.push(mine);
+        by_comm.push(on);
+    }
+    let none = Vec::new();
+    let mut index: FxHashMap<CallKey, usize> = FxHashMap::default();
+    let mut summaries: FxHashMap<(usize, u32), usize> = FxHashMap::default();
+    let mut distinct: Vec<Distinct> = Vec::new();
+    let mut summary: Vec<CallSummary> = Vec::new();
+    let mut call_row: Vec<usize> = Vec::new();
+    let mut row_distinct: Vec<usize> = Vec::new();
+    let mut of_rank: Vec<Vec<Option<Part>>> =
+        per_rank.iter().map(|m| vec![None; m.len()]).collect();
+    for (c, members) in w.comms.iter().enumerate() {
+        let on: Vec<&Vec<usize>> = members
+            .iter()
+            .map(|&m| by_comm[m as usize].get(&(c as u32)).unwrap_or(&none))
+            .collect();
+        agree_count(w, members, &on, &per_rank)?;
+        let world = members.len() == p && members.iter().enumerate().all(|(i, &m)| i == m as usize);
+        let placed = world || w.worlds.contains(&(c as u32));
+        for k in 0..on.first().map_or(0, |o| o.len()) {
+            let m0 = members[0] as usize;
+            let (first, first_line) = per_rank[m0][on[0][k]];
+            for (i, &m) in members.iter().enumerate().skip(1) {
+                let (call, line) = per_rank[m as usize][on[i][k]];
+                let v = first.collective == Collective::Alltoallv;
+                if call.collective != first.collective || (!v && call.bytes != first.bytes) {
+                    return Err(Error::parse(
+                        &w.files[m as usize],
+                        line,
+                        format!(
+                            "collective call {}{}: rank {m} calls {} where rank {m0} ({}:{first_line}) calls {}",
+                            k + 1,
+                            on_comm(w, c as u32),
+                            describe(call),
+                            w.files[m0],
+                            describe(first)
+                        ),
+                    ));
+                }
+            }
+            let counts: Vec<u64> = match first.collective {
+                Collective::Alltoallv => members
+                    .iter()
+                    .zip(&on)
+                    .flat_map(|(&m, o)| per_rank[m as usize][o[k]].0.counts.iter().copied())
+                    .collect(),
+                _ => first.counts.clone(),
+            };
+            let (alg, sends) = choose(c as u32).entry(first.collective.kind())?;
+            let key = CallKey {
+                kind: first.collective.kind() as usize,
+                root: first.collective.root().unwrap_or(0),
+                bytes: first.bytes,
+                counts,
+                alg: alg as *const _ as usize,
+                on: match (world, placed) {
+                    (true, _) => On::World,
+                    (false, true) => On::Placed(members.clone()),
+                    (false, false) => On::Ranks(members.len()),
+                },
+            };
+            let at = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    // A communicator of other ranks than the world's runs a
+                    // rank-based schedule, as the node-aware compositions'
+                    // phases do.
+                    let job;
+                    let on_topo = match &key.on {
+                        On::World => Some(topo),
+                        On::Placed(ranks) => {
+                            job = topo.with_ranks(ranks);
+                            Some(&job)
+                        }
+                        On::Ranks(_) => None,
+                    };
+                    let schedule = schedule_of(first, &key.counts, members.len(), on_topo, alg)
+                        .map_err(|e| {
+                            Error::parse(
+                                &w.files[m0],
+                                first_line,
+                                format!(
+                                    "collective call {}{} ({}): {e}",
+                                    k + 1,
+                                    on_comm(w, c as u32),
+                                    describe(first)
+                                ),
+                            )
+                        })?;
+                    distinct.push(Distinct {
+                        schedule,
+                        sends,
+                        route: Vec::new(),
+                    });
+                    index.insert(key, distinct.len() - 1);
+                    distinct.len() - 1
+                }
+            };
+            let row = *summaries.entry((at, c as u32)).or_insert_with(|| {
+                summary.push(CallSummary {
+                    collective: first.collective,
+                    bytes: first.bytes,
+                    algorithm: alg.name,
+                    calls: 0,
+                    comm: c as u32,
+                    comm_ranks: (c != 0).then(|| members.clone()),
+                });
+                row_distinct.push(at);
+                summary.len() - 1
+            });
+            summary[row].calls += 1;
+            let call = call_row.len() as u32;
+            call_row.push(row);
+            for (i, &m) in members.iter().enumerate() {
+                of_rank[m as usize][on[i][k]] = Some(Part {
+                    distinct: at,
+                    comm: c as u32,
+                    rank: i as u32,
+                    call,
+                });
+            }
+        }
+    }
+    let of_rank = of_rank
+        .into_iter()
+        .map(|m| {
+            m.into_iter()
+                .map(|p| p.expect("every call matched"))
                 .collect()
         })
         .collect();
-    let n = per_rank[0].len();
-    for (r, mine) in per_rank.iter().enumerate() {
+    Ok(Matched {
+        parts: of_rank,
+        distinct,
+        summary,
+        call_row,
+        row_distinct,
+    })
+}
+
+/// The calls of a workload matched across the ranks of each communicator.
+struct Matched {
+    /// Each rank's calls, in order.
+    parts: Vec<Vec<Part>>,
+    /// The distinct calls' schedules.
+    distinct: Vec<Distinct>,
+    /// The distinct calls by communicator.
+    summary: Vec<CallSummary>,
+    /// Each call's row of `summary`, and each row's distinct schedule.
+    call_row: Vec<usize>,
+    row_distinct: Vec<usize>,
+}
+
+/// What makes two calls one distinct schedule: the collective, its root,
+/// size and counts, the algorithm, and what it runs on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CallKey {
+    kind: usize,
+    root: u32,
+    bytes: u64,
+    counts: Vec<u64>,
+    alg: usize,
+    on: On,
+}
+
+/// What a call's schedule is built on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum On {
+    /// The world's ranks: the network as placed.
+    World,
+    /// A job's world among others': the network with these ranks placed.
+    Placed(Vec<u32>),
+    /// Any other communicator, of this many ranks: no network (rank-based).
+    Ranks(usize),
+}
+
+/// Refuses a communicator whose ranks make different numbers of calls on it.
+fn agree_count(
+    w: &Workload,
+    members: &[u32],
+    on: &[&Vec<usize>],
+    per_rank: &[Vec<(&Call, u64)>],
+) -> Result<()> {
+    let n = on[0].len();
+    for (i, mine) in on.iter().enumerate() {
         if mine.len() != n {
-            let (short, long) = if mine.len() < n { (r, 0) } else { (0, r) };
-            let k = per_rank[short].len();
-            let (c, line) = per_rank[long][k];
+            let (short, long) = if mine.len() < n { (i, 0) } else { (0, i) };
+            let k = on[short].len();
+            let (s, l) = (members[short] as usize, members[long] as usize);
+            let (c, line) = per_rank[l][on[long][k]];
             return Err(Error::parse(
-                &w.files[long],
+                &w.files[l],
                 line,
                 format!(
-                    "rank {long}'s collective call {} ({}) is never made by rank {short}, which makes {k} (the ranks would wait forever)",
+                    "rank {l}'s collective call {} ({}){} is never made by rank {s}, which makes {k} (the ranks would wait forever)",
                     k + 1,
-                    c.collective.name()
+                    c.collective.name(),
+                    on_comm(w, c.comm)
                 ),
             ));
         }
     }
-    let mut index: FxHashMap<(usize, u32, u64, Vec<u64>, usize), usize> = FxHashMap::default();
-    let mut distinct: Vec<Distinct> = Vec::new();
-    let mut of_rank: Vec<Vec<usize>> = (0..p).map(|_| Vec::with_capacity(n)).collect();
-    for k in 0..n {
-        let (first, first_line) = per_rank[0][k];
-        for (r, mine) in per_rank.iter().enumerate().skip(1) {
-            let (c, line) = mine[k];
-            let v = first.collective == Collective::Alltoallv;
-            if c.collective != first.collective || (!v && c.bytes != first.bytes) {
-                return Err(Error::parse(
-                    &w.files[r],
-                    line,
-                    format!(
-                        "collective call {}: rank {r} calls {} where rank 0 ({}:{first_line}) calls {}",
-                        k + 1,
-                        describe(c),
-                        w.files[0],
-                        describe(first)
-                    ),
-                ));
-            }
-        }
-        let counts: Vec<u64> = match first.collective {
-            Collective::Alltoallv => per_rank
-                .iter()
-                .flat_map(|m| m[k].0.counts.iter().copied())
-                .collect(),
-            _ => first.counts.clone(),
-        };
-        let (alg, sends) = choice.entry(first.collective.kind())?;
-        let key = (
-            first.collective.kind() as usize,
-            first.collective.root().unwrap_or(0),
-            first.bytes,
-            counts,
-            alg as *const _ as usize,
-        );
-        let at = match index.get(&key) {
-            Some(&i) => i,
-            None => {
-                let schedule = schedule_of(first, &key.3, p, topo, alg).map_err(|e| {
-                    Error::parse(
-                        &w.files[0],
-                        first_line,
-                        format!("collective call {} ({}): {e}", k + 1, describe(first)),
-                    )
-                })?;
-                distinct.push(Distinct {
-                    schedule,
-                    sends,
-                    summary: CallSummary {
-                        collective: first.collective,
-                        bytes: first.bytes,
-                        algorithm: alg.name,
-                        calls: 0,
-                    },
-                    route: Vec::new(),
-                });
-                index.insert(key, distinct.len() - 1);
-                distinct.len() - 1
-            }
-        };
-        distinct[at].summary.calls += 1;
-        for mine in of_rank.iter_mut() {
-            mine.push(at);
-        }
-    }
-    Ok((of_rank, distinct))
+    Ok(())
 }
 
 fn describe(c: &Call) -> String {
@@ -650,22 +965,16 @@ fn describe(c: &Call) -> String {
     }
 }
 
-/// A call's schedule on `p` ranks by `alg`, verified.
+/// A call's schedule on `p` ranks by `alg`, verified (on `topo`, or
+/// rank-based without one).
 fn schedule_of(
     c: &Call,
     counts: &[u64],
     p: usize,
-    topo: &Topology,
+    topo: Option<&Topology>,
     alg: &'static algorithms::Algorithm,
 ) -> Result<Schedule> {
-    let mut req = Request::new(
-        c.collective,
-        p,
-        c.bytes,
-        Dtype::U8,
-        ReduceOp::Sum,
-        Some(topo),
-    )?;
+    let mut req = Request::new(c.collective, p, c.bytes, Dtype::U8, ReduceOp::Sum, topo)?;
     match c.collective {
         Collective::Alltoallv => {
             req = req.with_sizes(Arc::new(Sizes::per_pair(p, counts.to_vec())?))?;

@@ -126,16 +126,16 @@ fn siblings(prefix: &Path, shown: &str) -> Result<Vec<PathBuf>> {
 
 /// Reads a trace of one file per rank, in rank order.
 pub fn read(files: &[PathBuf]) -> Result<Workload> {
-    let mut w = Workload::default();
+    let (mut programs, mut names) = (Vec::new(), Vec::new());
     for (r, f) in files.iter().enumerate() {
         let name = f.display().to_string();
         let bytes =
             std::fs::read(f).map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
         let (_, nodes) = decode(&name, &bytes)?;
-        w.programs.push(steps(&name, r, files.len(), &nodes)?);
-        w.files.push(name);
+        programs.push(steps(&name, r, files.len(), &nodes)?);
+        names.push(name);
     }
-    Ok(w)
+    Ok(Workload::on_world(programs, names))
 }
 
 /// One rank's file (its bytes; `name` for errors): its metadata and its
@@ -359,6 +359,7 @@ fn action(name: &str, place: u64, r: usize, ranks: usize, n: &et_def::Node) -> R
             Action::Send {
                 to: rank("comm_dst", to)?,
                 tag: tag(attr("comm_tag")?).map_err(&err)?,
+                comm: 0,
                 bytes: size(attr("comm_size")?)?,
                 mode: Mode::Blocking,
             }
@@ -375,6 +376,7 @@ fn action(name: &str, place: u64, r: usize, ranks: usize, n: &et_def::Node) -> R
             Action::Recv {
                 from: rank("comm_src", from)?,
                 tag: tag(attr("comm_tag")?).map_err(&err)?,
+                comm: 0,
                 bytes: Some(size(attr("comm_size")?)?),
                 mode: Mode::Blocking,
             }
@@ -390,6 +392,7 @@ fn action(name: &str, place: u64, r: usize, ranks: usize, n: &et_def::Node) -> R
             let (kind, bytes) = collective(t, bytes, ranks).map_err(&err)?;
             Action::Call(Call {
                 collective: kind.with_root(root),
+                comm: 0,
                 bytes,
                 counts: Vec::new(),
                 flops: 0.0,

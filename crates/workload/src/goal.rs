@@ -71,12 +71,18 @@ pub fn replay(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<Replayed
         }
     }
     let result = topocoll_sim::simulate(s, topo, cfg)?;
+    let rank_compute_s = compute_seconds(s);
+    let breakdown = cfg.trace.then(|| crate::breakdown::Breakdown {
+        ranks: crate::breakdown::ranks(&result, &rank_compute_s),
+        calls: Vec::new(),
+    });
     Ok(Replayed {
         result,
         calls: Vec::new(),
         messages,
         message_bytes,
         ops: s.num_ops() as u64,
-        rank_compute_s: compute_seconds(s),
+        rank_compute_s,
+        breakdown,
     })
 }

@@ -16,10 +16,13 @@
 //! is what an application did, not a claim about data).
 
 pub mod action;
+pub mod breakdown;
 pub mod build;
 pub mod chakra;
 pub mod choice;
+pub mod comm;
 pub mod goal;
+pub mod jobs;
 pub mod simgrid_ti;
 
 pub use action::{Action, Call, Mode, Step, Workload};
@@ -92,6 +95,8 @@ pub struct Replayed {
     /// its finish (`result.rank_finish_s`) it spends communicating or
     /// waiting.
     pub rank_compute_s: Vec<f64>,
+    /// Under `SimConfig::trace`: where the time went, by rank and by call.
+    pub breakdown: Option<breakdown::Breakdown>,
 }
 
 /// Each rank's seconds of `Compute` ops.
@@ -119,16 +124,34 @@ pub fn replay(
     sem: &Semantics,
     cfg: &SimConfig,
 ) -> Result<Replayed> {
-    let built = build::build(w, topo, choice, sem)?;
+    replay_with(w, topo, &|_| choice, sem, cfg)
+}
+
+/// [`replay`] with each communicator's calls served as `choose(comm)`
+/// says (a job file's jobs, each its own choice).
+pub fn replay_with<'c>(
+    w: &Workload,
+    topo: &Topology,
+    choose: &dyn Fn(u32) -> &'c Choice,
+    sem: &Semantics,
+    cfg: &SimConfig,
+) -> Result<Replayed> {
+    let built = build::build_with(w, topo, choose, sem)?;
     let ops = built.schedule.num_ops() as u64;
     let result = topocoll_sim::simulate(&built.schedule, topo, cfg)?;
+    let rank_compute_s = compute_seconds(&built.schedule);
+    let breakdown = cfg.trace.then(|| breakdown::Breakdown {
+        ranks: breakdown::ranks(&result, &rank_compute_s),
+        calls: breakdown::calls(&result, &built.detail, &built.calls, &w.comms, topo, cfg),
+    });
     Ok(Replayed {
         result,
         calls: built.calls,
         messages: built.messages,
         message_bytes: built.message_bytes,
         ops,
-        rank_compute_s: compute_seconds(&built.schedule),
+        rank_compute_s,
+        breakdown,
     })
 }
 

@@ -24,11 +24,22 @@
 //!   (`1e6`), ranks and tags as a leading integer;
 //! - a file's last line read without a newline after it is not replayed,
 //!   as SimGrid's reader drops it;
-//! - `comm_size`, `comm_split`, `comm_dup`, `finalize`, `location` and
-//!   `test` change no time (SimGrid's replay runs every collective on the
-//!   world, and a test's outcome is left to the wait that follows).
+//! - `comm_size`, `finalize`, `location` and `test` change no time, nor do
+//!   `comm_split` and `comm_dup` (SimGrid's replay reads none of their
+//!   fields and runs every call on the world; a test's outcome is left to
+//!   the wait that follows).
+//!
+//! Communicators are topocoll's reading beyond SimGrid's (whose tracer
+//! records none): `comm_split COLOR KEY ID` and `comm_dup ID` make the
+//! rank's communicator ID from the world, and a last field `comm=ID` puts
+//! any line on the rank's communicator ID, a creation's parent too
+//! ([`crate::comm`] matches them across ranks). Peers stay world ranks, as
+//! the tracer writes them; a root is a rank of the call's communicator, and
+//! a v-collective's counts are one per rank of it. A `comm_split` or
+//! `comm_dup` without fields makes nothing, as in SimGrid.
 
 use crate::action::{Action, Call, Mode, Step, Workload};
+use crate::comm::{self, Comms, Creation, Make};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
 use topocoll_schedule::CollectiveKind;
@@ -74,15 +85,40 @@ pub fn from_text(path: &Path, text: &str) -> Result<Workload> {
             shared(&f.display().to_string(), &read_text(f)?)
         }
         n => {
-            let mut w = Workload::default();
-            for (r, f) in files.iter().enumerate() {
-                let fname = f.display().to_string();
-                let lines = lines(&fname, &read_text(f)?)?;
-                let mine = lines.into_iter().filter(|l| l.rank == r as u64).collect();
-                w.programs.push(parse_rank(&fname, mine, n)?);
-                w.files.push(fname);
+            let texts = files
+                .iter()
+                .map(|f| Ok((f.display().to_string(), read_text(f)?)))
+                .collect::<Result<Vec<(String, String)>>>()?;
+            let names: Vec<String> = texts.iter().map(|t| t.0.clone()).collect();
+            // Rank r's lines of its file, read when they are wanted: the
+            // communicators first (from the files that make any), then each
+            // rank's actions, one rank's lines at a time.
+            let mine = |r: usize| -> Result<Vec<Line>> {
+                let (name, text) = &texts[r];
+                let all = lines(name, text)?;
+                Ok(all.into_iter().filter(|l| l.rank == r as u64).collect())
+            };
+            let mut creations = Vec::with_capacity(n);
+            for (r, (name, text)) in texts.iter().enumerate() {
+                creations.push(
+                    if text.contains("comm_split") || text.contains("comm_dup") {
+                        rank_creations(name, &mine(r)?, n)?
+                    } else {
+                        Vec::new()
+                    },
+                );
             }
-            Ok(w)
+            let comms = comm::resolve(&creations, &names)?;
+            let mut programs = Vec::with_capacity(n);
+            for (r, name) in names.iter().enumerate() {
+                programs.push(parse_rank(name, r, mine(r)?, &comms)?);
+            }
+            Ok(Workload {
+                programs,
+                files: names,
+                comms: comms.comms,
+                worlds: Vec::new(),
+            })
         }
     }
 }
@@ -110,11 +146,13 @@ fn holds_actions(text: &str) -> bool {
     })
 }
 
-/// A line of fields, its rank and its line number.
+/// A line of fields, its rank and its line number, and the handle of the
+/// communicator its last field `comm=ID` names (taken off its fields).
 struct Line {
     rank: u64,
     number: u64,
     fields: Vec<String>,
+    comm: Option<u32>,
 }
 
 /// The lines of a file that SimGrid's reader replays.
@@ -129,12 +167,26 @@ fn lines(name: &str, text: &str) -> Result<Vec<Line>> {
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        let fields: Vec<String> = l
+        let mut fields: Vec<String> = l
             .split([' ', '\t'])
             .filter(|t| !t.is_empty())
             .map(str::to_string)
             .collect();
         let number = i as u64 + 1;
+        let comm = match fields.last().and_then(|f| f.strip_prefix("comm=")) {
+            Some(id) if fields.len() > 2 => {
+                let id = id.parse::<u32>().map_err(|_| {
+                    Error::parse(
+                        name,
+                        number,
+                        format!("'comm={id}' does not name a communicator (comm=ID, ID a number)"),
+                    )
+                })?;
+                fields.pop();
+                Some(id)
+            }
+            _ => None,
+        };
         let rank = fields[0].parse::<u64>().map_err(|_| {
             Error::parse(
                 name,
@@ -156,6 +208,7 @@ fn lines(name: &str, text: &str) -> Result<Vec<Line>> {
             rank,
             number,
             fields,
+            comm,
         });
     }
     Ok(out)
@@ -172,24 +225,72 @@ fn shared(name: &str, text: &str) -> Result<Workload> {
     for l in lines {
         by_rank[l.rank as usize].push(l);
     }
-    let mut w = Workload::default();
-    for mine in by_rank {
-        w.programs.push(parse_rank(name, mine, ranks)?);
-        w.files.push(name.to_string());
+    let files = vec![name.to_string(); ranks];
+    let creations = by_rank
+        .iter()
+        .map(|mine| rank_creations(name, mine, ranks))
+        .collect::<Result<Vec<_>>>()?;
+    let comms = comm::resolve(&creations, &files)?;
+    let mut programs = Vec::with_capacity(ranks);
+    for (r, mine) in by_rank.into_iter().enumerate() {
+        programs.push(parse_rank(name, r, mine, &comms)?);
     }
-    Ok(w)
+    Ok(Workload {
+        programs,
+        files,
+        comms: comms.comms,
+        worlds: Vec::new(),
+    })
 }
 
-/// One rank's lines as actions, for a world of `ranks` ranks.
-fn parse_rank(name: &str, lines: Vec<Line>, ranks: usize) -> Result<Vec<Step>> {
-    let mut reader = Reader {
+/// A rank's creations of communicators: its `comm_split COLOR KEY ID` and
+/// `comm_dup ID` lines (with `comm=PARENT`, of that one; else of the
+/// world) on a world of `ranks` ranks.
+fn rank_creations(name: &str, lines: &[Line], ranks: usize) -> Result<Vec<Creation>> {
+    let reader = Reader {
         name,
         ranks,
         default_type: 1,
     };
+    let mut out = Vec::new();
+    for line in lines {
+        let f = Fields { r: &reader, line };
+        let (make, id) = match line.fields[1].as_str() {
+            "comm_split" | "comm_dup" if line.fields.len() == 2 => continue,
+            "comm_split" => {
+                f.need(3)?;
+                let (color, key) = (f.int(2)?, f.int(3)?);
+                (Make::Split { color, key }, f.handle(4)?)
+            }
+            "comm_dup" => (Make::Dup, f.handle(2)?),
+            _ => continue,
+        };
+        out.push(Creation {
+            id,
+            parent: line.comm.unwrap_or(0),
+            make,
+            line: line.number,
+        });
+    }
+    Ok(out)
+}
+
+/// Rank `r`'s lines as actions, on the communicators `comms`.
+fn parse_rank(name: &str, r: usize, lines: Vec<Line>, comms: &Comms) -> Result<Vec<Step>> {
+    let mut reader = Reader {
+        name,
+        ranks: comms.comms[0].len(),
+        default_type: 1,
+    };
     let mut out = Vec::with_capacity(lines.len());
     for l in lines {
-        if let Some(action) = reader.action(&l)? {
+        let c = comms.at(r, l.comm.unwrap_or(0), name, l.number)?;
+        let on = On {
+            id: c,
+            ranks: &comms.comms[c as usize],
+            me: r as u32,
+        };
+        if let Some(action) = reader.action(&l, &on)? {
             out.push(Step {
                 action,
                 line: l.number,
@@ -212,6 +313,27 @@ struct Reader<'a> {
 struct Fields<'a> {
     r: &'a Reader<'a>,
     line: &'a Line,
+}
+
+/// The communicator a line is on: its index, its world ranks in its order,
+/// and the rank whose line it is.
+struct On<'a> {
+    id: u32,
+    ranks: &'a [u32],
+    me: u32,
+}
+
+impl On<'_> {
+    /// The rank's place in the communicator.
+    fn rank_of(&self, world: u32) -> Option<u32> {
+        if self.id == 0 {
+            return Some(world);
+        }
+        self.ranks
+            .iter()
+            .position(|&w| w == world)
+            .map(|i| i as u32)
+    }
 }
 
 impl Fields<'_> {
@@ -296,6 +418,26 @@ impl Fields<'_> {
         Ok(v as u32)
     }
 
+    /// A peer: a world rank, of the line's communicator.
+    fn peer(&self, i: usize, on: &On) -> Result<u32> {
+        let v = self.rank(i)?;
+        if on.rank_of(v).is_none() {
+            return Err(self.err(format!(
+                "rank {v} is not a rank of communicator {} (its ranks are {:?})",
+                self.line.comm.unwrap_or(0),
+                on.ranks
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A communicator's handle: a number.
+    fn handle(&self, i: usize) -> Result<u32> {
+        let s = self.field(i)?;
+        s.parse::<u32>()
+            .map_err(|_| self.err(format!("'{s}' is not a communicator's number")))
+    }
+
     /// The size in bytes of the datatype at field `i`, or of the default.
     fn dtype(&self, i: usize) -> Result<u64> {
         match self.line.fields.get(i) {
@@ -305,12 +447,20 @@ impl Fields<'_> {
         }
     }
 
-    /// The root at field `i` (0 when absent), a rank of the world.
-    fn root(&self, i: usize) -> Result<u32> {
+    /// The root at field `i` (0 when absent), a rank of the communicator.
+    fn root(&self, i: usize, on: &On) -> Result<u32> {
         if i >= self.line.fields.len() {
             return Ok(0);
         }
-        self.rank(i)
+        let v = self.int(i)?;
+        if v < 0 || v as usize >= on.ranks.len() {
+            return Err(self.err(format!(
+                "root {v} is not one of the {} ranks of communicator {}",
+                on.ranks.len(),
+                self.line.comm.unwrap_or(0)
+            )));
+        }
+        Ok(v as u32)
     }
 
     /// `n` counts from field `from` on (in elements of a type given later).
@@ -329,12 +479,14 @@ impl Reader<'_> {
     /// arm reading its fields at SimGrid's places: the table reads against
     /// SimGrid's parsers (`smpi_replay.cpp`) arm by arm, which split
     /// functions would scatter.
-    fn action(&mut self, line: &Line) -> Result<Option<Action>> {
+    fn action(&mut self, line: &Line, on: &On) -> Result<Option<Action>> {
         let f = Fields { r: self, line };
-        let p = self.ranks;
+        let p = on.ranks.len();
+        let comm = on.id;
         let call = |collective: CollectiveKind, root: u32, bytes: u64, flops: f64| {
             Action::Call(Call {
                 collective: collective.with_root(root),
+                comm,
                 bytes,
                 counts: Vec::new(),
                 flops,
@@ -347,6 +499,7 @@ impl Reader<'_> {
                 self.default_type = if line.fields.len() > 2 { 8 } else { 1 };
                 return Ok(None);
             }
+            // Communicators were made before (rank_creations).
             "finalize" | "comm_size" | "comm_split" | "comm_dup" => return Ok(None),
             "location" => {
                 f.need(2)?;
@@ -373,7 +526,7 @@ impl Reader<'_> {
             }
             name @ ("send" | "isend" | "recv" | "irecv") => {
                 f.need(3)?;
-                let (peer, tag) = (f.rank(2)?, f.int(3)?);
+                let (peer, tag) = (f.peer(2, on)?, f.int(3)?);
                 let count = f.count(4)?;
                 let elem = f.dtype(5)?;
                 let mode = if name.starts_with('i') {
@@ -387,6 +540,7 @@ impl Reader<'_> {
                     Action::Send {
                         to: peer,
                         tag,
+                        comm,
                         bytes: count * elem,
                         mode,
                     }
@@ -396,6 +550,7 @@ impl Reader<'_> {
                     Action::Recv {
                         from: peer,
                         tag,
+                        comm,
                         bytes: u64::try_from(count).ok().map(|c| c * elem),
                         mode,
                     }
@@ -404,16 +559,19 @@ impl Reader<'_> {
             "wait" => {
                 f.need(3)?;
                 Action::Wait {
-                    src: f.rank(2)?,
-                    dst: f.rank(3)?,
+                    src: f.peer(2, on)?,
+                    dst: f.peer(3, on)?,
                     tag: f.int(4)?,
+                    comm,
                 }
             }
             "waitall" => Action::WaitAll,
             "sendRecv" => {
                 f.need(6)?;
-                let (send, to, recv, from) = (f.size(2)?, f.rank(3)?, f.size(4)?, f.rank(5)?);
+                let (send, to, recv, from) =
+                    (f.size(2)?, f.peer(3, on)?, f.size(4)?, f.peer(5, on)?);
                 Action::SendRecv {
+                    comm,
                     to,
                     send_bytes: send * f.dtype(6)?,
                     from,
@@ -424,12 +582,12 @@ impl Reader<'_> {
             "bcast" => {
                 f.need(1)?;
                 let n = f.size(2)?;
-                call(CollectiveKind::Bcast, f.root(3)?, n * f.dtype(4)?, 0.0)
+                call(CollectiveKind::Bcast, f.root(3, on)?, n * f.dtype(4)?, 0.0)
             }
             "reduce" => {
                 f.need(2)?;
                 let (n, flops) = (f.size(2)?, f.double(3)?);
-                let root = f.root(4)?;
+                let root = f.root(4, on)?;
                 call(CollectiveKind::Reduce, root, n * f.dtype(5)?, flops)
             }
             "allreduce" => {
@@ -464,16 +622,18 @@ impl Reader<'_> {
                 f.need(2)?;
                 let send = f.size(2)?;
                 f.size(3)?;
-                let root = f.root(4)?;
+                let root = f.root(4, on)?;
                 call(CollectiveKind::Gather, root, send * f.dtype(5)?, 0.0)
             }
             // The block: what the root sends each rank, what the others receive.
             "scatter" => {
                 f.need(2)?;
                 let (send, recv) = (f.size(2)?, f.size(3)?);
-                let root = f.root(4)?;
+                let root = f.root(4, on)?;
                 let (s, r) = (f.dtype(5)?, f.dtype(6)?);
-                let me = line.rank as u32;
+                let me = on
+                    .rank_of(on.me)
+                    .expect("a rank is of its own communicators");
                 let block = if me == root { send * s } else { recv * r };
                 call(CollectiveKind::Scatter, root, block, 0.0)
             }
@@ -502,6 +662,7 @@ impl Reader<'_> {
                 let counts: Vec<u64> = send.iter().map(|c| c * elem).collect();
                 Action::Call(Call {
                     collective: topocoll_schedule::Collective::Alltoallv,
+                    comm,
                     bytes: counts.iter().copied().max().unwrap_or(0),
                     counts,
                     flops: 0.0,
@@ -523,6 +684,7 @@ impl Reader<'_> {
                 let counts: Vec<u64> = recv.iter().map(|c| c * elem).collect();
                 Action::Call(Call {
                     collective: topocoll_schedule::Collective::Allgatherv,
+                    comm,
                     bytes: counts.iter().copied().max().unwrap_or(0),
                     counts,
                     flops: 0.0,

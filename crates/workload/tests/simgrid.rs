@@ -100,3 +100,42 @@ fn application_traces_replay_to_simgrids_times_within_one_percent() {
         "{rows} rows, {traces:?}, {platforms:?}"
     );
 }
+
+/// The trace of `tests/data/communicators/comm-split4` on the first 4 hosts
+/// of SimGrid's cluster_backbone: SimGrid's recording (every call on the
+/// world) against `smpirun -replay`'s time, and the same lines with their
+/// communicators against SimGrid's live run less its live run of the split
+/// alone (`simgrid-times.tsv`, written by validation/simgrid/communicators.sh).
+#[test]
+fn a_trace_with_communicators_replays_to_simgrids_times() {
+    let dir = data().join("communicators/comm-split4");
+    let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
+    let sg = |run: &str| -> f64 {
+        let line = times.lines().find(|l| l.starts_with(run)).unwrap();
+        line.split('\t').nth(3).unwrap().parse().unwrap()
+    };
+    let xml = data().join("simgrid-platforms/cluster_backbone.xml");
+    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+    let hosts: Vec<String> = (0..4).map(|r| topo.node_name(topo.rank_node[r])).collect();
+    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+        .unwrap();
+    let time = |index: &Path| {
+        let t = read(index).unwrap();
+        replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), &cm02())
+            .unwrap()
+            .result
+            .time_s
+    };
+    let recorded = time(&dir.join("recorded/index.txt"));
+    let want = sg("replay of recorded");
+    assert!(
+        (recorded / want - 1.0).abs() < 1e-6,
+        "{recorded:e} s, SimGrid {want:e} s"
+    );
+    let with_comms = time(&dir.join("index.txt"));
+    let want = sg("live comm_split") - sg("live split_only");
+    assert!(
+        (with_comms / want - 1.0).abs() < 1e-4,
+        "{with_comms:e} s, SimGrid {want:e} s"
+    );
+}

@@ -772,6 +772,61 @@ fn replay_places_ranks_by_a_simgrid_hostfile() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `replay --breakdown` splits each rank's time to its finish into compute,
+/// communication and waiting, gives every distinct call its time and
+/// bound, and leaves the replay's time as it is without it; `--format csv`
+/// prints the same as one table, a row per rank and per call.
+#[test]
+fn replay_breaks_each_ranks_time_down_and_times_each_call_against_its_bound() {
+    let is4 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/nas-is4/index.txt"
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["replay", is4, "-t", "torus:2x2", "--flops", "1Gf"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = topocoll(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let plain: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    assert!(plain.get("rank_breakdown").is_none());
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["--format", "json", "--breakdown"])).unwrap();
+    assert_eq!(v["time_s"], plain["time_s"]);
+    let ranks = v["rank_breakdown"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    for r in ranks {
+        let f = |k: &str| r[k].as_f64().unwrap();
+        let sum = f("compute_s") + f("communication_s") + f("wait_s");
+        assert!((sum - f("finish_s")).abs() <= 1e-12, "{r}");
+        assert!(f("communication_s") > 0.0 && f("compute_s") > 0.0, "{r}");
+    }
+    let calls = v["collective_breakdown"].as_array().unwrap();
+    assert_eq!(calls.len(), v["calls"].as_array().unwrap().len());
+    for c in calls {
+        let (t, after, bound) = (
+            c["time_s"].as_f64().unwrap(),
+            c["after_all_s"].as_f64().unwrap(),
+            c["bound_s"].as_f64().unwrap(),
+        );
+        assert!(after <= t && bound > 0.0 && bound <= after, "{c}");
+    }
+    let csv = run(&["--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("row,rank,finish_s"));
+    let width = lines[0].split(',').count();
+    assert!(lines[1..].iter().all(|l| l.split(',').count() == width));
+    assert_eq!(lines.iter().filter(|l| l.starts_with("rank,")).count(), 4);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("collective,"))
+            .count(),
+        calls.len()
+    );
+}
+
 /// A schedule that `schedule --format goal` writes replays to the time
 /// `simulate` gives the schedule itself, for several collectives and
 /// algorithms, with combines timed at the same rate on both sides.

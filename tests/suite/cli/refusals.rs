@@ -1700,6 +1700,58 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
     );
 }
 
+/// `replay` refuses, in one line naming the file and line, exit 2, a call
+/// on a communicator never created and ranks that disagree on a call's
+/// communicator.
+#[test]
+fn replay_refuses_bad_communicators_naming_file_and_line() {
+    let dir = scratch_dir().join("replay-comms");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, trace, says) in [
+        (
+            "never",
+            "0 bcast 10 0 comm=3\n1 bcast 10 0 comm=3\n",
+            ":1: communicator 3 was never created on rank 0",
+        ),
+        (
+            "differ",
+            "0 comm_dup 1\n0 barrier comm=1\n1 comm_dup 1\n1 barrier\n",
+            ":4: rank 1's collective call 1 (barrier) is never made by rank 0",
+        ),
+    ] {
+        let f = dir.join(format!("{name}.txt"));
+        std::fs::write(&f, trace).unwrap();
+        let f = f.display();
+        refused_line(&format!("replay {f} -t mesh:2"), &format!("{f}{says}"));
+    }
+}
+
+/// `replay` refuses a job file whose jobs overlap or exceed the network's
+/// hosts, in one line naming the file and the job's line, exit 2.
+#[test]
+fn replay_refuses_job_files_whose_placements_overlap_or_exceed_the_hosts() {
+    let dir = scratch_dir().join("replay-jobs");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.txt"), "0 send 1 0 10\n1 recv 0 0 10\n").unwrap();
+    for (name, toml, says) in [
+        (
+            "overlap",
+            "[[job]]\ntrace = \"t.txt\"\nhosts = [0, 1]\n[[job]]\ntrace = \"t.txt\"\nhosts = [1, 2]\n",
+            ":4: job 'job 2' is placed on host '(1)', which job 'job 1' is placed on already",
+        ),
+        (
+            "exceed",
+            "[[job]]\ntrace = \"t.txt\"\nhosts = [2, 4]\n",
+            ":1: job 'job 1': host '4' is not one of the network's 4 hosts",
+        ),
+    ] {
+        let f = dir.join(format!("{name}.toml"));
+        std::fs::write(&f, toml).unwrap();
+        let f = f.display();
+        refused_line(&format!("replay {f} -t mesh:4"), &format!("{f}{says}"));
+    }
+}
+
 /// `replay` refuses a bad GOAL schedule or Chakra trace in one line that
 /// names the file and the line (GOAL) or message (Chakra), exit 2.
 #[test]
