@@ -29,6 +29,7 @@
 
 use crate::pipelined::{Phases, Pipeline};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
+use crate::Request;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use topocoll_base::error::{Error, Result};
@@ -86,27 +87,33 @@ pub struct Forest {
 type Ends = Vec<Vec<Vec<u32>>>;
 
 impl Forest {
-    /// An empty forest (no stages) of `s`'s collective, ranks, count,
+    /// An empty forest (no stages) of `req`'s collective, ranks, count,
     /// element type and operator.
-    pub fn of(s: &Schedule) -> Forest {
+    pub fn new(req: &Request) -> Forest {
         Forest {
-            collective: s.collective,
-            ranks: s.ranks,
-            count: s.count,
-            dtype: s.dtype,
-            op: s.op,
+            collective: req.collective,
+            ranks: req.ranks,
+            count: req.count,
+            dtype: req.dtype,
+            op: req.op,
             stages: Vec::new(),
             paths: Vec::new(),
         }
     }
 
-    /// Operations the expanded schedule holds.
-    pub fn total_ops(&self) -> u64 {
+    /// Operations the pipelines hold.
+    pub fn pipeline_ops(&self) -> u64 {
         self.stages
             .iter()
             .flat_map(|st| st.pipelines.iter())
             .map(|(_, pl)| pl.total_ops())
-            .sum::<u64>()
+            .sum()
+    }
+
+    /// Operations the expanded schedule holds: the pipelines' and each
+    /// allgather root's copy of its block into place.
+    pub fn total_ops(&self) -> u64 {
+        self.pipeline_ops()
             + self
                 .stages
                 .iter()
@@ -139,7 +146,7 @@ impl Forest {
                     } else {
                         None
                     };
-                    ends = Some(lay_out(&mut s, stage, after)?);
+                    ends = Some(self.lay_out(&mut s, stage, after)?);
                 }
             }
         }
@@ -184,116 +191,119 @@ impl Forest {
     }
 }
 
-/// Every root's pipeline of `stage` laid side by side after what `s`
-/// holds (tags, regions and scratch moved apart); where `after` is given,
-/// a root's first ops at a rank wait for the ops it names for that root
-/// and rank. The pipelines' last ops.
-fn lay_out(s: &mut Schedule, stage: &Stage, after: Option<&[Vec<Vec<u32>>]>) -> Result<Ends> {
-    let n = s.ranks;
-    let gather = stage.piece == Piece::Block;
-    // Tags past every tag the schedule already uses.
-    let mut tag_base: u64 = s
-        .programs
-        .iter()
-        .flat_map(|p| p.ops.iter())
-        .filter_map(|op| match op {
-            Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag as u64 + 1),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let mut ends: Ends = vec![vec![Vec::new(); n]; n];
-    let forest_piece = |root: u32| match stage.piece {
-        Piece::Block => (root as u64 * s.count, s.count),
-        _ => topocoll_schedule::chunk(s.count, n as u64, root as u64),
-    };
-    for (root, pl) in &stage.pipelines {
-        let root = *root;
-        let (start, len) = forest_piece(root);
-        let c = if pl.phases.reduces() {
-            Collective::Reduce { root }
-        } else {
-            Collective::Bcast { root }
-        };
-        let mut b = Schedule::new(c, n, len, s.dtype, s.op, "");
-        pl.materialise(&mut b)?;
-        let mut span = 0u64;
-        for r in 0..n {
-            let prog = &b.programs[r];
-            let scratch_at = s.programs[r].scratch;
-            s.programs[r].scratch += prog.scratch;
-            let moved = |reg: Region| match reg.buf {
-                Buf::Output => Region::new(Buf::Output, start + reg.offset, reg.count),
-                Buf::Scratch => Region::new(Buf::Scratch, scratch_at + reg.offset, reg.count),
-                Buf::Input => reg,
-            };
-            let base = s.programs[r].len() as u32;
-            // An allgather's root first copies its block into place.
-            let own = if gather && r == root as usize {
-                Some(s.programs[r].push(
-                    Op::copy(Region::input(0, len), Region::output(start, len)),
-                    &[],
-                ))
+impl Forest {
+    /// Every root's pipeline of `stage` laid side by side after what `s`
+    /// holds (tags, regions and scratch moved apart); where `after` is given,
+    /// a root's first ops at a rank wait for the ops it names for that root
+    /// and rank. The pipelines' last ops.
+    fn lay_out(
+        &self,
+        s: &mut Schedule,
+        stage: &Stage,
+        after: Option<&[Vec<Vec<u32>>]>,
+    ) -> Result<Ends> {
+        let n = s.ranks;
+        let gather = stage.piece == Piece::Block;
+        // Tags past every tag the schedule already uses.
+        let mut tag_base: u64 = s
+            .programs
+            .iter()
+            .flat_map(|p| p.ops.iter())
+            .filter_map(|op| match op {
+                Op::Send { tag, .. } | Op::Recv { tag, .. } => Some(*tag as u64 + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut ends: Ends = vec![vec![Vec::new(); n]; n];
+        for (root, pl) in &stage.pipelines {
+            let root = *root;
+            let (start, len) = self.piece(stage.piece, root);
+            let c = if pl.phases.reduces() {
+                Collective::Reduce { root }
             } else {
-                None
+                Collective::Bcast { root }
             };
-            let shift = base + u32::from(own.is_some());
-            let mut retag = |t: u32| {
-                span = span.max(t as u64 + 1);
-                checked_tag(tag_base + t as u64)
-            };
-            for i in 0..prog.len() {
-                let op = match prog.ops[i] {
-                    Op::Send {
-                        peer,
-                        tag,
-                        region,
-                        route,
-                    } => Op::send_routed(peer, retag(tag)?, moved(region), route),
-                    Op::Recv {
-                        peer,
-                        tag,
-                        region,
-                        combine,
-                    } => Op::Recv {
-                        peer,
-                        tag: retag(tag)?,
-                        region: moved(region),
-                        combine,
-                    },
-                    Op::Copy { src, dst } => Op::Copy {
-                        src: moved(src),
-                        dst: moved(dst),
-                    },
-                    Op::Combine { src, dst } => Op::Combine {
-                        src: moved(src),
-                        dst: moved(dst),
-                    },
-                    other @ Op::Compute { .. } => other,
+            let mut b = Schedule::new(c, n, len, s.dtype, s.op, "");
+            pl.materialise(&mut b)?;
+            let mut span = 0u64;
+            for r in 0..n {
+                let prog = &b.programs[r];
+                let scratch_at = s.programs[r].scratch;
+                s.programs[r].scratch += prog.scratch;
+                let moved = |reg: Region| match reg.buf {
+                    Buf::Output => Region::new(Buf::Output, start + reg.offset, reg.count),
+                    Buf::Scratch => Region::new(Buf::Scratch, scratch_at + reg.offset, reg.count),
+                    Buf::Input => reg,
                 };
-                let mut deps: Vec<u32> = prog.deps(i).iter().map(|&d| d + shift).collect();
-                if deps.is_empty() {
-                    deps.extend(own);
-                    if let Some(after) = after {
-                        deps.extend_from_slice(&after[root as usize][r]);
+                let base = s.programs[r].len() as u32;
+                // An allgather's root first copies its block into place.
+                let own = if gather && r == root as usize {
+                    Some(s.programs[r].push(
+                        Op::copy(Region::input(0, len), Region::output(start, len)),
+                        &[],
+                    ))
+                } else {
+                    None
+                };
+                let shift = base + u32::from(own.is_some());
+                let mut retag = |t: u32| {
+                    span = span.max(t as u64 + 1);
+                    checked_tag(tag_base + t as u64)
+                };
+                for i in 0..prog.len() {
+                    let op = match prog.ops[i] {
+                        Op::Send {
+                            peer,
+                            tag,
+                            region,
+                            route,
+                        } => Op::send_routed(peer, retag(tag)?, moved(region), route),
+                        Op::Recv {
+                            peer,
+                            tag,
+                            region,
+                            combine,
+                        } => Op::Recv {
+                            peer,
+                            tag: retag(tag)?,
+                            region: moved(region),
+                            combine,
+                        },
+                        Op::Copy { src, dst } => Op::Copy {
+                            src: moved(src),
+                            dst: moved(dst),
+                        },
+                        Op::Combine { src, dst } => Op::Combine {
+                            src: moved(src),
+                            dst: moved(dst),
+                        },
+                        other @ Op::Compute { .. } => other,
+                    };
+                    let mut deps: Vec<u32> = prog.deps(i).iter().map(|&d| d + shift).collect();
+                    if deps.is_empty() {
+                        deps.extend(own);
+                        if let Some(after) = after {
+                            deps.extend_from_slice(&after[root as usize][r]);
+                        }
+                    }
+                    s.programs[r].push(op, &deps);
+                }
+                let mut waited = vec![false; prog.len()];
+                for i in 0..prog.len() {
+                    for &d in prog.deps(i) {
+                        waited[d as usize] = true;
                     }
                 }
-                s.programs[r].push(op, &deps);
+                ends[root as usize][r] = (0..prog.len())
+                    .filter(|&i| !waited[i])
+                    .map(|i| i as u32 + shift)
+                    .collect();
             }
-            let mut waited = vec![false; prog.len()];
-            for i in 0..prog.len() {
-                for &d in prog.deps(i) {
-                    waited[d as usize] = true;
-                }
-            }
-            ends[root as usize][r] = (0..prog.len())
-                .filter(|&i| !waited[i])
-                .map(|i| i as u32 + shift)
-                .collect();
+            tag_base += span;
         }
-        tag_base += span;
+        Ok(ends)
     }
-    Ok(ends)
 }
 
 fn checked_tag(t: u64) -> Result<u32> {

@@ -27,7 +27,7 @@ use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
 use std::collections::HashMap;
-use topocoll_algorithms::forest::{self, Forest, Piece, Stage};
+use topocoll_algorithms::forest::{Forest, Piece, Stage};
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
@@ -937,7 +937,7 @@ fn synthesize(
     chunks: u64,
 ) -> Result<Option<Forest>> {
     let (edges, packing) = &plan[0];
-    let mut f = Forest::of(&req.unregistered_schedule(forest::LABEL));
+    let mut f = Forest::new(req);
     let mut paths = PathIds::default();
     let copies = copies_for(split, plan, f.ranks);
     match form {
@@ -1000,13 +1000,7 @@ fn synthesize(
             f.stages.push(down);
         }
     }
-    let ops: u64 = f
-        .stages
-        .iter()
-        .flat_map(|st| st.pipelines.iter())
-        .map(|(_, pl)| pl.total_ops())
-        .sum();
-    if ops > MAX_OPS {
+    if f.pipeline_ops() > MAX_OPS {
         return Ok(None);
     }
     f.paths = paths.list;
@@ -1127,10 +1121,11 @@ mod tests {
                                 // expand to the same ops, bit for bit.
                                 let mut text = Vec::new();
                                 f.to_json(&mut text).unwrap();
-                                let back = forest::from_json_reader(text.as_slice())
-                                    .unwrap()
-                                    .expand()
-                                    .unwrap();
+                                let back =
+                                    topocoll_algorithms::forest::from_json_reader(text.as_slice())
+                                        .unwrap()
+                                        .expand()
+                                        .unwrap();
                                 assert_eq!(back, s, "{spec} {} {form:?}", c.name());
                                 let ops: usize = s.programs.iter().map(|p| p.len()).sum();
                                 assert_eq!(f.total_ops(), ops as u64);
