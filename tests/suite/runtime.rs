@@ -149,11 +149,8 @@ fn a_segmented_schedule_replays_as_long_copies() {
     // holds two copies per link instead of 16 (the first segment travels
     // alone: the chain's receives are posted before the rest arrive), and
     // runs them shared with a helper thread.
-    let alg = ALGORITHMS
-        .iter()
-        .find(|a| a.collective.name() == "bcast" && a.name == "pipeline")
-        .unwrap();
-    let c = Collective::parse("bcast", 0).unwrap();
+    let alg = &topocoll::algorithms::bcast::pipeline::ALGORITHM;
+    let c = Collective::Bcast { root: 0 };
     let mut req = Request::new(c, 4, 4 << 20, Dtype::U8, ReduceOp::Sum, None).unwrap();
     req.segment_bytes = Some(256 << 10);
     let s = (alg.build)(&req).unwrap();
@@ -205,19 +202,22 @@ fn large_steps_shared_and_streamed_keep_every_bit() {
     // and steps large enough to be cut among the threads: the results equal
     // the schedule run one operation at a time, bit for bit.
     let threshold = runtime::replay::stream_bytes();
-    for (coll, name, dtype) in [
-        ("alltoall", "linear", Dtype::U8),
-        ("allreduce", "reduce_bcast", Dtype::F64),
+    for (alg, c, dtype) in [
+        (
+            &topocoll::algorithms::alltoall::linear::ALGORITHM,
+            Collective::Alltoall,
+            Dtype::U8,
+        ),
+        (
+            &topocoll::algorithms::allreduce::reduce_bcast::ALGORITHM,
+            Collective::Allreduce,
+            Dtype::F64,
+        ),
     ] {
-        let alg = ALGORITHMS
-            .iter()
-            .find(|a| a.collective.name() == coll && a.name == name)
-            .unwrap();
         if threshold > 1 << 30 {
             return; // a cache of over 1 GiB: too large to test here
         }
         // Double the size until the buffers pass the threshold.
-        let c = Collective::parse(coll, 0).unwrap();
         let mut bytes = 1 << 20;
         let s = loop {
             let req = Request::new(c, 4, bytes, dtype, ReduceOp::Sum, None).unwrap();
@@ -441,7 +441,8 @@ fn a_run_takes_time_linear_in_its_ranks() {
 
 #[test]
 fn reduce_scatter_gives_the_same_bits_every_run() {
-    for name in ["ring", "recursive_halving"] {
+    use topocoll::algorithms::reduce_scatter::{recursive_halving, ring};
+    for alg in [&ring::ALGORITHM, &recursive_halving::ALGORITHM] {
         for p in [3usize, 5, 8] {
             let req = Request::new(
                 Collective::ReduceScatter,
@@ -452,7 +453,7 @@ fn reduce_scatter_gives_the_same_bits_every_run() {
                 None,
             )
             .unwrap();
-            let s = topocoll_testkit::build(name, &req).unwrap();
+            let s = topocoll::algorithms::build(alg, &req).unwrap();
             let plan = Plan::new(&s).unwrap();
             let run = |engines: usize| {
                 let mut bufs: Vec<RankBuffers<f64>> = (0..p)
@@ -478,7 +479,7 @@ fn reduce_scatter_gives_the_same_bits_every_run() {
             };
             let first = run(1);
             for engines in [1, 2, 4, 8] {
-                assert_eq!(run(engines), first, "{name} P {p} engines {engines}");
+                assert_eq!(run(engines), first, "{} P {p} engines {engines}", alg.name);
             }
         }
     }

@@ -20,7 +20,7 @@ fn request(
 
 pub(crate) fn ring4() -> Schedule {
     let req = request(Collective::Allreduce, 4, 4 * 8, Dtype::F64, None);
-    topocoll_testkit::build("ring", &req).unwrap()
+    topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req).unwrap()
 }
 
 /// Rebuilds one rank's program with `f` applied to each (op, deps).
@@ -207,7 +207,9 @@ fn verifier_catches_a_deadlock() {
 fn verifier_catches_missing_data_and_wrong_blocks() {
     // An alltoall that sends rank j the wrong block.
     let req = request(Collective::Alltoall, 3, 2, Dtype::U8, None);
-    let mut s = topocoll_testkit::build("linear", &req).unwrap();
+    let mut s =
+        topocoll::algorithms::build(&topocoll::algorithms::alltoall::linear::ALGORITHM, &req)
+            .unwrap();
     rewrite(&mut s, 0, |_, op, d| match op {
         Op::Send {
             peer: 1,
@@ -386,7 +388,8 @@ fn alltoall_1024_ranks_is_compact() {
     let t = parse_spec("torus:32x32").unwrap();
     let req = request(Collective::Alltoall, 1024, 1024, Dtype::U8, Some(&t));
     let t0 = std::time::Instant::now();
-    let s = topocoll_testkit::build("linear", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::alltoall::linear::ALGORITHM, &req)
+        .unwrap();
     let built = t0.elapsed().as_secs_f64();
     assert_eq!(s.num_transfers(), 1024 * 1023);
     assert!(
@@ -405,7 +408,11 @@ fn alltoall_1024_ranks_is_compact() {
 fn barrier_ignores_the_size() {
     let req = request(Collective::Barrier, 5, 1000, Dtype::U8, None);
     assert_eq!(req.count, 0);
-    let s = topocoll_testkit::build("dissemination", &req).unwrap();
+    let s = topocoll::algorithms::build(
+        &topocoll::algorithms::barrier::dissemination::ALGORITHM,
+        &req,
+    )
+    .unwrap();
     assert_eq!(s.count, 0);
     assert!(verify(&s).is_ok());
 }
@@ -441,7 +448,8 @@ fn verifier_catches_a_barrier_that_does_not_wait() {
     assert_eq!((e.kind, e.rank), (VerifyKind::Barrier, Some(1)), "{e}");
     // The tree barrier with its release (tag 1) taken out.
     let req = request(Collective::Barrier, 6, 0, Dtype::U8, None);
-    let mut s = topocoll_testkit::build("tree", &req).unwrap();
+    let mut s =
+        topocoll::algorithms::build(&topocoll::algorithms::barrier::tree::ALGORITHM, &req).unwrap();
     assert!(verify(&s).is_ok());
     for r in 0..6 {
         rewrite(&mut s, r, |_, op, deps| match op {
@@ -494,7 +502,11 @@ fn msccl_refuses_barrier_and_scans() {
         (Collective::Exscan, "linear"),
     ] {
         let req = request(c, 4, 64, Dtype::F64, None);
-        let s = topocoll_testkit::build(alg, &req).unwrap();
+        let s = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+            &req,
+        )
+        .unwrap();
         let e = schedule::to_msccl_xml(&s, &mut Vec::new())
             .unwrap_err()
             .to_string();
@@ -519,7 +531,11 @@ mod vcollectives {
             .unwrap()
             .with_sizes(Arc::new(sizes))
             .unwrap();
-        topocoll_testkit::build(alg, &req).unwrap()
+        topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+            &req,
+        )
+        .unwrap()
     }
 
     /// Matrices whose shapes stress the algorithms: all empty, only the

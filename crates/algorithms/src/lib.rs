@@ -339,6 +339,14 @@ pub struct Algorithm {
     pub channels: bool,
 }
 
+/// An algorithm shows as its name (`ring`), as the command line names it
+/// beside its collective.
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 /// An entry states what differs from the defaults of [`Algorithm::new`]
 /// (rank-based, written out, no segments, lanes or radix, ops not counted
 /// ahead, no MPI counterpart), one builder each:

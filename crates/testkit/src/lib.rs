@@ -7,7 +7,6 @@
 //!   six-argument call;
 //! - [`cli`]: the `topocoll` command run from one string;
 //! - [`slow`]: the switch that runs the few slow tests too;
-//! - [`build`], [`build_stream`]: an algorithm's schedule by its name;
 //! - [`assert_same_bits`]: two simulation results equal to the bit, but
 //!   for what a driver reports of itself.
 //!
@@ -22,9 +21,6 @@ pub use graph::{HalfDuplex, RandomGraph};
 pub use request::{request, RequestBuilder};
 pub use rng::{splitmix, Rng};
 
-use topocoll_algorithms::{Request, Stream};
-use topocoll_base::Result;
-use topocoll_schedule::Schedule;
 use topocoll_sim::SimResult;
 
 /// Whether the slow tests run: `TOPOCOLL_SLOW` is set (and not `0`).
@@ -48,16 +44,4 @@ pub fn assert_same_bits(a: &SimResult, b: &SimResult, what: &str) {
         r.run.by_rank_planes = 0;
     }
     assert_eq!(x, y, "{what}");
-}
-
-/// `algorithms::build` of the algorithm named `name` for the request's
-/// collective: a test's schedule by the name it is known by.
-pub fn build(name: &str, req: &Request) -> Result<Schedule> {
-    topocoll_algorithms::build(topocoll_algorithms::find(req.collective.kind(), name)?, req)
-}
-
-/// `algorithms::build_stream` of the algorithm named `name` for the
-/// request's collective.
-pub fn build_stream(name: &str, req: &Request) -> Result<Stream> {
-    topocoll_algorithms::build_stream(topocoll_algorithms::find(req.collective.kind(), name)?, req)
 }

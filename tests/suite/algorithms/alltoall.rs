@@ -10,7 +10,6 @@ use topocoll::error::Error;
 use topocoll::model::{self, alltoall as bound};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
-use topocoll_testkit::build;
 
 /// Block sizes in elements (i32, so 4 and 12 bytes).
 const BLOCKS: [u64; 2] = [1, 3];
@@ -27,6 +26,13 @@ fn request(t: Option<&Topology>, ranks: usize, block: u64) -> Request<'_> {
         t,
     )
     .unwrap()
+}
+
+/// The all-to-all named `name` (the tests here name them as `topocoll
+/// list` does), built for `req`.
+fn build(name: &str, req: &Request) -> topocoll::Result<Schedule> {
+    let alg = topocoll::algorithms::find(topocoll::schedule::CollectiveKind::Alltoall, name)?;
+    topocoll::algorithms::build(alg, req)
 }
 
 fn on(t: &Topology, alg: &str, block: u64) -> topocoll::Result<Schedule> {

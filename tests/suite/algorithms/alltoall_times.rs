@@ -30,7 +30,11 @@ fn time_skewed(spec: &str, alg: &str, engines: usize, block: u64, skew: f64) -> 
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build(alg, &req).unwrap();
+    let s = topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+        &req,
+    )
+    .unwrap();
     simulate(
         &s,
         &t,
@@ -138,7 +142,9 @@ fn dragon_on_the_hypercube_never_shares_a_link() {
             Some(&t),
         )
         .unwrap();
-        let s = topocoll_testkit::build("dragon", &req).unwrap();
+        let s =
+            topocoll::algorithms::build(&topocoll::algorithms::alltoall::dragon::ALGORITHM, &req)
+                .unwrap();
         let r = simulate(&s, &t, &SimConfig::default()).unwrap();
         assert!(r.links.iter().all(|l| l.peak_flows <= 1), "hypercube:{n}");
         assert_eq!(r.links_shared_fraction, 0.0);

@@ -135,7 +135,10 @@ fn unequal_nodes_compose_or_refuse_in_one_line() {
             Dtype::U8
         };
         let req = Request::new(c, 10, 80, dtype, ReduceOp::Sum, Some(&t)).unwrap();
-        match topocoll_testkit::build(name, &req) {
+        match topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), name).unwrap(),
+            &req,
+        ) {
             Err(Error::Unsupported { algorithm, reason }) => {
                 assert_eq!(algorithm, name);
                 assert!(reason.contains("its nodes hold 1 to 4 ranks"), "{reason}");
@@ -244,7 +247,11 @@ fn inter_names_the_choices() {
         )
         .unwrap();
         req.inter = Some(entry);
-        let built = topocoll_testkit::build("node_aware", &req).unwrap_err();
+        let built = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), "node_aware").unwrap(),
+            &req,
+        )
+        .unwrap_err();
         assert_eq!(built.to_string(), e);
     }
     // An algorithm that composes nothing takes no --inter.
@@ -258,7 +265,7 @@ fn inter_names_the_choices() {
     )
     .unwrap();
     req.inter = Some(&topocoll::algorithms::allreduce::ring::ALGORITHM);
-    let e = topocoll_testkit::build("ring", &req)
+    let e = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
         .unwrap_err()
         .to_string();
     assert!(e.contains("takes no --inter"), "{e}");
@@ -283,9 +290,12 @@ fn scan_needs_consecutive_nodes() {
     };
     for c in [Collective::Scan, Collective::Exscan] {
         let req = Request::new(c, 12, 24, Dtype::F64, ReduceOp::Sum, Some(&cyclic)).unwrap();
-        let e = topocoll_testkit::build("node_aware", &req)
-            .unwrap_err()
-            .to_string();
+        let e = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), "node_aware").unwrap(),
+            &req,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("node 0 holds ranks 0 and 4 but none between") && !e.contains('\n'),
             "{e}"
@@ -294,7 +304,14 @@ fn scan_needs_consecutive_nodes() {
             let mut req =
                 Request::new(c, 6, 40, Dtype::F64, ReduceOp::Sum, Some(&unequal)).unwrap();
             req.inter = Some(compose::inter_choice(c.kind(), inter).unwrap());
-            verify(&topocoll_testkit::build("node_aware", &req).unwrap()).unwrap();
+            verify(
+                &topocoll::algorithms::build(
+                    topocoll::algorithms::find(req.collective.kind(), "node_aware").unwrap(),
+                    &req,
+                )
+                .unwrap(),
+            )
+            .unwrap();
         }
     }
 }
@@ -352,7 +369,11 @@ fn v_compositions_verify_on_1_to_64_ranks() {
                         req.inter = Some(compose::inter_choice(kind, inter).unwrap());
                         let what =
                             format!("{kind} node_aware --inter {inter} on {} with {spec}, mean {mean}, seed {seed}", t.describe());
-                        match topocoll_testkit::build("node_aware", &req) {
+                        match topocoll::algorithms::build(
+                            topocoll::algorithms::find(req.collective.kind(), "node_aware")
+                                .unwrap(),
+                            &req,
+                        ) {
                             Ok(s) => {
                                 verify(&s).unwrap_or_else(|e| panic!("{what}: {e}"));
                                 if on_threads {
@@ -380,9 +401,12 @@ fn v_compositions_verify_on_1_to_64_ranks() {
     for kind in [CollectiveKind::Allgatherv, CollectiveKind::Alltoallv] {
         let c = kind.with_root(0);
         let req = Request::new(c, 10, 8, Dtype::I32, ReduceOp::Sum, Some(&topologies[0])).unwrap();
-        let e = topocoll_testkit::build("node_aware_multi", &req)
-            .unwrap_err()
-            .to_string();
+        let e = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), "node_aware_multi").unwrap(),
+            &req,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("node_aware_multi") && !e.contains('\n'), "{e}");
         assert!(e.contains("its nodes hold 1 to 4 ranks"), "{e}");
     }

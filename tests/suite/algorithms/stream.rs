@@ -38,9 +38,12 @@ fn twelve_algorithms_have_a_generator_and_the_others_say_so() {
     assert_eq!(streamed_algorithms().count(), 12, "{names:?}");
     let t = parse_spec("torus:4x4").unwrap();
     let req = request("alltoall", &t, 4, None, 0);
-    let err = topocoll_testkit::build_stream("linear", &req)
-        .err()
-        .unwrap()
-        .to_string();
+    let err = topocoll::algorithms::build_stream(
+        &topocoll::algorithms::alltoall::linear::ALGORITHM,
+        &req,
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(err.contains("has no generator"), "{err}");
 }

@@ -13,7 +13,11 @@ fn build(c: Collective, p: usize, bytes: u64, name: &str, topo: Option<&Topology
         Dtype::U8
     };
     let req = Request::new(c, p, bytes, dtype, ReduceOp::Sum, topo).unwrap();
-    topocoll_testkit::build(name, &req).unwrap()
+    topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), name).unwrap(),
+        &req,
+    )
+    .unwrap()
 }
 
 /// A rank's sends: (peer, elements), in program order.
@@ -79,14 +83,15 @@ fn the_bine_root_sends_farthest_first() {
 /// take a grid of any shape (and refuse to run without one).
 #[test]
 fn bine_and_the_torus_swing_refuse_in_one_line() {
-    for c in [
-        Collective::Alltoall,
-        Collective::Bcast { root: 5 },
-        Collective::Scatter { root: 11 },
-        Collective::Allgather,
+    use topocoll::algorithms::{allgather, alltoall, bcast, scatter};
+    for (c, bine) in [
+        (Collective::Alltoall, &alltoall::bine::ALGORITHM),
+        (Collective::Bcast { root: 5 }, &bcast::bine::ALGORITHM),
+        (Collective::Scatter { root: 11 }, &scatter::bine::ALGORITHM),
+        (Collective::Allgather, &allgather::bine::ALGORITHM),
     ] {
         let req = Request::new(c, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
-        topocoll::schedule::verify(&topocoll_testkit::build("bine", &req).unwrap()).unwrap();
+        topocoll::schedule::verify(&topocoll::algorithms::build(bine, &req).unwrap()).unwrap();
     }
     let mut req = Request::new(
         Collective::Bcast { root: 0 },
@@ -98,26 +103,47 @@ fn bine_and_the_torus_swing_refuse_in_one_line() {
     )
     .unwrap();
     req.radix = Some(3);
-    let e = topocoll_testkit::build("bine", &req)
+    let e = topocoll::algorithms::build(&topocoll::algorithms::bcast::bine::ALGORITHM, &req)
         .unwrap_err()
         .to_string();
     assert!(e.contains("radix") && !e.contains('\n'), "{e}");
     let t = parse_spec("torus:3x4").unwrap();
     let req = |c| Request::new(c, 12, 8, Dtype::F64, ReduceOp::Sum, Some(&t)).unwrap();
     // Odd dimensions fold their last coordinate in.
-    for c in [Collective::ReduceScatter, Collective::Allgather] {
-        let s = topocoll_testkit::build("swing_torus", &req(c)).unwrap();
+    for (c, alg) in [
+        (
+            Collective::ReduceScatter,
+            &topocoll::algorithms::reduce_scatter::swing::TORUS,
+        ),
+        (
+            Collective::Allgather,
+            &topocoll::algorithms::allgather::swing::TORUS,
+        ),
+    ] {
+        let s = topocoll::algorithms::build(alg, &req(c)).unwrap();
         topocoll::schedule::verify(&s).unwrap();
     }
     // Without a grid the torus Swing says why in one line.
     let flat = Request::new(Collective::Allgather, 12, 8, Dtype::U8, ReduceOp::Sum, None).unwrap();
-    let e = topocoll_testkit::build("swing_torus", &flat)
+    let e = topocoll::algorithms::build(&topocoll::algorithms::allgather::swing::TORUS, &flat)
         .unwrap_err()
         .to_string();
     assert!(e.contains("swing_torus") && !e.contains('\n'), "{e}");
-    assert!(topocoll_testkit::build("swing", &req(Collective::ReduceScatter)).is_ok());
-    assert!(topocoll_testkit::build("swing_bw_torus", &req(Collective::Allreduce)).is_ok());
-    assert!(topocoll_testkit::build("swing_lat_torus", &req(Collective::Allreduce)).is_ok());
+    assert!(topocoll::algorithms::build(
+        &topocoll::algorithms::reduce_scatter::swing::ALGORITHM,
+        &req(Collective::ReduceScatter)
+    )
+    .is_ok());
+    assert!(topocoll::algorithms::build(
+        &topocoll::algorithms::allreduce::swing_bw::TORUS,
+        &req(Collective::Allreduce)
+    )
+    .is_ok());
+    assert!(topocoll::algorithms::build(
+        &topocoll::algorithms::allreduce::swing_lat::TORUS,
+        &req(Collective::Allreduce)
+    )
+    .is_ok());
 }
 
 /// Only Swing's latency-optimal allreduces are declared to differ between

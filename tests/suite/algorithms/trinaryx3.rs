@@ -26,7 +26,10 @@ fn build(
     let dtype = Dtype::F64;
     let mut req = Request::new(coll, ranks, count * 8, dtype, ReduceOp::Sum, topo).unwrap();
     req.segment_bytes = segment_elems.map(|e| e * 8);
-    match topocoll_testkit::build(alg, &req) {
+    match topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+        &req,
+    ) {
         Ok(s) => Some(s),
         Err(Error::Unsupported { .. }) => None,
         Err(e) => panic!("{alg} {coll:?} on {ranks} ranks, count {count}: {e}"),

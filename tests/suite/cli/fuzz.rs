@@ -201,7 +201,11 @@ fn mutated_topology_files_never_panic() {
                     Some(&t),
                 )
                 .unwrap();
-                let s = topocoll_testkit::build("binomial", &req).unwrap();
+                let s = topocoll::algorithms::build(
+                    &topocoll::algorithms::bcast::binomial::ALGORITHM,
+                    &req,
+                )
+                .unwrap();
                 simulate(&s, &t, &SimConfig::default()).map(|_| ()).unwrap();
             }
             Ok(())
@@ -221,7 +225,11 @@ fn mutated_schedule_files_never_panic() {
     .map(|(c, a, d)| {
         let coll = Collective::parse(c, 1).unwrap();
         let req = Request::new(coll, 4, 8 * d.size(), *d, ReduceOp::Sum, Some(&topo)).unwrap();
-        let s = topocoll_testkit::build(a, &req).unwrap();
+        let s = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), a).unwrap(),
+            &req,
+        )
+        .unwrap();
         let mut out = Vec::new();
         schedule::to_json(&s, &mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -267,7 +275,11 @@ fn mutated_msccl_files_never_panic() {
     for (c, a) in [("allreduce", "recursive_doubling"), ("alltoall", "bruck")] {
         let coll = Collective::parse(c, 0).unwrap();
         let req = Request::new(coll, 4, 64, Dtype::F64, ReduceOp::Sum, Some(&topo)).unwrap();
-        let s = topocoll_testkit::build(a, &req).unwrap();
+        let s = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), a).unwrap(),
+            &req,
+        )
+        .unwrap();
         let mut out = Vec::new();
         schedule::to_msccl_xml(&s, &mut out).unwrap();
         bases.push(String::from_utf8(out).unwrap());
@@ -364,7 +376,11 @@ fn mutated_simgrid_platforms_never_panic() {
                     Some(&t),
                 )
                 .unwrap();
-                let s = topocoll_testkit::build("linear", &req).unwrap();
+                let s = topocoll::algorithms::build(
+                    &topocoll::algorithms::alltoall::linear::ALGORITHM,
+                    &req,
+                )
+                .unwrap();
                 if let Err(e) = simulate(&s, &t, &SimConfig::default()) {
                     one_line(&e.to_string(), text);
                 }
@@ -665,7 +681,8 @@ fn mutated_goal_schedules_never_panic() {
     .unwrap();
     let mut out = Vec::new();
     schedule::to_goal(
-        &topocoll_testkit::build("ring", &req).unwrap(),
+        &topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+            .unwrap(),
         Some(1e9),
         &mut out,
     )

@@ -41,7 +41,8 @@ fn the_schema_lists_what_the_reader_reads() {
     let topo = topocoll::topology::parse_spec("torus:4x4").unwrap();
     let mut req2 = req.clone();
     req2.topology = Some(&topo);
-    let sch = topocoll_testkit::build("a2at", &req2).unwrap();
+    let sch = topocoll::algorithms::build(&topocoll::algorithms::alltoall::a2at::ALGORITHM, &req2)
+        .unwrap();
     let mut out = Vec::new();
     schedule::to_json(&sch, &mut out).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -77,7 +78,8 @@ fn another_format_version_is_refused() {
         None,
     )
     .unwrap();
-    let sch = topocoll_testkit::build("ring", &req).unwrap();
+    let sch = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let mut out = Vec::new();
     schedule::to_json(&sch, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
@@ -120,7 +122,11 @@ fn json_round_trips_and_goal_writes_sends_calcs_and_counts_lost_routes() {
         None,
     )
     .unwrap();
-    let rd = topocoll_testkit::build("recursive_doubling", &req).unwrap();
+    let rd = topocoll::algorithms::build(
+        &topocoll::algorithms::allreduce::recursive_doubling::ALGORITHM,
+        &req,
+    )
+    .unwrap();
     let combine_bytes: Vec<u64> = rd
         .programs
         .iter()

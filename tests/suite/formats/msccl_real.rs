@@ -275,7 +275,8 @@ fn ring_xml(p: usize) -> String {
         None,
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let mut out = Vec::new();
     to_msccl_xml(&s, &mut out).unwrap();
     String::from_utf8(out).unwrap()
@@ -370,7 +371,11 @@ fn written_files_are_chosen_at_every_size_unless_told() {
         let coll = Collective::parse(c, 0).unwrap();
         let req = topocoll::algorithms::Request::new(coll, 4, 64, Dtype::F32, ReduceOp::Sum, None)
             .unwrap();
-        let s = topocoll_testkit::build(a, &req).unwrap();
+        let s = topocoll::algorithms::build(
+            topocoll::algorithms::find(req.collective.kind(), a).unwrap(),
+            &req,
+        )
+        .unwrap();
         let line = algo_line(&s, None).unwrap();
         let (min, max) = (attr(&line, "minBytes"), attr(&line, "maxBytes"));
         // MSCCL takes min <= n < max; RCCL and msccl-scheduler min <= n

@@ -26,7 +26,8 @@ fn bcast(t: &Topology) -> Result<f64, String> {
         Some(t),
     )
     .map_err(|e| e.to_string())?;
-    let s = topocoll_testkit::build("binomial", &req).map_err(|e| e.to_string())?;
+    let s = topocoll::algorithms::build(&topocoll::algorithms::bcast::binomial::ALGORITHM, &req)
+        .map_err(|e| e.to_string())?;
     simulate(&s, t, &SimConfig::default())
         .map(|r| r.time_s)
         .map_err(|e| e.to_string())
@@ -128,7 +129,9 @@ fn smpi_times_on_example_platforms_are_reproduced() {
             Some(&t),
         )
         .unwrap();
-        let s = topocoll_testkit::build("binomial", &req).unwrap();
+        let s =
+            topocoll::algorithms::build(&topocoll::algorithms::bcast::binomial::ALGORITHM, &req)
+                .unwrap();
         let got = simulate(&s, &t, &cfg).unwrap().time_s;
         assert!(
             (got - want).abs() <= 1e-6 * want,
@@ -247,7 +250,8 @@ fn what_simgrid_accepts_is_read() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("pairwise", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::alltoall::pairwise::ALGORITHM, &req)
+        .unwrap();
     let time = simulate(&s, &t, &SimConfig::default()).unwrap().time_s;
     // Three steps of 2^20 bytes at the full 1 GB/s each.
     assert!((time - 3.0 * 1048576.0 / 1e9).abs() < 1e-9, "{time}");

@@ -55,7 +55,11 @@ fn simulated(topo: &Topology, root: u32, block: u64, p: usize) -> f64 {
     let alg = algorithms::find_by_name("scatter", "multilane").unwrap();
     let mut req = request(alg, topo, root, block);
     req.lanes = Some(p);
-    let s = topocoll_testkit::build("multilane", &req).unwrap();
+    let s = topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), "multilane").unwrap(),
+        &req,
+    )
+    .unwrap();
     let cfg = SimConfig {
         engines: 1,
         ..SimConfig::default()

@@ -135,7 +135,11 @@ fn streamed_pipelines_give_the_same_bits_on_any_number_of_threads() {
         if segment > 0 {
             req.segment_bytes = Some(segment);
         }
-        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
+        let st = topocoll::algorithms::build_stream(
+            topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+            &req,
+        )
+        .unwrap();
         let cfg = &configs()[1];
         let events = event_by_event(&st, &topo, cfg);
         let one = simulate_source(&st, &topo, cfg).unwrap();
@@ -163,7 +167,11 @@ fn even_and_short_sweeps(topo: &Topology, cfg: &SimConfig) -> (u64, u64) {
     let sweeps = [3 * 120 * 512 * 8, 3 * (119 * 512 + 171) * 8].map(|bytes| {
         let mut req = request("allreduce", topo, bytes);
         req.segment_bytes = Some(512 * 8);
-        let st = topocoll_testkit::build_stream("trinaryx3", &req).unwrap();
+        let st = topocoll::algorithms::build_stream(
+            &topocoll::algorithms::allreduce::trinaryx3::ALGORITHM,
+            &req,
+        )
+        .unwrap();
         let a = on_threads(&st, topo, cfg, 1);
         assert_eq!(a.run.by_rank_threads, 1, "{bytes} B");
         assert_agree(&a, &event_by_event(&st, topo, cfg), &format!("{bytes} B"));
@@ -223,7 +231,11 @@ fn a_flow_that_would_share_a_link_hands_the_run_to_the_event_engine() {
     // The linear all-to-all shares links from its first instant; without
     // the fold it would run by rank if it could.
     let topo = parse_spec("torus:4x4").unwrap();
-    let s = topocoll_testkit::build("linear", &request("alltoall", &topo, 4096)).unwrap();
+    let s = topocoll::algorithms::build(
+        &topocoll::algorithms::alltoall::linear::ALGORITHM,
+        &request("alltoall", &topo, 4096),
+    )
+    .unwrap();
     for threads in [1, 2] {
         let cfg = SimConfig {
             fold: false,
@@ -309,7 +321,11 @@ fn generators_know_their_smallest_send() {
         if segment > 0 {
             req.segment_bytes = Some(segment);
         }
-        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
+        let st = topocoll::algorithms::build_stream(
+            topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+            &req,
+        )
+        .unwrap();
         let scanned = (0..topo.num_ranks())
             .flat_map(|r| (0..st.len(r)).map(move |i| (r, i as u32)))
             .filter_map(|(r, i)| match st.op(r, i) {
@@ -408,7 +424,11 @@ fn threads_hand_thin_windows_to_one_thread() {
     topo.set_uniform_links(None, Some(0.0)).unwrap();
     let mut req = request("allreduce", &topo, 3_145_752);
     req.segment_bytes = Some(4096);
-    let st = topocoll_testkit::build_stream("trinaryx3", &req).unwrap();
+    let st = topocoll::algorithms::build_stream(
+        &topocoll::algorithms::allreduce::trinaryx3::ALGORITHM,
+        &req,
+    )
+    .unwrap();
     let cfg = SimConfig {
         engines: 4,
         compute_bandwidth: Some(1e10),
@@ -470,7 +490,11 @@ fn flows_start_with_their_overhead_where_messages_are_tiny_or_empty() {
         ] {
             let mut req = request(collective, topo, bytes);
             req.segment_bytes = segment;
-            let st = topocoll_testkit::build_stream(alg, &req).unwrap();
+            let st = topocoll::algorithms::build_stream(
+                topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+                &req,
+            )
+            .unwrap();
             let what = format!("{collective} {alg} ({bytes} B, latency {latency})");
             let events = event_by_event(&st, topo, &cfg);
             let one = on_threads(&st, topo, &cfg, 1);
@@ -581,7 +605,11 @@ fn tiled_runs_give_the_same_bits_as_whole_sweeps() {
     ] {
         let mut req = request(collective, &topo, bytes);
         req.segment_bytes = Some(segment);
-        let st = topocoll_testkit::build_stream(alg, &req).unwrap();
+        let st = topocoll::algorithms::build_stream(
+            topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+            &req,
+        )
+        .unwrap();
         for (k, cfg) in configs().iter().enumerate() {
             let what = format!("{collective} {alg}, node model {k}");
             let events = event_by_event(&st, &topo, cfg);

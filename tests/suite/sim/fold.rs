@@ -3,7 +3,7 @@
 //! holds folded runs to the full ones; here, the ring allreduce's fold and
 //! the fold refused wherever it is not proven.
 
-use topocoll::algorithms::Request;
+use topocoll::algorithms::{self, Algorithm, Request};
 use topocoll::schedule::{Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::sim::{simulate, SimConfig, SimResult, Skew};
 use topocoll::topology::{parse_spec, Topology, TorusTie};
@@ -18,9 +18,9 @@ fn normalised(spec: &str) -> Topology {
     t
 }
 
-fn build(t: &Topology, c: Collective, alg: &str, count: u64) -> Option<Schedule> {
+fn build(t: &Topology, c: Collective, alg: &Algorithm, count: u64) -> Option<Schedule> {
     let req = Request::new(c, t.num_ranks(), count, Dtype::U8, ReduceOp::Sum, Some(t)).unwrap();
-    topocoll_testkit::build(alg, &req).ok()
+    algorithms::build(alg, &req).ok()
 }
 
 fn unfolded(cfg: &SimConfig) -> SimConfig {
@@ -69,7 +69,13 @@ fn assert_same(what: &str, f: &SimResult, u: &SimResult) {
 #[test]
 fn the_ring_allreduce_folds() {
     let t = normalised("torus:4x6");
-    let s = build(&t, Collective::Allreduce, "ring", 24 * 3).unwrap();
+    let s = build(
+        &t,
+        Collective::Allreduce,
+        &algorithms::allreduce::ring::ALGORITHM,
+        24 * 3,
+    )
+    .unwrap();
     let cfg = SimConfig {
         compute_bandwidth: Some(2.0),
         ..SimConfig::default()
@@ -91,14 +97,26 @@ fn fold_is_refused_where_it_is_not_proven() {
     let folded =
         |s: &Schedule, t: &Topology, cfg: &SimConfig| simulate(s, t, cfg).unwrap().run.folded;
     let torus = normalised("torus:4x4");
-    let linear = build(&torus, Collective::Alltoall, "linear", 1).unwrap();
+    let linear = build(
+        &torus,
+        Collective::Alltoall,
+        &algorithms::alltoall::linear::ALGORITHM,
+        1,
+    )
+    .unwrap();
     let cfg = SimConfig::default();
     assert_eq!(folded(&linear, &torus, &cfg), 4, "the control case folds");
 
     let mesh = normalised("mesh:4x4");
     assert_eq!(
         folded(
-            &build(&mesh, Collective::Alltoall, "linear", 1).unwrap(),
+            &build(
+                &mesh,
+                Collective::Alltoall,
+                &algorithms::alltoall::linear::ALGORITHM,
+                1
+            )
+            .unwrap(),
             &mesh,
             &cfg
         ),
@@ -122,7 +140,13 @@ fn fold_is_refused_where_it_is_not_proven() {
         ..cfg.clone()
     };
     assert_eq!(folded(&linear, &torus, &reserved), 1);
-    let bcast = build(&torus, Collective::Bcast { root: 0 }, "binomial", 8).unwrap();
+    let bcast = build(
+        &torus,
+        Collective::Bcast { root: 0 },
+        &algorithms::bcast::binomial::ALGORITHM,
+        8,
+    )
+    .unwrap();
     assert_eq!(folded(&bcast, &torus, &cfg), 1);
 
     let mut simgrid_tie = torus.clone();

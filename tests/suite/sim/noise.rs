@@ -45,7 +45,11 @@ fn time(spec: &str, alg: &str, bandwidth: f64, start: SolveStart) -> f64 {
         Some(&topo),
     )
     .unwrap();
-    let s = topocoll_testkit::build(alg, &req).unwrap();
+    let s = topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+        &req,
+    )
+    .unwrap();
     simulate(&s, &topo, &config(start)).unwrap().time_s
 }
 

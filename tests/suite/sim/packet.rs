@@ -5,7 +5,8 @@
 //! hold, any schedule running, and the refusals.
 
 use crate::common::topocoll;
-use topocoll::algorithms::Request;
+use topocoll::algorithms::alltoall::{bruck, dragon, linear, pairwise, ring};
+use topocoll::algorithms::{self, Algorithm, Request};
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
 use topocoll::sim::packet::{self, Control, PacketConfig, PacketResult};
 use topocoll::sim::{simulate, SimConfig};
@@ -17,7 +18,7 @@ fn net(nodes: usize, rate: f64) -> Topology {
     t
 }
 
-fn schedule(topo: &Topology, algorithm: &str, block: u64) -> Schedule {
+fn schedule(topo: &Topology, algorithm: &Algorithm, block: u64) -> Schedule {
     let req = Request::new(
         Collective::Alltoall,
         topo.num_ranks(),
@@ -27,7 +28,7 @@ fn schedule(topo: &Topology, algorithm: &str, block: u64) -> Schedule {
         Some(topo),
     )
     .unwrap();
-    topocoll_testkit::build(algorithm, &req).unwrap()
+    algorithms::build(algorithm, &req).unwrap()
 }
 
 fn run(
@@ -93,8 +94,8 @@ fn no_contention_and_every_packet_in_order_on_2_to_1024_nodes() {
         let t = net(nodes, 1e9);
         // Two packets a message (one on the largest network, for time).
         let (block, buffer) = if n <= 8 { (100, 64) } else { (64, 64) };
-        for alg in ["dragon_net", "dragon"] {
-            if n > 8 && alg == "dragon" {
+        for alg in [&dragon::DRAGON_NET, &dragon::ALGORITHM] {
+            if n > 8 && std::ptr::eq(alg, &dragon::ALGORITHM) {
                 continue;
             }
             let s = schedule(&t, alg, block);
@@ -120,7 +121,7 @@ fn efficiency_is_one_with_a_free_switch() {
     for nodes in [2usize, 4, 16, 64] {
         let t = net(nodes, 1.3e6);
         for (block, buffer) in [(4096u64, 512u64), (5000, 512), (100, 4096), (1, 1)] {
-            let s = schedule(&t, "dragon_net", block);
+            let s = schedule(&t, &dragon::DRAGON_NET, block);
             let r = run(&t, &s, buffer, 0.0, Control::Distributed);
             assert!(
                 (r.efficiency - 1.0).abs() < 1e-9,
@@ -146,7 +147,7 @@ fn efficiency_is_one_with_a_free_switch() {
 fn efficiency_never_falls_as_the_buffer_grows_and_distributed_never_loses() {
     for nodes in [4usize, 16, 64] {
         let t = net(nodes, 1.3e6);
-        let s = schedule(&t, "dragon_net", 8192);
+        let s = schedule(&t, &dragon::DRAGON_NET, 8192);
         let mut last = 0.0;
         for buffer in [16u64, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192] {
             let d = run(&t, &s, buffer, 190e-6, Control::Distributed);
@@ -174,7 +175,10 @@ fn efficiency_never_falls_as_the_buffer_grows_and_distributed_never_loses() {
 #[test]
 fn packet_and_flow_models_agree_where_the_flow_model_holds() {
     let t = net(16, 1.3e6);
-    for (alg, block, buffer) in [("dragon_net", 1 << 20, 4096u64), ("dragon", 1 << 20, 1024)] {
+    for (alg, block, buffer) in [
+        (&dragon::DRAGON_NET, 1 << 20, 4096u64),
+        (&dragon::ALGORITHM, 1 << 20, 1024),
+    ] {
         let s = schedule(&t, alg, block);
         let p = run(&t, &s, buffer, 0.0, Control::Distributed);
         let cfg = SimConfig {
@@ -195,7 +199,13 @@ fn packet_and_flow_models_agree_where_the_flow_model_holds() {
 #[test]
 fn other_schedules_run_without_phase_control() {
     let t = net(16, 1.3e6);
-    for alg in ["linear", "pairwise", "bruck", "ring", "dragon"] {
+    for alg in [
+        &linear::ALGORITHM,
+        &pairwise::ALGORITHM,
+        &bruck::ALGORITHM,
+        &ring::ALGORITHM,
+        &dragon::ALGORITHM,
+    ] {
         let s = schedule(&t, alg, 1000);
         verify(&s).unwrap();
         let r = run(&t, &s, 256, 1e-5, Control::None);
@@ -206,7 +216,7 @@ fn other_schedules_run_without_phase_control() {
         );
     }
     // Phase control needs XOR phases.
-    let s = schedule(&t, "linear", 1000);
+    let s = schedule(&t, &linear::ALGORITHM, 1000);
     let cfg = PacketConfig {
         buffer_bytes: 256,
         packet_time_s: 0.0,

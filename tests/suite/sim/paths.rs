@@ -196,7 +196,8 @@ fn a_path_equal_to_the_default_route_simulates_to_the_same_bits_unfolded() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let routed = default_routes_as_paths(&s, &t);
     assert!(!routed.paths.is_empty());
     verify(&routed).unwrap();
@@ -235,7 +236,8 @@ fn the_packet_model_refuses_paths() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allgather::ring::ALGORITHM, &req)
+        .unwrap();
     let routed = default_routes_as_paths(&s, &t);
     let cfg = packet::PacketConfig {
         buffer_bytes: 64,

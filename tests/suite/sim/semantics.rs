@@ -368,7 +368,8 @@ fn combines_and_overheads_are_serialised_on_one_cpu() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let cfg = SimConfig {
         compute_bandwidth: Some(1e9),
         overhead_s: 1e-6,
@@ -416,7 +417,8 @@ fn skew_delays_ranks_and_is_seeded() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("linear", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::alltoall::linear::ALGORITHM, &req)
+        .unwrap();
     let base = simulate(&s, &t, &SimConfig::default()).unwrap();
     let fixed = SimConfig {
         skew: Skew::Fixed(vec![1.0; 16]),
@@ -468,7 +470,8 @@ fn simulation_is_reproducible_bit_for_bit() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("linear", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::alltoall::linear::ALGORITHM, &req)
+        .unwrap();
     let mut t1 = t.clone();
     t1.set_uniform_links(Some(1.0), Some(0.0)).unwrap();
     let cfg = SimConfig::default();
@@ -491,7 +494,8 @@ fn link_statistics_add_up() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("linear", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::alltoall::linear::ALGORITHM, &req)
+        .unwrap();
     let r = simulate(
         &s,
         &t,
@@ -580,7 +584,8 @@ fn trace_is_chrome_json() {
         Some(&t),
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let cfg = SimConfig {
         trace: true,
         compute_bandwidth: Some(1e9),
@@ -711,7 +716,8 @@ fn progress_is_published_without_changing_the_result() {
         Some(&topo),
     )
     .unwrap();
-    let s = topocoll_testkit::build("ring", &req).unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
     let cfg = SimConfig {
         engines: 4,
         fold: false,

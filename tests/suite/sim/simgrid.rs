@@ -46,7 +46,11 @@ fn time(topo: &Topology, collective: Collective, alg: &str, bytes: u64, cfg: &Si
         Some(topo),
     )
     .unwrap();
-    let s = topocoll_testkit::build(alg, &req).unwrap();
+    let s = topocoll::algorithms::build(
+        topocoll::algorithms::find(req.collective.kind(), alg).unwrap(),
+        &req,
+    )
+    .unwrap();
     simulate(&s, topo, cfg).unwrap().time_s
 }
 

@@ -78,7 +78,9 @@ fn an_inconsistent_source_stops_the_simulation() {
     )
     .unwrap();
     req.segment_bytes = Some(7 * 8);
-    let s = topocoll_testkit::build("trinaryx3", &req).unwrap();
+    let s =
+        topocoll::algorithms::build(&topocoll::algorithms::allreduce::trinaryx3::ALGORITHM, &req)
+            .unwrap();
     let configs = [
         // Rank by rank, on one thread and on two.
         SimConfig::default(),
