@@ -577,27 +577,63 @@ pub fn chunks(req: &Request, ch: &Channels, n: u64, each: impl Fn(u64) -> u64) -
         .sum()
 }
 
-/// A send from `from` to `to` on channel `c` of `ch`, routed by it.
-#[allow(clippy::too_many_arguments)]
-pub fn send(
-    s: &mut Schedule,
-    paths: &mut Paths,
-    ch: &Channels,
-    chains: &mut Chains,
-    c: usize,
-    chain: usize,
-    from: usize,
-    to: usize,
-    region: Region,
-    after: &[(u32, u32)],
-) -> (u32, u32) {
-    let route = ch.route(s, paths, c, from, to);
-    chains.push(
-        from,
-        chain,
-        Op::send_routed(to as u32, c as u32, region, route),
-        after,
-    )
+/// A schedule being written over NCCL's channels: the channels, the
+/// schedule, every rank's chains and the paths the channels' sends take.
+/// Each NCCL algorithm starts from one and ends with [`Writer::finish`].
+pub struct Writer<'a> {
+    pub ch: Channels<'a>,
+    s: Schedule,
+    chains: Chains,
+    paths: Paths,
+}
+
+impl<'a> Writer<'a> {
+    /// `alg`'s empty schedule for `req` over its channels, with
+    /// `per_channel` chains a channel on every rank.
+    pub fn new(
+        req: &Request<'a>,
+        alg: &crate::Algorithm,
+        per_channel: usize,
+    ) -> Result<Writer<'a>> {
+        let ch = Channels::new(req)?;
+        let chains = Chains::new(req.ranks, per_channel * ch.count());
+        Ok(Writer {
+            ch,
+            s: req.schedule(alg),
+            chains,
+            paths: Paths::default(),
+        })
+    }
+
+    /// Appends `op` to chain `chain` of `rank` ([`Chains::push`]).
+    pub fn push(&mut self, rank: usize, chain: usize, op: Op, after: &[(u32, u32)]) -> (u32, u32) {
+        self.chains.push(rank, chain, op, after)
+    }
+
+    /// A send from `from` to `to` on channel `c`, in chain `chain`, routed
+    /// through the channel's NIC.
+    pub fn send(
+        &mut self,
+        (c, chain): (usize, usize),
+        (from, to): (usize, usize),
+        region: Region,
+        after: &[(u32, u32)],
+    ) -> (u32, u32) {
+        let route = self.ch.route(&mut self.s, &mut self.paths, c, from, to);
+        self.chains.push(
+            from,
+            chain,
+            Op::send_routed(to as u32, c as u32, region, route),
+            after,
+        )
+    }
+
+    /// The schedule, with the chains written into its programs.
+    pub fn finish(self) -> Schedule {
+        let mut s = self.s;
+        self.chains.finish(&mut s);
+        s
+    }
 }
 
 /// The links of a path, for tests that follow a channel's NIC.

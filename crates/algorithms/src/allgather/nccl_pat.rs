@@ -12,7 +12,7 @@
 //! 2^b' nearer it. PAT's aggregation of several steps into one message
 //! when chunks are small is left out (docs/machines.md).
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -26,48 +26,33 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 1)?;
     let (p, n) = (req.ranks, req.count);
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
     let pow2 = p.next_power_of_two();
-    let steps = nccl::chunks(req, &ch, n, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::PatAllgather, len, p as u64)
+    let steps = nccl::chunks(req, &w.ch, n, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::PatAllgather, len, p as u64)
     });
     nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
-    for c in 0..ch.count() {
-        let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
-        let chunk = nccl::chunk_elems(req, &ch, Pattern::PatAllgather, len, p as u64);
+    for c in 0..w.ch.count() {
+        let (off, len) = nccl::part(n, req.dtype.size(), w.ch.count(), c);
+        let chunk = nccl::chunk_elems(req, &w.ch, Pattern::PatAllgather, len, p as u64);
         let tag = c as u32;
         let mut at = 0;
         while at < len {
             let k = chunk.min(len - at);
             let block = |b: usize| Region::output((b % p) as u64 * n + off + at, k);
             for me in 0..p {
-                chains.push(me, c, Op::copy(Region::input(off + at, k), block(me)), &[]);
+                w.push(me, c, Op::copy(Region::input(off + at, k), block(me)), &[]);
                 for t in (1..pow2).filter(|&t| t < p) {
                     let d = 1 << t.trailing_zeros();
                     let to = (me + p - d % p) % p;
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        to,
-                        block(me + t - d),
-                        &[],
-                    );
+                    w.send((c, c), (me, to), block(me + t - d), &[]);
                     let from = (me + d) % p;
-                    chains.push(me, c, Op::recv(from as u32, tag, block(me + t)), &[]);
+                    w.push(me, c, Op::recv(from as u32, tag, block(me + t)), &[]);
                 }
             }
             at += chunk;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

@@ -5,7 +5,7 @@
 //! on, then receives and passes on the chunk of the rank before it round
 //! the channel's ring, of the one before that, and so on, P − 1 in all.
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -19,19 +19,16 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 1)?;
     let (p, n) = (req.ranks, req.count);
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
-    let steps = nccl::chunks(req, &ch, n, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64)
+    let steps = nccl::chunks(req, &w.ch, n, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, p as u64)
     });
     nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
-    for c in 0..ch.count() {
-        let ring = ch.ring(c);
-        let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
-        let chunk = nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64);
+    for c in 0..w.ch.count() {
+        let ring = w.ch.ring(c);
+        let (off, len) = nccl::part(n, req.dtype.size(), w.ch.count(), c);
+        let chunk = nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, p as u64);
         let tag = c as u32;
         let mut at = 0;
         while at < len {
@@ -41,42 +38,19 @@ fn build(req: &Request) -> Result<Schedule> {
                 let next = ring[(pos + 1) % p];
                 let prev = ring[(pos + p - 1) % p] as u32;
                 let owner = |j: usize| ring[(pos + p - j) % p];
-                chains.push(me, c, Op::copy(Region::input(off + at, k), block(me)), &[]);
+                w.push(me, c, Op::copy(Region::input(off + at, k), block(me)), &[]);
                 if p == 1 {
                     continue;
                 }
-                nccl::send(
-                    &mut s,
-                    &mut paths,
-                    &ch,
-                    &mut chains,
-                    c,
-                    c,
-                    me,
-                    next,
-                    block(me),
-                    &[],
-                );
+                w.send((c, c), (me, next), block(me), &[]);
                 for j in 1..p - 1 {
-                    chains.push(me, c, Op::recv(prev, tag, block(owner(j))), &[]);
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        next,
-                        block(owner(j)),
-                        &[],
-                    );
+                    w.push(me, c, Op::recv(prev, tag, block(owner(j))), &[]);
+                    w.send((c, c), (me, next), block(owner(j)), &[]);
                 }
-                chains.push(me, c, Op::recv(prev, tag, block(owner(p - 1))), &[]);
+                w.push(me, c, Op::recv(prev, tag, block(owner(p - 1))), &[]);
             }
             at += chunk;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

@@ -10,7 +10,7 @@
 //! Each chunk is reduced once, along the ring, then copied: every rank
 //! gets the same bits.
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -24,27 +24,24 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 1)?;
     let (p, n) = (req.ranks, req.count);
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
     if p == 1 {
-        return Ok(s);
+        return Ok(w.finish());
     }
-    let loops = nccl::chunks(req, &ch, n, |len| {
-        p as u64 * nccl::chunk_elems(req, &ch, Pattern::Ring, len, 1)
+    let loops = nccl::chunks(req, &w.ch, n, |len| {
+        p as u64 * nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, 1)
     });
     nccl::check_ops(req, &ALGORITHM, loops * (p * 4 * (p - 1)) as u128)?;
     let align = (16 / req.dtype.size()).max(1);
-    for c in 0..ch.count() {
-        let ring = ch.ring(c);
+    for c in 0..w.ch.count() {
+        let ring = w.ch.ring(c);
         let zero = ring.iter().position(|&r| r == 0).unwrap_or(0);
-        let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
+        let (off, len) = nccl::part(n, req.dtype.size(), w.ch.count(), c);
         if len == 0 {
             continue;
         }
-        let chunk = nccl::chunk_elems(req, &ch, Pattern::Ring, len, 1);
+        let chunk = nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, 1);
         let mut done = 0;
         while done < len {
             let rem = len - done;
@@ -63,58 +60,24 @@ fn build(req: &Request) -> Result<Schedule> {
                 let prev = ring[(pos + p - 1) % p];
                 let at = |j: usize| (i + p - j % p) % p;
                 let tag = c as u32;
-                nccl::send(
-                    &mut s,
-                    &mut paths,
-                    &ch,
-                    &mut chains,
-                    c,
-                    c,
-                    me,
-                    next,
-                    region(at(1)),
-                    &[],
-                );
+                w.send((c, c), (me, next), region(at(1)), &[]);
                 for j in 2..=p {
-                    chains.push(
+                    w.push(
                         me,
                         c,
                         Op::recv_combine(prev as u32, tag, region(at(j))),
                         &[],
                     );
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        next,
-                        region(at(j)),
-                        &[],
-                    );
+                    w.send((c, c), (me, next), region(at(j)), &[]);
                 }
                 for j in 1..p - 1 {
-                    chains.push(me, c, Op::recv(prev as u32, tag, region(at(j))), &[]);
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        next,
-                        region(at(j)),
-                        &[],
-                    );
+                    w.push(me, c, Op::recv(prev as u32, tag, region(at(j))), &[]);
+                    w.send((c, c), (me, next), region(at(j)), &[]);
                 }
-                chains.push(me, c, Op::recv(prev as u32, tag, region((i + 1) % p)), &[]);
+                w.push(me, c, Op::recv(prev as u32, tag, region((i + 1) % p)), &[]);
             }
             done += (p as u64 * cc).min(rem);
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

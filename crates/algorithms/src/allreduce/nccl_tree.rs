@@ -11,7 +11,7 @@
 //! between them). Each chunk is reduced once, at the root, then copied:
 //! every rank gets the same bits.
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -25,23 +25,20 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 2)?;
     let (p, n) = (req.ranks, req.count);
     // Chains 2c (up, and the root's one) and 2c + 1 (down).
-    let mut chains = Chains::new(p, 2 * ch.count());
-    let mut paths = nccl::Paths::default();
-    let steps = nccl::chunks(req, &ch, n, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::Tree, len, 1)
+    let steps = nccl::chunks(req, &w.ch, n, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::Tree, len, 1)
     });
     nccl::check_ops(req, &ALGORITHM, steps * 4 * p as u128)?;
-    for c in 0..ch.count() {
-        let tree = ch.tree(c);
-        let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
+    for c in 0..w.ch.count() {
+        let tree = w.ch.tree(c);
+        let (off, len) = nccl::part(n, req.dtype.size(), w.ch.count(), c);
         if len == 0 || p == 1 {
             continue;
         }
-        let chunk = nccl::chunk_elems(req, &ch, Pattern::Tree, len, 1);
+        let chunk = nccl::chunk_elems(req, &w.ch, Pattern::Tree, len, 1);
         let tag = c as u32;
         let (up, down) = (2 * c, 2 * c + 1);
         let mut at = 0;
@@ -49,45 +46,22 @@ fn build(req: &Request) -> Result<Schedule> {
             let region = Region::output(off + at, chunk.min(len - at));
             for (me, node) in tree.nodes.iter().enumerate() {
                 for &d in &node.down {
-                    chains.push(me, up, Op::recv_combine(d as u32, tag, region), &[]);
+                    w.push(me, up, Op::recv_combine(d as u32, tag, region), &[]);
                 }
                 let reduced = match node.up {
                     Some(u) => {
-                        let sent = nccl::send(
-                            &mut s,
-                            &mut paths,
-                            &ch,
-                            &mut chains,
-                            c,
-                            up,
-                            me,
-                            u,
-                            region,
-                            &[],
-                        );
-                        chains.push(me, down, Op::recv(u as u32, tag, region), &[sent]);
+                        let sent = w.send((c, up), (me, u), region, &[]);
+                        w.push(me, down, Op::recv(u as u32, tag, region), &[sent]);
                         down
                     }
                     None => up,
                 };
                 for &d in &node.down {
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        reduced,
-                        me,
-                        d,
-                        region,
-                        &[],
-                    );
+                    w.send((c, reduced), (me, d), region, &[]);
                 }
             }
             at += chunk;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

@@ -4,7 +4,7 @@
 //! order and NIC, `crate::nccl`) to the rank before the root, each rank
 //! passing a chunk on as it arrives.
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
@@ -25,21 +25,18 @@ fn build(req: &Request) -> Result<Schedule> {
 /// or from the rank after the root round to the root, combining
 /// (`reduce`: src/device/reduce.h).
 pub(crate) fn pipeline(req: &Request, alg: &Algorithm, reduce: bool) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(alg);
+    let mut w = nccl::Writer::new(req, alg, 1)?;
     let (p, n) = (req.ranks, req.count);
     let root = req.collective.root().unwrap_or(0) as usize;
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
     if p == 1 {
-        return Ok(s);
+        return Ok(w.finish());
     }
-    let steps = nccl::chunks(req, &ch, n, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::Pipeline, len, 1)
+    let steps = nccl::chunks(req, &w.ch, n, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::Pipeline, len, 1)
     });
     nccl::check_ops(req, alg, steps * 2 * p as u128)?;
-    for c in 0..ch.count() {
-        let ring = ch.ring(c);
+    for c in 0..w.ch.count() {
+        let ring = w.ch.ring(c);
         let at_root = ring.iter().position(|&r| r == root).unwrap_or(0);
         // The ranks in the order the chunks visit them.
         let order: Vec<usize> = if reduce {
@@ -47,8 +44,8 @@ pub(crate) fn pipeline(req: &Request, alg: &Algorithm, reduce: bool) -> Result<S
         } else {
             (0..p).map(|k| ring[(at_root + k) % p]).collect()
         };
-        let (off, len) = nccl::part(n, req.dtype.size(), ch.count(), c);
-        let chunk = nccl::chunk_elems(req, &ch, Pattern::Pipeline, len, 1);
+        let (off, len) = nccl::part(n, req.dtype.size(), w.ch.count(), c);
+        let chunk = nccl::chunk_elems(req, &w.ch, Pattern::Pipeline, len, 1);
         let tag = c as u32;
         let mut at = 0;
         while at < len {
@@ -57,26 +54,14 @@ pub(crate) fn pipeline(req: &Request, alg: &Algorithm, reduce: bool) -> Result<S
                 let me = order[k];
                 if k > 0 {
                     let prev = order[k - 1] as u32;
-                    chains.push(me, c, Op::recv_with(prev, tag, region, reduce), &[]);
+                    w.push(me, c, Op::recv_with(prev, tag, region, reduce), &[]);
                 }
                 if k + 1 < p {
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        order[k + 1],
-                        region,
-                        &[],
-                    );
+                    w.send((c, c), (me, order[k + 1]), region, &[]);
                 }
             }
             at += chunk;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

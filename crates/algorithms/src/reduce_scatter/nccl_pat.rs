@@ -15,7 +15,7 @@
 //! to 64 KiB). PAT's aggregation of several steps into one message when
 //! chunks are small is left out (docs/machines.md).
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
@@ -29,20 +29,17 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 1)?;
     let (p, n) = (req.ranks, req.count);
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
     let pow2 = p.next_power_of_two();
     let widest = n.div_ceil(p as u64);
-    let steps = nccl::chunks(req, &ch, widest, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::PatReduceScatter, len, p as u64)
+    let steps = nccl::chunks(req, &w.ch, widest, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::PatReduceScatter, len, p as u64)
     });
     nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
-    for c in 0..ch.count() {
-        let (off, len) = nccl::part(widest, req.dtype.size(), ch.count(), c);
-        let step = nccl::chunk_elems(req, &ch, Pattern::PatReduceScatter, len, p as u64);
+    for c in 0..w.ch.count() {
+        let (off, len) = nccl::part(widest, req.dtype.size(), w.ch.count(), c);
+        let step = nccl::chunk_elems(req, &w.ch, Pattern::PatReduceScatter, len, p as u64);
         let tag = c as u32;
         let mut at = 0;
         while at < len {
@@ -53,30 +50,18 @@ fn build(req: &Request) -> Result<Schedule> {
                 Region::output(start + from, k.min(blen - from))
             };
             for me in 0..p {
-                let mut send = |s: &mut Schedule, chains: &mut Chains, dist: usize| {
+                let send = |w: &mut nccl::Writer, dist: usize| {
                     let d = 1 << dist.trailing_zeros();
-                    let to = (me + d) % p;
-                    nccl::send(
-                        s,
-                        &mut paths,
-                        &ch,
-                        chains,
-                        c,
-                        c,
-                        me,
-                        to,
-                        block(me + dist),
-                        &[],
-                    );
+                    w.send((c, c), (me, (me + d) % p), block(me + dist), &[]);
                 };
                 for t in (1..pow2).rev() {
                     if t % 2 == 1 && t < p {
-                        send(&mut s, &mut chains, t);
+                        send(&mut w, t);
                     }
                     if t < p {
                         let d = 1 << t.trailing_zeros();
                         let from = (me + p - d % p) % p;
-                        chains.push(
+                        w.push(
                             me,
                             c,
                             Op::recv_combine(from as u32, tag, block(me + t - d)),
@@ -84,13 +69,12 @@ fn build(req: &Request) -> Result<Schedule> {
                         );
                     }
                     if t % 2 == 1 && t > 1 && t - 1 < p {
-                        send(&mut s, &mut chains, t - 1);
+                        send(&mut w, t - 1);
                     }
                 }
             }
             at += step;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }

@@ -7,7 +7,7 @@
 //! blocks of the ranks before that, and last receives and combines its
 //! own block, reduced along the ring in the same order on every run.
 
-use crate::nccl::{self, Chains, Channels, Pattern};
+use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
@@ -21,24 +21,21 @@ pub const ALGORITHM: Algorithm = Algorithm::new(
 .channels();
 
 fn build(req: &Request) -> Result<Schedule> {
-    let ch = Channels::new(req)?;
-    let mut s = req.schedule(&ALGORITHM);
+    let mut w = nccl::Writer::new(req, &ALGORITHM, 1)?;
     let (p, n) = (req.ranks, req.count);
-    let mut chains = Chains::new(p, ch.count());
-    let mut paths = nccl::Paths::default();
     if p == 1 {
-        return Ok(s);
+        return Ok(w.finish());
     }
     // Blocks of the standard split; the channels part the longest.
     let widest = n.div_ceil(p as u64);
-    let steps = nccl::chunks(req, &ch, widest, |len| {
-        nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64)
+    let steps = nccl::chunks(req, &w.ch, widest, |len| {
+        nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, p as u64)
     });
     nccl::check_ops(req, &ALGORITHM, steps * (p * 2 * p) as u128)?;
-    for c in 0..ch.count() {
-        let ring = ch.ring(c);
-        let (off, len) = nccl::part(widest, req.dtype.size(), ch.count(), c);
-        let step = nccl::chunk_elems(req, &ch, Pattern::Ring, len, p as u64);
+    for c in 0..w.ch.count() {
+        let ring = w.ch.ring(c);
+        let (off, len) = nccl::part(widest, req.dtype.size(), w.ch.count(), c);
+        let step = nccl::chunk_elems(req, &w.ch, Pattern::Ring, len, p as u64);
         let tag = c as u32;
         let mut at = 0;
         while at < len {
@@ -52,38 +49,15 @@ fn build(req: &Request) -> Result<Schedule> {
                 let next = ring[(pos + 1) % p];
                 let prev = ring[(pos + p - 1) % p] as u32;
                 let owner = |j: usize| ring[(pos + p - j) % p];
-                nccl::send(
-                    &mut s,
-                    &mut paths,
-                    &ch,
-                    &mut chains,
-                    c,
-                    c,
-                    me,
-                    next,
-                    block(owner(1)),
-                    &[],
-                );
+                w.send((c, c), (me, next), block(owner(1)), &[]);
                 for j in 2..p {
-                    chains.push(me, c, Op::recv_combine(prev, tag, block(owner(j))), &[]);
-                    nccl::send(
-                        &mut s,
-                        &mut paths,
-                        &ch,
-                        &mut chains,
-                        c,
-                        c,
-                        me,
-                        next,
-                        block(owner(j)),
-                        &[],
-                    );
+                    w.push(me, c, Op::recv_combine(prev, tag, block(owner(j))), &[]);
+                    w.send((c, c), (me, next), block(owner(j)), &[]);
                 }
-                chains.push(me, c, Op::recv_combine(prev, tag, block(me)), &[]);
+                w.push(me, c, Op::recv_combine(prev, tag, block(me)), &[]);
             }
             at += step;
         }
     }
-    chains.finish(&mut s);
-    Ok(s)
+    Ok(w.finish())
 }
