@@ -1,18 +1,11 @@
 //! Where a replay's time went, against times worked out by hand: each
 //! rank's compute, communication and waiting, each call's time and bound.
 
+mod common;
+
+use common::{close, network, BW, LAT};
 use topocoll_sim::SimConfig;
-use topocoll_topology::{parse_spec, Topology};
 use topocoll_workload::{replay, simgrid_ti, Choice, Semantics};
-
-const BW: f64 = 1e9;
-const LAT: f64 = 1e-6;
-
-fn network(spec: &str) -> Topology {
-    let mut t = parse_spec(spec).unwrap();
-    t.set_uniform_links(Some(BW), Some(LAT)).unwrap();
-    t
-}
 
 fn traced(trace: &str, spec: &str) -> topocoll_workload::Replayed {
     let w = simgrid_ti::parse("t.txt", trace).unwrap();
@@ -26,13 +19,6 @@ fn traced(trace: &str, spec: &str) -> topocoll_workload::Replayed {
         ..Semantics::default()
     };
     replay(&w, &network(spec), &Choice::default(), &sem, &cfg).unwrap()
-}
-
-fn close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want.max(1e-12),
-        "got {got:e}, worked out {want:e}"
-    );
 }
 
 /// Rank 0 computes 1 ms, then sends 1 MB that rank 1 waits for from the

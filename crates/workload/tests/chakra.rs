@@ -2,39 +2,19 @@
 //! to times worked out by hand, ASTRA-sim's own example traces read and
 //! replayed, and the one line each bad trace gets.
 
+mod common;
+
+use common::{close, config, network, BW, LAT};
 use std::path::{Path, PathBuf};
 use topocoll_algorithms::{self as algorithms, Request};
 use topocoll_base::error::Error;
 use topocoll_schedule::{CollectiveKind, Dtype, ReduceOp};
-use topocoll_sim::{simulate, SimConfig};
-use topocoll_topology::{parse_spec, Topology};
+use topocoll_sim::simulate;
+use topocoll_topology::Topology;
 use topocoll_workload::chakra::et_def::{
     attribute_proto::Value, AttributeProto, CollectiveCommType, GlobalMetadata, Node, NodeType,
 };
 use topocoll_workload::{read, replay_trace, Choice, Replayed, Semantics, Trace};
-
-const BW: f64 = 1e9;
-const LAT: f64 = 1e-6;
-
-fn network(spec: &str) -> Topology {
-    let mut t = parse_spec(spec).unwrap();
-    t.set_uniform_links(Some(BW), Some(LAT)).unwrap();
-    t
-}
-
-fn config() -> SimConfig {
-    SimConfig {
-        engines: u32::MAX as usize,
-        ..SimConfig::default()
-    }
-}
-
-fn close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want,
-        "replayed {got:e} s, worked out {want:e} s"
-    );
-}
 
 fn int(name: &str, v: i64) -> AttributeProto {
     AttributeProto {

@@ -3,26 +3,11 @@
 //! calls on a communicator run on its ranks, messages match by it, and
 //! traces that misuse one are refused in one line.
 
+mod common;
+
+use common::{close, config, network, BW, LAT};
 use topocoll_base::error::Error;
-use topocoll_sim::SimConfig;
-use topocoll_topology::{parse_spec, Topology};
 use topocoll_workload::{replay, simgrid_ti, Choice, Semantics};
-
-const BW: f64 = 1e9;
-const LAT: f64 = 1e-6;
-
-fn network(spec: &str) -> Topology {
-    let mut t = parse_spec(spec).unwrap();
-    t.set_uniform_links(Some(BW), Some(LAT)).unwrap();
-    t
-}
-
-fn config() -> SimConfig {
-    SimConfig {
-        engines: u32::MAX as usize,
-        ..SimConfig::default()
-    }
-}
 
 fn time(trace: &str, spec: &str, flops: Option<f64>) -> f64 {
     let w = simgrid_ti::parse("test.txt", trace).unwrap();
@@ -34,13 +19,6 @@ fn time(trace: &str, spec: &str, flops: Option<f64>) -> f64 {
         .unwrap()
         .result
         .time_s
-}
-
-fn close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want,
-        "replayed {got:e} s, worked out {want:e} s"
-    );
 }
 
 /// Four ranks on a line (0-1-2-3) split by parity, keys reversing each

@@ -1,21 +1,14 @@
 //! Job files: several jobs on one network, each priced alone and together,
 //! against times worked out by hand; bad placements refused in one line.
 
+mod common;
+
+use common::{close, network, BW, LAT};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::Error;
 use topocoll_sim::SimConfig;
-use topocoll_topology::{parse_spec, Topology};
 use topocoll_workload::jobs::{self, JobsReport, Setting};
 use topocoll_workload::{Choice, Semantics};
-
-const BW: f64 = 1e9;
-const LAT: f64 = 1e-6;
-
-fn network(spec: &str) -> Topology {
-    let mut t = parse_spec(spec).unwrap();
-    t.set_uniform_links(Some(BW), Some(LAT)).unwrap();
-    t
-}
 
 /// A folder with a two-rank trace of one 1 MB message, and `toml` as the
 /// job file.
@@ -47,13 +40,6 @@ fn priced(path: &Path, spec: &str) -> Result<JobsReport, Error> {
         cfg: &cfg,
     };
     jobs::run(&jobs::read(path)?, &s)
-}
-
-fn close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want,
-        "priced {got:e}, worked out {want:e}"
-    );
 }
 
 /// On a line of four hosts, job a's message goes from host 0 to 2 and job

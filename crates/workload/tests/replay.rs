@@ -1,47 +1,11 @@
 //! Replays of small traces against times worked out by hand, and the one
 //! line each bad trace gets.
 
+mod common;
+
+use common::{close, config, network, time, BW, LAT};
 use topocoll_base::error::Error;
-use topocoll_sim::SimConfig;
-use topocoll_topology::{parse_spec, Topology};
 use topocoll_workload::{replay, simgrid_ti, Choice, Semantics};
-
-const BW: f64 = 1e9;
-const LAT: f64 = 1e-6;
-
-/// A `spec` network whose every link moves `BW` bytes/s after `LAT` s.
-fn network(spec: &str) -> Topology {
-    let mut t = parse_spec(spec).unwrap();
-    t.set_uniform_links(Some(BW), Some(LAT)).unwrap();
-    t
-}
-
-/// The node model with no limit on engines (as `replay` runs by default).
-fn config() -> SimConfig {
-    SimConfig {
-        engines: u32::MAX as usize,
-        ..SimConfig::default()
-    }
-}
-
-fn time(trace: &str, topo: &Topology, choice: &Choice, flops: Option<f64>) -> f64 {
-    let w = simgrid_ti::parse("test.txt", trace).unwrap();
-    let sem = Semantics {
-        flops,
-        ..Semantics::default()
-    };
-    replay(&w, topo, choice, &sem, &config())
-        .unwrap()
-        .result
-        .time_s
-}
-
-fn close(got: f64, want: f64) {
-    assert!(
-        (got - want).abs() <= 1e-9 * want,
-        "replayed {got:e} s, worked out {want:e} s"
-    );
-}
 
 /// A blocking ping-pong of 1 MB each way: two messages one after the other,
 /// each its latency and its bytes at the link's rate.
