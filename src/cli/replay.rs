@@ -40,6 +40,11 @@ pub struct ReplayArgs {
     /// `--cfg=network/model:CM02`, the model the node-model flags describe.
     #[arg(long = "cfg", value_name = "KEY:VALUE")]
     pub cfg: Vec<String>,
+    /// A Chakra trace's communicator groups, as ASTRA-sim's
+    /// `--comm-group-configuration` file: `{"1": [0, 1], "2": [2, 3]}`; a
+    /// collective node's `pg_name` names its group.
+    #[arg(long, value_name = "FILE")]
+    pub comm_groups: Option<String>,
     /// What if: price the whole workload once for each algorithm of one
     /// collective, `allreduce=ring,rabenseifner,recursive_doubling`, and
     /// print them side by side.
@@ -206,7 +211,14 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         )
         .into());
     }
-    let w = workload::read(Path::new(&a.trace))?;
+    let opts = workload::ReadOptions {
+        comm_groups: a
+            .comm_groups
+            .as_deref()
+            .map(|f| workload::chakra::CommGroups::read(Path::new(f)))
+            .transpose()?,
+    };
+    let w = workload::read_with(Path::new(&a.trace), &opts)?;
     // A hostfile places the trace's ranks as smpirun does: rank i on its
     // (i mod H)-th host.
     if let Some(path) = a
@@ -517,6 +529,7 @@ fn jobs(a: &ReplayArgs, choice: &Choice, sem: &Semantics, engines: usize) -> Res
         ("--map", a.build.map.is_some()),
         ("--ranks-per-node", a.build.ranks_per_node.is_some()),
         ("--compare", a.compare.is_some()),
+        ("--comm-groups", a.comm_groups.is_some()),
     ] {
         if given {
             return Err(Error::Invalid(format!(

@@ -24,7 +24,11 @@
 //!   an all-reduce, broadcast or reduce; the block each rank gives an
 //!   all-gather; the whole input of a reduce-scatter; the whole send buffer
 //!   of an all-to-all (comm_size / P to each rank). A broadcast's or
-//!   reduce's root is its `root` attribute, 0 without one.
+//!   reduce's root is its `root` attribute, 0 without one. Its `pg_name`
+//!   attribute names its communicator group: none, `""` or `"0"` is the
+//!   world; any other is a group of [`CommGroups`] (ASTRA-sim's
+//!   `--comm-group-configuration` file), whose ranks run the call, P being
+//!   the group's size and a root the group's rank.
 //!
 //! The k-th collective node of each rank, in the order below, is one call.
 //! A rank's nodes are taken in file order, each after the nodes it depends
@@ -124,18 +128,117 @@ fn siblings(prefix: &Path, shown: &str) -> Result<Vec<PathBuf>> {
     Ok((0..n).map(|r| dir.join(format!("{stem}.{r}.et"))).collect())
 }
 
-/// Reads a trace of one file per rank, in rank order.
+/// ASTRA-sim's communicator groups, as its `--comm-group-configuration`
+/// file gives them: a JSON object whose keys are group ids (whole numbers
+/// from 1: a node's `pg_name` of `"0"` is the world) and whose values are
+/// each group's ranks, in the group's rank order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommGroups {
+    /// (id, ranks), by id.
+    groups: Vec<(u32, Vec<u32>)>,
+    /// The file they were read from, for errors.
+    file: String,
+}
+
+impl CommGroups {
+    /// Reads the groups of the JSON file `path`.
+    pub fn read(path: &Path) -> Result<CommGroups> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("cannot read communicator groups '{name}'"), e))?;
+        CommGroups::parse(&name, &text)
+    }
+
+    /// The groups of the JSON text `text` (`name` for errors).
+    pub fn parse(name: &str, text: &str) -> Result<CommGroups> {
+        let at = |e: &serde_json::Error| e.line() as u64;
+        let json: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| {
+                Error::parse(
+                    name,
+                    at(&e),
+                    format!(
+                        "not a JSON object of communicator groups ({{\"1\": [0, 1], ...}}): {e}"
+                    ),
+                )
+            })?;
+        let mut groups = Vec::with_capacity(json.len());
+        for (key, value) in &json {
+            let bad = |what: String| Error::parse(name, 1, format!("group \"{key}\": {what}"));
+            let id: u32 = key.parse().ok().filter(|&id| id > 0).ok_or_else(|| {
+                bad("a group's id is a whole number from 1 (0 is the world)".into())
+            })?;
+            let ranks = value
+                .as_array()
+                .ok_or_else(|| bad(format!("its ranks are a list, not {value}")))?;
+            let mut list = Vec::with_capacity(ranks.len());
+            for v in ranks {
+                let r = v
+                    .as_u64()
+                    .and_then(|r| u32::try_from(r).ok())
+                    .ok_or_else(|| bad(format!("{v} is not a rank")))?;
+                if list.contains(&r) {
+                    return Err(bad(format!("rank {r} is listed twice")));
+                }
+                list.push(r);
+            }
+            if list.is_empty() {
+                return Err(bad("it holds no rank".into()));
+            }
+            groups.push((id, list));
+        }
+        groups.sort_unstable();
+        Ok(CommGroups {
+            groups,
+            file: name.to_string(),
+        })
+    }
+}
+
+/// Reads a trace of one file per rank, in rank order, every collective on
+/// the world.
 pub fn read(files: &[PathBuf]) -> Result<Workload> {
+    read_with_groups(files, &CommGroups::default())
+}
+
+/// Reads a trace of one file per rank, in rank order, its collectives on
+/// the communicator groups their `pg_name` names.
+pub fn read_with_groups(files: &[PathBuf], groups: &CommGroups) -> Result<Workload> {
+    let ranks = files.len();
+    for (id, list) in &groups.groups {
+        if let Some(r) = list.iter().find(|&&r| r as usize >= ranks) {
+            return Err(Error::parse(
+                &groups.file,
+                1,
+                format!("group \"{id}\": rank {r} is not a rank of the trace's {ranks}"),
+            ));
+        }
+    }
+    let comms = Comms {
+        ids: groups.groups.iter().map(|g| g.0).collect(),
+        sizes: groups.groups.iter().map(|g| g.1.len()).collect(),
+        members: groups.groups.iter().map(|g| g.1.clone()).collect(),
+    };
     let (mut programs, mut names) = (Vec::new(), Vec::new());
     for (r, f) in files.iter().enumerate() {
         let name = f.display().to_string();
         let bytes =
             std::fs::read(f).map_err(|e| Error::io(format!("cannot read trace '{name}'"), e))?;
         let (_, nodes) = decode(&name, &bytes)?;
-        programs.push(steps(&name, r, files.len(), &nodes)?);
+        programs.push(steps(&name, r, ranks, &comms, &nodes)?);
         names.push(name);
     }
-    Ok(Workload::on_world(programs, names))
+    let mut w = Workload::on_world(programs, names);
+    w.comms.extend(comms.members);
+    Ok(w)
+}
+
+/// The communicator groups as the nodes name them: group `ids[i]` is the
+/// workload's communicator `i + 1`, of `sizes[i]` ranks, `members[i]`.
+struct Comms {
+    ids: Vec<u32>,
+    sizes: Vec<usize>,
+    members: Vec<Vec<u32>>,
 }
 
 /// One rank's file (its bytes; `name` for errors): its metadata and its
@@ -221,7 +324,13 @@ fn varint(b: &[u8]) -> Option<(u64, usize)> {
 
 /// Rank `r`'s nodes (of a trace of `ranks` ranks) as its steps: each node
 /// after those it depends on, in file order otherwise.
-fn steps(name: &str, r: usize, ranks: usize, nodes: &[(u64, et_def::Node)]) -> Result<Vec<Step>> {
+fn steps(
+    name: &str,
+    r: usize,
+    ranks: usize,
+    comms: &Comms,
+    nodes: &[(u64, et_def::Node)],
+) -> Result<Vec<Step>> {
     let mut index: FxHashMap<u64, usize> = FxHashMap::default();
     for (i, (place, n)) in nodes.iter().enumerate() {
         if let Some(j) = index.insert(n.id, i) {
@@ -277,7 +386,7 @@ fn steps(name: &str, r: usize, ranks: usize, nodes: &[(u64, et_def::Node)]) -> R
         let after = waits[i].iter().map(|&j| step_of[j]).collect();
         step_of[i] = out.len() as u32;
         out.push(Step {
-            action: action(name, *place, r, ranks, n)?,
+            action: action(name, *place, r, ranks, comms, n)?,
             line: *place,
             after: Some(after),
         });
@@ -315,7 +424,14 @@ fn topological(waits: &[Vec<usize>]) -> std::result::Result<Vec<usize>, usize> {
 }
 
 /// A node's action on rank `r`.
-fn action(name: &str, place: u64, r: usize, ranks: usize, n: &et_def::Node) -> Result<Action> {
+fn action(
+    name: &str,
+    place: u64,
+    r: usize,
+    ranks: usize,
+    comms: &Comms,
+    n: &et_def::Node,
+) -> Result<Action> {
     let err = |what: String| Error::parse(name, place, format!("node {}: {what}", n.id));
     let attr = |key: &str| attribute(n, key).map_err(&err);
     let rank = |key: &str, v: i128| {
@@ -385,20 +501,66 @@ fn action(name: &str, place: u64, r: usize, ranks: usize, n: &et_def::Node) -> R
             let t =
                 attr("comm_type")?.ok_or_else(|| err("a collective without comm_type".into()))?;
             let bytes = size(attr("comm_size")?)?;
+            let (comm, size) = group(n, r, ranks, comms).map_err(&err)?;
             let root = match attr("root")? {
-                Some(v) => rank("root", v)?,
+                Some(v) => u32::try_from(v)
+                    .ok()
+                    .filter(|&p| (p as usize) < size)
+                    .ok_or_else(|| err(format!("root {v} is not a rank of the call's {size}")))?,
                 None => 0,
             };
-            let (kind, bytes) = collective(t, bytes, ranks).map_err(&err)?;
+            let (kind, bytes) = collective(t, bytes, size).map_err(&err)?;
             Action::Call(Call {
                 collective: kind.with_root(root),
-                comm: 0,
+                comm,
                 bytes,
                 counts: Vec::new(),
                 flops: 0.0,
             })
         }
     })
+}
+
+/// The communicator of collective node `n` on rank `r` of `ranks` (0, the
+/// world, or a group's index among the workload's communicators) and its
+/// size.
+fn group(
+    n: &et_def::Node,
+    r: usize,
+    ranks: usize,
+    comms: &Comms,
+) -> std::result::Result<(u32, usize), String> {
+    let Some(a) = n.attr.iter().find(|a| a.name == "pg_name") else {
+        return Ok((0, ranks));
+    };
+    let text = match &a.value {
+        Some(Value::StringVal(s)) => s.clone(),
+        other => match attribute(n, "pg_name")? {
+            Some(v) => v.to_string(),
+            None => return Err(format!("pg_name is not a group's name ({other:?})")),
+        },
+    };
+    let text = text.trim();
+    if text.is_empty() || text == "0" {
+        return Ok((0, ranks));
+    }
+    let i = text
+        .parse::<u32>()
+        .ok()
+        .and_then(|id| comms.ids.iter().position(|&g| g == id))
+        .ok_or_else(|| {
+            if comms.ids.is_empty() {
+                format!("pg_name \"{text}\" names a communicator group, and none was given (--comm-groups FILE)")
+            } else {
+                format!("pg_name \"{text}\" is not a group of the communicator groups")
+            }
+        })?;
+    if !comms.members[i].contains(&(r as u32)) {
+        return Err(format!(
+            "rank {r} calls a collective on group {text}, which does not hold it"
+        ));
+    }
+    Ok((i as u32 + 1, comms.sizes[i]))
 }
 
 /// A collective's kind and its bytes as a request takes them, from

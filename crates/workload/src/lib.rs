@@ -68,6 +68,30 @@ pub fn read(path: &Path) -> Result<Trace> {
     Ok(Trace::Actions(simgrid_ti::from_text(path, &text)?))
 }
 
+/// How a trace is read beyond its own files.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// The communicator groups a Chakra trace's collectives name by their
+    /// `pg_name` (ASTRA-sim's `--comm-group-configuration`); only a Chakra
+    /// trace takes them.
+    pub comm_groups: Option<chakra::CommGroups>,
+}
+
+/// Reads the trace `path` names as [`read`] does, with `opts`.
+pub fn read_with(path: &Path, opts: &ReadOptions) -> Result<Trace> {
+    let Some(groups) = &opts.comm_groups else {
+        return read(path);
+    };
+    let Some(files) = chakra::rank_files(path)? else {
+        return Err(topocoll_base::param!(
+            "comm_groups",
+            ": '{}' is not a Chakra trace (communicator groups are Chakra's; a SimGrid trace creates its communicators with comm_split)",
+            path.display()
+        ));
+    };
+    Ok(Trace::Actions(chakra::read_with_groups(&files, groups)?))
+}
+
 /// Replays a trace as read: a workload as [`replay`] does, a GOAL schedule
 /// as it is.
 pub fn replay_trace(

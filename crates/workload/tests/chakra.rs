@@ -14,7 +14,10 @@ use topocoll_topology::Topology;
 use topocoll_workload::chakra::et_def::{
     attribute_proto::Value, AttributeProto, CollectiveCommType, GlobalMetadata, Node, NodeType,
 };
-use topocoll_workload::{read, replay_trace, Choice, Replayed, Semantics, Trace};
+use topocoll_workload::chakra::CommGroups;
+use topocoll_workload::{
+    read, read_with, replay_trace, Choice, ReadOptions, Replayed, Semantics, Trace,
+};
 
 fn int(name: &str, v: i64) -> AttributeProto {
     AttributeProto {
@@ -393,4 +396,160 @@ fn chakra_traces_are_told_apart_by_name_and_content() {
             Trace::Goal(_) => panic!("{} read as GOAL", path.display()),
         }
     }
+}
+
+/// A collective node on the communicator group its `pg_name` names.
+fn coll_on(id: u64, t: CollectiveCommType, bytes: i64, pg: &str) -> Node {
+    let mut n = coll(id, &[], t, bytes);
+    n.attr.push(AttributeProto {
+        name: "pg_name".into(),
+        value: Some(Value::StringVal(pg.into())),
+        ..Default::default()
+    });
+    n
+}
+
+fn groups(text: &str) -> CommGroups {
+    CommGroups::parse("groups.json", text).unwrap()
+}
+
+fn read_grouped(prefix: &Path, g: &CommGroups) -> topocoll_base::Result<Trace> {
+    let opts = ReadOptions {
+        comm_groups: Some(g.clone()),
+    };
+    read_with(prefix, &opts)
+}
+
+/// Four ranks on a line (0-1-2-3) in groups {0, 1} and {2, 3}, each
+/// broadcasting 1 MB from its group's rank 0: the messages 0 -> 1 and
+/// 2 -> 3 cross links of their own, one message time in all (on the world
+/// the binomial bcast of four ranks takes two). `pg_name` "0" is the world.
+#[test]
+fn chakra_collectives_run_on_the_group_their_pg_name_names() {
+    let dir = scratch("groups");
+    let b = CollectiveCommType::Broadcast;
+    let ranks: Vec<Vec<Node>> = (0..4)
+        .map(|r| vec![coll_on(0, b, 1_000_000, if r < 2 { "1" } else { "2" })])
+        .collect();
+    let prefix = write(&dir, &ranks);
+    let g = groups(r#"{"1": [0, 1], "2": [2, 3]}"#);
+    let t = read_grouped(&prefix, &g).unwrap();
+    let sem = Semantics::default();
+    let r = replay_trace(&t, &network("mesh:4"), &Choice::default(), &sem, &config()).unwrap();
+    close(r.result.time_s, LAT + 1e6 / BW);
+    // The same nodes on the world (`pg_name` "0"): longer.
+    let world: Vec<Vec<Node>> = (0..4)
+        .map(|_| vec![coll_on(0, b, 1_000_000, "0")])
+        .collect();
+    let prefix = write(&dir, &world);
+    let t = read_grouped(&prefix, &g).unwrap();
+    let w = replay_trace(&t, &network("mesh:4"), &Choice::default(), &sem, &config()).unwrap();
+    assert!(
+        w.result.time_s > 1.5 * r.result.time_s,
+        "{} s on the world",
+        w.result.time_s
+    );
+}
+
+/// An all-to-all's comm_size is split over its group's ranks, not the
+/// world's: two groups of two each move comm_size / 2 to the other rank.
+#[test]
+fn a_groups_all_to_all_splits_its_buffer_over_the_groups_ranks() {
+    let dir = scratch("groups-a2a");
+    let a2a = CollectiveCommType::AllToAll;
+    let ranks: Vec<Vec<Node>> = (0..4)
+        .map(|r| {
+            vec![coll_on(
+                0,
+                a2a,
+                2_000_000,
+                if r % 2 == 0 { "1" } else { "2" },
+            )]
+        })
+        .collect();
+    let prefix = write(&dir, &ranks);
+    let t = read_grouped(&prefix, &groups(r#"{"1": [0, 2], "2": [1, 3]}"#)).unwrap();
+    let r = replay_trace(
+        &t,
+        &network("mesh:4"),
+        &Choice::default(),
+        &Semantics::default(),
+        &config(),
+    )
+    .unwrap();
+    // 0 <-> 2 and 1 <-> 3 both cross 1 -> 2 (and 2 -> 1): two 1 MB
+    // messages share each direction of it, two hops.
+    close(r.result.time_s, 2.0 * LAT + 2e6 / BW);
+}
+
+/// Groups that cannot be read, and nodes that name a group wrongly, are
+/// refused in one line naming the file.
+#[test]
+fn bad_communicator_groups_are_refused_naming_the_file() {
+    for (text, says) in [
+        ("[0, 1]", "not a JSON object of communicator groups"),
+        (r#"{"0": [0, 1]}"#, "0 is the world"),
+        (r#"{"one": [0, 1]}"#, "a group's id is a whole number"),
+        (r#"{"1": [0, 0]}"#, "rank 0 is listed twice"),
+        (r#"{"1": []}"#, "it holds no rank"),
+        (r#"{"1": [0, -1]}"#, "-1 is not a rank"),
+        (r#"{"1": 3}"#, "its ranks are a list"),
+    ] {
+        let e = CommGroups::parse("groups.json", text).unwrap_err();
+        assert!(matches!(e, Error::Parse { .. }), "{text}: {e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("groups.json:") && msg.contains(says),
+            "{text}: {msg}"
+        );
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+    }
+    let dir = scratch("groups-bad");
+    let b = CollectiveCommType::Broadcast;
+    let two = |pg: &str| {
+        write(
+            &dir,
+            &[vec![coll_on(0, b, 8, pg)], vec![coll_on(0, b, 8, pg)]],
+        )
+    };
+    let g = groups(r#"{"1": [0, 1], "2": [1]}"#);
+    for (pg, g, says) in [
+        (
+            "1",
+            groups(r#"{"1": [0, 5]}"#),
+            "rank 5 is not a rank of the trace's 2",
+        ),
+        ("3", g.clone(), "pg_name \"3\" is not a group"),
+        (
+            "2",
+            g.clone(),
+            "rank 0 calls a collective on group 2, which does not hold it",
+        ),
+        (
+            "1",
+            CommGroups::default(),
+            "none was given (--comm-groups FILE)",
+        ),
+    ] {
+        let prefix = two(pg);
+        let e = read_grouped(&prefix, &g).err().unwrap();
+        assert!(matches!(e, Error::Parse { .. }), "{says}: {e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains(says), "expected '{says}' in: {msg}");
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+    }
+    // A trace of another format takes no groups.
+    let ti = dir.join("ti.txt");
+    std::fs::write(&ti, "0 init\n0 finalize\n").unwrap();
+    let e = read_grouped(&ti, &g).err().unwrap();
+    assert!(
+        matches!(
+            e,
+            Error::Param {
+                param: "comm_groups",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }

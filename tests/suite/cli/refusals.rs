@@ -1838,3 +1838,43 @@ fn nccl_flags_out_of_place_are_refused() {
         "unknown bcast algorithm 'nccl_pat'",
     );
 }
+
+/// `replay --comm-groups` takes a Chakra trace's groups only, and a file
+/// that is missing or not JSON, in one line naming it.
+#[test]
+fn communicator_groups_are_refused_for_other_traces_and_when_unreadable() {
+    let dir = scratch_dir();
+    let groups = dir.join("groups.json");
+    std::fs::write(&groups, r#"{"1": [0, 1]}"#).unwrap();
+    let g = groups.to_str().unwrap();
+    let trace = "tests/data/traces/nas-is4/index.txt";
+    refused(
+        &["replay", trace, "-t", "torus:2x2", "--comm-groups", g],
+        "--comm-groups: 'tests/data/traces/nas-is4/index.txt' is not a Chakra trace",
+    );
+    let chakra = "tests/data/chakra/all_reduce_4npus_1MB/all_reduce";
+    refused(
+        &[
+            "replay",
+            chakra,
+            "-t",
+            "torus:4",
+            "--comm-groups",
+            "no-such-groups.json",
+        ],
+        "cannot read communicator groups 'no-such-groups.json'",
+    );
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"1\": [0,").unwrap();
+    refused(
+        &[
+            "replay",
+            chakra,
+            "-t",
+            "torus:4",
+            "--comm-groups",
+            bad.to_str().unwrap(),
+        ],
+        "not a JSON object of communicator groups",
+    );
+}
