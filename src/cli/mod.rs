@@ -35,6 +35,7 @@ mod list;
 mod model;
 mod optimize;
 mod packet;
+mod progress;
 mod replay;
 mod reproduce;
 mod run;

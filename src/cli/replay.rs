@@ -2,6 +2,7 @@
 
 use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs};
 use crate::error::Error;
+use crate::sim::SimConfig;
 use crate::units::parse_bytes;
 use crate::workload::{self, Choice, Semantics};
 use anyhow::Result;
@@ -283,7 +284,10 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         }
         return Ok(0);
     }
-    let r = workload::replay_trace(&w, &topo, &choice, &sem, &cfg)?;
+    let r = super::progress::with_bar("replay", |progress| {
+        let cfg = SimConfig { progress, ..cfg };
+        workload::replay_trace(&w, &topo, &choice, &sem, &cfg)
+    })?;
     let calls: Vec<CallReport> = r
         .calls
         .iter()

@@ -18,9 +18,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::io::Write;
 
 /// One simulation's report, as printed in JSON.
 #[derive(Serialize)]
@@ -272,33 +270,16 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         }
         _ => (a.build.clone(), None),
     };
-    // A progress bar only on a terminal.
-    let (mut report, s, result) = if std::io::stderr().is_terminal() {
-        let progress = Arc::new(AtomicU64::new(0));
-        a.progress = Some(progress.clone());
-        // The run's end drops `finished`, which wakes the display at once.
-        let (finished, wake) = std::sync::mpsc::channel::<()>();
-        std::thread::scope(|scope| {
-            scope.spawn(|| show_progress(&progress, wake));
-            let one = simulate_one(
-                &a,
-                &build,
-                &topo,
-                engines[0],
-                matches!(a.format, SimFormat::Json | SimFormat::JsonCompact),
-            );
-            drop(finished);
-            one
-        })?
-    } else {
+    let (mut report, s, result) = super::progress::with_bar("simulate", |progress| {
+        a.progress = progress;
         simulate_one(
             &a,
             &build,
             &topo,
             engines[0],
             matches!(a.format, SimFormat::Json | SimFormat::JsonCompact),
-        )?
-    };
+        )
+    })?;
     if let Some(label) = auto {
         report.algorithm = label;
     }
@@ -331,27 +312,6 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         None => e,
     })?;
     Ok(0)
-}
-
-/// A progress bar on the terminal for a single run still going after a
-/// second (a 1 GiB pipeline on 9,216 ranks takes minutes).
-fn show_progress(progress: &AtomicU64, wake: std::sync::mpsc::Receiver<()>) {
-    use std::sync::mpsc::RecvTimeoutError::Timeout;
-    use std::time::Duration;
-    if wake.recv_timeout(Duration::from_secs(1)) != Err(Timeout) {
-        return;
-    }
-    let bar = ProgressBar::new(1_000_000);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} simulate [{bar:30}] {percent}% of the ops, {elapsed_precise} (eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    while wake.recv_timeout(Duration::from_millis(200)) == Err(Timeout) {
-        bar.set_position(progress.load(Ordering::Relaxed));
-    }
-    bar.finish_and_clear();
 }
 
 fn print_text(
