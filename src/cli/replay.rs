@@ -119,6 +119,8 @@ struct CollectiveRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     comm_ranks: Option<Vec<u32>>,
     algorithm: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segment_bytes: Option<u64>,
     calls: u64,
     /// From each call's first entry to its last exit, summed.
     time_s: f64,
@@ -147,6 +149,9 @@ struct CallReport {
     root: Option<u32>,
     bytes: u64,
     algorithm: &'static str,
+    /// The pipeline segment `auto` picked with the algorithm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segment_bytes: Option<u64>,
     calls: u64,
     /// The world ranks of the call's communicator, in its order (none: the
     /// world).
@@ -237,8 +242,25 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     let cfg = a
         .node
         .config(&a.build, engines, &a.drivers, breakdown, None)?;
-    if let Some(text) = a.compare.as_deref() {
-        let (kind, algs) = Choice::alternatives(text)?;
+    let compared = a.compare.as_deref().map(Choice::alternatives).transpose()?;
+    let auto = choice.has_auto()
+        || compared
+            .as_ref()
+            .is_some_and(|(_, algs)| algs.iter().any(workload::Alternative::is_auto));
+    let choice = if auto {
+        let tune = crate::optimize::machine::auto_picker(topo.clone(), cfg.clone());
+        let picker = move |collective: crate::schedule::Collective, bytes| {
+            let c = tune(collective, bytes)?;
+            Ok(workload::Picked {
+                algorithm: crate::algorithms::find(collective.kind(), &c.algorithm)?,
+                segment_bytes: c.segment_bytes,
+            })
+        };
+        choice.with_auto(workload::Auto(std::sync::Arc::new(picker)))
+    } else {
+        choice
+    };
+    if let Some((kind, algs)) = compared {
         let runs = workload::compare(&w, &topo, &choice, kind, &algs, &sem, &cfg)?;
         let best = runs
             .iter()
@@ -249,7 +271,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             .zip(&runs)
             .map(|(alg, r)| CompareRow {
                 collective: kind.name(),
-                algorithm: alg.name,
+                algorithm: alg.name(),
                 time_s: r.result.time_s,
                 to_best: r.result.time_s / best,
             })
@@ -296,6 +318,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             root: c.collective.root(),
             bytes: c.bytes,
             algorithm: c.algorithm,
+            segment_bytes: c.segment_bytes,
             calls: c.calls,
             comm_ranks: c.comm_ranks.clone(),
         })
@@ -323,6 +346,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                     bytes: c.bytes,
                     comm_ranks: c.comm_ranks.clone(),
                     algorithm: c.algorithm,
+                    segment_bytes: c.segment_bytes,
                     calls: c.calls,
                     time_s: t.time_s,
                     after_all_s: t.after_all_s,
@@ -383,7 +407,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                     c.bytes,
                     c.calls,
                     if c.calls == 1 { "" } else { "s" },
-                    c.algorithm
+                    label(c.algorithm, c.segment_bytes)
                 );
             }
             let compute = r.rank_compute_s.iter().sum::<f64>();
@@ -441,7 +465,7 @@ fn print_tables(ranks: &[RankRow], colls: &[CollectiveRow]) -> Result<()> {
             c.comm_ranks
                 .as_ref()
                 .map_or(String::new(), |r| format!(" on {r:?}")),
-            c.algorithm
+            label(c.algorithm, c.segment_bytes)
         );
         let bound = c
             .bound_s
@@ -486,7 +510,7 @@ fn print_csv(ranks: &[RankRow], colls: &[CollectiveRow]) -> Result<()> {
             c.root.map_or(String::new(), |r| r.to_string()),
             c.bytes,
             comm,
-            c.algorithm,
+            label(c.algorithm, c.segment_bytes),
             c.calls,
             c.time_s,
             c.after_all_s,
@@ -649,4 +673,13 @@ fn jobs(a: &ReplayArgs, choice: &Choice, sem: &Semantics, engines: usize) -> Res
         }
     }
     Ok(0)
+}
+
+/// An algorithm as the text and CSV reports show it: `ring`, or
+/// `pipeline/32KiB` with the segment `auto` picked.
+fn label(algorithm: &str, segment_bytes: Option<u64>) -> String {
+    match segment_bytes {
+        Some(seg) => format!("{algorithm}/{}", crate::units::format_bytes(seg)),
+        None => algorithm.to_string(),
+    }
 }

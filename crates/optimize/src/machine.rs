@@ -231,6 +231,46 @@ pub fn auto_choice(problem: &Problem, size_bytes: u64) -> Result<(Candidate, Not
     Ok((choice, notes))
 }
 
+/// `auto` for a workload's calls (`replay --algorithm allreduce=auto`):
+/// for a call of the world's ranks, the algorithm and pipeline segment of
+/// the tune table of `topology` under `config` at the call's size, as
+/// [`auto_choice`] gives them (byte-sized elements, as a replay's
+/// schedules are), each (collective, root, size) decided once.
+pub fn auto_picker(
+    topology: Topology,
+    config: SimConfig,
+) -> impl Fn(Collective, u64) -> Result<Candidate> + Send + Sync {
+    type Key = (topocoll_schedule::CollectiveKind, Option<u32>, u64);
+    type Decided = std::collections::HashMap<Key, Candidate>;
+    let decided = std::sync::Mutex::new(Decided::default());
+    move |collective: Collective, bytes| {
+        let key = (collective.kind(), collective.root(), bytes);
+        if let Some(c) = decided
+            .lock()
+            .map_err(|_| invalid!("auto: a pricing thread failed"))?
+            .get(&key)
+        {
+            return Ok(c.clone());
+        }
+        let problem = Problem {
+            collective,
+            dtype: Dtype::U8,
+            op: ReduceOp::Sum,
+            topology: &topology,
+            config: config.clone(),
+            engines: vec![config.engines],
+            library: None,
+            counts: None,
+        };
+        let (choice, _) = auto_choice(&problem, bytes)?;
+        decided
+            .lock()
+            .map_err(|_| invalid!("auto: a pricing thread failed"))?
+            .insert(key, choice.clone());
+        Ok(choice)
+    }
+}
+
 /// The runs `tune --calibrate` times, each isolating one figure of
 /// [`Machine`] (see [`Calibration::fit`]).
 #[derive(Clone, Copy, Debug)]

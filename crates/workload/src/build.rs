@@ -33,7 +33,7 @@
 //! from the others'.
 
 use crate::action::{Action, Call, Mode, Step, Workload};
-use crate::choice::{Choice, Sends};
+use crate::choice::{Choice, Picked, Sends};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -116,6 +116,8 @@ pub struct CallSummary {
     pub collective: Collective,
     pub bytes: u64,
     pub algorithm: &'static str,
+    /// The pipeline segment `auto` picked for it (none: the algorithm's own).
+    pub segment_bytes: Option<u64>,
     pub calls: u64,
     /// The communicator: an index into the workload's `comms` (0, the
     /// world), and its world ranks in its order when it is not the world.
@@ -797,13 +799,22 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                     .collect(),
                 _ => first.counts.clone(),
             };
-            let (alg, sends) = choose(c as u32).entry(first.collective.kind())?;
+            let served = choose(c as u32)
+                .serve(first.collective, first.bytes, world)
+                .map_err(|e| {
+                    Error::parse(
+                        &w.files[m0],
+                        first_line,
+                        format!("collective call {}{}: {e}", k + 1, on_comm(w, c as u32)),
+                    )
+                })?;
             let key = CallKey {
                 kind: first.collective.kind() as usize,
                 root: first.collective.root().unwrap_or(0),
                 bytes: first.bytes,
                 counts,
-                alg: alg as *const _ as usize,
+                alg: served.picked.algorithm as *const _ as usize,
+                segment_bytes: served.picked.segment_bytes,
                 on: match (world, placed) {
                     (true, _) => On::World,
                     (false, true) => On::Placed(members.clone()),
@@ -825,22 +836,23 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                         }
                         On::Ranks(_) => None,
                     };
-                    let schedule = schedule_of(first, &key.counts, members.len(), on_topo, alg)
-                        .map_err(|e| {
-                            Error::parse(
-                                &w.files[m0],
-                                first_line,
-                                format!(
-                                    "collective call {}{} ({}): {e}",
-                                    k + 1,
-                                    on_comm(w, c as u32),
-                                    describe(first)
-                                ),
-                            )
-                        })?;
+                    let schedule =
+                        schedule_of(first, &key.counts, members.len(), on_topo, served.picked)
+                            .map_err(|e| {
+                                Error::parse(
+                                    &w.files[m0],
+                                    first_line,
+                                    format!(
+                                        "collective call {}{} ({}): {e}",
+                                        k + 1,
+                                        on_comm(w, c as u32),
+                                        describe(first)
+                                    ),
+                                )
+                            })?;
                     distinct.push(Distinct {
                         schedule,
-                        sends,
+                        sends: served.sends,
                         route: Vec::new(),
                     });
                     index.insert(key, distinct.len() - 1);
@@ -851,7 +863,8 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                 summary.push(CallSummary {
                     collective: first.collective,
                     bytes: first.bytes,
-                    algorithm: alg.name,
+                    algorithm: served.picked.algorithm.name,
+                    segment_bytes: served.picked.segment_bytes,
                     calls: 0,
                     comm: c as u32,
                     comm_ranks: (c != 0).then(|| members.clone()),
@@ -911,6 +924,7 @@ struct CallKey {
     bytes: u64,
     counts: Vec<u64>,
     alg: usize,
+    segment_bytes: Option<u64>,
     on: On,
 }
 
@@ -972,9 +986,10 @@ fn schedule_of(
     counts: &[u64],
     p: usize,
     topo: Option<&Topology>,
-    alg: &'static algorithms::Algorithm,
+    picked: Picked,
 ) -> Result<Schedule> {
     let mut req = Request::new(c.collective, p, c.bytes, Dtype::U8, ReduceOp::Sum, topo)?;
+    req.segment_bytes = picked.segment_bytes;
     match c.collective {
         Collective::Alltoallv => {
             req = req.with_sizes(Arc::new(Sizes::per_pair(p, counts.to_vec())?))?;
@@ -984,7 +999,7 @@ fn schedule_of(
         }
         _ => {}
     }
-    let s = algorithms::build(alg, &req)?;
+    let s = algorithms::build(picked.algorithm, &req)?;
     topocoll_schedule::verify(&s)?;
     if s.programs.iter().flat_map(|prog| prog.ops.iter()).any(
         |op| matches!(op, Op::Send { tag, .. } | Op::Recv { tag, .. } if *tag >= COLLECTIVE_TAGS),

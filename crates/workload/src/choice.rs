@@ -3,10 +3,11 @@
 //! `smpi/<collective>:<name>` options mapped onto topocoll's algorithms, or
 //! the default of each.
 
+use std::sync::Arc;
 use topocoll_algorithms::{self as algorithms, Algorithm};
 use topocoll_base::error::{did_you_mean, Result};
 use topocoll_base::invalid;
-use topocoll_schedule::CollectiveKind;
+use topocoll_schedule::{Collective, CollectiveKind};
 
 /// How a collective's schedule sends its large messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,10 +23,64 @@ pub enum Sends {
 }
 
 /// An algorithm for each collective, and how it sends (none chosen: each
-/// collective's default).
+/// collective's default), or `auto` for some: the algorithm [`Auto`]
+/// picks for each call's size.
 #[derive(Clone, Debug, Default)]
 pub struct Choice {
     chosen: [Option<(&'static Algorithm, Sends)>; 13],
+    auto: [bool; 13],
+    picker: Option<Auto>,
+}
+
+/// What serves the collectives chosen as `auto`: the algorithm, and its
+/// pipeline segment when it pipelines, for a call of the world's ranks by
+/// its collective and bytes (the caller's tune table for this network; the
+/// workload layer knows nothing of tuning).
+#[derive(Clone)]
+pub struct Auto(pub Arc<AutoFn>);
+
+/// [`Auto`]'s function.
+pub type AutoFn = dyn Fn(Collective, u64) -> Result<Picked> + Send + Sync;
+
+/// An algorithm and the pipeline segment it runs with (none: its own).
+#[derive(Clone, Copy, Debug)]
+pub struct Picked {
+    pub algorithm: &'static Algorithm,
+    pub segment_bytes: Option<u64>,
+}
+
+/// How one call is served.
+#[derive(Clone, Copy, Debug)]
+pub struct Served {
+    pub picked: Picked,
+    pub sends: Sends,
+}
+
+impl std::fmt::Debug for Auto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Auto(..)")
+    }
+}
+
+/// One of `--compare`'s alternatives.
+#[derive(Clone, Copy, Debug)]
+pub enum Alternative {
+    Algorithm(&'static Algorithm),
+    /// The tune table's choice at each call's size.
+    Auto,
+}
+
+impl Alternative {
+    pub fn is_auto(&self) -> bool {
+        matches!(self, Alternative::Auto)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Alternative::Algorithm(a) => a.name,
+            Alternative::Auto => "auto",
+        }
+    }
 }
 
 /// Each collective's algorithm when none is chosen: SMPI's default where
@@ -117,18 +172,17 @@ impl Choice {
                 ));
             };
             let kind = CollectiveKind::parse(coll.trim())?;
-            c.set(
-                kind,
-                algorithms::find(kind, alg.trim())?,
-                Sends::AsScheduled,
-            );
+            match alg.trim() {
+                "auto" => c.set_auto(kind),
+                name => c.set(kind, algorithms::find(kind, name)?, Sends::AsScheduled),
+            }
         }
         Ok(c)
     }
 
     /// `COLLECTIVE=A,B,...` (`--compare`): one collective and the
     /// algorithms to price the workload under, each in turn.
-    pub fn alternatives(text: &str) -> Result<(CollectiveKind, Vec<&'static Algorithm>)> {
+    pub fn alternatives(text: &str) -> Result<(CollectiveKind, Vec<Alternative>)> {
         let Some((coll, list)) = text.split_once('=') else {
             return Err(invalid!(
                 "--compare: '{text}' is not COLLECTIVE=ALGORITHM,ALGORITHM,... (allreduce=ring,rabenseifner)"
@@ -139,7 +193,10 @@ impl Choice {
             .split(',')
             .map(str::trim)
             .filter(|a| !a.is_empty())
-            .map(|a| algorithms::find(kind, a))
+            .map(|a| match a {
+                "auto" => Ok(Alternative::Auto),
+                name => algorithms::find(kind, name).map(Alternative::Algorithm),
+            })
             .collect::<Result<Vec<_>>>()?;
         if algs.is_empty() {
             return Err(invalid!("--compare: {} names no algorithm", kind.name()));
@@ -150,6 +207,32 @@ impl Choice {
     /// Sets the algorithm of `kind` and how it sends.
     pub fn set(&mut self, kind: CollectiveKind, alg: &'static Algorithm, sends: Sends) {
         self.chosen[kind as usize] = Some((alg, sends));
+        self.auto[kind as usize] = false;
+    }
+
+    /// `kind` is served by the [`Auto`] given with [`Choice::with_auto`].
+    pub fn set_auto(&mut self, kind: CollectiveKind) {
+        self.chosen[kind as usize] = None;
+        self.auto[kind as usize] = true;
+    }
+
+    /// Sets `alternative` for `kind`, as `--compare` prices it.
+    pub fn set_alternative(&mut self, kind: CollectiveKind, alternative: Alternative) {
+        match alternative {
+            Alternative::Algorithm(a) => self.set(kind, a, Sends::AsScheduled),
+            Alternative::Auto => self.set_auto(kind),
+        }
+    }
+
+    /// Whether some collective is `auto`.
+    pub fn has_auto(&self) -> bool {
+        self.auto.contains(&true)
+    }
+
+    /// This choice with `picker` serving its `auto` collectives.
+    pub fn with_auto(mut self, picker: Auto) -> Choice {
+        self.picker = Some(picker);
+        self
     }
 
     /// Takes SimGrid's option `smpi/<collective>:<name>` (`key` is
@@ -203,7 +286,40 @@ impl Choice {
         }
     }
 
-    /// The algorithm that serves `kind`, and how it sends.
+    /// The algorithm that serves a call of `collective` of `bytes` (on the
+    /// world's ranks when `world`), and how it sends.
+    pub fn serve(&self, collective: Collective, bytes: u64, world: bool) -> Result<Served> {
+        let kind = collective.kind();
+        if !self.auto[kind as usize] {
+            let (algorithm, sends) = self.entry(kind)?;
+            return Ok(Served {
+                picked: Picked {
+                    algorithm,
+                    segment_bytes: None,
+                },
+                sends,
+            });
+        }
+        let Some(picker) = &self.picker else {
+            return Err(invalid!(
+                "{} auto: no tune table was given to choose from",
+                kind.name()
+            ));
+        };
+        if !world {
+            return Err(invalid!(
+                "{} auto: the tune table is the world's; a call on another communicator needs an algorithm named",
+                kind.name()
+            ));
+        }
+        Ok(Served {
+            picked: (picker.0)(collective, bytes)?,
+            sends: Sends::AsScheduled,
+        })
+    }
+
+    /// The algorithm that serves `kind` when it is not `auto`, and how it
+    /// sends.
     pub fn entry(&self, kind: CollectiveKind) -> Result<(&'static Algorithm, Sends)> {
         match self.chosen[kind as usize] {
             Some(a) => Ok(a),
@@ -242,5 +358,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("(mapped: default, lr, rdb)"), "{e}");
+    }
+
+    /// `auto` is served by the picker for a world call, with its segment;
+    /// refused off the world and with no picker; other collectives keep
+    /// their entry.
+    #[test]
+    fn auto_is_the_pickers_choice_on_the_world_only() {
+        let c = Choice::parse("allreduce=auto,bcast=binomial").unwrap();
+        assert!(c.has_auto());
+        let allreduce = Collective::Allreduce;
+        let e = c.serve(allreduce, 64, true).unwrap_err().to_string();
+        assert!(e.contains("no tune table"), "{e}");
+        let ring = algorithms::find(CollectiveKind::Allreduce, "ring").unwrap();
+        let c = c.with_auto(Auto(Arc::new(move |_, bytes| {
+            Ok(Picked {
+                algorithm: ring,
+                segment_bytes: Some(bytes / 2),
+            })
+        })));
+        let s = c.serve(allreduce, 64, true).unwrap();
+        assert_eq!(
+            (s.picked.algorithm.name, s.picked.segment_bytes),
+            ("ring", Some(32))
+        );
+        assert_eq!(s.sends, Sends::AsScheduled);
+        let e = c.serve(allreduce, 64, false).unwrap_err().to_string();
+        assert!(e.contains("communicator"), "{e}");
+        let b = c.serve(Collective::Bcast { root: 1 }, 64, false).unwrap();
+        assert_eq!(
+            (b.picked.algorithm.name, b.picked.segment_bytes),
+            ("binomial", None)
+        );
     }
 }

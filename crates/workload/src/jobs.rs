@@ -445,6 +445,17 @@ pub fn run(jf: &JobFile, s: &Setting) -> Result<JobsReport> {
             })?,
             None => s.choice.clone(),
         };
+        if choice.has_auto() {
+            // The tune table is of one whole network; a job runs on its hosts.
+            return Err(Error::parse(
+                &jf.file,
+                job.line,
+                format!(
+                    "job '{}': auto chooses for the whole network, not a job's hosts; name the algorithm",
+                    job.name
+                ),
+            ));
+        }
         loaded.push((w, hosts, choice));
     }
     let bg = jf

@@ -27,7 +27,7 @@ pub mod simgrid_ti;
 
 pub use action::{Action, Call, Mode, Step, Workload};
 pub use build::{Built, CallSummary, Semantics, SMPI_EAGER_BYTES};
-pub use choice::Choice;
+pub use choice::{Alternative, Auto, Choice, Picked, Served};
 
 use std::path::Path;
 use topocoll_base::error::Result;
@@ -186,14 +186,14 @@ pub fn compare(
     topo: &Topology,
     choice: &Choice,
     kind: topocoll_schedule::CollectiveKind,
-    algs: &[&'static topocoll_algorithms::Algorithm],
+    algs: &[choice::Alternative],
     sem: &Semantics,
     cfg: &SimConfig,
 ) -> Result<Vec<Replayed>> {
     algs.iter()
         .map(|&alg| {
             let mut c = choice.clone();
-            c.set(kind, alg, choice::Sends::AsScheduled);
+            c.set_alternative(kind, alg);
             replay_trace(t, topo, &c, sem, cfg)
         })
         .collect()

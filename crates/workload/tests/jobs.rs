@@ -115,8 +115,9 @@ fn background_traffic_on_a_jobs_link_slows_it() {
     assert_eq!(r.shared[0].users, ["a", "background"]);
 }
 
-/// Placements that overlap or name a host the network lacks are refused
-/// in one line naming the job file and the job's line.
+/// Placements that overlap or name a host the network lacks, and `auto`
+/// for a job, are refused in one line naming the job file and the job's
+/// line.
 #[test]
 fn overlapping_or_unknown_placements_are_refused() {
     let cases = [
@@ -136,6 +137,11 @@ fn overlapping_or_unknown_placements_are_refused() {
             "a job needs its hosts",
         ),
         ("[[job]]\ntrace = \"msg.txt\"\nhosts = [0, 1]\nwhen = 3\n", ":4:", "unknown field `when`"),
+        (
+            "[[job]]\ntrace = \"msg.txt\"\nhosts = [0, 1]\nalgorithm = \"allreduce=auto\"\n",
+            ":1:",
+            "auto chooses for the whole network",
+        ),
     ];
     for (i, (toml, at, what)) in cases.into_iter().enumerate() {
         let f = job_file(&format!("bad{i}"), toml);

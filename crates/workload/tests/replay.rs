@@ -244,15 +244,15 @@ fn comparing_algorithms_replays_the_workload_under_each() {
     )
     .unwrap();
     for (alg, run) in algs.iter().zip(&runs) {
-        let alone = Choice::parse(&format!("allreduce={}", alg.name)).unwrap();
+        let alone = Choice::parse(&format!("allreduce={}", alg.name())).unwrap();
         let t = replay(&w, &topo, &alone, &Semantics::default(), &config()).unwrap();
         assert_eq!(
             run.result.time_s.to_bits(),
             t.result.time_s.to_bits(),
             "{}",
-            alg.name
+            alg.name()
         );
-        assert_eq!(run.calls[0].algorithm, alg.name);
+        assert_eq!(run.calls[0].algorithm, alg.name());
     }
     assert!(Choice::alternatives("allreduce").is_err());
     assert!(Choice::alternatives("allreduce=nosuch").is_err());

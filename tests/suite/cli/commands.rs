@@ -890,3 +890,66 @@ fn replay_reads_chakra_traces_by_prefix_or_rank_file() {
         assert!(v["time_s"].as_f64().unwrap() > 0.0);
     }
 }
+
+/// `replay --algorithm allreduce=auto` serves a world call by the
+/// algorithm and segment `simulate -a auto` picks at its size on the same
+/// network, to simulate's time (and to the time of the algorithm named
+/// when it does not pipeline); `--compare` prices `auto` as one of its
+/// rows; a call on another communicator is refused in one line.
+#[test]
+fn replay_auto_serves_a_world_call_by_the_tune_tables_choice() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let trace = format!("{data}/chakra/all_reduce_4npus_1MB/all_reduce");
+    let mut segmented = 0;
+    for spec in ["torus:4", "mesh:2x2", "hypercube:2"] {
+        let replay = |alg: &str| {
+            let (code, out, err) = topocoll_line(&format!(
+                "replay {trace} -t {spec} --algorithm allreduce={alg} --format json"
+            ));
+            assert_eq!(code, 0, "{spec} {alg}: {err}");
+            serde_json::from_str::<serde_json::Value>(&out).unwrap()
+        };
+        let auto = replay("auto");
+        let call = &auto["calls"][0];
+        let picked = call["algorithm"].as_str().unwrap().to_string();
+        let (code, out, err) = topocoll_line(&format!(
+            "simulate -t {spec} -c allreduce -a auto -s 1MiB --format json"
+        ));
+        assert_eq!(code, 0, "{spec}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let label = match call["segment_bytes"].as_u64() {
+            Some(seg) => {
+                segmented += 1;
+                format!("{picked}/{}KiB", seg / 1024)
+            }
+            None => {
+                assert_eq!(replay(&picked)["time_s"], auto["time_s"], "{spec} {picked}");
+                picked
+            }
+        };
+        assert_eq!(v["algorithm"], format!("auto:{label}"), "{spec}");
+        let (want, got) = (time_s(&out), auto["time_s"].as_f64().unwrap());
+        assert!(
+            (got - want).abs() <= 1e-9 * want,
+            "{spec}: {got:e} s, simulate {want:e} s"
+        );
+        let (code, out, err) = topocoll_line(&format!(
+            "replay {trace} -t {spec} --compare allreduce=ring,auto --format json"
+        ));
+        assert_eq!(code, 0, "{spec}: {err}");
+        let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(rows[1]["algorithm"], "auto", "{out}");
+        assert_eq!(rows[1]["time_s"], auto["time_s"], "{out}");
+    }
+    assert!(segmented > 0, "no network picked a pipelining algorithm");
+    let split = format!("{data}/communicators/comm-split4/index.txt");
+    let (code, _, err) = topocoll_line(&format!(
+        "replay {split} -t torus:2x2 --algorithm bcast=auto"
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("communicator") && err.contains("auto"),
+        "{err}"
+    );
+}
