@@ -778,6 +778,16 @@ pub struct NodeModelArgs {
     /// Ranks start at random offsets in [0, SKEW) seconds.
     #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub skew: Option<f64>,
+    /// Price as SimGrid's smpirun does by default (network/model:SMPI):
+    /// its piecewise bandwidth and latency factors, weight-S, cross-traffic,
+    /// the TCP window, rendezvous matching and SMPI's header; replay's
+    /// `--cfg=network/...` options override it as they do in SimGrid.
+    #[arg(long)]
+    pub simgrid: bool,
+    /// SimGrid's network options over `--simgrid` (KEY, VALUE), from
+    /// replay's `--cfg`.
+    #[arg(skip)]
+    pub simgrid_options: Vec<(String, String)>,
 }
 
 /// How the simulator runs (the result does not depend on these).
@@ -865,7 +875,7 @@ impl NodeModelArgs {
             )
             .into());
         }
-        Ok(SimConfig {
+        let mut cfg = SimConfig {
             engines,
             overhead_s: self.overhead,
             compute_bandwidth: self.compute_bandwidth,
@@ -877,6 +887,7 @@ impl NodeModelArgs {
             tcp_window: self.tcp_window,
             header_bytes: self.header_bytes,
             rendezvous: self.rendezvous,
+            simgrid: None,
             skew: self.skew.map_or(Skew::None, |max_s| Skew::Random {
                 max_s,
                 seed: build.seed.unwrap_or(0),
@@ -891,7 +902,36 @@ impl NodeModelArgs {
             progress,
             deadline: crate::limits::Deadline::NONE,
             solve_start: crate::sim::SolveStart::Pruned,
-        })
+        };
+        let options: Vec<(&str, &str)> = self
+            .simgrid_options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if self.simgrid {
+            let set = [
+                (
+                    self.tcp_window.is_some(),
+                    "--tcp-window (--cfg=network/TCP-gamma:BYTES)",
+                ),
+                (self.header_bytes != 0, "--header-bytes"),
+                (sharing != Sharing::MaxMin, "--sharing"),
+                (self.flow_cap.is_some(), "--flow-cap"),
+            ];
+            if let Some((_, flag)) = set.iter().find(|s| s.0) {
+                return Err(Error::Invalid(format!(
+                    "{flag}: --simgrid prices with SimGrid's own (give its --cfg options)"
+                ))
+                .into());
+            }
+            crate::sim::simgrid::configure(&mut cfg, &options)?;
+        } else if let Some((k, v)) = options.first() {
+            return Err(Error::Invalid(format!(
+                "--cfg={k}:{v}: SimGrid's network options set its model: give --simgrid"
+            ))
+            .into());
+        }
+        Ok(cfg)
     }
 
     /// `build`'s topology (which a simulation needs) with the link and

@@ -36,9 +36,10 @@ pub struct ReplayArgs {
     /// message has arrived [default: 64KiB, SMPI's].
     #[arg(long)]
     pub eager_threshold: Option<String>,
-    /// SimGrid's options that choose collective algorithms,
-    /// `--cfg=smpi/allreduce:lr` (SimGrid's names), and
-    /// `--cfg=network/model:CM02`, the model the node-model flags describe.
+    /// SimGrid's options: those that choose collective algorithms,
+    /// `--cfg=smpi/allreduce:lr` (SimGrid's names); with `--simgrid`, its
+    /// network options (`network/model:CM02`, `network/crosstraffic:0`,
+    /// `smpi/bw-factor:0:1`, ...); `smpi/send-is-detached-thresh`.
     #[arg(long = "cfg", value_name = "KEY:VALUE")]
     pub cfg: Vec<String>,
     /// A Chakra trace's communicator groups, as ASTRA-sim's
@@ -192,16 +193,32 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         Some(list) => Choice::parse(list.as_str())?,
         None => Choice::default(),
     };
-    for option in &a.cfg {
-        choice.simgrid_option(option)?;
-    }
-    let sem = Semantics {
+    let mut sem = Semantics {
         eager_bytes: match a.eager_threshold.as_deref() {
             Some(t) => parse_bytes(t)?,
             None => workload::SMPI_EAGER_BYTES,
         },
         flops: a.flops.as_deref().map(workload::parse_flops).transpose()?,
     };
+    // SimGrid's options, each to the layer it sets: the network model, the
+    // calls' semantics, or a collective's algorithm.
+    for option in &a.cfg {
+        let Some((key, value)) = option.split_once(':') else {
+            return Err(Error::Invalid(format!("--cfg={option}: not KEY:VALUE")).into());
+        };
+        if crate::sim::simgrid::NETWORK_KEYS.contains(&key) {
+            a.node.simgrid_options.push((key.into(), value.into()));
+        } else if key == "smpi/send-is-detached-thresh" && a.eager_threshold.is_some() {
+            return Err(Error::Invalid(format!(
+                "--cfg={key}: --eager-threshold sets it too: give one"
+            ))
+            .into());
+        } else if !sem.simgrid_option(key, value)? {
+            let mut others = crate::sim::simgrid::NETWORK_KEYS.to_vec();
+            others.extend(workload::SIMGRID_SEMANTICS_KEYS);
+            choice.simgrid_option(key, value, &others)?;
+        }
+    }
     if workload::jobs::is_job_file(Path::new(&a.trace)) {
         if a.breakdown {
             return Err(Error::Invalid(

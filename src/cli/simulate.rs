@@ -349,7 +349,11 @@ fn print_text(
         s.dtype.name(),
         r.engines,
         value_name(&a.node.sharing),
-        value_name(&a.node.fairness)
+        if a.node.simgrid {
+            "rtt, SimGrid's SMPI model".to_string()
+        } else {
+            value_name(&a.node.fairness)
+        }
     )?;
     let sec = crate::units::format_seconds;
     writeln!(out, "time            {}", sec(r.time_s))?;

@@ -13,7 +13,8 @@
 #            alltoall ring, bcast binomial_tree, and allreduce lr where P divides the size
 #   --replay the committed application traces (tests/data/traces: NAS IS, EP, DT) replayed
 #            by `smpirun -replay` and by `topocoll replay` on SimGrid's own platforms;
-#            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv
+#            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv (CM02)
+#            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off)
 #   --all    all of them
 #   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
 #   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
@@ -147,6 +148,41 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     done
   done
   if [ "$record" = 1 ]; then cp "$times" "$repo/tests/data/traces/simgrid-times.tsv"; fi
+
+  # The same under SimGrid's default model, SMPI's (smpirun's default; topocoll --simgrid),
+  # cross-traffic on (SimGrid's default) and off.
+  smpi_times="$work/simgrid-smpi-times.tsv"
+  printf 'trace\tplatform\tranks\tcrosstraffic\tsimgrid_s\n' >"$smpi_times"
+  echo
+  echo "| trace | platform | ranks | cross-traffic | SimGrid replay, SMPI (s) | topocoll replay --simgrid (s) | topocoll / SimGrid |"
+  echo "|---|---|---:|---|---:|---:|---:|"
+  for dir in "$repo"/tests/data/traces/nas-*/; do
+    t="$(basename "$dir")"
+    ranks=$(wc -l <"$dir/index.txt")
+    read -r -a cfg <<<"$(cat "$dir/cfg")"
+    for p in cluster_backbone small_platform griffon cluster_multi; do
+      xml="$repo/tests/data/simgrid-platforms/$p.xml"
+      hosts="$work/hosts_$p.txt"
+      python3 "$here/hosts.py" "$xml" >"$hosts.all"
+      [ "$(wc -l <"$hosts.all")" -ge "$ranks" ] || continue
+      head -n "$ranks" "$hosts.all" >"$hosts"
+      if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
+      for ct in 1 0; do
+        (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
+            --cfg=network/crosstraffic:$ct "${cfg[@]}" \
+            --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.smpi$ct.out" 2>&1 \
+          || { echo "smpirun -replay failed, see $work/$t.$p.smpi$ct.out" >&2; exit 1; }
+        sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9e", e }' "$work/$t.$p.smpi$ct.out")
+        off=(); [ "$ct" = 0 ] && off=(--cfg=network/crosstraffic:0)
+        tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --simgrid "${off[@]}" \
+          "${cfg[@]}" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
+        printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$ct" "$sg" >>"$smpi_times"
+        python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {sys.argv[6]} | {s:.9e} | {t:.9e} | {t / s:.6f} |')" \
+          "$sg" "$tc" "$t" "$p" "$ranks" "$([ "$ct" = 1 ] && echo on || echo off)"
+      done
+    done
+  done
+  if [ "$record" = 1 ]; then cp "$smpi_times" "$repo/tests/data/traces/simgrid-smpi-times.tsv"; fi
   [ "$mode" = replay ] && exit 0
 fi
 

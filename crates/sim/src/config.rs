@@ -66,6 +66,10 @@ pub struct SimConfig {
     /// A transfer starts only once its receive is posted (SimGrid's mailbox
     /// matching, MPI rendezvous); otherwise messages are eager.
     pub rendezvous: bool,
+    /// SimGrid's flow model over the RTT-weighted shares: its bandwidth and
+    /// latency factors, weight-S and cross-traffic (`simgrid`); none: each
+    /// flow at its max-min share, its latency its route's.
+    pub simgrid: Option<std::sync::Arc<crate::simgrid::SimgridModel>>,
     pub skew: Skew,
     // --- How the run is driven, and what it reports besides.
     /// Record spans for a Chrome trace.
@@ -107,6 +111,7 @@ impl Default for SimConfig {
             tcp_window: None,
             header_bytes: 0,
             rendezvous: false,
+            simgrid: None,
             skew: Skew::None,
             trace: false,
             fold: true,
@@ -165,6 +170,13 @@ impl SimConfig {
                     " must be from 1 byte to 2^50 bytes, got {w}"
                 ));
             }
+        }
+        if self.simgrid.is_some()
+            && (self.fairness != Fairness::Rtt || self.sharing != Sharing::MaxMin)
+        {
+            return Err(invalid!(
+                "SimGrid's flow model weights max-min shares by RTT: it needs --fairness rtt and --sharing maxmin"
+            ));
         }
         match &self.skew {
             // Up to 10^9 s (32 years): beyond, the run's own times vanish

@@ -192,6 +192,10 @@ struct Flow {
     /// Position of this flow in each of its links' flow lists (inline for
     /// short routes, which are the ones where a pointer chase shows).
     pos: SmallVec<[u32; 4]>,
+    /// What the flow takes of each link per unit of its rate, hop by hop;
+    /// empty: 1 on every hop (all but SimGrid's cross-traffic, whose route
+    /// back takes 5% of the rate).
+    coef: SmallVec<[f64; 4]>,
     /// Largest rate the flow may take (bytes/s), `f64::INFINITY` when uncapped.
     cap: f64,
     /// Bytes left as of `since`.
@@ -333,6 +337,9 @@ pub struct MaxMin {
     /// The finite caps of the affected flows, `(key(cap / weight), id, slot)`:
     /// kept out of the heap (they rarely bind), as a lazy minimum.
     caps: Vec<(u64, u32, u32)>,
+    /// Whether any flow has coefficients (`Flow::coef`): the loops read
+    /// them only then.
+    scaled: bool,
     #[cfg_attr(not(feature = "counters"), allow(dead_code))]
     counts: Counts,
     /// Statistics: recomputations, flows solved, and solve rounds.
@@ -384,6 +391,7 @@ impl MaxMin {
             touched: Vec::new(),
             heap: LinkHeap::default(),
             caps: Vec::new(),
+            scaled: false,
             counts: Counts::default(),
             recomputed_flows: 0,
             recomputes: 0,
@@ -398,6 +406,27 @@ impl MaxMin {
     pub fn add(&mut self, id: u32, now: f64, links: &[u32], bytes: f64, weight: f64, cap: f64) {
         self.insert(id, now, links, bytes, weight, cap, (0.0, NO_BOTTLENECK));
         self.dirty.extend_from_slice(links);
+    }
+
+    /// Starts flow `id` as [`MaxMin::add`] does, taking `coef[k]` of link
+    /// `links[k]` per unit of its rate (a link may be listed twice, as a
+    /// route and the route back through it are).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_scaled(
+        &mut self,
+        id: u32,
+        now: f64,
+        links: &[u32],
+        coef: &[f64],
+        bytes: f64,
+        weight: f64,
+        cap: f64,
+    ) {
+        debug_assert_eq!(links.len(), coef.len());
+        self.add(id, now, links, bytes, weight, cap);
+        let s = self.slot[id as usize] as usize;
+        self.flows[s].coef.extend_from_slice(coef);
+        self.scaled = true;
     }
 
     /// Whether no flow is active.
@@ -469,6 +498,7 @@ impl MaxMin {
         self.active.push(s);
         let f = &mut self.flows[i];
         f.id = id;
+        f.coef.clear();
         f.links.clear();
         f.links.extend_from_slice(links);
         f.pos.clear();
@@ -513,6 +543,7 @@ impl MaxMin {
         self.dirty.extend(f.links.iter().map(|&l| l | LEFT));
         f.links.clear();
         f.pos.clear();
+        f.coef.clear();
     }
 
     /// The active flows on `link`.
@@ -662,6 +693,7 @@ impl MaxMin {
             ref mut touched,
             ref mut caps,
             ref mut counts,
+            scaled,
             ..
         } = *self;
         let _ = &counts;
@@ -672,7 +704,7 @@ impl MaxMin {
                 // Equal caps are taken in the order of the caller's ids.
                 caps.push((key(fl.cap / w), fl.id, f));
             }
-            for &l in &fl.links {
+            for (hop, &l) in fl.links.iter().enumerate() {
                 let ls = at_mut(link, l);
                 if ls.mark != lg {
                     ls.mark = lg;
@@ -687,7 +719,7 @@ impl MaxMin {
                     ls.stirred = tg;
                     touched.push(l);
                 }
-                ls.wsum0 += w;
+                ls.wsum0 += if scaled { w * coef(fl, hop) } else { w };
                 ls.inset += 1;
             }
         }
@@ -701,10 +733,14 @@ impl MaxMin {
             } else {
                 count!(@counts.touch_setup += list.len());
                 let mut fixed = 0.0;
-                for &(h, _) in list {
-                    let h = at(hot, h);
+                for &(f, hop) in list {
+                    let h = at(hot, f);
                     if h.mark != generation {
-                        fixed += h.rate;
+                        fixed += if scaled {
+                            h.rate * coef(at(flows, f), hop as usize)
+                        } else {
+                            h.rate
+                        };
                     }
                 }
                 (cap - fixed).max(0.0)
@@ -847,7 +883,9 @@ impl MaxMin {
             ref link,
             ref comp_links,
             ref mut comp_flows,
+            ref flows,
             ref mut counts,
+            scaled,
             ..
         } = *self;
         let _ = &counts;
@@ -871,18 +909,23 @@ impl MaxMin {
             // among those whose bottleneck it is.
             let mut max_in = 0.0f64;
             let mut max_in_bottlenecked = 0.0f64;
-            for &(f, _) in list {
+            for &(f, hop) in list {
                 let h = at(hot, f);
+                let c = if scaled {
+                    coef(at(flows, f), hop as usize)
+                } else {
+                    1.0
+                };
                 if h.mark == generation {
                     let r = h.new_rate;
-                    load += r;
+                    load += r * c;
                     let rho = r / h.weight;
                     max_in = max_in.max(rho);
                     if h.new_bottleneck == l {
                         max_in_bottlenecked = max_in_bottlenecked.max(rho);
                     }
                 } else {
-                    load += h.rate;
+                    load += h.rate * c;
                     outside = true;
                 }
             }
@@ -939,15 +982,23 @@ fn freeze(
     h.new_rate = rate;
     h.new_bottleneck = bottleneck;
     let w = h.weight;
-    for &l in &at(flows, f).links {
+    let fl = at(flows, f);
+    for (hop, &l) in fl.links.iter().enumerate() {
+        let c = coef(fl, hop);
         let ls = at_mut(link, l);
-        ls.rem -= rate;
-        ls.wsum -= w;
+        ls.rem -= rate * c;
+        ls.wsum -= w * c;
         ls.unfrozen -= 1;
         if moved {
             ls.stirred = pass;
         }
     }
+}
+
+/// What flow `f` takes of its hop `hop`'s link per unit of its rate.
+#[inline(always)]
+fn coef(f: &Flow, hop: usize) -> f64 {
+    f.coef.get(hop).copied().unwrap_or(1.0)
 }
 
 #[cfg(feature = "counters")]
@@ -1125,6 +1176,36 @@ mod tests {
             );
             for x in r {
                 assert!((x - 0.5).abs() <= 1e-9 * 0.5, "{x}");
+            }
+        }
+    }
+
+    /// A flow that takes 5% of its rate on a link (a route back under
+    /// cross-traffic) is counted at 5% there: with one flow of the link's
+    /// own, the two fill it at one level, 1 / 1.05; held elsewhere at 0.5,
+    /// it leaves the other 1 − 0.025. Solved at once or one flow after the
+    /// other, the same rates.
+    #[test]
+    fn a_flows_coefficient_is_what_it_takes_of_a_link() {
+        for (b_link, want_a, want_b) in [(1.0, 1.0 / 1.05, 1.0 / 1.05), (0.5, 0.975, 0.5)] {
+            for together in [true, false] {
+                let mut m = MaxMin::new(vec![1.0, b_link]);
+                let mut out = Vec::new();
+                m.add(0, 0.0, &[0], 1.0, 1.0, f64::INFINITY);
+                if !together {
+                    m.recompute(0.0, &mut out);
+                    assert_eq!(m.rate(0), 1.0);
+                }
+                m.add_scaled(1, 0.0, &[1, 0], &[1.0, 0.05], 1.0, 1.0, f64::INFINITY);
+                m.recompute(0.0, &mut out);
+                let (a, b) = (m.rate(0), m.rate(1));
+                assert!(
+                    (a - want_a).abs() < 1e-12 && (b - want_b).abs() < 1e-12,
+                    "{a} {b}"
+                );
+                m.remove(1);
+                m.recompute(0.0, &mut out);
+                assert_eq!(m.rate(0), 1.0);
             }
         }
     }

@@ -64,6 +64,10 @@ pub(super) fn detect<P: Lookahead>(src: &P, topo: &Topology, cfg: &SimConfig) ->
     if !cfg.fold || cfg.trace || cfg.sharing != Sharing::MaxMin || !matches!(cfg.skew, Skew::None) {
         return None;
     }
+    // A flow's route back is not folded onto the slice's links.
+    if cfg.simgrid.as_ref().is_some_and(|m| m.crosstraffic) {
+        return None;
+    }
     // A path is the same links whichever rank names it, never a
     // translate: a schedule with paths runs in full.
     if !src.header().paths.is_empty() {

@@ -58,6 +58,7 @@ mod queue;
 mod result;
 mod routes;
 mod sharing;
+pub mod simgrid;
 mod trace;
 
 pub use config::{Fairness, Sharing, SimConfig, Skew};
@@ -612,6 +613,12 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             0.0
         } else {
             (region.count * self.elem_bytes() + self.cfg.header_bytes) as f64
+        };
+        // SimGrid's latency factor is of the message's size, header
+        // included, as SMPI's message is on the wire.
+        let lat = match &self.cfg.simgrid {
+            Some(m) if peer != r => lat * m.latency_factor.at(bytes),
+            _ => lat,
         };
         let t = &mut self.transfers[id as usize];
         *t = Transfer {

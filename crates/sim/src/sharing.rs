@@ -17,6 +17,7 @@
 
 use super::calendar::{self, Calendar};
 use super::queue::EndQueue;
+use super::simgrid::CROSSTRAFFIC;
 use super::{flow_cap, Alone, EvKind, Fairness, LinkSample, Sharing, Sim, SimConfig};
 use super::{MaxMin, Reschedule};
 use topocoll_schedule::lookahead::Lookahead;
@@ -191,9 +192,22 @@ impl<P: Lookahead> Sim<'_, P> {
         let weight = match self.cfg.fairness {
             Fairness::Equal => 1.0,
             Fairness::Rtt => {
-                let lat: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
-                1.0 / lat.max(1e-12)
+                let mut penalty: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
+                if let Some(m) = self.cfg.simgrid.as_deref().filter(|m| m.weight_s > 0.0) {
+                    penalty += route
+                        .iter()
+                        .filter_map(|&l| self.topo.links.get(l as usize))
+                        .map(|link| m.weight_s / link.bandwidth)
+                        .sum::<f64>();
+                }
+                1.0 / penalty.max(1e-12)
             }
+        };
+        // SimGrid's bandwidth factor scales the rate the flow gets from its
+        // share: its bytes over the factor at its share (see `simgrid`).
+        let bytes = match &self.cfg.simgrid {
+            Some(m) => bytes / m.bandwidth_factor.at(bytes),
+            None => bytes,
         };
         let Links::Fair(f) = &mut self.links else {
             unreachable!("only max-min flows have a bandwidth phase of their own")
@@ -222,7 +236,20 @@ impl<P: Lookahead> Sim<'_, P> {
                     f.solver.add(a, s.since, &t.route, t.bytes, 1.0, s.cap);
                 }
             }
-            f.solver.add(id, now, &route, bytes, weight, cap);
+            match self.cfg.simgrid.as_deref().filter(|m| m.crosstraffic) {
+                // The route back (the topology's from the receiver), each
+                // of its links taken at 5% of the flow's rate.
+                Some(_) => {
+                    let t = &self.transfers[id as usize];
+                    let mut links = route.to_vec();
+                    self.topo.route(t.dst as usize, t.src as usize, &mut links);
+                    let mut coef = vec![1.0; route.len()];
+                    coef.resize(links.len(), CROSSTRAFFIC);
+                    f.solver
+                        .add_scaled(id, now, &links, &coef, bytes, weight, cap);
+                }
+                None => f.solver.add(id, now, &route, bytes, weight, cap),
+            }
             if !self.stream.is_empty() {
                 self.recap(&route);
             }

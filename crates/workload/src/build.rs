@@ -70,6 +70,45 @@ impl Default for Semantics {
     }
 }
 
+/// The SMPI options [`Semantics::simgrid_option`] takes.
+pub const SIMGRID_SEMANTICS_KEYS: [&str; 5] = [
+    "smpi/send-is-detached-thresh",
+    "smpi/async-small-thresh",
+    "smpi/os",
+    "smpi/or",
+    "smpi/ois",
+];
+
+impl Semantics {
+    /// Takes one of SimGrid's SMPI options that set how calls take time,
+    /// `KEY`:`VALUE`, and says whether `key` is one: the eager threshold
+    /// (`smpi/send-is-detached-thresh`), and the small-message costs
+    /// (`smpi/os`, `smpi/or`, `smpi/ois`) and asynchronous small sends
+    /// (`smpi/async-small-thresh`) at SimGrid's defaults, none, which are
+    /// what is priced (other values are refused).
+    pub fn simgrid_option(&mut self, key: &str, value: &str) -> Result<bool> {
+        match key {
+            "smpi/send-is-detached-thresh" => {
+                self.eager_bytes = value.trim().parse().map_err(|_| {
+                    invalid!("--cfg={key}:{value}: not a byte count")
+                })?;
+            }
+            "smpi/async-small-thresh" if value.trim() == "0" => {}
+            "smpi/os" | "smpi/or" | "smpi/ois"
+                if value
+                    .split([':', ';'])
+                    .all(|f| f.trim().parse::<f64>().is_ok_and(|x| x == 0.0)) => {}
+            "smpi/async-small-thresh" | "smpi/os" | "smpi/or" | "smpi/ois" => {
+                return Err(invalid!(
+                    "--cfg={key}:{value}: only SimGrid's default (no cost, no asynchronous small sends) is priced"
+                ))
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// A workload's schedule and what its calls ran.
 pub struct Built {
     pub schedule: Schedule,

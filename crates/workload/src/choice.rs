@@ -266,24 +266,18 @@ impl Choice {
         }
     }
 
-    /// Takes one of SimGrid's `--cfg` options, `KEY:VALUE`: a collective's
-    /// algorithm (`smpi/<collective>:<name>`, as [`Choice::simgrid`]) or
-    /// `network/model:CM02`, the model the simulator's flags describe (the
-    /// caller gives them). Any other key or model is refused.
-    pub fn simgrid_option(&mut self, option: &str) -> Result<()> {
-        let Some((key, value)) = option.split_once(':') else {
-            return Err(invalid!("--cfg={option}: not KEY:VALUE"));
-        };
-        match key {
-            "network/model" if value == "CM02" => Ok(()),
-            "network/model" => Err(invalid!(
-                "--cfg=network/model:{value}: only CM02 is modelled (give its flags: --fairness rtt --header-bytes 16 --rendezvous)"
-            )),
-            k if k.starts_with("smpi/") && k != "smpi/coll-selector" => self.simgrid(k, value),
-            k => Err(invalid!(
-                "--cfg={k}: not a key replay maps (smpi/<collective>:<algorithm>, network/model:CM02)"
-            )),
+    /// Takes one of SimGrid's `--cfg` options that choose a collective's
+    /// algorithm, `smpi/<collective>:<name>` (as [`Choice::simgrid`]); any
+    /// other key is refused naming those that are taken (`others`: the
+    /// caller's, the network's and the semantics' options).
+    pub fn simgrid_option(&mut self, key: &str, value: &str, others: &[&str]) -> Result<()> {
+        if key.starts_with("smpi/") && key != "smpi/coll-selector" {
+            return self.simgrid(key, value);
         }
+        Err(invalid!(
+            "--cfg={key}: not an option replay takes (smpi/<collective>:<algorithm>, {})",
+            others.join(", ")
+        ))
     }
 
     /// The algorithm that serves a call of `collective` of `bytes` (on the

@@ -26,7 +26,7 @@ pub mod jobs;
 pub mod simgrid_ti;
 
 pub use action::{Action, Call, Mode, Step, Workload};
-pub use build::{Built, CallSummary, Semantics, SMPI_EAGER_BYTES};
+pub use build::{Built, CallSummary, Semantics, SIMGRID_SEMANTICS_KEYS, SMPI_EAGER_BYTES};
 pub use choice::{Alternative, Auto, Choice, Picked, Served};
 
 use std::path::Path;

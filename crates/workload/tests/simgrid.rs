@@ -30,14 +30,21 @@ fn choice(dir: &Path) -> Choice {
     let text = std::fs::read_to_string(dir.join("cfg")).unwrap();
     let mut c = Choice::default();
     for opt in text.split_whitespace() {
-        c.simgrid_option(opt.strip_prefix("--cfg=").unwrap())
-            .unwrap();
+        let (key, value) = opt.strip_prefix("--cfg=").unwrap().split_once(':').unwrap();
+        c.simgrid_option(key, value, &[]).unwrap();
     }
     c
 }
 
-/// Replays `trace` on the first `ranks` hosts of SimGrid's `platform`.
+/// Replays `trace` on the first `ranks` hosts of SimGrid's `platform`
+/// under CM02.
 fn replayed(trace: &str, platform: &str, ranks: usize) -> f64 {
+    replayed_under(trace, platform, ranks, &cm02())
+}
+
+/// Replays `trace` on the first `ranks` hosts of SimGrid's `platform`
+/// under `cfg`.
+fn replayed_under(trace: &str, platform: &str, ranks: usize, cfg: &SimConfig) -> f64 {
     let dir = data().join("traces").join(trace);
     let xml = data().join(format!("simgrid-platforms/{platform}.xml"));
     let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
@@ -48,7 +55,7 @@ fn replayed(trace: &str, platform: &str, ranks: usize) -> f64 {
     topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
         .unwrap();
     let t = read(&dir.join("index.txt")).unwrap();
-    replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), &cm02())
+    replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), cfg)
         .unwrap()
         .result
         .time_s
@@ -99,6 +106,41 @@ fn application_traces_replay_to_simgrids_times_within_one_percent() {
         rows >= 9 && traces.len() >= 3 && platforms.len() >= 3,
         "{rows} rows, {traces:?}, {platforms:?}"
     );
+}
+
+/// The same traces and platforms under SimGrid's default model, SMPI's
+/// (`--simgrid`: its bandwidth and latency factors, weight-S, and
+/// cross-traffic on and off), held to SimGrid 3.32's replay under it
+/// (`traces/simgrid-smpi-times.tsv`, `validation/simgrid/run.sh --replay`).
+#[test]
+fn application_traces_replay_to_simgrids_smpi_times_within_one_percent() {
+    let times = std::fs::read_to_string(data().join("traces/simgrid-smpi-times.tsv")).unwrap();
+    let mut rows = [0; 2];
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, platform, ranks, crosstraffic, want) = (
+            f[0],
+            f[1],
+            f[2].parse::<usize>().unwrap(),
+            f[3] == "1",
+            f[4].parse::<f64>().unwrap(),
+        );
+        let mut cfg = SimConfig {
+            engines: u32::MAX as usize,
+            ..SimConfig::default()
+        };
+        let off = [("network/crosstraffic", "0")];
+        let options: &[(&str, &str)] = if crosstraffic { &[] } else { &off };
+        topocoll_sim::simgrid::configure(&mut cfg, options).unwrap();
+        let got = replayed_under(trace, platform, ranks, &cfg);
+        let ratio = got / want;
+        assert!(
+            (ratio - 1.0).abs() < 0.01,
+            "{trace} on {platform}, crosstraffic {crosstraffic}: topocoll {got:e} s, SimGrid {want:e} s ({ratio:.4})"
+        );
+        rows[usize::from(crosstraffic)] += 1;
+    }
+    assert!(rows[0] >= 9 && rows[1] >= 9, "{rows:?}");
 }
 
 /// The trace of `tests/data/communicators/comm-split4` on the first 4 hosts

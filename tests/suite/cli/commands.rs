@@ -953,3 +953,47 @@ fn replay_auto_serves_a_world_call_by_the_tune_tables_choice() {
         "{err}"
     );
 }
+
+/// `replay TRACE --topology PLATFORM.xml --map HOSTFILE --simgrid --format
+/// json` gives SimGrid 3.32's time under its default model, SMPI's, within
+/// 1% (`traces/simgrid-smpi-times.tsv`); `--cfg=network/model:CM02
+/// --cfg=network/crosstraffic:0` over it prices as the CM02 flags do.
+#[test]
+fn replay_simgrid_gives_simgrids_smpi_time() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let dir = std::env::temp_dir().join(format!("topocoll-smpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = dir.join("hosts.txt");
+    let names: Vec<String> = (0..4).map(|i| format!("node-{i}.simgrid.org")).collect();
+    std::fs::write(&hosts, names.join("\n") + "\n").unwrap();
+    let times = std::fs::read_to_string(format!("{data}/traces/simgrid-smpi-times.tsv")).unwrap();
+    let want: f64 = times
+        .lines()
+        .find(|l| l.starts_with("nas-is4\tcluster_backbone\t4\t1\t"))
+        .unwrap()
+        .split('\t')
+        .nth(4)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cfg = std::fs::read_to_string(format!("{data}/traces/nas-is4/cfg")).unwrap();
+    let replay = |flags: &str| {
+        let (code, out, err) = topocoll_line(&format!(
+            "replay {data}/traces/nas-is4/index.txt --topology {data}/simgrid-platforms/cluster_backbone.xml --map {} {} {flags} --format json",
+            hosts.display(),
+            cfg.trim()
+        ));
+        assert_eq!(code, 0, "{flags}: {err}");
+        time_s(&out)
+    };
+    let got = replay("--simgrid");
+    assert!(
+        (got / want - 1.0).abs() < 0.01,
+        "{got:e} s, SimGrid {want:e} s"
+    );
+    let cm02 = replay("--simgrid --cfg=network/model:CM02 --cfg=network/crosstraffic:0");
+    let flags = replay("--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304");
+    assert_eq!(cm02.to_bits(), flags.to_bits());
+    assert!((cm02 - got).abs() > 1e-3 * got, "the models should differ");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1683,8 +1683,40 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
     );
     refused_line(
         &format!("replay {is4} -t torus:2x2 --cfg=surf/precision:1e-9"),
-        "--cfg=surf/precision: not a key replay maps",
+        "--cfg=surf/precision: not an option replay takes",
     );
+    // SimGrid's network options: only over its model, each value checked.
+    for (flags, says) in [
+        ("--cfg=network/weight-S:5", "give --simgrid"),
+        (
+            "--simgrid --cfg=network/model:LV08",
+            "the network models priced are SMPI and CM02",
+        ),
+        ("--simgrid --tcp-window 5", "--cfg=network/TCP-gamma"),
+        (
+            "--simgrid --cfg=smpi/bw-factor:abc",
+            "chunk 'abc' is not THRESHOLD:VALUE",
+        ),
+        (
+            "--simgrid --cfg=smpi/lat-factor:0:-2",
+            "must be a positive number",
+        ),
+        ("--simgrid --cfg=network/TCP-gamma:0", "must be more than 0"),
+        (
+            "--simgrid --cfg=network/crosstraffic:maybe",
+            "not yes or no",
+        ),
+        ("--simgrid --cfg=smpi/os:0:1e-6:0", "only SimGrid's default"),
+        (
+            "--simgrid --cfg=smpi/send-is-detached-thresh:big",
+            "not a byte count",
+        ),
+    ] {
+        refused_line(
+            &format!("replay {is4} -t torus:2x2 --flops 1Gf {flags}"),
+            says,
+        );
+    }
     refused_line(
         &format!("replay {is4} -t torus:4x4 --flops 1Gf"),
         "the trace has 4 ranks but topology torus:4x4 has 16",

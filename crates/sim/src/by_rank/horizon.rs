@@ -133,6 +133,7 @@ pub(crate) fn lookahead<P: Lookahead>(
         (cfg.sharing != Sharing::MaxMin, "reservation sharing"),
         (cfg.fairness != Fairness::Equal, "RTT-weighted shares"),
         (cfg.rendezvous, "rendezvous"),
+        (cfg.simgrid.is_some(), "SimGrid's flow model"),
         (cfg.trace, "a trace"),
         (
             cfg.injection_bandwidth.is_some() || cfg.ejection_bandwidth.is_some(),
