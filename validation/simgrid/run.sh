@@ -16,6 +16,8 @@
 #            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv (CM02)
 #            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off)
 #   --all    all of them
+#   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
+#            no model option, topocoll --simgrid), rather than CM02
 #   --only REGEX   keep only the scenarios whose name matches REGEX (grep -E)
 #   --keep DIR     work in DIR and keep every log there (default: a temporary directory, removed)
 #   TOPOCOLL_TIMEOUT (seconds, default 3600): limit on each topocoll run
@@ -33,6 +35,7 @@ repo="$(cd "$here/../.." && pwd)"
 
 mode=quick
 record=0
+smpi=0
 only=""
 keep=""
 while [ $# -gt 0 ]; do
@@ -43,10 +46,11 @@ while [ $# -gt 0 ]; do
     --platforms) mode=platforms ;;
     --replay) mode=replay ;;
     --record) record=1 ;;
+    --smpi) smpi=1 ;;
     --all) mode=all ;;
     --only) only="$2"; shift ;;
     --keep) keep="$2"; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -239,6 +243,12 @@ SG_CFG=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0
 # TOPOCOLL_MODEL replaces this list, for experiments (e.g. without --rendezvous).
 read -r -a TC_MODEL <<<"${TOPOCOLL_MODEL:---fairness rtt --header-bytes 16 --tcp-window 4194304 --engines 1 --rendezvous}"
 TC_FLAGS=("${TC_MODEL[@]}" --no-verify --sweep --format csv)
+# --smpi: SimGrid's default model on both sides, SMPI's (factors, weight-S, cross-traffic).
+if [ "$smpi" = 1 ]; then
+  SG_CFG=(--cfg=smpi/simulate-computation:no --cfg=smpi/wtime:0)
+  read -r -a TC_MODEL <<<"${TOPOCOLL_MODEL:---simgrid --engines 1}"
+  TC_FLAGS=("${TC_MODEL[@]}" --no-verify --sweep --format csv)
+fi
 # SG_EXTRA_CFG adds SimGrid options, for experiments (e.g. --cfg=network/optim:Full).
 read -r -a SG_EXTRA <<<"${SG_EXTRA_CFG:-}"
 SG_CFG+=("${SG_EXTRA[@]}")

@@ -190,3 +190,56 @@ fn simgrid_figures_are_reproduced() {
     );
     assert!(close(t, 3.11712e-3, 1e-9), "{t}");
 }
+
+/// SimGrid 3.32's live times under its default model, SMPI's (factors,
+/// weight-S, cross-traffic: `validation/simgrid/run.sh --platforms --smpi`),
+/// reproduced by `sim::simgrid::configure` with no options: 64 KiB
+/// collectives on SimGrid's example platforms, split-duplex and shared
+/// links (`two_hosts_platform_shared`, whose route back is the route
+/// itself), FATPIPE backbones and zone routes.
+#[test]
+fn smpis_default_model_gives_simgrids_times_on_its_platforms() {
+    let mut cfg = SimConfig {
+        engines: 1,
+        ..SimConfig::default()
+    };
+    topocoll::sim::simgrid::configure(&mut cfg, &[]).unwrap();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/simgrid-platforms");
+    for (file, collective, alg, want) in [
+        ("small_platform", Collective::Alltoall, "ring", 5.183685e+00),
+        ("cluster_multi", Collective::Alltoall, "ring", 4.460450e-01),
+        ("meta_cluster", Collective::Alltoall, "ring", 1.230625e+00),
+        ("cluster_torus", Collective::Alltoall, "ring", 2.304350e-02),
+        (
+            "cluster_backbone",
+            Collective::Bcast { root: 0 },
+            "binomial",
+            5.403192e-02,
+        ),
+        (
+            "ns3-big-cluster",
+            Collective::Bcast { root: 0 },
+            "binomial",
+            3.503048e-01,
+        ),
+        (
+            "two_hosts_platform_shared",
+            Collective::Allreduce,
+            "ring",
+            2.276134e-03,
+        ),
+        (
+            "cluster_fat_tree",
+            Collective::Allreduce,
+            "ring",
+            1.255957e-02,
+        ),
+    ] {
+        let topo = topocoll::topology::parse_spec(&format!("{dir}/{file}.xml")).unwrap();
+        let got = time(&topo, collective, alg, 65536, &cfg);
+        assert!(
+            close(got, want, 1e-6),
+            "{file} {collective:?} {alg}: {got:e} s, SimGrid {want:e} s"
+        );
+    }
+}
