@@ -564,6 +564,25 @@ impl MaxMin {
         }
     }
 
+    /// Changes the weight of active flow `id` (its penalty changed with a
+    /// link's latency or bandwidth); solved again at the next `recompute`.
+    pub fn set_weight(&mut self, id: u32, weight: f64) {
+        let s = self.slot[id as usize] as usize;
+        if self.hot[s].weight.to_bits() != weight.to_bits() {
+            self.hot[s].weight = weight;
+            self.dirty.extend_from_slice(&self.flows[s].links);
+        }
+    }
+
+    /// Changes link `link`'s capacity (a profile's new bandwidth); its
+    /// flows are solved again at the next `recompute`.
+    pub fn set_capacity(&mut self, link: u32, capacity: f64) {
+        if self.capacity[link as usize].to_bits() != capacity.to_bits() {
+            self.capacity[link as usize] = capacity;
+            self.dirty.push(link);
+        }
+    }
+
     /// Current rate of a flow (bytes/s); 0 for a flow not active.
     pub fn rate(&self, id: u32) -> f64 {
         match self.slot.get(id as usize) {

@@ -64,6 +64,10 @@ pub(super) fn detect<P: Lookahead>(src: &P, topo: &Topology, cfg: &SimConfig) ->
     if !cfg.fold || cfg.trace || cfg.sharing != Sharing::MaxMin || !matches!(cfg.skew, Skew::None) {
         return None;
     }
+    // A network that changes is not the same on every translate.
+    if topo.profiles.is_some() {
+        return None;
+    }
     // A flow's route back is not folded onto the slice's links.
     if cfg.simgrid.as_ref().is_some_and(|m| m.crosstraffic) {
         return None;

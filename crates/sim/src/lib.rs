@@ -54,6 +54,7 @@ mod fairshare;
 mod fold;
 mod node;
 pub mod packet;
+mod profiles;
 mod queue;
 mod result;
 mod routes;
@@ -120,6 +121,9 @@ struct Transfer {
     dispatched: f64,
     /// Set while the flow is alone on its links and kept out of the solver.
     alone: Option<Alone>,
+    /// Its bound besides its cap under SimGrid's model on a network that
+    /// changes: its slowest link's bandwidth when it started (`profiles`).
+    bound: f64,
 }
 
 /// A max-min flow that started with no other flow in the solver and none on
@@ -253,6 +257,11 @@ fn run<P: Lookahead + Sync>(
 
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
     cfg.check(s.ranks)?;
+    if topo.profiles.is_some() && cfg.sharing == Sharing::Reservation {
+        return Err(invalid!(
+            "the network's profiles change its links over time; reservation sharing books them as they are at the start (use max-min sharing)"
+        ));
+    }
     if topo.num_ranks() != s.ranks {
         return Err(invalid!(
             "the schedule has {} ranks but topology {} has {}",
@@ -317,6 +326,12 @@ struct Sim<'a, P: Lookahead> {
     stream: Vec<Option<&'a [f64]>>,
     /// With `trace`: every change of a network link's flow count.
     link_samples: Vec<LinkSample>,
+    /// The network's next changes (`profiles`), each rank's host's speed
+    /// profile, and each link's bandwidth now (both empty on a network
+    /// that does not change).
+    changes: profiles::Changes,
+    rank_speed: Vec<Option<&'a topocoll_topology::profile::Profile>>,
+    bandwidth: Vec<f64>,
 }
 
 impl<'a, P: Lookahead> Sim<'a, P> {
@@ -404,6 +419,12 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             fold,
             stream: topo.stream_tables(),
             link_samples: Vec::new(),
+            changes: profiles::first_changes(topo),
+            rank_speed: profiles::rank_speeds(topo, ranks),
+            bandwidth: match topo.profiles {
+                Some(_) => topo.links.iter().map(|l| l.bandwidth).collect(),
+                None => Vec::new(),
+            },
         }
     }
 
@@ -437,12 +458,22 @@ impl<'a, P: Lookahead> Sim<'a, P> {
         loop {
             let next_event = self.events.peek().map(|(t, _)| t);
             let next_end = self.links.next_end().map(|(t, _)| t);
+            let next_change = self.next_change();
             let now = match (next_event, next_end) {
-                (None, None) => break,
+                // Flows held at no rate wait for a change.
+                (None, None) => match next_change {
+                    Some(c) if self.links.solver().is_some_and(|m| !m.is_idle()) => c,
+                    _ => break,
+                },
                 (Some(a), Some(b)) => a.min(b),
                 (Some(a), None) => a,
                 (None, Some(b)) => b,
             };
+            if let Some(c) = next_change.filter(|&c| c <= now) {
+                self.apply_changes(c);
+                self.settle(c);
+                continue;
+            }
             if !now.is_finite() {
                 return Err(invalid!(
                     "the simulated time overflowed (an event at {now} s): the overheads, latencies, \
@@ -630,6 +661,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             route: std::mem::take(&mut t.route),
             dispatched: now,
             alone: None,
+            bound: f64::INFINITY,
         };
         t.route.clear();
         t.route.extend_from_slice(&path);
@@ -772,7 +804,12 @@ impl<'a, P: Lookahead> node::Host<'a> for Sim<'a, P> {
         } else {
             EvKind::OverheadDone
         };
-        self.push(now + dur, kind, r, i);
+        let end = if self.rank_speed.is_empty() {
+            now + dur
+        } else {
+            self.task_end(now, dur, r, i)
+        };
+        self.push(end, kind, r, i);
         Ok(())
     }
     fn begin_latency(&mut self, now: f64, r: u32, i: OpId) -> Result<()> {

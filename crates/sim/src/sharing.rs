@@ -48,6 +48,16 @@ pub(super) enum Links {
     Booked(Box<Booked>),
 }
 
+impl Fair {
+    pub(super) fn solver(&self) -> &MaxMin {
+        &self.solver
+    }
+
+    pub(super) fn solver_mut(&mut self) -> &mut MaxMin {
+        &mut self.solver
+    }
+}
+
 impl Links {
     pub(super) fn new(cfg: &SimConfig, capacity: Vec<f64>) -> Links {
         match cfg.sharing {
@@ -98,7 +108,7 @@ impl Links {
         }
     }
 
-    fn solver(&self) -> Option<&MaxMin> {
+    pub(super) fn solver(&self) -> Option<&MaxMin> {
         match self {
             Links::Fair(f) => Some(&f.solver),
             Links::Booked(_) => None,
@@ -124,9 +134,37 @@ impl<P: Lookahead> Sim<'_, P> {
         }
     }
 
+    /// A flow's weight: 1, or under `Fairness::Rtt` one over its penalty,
+    /// its route's latency (plus, under SimGrid's model, weight-S over each
+    /// link's bandwidth), as the links are now.
+    pub(super) fn weight_of(&self, route: &[LinkId]) -> f64 {
+        match self.cfg.fairness {
+            Fairness::Equal => 1.0,
+            Fairness::Rtt => {
+                let mut penalty: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
+                if let Some(m) = self.cfg.simgrid.as_deref().filter(|m| m.weight_s > 0.0) {
+                    penalty += route
+                        .iter()
+                        .filter(|&&l| (l as usize) < self.topo.links.len())
+                        .map(|&l| m.weight_s / self.link_bandwidth(l))
+                        .sum::<f64>();
+                }
+                1.0 / penalty.max(1e-12)
+            }
+        }
+    }
+
+    /// Link l's bandwidth now (a profile may have changed it).
+    pub(super) fn link_bandwidth(&self, l: LinkId) -> f64 {
+        match self.bandwidth.get(l as usize) {
+            Some(&b) => b,
+            None => self.topo.links[l as usize].bandwidth,
+        }
+    }
+
     /// A flow's cap: `flow_cap`, and on each link with a stream table the
     /// rate b(P) for the P flows on it now (this one included; at least 1).
-    fn cap_of(&self, route: &[LinkId]) -> f64 {
+    pub(super) fn cap_of(&self, route: &[LinkId]) -> f64 {
         let mut cap = flow_cap(self.cfg, || {
             route.iter().map(|&l| self.latency[l as usize]).sum()
         });
@@ -135,7 +173,7 @@ impl<P: Lookahead> Sim<'_, P> {
         if !fatpipe.is_empty() {
             for &l in route {
                 if fatpipe.get(l as usize) == Some(&true) {
-                    cap = cap.min(self.topo.links[l as usize].bandwidth);
+                    cap = cap.min(self.link_bandwidth(l));
                 }
             }
         }
@@ -186,22 +224,25 @@ impl<P: Lookahead> Sim<'_, P> {
         let cap = self.cap_of(&route);
         // Alone: nothing in the solver, and each link carries this flow
         // once and nothing else (the counts include it now).
+        // (A network that changes keeps every flow in the solver, which
+        // its changes re-solve.)
         let alone = self.cfg.fairness == Fairness::Equal
+            && self.topo.profiles.is_none()
             && self.links.solver().is_some_and(MaxMin::is_idle)
             && route.iter().all(|&l| self.link_use[l as usize].count == 1);
-        let weight = match self.cfg.fairness {
-            Fairness::Equal => 1.0,
-            Fairness::Rtt => {
-                let mut penalty: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
-                if let Some(m) = self.cfg.simgrid.as_deref().filter(|m| m.weight_s > 0.0) {
-                    penalty += route
-                        .iter()
-                        .filter_map(|&l| self.topo.links.get(l as usize))
-                        .map(|link| m.weight_s / link.bandwidth)
-                        .sum::<f64>();
-                }
-                1.0 / penalty.max(1e-12)
-            }
+        let weight = self.weight_of(&route);
+        // SimGrid bounds a flow by its slowest link's bandwidth when it
+        // starts, and keeps that bound when a profile changes the link.
+        let cap = if self.cfg.simgrid.is_some() && self.topo.profiles.is_some() {
+            let bound = route
+                .iter()
+                .filter(|&&l| (l as usize) < self.topo.links.len())
+                .map(|&l| self.link_bandwidth(l))
+                .fold(f64::INFINITY, f64::min);
+            self.transfers[id as usize].bound = bound;
+            cap.min(bound)
+        } else {
+            cap
         };
         // SimGrid's bandwidth factor scales the rate the flow gets from its
         // share: its bytes over the factor at its share (see `simgrid`).

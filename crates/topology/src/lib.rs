@@ -14,6 +14,7 @@ mod grid;
 mod hypercube;
 pub mod nccl;
 mod path;
+pub mod profile;
 mod rankfile;
 mod simgrid;
 mod sites;
@@ -130,6 +131,10 @@ pub struct Topology {
     /// (a server or a cluster of them): what NCCL's channels need
     /// (`nccl::GpuLayout`); `None` for every other network.
     pub gpus: Option<std::sync::Arc<nccl::GpuLayout>>,
+    /// How the links' bandwidths and latencies and the hosts' speeds
+    /// change over time (a SimGrid platform's profiles); `None`: they do
+    /// not.
+    pub profiles: Option<std::sync::Arc<profile::Profiles>>,
 }
 
 /// How ranks are placed on a network's hosts (`Topology::place_ranks`).
@@ -170,6 +175,7 @@ impl Topology {
             local: Vec::new(),
             speed: Vec::new(),
             gpus: None,
+            profiles: None,
         }
     }
 

@@ -181,3 +181,39 @@ fn a_trace_with_communicators_replays_to_simgrids_times() {
         "{with_comms:e} s, SimGrid {want:e} s"
     );
 }
+
+/// A workload on a network that changes while it runs (SimGrid's
+/// `small_platform_profile.xml`: Jupiter's speed, link 1's bandwidth and
+/// latency follow their profiles), held to SimGrid 3.32's replay under
+/// both network models (`tests/data/profiles`).
+#[test]
+fn a_trace_on_a_platform_that_changes_replays_to_simgrids_times() {
+    let dir = data().join("profiles/pingpong");
+    let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
+    let xml = data().join("simgrid-platforms/small_platform_profile.xml");
+    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+    assert!(topo.profiles.is_some());
+    let hosts = vec!["Jupiter".to_string(), "Fafard".to_string()];
+    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+        .unwrap();
+    let t = read(&dir.join("index.txt")).unwrap();
+    for line in times.lines().skip(1) {
+        let (model, want) = line.split_once('\t').unwrap();
+        let want: f64 = want.parse().unwrap();
+        let mut cfg = SimConfig {
+            engines: u32::MAX as usize,
+            ..SimConfig::default()
+        };
+        let cm02 = [("network/model", "CM02"), ("network/crosstraffic", "0")];
+        let options: &[(&str, &str)] = if model == "CM02" { &cm02 } else { &[] };
+        topocoll_sim::simgrid::configure(&mut cfg, options).unwrap();
+        let got = replay_trace(&t, &topo, &Choice::default(), &Semantics::default(), &cfg)
+            .unwrap()
+            .result
+            .time_s;
+        assert!(
+            (got / want - 1.0).abs() < 1e-6,
+            "{model}: topocoll {got:e} s, SimGrid {want:e} s"
+        );
+    }
+}

@@ -997,3 +997,28 @@ fn replay_simgrid_gives_simgrids_smpi_time() {
     assert!((cm02 - got).abs() > 1e-3 * got, "the models should differ");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// On a platform whose link bandwidth changes while a message crosses it
+/// (`small_platform_profile.xml`: link 1 goes from 1 MB/s to 2 MB/s at
+/// 2 s), the message's rate follows it: 3 MB from Fafard over link 1
+/// alone, after its 10 ms latency, is 1.99 MB by 2 s and the rest at
+/// 2 MB/s, 2.505 s; from Jupiter it crosses link 2 too, which stays at
+/// 1 MB/s: 0.02 + 3 s.
+#[test]
+fn a_message_follows_a_link_bandwidth_that_changes_under_it() {
+    let xml = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/simgrid-platforms/small_platform_profile.xml"
+    );
+    for (root, want) in [(1, 2.505), (0, 3.02)] {
+        let (code, out, err) = topocoll_line(&format!(
+            "simulate -t {xml} -c bcast -a binomial -s 3000000 --dtype u8 --root {root} --format json"
+        ));
+        assert_eq!(code, 0, "{err}");
+        let got = time_s(&out);
+        assert!(
+            (got - want).abs() < 1e-9,
+            "root {root}: {got} s, want {want} s"
+        );
+    }
+}

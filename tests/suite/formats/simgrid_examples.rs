@@ -1,7 +1,7 @@
 //! SimGrid's own example platforms (tests/data/simgrid-platforms, from
 //! simgrid/simgrid `examples/platforms/`): every one loads and simulates a
 //! collective, or is refused in one line naming the element where it needs
-//! a profile or the Wifi, ns-3 or Vivaldi model. Their times against SMPI:
+//! an availability or state profile or the Wifi, ns-3 or Vivaldi model. Their times against SMPI:
 //! `validation/simgrid/run.sh --platforms` (docs/VALIDATION.md). And each
 //! bad platform the fuzzing found, refused at its root.
 
@@ -45,11 +45,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("wifi_ns3.xml", "WIFI"),
     ("faulty_host.xml", "state_file"),
     ("small_platform_failures.xml", "state_file"),
-    ("small_platform_profile.xml", "speed_file"),
-    ("two_hosts_profiles.xml", "speed_file"),
+    ("two_hosts_profiles.xml", "state_file"),
     (
         "two_hosts_platform_with_availability_included.xml",
-        "<trace>",
+        "HOST_AVAIL",
     ),
 ];
 
@@ -66,7 +65,8 @@ fn every_example_platform_loads_and_simulates_or_is_refused_by_name() {
     for path in &files {
         let name = path.file_name().unwrap().to_str().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
-        let loaded = parse_platform(name, &text);
+        // By its path: a profile's file is read from the platform's folder.
+        let loaded = parse_platform(path.to_str().unwrap(), &text);
         if let Some((_, want)) = REFUSED.iter().find(|(f, _)| *f == name) {
             let e = loaded.expect_err(name).to_string();
             assert_eq!(e.lines().count(), 1, "{e}");
@@ -283,4 +283,73 @@ fn floyd_and_dijkstra_zones_take_the_shortest_declared_way() {
         assert_eq!(names(0, 1), ["l1", "l5_UP"], "{routing}");
         assert_eq!(names(1, 0), ["l5_DOWN", "l1"], "{routing}");
     }
+}
+
+/// A platform's profiles are read onto its links and hosts: files from
+/// the platform's folder, `<trace>`s connected by `<trace_connect>`; bad
+/// ones are refused in one line naming the element's line.
+#[test]
+fn profiles_are_read_onto_links_and_hosts_and_bad_ones_refused() {
+    use topocoll::topology::profile::Target;
+    let path = dir().join("small_platform_profile.xml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let t = parse_platform(path.to_str().unwrap(), &text).unwrap();
+    let p = t.profiles.as_deref().unwrap();
+    let mut named: Vec<String> =
+        p.of.iter()
+            .map(|(target, _)| match *target {
+                Target::Bandwidth(l) => format!("bandwidth {}", t.link_name(l)),
+                Target::Latency(l) => format!("latency {}", t.link_name(l)),
+                Target::Speed(n) => format!("speed {}", t.node_name(n)),
+            })
+            .collect();
+    named.sort();
+    assert_eq!(named, ["bandwidth 1", "latency 1", "speed Jupiter"]);
+    let platform = |traces: &str, connect: &str| {
+        format!(
+            r#"<platform version="4.1">{traces}<zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1us"/><route src="a" dst="b"><link_ctn id="l"/></route></zone>{connect}</platform>"#
+        )
+    };
+    let inline = platform(
+        "<trace id=\"t\" periodicity=\"4\">0 1e9\n2 5e8\n</trace>",
+        r#"<trace_connect kind="BANDWIDTH" trace="t" element="l"/>"#,
+    );
+    let t = parse_platform("inline.xml", &inline).unwrap();
+    assert_eq!(t.profiles.as_deref().unwrap().of.len(), 1);
+    for (traces, connect, want) in [
+        (
+            "<trace id=\"t\">2 1\n1 1\n</trace>",
+            "",
+            "line 2: date 1 comes before",
+        ),
+        (
+            "",
+            r#"<trace_connect kind="SPEED" trace="x" element="a"/>"#,
+            "trace 'x' is not declared",
+        ),
+        (
+            "<trace id=\"t\">0 1\n</trace>",
+            r#"<trace_connect kind="SPEED" trace="t" element="zz"/>"#,
+            "host 'zz' is not one of the network's",
+        ),
+        (
+            "<trace id=\"t\">0 1\n</trace>",
+            r#"<trace_connect kind="LINK_AVAIL" trace="t" element="l"/>"#,
+            "availability and state profiles are not read",
+        ),
+        (
+            "<trace id=\"t\">0 1\n</trace>",
+            r#"<trace_connect kind="POWER" trace="t" element="a"/>"#,
+            "kind 'POWER'",
+        ),
+    ] {
+        refused(&platform(traces, connect), want);
+    }
+    refused(
+        &platform("", "").replace(
+            "latency=\"1us\"",
+            "latency=\"1us\" bandwidth_file=\"no-such.profile\"",
+        ),
+        "cannot read profile 'no-such.profile'",
+    );
 }

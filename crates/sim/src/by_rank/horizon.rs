@@ -134,6 +134,7 @@ pub(crate) fn lookahead<P: Lookahead>(
         (cfg.fairness != Fairness::Equal, "RTT-weighted shares"),
         (cfg.rendezvous, "rendezvous"),
         (cfg.simgrid.is_some(), "SimGrid's flow model"),
+        (topo.profiles.is_some(), "a network that changes (profiles)"),
         (cfg.trace, "a trace"),
         (
             cfg.injection_bandwidth.is_some() || cfg.ejection_bandwidth.is_some(),

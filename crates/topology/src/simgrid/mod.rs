@@ -17,9 +17,10 @@
 //! takes SimGrid's units (`Bps`, `kBps`, `MBps`, `KiBps`, …, `bps`,
 //! `Mbps`, …; `s`, `ms`, `us`, `ns`, `ps`, `m`, `h`, `d`, `w`; a number
 //! without a unit is in `Bps` or `s`, as SimGrid reads it) and goes through
-//! one range check (`attr_bandwidth`, `attr_latency`). What topocoll does
-//! not read is refused in one line naming the element: profiles
-//! (`bandwidth_file`, `latency_file`, `state_file`, `<trace>`), the Wifi,
+//! one range check (`attr_bandwidth`, `attr_latency`). Bandwidth, latency
+//! and speed profiles are read onto the links and hosts (`with_profiles`,
+//! `crate::profile`). What topocoll does not read is refused in one line
+//! naming the element: availability and state profiles, the Wifi,
 //! ns-3 and Vivaldi models, `<include>` (gone from SimGrid since 3.22), and
 //! a TORUS, FAT_TREE or DRAGONFLY cluster beside other zones.
 
@@ -381,12 +382,8 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
                 }
                 top = Some(e);
             }
-            "trace" | "trace_connect" => {
-                return Err(cx.err(
-                    "profiles (availability, bandwidth, latency and state traces) are not read"
-                        .into(),
-                ))
-            }
+            // Read once the network is (`with_profiles`).
+            "trace" | "trace_connect" => {}
             "include" => {
                 return Err(
                     cx.err("<include> was removed from SimGrid in 3.22 and is not read".into())
@@ -407,7 +404,8 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
             }
         }
         let cx = cx.at(c);
-        return hierarchical_cluster(&cx, name, c).map(|t| with_speeds(t, root));
+        let t = hierarchical_cluster(&cx, name, c).map(|t| with_speeds(t, root))?;
+        return with_profiles(t, &cx, root, name);
     }
     let mut b = zones::Builder::default();
     let cx = cx.at(top);
@@ -423,7 +421,142 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
     let (router, nodes, links, link_names, fatpipe) = b.into_router();
     let g = super::Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))
         .map_err(|e| invalid!("{what}: {e}"))?;
-    Ok(with_speeds(Topology::from_kind(name, Kind::Graph(g)), root))
+    with_profiles(
+        with_speeds(Topology::from_kind(name, Kind::Graph(g)), root),
+        &cx,
+        root,
+        name,
+    )
+}
+
+/// `t` with the profiles the platform gives its links and hosts
+/// (`bandwidth_file`, `latency_file`, `speed_file`, `<trace>` and
+/// `<trace_connect>`): each file read from the platform's folder, or as
+/// named. Availability and state profiles are refused (a resource that
+/// turns off is not modelled), as are profiles of links or hosts the
+/// network lacks.
+fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -> Result<Topology> {
+    use crate::profile::{Profile, Profiles, Target};
+    use crate::{LinkId, NodeId};
+    let folder = std::path::Path::new(name).parent();
+    let read = |cx: &Ctx, file: &str| -> Result<Profile> {
+        let given = std::path::Path::new(file);
+        let path = match folder {
+            Some(dir) if given.is_relative() && dir.join(given).exists() => dir.join(given),
+            _ => given.to_path_buf(),
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| cx.err(format!("cannot read profile '{}': {e}", path.display())))?;
+        Profile::parse(&text, None).map_err(|e| cx.err(format!("profile '{file}': {e}")))
+    };
+    let mut traces = std::collections::HashMap::new();
+    for e in root.children().filter(|n| n.has_tag_name("trace")) {
+        let cx = cx.at(e);
+        let id = cx.need(e, "id")?;
+        let periodicity =
+            match e.attribute("periodicity") {
+                Some(p) => Some(p.trim().parse::<f64>().map_err(|_| {
+                    cx.err(format!("trace '{id}': periodicity '{p}' is not a number"))
+                })?),
+                None => None,
+            };
+        let profile = match e.attribute("file").filter(|f| !f.is_empty()) {
+            Some(f) => read(&cx, f)?,
+            None => Profile::parse(e.text().unwrap_or(""), periodicity)
+                .map_err(|m| cx.err(format!("trace '{id}': {m}")))?,
+        };
+        traces.insert(id.to_string(), profile);
+    }
+    let mut nodes = std::collections::HashMap::new();
+    let mut links: std::collections::HashMap<String, LinkId> = std::collections::HashMap::new();
+    let mut of = Vec::new();
+    let mut host = |cx: &Ctx, id: &str, p: Profile, of: &mut Vec<(Target, Profile)>| {
+        if nodes.is_empty() {
+            nodes = (0..t.num_nodes as NodeId)
+                .map(|n| (t.node_name(n), n))
+                .collect();
+        }
+        match nodes.get(id) {
+            Some(&n) => {
+                of.push((Target::Speed(n), p));
+                Ok(())
+            }
+            None => Err(cx.err(format!("host '{id}' is not one of the network's"))),
+        }
+    };
+    let mut link = |cx: &Ctx, id: &str, p: Profile, bw: bool, of: &mut Vec<(Target, Profile)>| {
+        if links.is_empty() {
+            links = (0..t.links.len() as LinkId)
+                .map(|l| (t.link_name(l), l))
+                .collect();
+        }
+        let mut found = false;
+        for n in [id.to_string(), format!("{id}_UP"), format!("{id}_DOWN")] {
+            if let Some(&l) = links.get(&n) {
+                found = true;
+                let target = if bw {
+                    Target::Bandwidth(l)
+                } else {
+                    Target::Latency(l)
+                };
+                of.push((target, p.clone()));
+            }
+        }
+        if found {
+            Ok(())
+        } else {
+            Err(cx.err(format!("link '{id}' is not one of the network's")))
+        }
+    };
+    for e in root.descendants().filter(|n| n.is_element()) {
+        let cx = cx.at(e);
+        match e.tag_name().name() {
+            "host" => {
+                if let Some(f) = e.attribute("speed_file").filter(|f| !f.is_empty()) {
+                    host(&cx, cx.need(e, "id")?, read(&cx, f)?, &mut of)?;
+                }
+            }
+            "link" => {
+                let id = cx.need(e, "id")?;
+                for (k, bw) in [("bandwidth_file", true), ("latency_file", false)] {
+                    if let Some(f) = e.attribute(k).filter(|f| !f.is_empty()) {
+                        link(&cx, id, read(&cx, f)?, bw, &mut of)?;
+                    }
+                }
+            }
+            "trace_connect" => {
+                let (kind, trace, element) = (
+                    cx.need(e, "kind")?,
+                    cx.need(e, "trace")?,
+                    cx.need(e, "element")?,
+                );
+                let p = traces
+                    .get(trace)
+                    .cloned()
+                    .ok_or_else(|| cx.err(format!("trace '{trace}' is not declared")))?;
+                match kind {
+                    "SPEED" => host(&cx, element, p, &mut of)?,
+                    "BANDWIDTH" => link(&cx, element, p, true, &mut of)?,
+                    "LATENCY" => link(&cx, element, p, false, &mut of)?,
+                    "HOST_AVAIL" | "LINK_AVAIL" => {
+                        return Err(cx.err(format!(
+                            "{kind}: availability and state profiles are not read (a resource that turns off is not modelled)"
+                        )))
+                    }
+                    other => {
+                        return Err(cx.err(format!(
+                            "kind '{other}' is not SPEED, BANDWIDTH, LATENCY, HOST_AVAIL or LINK_AVAIL"
+                        )))
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !of.is_empty() {
+        t.profiles = Some(std::sync::Arc::new(Profiles { of }));
+    }
+    Ok(t)
 }
 
 /// The TORUS, FAT_TREE or DRAGONFLY cluster that is the platform's whole

@@ -1,0 +1,205 @@
+//! Networks that change while a run goes: SimGrid's profiles (SimGrid
+//! 3.32, `ProfileBuilder.cpp`), read from a platform's `bandwidth_file`,
+//! `latency_file` and `speed_file` attributes and its `<trace>` and
+//! `<trace_connect>` elements.
+//!
+//! A profile is a list of dated values: from each date on, the link's
+//! bandwidth (bytes/s), the link's latency (s) or the host's speed (a
+//! multiple of its `speed`) is that value; before the first date it is the
+//! platform's. A profile that loops (`LOOPAFTER D` in its file, or a
+//! `<trace periodicity="P">`) repeats with the period of its last date plus
+//! D (or P): a value dated d falls again at d + k·period.
+
+use crate::{LinkId, NodeId};
+
+/// One profile: its dated values, dates absolute and in order, and its
+/// period when it loops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    events: Vec<(f64, f64)>,
+    period: Option<f64>,
+}
+
+/// What a profile changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A directed link's bandwidth.
+    Bandwidth(LinkId),
+    /// A directed link's latency.
+    Latency(LinkId),
+    /// A host's speed, as a multiple of its own.
+    Speed(NodeId),
+}
+
+/// Every profile of a network.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profiles {
+    pub of: Vec<(Target, Profile)>,
+}
+
+impl Profiles {
+    /// The speed profile of host `node`, if it has one.
+    pub fn speed(&self, node: NodeId) -> Option<&Profile> {
+        self.of
+            .iter()
+            .find(|(t, _)| *t == Target::Speed(node))
+            .map(|(_, p)| p)
+    }
+}
+
+impl Profile {
+    /// A profile's text as SimGrid reads it: a `DATE VALUE` line per event,
+    /// dates in order, `#` and `%` lines and blank ones skipped,
+    /// `LOOPAFTER D` or `PERIODICITY P` to loop; `periodicity` is a
+    /// `<trace>`'s attribute. Stochastic profiles are refused. The error
+    /// names the line.
+    pub fn parse(text: &str, periodicity: Option<f64>) -> Result<Profile, String> {
+        let mut events: Vec<(f64, f64)> = Vec::new();
+        let mut loop_after = None;
+        let mut periodicity = periodicity.filter(|p| *p > 0.0);
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            let at = |what: String| format!("line {}: {what}", i + 1);
+            if line.is_empty() || line.starts_with('#') || line.starts_with('%') {
+                continue;
+            }
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let number = |s: &str| -> Result<f64, String> {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| at(format!("'{s}' is not a non-negative number")))
+            };
+            match fields.as_slice() {
+                ["LOOPAFTER", d] => loop_after = Some(number(d)?),
+                ["PERIODICITY", p] => periodicity = Some(number(p)?),
+                [first, ..] if first.starts_with("STOCHASTIC") => {
+                    return Err(at("stochastic profiles are not read".into()))
+                }
+                [date, value] => {
+                    let (date, value) = (number(date)?, number(value)?);
+                    if events.last().is_some_and(|e| e.0 > date) {
+                        return Err(at(format!(
+                            "date {date} comes before the line above's: dates must be in order"
+                        )));
+                    }
+                    events.push((date, value));
+                }
+                _ => return Err(at(format!("'{line}' is not DATE VALUE"))),
+            }
+        }
+        let last = events.last().map_or(0.0, |e| e.0);
+        let period = match (loop_after, periodicity) {
+            (Some(_), Some(_)) => {
+                return Err("a profile loops by LOOPAFTER or by its periodicity, not both".into())
+            }
+            (Some(d), None) => Some(last + d),
+            (None, Some(p)) if p < last => {
+                return Err(format!(
+                    "periodicity {p} is shorter than the last date, {last}"
+                ))
+            }
+            (None, Some(p)) => Some(p),
+            (None, None) => None,
+        };
+        // A loop of no length would fire forever at one date.
+        let period = period.filter(|p| *p > 0.0 && !events.is_empty());
+        Ok(Profile { events, period })
+    }
+
+    /// The `k`-th event from the start (dates in order, looping as the
+    /// profile does), or `None` past the last of a profile that does not loop.
+    pub fn event(&self, k: u64) -> Option<(f64, f64)> {
+        let n = self.events.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        match self.period {
+            None => self.events.get(k as usize).copied(),
+            Some(p) => {
+                let (round, i) = (k / n, (k % n) as usize);
+                let (d, v) = self.events[i];
+                Some((d + round as f64 * p, v))
+            }
+        }
+    }
+
+    /// When work of `seconds` at a scale of 1, started at `start`, is done
+    /// on a host whose speed is scaled by this profile (1 before its first
+    /// date): the scale integrated from `start`.
+    pub fn finish(&self, start: f64, seconds: f64) -> f64 {
+        let mut left = seconds;
+        let mut t = start;
+        let mut scale = 1.0;
+        let mut k = 0;
+        loop {
+            let next = self.event(k);
+            match next {
+                Some((d, v)) if d <= t => {
+                    scale = v;
+                    k += 1;
+                }
+                Some((d, v)) => {
+                    let can = (d - t) * scale;
+                    if can >= left {
+                        return t + left / scale;
+                    }
+                    left -= can;
+                    t = d;
+                    scale = v;
+                    k += 1;
+                }
+                None if scale > 0.0 => return t + left / scale,
+                None => return f64::INFINITY,
+            }
+            if left <= 0.0 {
+                return t;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SimGrid's example `link1_bandwidth.profile`: values at 2 and 4,
+    /// `LOOPAFTER 6`, so again at 12 and 14, 22 and 24.
+    #[test]
+    fn a_loop_repeats_with_the_last_date_plus_its_delay() {
+        let p = Profile::parse("2 2000000\n4 3000000\nLOOPAFTER 6\n", None).unwrap();
+        let dates: Vec<f64> = (0..6).map(|k| p.event(k).unwrap().0).collect();
+        assert_eq!(dates, [2.0, 4.0, 12.0, 14.0, 22.0, 24.0]);
+        let q = Profile::parse("0.0 1.0\n11.0 0.5\n20.0 0.9\n", Some(21.0)).unwrap();
+        assert_eq!(q.event(3), Some((21.0, 1.0)));
+        assert_eq!(Profile::parse("1 5\n", None).unwrap().event(1), None);
+    }
+
+    /// Work at half speed takes twice as long; a speed that changes under
+    /// it is integrated.
+    #[test]
+    fn work_is_done_at_the_integrated_speed() {
+        let p = Profile::parse("0 0.5\n2 1.0\nLOOPAFTER 2\n", None).unwrap();
+        // 0..2 at 0.5 (1 s of work), 2..4 at 1 (2 s of work).
+        assert_eq!(p.finish(0.0, 1.0), 2.0);
+        assert_eq!(p.finish(0.0, 2.0), 3.0);
+        assert_eq!(p.finish(1.0, 0.5), 2.0);
+        assert_eq!(
+            Profile::parse("1 0\n", None).unwrap().finish(0.0, 2.0),
+            f64::INFINITY
+        );
+    }
+
+    #[test]
+    fn malformed_profiles_are_refused_naming_the_line() {
+        for (text, what) in [
+            ("2 1\n1 1\n", "line 2: date 1 comes before"),
+            ("1 x\n", "line 1: 'x' is not"),
+            ("1 2 3\n", "is not DATE VALUE"),
+            ("STOCHASTIC\n", "stochastic"),
+        ] {
+            let e = Profile::parse(text, None).unwrap_err();
+            assert!(e.contains(what), "{text}: {e}");
+        }
+    }
+}
