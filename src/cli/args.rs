@@ -1421,6 +1421,10 @@ pub struct SimulateArgs {
     pub engines: String,
     #[command(flatten)]
     pub node: NodeModelArgs,
+    /// SimGrid's network options over `--simgrid` (`network/model:CM02`,
+    /// `network/crosstraffic:0`, `smpi/bw-factor:0:1`, ...).
+    #[arg(long = "cfg", value_name = "KEY:VALUE", group = "flow_run")]
+    pub cfg: Vec<String>,
     /// Latency of every link, seconds (overrides the topology's).
     #[arg(long, allow_negative_numbers = true, allow_hyphen_values = true)]
     pub latency: Option<f64>,

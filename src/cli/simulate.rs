@@ -191,6 +191,19 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         ))
         .into());
     }
+    for option in std::mem::take(&mut a.cfg) {
+        let (key, value) = option
+            .split_once(':')
+            .ok_or_else(|| Error::Invalid(format!("--cfg={option}: not KEY:VALUE")))?;
+        if !crate::sim::simgrid::NETWORK_KEYS.contains(&key) {
+            return Err(Error::Invalid(format!(
+                "--cfg={key}: not an option simulate takes (SimGrid's network options: {}; a collective's algorithm is --algorithm)",
+                crate::sim::simgrid::NETWORK_KEYS.join(", ")
+            ))
+            .into());
+        }
+        a.node.simgrid_options.push((key.into(), value.into()));
+    }
     if let Some(path) = &a.schedule {
         if a.stream {
             return Err(Error::Invalid(
@@ -350,7 +363,7 @@ fn print_text(
         r.engines,
         value_name(&a.node.sharing),
         if a.node.simgrid {
-            "rtt, SimGrid's SMPI model".to_string()
+            "rtt, SimGrid's flow model".to_string()
         } else {
             value_name(&a.node.fairness)
         }

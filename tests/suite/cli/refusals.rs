@@ -1717,6 +1717,23 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
             says,
         );
     }
+    // simulate takes SimGrid's network options, and no other.
+    for (flags, says) in [
+        ("--cfg=network/crosstraffic:0", "give --simgrid"),
+        (
+            "--simgrid --cfg=smpi/allreduce:lr",
+            "not an option simulate takes",
+        ),
+        (
+            "--simgrid --cfg=network/weight-S:-1",
+            "not a non-negative number",
+        ),
+    ] {
+        refused_line(
+            &format!("simulate -t torus:4x4 -c allreduce -a ring -s 1MiB {flags}"),
+            says,
+        );
+    }
     refused_line(
         &format!("replay {is4} -t torus:4x4 --flops 1Gf"),
         "the trace has 4 ranks but topology torus:4x4 has 16",
