@@ -99,6 +99,13 @@ mkdir -p "$TMPDIR"
 smpicc -O2 -o "$work/bench" "$here/bench.c" 2>"$work/smpicc.log" || { cat "$work/smpicc.log" >&2; exit 1; }
 
 now() { date +%s.%N; }
+# first_hosts XML N FILE: the platform's first N hosts in topocoll's rank order, a line each,
+# into FILE; fails when the platform has fewer.
+first_hosts() {
+  python3 "$here/hosts.py" "$1" >"$3.all"
+  [ "$(wc -l <"$3.all")" -ge "$2" ] || return 1
+  head -n "$2" "$3.all" >"$3"
+}
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 
 # --- application traces (--replay) ---------------------------------------------------------
@@ -116,9 +123,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     for p in cluster_backbone small_platform griffon cluster_multi; do
       xml="$repo/tests/data/simgrid-platforms/$p.xml"
       hosts="$work/hosts_$p.txt"
-      python3 "$here/hosts.py" "$xml" >"$hosts.all"
-      [ "$(wc -l <"$hosts.all")" -ge "$ranks" ] || continue
-      head -n "$ranks" "$hosts.all" >"$hosts"
+      first_hosts "$xml" "$ranks" "$hosts" || continue
       if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
       t0=$(now)
       # SimGrid reads the index's file names from its working directory.
@@ -167,9 +172,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     for p in cluster_backbone small_platform griffon cluster_multi; do
       xml="$repo/tests/data/simgrid-platforms/$p.xml"
       hosts="$work/hosts_$p.txt"
-      python3 "$here/hosts.py" "$xml" >"$hosts.all"
-      [ "$(wc -l <"$hosts.all")" -ge "$ranks" ] || continue
-      head -n "$ranks" "$hosts.all" >"$hosts"
+      first_hosts "$xml" "$ranks" "$hosts" || continue
       if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
       for ct in 1 0; do
         (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
