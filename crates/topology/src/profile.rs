@@ -124,17 +124,34 @@ impl Profile {
         }
     }
 
+    /// The smallest value the profile takes.
+    pub fn least(&self) -> Option<f64> {
+        self.events.iter().map(|e| e.1).reduce(f64::min)
+    }
+
     /// When work of `seconds` at a scale of 1, started at `start`, is done
     /// on a host whose speed is scaled by this profile (1 before its first
-    /// date): the scale integrated from `start`.
+    /// date): the scale integrated from `start`. A looping profile's whole
+    /// periods are taken at once, so long work costs no more than short.
     pub fn finish(&self, start: f64, seconds: f64) -> f64 {
+        let n = self.events.len() as u64;
+        // The work one period holds, from its first event to the next
+        // period's.
+        let period_work = self.period.map(|p| {
+            (0..n)
+                .map(|i| {
+                    let (d, v) = self.event(i).expect("within the profile");
+                    let next = self.event(i + 1).map_or(d + p, |e| e.0);
+                    v * (next - d)
+                })
+                .sum::<f64>()
+        });
         let mut left = seconds;
         let mut t = start;
         let mut scale = 1.0;
         let mut k = 0;
         loop {
-            let next = self.event(k);
-            match next {
+            match self.event(k) {
                 Some((d, v)) if d <= t => {
                     scale = v;
                     k += 1;
@@ -155,6 +172,16 @@ impl Profile {
             if left <= 0.0 {
                 return t;
             }
+            // At a period's first event: skip all but the last whole
+            // periods the work fills.
+            if let (Some(p), Some(w)) = (self.period, period_work) {
+                if (k - 1) % n == 0 && w > 0.0 && left > 2.0 * w {
+                    let m = (left / w).floor() - 1.0;
+                    t += m * p;
+                    left -= m * w;
+                    k += m as u64 * n;
+                }
+            }
         }
     }
 }
@@ -173,6 +200,34 @@ mod tests {
         let q = Profile::parse("0.0 1.0\n11.0 0.5\n20.0 0.9\n", Some(21.0)).unwrap();
         assert_eq!(q.event(3), Some((21.0, 1.0)));
         assert_eq!(Profile::parse("1 5\n", None).unwrap().event(1), None);
+    }
+
+    /// Long work on a looping profile, whole periods at once, ends where
+    /// the event-by-event integration does.
+    #[test]
+    fn whole_periods_are_taken_at_once() {
+        let p = Profile::parse("0 0.5\n2 1.0\n4 0.7\n6 0.1\n8 4\nLOOPAFTER 10\n", None).unwrap();
+        let stepwise = |start: f64, mut left: f64| {
+            let (mut t, dt) = (start, 1e-3);
+            let scale = |t: f64| {
+                let x = t % 18.0;
+                [(0.0, 0.5), (2.0, 1.0), (4.0, 0.7), (6.0, 0.1), (8.0, 4.0)]
+                    .iter()
+                    .rev()
+                    .find(|e| x >= e.0)
+                    .map_or(1.0, |e| e.1)
+            };
+            while left > 0.0 {
+                left -= scale(t) * dt;
+                t += dt;
+            }
+            t
+        };
+        for (start, work) in [(0.0, 100.0), (3.5, 250.0), (1.0, 7.0)] {
+            let (got, want) = (p.finish(start, work), stepwise(start, work));
+            assert!((got - want).abs() < 5e-3, "{start} {work}: {got} vs {want}");
+        }
+        assert!(p.finish(0.0, 1e12).is_finite());
     }
 
     /// Work at half speed takes twice as long; a speed that changes under

@@ -342,6 +342,16 @@ fn profiles_are_read_onto_links_and_hosts_and_bad_ones_refused() {
             r#"<trace_connect kind="POWER" trace="t" element="a"/>"#,
             "kind 'POWER'",
         ),
+        (
+            "<trace id=\"t\">0 1\n3 0\n</trace>",
+            r#"<trace_connect kind="SPEED" trace="t" element="a"/>"#,
+            "a speed profile's values must be positive",
+        ),
+        (
+            "<trace id=\"t\" periodicity=\"5\">0 0\n</trace>",
+            r#"<trace_connect kind="BANDWIDTH" trace="t" element="l"/>"#,
+            "a bandwidth profile's values must be positive",
+        ),
     ] {
         refused(&platform(traces, connect), want);
     }

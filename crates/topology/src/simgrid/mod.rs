@@ -470,7 +470,18 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
     let mut nodes = std::collections::HashMap::new();
     let mut links: std::collections::HashMap<String, LinkId> = std::collections::HashMap::new();
     let mut of = Vec::new();
+    // A bandwidth or speed of 0 would hold a transfer or a computation
+    // for ever (SimGrid models that as a resource turned off).
+    let positive = |cx: &Ctx, what: &str, p: &Profile| -> Result<()> {
+        match p.least() {
+            Some(v) if v <= 0.0 => Err(cx.err(format!(
+                "a {what} profile's values must be positive, got {v} (a resource that turns off is not modelled)"
+            ))),
+            _ => Ok(()),
+        }
+    };
     let mut host = |cx: &Ctx, id: &str, p: Profile, of: &mut Vec<(Target, Profile)>| {
+        positive(cx, "speed", &p)?;
         if nodes.is_empty() {
             nodes = (0..t.num_nodes as NodeId)
                 .map(|n| (t.node_name(n), n))
@@ -485,6 +496,9 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
         }
     };
     let mut link = |cx: &Ctx, id: &str, p: Profile, bw: bool, of: &mut Vec<(Target, Profile)>| {
+        if bw {
+            positive(cx, "bandwidth", &p)?;
+        }
         if links.is_empty() {
             links = (0..t.links.len() as LinkId)
                 .map(|l| (t.link_name(l), l))
