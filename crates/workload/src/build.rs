@@ -852,7 +852,7 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                 root: first.collective.root().unwrap_or(0),
                 bytes: first.bytes,
                 counts,
-                alg: served.picked.algorithm as *const _ as usize,
+                alg: served.picked.algorithm.name,
                 segment_bytes: served.picked.segment_bytes,
                 on: match (world, placed) {
                     (true, _) => On::World,
@@ -962,7 +962,8 @@ struct CallKey {
     root: u32,
     bytes: u64,
     counts: Vec<u64>,
-    alg: usize,
+    /// The algorithm, by its name (unique within its collective).
+    alg: &'static str,
     segment_bytes: Option<u64>,
     on: On,
 }

@@ -86,24 +86,32 @@ impl Alternative {
 /// Each collective's algorithm when none is chosen: SMPI's default where
 /// topocoll has it (the binomial bcast, the linear barrier), otherwise a
 /// plain rank-based one that takes any rank count.
-const DEFAULTS: [(CollectiveKind, &str, Sends); 13] = [
-    (CollectiveKind::Alltoall, "linear", Sends::AsScheduled),
-    (CollectiveKind::Allgather, "ring", Sends::AsScheduled),
-    (CollectiveKind::Bcast, "binomial", Sends::Blocking),
-    (CollectiveKind::Reduce, "binomial", Sends::AsScheduled),
+const DEFAULTS: [(&Algorithm, Sends); 13] = [
+    (&algorithms::alltoall::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::allgather::ring::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::bcast::binomial::ALGORITHM, Sends::Blocking),
+    (&algorithms::reduce::binomial::ALGORITHM, Sends::AsScheduled),
     (
-        CollectiveKind::Allreduce,
-        "reduce_bcast",
+        &algorithms::allreduce::reduce_bcast::ALGORITHM,
         Sends::AsScheduled,
     ),
-    (CollectiveKind::ReduceScatter, "ring", Sends::AsScheduled),
-    (CollectiveKind::Scatter, "linear", Sends::AsScheduled),
-    (CollectiveKind::Gather, "linear", Sends::AsScheduled),
-    (CollectiveKind::Barrier, "linear", Sends::AsScheduled),
-    (CollectiveKind::Scan, "linear", Sends::AsScheduled),
-    (CollectiveKind::Exscan, "linear", Sends::AsScheduled),
-    (CollectiveKind::Alltoallv, "linear", Sends::AsScheduled),
-    (CollectiveKind::Allgatherv, "linear", Sends::AsScheduled),
+    (
+        &algorithms::reduce_scatter::ring::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (&algorithms::scatter::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::gather::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::barrier::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::scan::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::exscan::linear::ALGORITHM, Sends::AsScheduled),
+    (
+        &algorithms::alltoallv::linear::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        &algorithms::allgatherv::linear::ALGORITHM,
+        Sends::AsScheduled,
+    ),
 ];
 
 /// SimGrid's algorithm names (`--cfg=smpi/<collective>:<name>`) that are the
@@ -114,48 +122,45 @@ const DEFAULTS: [(CollectiveKind, &str, Sends); 13] = [
 /// refused rather than approximated. `lr` starts, in SMPI, with a
 /// send-receive of one block to itself, which a platform whose hosts have
 /// a loopback link of their own charges for (docs/workloads.md).
-pub const SIMGRID_NAMES: [(CollectiveKind, &str, &str, Sends); 8] = [
+pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 8] = [
     (
-        CollectiveKind::Alltoall,
         "pair",
-        "pairwise",
+        &algorithms::alltoall::pairwise::ALGORITHM,
         Sends::Blocking,
     ),
     (
-        CollectiveKind::Alltoall,
         "basic_linear",
-        "linear",
+        &algorithms::alltoall::linear::ALGORITHM,
         Sends::AsScheduled,
     ),
-    (CollectiveKind::Allreduce, "lr", "ring", Sends::Blocking),
     (
-        CollectiveKind::Allreduce,
+        "lr",
+        &algorithms::allreduce::ring::ALGORITHM,
+        Sends::Blocking,
+    ),
+    (
         "rdb",
-        "recursive_doubling",
+        &algorithms::allreduce::recursive_doubling::ALGORITHM,
         Sends::Blocking,
     ),
     (
-        CollectiveKind::Bcast,
         "binomial_tree",
-        "binomial",
+        &algorithms::bcast::binomial::ALGORITHM,
         Sends::Blocking,
     ),
     (
-        CollectiveKind::Reduce,
         "binomial",
-        "binomial",
+        &algorithms::reduce::binomial::ALGORITHM,
         Sends::Blocking,
     ),
     (
-        CollectiveKind::Alltoallv,
         "ompi_basic_linear",
-        "linear",
+        &algorithms::alltoallv::linear::ALGORITHM,
         Sends::AsScheduled,
     ),
     (
-        CollectiveKind::Barrier,
         "ompi_basic_linear",
-        "linear",
+        &algorithms::barrier::linear::ALGORITHM,
         Sends::AsScheduled,
     ),
 ];
@@ -250,12 +255,15 @@ impl Choice {
         }
         let known: Vec<&str> = SIMGRID_NAMES
             .iter()
-            .filter(|t| t.0 == kind)
-            .map(|t| t.1)
+            .filter(|t| t.1.collective == kind)
+            .map(|t| t.0)
             .collect();
-        match SIMGRID_NAMES.iter().find(|t| t.0 == kind && t.1 == name) {
-            Some(t) => {
-                self.set(kind, algorithms::find(kind, t.2)?, t.3);
+        match SIMGRID_NAMES
+            .iter()
+            .find(|t| t.1.collective == kind && t.0 == name)
+        {
+            Some(&(_, alg, sends)) => {
+                self.set(kind, alg, sends);
                 Ok(())
             }
             None => Err(invalid!(
@@ -318,11 +326,11 @@ impl Choice {
         match self.chosen[kind as usize] {
             Some(a) => Ok(a),
             None => {
-                let d = DEFAULTS
+                let &(alg, sends) = DEFAULTS
                     .iter()
-                    .find(|d| d.0 == kind)
+                    .find(|d| d.0.collective == kind)
                     .expect("every collective has a default");
-                Ok((algorithms::find(kind, d.1)?, d.2))
+                Ok((alg, sends))
             }
         }
     }
@@ -338,9 +346,21 @@ mod tests {
         for kind in CollectiveKind::ALL {
             Choice::default().entry(kind).unwrap();
         }
-        for (kind, sg, ..) in SIMGRID_NAMES {
+        for (sg, alg, _) in SIMGRID_NAMES {
             let mut c = Choice::default();
-            c.simgrid(&format!("smpi/{}", kind.name()), sg).unwrap();
+            c.simgrid(&format!("smpi/{}", alg.collective.name()), sg)
+                .unwrap();
+            assert_eq!(c.entry(alg.collective).unwrap().0.name, alg.name);
+        }
+        // Each default is of its own collective, one a collective, and in
+        // the registry.
+        for kind in CollectiveKind::ALL {
+            assert_eq!(
+                DEFAULTS.iter().filter(|d| d.0.collective == kind).count(),
+                1
+            );
+            let alg = Choice::default().entry(kind).unwrap().0;
+            algorithms::find(kind, alg.name).unwrap();
         }
     }
 
