@@ -14,7 +14,8 @@
 #   --replay the committed application traces (tests/data/traces: NAS IS, EP, DT) replayed
 #            by `smpirun -replay` and by `topocoll replay` on SimGrid's own platforms;
 #            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv (CM02)
-#            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off)
+#            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off), and
+#            the trace on a platform with profiles (tests/data/profiles) under both
 #   --all    all of them
 #   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
 #            no model option, topocoll --simgrid), rather than CM02
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
     --all) mode=all ;;
     --only) only="$2"; shift ;;
     --keep) keep="$2"; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -190,6 +191,28 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     done
   done
   if [ "$record" = 1 ]; then cp "$smpi_times" "$repo/tests/data/traces/simgrid-smpi-times.tsv"; fi
+
+  # A trace on a platform that changes while it runs (tests/data/profiles), both models.
+  pp="$repo/tests/data/profiles/pingpong"
+  pxml="$repo/tests/data/simgrid-platforms/small_platform_profile.xml"
+  pp_times="$work/profile-times.tsv"
+  printf 'model\tsimgrid_s\n' >"$pp_times"
+  echo
+  echo "| trace | platform | model | SimGrid replay (s) | topocoll replay (s) | topocoll / SimGrid |"
+  echo "|---|---|---|---:|---:|---:|"
+  for model in CM02 SMPI; do
+    opts=(); [ "$model" = CM02 ] && opts=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
+    (cd "$pp" && smpirun -np 2 -platform "$pxml" -hostfile hosts -replay index.txt "${opts[@]}" \
+        --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/pingpong.$model.out" 2>&1 \
+      || { echo "smpirun -replay failed, see $work/pingpong.$model.out" >&2; exit 1; }
+    sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9f", e }' "$work/pingpong.$model.out")
+    tc=$("$topocoll" replay "$pp/index.txt" --topology "$pxml" --map "$pp/hosts" --simgrid "${opts[@]}" \
+      --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
+    printf '%s\t%s\n' "$model" "$sg" >>"$pp_times"
+    python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| pingpong | small_platform_profile | {sys.argv[3]} | {s:.9e} | {t:.9e} | {t / s:.9f} |')" \
+      "$sg" "$tc" "$model"
+  done
+  if [ "$record" = 1 ]; then cp "$pp_times" "$pp/simgrid-times.tsv"; fi
   [ "$mode" = replay ] && exit 0
 fi
 
