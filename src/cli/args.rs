@@ -833,7 +833,25 @@ pub enum TorusTieArg {
     Simgrid,
 }
 
+/// A `--cfg=KEY:VALUE` option, split at its first colon.
+pub fn cfg_option(option: &str) -> Result<(&str, &str)> {
+    option
+        .split_once(':')
+        .ok_or_else(|| Error::Invalid(format!("--cfg={option}: not KEY:VALUE")).into())
+}
+
 impl NodeModelArgs {
+    /// Takes `key`:`value` for `--simgrid` when it is one of SimGrid's
+    /// network options (`sim::simgrid::NETWORK_KEYS`), and says whether it
+    /// was.
+    pub fn take_network_option(&mut self, key: &str, value: &str) -> bool {
+        let network = crate::sim::simgrid::NETWORK_KEYS.contains(&key);
+        if network {
+            self.simgrid_options.push((key.into(), value.into()));
+        }
+        network
+    }
+
     /// The node model with `engines` engines, the drivers as `drivers`
     /// say; `trace` records a trace, `progress` is published to; `build`
     /// gives the seed.

@@ -203,17 +203,17 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     // SimGrid's options, each to the layer it sets: the network model, the
     // calls' semantics, or a collective's algorithm.
     for option in &a.cfg {
-        let Some((key, value)) = option.split_once(':') else {
-            return Err(Error::Invalid(format!("--cfg={option}: not KEY:VALUE")).into());
-        };
-        if crate::sim::simgrid::NETWORK_KEYS.contains(&key) {
-            a.node.simgrid_options.push((key.into(), value.into()));
-        } else if key == "smpi/send-is-detached-thresh" && a.eager_threshold.is_some() {
+        let (key, value) = super::args::cfg_option(option)?;
+        if a.node.take_network_option(key, value) {
+            continue;
+        }
+        if key == "smpi/send-is-detached-thresh" && a.eager_threshold.is_some() {
             return Err(Error::Invalid(format!(
                 "--cfg={key}: --eager-threshold sets it too: give one"
             ))
             .into());
-        } else if !sem.simgrid_option(key, value)? {
+        }
+        if !sem.simgrid_option(key, value)? {
             let mut others = crate::sim::simgrid::NETWORK_KEYS.to_vec();
             others.extend(workload::SIMGRID_SEMANTICS_KEYS);
             choice.simgrid_option(key, value, &others)?;

@@ -192,17 +192,14 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         .into());
     }
     for option in std::mem::take(&mut a.cfg) {
-        let (key, value) = option
-            .split_once(':')
-            .ok_or_else(|| Error::Invalid(format!("--cfg={option}: not KEY:VALUE")))?;
-        if !crate::sim::simgrid::NETWORK_KEYS.contains(&key) {
+        let (key, value) = super::args::cfg_option(&option)?;
+        if !a.node.take_network_option(key, value) {
             return Err(Error::Invalid(format!(
                 "--cfg={key}: not an option simulate takes (SimGrid's network options: {}; a collective's algorithm is --algorithm)",
                 crate::sim::simgrid::NETWORK_KEYS.join(", ")
             ))
             .into());
         }
-        a.node.simgrid_options.push((key.into(), value.into()));
     }
     if let Some(path) = &a.schedule {
         if a.stream {

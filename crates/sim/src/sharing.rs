@@ -143,15 +143,21 @@ impl<P: Lookahead> Sim<'_, P> {
             Fairness::Rtt => {
                 let mut penalty: f64 = route.iter().map(|&l| self.latency[l as usize]).sum();
                 if let Some(m) = self.cfg.simgrid.as_deref().filter(|m| m.weight_s > 0.0) {
-                    penalty += route
-                        .iter()
-                        .filter(|&&l| (l as usize) < self.topo.links.len())
-                        .map(|&l| m.weight_s / self.link_bandwidth(l))
+                    penalty += self
+                        .network_hops(route)
+                        .map(|l| m.weight_s / self.link_bandwidth(l))
                         .sum::<f64>();
                 }
                 1.0 / penalty.max(1e-12)
             }
         }
+    }
+
+    /// The links of `route` that are the network's, not a node's injection
+    /// or ejection link.
+    fn network_hops<'r>(&self, route: &'r [LinkId]) -> impl Iterator<Item = LinkId> + 'r {
+        let n = self.topo.links.len();
+        route.iter().copied().filter(move |&l| (l as usize) < n)
     }
 
     /// Link l's bandwidth now (a profile may have changed it).
@@ -234,10 +240,9 @@ impl<P: Lookahead> Sim<'_, P> {
         // SimGrid bounds a flow by its slowest link's bandwidth when it
         // starts, and keeps that bound when a profile changes the link.
         let cap = if self.cfg.simgrid.is_some() && self.topo.profiles.is_some() {
-            let bound = route
-                .iter()
-                .filter(|&&l| (l as usize) < self.topo.links.len())
-                .map(|&l| self.link_bandwidth(l))
+            let bound = self
+                .network_hops(&route)
+                .map(|l| self.link_bandwidth(l))
                 .fold(f64::INFINITY, f64::min);
             self.transfers[id as usize].bound = bound;
             cap.min(bound)
