@@ -107,6 +107,26 @@ first_hosts() {
   [ "$(wc -l <"$3.all")" -ge "$2" ] || return 1
   head -n "$2" "$3.all" >"$3"
 }
+# last_date LOG [FORMAT]: the latest date a SimGrid replay log prints, its simulated time.
+last_date() { awk -v f="${2:-%.9e}" '{ if ($1 + 0 > e) e = $1 + 0 } END { printf f, e }' "$1"; }
+# json_time: `time_s` of the topocoll JSON report on standard input.
+json_time() { python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])"; }
+# each_replay GLOB FN: FN for each trace folder GLOB names on each of the platforms with
+# hosts enough for it, as --only keeps them (dir, t, ranks, cfg, p, xml and hosts set).
+each_replay() {
+  for dir in $1; do
+    t="$(basename "$dir")"
+    ranks=$(wc -l <"$dir/index.txt")
+    read -r -a cfg <<<"$(cat "$dir/cfg")"
+    for p in cluster_backbone small_platform griffon cluster_multi; do
+      xml="$repo/tests/data/simgrid-platforms/$p.xml"
+      hosts="$work/hosts_$p.txt"
+      first_hosts "$xml" "$ranks" "$hosts" || continue
+      if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
+      "$2"
+    done
+  done
+}
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 
 # --- application traces (--replay) ---------------------------------------------------------
@@ -117,46 +137,35 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
   printf 'trace\tplatform\tranks\tsimgrid_s\n' >"$times"
   echo "| trace | platform | ranks | SimGrid replay (s) | topocoll replay (s) | topocoll / SimGrid | wall SimGrid / topocoll (s) |"
   echo "|---|---|---:|---:|---:|---:|---:|"
-  for dir in "$repo"/tests/data/traces/*/; do
-    t="$(basename "$dir")"
-    ranks=$(wc -l <"$dir/index.txt")
-    read -r -a cfg <<<"$(cat "$dir/cfg")"
-    for p in cluster_backbone small_platform griffon cluster_multi; do
-      xml="$repo/tests/data/simgrid-platforms/$p.xml"
-      hosts="$work/hosts_$p.txt"
-      first_hosts "$xml" "$ranks" "$hosts" || continue
-      if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
-      t0=$(now)
-      # SimGrid reads the index's file names from its working directory.
-      (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
-          --cfg=network/model:CM02 --cfg=network/crosstraffic:0 "${cfg[@]}" \
-          --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.out" 2>&1 \
-        || sg_failed=1
-      t1=$(now)
-      if [ "${sg_failed:-0}" = 1 ]; then
-        sg_failed=0
-        # SimGrid 3.32's replay aborts on a wait with no request pending (LULESH's traces);
-        # topocoll replays them (docs/workloads.md): its time is held to SimGrid's live run.
-        if grep -q "not preceded by any irecv or isend" "$work/$t.$p.out"; then
-          tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
-            --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json |
-            python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
-          echo "| $t | $p | $ranks | aborts (a wait with no request) | $tc | — | — |"
-          continue
-        fi
-        echo "smpirun -replay failed, see $work/$t.$p.out" >&2; tail -5 "$work/$t.$p.out" >&2; exit 1
+  cm02_row() {
+    t0=$(now)
+    # SimGrid reads the index's file names from its working directory.
+    (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
+        --cfg=network/model:CM02 --cfg=network/crosstraffic:0 "${cfg[@]}" \
+        --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.out" 2>&1 \
+      || sg_failed=1
+    t1=$(now)
+    if [ "${sg_failed:-0}" = 1 ]; then
+      sg_failed=0
+      # SimGrid 3.32's replay aborts on a wait with no request pending (LULESH's traces);
+      # topocoll replays them (docs/workloads.md): its time is held to SimGrid's live run.
+      if grep -q "not preceded by any irecv or isend" "$work/$t.$p.out"; then
+        tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
+          --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json | json_time)
+        echo "| $t | $p | $ranks | aborts (a wait with no request) | $tc | — | — |"
+        return
       fi
-      sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9e", e }' "$work/$t.$p.out")
-      "$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
-        --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json \
-        >"$work/$t.$p.json"
-      t2=$(now)
-      tc=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_s'])" "$work/$t.$p.json")
-      printf '%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$sg" >>"$times"
-      python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {t:.9e} | {t / s:.6f} | {sys.argv[6]} / {sys.argv[7]} |')" \
-        "$sg" "$tc" "$t" "$p" "$ranks" "$(elapsed "$t0" "$t1")" "$(elapsed "$t1" "$t2")"
-    done
-  done
+      echo "smpirun -replay failed, see $work/$t.$p.out" >&2; tail -5 "$work/$t.$p.out" >&2; exit 1
+    fi
+    sg=$(last_date "$work/$t.$p.out")
+    tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --fairness rtt \
+      --header-bytes 16 --rendezvous --tcp-window 4194304 "${cfg[@]}" --format json | json_time)
+    t2=$(now)
+    printf '%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$sg" >>"$times"
+    python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {t:.9e} | {t / s:.6f} | {sys.argv[6]} / {sys.argv[7]} |')" \
+      "$sg" "$tc" "$t" "$p" "$ranks" "$(elapsed "$t0" "$t1")" "$(elapsed "$t1" "$t2")"
+  }
+  each_replay "$repo/tests/data/traces/*/" cm02_row
   if [ "$record" = 1 ]; then cp "$times" "$repo/tests/data/traces/simgrid-times.tsv"; fi
 
   # The same under SimGrid's default model, SMPI's (smpirun's default; topocoll --simgrid),
@@ -166,30 +175,22 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
   echo
   echo "| trace | platform | ranks | cross-traffic | SimGrid replay, SMPI (s) | topocoll replay --simgrid (s) | topocoll / SimGrid |"
   echo "|---|---|---:|---|---:|---:|---:|"
-  for dir in "$repo"/tests/data/traces/nas-*/; do
-    t="$(basename "$dir")"
-    ranks=$(wc -l <"$dir/index.txt")
-    read -r -a cfg <<<"$(cat "$dir/cfg")"
-    for p in cluster_backbone small_platform griffon cluster_multi; do
-      xml="$repo/tests/data/simgrid-platforms/$p.xml"
-      hosts="$work/hosts_$p.txt"
-      first_hosts "$xml" "$ranks" "$hosts" || continue
-      if [ -n "$only" ] && ! grep -Eq -- "$only" <<<"$t $p"; then continue; fi
-      for ct in 1 0; do
-        (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
-            --cfg=network/crosstraffic:$ct "${cfg[@]}" \
-            --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.smpi$ct.out" 2>&1 \
-          || { echo "smpirun -replay failed, see $work/$t.$p.smpi$ct.out" >&2; exit 1; }
-        sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9e", e }' "$work/$t.$p.smpi$ct.out")
-        off=(); [ "$ct" = 0 ] && off=(--cfg=network/crosstraffic:0)
-        tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --simgrid "${off[@]}" \
-          "${cfg[@]}" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
-        printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$ct" "$sg" >>"$smpi_times"
-        python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {sys.argv[6]} | {s:.9e} | {t:.9e} | {t / s:.6f} |')" \
-          "$sg" "$tc" "$t" "$p" "$ranks" "$([ "$ct" = 1 ] && echo on || echo off)"
-      done
+  smpi_row() {
+    for ct in 1 0; do
+      (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
+          --cfg=network/crosstraffic:$ct "${cfg[@]}" \
+          --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$p.smpi$ct.out" 2>&1 \
+        || { echo "smpirun -replay failed, see $work/$t.$p.smpi$ct.out" >&2; exit 1; }
+      sg=$(last_date "$work/$t.$p.smpi$ct.out")
+      off=(); [ "$ct" = 0 ] && off=(--cfg=network/crosstraffic:0)
+      tc=$("$topocoll" replay "$dir/index.txt" --topology "$xml" --map "$hosts" --simgrid "${off[@]}" \
+        "${cfg[@]}" --format json | json_time)
+      printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$ct" "$sg" >>"$smpi_times"
+      python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {sys.argv[6]} | {s:.9e} | {t:.9e} | {t / s:.6f} |')" \
+        "$sg" "$tc" "$t" "$p" "$ranks" "$([ "$ct" = 1 ] && echo on || echo off)"
     done
-  done
+  }
+  each_replay "$repo/tests/data/traces/nas-*/" smpi_row
   if [ "$record" = 1 ]; then cp "$smpi_times" "$repo/tests/data/traces/simgrid-smpi-times.tsv"; fi
 
   # A trace on a platform that changes while it runs (tests/data/profiles), both models.
@@ -205,9 +206,9 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     (cd "$pp" && smpirun -np 2 -platform "$pxml" -hostfile hosts -replay index.txt "${opts[@]}" \
         --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/pingpong.$model.out" 2>&1 \
       || { echo "smpirun -replay failed, see $work/pingpong.$model.out" >&2; exit 1; }
-    sg=$(awk '{ if ($1 + 0 > e) e = $1 + 0 } END { printf "%.9f", e }' "$work/pingpong.$model.out")
+    sg=$(last_date "$work/pingpong.$model.out" %.9f)
     tc=$("$topocoll" replay "$pp/index.txt" --topology "$pxml" --map "$pp/hosts" --simgrid "${opts[@]}" \
-      --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])")
+      --format json | json_time)
     printf '%s\t%s\n' "$model" "$sg" >>"$pp_times"
     python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| pingpong | small_platform_profile | {sys.argv[3]} | {s:.9e} | {t:.9e} | {t / s:.9f} |')" \
       "$sg" "$tc" "$model"
