@@ -20,6 +20,25 @@ pub struct Profile {
     period: Option<f64>,
 }
 
+/// Why a profile's text does not read: the line (from 1) where it does
+/// not, when one line is at fault, and what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileError {
+    pub line: Option<usize>,
+    pub what: String,
+}
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
 /// What a profile changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -53,18 +72,21 @@ impl Profile {
     /// `LOOPAFTER D` or `PERIODICITY P` to loop; `periodicity` is a
     /// `<trace>`'s attribute. Stochastic profiles are refused. The error
     /// names the line.
-    pub fn parse(text: &str, periodicity: Option<f64>) -> Result<Profile, String> {
+    pub fn parse(text: &str, periodicity: Option<f64>) -> Result<Profile, ProfileError> {
         let mut events: Vec<(f64, f64)> = Vec::new();
         let mut loop_after = None;
         let mut periodicity = periodicity.filter(|p| *p > 0.0);
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
-            let at = |what: String| format!("line {}: {what}", i + 1);
+            let at = |what: String| ProfileError {
+                line: Some(i + 1),
+                what,
+            };
             if line.is_empty() || line.starts_with('#') || line.starts_with('%') {
                 continue;
             }
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let number = |s: &str| -> Result<f64, String> {
+            let number = |s: &str| -> Result<f64, ProfileError> {
                 s.parse::<f64>()
                     .ok()
                     .filter(|x| x.is_finite() && *x >= 0.0)
@@ -89,15 +111,18 @@ impl Profile {
             }
         }
         let last = events.last().map_or(0.0, |e| e.0);
+        let whole = |what: String| ProfileError { line: None, what };
         let period = match (loop_after, periodicity) {
             (Some(_), Some(_)) => {
-                return Err("a profile loops by LOOPAFTER or by its periodicity, not both".into())
+                return Err(whole(
+                    "a profile loops by LOOPAFTER or by its periodicity, not both".into(),
+                ))
             }
             (Some(d), None) => Some(last + d),
             (None, Some(p)) if p < last => {
-                return Err(format!(
+                return Err(whole(format!(
                     "periodicity {p} is shorter than the last date, {last}"
-                ))
+                )))
             }
             (None, Some(p)) => Some(p),
             (None, None) => None,
@@ -254,7 +279,8 @@ mod tests {
             ("STOCHASTIC\n", "stochastic"),
         ] {
             let e = Profile::parse(text, None).unwrap_err();
-            assert!(e.contains(what), "{text}: {e}");
+            assert!(e.line.is_some(), "{text}: {e}");
+            assert!(e.to_string().contains(what), "{text}: {e}");
         }
     }
 }
