@@ -4,7 +4,9 @@
 //! Every element of every rank's initial data is a token; a buffer's content is
 //! kept as runs of elements whose tokens advance together (an interval map), so
 //! a 1,024-rank all-to-all of 1 KiB blocks needs a few million runs, not a
-//! billion tokens. Reductions are multisets of tokens. The checks, in order:
+//! billion tokens. Reductions are multisets of tokens, kept as spans of
+//! consecutive ranks ([`Span`]), so a partial sum over a run of ranks is one
+//! span, not a token per rank. The checks, in order:
 //!
 //! 1. structure: peers are ranks, regions lie inside their buffers, copies and
 //!    combines have equal sides, dependencies point to earlier operations;
@@ -42,7 +44,61 @@ pub struct VerifyReport {
     pub bytes_moved: u64,
 }
 
-type Terms = SmallVec<[Term; 1]>;
+/// Element `offset` of each of ranks `rank..rank + ranks`: that many terms
+/// as one. Why: a reduction over P ranks holds P terms an element, and the
+/// ranks a partial sum covers are, for the algorithms here, one or two runs
+/// of consecutive ranks (a ring's arc, a recursive halving's block, a Swing
+/// step's interval). As spans, a 1,528-rank ring or Swing allreduce makes
+/// O(P²) of them; as terms, O(P³), past any memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Span {
+    offset: u64,
+    rank: u32,
+    ranks: u32,
+}
+
+/// A multiset of terms as spans in canonical order: sorted by (offset,
+/// rank), and each span joined to the next where that one starts at the
+/// same offset on the rank after it. A set (no term twice) has one such
+/// form, so equal sets compare equal; a multiset with a repeated term may
+/// have two, which [`same_terms`] settles term by term.
+type Terms = SmallVec<[Span; 1]>;
+
+/// `spans` in canonical order (see [`Terms`]).
+fn canonical(mut spans: Terms) -> Terms {
+    spans.sort_unstable();
+    let mut out: Terms = SmallVec::with_capacity(spans.len());
+    for sp in spans {
+        match out.last_mut() {
+            Some(last) if last.offset == sp.offset && last.rank + last.ranks == sp.rank => {
+                last.ranks += sp.ranks;
+            }
+            _ => out.push(sp),
+        }
+    }
+    out
+}
+
+/// The terms `spans` stand for, sorted by (rank, offset) as the messages
+/// name them.
+fn expand(spans: &[Span]) -> Vec<Term> {
+    let mut terms: Vec<Term> = spans
+        .iter()
+        .flat_map(|sp| {
+            (sp.rank..sp.rank + sp.ranks).map(move |rank| Term {
+                rank,
+                offset: sp.offset,
+            })
+        })
+        .collect();
+    terms.sort_unstable();
+    terms
+}
+
+/// Whether two canonical span lists stand for the same multiset of terms.
+fn same_terms(a: &[Span], b: &[Span]) -> bool {
+    a == b || expand(a) == expand(b)
+}
 
 /// A run of elements starting at some position: element i holds the sum of
 /// `terms`, each advanced by i.
@@ -55,9 +111,9 @@ struct Run {
 fn shifted(terms: &Terms, by: u64) -> Terms {
     terms
         .iter()
-        .map(|t| Term {
-            rank: t.rank,
+        .map(|t| Span {
             offset: t.offset + by,
+            ..*t
         })
         .collect()
 }
@@ -149,6 +205,39 @@ impl Content {
                 );
             }
         }
+        self.coalesce(off, off + count);
+    }
+
+    /// Joins each run in `[lo, hi]`, and the one ending at `lo`, to the run
+    /// before it where it continues that run: it starts where the other
+    /// ends and its terms are the other's advanced by the other's length.
+    /// Why: a reduction's blocks arrive one by one, each with a term per
+    /// rank; joined, a 1,528-rank allreduce's output is one run of 1,528
+    /// terms a rank, not 1,528 runs of them, and reading it makes P terms,
+    /// not P². What each element holds does not change.
+    fn coalesce(&mut self, lo: u64, hi: u64) {
+        let first = self.runs.range(..lo).next_back().map_or(lo, |(&k, _)| k);
+        let keys: Vec<u64> = self.runs.range(first..=hi).map(|(&k, _)| k).collect();
+        let mut prev = None::<u64>;
+        for k in keys {
+            if let Some(p) = prev {
+                let (len, continues) = {
+                    let (a, b) = (&self.runs[&p], &self.runs[&k]);
+                    let continues = p + a.len == k
+                        && a.terms.len() == b.terms.len()
+                        && a.terms.iter().zip(&b.terms).all(|(x, y)| {
+                            x.rank == y.rank && x.ranks == y.ranks && x.offset + a.len == y.offset
+                        });
+                    (a.len, continues)
+                };
+                if continues {
+                    let b = self.runs.remove(&k).expect("a key of the range");
+                    self.runs.get_mut(&p).expect("a key of the range").len = len + b.len;
+                    continue;
+                }
+            }
+            prev = Some(k);
+        }
     }
 
     /// `dst = dst ∘ pieces` over `[off, off+count)`; errors with the first
@@ -172,8 +261,7 @@ impl Content {
                     return Err(pos);
                 }
                 let add = shifted(&p.terms, start - lo);
-                let mut merged: Terms = run.terms.iter().chain(add.iter()).copied().collect();
-                merged.sort_unstable();
+                let merged = canonical(run.terms.iter().chain(add.iter()).copied().collect());
                 *made += merged.len() as u64;
                 run.terms = merged;
                 pos = start + run.len;
@@ -181,6 +269,7 @@ impl Content {
             if pos < hi {
                 return Err(pos);
             }
+            self.coalesce(lo, hi);
         }
         Ok(())
     }
@@ -687,11 +776,10 @@ fn in_rank_order(
         .read(region.offset, region.count, &mut 0)
         .expect("a combine's destination holds data");
     for piece in pieces {
-        let t = &piece.terms;
-        let ordered = t
-            .windows(2)
-            .all(|w| w[1].rank == w[0].rank + 1 && w[1].offset == w[0].offset);
-        if !ordered {
+        // One span is a run of consecutive ranks at one element; two or more
+        // are not (a canonical form joins the spans of a run).
+        let t = &expand(&piece.terms);
+        if piece.terms.len() > 1 {
             return Err(verr_at(VerifyKind::ScanOrder, rank, Some(i as usize), format!(
                 "rank {rank} op {i} ({}): {} element {} holds {}, not a run of consecutive ranks, so a {} would combine them out of rank order",
                 s.programs[rank].ops[i as usize].describe(),
@@ -718,9 +806,10 @@ fn initial_contents(s: &Schedule) -> Vec<[Content; 3]> {
                     Run {
                         len,
                         terms: SmallVec::from_elem(
-                            Term {
-                                rank: rank as u32,
+                            Span {
                                 offset: 0,
+                                rank: rank as u32,
+                                ranks: 1,
                             },
                             1,
                         ),
@@ -803,13 +892,20 @@ fn check_output(c: Collective, rank: usize, out: &Content, expected: &[Expect]) 
                 c.name()
             ))
         })?;
+        let expected = canonical(
+            e.terms
+                .iter()
+                .map(|t| Span {
+                    offset: t.offset,
+                    rank: t.rank,
+                    ranks: 1,
+                })
+                .collect(),
+        );
         for piece in pieces {
-            let mut want: Vec<Term> =
-                shifted(&e.terms.iter().copied().collect(), piece.rel).into_vec();
-            want.sort_unstable();
-            let mut got: Vec<Term> = piece.terms.to_vec();
-            got.sort_unstable();
-            if want != got {
+            let want = shifted(&expected, piece.rel);
+            if !same_terms(&want, &piece.terms) {
+                let (want, got) = (expand(&want), expand(&piece.terms));
                 let at = e.offset + piece.rel;
                 let missing: Vec<Term> = multiset_minus(&want, &got);
                 let extra: Vec<Term> = multiset_minus(&got, &want);
@@ -864,7 +960,8 @@ mod tests {
     use crate::{Dtype, ReduceOp};
 
     /// A reduction whose every element ends with 64 terms on 64 ranks: a
-    /// linear allreduce (every rank's buffer combined into rank 0's, then
+    /// linear allreduce (every rank's buffer combined into rank 0's, the
+    /// even ranks' first, so that the partial sums are many spans, then
     /// rank 0's sent back to each).
     fn linear_allreduce_on_64_ranks() -> Schedule {
         let (p, n) = (64u32, 64u64);
@@ -878,7 +975,7 @@ mod tests {
         );
         let all = Region::output(0, n);
         let mut gathered = Vec::new();
-        for r in 1..p {
+        for r in (2..p).step_by(2).chain((1..p).step_by(2)) {
             s.programs[r as usize].push(Op::send(0, 0, all), &[]);
             let prev: Vec<OpId> = gathered.last().copied().into_iter().collect();
             gathered.push(s.programs[0].push(Op::recv_combine(r, 0, all), &prev));
@@ -890,6 +987,76 @@ mod tests {
             s.programs[r as usize].push(Op::recv(0, 1, all), &[sent]);
         }
         s
+    }
+
+    /// A reduction passed along a chain of ranks (rank r adds its buffer to
+    /// what rank r-1 sent and passes it on; the last rank sends the sum
+    /// back down the chain) holds, at rank r, the run of ranks 0..=r: one
+    /// span. Verifying it on 1,024 ranks makes a few terms an op, where a
+    /// term per rank would make half a million.
+    #[test]
+    fn a_sum_over_consecutive_ranks_is_one_span() {
+        let (p, n) = (1024u32, 16u64);
+        let mut s = Schedule::new(
+            Collective::Allreduce,
+            p as usize,
+            n,
+            Dtype::F64,
+            ReduceOp::Sum,
+            "chain",
+        );
+        let all = Region::output(0, n);
+        s.programs[0].push(Op::send(1, 0, all), &[]);
+        for r in 1..p {
+            let got = s.programs[r as usize].push(Op::recv_combine(r - 1, 0, all), &[]);
+            if r + 1 < p {
+                s.programs[r as usize].push(Op::send(r + 1, 0, all), &[got]);
+            }
+        }
+        for r in (1..p).rev() {
+            let last = s.programs[r as usize].len() as OpId - 1;
+            let back = if r + 1 < p {
+                s.programs[r as usize].push(Op::recv(r + 1, 1, all), &[last])
+            } else {
+                last
+            };
+            s.programs[r as usize].push(Op::send(r - 1, 1, all), &[back]);
+        }
+        let last = s.programs[0].len() as OpId - 1;
+        s.programs[0].push(Op::recv(1, 1, all), &[last]);
+        assert!(execute_and_check(&s, 8 * u64::from(p)).is_ok());
+    }
+
+    /// Blocks written one after another whose terms continue each other
+    /// (a reduced buffer arriving block by block) join into one run.
+    #[test]
+    fn blocks_that_continue_each_other_join_into_one_run() {
+        let spans = |offset| -> Terms {
+            SmallVec::from_elem(
+                Span {
+                    offset,
+                    rank: 0,
+                    ranks: 8,
+                },
+                1,
+            )
+        };
+        let piece = |offset| Piece {
+            rel: 0,
+            len: 4,
+            terms: spans(offset),
+        };
+        let mut c = Content::default();
+        c.write(4, 4, vec![piece(4)]);
+        c.write(12, 4, vec![piece(12)]);
+        assert_eq!(c.runs.len(), 2);
+        c.write(8, 4, vec![piece(8)]);
+        assert_eq!(c.runs.len(), 1);
+        c.write(0, 4, vec![piece(1)]);
+        assert_eq!(c.runs.len(), 2, "element 0 holds other terms");
+        let pieces = c.read(4, 12, &mut 0).unwrap();
+        assert_eq!(pieces.len(), 1);
+        assert_eq!(pieces[0].terms, spans(4));
     }
 
     /// A reduction too large for the term budget stops with a clear error
