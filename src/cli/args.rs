@@ -920,6 +920,7 @@ impl NodeModelArgs {
             progress,
             deadline: crate::limits::Deadline::NONE,
             solve_start: crate::sim::SolveStart::Pruned,
+            stop_past: None,
         };
         let options: Vec<(&str, &str)> = self
             .simgrid_options
@@ -1010,7 +1011,10 @@ pub fn refuse_segment(b: &BuildArgs) -> Result<()> {
 pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String)> {
     refuse_segment(b)?;
     let size = parse_bytes(b.size())?;
-    let (choice, notes) = machine::auto_choice(problem, size)?;
+    let (choice, notes) =
+        super::progress::with_candidates(problem.collective.name(), |progress| {
+            machine::auto_choice(problem, size, progress)
+        })?;
     warn_notes(notes);
     let mut chosen = b.for_algorithm(&choice.algorithm);
     chosen.segment = choice.segment_bytes.map(|s| s.to_string());

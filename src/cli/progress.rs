@@ -1,8 +1,11 @@
-//! The progress bar of a long run: a simulation or a replay still going
-//! after a second, drawn on the terminal from the simulator's share of
-//! operations done (`SimConfig::progress`), and nothing when standard
-//! error is not a terminal.
+//! The progress shown during a long run, on the terminal only (nothing
+//! when standard error is not one): a simulation or a replay still going
+//! after a second, drawn from the simulator's share of operations done
+//! (`SimConfig::progress`); `--algorithm auto`'s search, candidate by
+//! candidate.
 
+use crate::optimize::tune::Progress;
+use crate::units::{format_bytes, format_seconds};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,4 +47,37 @@ fn show(progress: &AtomicU64, wake: mpsc::Receiver<()>, what: &str) {
         bar.set_position(progress.load(Ordering::Relaxed));
     }
     bar.finish_and_clear();
+}
+
+/// Runs `run` with the callback `Problem::tune` tells its progress to,
+/// showing meanwhile which of how many candidates of `collective` is being
+/// priced and the best so far (a decision in the cache tells nothing and
+/// shows nothing).
+pub fn with_candidates<T>(collective: &str, run: impl FnOnce(&mut dyn FnMut(&Progress)) -> T) -> T {
+    if !std::io::stderr().is_terminal() {
+        return run(&mut |_| {});
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let mut started = false;
+    let out = run(&mut |p: &Progress| {
+        if !started {
+            bar.enable_steady_tick(Duration::from_millis(200));
+            started = true;
+        }
+        let best = p.best.as_ref().map_or(String::new(), |(label, t)| {
+            format!(", best so far {label} at {}", format_seconds(*t))
+        });
+        bar.set_message(format!(
+            "--algorithm auto: {collective} at {}, candidate {} of {}{best}",
+            format_bytes(p.size_bytes),
+            p.priced + 1,
+            p.candidates
+        ));
+    });
+    bar.finish_and_clear();
+    out
 }

@@ -751,6 +751,7 @@ fn resolve_auto(
         engines: vec![engines],
         library: None,
         counts: b.tune_counts(&req)?,
+        search: tune::Search::Winner,
     };
     build_auto(&problem, b)
 }

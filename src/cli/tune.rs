@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
 use crate::optimize::mpi_rules::{self, Library};
 use crate::optimize::nccl_tuner;
-use crate::optimize::tune::{Cache, Counts, Decision, Problem, Table};
+use crate::optimize::tune::{Cache, Counts, Decision, Problem, Search, Table};
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -83,6 +83,7 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
         engines,
         library: None,
         counts,
+        search: Search::Every,
     };
     // Fail on output paths before the pricing.
     let output = a.output.as_deref().map(OutputFile::open).transpose()?;
@@ -197,9 +198,11 @@ fn tune_table(
     }
     let bar = indicatif::ProgressBar::new(sizes.len() as u64);
     let (table, notes) = problem
-        .tune(sizes, cache, |s| {
-            bar.set_message(format_bytes(s));
-            bar.inc(1);
+        .tune(sizes, cache, |p| {
+            if p.priced == 0 {
+                bar.set_message(format_bytes(p.size_bytes));
+                bar.inc(1);
+            }
         })
         .map_err(|e| match e {
             // The sizes are --sizes'.

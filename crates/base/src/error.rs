@@ -32,6 +32,12 @@ pub enum Error {
     /// topology file 'x.toml'"), and the system's error, kept whole.
     #[error("{what}: {cause}")]
     Io { what: String, cause: IoCause },
+    /// A simulation stopped when its clock passed the time it was given
+    /// (`SimConfig::stop_past`) with work left: it ends later than that.
+    /// Not a fault of the input: `--algorithm auto`'s search stops a
+    /// candidate so once it cannot beat the best so far.
+    #[error("the simulated clock passed {past_s} s before the run ended")]
+    PastStop { past_s: f64 },
     /// A file's text is malformed: which file, which line (from 1), what is
     /// wrong there.
     #[error("{file}:{line}: {what}")]

@@ -4,7 +4,7 @@
 //! timed on the runtime ([`Calibration`]), and the choice `auto` makes
 //! from a tuning table ([`auto_choice`]).
 
-use crate::tune::{Cache, Candidate, Notes, Problem};
+use crate::tune::{Cache, Candidate, Notes, Problem, Progress, Search};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
@@ -203,6 +203,7 @@ impl MachineProblem {
             engines,
             library: None,
             counts: None,
+            search: Search::Winner,
         }
     }
 
@@ -220,9 +221,13 @@ impl MachineProblem {
 /// [`Problem::tune`] notes: cached decisions priced again, and why the
 /// table could not be kept if it could not (which costs a pricing next
 /// time, nothing else).
-pub fn auto_choice(problem: &Problem, size_bytes: u64) -> Result<(Candidate, Notes)> {
+pub fn auto_choice(
+    problem: &Problem,
+    size_bytes: u64,
+    progress: impl FnMut(&Progress),
+) -> Result<(Candidate, Notes)> {
     let cache = cache_dir(None).map(|dir| Cache { dir });
-    let (table, notes) = problem.tune(&[size_bytes], cache.as_ref(), |_| {})?;
+    let (table, notes) = problem.tune(&[size_bytes], cache.as_ref(), progress)?;
     let choice = table
         .get(size_bytes)
         .ok_or_else(|| invalid!("tune decided nothing at {size_bytes} bytes"))?
@@ -261,8 +266,9 @@ pub fn auto_picker(
             engines: vec![config.engines],
             library: None,
             counts: None,
+            search: Search::Winner,
         };
-        let (choice, _) = auto_choice(&problem, bytes)?;
+        let (choice, _) = auto_choice(&problem, bytes, |_| {})?;
         decided
             .lock()
             .map_err(|_| invalid!("auto: a pricing thread failed"))?

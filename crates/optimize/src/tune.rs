@@ -15,6 +15,7 @@ use crate::price::{self, Build};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use topocoll_algorithms::pipelined::MAX_MATERIALISED_OPS;
 use topocoll_algorithms::Request;
 use topocoll_base::error::{Error, Result};
 use topocoll_base::invalid;
@@ -66,7 +67,9 @@ impl Candidate {
     }
 }
 
-/// A candidate's prediction at one size: its time, or why it does not apply.
+/// A candidate's prediction at one size: its time, why it does not apply,
+/// or (in a [`Search::Winner`] search) the best time so far that its run
+/// passed before it ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Prediction {
     #[serde(flatten)]
@@ -75,6 +78,39 @@ pub struct Prediction {
     pub time_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Its simulation was stopped when its clock passed this time, the
+    /// best so far: it takes longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slower_than_s: Option<f64>,
+}
+
+/// How [`Problem::decide`] searches the candidates at a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Every candidate verified, then simulated to its end: the table
+    /// holds every time the choice was made against (`tune`).
+    Every,
+    /// Only as far as a candidate can win (`--algorithm auto`). Candidates
+    /// run fewest operations first (as far as the registry counts them);
+    /// each simulation stops once its clock passes the best time so far
+    /// (it cannot win; its prediction keeps that time as `slower_than_s`),
+    /// and a candidate is verified only when it beats the best, before it
+    /// becomes the best. The choice is [`Search::Every`]'s: the fastest
+    /// candidate that verifies, a tie to the first in `topocoll list`
+    /// order.
+    Winner,
+}
+
+/// How far [`Problem::tune`] has come, told before each candidate is
+/// priced.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub size_bytes: u64,
+    /// Candidates priced so far at this size, of `candidates`.
+    pub priced: usize,
+    pub candidates: usize,
+    /// The best so far at this size: its label and time.
+    pub best: Option<(String, f64)>,
 }
 
 /// The decision at one size.
@@ -137,6 +173,8 @@ pub struct Problem<'a> {
     /// A v-collective's counts (alltoallv, allgatherv): what each
     /// candidate is priced with; `None`: every block the size.
     pub counts: Option<Counts>,
+    /// How far each size's candidates are priced.
+    pub search: Search,
 }
 
 /// The counts a v-collective is tuned with (`--counts`).
@@ -301,37 +339,50 @@ impl Problem<'_> {
         Ok(req)
     }
 
-    /// Prices every candidate at `size_bytes` (each schedule verified) and
-    /// picks the fastest; ties go to the first in `topocoll list` order. A
-    /// size the request refuses is refused, not priced.
-    pub fn decide(&self, size_bytes: u64) -> Result<Decision> {
+    /// Prices the candidates at `size_bytes` as [`Problem::search`] says
+    /// and picks the fastest that verifies; ties go to the first in
+    /// `topocoll list` order. A size the request refuses is refused, not
+    /// priced. `progress` is told before each candidate.
+    pub fn decide(&self, size_bytes: u64, mut progress: impl FnMut(&Progress)) -> Result<Decision> {
         self.request(size_bytes)?;
-        let mut candidates = Vec::new();
+        let all = self.candidates(size_bytes);
+        let order: Vec<usize> = match self.search {
+            Search::Every => (0..all.len()).collect(),
+            Search::Winner => self.fewest_ops_first(&all, size_bytes),
+        };
+        let mut predictions: Vec<Option<Prediction>> = vec![None; all.len()];
         let mut best: Option<(f64, usize)> = None;
-        for c in self.candidates(size_bytes) {
-            let predicted = self.price(&c, size_bytes);
-            let p = match predicted {
-                Ok(t) => {
-                    if best.is_none_or(|(b, _)| t < b) {
-                        best = Some((t, candidates.len()));
-                    }
-                    Prediction {
-                        candidate: c,
-                        time_s: Some(t),
-                        skipped: None,
-                    }
-                }
-                Err(e) => Prediction {
-                    candidate: c,
-                    time_s: None,
-                    skipped: Some(match e {
-                        Error::Unsupported { reason, .. } => reason,
-                        other => other.to_string(),
-                    }),
-                },
+        for (priced, &i) in order.iter().enumerate() {
+            progress(&Progress {
+                size_bytes,
+                priced,
+                candidates: all.len(),
+                best: best.map(|(t, b)| (all[b].label(self.engines.len() > 1), t)),
+            });
+            let c = &all[i];
+            let beats = |t: f64| best.is_none_or(|(b, j)| t < b || (t == b && i < j));
+            let predicted = match self.search {
+                Search::Every => self.price(c, size_bytes).map(Some),
+                Search::Winner => self.price_to_win(c, size_bytes, best.map(|(t, _)| t), beats),
             };
-            candidates.push(p);
+            let (time_s, skipped, slower_than_s) = match predicted {
+                Ok(Some(t)) => {
+                    if beats(t) {
+                        best = Some((t, i));
+                    }
+                    (Some(t), None, None)
+                }
+                Ok(None) => (None, None, best.map(|(t, _)| t)),
+                Err(e) => (None, Some(Self::why_skipped(e)), None),
+            };
+            predictions[i] = Some(Prediction {
+                candidate: c.clone(),
+                time_s,
+                skipped,
+                slower_than_s,
+            });
         }
+        let candidates: Vec<Prediction> = predictions.into_iter().flatten().collect();
         let Some((predicted_s, i)) = best else {
             return Err(invalid!(
                 "no {} algorithm applies at {} bytes on {} ranks",
@@ -346,6 +397,77 @@ impl Problem<'_> {
             predicted_s,
             candidates,
         })
+    }
+
+    /// Why a candidate was skipped, as its prediction says it.
+    fn why_skipped(e: Error) -> String {
+        match e {
+            Error::Unsupported { reason, .. } => reason,
+            other => other.to_string(),
+        }
+    }
+
+    /// The candidates' indices, fewest operations first as far as the
+    /// registry counts them (those it does not count first, in `topocoll
+    /// list` order): few operations are quick to simulate, and the first
+    /// times found stop the longer runs early.
+    fn fewest_ops_first(&self, all: &[Candidate], size_bytes: u64) -> Vec<usize> {
+        let count = |c: &Candidate| -> u64 {
+            let Ok(mut req) = self.request(size_bytes) else {
+                return 0;
+            };
+            req.segment_bytes = c.segment_bytes;
+            topocoll_algorithms::find(self.collective.kind(), &c.algorithm)
+                .and_then(|alg| alg.op_count(&req))
+                .unwrap_or(0)
+        };
+        let mut order: Vec<(u64, usize)> = all.iter().map(count).zip(0..).collect();
+        order.sort_by_key(|&(ops, i)| (ops, i));
+        order.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// One candidate of a [`Search::Winner`] search: its time, verified
+    /// where [`Search::Every`] would verify it (a written-out schedule)
+    /// and only when `beats` says it beats the best so far; `None` where
+    /// its simulation passed `best_s` before it ended.
+    fn price_to_win(
+        &self,
+        c: &Candidate,
+        size_bytes: u64,
+        best_s: Option<f64>,
+        beats: impl Fn(f64) -> bool,
+    ) -> Result<Option<f64>> {
+        let mut req = self.request(size_bytes)?;
+        req.segment_bytes = c.segment_bytes;
+        let mut cfg = self.config.clone();
+        cfg.engines = c.engines;
+        cfg.stop_past = best_s;
+        let alg = topocoll_algorithms::find(self.collective.kind(), &c.algorithm)?;
+        // Generated where it can be, so that a run stopped early has not
+        // written out the rest.
+        let priced = price::price(
+            &req,
+            alg,
+            self.topology,
+            std::slice::from_ref(&cfg),
+            price::Check::Trust,
+            Build::PreferStream,
+        );
+        let priced = match priced {
+            Err(Error::PastStop { .. }) => return Ok(None),
+            other => other?,
+        };
+        let t = priced.runs[0].time_s;
+        if beats(t) && (!priced.streamed || alg.op_count(&req)? <= MAX_MATERIALISED_OPS) {
+            topocoll_schedule::check_ranks_fit(req.ranks)?;
+            let s = if priced.streamed {
+                topocoll_algorithms::build(alg, &req)?
+            } else {
+                priced.schedule
+            };
+            topocoll_schedule::verify(&s)?;
+        }
+        Ok(Some(t))
     }
 
     /// The predicted time of one candidate at one size.
@@ -368,14 +490,14 @@ impl Problem<'_> {
 
     /// The table with a decision at every size of `sizes`, from `cache`
     /// where it holds them, priced (and written back) where it does not.
-    /// `progress` is told each size as it is priced. A cache that cannot
-    /// be written is not an error: the table is returned with why it was
-    /// not kept.
+    /// `progress` is told before each candidate priced. A cache that
+    /// cannot be written is not an error: the table is returned with why
+    /// it was not kept.
     pub fn tune(
         &self,
         sizes: &[u64],
         cache: Option<&Cache>,
-        mut progress: impl FnMut(u64),
+        mut progress: impl FnMut(&Progress),
     ) -> Result<(Table, Notes)> {
         // The key hashes the whole network: computed once.
         let key = self.key();
@@ -401,8 +523,7 @@ impl Problem<'_> {
         }
         for &size in sizes {
             if table.get(size).is_none() {
-                progress(size);
-                table.insert(self.decide(size)?);
+                table.insert(self.decide(size, &mut progress)?);
                 added = true;
             }
         }
@@ -420,6 +541,8 @@ impl Problem<'_> {
     /// have, a segment it does not try, an engine count that is not a
     /// choice) is dropped, to be priced again. Each drop is noted, naming
     /// the file and the field; whether anything was dropped is returned.
+    /// An [`Search::Every`] search also drops, without a note, the
+    /// decisions a [`Search::Winner`] search made, which lack its times.
     fn fit(&self, mut t: Table, path: &Path, notes: &mut Vec<String>) -> (Table, bool) {
         let file = path.display();
         let whole = if t.collective != self.collective.name() {
@@ -447,6 +570,13 @@ impl Problem<'_> {
         let before = t.decisions.len();
         let mut i = 0;
         t.decisions.retain(|d| {
+            // A decision of a `Winner` search lacks the times `Every`
+            // shows: priced in full, nothing wrong with it to note.
+            let partial = d.candidates.iter().any(|p| p.slower_than_s.is_some());
+            if self.search == Search::Every && partial {
+                i += 1;
+                return false;
+            }
             let why = self.misfit(d);
             if let Some(why) = &why {
                 notes.push(format!("'{file}': decisions[{i}].{why}"));

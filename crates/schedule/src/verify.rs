@@ -522,10 +522,11 @@ struct Message {
     pieces: Vec<Piece>,
 }
 
-/// Symbolic terms the verifier may copy or make before it gives up: a
-/// reduction over P ranks holds P terms per element piece on every rank, so
-/// checking one on thousands of ranks would need tens of gigabytes. About
-/// 10 GB at worst (`TERM_BYTES`); fewer where less memory is available
+/// Symbolic terms (spans of ranks, [`Span`]) the verifier may copy or make
+/// before it gives up: a reduction whose partial sums scatter over the
+/// ranks holds up to P spans per element piece on every rank, and checking
+/// one on thousands of ranks would need tens of gigabytes. About 10 GB at
+/// worst (`TERM_BYTES`); fewer where less memory is available
 /// (`term_budget`).
 pub const MAX_TERMS: u64 = 1 << 28;
 
@@ -538,8 +539,9 @@ pub const MAX_TERMS: u64 = 1 << 28;
 const RANK_BYTES: u64 = 1536;
 const OP_BYTES: u64 = 224;
 /// What a symbolic term takes, with its share of the run and the map that
-/// hold it: the 64 KiB Trinaryx3 allreduce on 48×6×32 made 255 M terms in
-/// 9.5 GB (37 bytes a term; the ring allreduce on 4,096 ranks, 21).
+/// hold it: the 64 KiB Trinaryx3 allreduce on 48×6×32, a term per rank,
+/// made 255 M terms in 9.5 GB (37 bytes a term; the ring allreduce on 4,096
+/// ranks, 21); a span is the size of a term.
 const TERM_BYTES: u64 = 40;
 
 /// The symbolic terms verifying `s` may make with `free` bytes of memory

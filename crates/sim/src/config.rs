@@ -95,6 +95,10 @@ pub struct SimConfig {
     /// Where max-min solves start ([`SolveStart`]): pruned, or from every
     /// flow on the changed links (the same run to rounding).
     pub solve_start: SolveStart,
+    /// A run whose clock passes this many simulated seconds with work left
+    /// stops there, with [`Error::PastStop`](topocoll_base::error::Error::PastStop):
+    /// it would end later. A run that ends at exactly this time ends.
+    pub stop_past: Option<f64>,
 }
 
 impl Default for SimConfig {
@@ -121,6 +125,7 @@ impl Default for SimConfig {
             tile: true,
             deadline: Deadline::NONE,
             solve_start: SolveStart::Pruned,
+            stop_past: None,
         }
     }
 }

@@ -235,11 +235,13 @@ fn run<P: Lookahead + Sync>(
     } else {
         match by_rank::lookahead(src, topo, cfg) {
             Ok(lookahead) => match by_rank::simulate(src, topo, cfg, lookahead, wall) {
+                // The by-rank driver has no one clock to stop at: its
+                // result is held against `stop_past` whole.
                 Some(result) => {
-                    return result.map(|mut r| {
-                        r.run.driver = "by rank".into();
-                        r
-                    })
+                    let mut r = result?;
+                    past_stop(&r, cfg)?;
+                    r.run.driver = "by rank".into();
+                    return Ok(r);
                 }
                 None => "(by rank stopped: a flow would share a link)".to_string(),
             },
@@ -247,12 +249,22 @@ fn run<P: Lookahead + Sync>(
         }
     };
     let mut r = Sim::new(src, topo, cfg, fold).run(wall)?;
+    past_stop(&r, cfg)?;
     r.run.driver = if r.run.folded > 1 {
         format!("event, {why_not}")
     } else {
         format!("event {why_not}")
     };
     Ok(r)
+}
+
+/// [`Error::PastStop`] for a run that ended past `SimConfig::stop_past`
+/// (a folded run's end comes after its clock's last event).
+fn past_stop(r: &SimResult, cfg: &SimConfig) -> Result<()> {
+    match cfg.stop_past {
+        Some(past_s) if r.time_s > past_s => Err(Error::PastStop { past_s }),
+        _ => Ok(()),
+    }
 }
 
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
@@ -473,6 +485,9 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 self.apply_changes(c);
                 self.settle(c);
                 continue;
+            }
+            if let Some(past_s) = self.cfg.stop_past.filter(|&t| now > t) {
+                return Err(Error::PastStop { past_s });
             }
             if !now.is_finite() {
                 return Err(invalid!(

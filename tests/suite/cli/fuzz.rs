@@ -437,7 +437,7 @@ fn mutated_tree_files_never_panic() {
 #[test]
 fn mutated_tune_caches_and_calibrations_never_panic() {
     use topocoll::optimize::machine::Machine;
-    use topocoll::optimize::tune::{Cache, Problem};
+    use topocoll::optimize::tune::{Cache, Problem, Search};
     let dir = std::env::temp_dir().join(format!("topocoll-fuzz-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let cache = Cache { dir: dir.clone() };
@@ -451,6 +451,7 @@ fn mutated_tune_caches_and_calibrations_never_panic() {
         engines: vec![2, 4],
         library: None,
         counts: None,
+        search: Search::Every,
     };
     let sizes = [1024, 65536];
     problem.tune(&sizes, Some(&cache), |_| {}).unwrap();
@@ -506,6 +507,7 @@ fn mutated_tune_caches_and_calibrations_never_panic() {
                 engines: vec![2],
                 library: None,
                 counts: None,
+                search: Search::Every,
             };
             p.tune(&[4096], None, |_| {}).unwrap();
             Ok(())

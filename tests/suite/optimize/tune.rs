@@ -1034,3 +1034,66 @@ fn tune_bounds_its_work_at_every_size() {
     assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
     std::fs::remove_dir_all(&cache).ok();
 }
+
+/// `--algorithm auto`'s search (`Search::Winner`: fewest operations first,
+/// each run stopped once it passes the best so far, only a new best
+/// verified) makes the choice of `tune`'s full search, at the same time to
+/// the bit, at every size on several networks and collectives, and stops
+/// some runs early.
+#[test]
+fn the_winner_search_makes_the_full_searchs_choice() {
+    use topocoll::optimize::tune::{Problem, Search};
+    use topocoll::schedule::{Collective, Dtype, ReduceOp};
+    use topocoll::sim::SimConfig;
+    use topocoll::topology::parse_spec;
+    let mut stopped = 0;
+    for (spec, collective) in [
+        ("torus:4x4", Collective::Allreduce),
+        ("torus:4x4", Collective::Alltoall),
+        ("fattree:4", Collective::Bcast { root: 3 }),
+        ("mesh:3x5", Collective::ReduceScatter),
+        ("hypercube:4", Collective::Allgather),
+        ("dragonfly:2,2,1,3", Collective::Reduce { root: 0 }),
+    ] {
+        let topo = parse_spec(spec).unwrap();
+        let problem = |search| Problem {
+            collective,
+            dtype: Dtype::F64,
+            op: ReduceOp::Sum,
+            topology: &topo,
+            config: SimConfig {
+                overhead_s: 1e-6,
+                ..SimConfig::default()
+            },
+            engines: vec![1, 4],
+            library: None,
+            counts: None,
+            search,
+        };
+        let (every, winner) = (problem(Search::Every), problem(Search::Winner));
+        for size in [8u64, 4096, 1 << 20] {
+            let full = every.decide(size, |_| {}).unwrap();
+            let fast = winner.decide(size, |_| {}).unwrap();
+            let at = format!("{spec} {} {size}", collective.name());
+            assert_eq!(full.choice, fast.choice, "{at}");
+            assert_eq!(
+                full.predicted_s.to_bits(),
+                fast.predicted_s.to_bits(),
+                "{at}"
+            );
+            assert_eq!(full.candidates.len(), fast.candidates.len(), "{at}");
+            for (f, w) in full.candidates.iter().zip(&fast.candidates) {
+                assert_eq!(f.candidate, w.candidate, "{at}");
+                match (w.time_s, w.slower_than_s) {
+                    (Some(t), None) => assert_eq!(f.time_s, Some(t), "{at}"),
+                    (None, Some(best)) => {
+                        stopped += 1;
+                        assert!(f.time_s.is_none_or(|t| t > best), "{at}: {f:?}");
+                    }
+                    _ => assert_eq!(f.skipped, w.skipped, "{at}"),
+                }
+            }
+        }
+    }
+    assert!(stopped > 20, "{stopped} runs stopped early");
+}

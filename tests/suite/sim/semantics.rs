@@ -739,3 +739,60 @@ fn progress_is_published_without_changing_the_result() {
     let last = progress.load(Ordering::Relaxed);
     assert!(last > 0 && last < 1_000_000, "{last}");
 }
+
+/// A run given `stop_past` below its time stops with `PastStop`, by every
+/// driver (event by event, folded, rank by rank); one given its own time,
+/// or more, ends with the same result to the bit.
+#[test]
+fn a_run_stops_once_its_clock_passes_stop_past_and_not_before() {
+    use topocoll::error::Error;
+    let topo = parse_spec("torus:8x8").unwrap();
+    let req = Request::new(
+        Collective::Allreduce,
+        64,
+        64 * 1024,
+        Dtype::F64,
+        ReduceOp::Sum,
+        Some(&topo),
+    )
+    .unwrap();
+    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
+        .unwrap();
+    let mut drivers = std::collections::BTreeSet::new();
+    for (fold, by_rank) in [(false, false), (true, false), (false, true)] {
+        let cfg = SimConfig {
+            engines: 2,
+            fold,
+            by_rank,
+            ..Default::default()
+        };
+        let whole = simulate(&s, &topo, &cfg).unwrap();
+        drivers.insert(whole.run.driver.clone());
+        let t = whole.time_s;
+        for stop in [t, 2.0 * t] {
+            let r = simulate(
+                &s,
+                &topo,
+                &SimConfig {
+                    stop_past: Some(stop),
+                    ..cfg.clone()
+                },
+            )
+            .unwrap();
+            assert_eq!(r.time_s.to_bits(), t.to_bits(), "{}", r.run.driver);
+        }
+        for stop in [0.0, 0.5 * t, t * (1.0 - 1e-9)] {
+            let e = simulate(
+                &s,
+                &topo,
+                &SimConfig {
+                    stop_past: Some(stop),
+                    ..cfg.clone()
+                },
+            )
+            .unwrap_err();
+            assert_eq!(e, Error::PastStop { past_s: stop }, "{}", whole.run.driver);
+        }
+    }
+    assert_eq!(drivers.len(), 3, "{drivers:?}");
+}
