@@ -1023,10 +1023,11 @@ pub fn build_auto(problem: &Problem, b: &BuildArgs) -> Result<(BuildArgs, String
 
 /// `--algorithm nccl`: the NCCL algorithm, protocol and channel count
 /// NCCL's own cost model picks for this size on `topo`
-/// (`algorithms::model::nccl`), named `nccl:<algorithm>/<protocol>/<C>ch`.
+/// (`algorithms::model::nccl`), named `nccl:<algorithm>/<protocol>/<C>ch`,
+/// and the seconds the model gives it.
 /// `--channels` sets the channels NCCL starts from, as `NCCL_MIN_NCHANNELS`
 /// and `NCCL_MAX_NCHANNELS` would.
-pub fn build_nccl(b: &BuildArgs, topo: &Topology) -> Result<(BuildArgs, String)> {
+pub fn build_nccl(b: &BuildArgs, topo: &Topology) -> Result<(BuildArgs, String, f64)> {
     use algorithms::model::nccl;
     if b.protocol.is_some() {
         return Err(Error::Invalid(
@@ -1056,7 +1057,7 @@ pub fn build_nccl(b: &BuildArgs, topo: &Topology) -> Result<(BuildArgs, String)>
     let mut chosen = b.for_algorithm(choice.algo.entry());
     chosen.channels = Some(choice.channels);
     chosen.protocol = Some(choice.protocol.name().to_string());
-    Ok((chosen, choice.label()))
+    Ok((chosen, choice.label(), choice.micros * 1e-6))
 }
 
 /// A cached decision this build would not make is priced again, and a

@@ -49,6 +49,10 @@ pub struct Report {
     /// The schedule was generated op by op as the simulator ran (and so
     /// not verified here).
     pub streamed: bool,
+    /// `--algorithm nccl`: the time NCCL's own cost model gives its choice
+    /// (`model::nccl`), beside the simulated `time_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_model_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<SimResult>,
 }
@@ -85,6 +89,7 @@ impl Report {
             wall_s: result.run.wall_s,
             folded: result.run.folded,
             streamed,
+            nccl_model_s: None,
             detail: detail.then(|| result.clone()),
         }
     }
@@ -272,11 +277,11 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
     let (build, auto) = match algorithms[0].as_str() {
         "auto" if a.loaded.is_none() => {
             let (b, label) = resolve_auto(&a, &a.build, &topo, engines[0])?;
-            (b, Some(label))
+            (b, Some((label, None)))
         }
         "nccl" if a.loaded.is_none() => {
-            let (b, label) = build_nccl(&a.build, &topo)?;
-            (b, Some(label))
+            let (b, label, model_s) = build_nccl(&a.build, &topo)?;
+            (b, Some((label, Some(model_s))))
         }
         _ => (a.build.clone(), None),
     };
@@ -290,8 +295,9 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
             matches!(a.format, SimFormat::Json | SimFormat::JsonCompact),
         )
     })?;
-    if let Some(label) = auto {
+    if let Some((label, model_s)) = auto {
         report.algorithm = label;
+        report.nccl_model_s = model_s;
     }
     if let (Some(path), Some(file)) = (&a.trace, trace) {
         let mut f = std::io::BufWriter::new(file);
@@ -367,6 +373,14 @@ fn print_text(
     )?;
     let sec = crate::units::format_seconds;
     writeln!(out, "time            {}", sec(r.time_s))?;
+    if let Some(m) = r.nccl_model_s {
+        writeln!(
+            out,
+            "NCCL's model    {}  (time / model = {:.6})",
+            sec(m),
+            r.time_s / m
+        )?;
+    }
     match r.lower_bound_s {
         Some(lb) if lb > 0.0 => writeln!(
             out,
@@ -508,7 +522,9 @@ fn sweep(
     // here, one after another, so that each decision priced is kept in the
     // one table file the points share.
     let spread = start_spread(a)?;
-    let mut points: Vec<(BuildArgs, Vec<usize>, Option<String>)> = Vec::new();
+    // A point's label where it is a choice (`auto:…`, `nccl:…`), with
+    // NCCL's modelled time for NCCL's.
+    let mut points: Vec<(BuildArgs, Vec<usize>, Option<(String, Option<f64>)>)> = Vec::new();
     for alg in algorithms {
         for &size in sizes {
             let mut b = a.build.for_algorithm(alg);
@@ -516,11 +532,11 @@ fn sweep(
             if alg == "auto" && a.loaded.is_none() {
                 for &e in engines {
                     let (chosen, label) = resolve_auto(a, &b, topo, e)?;
-                    points.push((chosen, vec![e], Some(label)));
+                    points.push((chosen, vec![e], Some((label, None))));
                 }
             } else if alg == "nccl" && a.loaded.is_none() {
-                let (chosen, label) = build_nccl(&b, topo)?;
-                points.push((chosen, engines.to_vec(), Some(label)));
+                let (chosen, label, model_s) = build_nccl(&b, topo)?;
+                points.push((chosen, engines.to_vec(), Some((label, Some(model_s)))));
             } else {
                 points.push((b, engines.to_vec(), None));
             }
@@ -546,8 +562,9 @@ fn sweep(
                 Ok((_, runs)) => Ok(runs
                     .into_iter()
                     .map(|(mut r, _)| {
-                        if let Some(l) = label {
+                        if let Some((l, model_s)) = label {
                             r.algorithm = l.clone();
+                            r.nccl_model_s = *model_s;
                         }
                         Row::Run(Box::new(r))
                     })
