@@ -152,6 +152,35 @@ fn algorithm_nccl_simulates_nccls_own_choice_beside_the_others() {
     assert!(out.contains(",nccl:ring/"), "{out}");
 }
 
+/// `--algorithm nccl` reports the time NCCL's cost model gives its choice
+/// beside the simulated time (`nccl_model_s`, and a text line); on the
+/// two-server cluster a 1 GiB allreduce's two agree within 2% (the model's
+/// bandwidth is the links'), and another algorithm reports no model time.
+#[test]
+fn algorithm_nccl_reports_nccls_modelled_time_beside_the_simulated_one() {
+    let t = format!("{DATA}/cluster-p4d-x2.toml");
+    let json = |alg: &str| -> serde_json::Value {
+        let (code, out, err) = topocoll_line(&format!(
+            "simulate -t {t} -c allreduce -a {alg} -s 1GiB --format json"
+        ));
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let v = json("nccl");
+    let (time, model) = (
+        v["time_s"].as_f64().unwrap(),
+        v["nccl_model_s"].as_f64().unwrap(),
+    );
+    assert!((time / model - 1.0).abs() < 0.02, "{time} against {model}");
+    assert!(json("nccl_ring").get("nccl_model_s").is_none());
+    let (code, out, err) = topocoll_line(&format!("simulate -t {t} -c allreduce -a nccl -s 8B"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("NCCL's model    ") && out.contains("(time / model = "),
+        "{out}"
+    );
+}
+
 /// The NCCL algorithms run on every server at one channel and many, each
 /// protocol: `verify --topology` checks their NIC paths too.
 #[test]
