@@ -418,28 +418,73 @@ fn check_structure(s: &Schedule) -> Result<()> {
     Ok(())
 }
 
+/// Programs of at most this many ops keep every op's ancestors as a
+/// bitset (8 MiB at most), built on the first query that needs it.
+const ANCESTOR_BITS_OPS: usize = 8192;
+
 /// Whether op `a` is an ancestor of op `b` (a < b) through dependencies.
+/// Why two ways: a walk back from `b` costs the ops between, and a ring's
+/// program is one chain of 4P ops whose every block is touched again P
+/// steps later, so walks cost O(P²) a rank; a program small enough keeps
+/// every op's ancestors as bits instead (O(ops²/64) once, then O(1) a
+/// query), a larger one walks.
 struct Ancestry<'a> {
     prog: &'a Program,
     stamp: Vec<u32>,
     generation: u32,
     stack: Vec<OpId>,
+    /// Row i: the ancestors of op i, `words` words of bits.
+    bits: Vec<u64>,
+    words: usize,
 }
 
 impl<'a> Ancestry<'a> {
     fn new(prog: &'a Program) -> Self {
         Ancestry {
             prog,
-            stamp: vec![0; prog.len()],
+            stamp: Vec::new(),
             generation: 0,
             stack: Vec::new(),
+            bits: Vec::new(),
+            words: 0,
         }
+    }
+
+    /// Every op's ancestors, each row the union of its dependencies' rows
+    /// and the dependencies themselves (dependencies point back).
+    fn build_bits(&mut self) {
+        let n = self.prog.len();
+        let w = n.div_ceil(64);
+        let mut bits = vec![0u64; n * w];
+        for i in 0..n {
+            let (done, row) = bits.split_at_mut(i * w);
+            let row = &mut row[..w];
+            for &d in self.prog.deps(i) {
+                let d = d as usize;
+                for (x, y) in row.iter_mut().zip(&done[d * w..(d + 1) * w]) {
+                    *x |= y;
+                }
+                row[d / 64] |= 1 << (d % 64);
+            }
+        }
+        self.bits = bits;
+        self.words = w;
     }
 
     fn ordered(&mut self, x: OpId, y: OpId) -> bool {
         let (a, b) = if x < y { (x, y) } else { (y, x) };
         if self.prog.deps(b as usize).contains(&a) {
             return true;
+        }
+        if self.prog.len() <= ANCESTOR_BITS_OPS {
+            if self.words == 0 {
+                self.build_bits();
+            }
+            let (a, b) = (a as usize, b as usize);
+            return self.bits[b * self.words + a / 64] >> (a % 64) & 1 == 1;
+        }
+        if self.stamp.is_empty() {
+            self.stamp = vec![0; self.prog.len()];
         }
         self.generation += 1;
         self.stack.clear();

@@ -1,7 +1,9 @@
 //! The searches over schedules: the optimal tree broadcast, the tuned
 //! choice of algorithm, the multi-lane scatter's lane count, the schedule
-//! synthesised for any network and its cut bound.
+//! synthesised for any network and its cut bound (held to ForestColl's
+//! optimum on its own clusters).
 
+mod forestcoll;
 mod multilane;
 mod synthesis;
 mod treebcast;
