@@ -115,6 +115,26 @@ for fmt in csv json json-compact; do
     fi
   done
 done
+echo "== tune spread under mpirun writes what one process writes, and the same cache (np 2, 3)"
+tuning=(tune -t torus:4x4 -c allreduce --sizes 1KiB..1MiB --engines 1,4 --format json)
+TOPOCOLL_CACHE="$tmp/cache-alone" target/release/topocoll "${tuning[@]}" >"$tmp/tune-alone.json"
+for np in 2 3; do
+  TOPOCOLL_CACHE="$tmp/cache-$np" timeout 300 mpirun -np "$np" target/release/topocoll \
+    "${tuning[@]}" >"$tmp/tune-$np.json" || status=1
+  if ! cmp -s "$tmp/tune-alone.json" "$tmp/tune-$np.json" \
+    || ! diff -r "$tmp/cache-alone" "$tmp/cache-$np" >/dev/null; then
+    echo "tune under mpirun -np $np differs from one process" >&2
+    diff "$tmp/tune-alone.json" "$tmp/tune-$np.json" | head -5 >&2
+    status=1
+  fi
+done
+code=0
+err=$(TOPOCOLL_CACHE="$tmp/cache-bad" timeout 120 mpirun -np 2 target/release/topocoll tune \
+  -t torus:4x4 -c allreduce --sizes 1KiB,1125899906842625 2>&1 >/dev/null) || code=$?
+if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ]; then
+  echo "tune refused under mpirun: exit $code: $err" >&2
+  status=1
+fi
 echo "== a sweep whose processes disagree on their arguments: one line, exit 2"
 code=0
 err=$(timeout 120 mpirun -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -a binomial -s 1KiB,2KiB \

@@ -522,9 +522,7 @@ fn sweep(
     // here, one after another, so that each decision priced is kept in the
     // one table file the points share.
     let spread = start_spread(a)?;
-    // A point's label where it is a choice (`auto:…`, `nccl:…`), with
-    // NCCL's modelled time for NCCL's.
-    let mut points: Vec<(BuildArgs, Vec<usize>, Option<(String, Option<f64>)>)> = Vec::new();
+    let mut points: Vec<(BuildArgs, Vec<usize>, Option<Chosen>)> = Vec::new();
     for alg in algorithms {
         for &size in sizes {
             let mut b = a.build.for_algorithm(alg);
@@ -611,27 +609,18 @@ fn sweep(
     Ok(0)
 }
 
+/// A point's label where it is a choice (`auto:…`, `nccl:…`), with
+/// NCCL's modelled time (seconds) for NCCL's.
+type Chosen = (String, Option<f64>);
+
 /// The processes the sweep's points are spread over: this one, or
 /// `mpirun`'s (every process given the same arguments, `--plot` refused:
 /// a plot is drawn from rows one process holds). A refusal is rank 0's
 /// line; the other processes end quietly.
 fn start_spread(a: &SimulateArgs) -> Result<Spread> {
-    let quiet = spread::launched_rank().is_some_and(|r| r != 0);
-    let refused = |e: anyhow::Error| -> anyhow::Error {
-        if quiet {
-            Relayed {
-                line: None,
-                code: super::line_and_code(&e).1,
-            }
-            .into()
-        } else {
-            e
-        }
-    };
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let s = Spread::start(&arguments).map_err(|e| refused(e.into()))?;
+    let s = spread_start()?;
     if s.size() > 1 && a.plot.is_some() {
-        return Err(refused(
+        return Err(refused_quietly(
             Error::Invalid(format!(
                 "--plot draws one process's rows: run the sweep without mpirun to plot it (here {} processes)",
                 s.size()
@@ -639,6 +628,29 @@ fn start_spread(a: &SimulateArgs) -> Result<Spread> {
             .into(),
         ));
     }
+    Ok(s)
+}
+
+/// `e`, on rank 0 (or alone); on another rank of `mpirun`'s, a quiet end
+/// with `e`'s status, rank 0 saying why.
+pub(super) fn refused_quietly(e: anyhow::Error) -> anyhow::Error {
+    if spread::launched_rank().is_some_and(|r| r != 0) {
+        Relayed {
+            line: None,
+            code: super::line_and_code(&e).1,
+        }
+        .into()
+    } else {
+        e
+    }
+}
+
+/// The processes a command's points are spread over (`simulate`'s sweep,
+/// `tune`'s sizes), each process on a machine taking its share of the
+/// machine's cores; a refusal is rank 0's line.
+pub(super) fn spread_start() -> Result<Spread> {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let s = Spread::start(&arguments).map_err(|e| refused_quietly(e.into()))?;
     // Processes on one machine share its cores: each takes its share for
     // its points (a process alone on a machine takes them all).
     if let Some(here) = spread::launched_here().filter(|&h| s.size() > 1 && h > 1) {
@@ -649,6 +661,45 @@ fn start_spread(a: &SimulateArgs) -> Result<Spread> {
             .build_global();
     }
     Ok(s)
+}
+
+/// A spread point's result as it is sent: 'O' and its bytes, or 'E', its
+/// error's exit status and its error's line.
+pub(super) fn point_bytes(r: Result<Vec<u8>>) -> Vec<u8> {
+    match r {
+        Ok(bytes) => {
+            let mut text = b"O".to_vec();
+            text.extend(bytes);
+            text
+        }
+        Err(e) => {
+            let (line, code) = super::line_and_code(&e);
+            let mut text = vec![b'E', code as u8];
+            text.extend(line.into_bytes());
+            text
+        }
+    }
+}
+
+/// The points' bytes as [`point_bytes`] sent them, in point order; the
+/// first point that failed ends the command with its line and status, as
+/// it would alone.
+pub(super) fn point_results(all: &[Vec<u8>]) -> Result<Vec<&[u8]>> {
+    let mut parts = Vec::with_capacity(all.len());
+    for r in all {
+        match r.split_first() {
+            Some((b'O', bytes)) => parts.push(bytes),
+            Some((b'E', rest)) if !rest.is_empty() => {
+                return Err(Relayed {
+                    line: Some(String::from_utf8_lossy(&rest[1..]).into_owned()),
+                    code: rest[0] as i32,
+                }
+                .into())
+            }
+            _ => return Err(Error::Invalid("a spread point sent no result".into()).into()),
+        }
+    }
+    Ok(parts)
 }
 
 /// A spread sweep's end: each process sends its points' rows, written as
@@ -664,39 +715,17 @@ fn write_spread(
     let points = results.len();
     let mut mine = Vec::new();
     for r in results.into_iter().flatten() {
-        // A point is 'O' and its rows' text, or 'E', its exit status and
-        // its error's line.
-        mine.push(match r {
-            Ok(rows) => {
-                let mut text = b"O".to_vec();
-                text.extend(rows_text(format, &rows)?.into_bytes());
-                text
-            }
-            Err(e) => {
-                let (line, code) = super::line_and_code(&e);
-                let mut text = vec![b'E', code as u8];
-                text.extend(line.into_bytes());
-                text
-            }
-        });
+        mine.push(point_bytes(
+            r.and_then(|rows| Ok(rows_text(format, &rows)?.into_bytes())),
+        ));
     }
     let Some(all) = spread.gather(points, mine)? else {
         return Ok(0);
     };
-    let mut parts = Vec::with_capacity(points);
-    for r in &all {
-        match r.split_first() {
-            Some((b'O', text)) => parts.push(String::from_utf8_lossy(text).into_owned()),
-            Some((b'E', rest)) if !rest.is_empty() => {
-                return Err(Relayed {
-                    line: Some(String::from_utf8_lossy(&rest[1..]).into_owned()),
-                    code: rest[0] as i32,
-                }
-                .into())
-            }
-            _ => return Err(Error::Invalid("a spread point sent no result".into()).into()),
-        }
-    }
+    let parts: Vec<String> = point_results(&all)?
+        .into_iter()
+        .map(|text| String::from_utf8_lossy(text).into_owned())
+        .collect();
     let parts: Vec<&str> = parts
         .iter()
         .map(String::as_str)

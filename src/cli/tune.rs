@@ -14,12 +14,18 @@ use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
 use crate::optimize::mpi_rules::{self, Library};
 use crate::optimize::nccl_tuner;
-use crate::optimize::tune::{Cache, Counts, Decision, Problem, Search, Table};
+use crate::optimize::tune::{Cache, Counts, Decision, Notes, Problem, Search, Table};
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
 use std::io::Write;
 
+/// `tune`: under `mpirun`, every process refuses what one would (the same
+/// arguments, the same cache), and rank 0 alone says why.
 pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
+    tune(a, given).map_err(super::simulate::refused_quietly)
+}
+
+fn tune(a: TuneArgs, given: &Given) -> Result<i32> {
     if let Some(flag) = given.first_of(&["CalibrateArgs"]) {
         return Err(Error::Invalid(format!("{flag} is an option of --calibrate")).into());
     }
@@ -116,16 +122,13 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
     let nccl = a.export_nccl.as_deref().map(OutputFile::open).transpose()?;
     check_plot_path(a.plot.as_deref())?;
     let cache = dir.map(|dir| Cache { dir });
-    let table = tune_table(&problem, &sizes, cache.as_ref(), a.no_cache)?;
-    let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| table.get(s)).collect();
-    let show_engines = problem.engines.len() > 1;
-    if let Some(path) = &a.plot {
-        plot(path, &table, &rows)?;
-    }
-    let ranks = problem.topology.num_ranks();
+    // Under mpirun every process takes its share of each table's sizes,
+    // and rank 0 alone writes what one process writes.
+    let spread = super::simulate::spread_start()?;
+    let table = tune_table(&problem, &sizes, cache.as_ref(), a.no_cache, &spread)?;
     // A library's file comes from a table tuned among the algorithms that
     // library runs exactly, so that it runs what was simulated.
-    let for_library = |library| -> Result<Table> {
+    let for_library = |library| -> Result<Option<Table>> {
         let p = Problem {
             library: Some(library),
             config: problem.config.clone(),
@@ -133,17 +136,32 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
             counts: problem.counts.clone(),
             ..problem
         };
-        tune_table(&p, &sizes, cache.as_ref(), a.no_cache)
+        tune_table(&p, &sizes, cache.as_ref(), a.no_cache, &spread)
     };
-    if let Some(f) = ompi {
-        let t = for_library(Library::Ompi)?;
+    let ompi_table = ompi
+        .as_ref()
+        .map(|_| for_library(Library::Ompi))
+        .transpose()?;
+    let mpich_table = mpich
+        .as_ref()
+        .map(|_| for_library(Library::Mpich))
+        .transpose()?;
+    let Some(table) = table else {
+        return Ok(0);
+    };
+    let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| table.get(s)).collect();
+    let show_engines = problem.engines.len() > 1;
+    if let Some(path) = &a.plot {
+        plot(path, &table, &rows)?;
+    }
+    let ranks = problem.topology.num_ranks();
+    if let (Some(f), Some(Some(t))) = (ompi, ompi_table) {
         let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| t.get(s)).collect();
         write_file(f, a.export_ompi.as_deref().unwrap_or_default(), |w| {
             mpi_rules::write_ompi(w, &t, &rows, ranks)
         })?;
     }
-    if let Some(f) = mpich {
-        let t = for_library(Library::Mpich)?;
+    if let (Some(f), Some(Some(t))) = (mpich, mpich_table) {
         let rows: Vec<&Decision> = sizes.iter().filter_map(|&s| t.get(s)).collect();
         write_file(f, a.export_mpich.as_deref().unwrap_or_default(), |w| {
             mpi_rules::write_mpich(w, &t, &rows, ranks, base.as_deref())
@@ -185,39 +203,71 @@ pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
 }
 
 /// `problem`'s table at `sizes`, from `cache` where it holds them (unless
-/// `no_cache`), priced with a progress bar where it does not; what the
-/// tuning noted is said on stderr.
+/// `no_cache`), priced with a progress bar where it does not, and kept
+/// there; what the tuning noted is said on stderr. Spread over `mpirun`'s
+/// processes, each prices the sizes the cache lacks that
+/// [`Spread::mine`](crate::runtime::spread::Spread::mine) gives it, and
+/// rank 0 gathers them into the table and keeps it: `None` on the others.
 fn tune_table(
     problem: &Problem,
     sizes: &[u64],
     cache: Option<&Cache>,
     no_cache: bool,
-) -> Result<Table> {
+    spread: &crate::runtime::spread::Spread,
+) -> Result<Option<Table>> {
     if let (true, Some(c)) = (no_cache, cache) {
         let _ = std::fs::remove_file(c.path(problem.collective.name(), &problem.key()));
     }
-    let bar = indicatif::ProgressBar::new(sizes.len() as u64);
-    let (table, notes) = problem
-        .tune(sizes, cache, |p| {
-            if p.priced == 0 {
-                bar.set_message(format_bytes(p.size_bytes));
-                bar.inc(1);
+    // The sizes are --sizes'.
+    let sizes_param = |e| match e {
+        Error::Param {
+            param: "size",
+            message,
+        } => Error::Param {
+            param: "sizes",
+            message,
+        },
+        e => e,
+    };
+    let mut notes = Notes::default();
+    let (mut table, changed) = problem.cached(cache, &mut notes);
+    let missing = problem.missing(&table, sizes).map_err(sizes_param)?;
+    let bar = indicatif::ProgressBar::new(missing.len() as u64);
+    // Once a point fails, this process's later points are not priced:
+    // rank 0 ends at the first failure in point order.
+    let mut failed: Option<Vec<u8>> = None;
+    let mut mine = Vec::new();
+    for (i, &size) in missing.iter().enumerate() {
+        if !spread.mine(i) {
+            continue;
+        }
+        let bytes = failed.clone().unwrap_or_else(|| {
+            bar.set_message(format_bytes(size));
+            bar.inc(1);
+            let r = problem
+                .decide(size, |_| {})
+                .map_err(sizes_param)
+                .map_err(anyhow::Error::from)
+                .and_then(|d| Ok(serde_json::to_vec(&d)?));
+            let bytes = super::simulate::point_bytes(r);
+            if bytes.first() == Some(&b'E') {
+                failed = Some(bytes.clone());
             }
-        })
-        .map_err(|e| match e {
-            // The sizes are --sizes'.
-            Error::Param {
-                param: "size",
-                message,
-            } => Error::Param {
-                param: "sizes",
-                message,
-            },
-            e => e,
-        })?;
+            bytes
+        });
+        mine.push(bytes);
+    }
     bar.finish_and_clear();
+    let Some(all) = spread.gather(missing.len(), mine)? else {
+        return Ok(None);
+    };
+    let decisions = super::simulate::point_results(&all)?
+        .into_iter()
+        .map(serde_json::from_slice)
+        .collect::<std::result::Result<Vec<Decision>, _>>()?;
+    problem.keep(&mut table, decisions, changed, cache, &mut notes);
     warn_notes(notes);
-    Ok(table)
+    Ok(Some(table))
 }
 
 /// The table as `--format` says, to `output` or standard output.

@@ -499,14 +499,27 @@ impl Problem<'_> {
         cache: Option<&Cache>,
         mut progress: impl FnMut(&Progress),
     ) -> Result<(Table, Notes)> {
+        let mut notes = Notes::default();
+        let (mut table, changed) = self.cached(cache, &mut notes);
+        let missing = self.missing(&table, sizes)?;
+        let decisions = missing
+            .iter()
+            .map(|&size| self.decide(size, &mut progress))
+            .collect::<Result<Vec<_>>>()?;
+        self.keep(&mut table, decisions, changed, cache, &mut notes);
+        Ok((table, notes))
+    }
+
+    /// The table `cache` holds for this problem, checked as
+    /// [`Problem::fit`] checks it (an empty one where it holds none), and
+    /// whether the check changed it; what was priced again is noted.
+    pub fn cached(&self, cache: Option<&Cache>, notes: &mut Notes) -> (Table, bool) {
         // The key hashes the whole network: computed once.
         let key = self.key();
         let collective = self.collective.name();
-        let mut notes = Notes::default();
-        let (mut table, mut added) = match cache.map(|c| (c, c.load(collective, &key))) {
+        match cache.map(|c| (c, c.load(collective, &key))) {
             Some((c, Loaded::Table(t))) => {
-                let (t, dropped) = self.fit(t, &c.path(collective, &key), &mut notes.repriced);
-                (t, dropped)
+                self.fit(t, &c.path(collective, &key), &mut notes.repriced)
             }
             Some((c, Loaded::Unreadable(why))) => {
                 let path = c.path(collective, &key);
@@ -514,23 +527,41 @@ impl Problem<'_> {
                 (self.table(key), true)
             }
             Some((_, Loaded::Missing)) | None => (self.table(key), false),
-        };
-        // Every size is checked before any is priced.
+        }
+    }
+
+    /// The sizes of `sizes` that `table` has no decision at, in order,
+    /// every one checked before any is priced (a size the request refuses
+    /// is refused here).
+    pub fn missing(&self, table: &Table, sizes: &[u64]) -> Result<Vec<u64>> {
+        let mut missing: Vec<u64> = Vec::new();
         for &size in sizes {
-            if table.get(size).is_none() {
+            if table.get(size).is_none() && !missing.contains(&size) {
                 self.request(size)?;
+                missing.push(size);
             }
         }
-        for &size in sizes {
-            if table.get(size).is_none() {
-                table.insert(self.decide(size, &mut progress)?);
-                added = true;
-            }
+        Ok(missing)
+    }
+
+    /// Adds `decisions` to `table` and, where anything was added or
+    /// `changed`, writes it to `cache` (a cache that cannot be written is
+    /// noted, not an error).
+    pub fn keep(
+        &self,
+        table: &mut Table,
+        decisions: Vec<Decision>,
+        changed: bool,
+        cache: Option<&Cache>,
+        notes: &mut Notes,
+    ) {
+        let added = !decisions.is_empty();
+        for d in decisions {
+            table.insert(d);
         }
-        if let (true, Some(c)) = (added, cache) {
-            notes.unkept = c.store(&table).err();
+        if let (true, Some(c)) = (added || changed, cache) {
+            notes.unkept = c.store(table).err();
         }
-        Ok((table, notes))
     }
 
     /// A cached table as this build would price it: a table for another
