@@ -629,7 +629,7 @@ pub fn build(alg: &Algorithm, req: &Request) -> Result<Schedule> {
     alg.check(req)?;
     let ops = alg.op_count(req)?;
     if ops > pipelined::MAX_MATERIALISED_OPS {
-        return Err(invalid!(
+        return Err(Error::TooLarge(format!(
             "{} {} on {} ranks: {ops} operations are too many to write out (at most {}); \
              simulate it with --stream if it has a generator (topocoll list), \
              or use fewer ranks or a smaller size",
@@ -637,7 +637,7 @@ pub fn build(alg: &Algorithm, req: &Request) -> Result<Schedule> {
             alg.name,
             req.ranks,
             pipelined::MAX_MATERIALISED_OPS
-        ));
+        )));
     }
     (alg.build)(req)
 }

@@ -554,13 +554,13 @@ impl Chains {
 pub fn check_ops(req: &Request, alg: &crate::Algorithm, ops: u128) -> Result<()> {
     let max = crate::pipelined::MAX_MATERIALISED_OPS;
     if ops > max as u128 {
-        return Err(topocoll_base::invalid!(
+        return Err(topocoll_base::error::Error::TooLarge(format!(
             "{} {} on {} ranks: {ops} operations are too many to write out (at most {max}); \
              use more --channels, a larger chunk (--protocol Simple) or a smaller size",
             req.collective.name(),
             alg.name,
             req.ranks
-        ));
+        )));
     }
     Ok(())
 }

@@ -9,6 +9,12 @@ pub enum Error {
     /// The user's input (a spec, a file, a parameter) is malformed or out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The work asked for is past a limit of the tool, not a fault of the
+    /// input: the verifier's budget of terms, the memory available, the
+    /// operations a written-out schedule may hold. The sentence says which
+    /// and what runs instead (a smaller shape, `--no-verify`, `--stream`).
+    #[error("{0}")]
+    TooLarge(String),
     /// A parameter's value is out of range or malformed. `param` names it
     /// as the library's API does (`engines`, `node_bandwidth`) and
     /// `message` follows that name (" must be at least 1", ": rank 3 ...");

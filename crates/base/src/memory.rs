@@ -127,7 +127,7 @@ pub fn gib(bytes: u64) -> f64 {
 /// available.
 pub fn check(bytes: u64, what: &str) -> Result<()> {
     match available() {
-        Some(free) if bytes > free => Err(Error::Invalid(format!(
+        Some(free) if bytes > free => Err(Error::TooLarge(format!(
             "{what} need {:.1} GiB but only {:.1} GiB of memory is available; use a smaller size or fewer ranks",
             gib(bytes),
             gib(free)

@@ -35,7 +35,7 @@ pub(super) fn check_barrier(s: &Schedule) -> Result<()> {
     let ops = s.num_ops() as u64;
     let passes = p.div_ceil(GROUP) as u64;
     if passes.saturating_mul(ops) > MAX_WORK {
-        return Err(Error::Invalid(format!(
+        return Err(Error::TooLarge(format!(
             "too large to verify: the barrier check on {p} ranks would take {passes} passes over {ops} ops; verify fewer ranks, or skip the verifier (simulate --no-verify)"
         )));
     }

@@ -631,7 +631,7 @@ fn ranks_fit(ranks: usize, free: Option<u64>) -> Result<()> {
 }
 
 fn too_large(what: &str, need: u64, free: u64) -> Error {
-    Error::Invalid(format!(
+    Error::TooLarge(format!(
         "too large to verify: {what} {:.1} GiB to verify but only {:.1} GiB of memory is available; verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
         topocoll_base::memory::gib(need),
         topocoll_base::memory::gib(free)
@@ -660,7 +660,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         if made > max_terms {
             // A limit of the verifier, not a fault of the schedule: not a
             // verification failure (exit code 2, not 1).
-            Err(Error::Invalid(format!(
+            Err(Error::TooLarge(format!(
                 "too large to verify: more than {max_terms} symbolic terms (each element of a reduction over {} ranks carries one per rank); verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
                 s.ranks
             )))
@@ -1113,7 +1113,7 @@ mod tests {
         let s = linear_allreduce_on_64_ranks();
         assert!(execute_and_check(&s, u64::MAX).is_ok());
         let err = execute_and_check(&s, 1000).unwrap_err();
-        assert!(matches!(err, Error::Invalid(_)), "{err:?}");
+        assert!(matches!(err, Error::TooLarge(_)), "{err:?}");
         let err = err.to_string();
         assert!(
             err.contains("too large to verify: more than 1000 symbolic terms"),
@@ -1130,7 +1130,9 @@ mod tests {
     fn refuses_what_the_memory_available_cannot_verify() {
         let s = linear_allreduce_on_64_ranks();
         let need = 64 * RANK_BYTES + s.num_ops() as u64 * OP_BYTES;
-        let err = verify_within(&s, Some(need - 1)).unwrap_err().to_string();
+        let err = verify_within(&s, Some(need - 1)).unwrap_err();
+        assert!(matches!(err, Error::TooLarge(_)), "{err:?}");
+        let err = err.to_string();
         let ops = format!("{} ops on 64 ranks need about", s.num_ops());
         assert!(err.contains(&ops), "{err}");
         assert!(err.contains("GiB of memory is available"), "{err}");

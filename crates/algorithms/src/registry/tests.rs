@@ -263,8 +263,15 @@ fn too_large_per_pair_schedules_are_refused_before_building() {
         };
         let req = Request::new(c, 65_536, 8 << 16, dtype, ReduceOp::Sum, None).unwrap();
         let t0 = std::time::Instant::now();
-        let e = crate::build(alg, &req).unwrap_err().to_string();
-        assert!(e.contains("too many to write out"), "{alg:?}: {e}");
+        let e = crate::build(alg, &req).unwrap_err();
+        assert!(
+            matches!(e, topocoll_base::error::Error::TooLarge(_)),
+            "{alg:?}: {e:?}"
+        );
+        assert!(
+            e.to_string().contains("too many to write out"),
+            "{alg:?}: {e}"
+        );
         assert!(t0.elapsed().as_secs_f64() < 1.0, "{alg:?}");
     }
 }
