@@ -41,6 +41,7 @@ mod reproduce;
 mod run;
 mod schedule;
 mod simulate;
+mod spread;
 mod tune;
 mod verify;
 

@@ -4,12 +4,11 @@ use super::args::{
     build_auto, build_nccl, check_plot_path, distinct_outputs, parse_engines, refuse_segment,
     value_name, AlgorithmList, BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
-use super::Relayed;
 use crate::algorithms;
 use crate::error::Error;
 use crate::optimize::tune;
 use crate::price;
-use crate::runtime::spread::{self, Spread};
+use crate::runtime::spread::Spread;
 use crate::schedule::{self, Schedule};
 use crate::sim::{self, SimConfig, SimResult};
 use crate::topology::Topology;
@@ -618,9 +617,9 @@ type Chosen = (String, Option<f64>);
 /// a plot is drawn from rows one process holds). A refusal is rank 0's
 /// line; the other processes end quietly.
 fn start_spread(a: &SimulateArgs) -> Result<Spread> {
-    let s = spread_start()?;
+    let s = super::spread::start()?;
     if s.size() > 1 && a.plot.is_some() {
-        return Err(refused_quietly(
+        return Err(super::spread::refused_quietly(
             Error::Invalid(format!(
                 "--plot draws one process's rows: run the sweep without mpirun to plot it (here {} processes)",
                 s.size()
@@ -629,77 +628,6 @@ fn start_spread(a: &SimulateArgs) -> Result<Spread> {
         ));
     }
     Ok(s)
-}
-
-/// `e`, on rank 0 (or alone); on another rank of `mpirun`'s, a quiet end
-/// with `e`'s status, rank 0 saying why.
-pub(super) fn refused_quietly(e: anyhow::Error) -> anyhow::Error {
-    if spread::launched_rank().is_some_and(|r| r != 0) {
-        Relayed {
-            line: None,
-            code: super::line_and_code(&e).1,
-        }
-        .into()
-    } else {
-        e
-    }
-}
-
-/// The processes a command's points are spread over (`simulate`'s sweep,
-/// `tune`'s sizes), each process on a machine taking its share of the
-/// machine's cores; a refusal is rank 0's line.
-pub(super) fn spread_start() -> Result<Spread> {
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let s = Spread::start(&arguments).map_err(|e| refused_quietly(e.into()))?;
-    // Processes on one machine share its cores: each takes its share for
-    // its points (a process alone on a machine takes them all).
-    if let Some(here) = spread::launched_here().filter(|&h| s.size() > 1 && h > 1) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // The pool is this process's first use of it; if not, it stays.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads((cores / here).max(1))
-            .build_global();
-    }
-    Ok(s)
-}
-
-/// A spread point's result as it is sent: 'O' and its bytes, or 'E', its
-/// error's exit status and its error's line.
-pub(super) fn point_bytes(r: Result<Vec<u8>>) -> Vec<u8> {
-    match r {
-        Ok(bytes) => {
-            let mut text = b"O".to_vec();
-            text.extend(bytes);
-            text
-        }
-        Err(e) => {
-            let (line, code) = super::line_and_code(&e);
-            let mut text = vec![b'E', code as u8];
-            text.extend(line.into_bytes());
-            text
-        }
-    }
-}
-
-/// The points' bytes as [`point_bytes`] sent them, in point order; the
-/// first point that failed ends the command with its line and status, as
-/// it would alone.
-pub(super) fn point_results(all: &[Vec<u8>]) -> Result<Vec<&[u8]>> {
-    let mut parts = Vec::with_capacity(all.len());
-    for r in all {
-        match r.split_first() {
-            Some((b'O', bytes)) => parts.push(bytes),
-            Some((b'E', rest)) if !rest.is_empty() => {
-                return Err(Relayed {
-                    line: Some(String::from_utf8_lossy(&rest[1..]).into_owned()),
-                    code: rest[0] as i32,
-                }
-                .into())
-            }
-            _ => return Err(Error::Invalid("a spread point sent no result".into()).into()),
-        }
-    }
-    Ok(parts)
 }
 
 /// A spread sweep's end: each process sends its points' rows, written as
@@ -715,14 +643,14 @@ fn write_spread(
     let points = results.len();
     let mut mine = Vec::new();
     for r in results.into_iter().flatten() {
-        mine.push(point_bytes(
+        mine.push(super::spread::point_bytes(
             r.and_then(|rows| Ok(rows_text(format, &rows)?.into_bytes())),
         ));
     }
     let Some(all) = spread.gather(points, mine)? else {
         return Ok(0);
     };
-    let parts: Vec<String> = point_results(&all)?
+    let parts: Vec<String> = super::spread::point_results(&all)?
         .into_iter()
         .map(|text| String::from_utf8_lossy(text).into_owned())
         .collect();

@@ -22,7 +22,7 @@ use std::io::Write;
 /// `tune`: under `mpirun`, every process refuses what one would (the same
 /// arguments, the same cache), and rank 0 alone says why.
 pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
-    tune(a, given).map_err(super::simulate::refused_quietly)
+    tune(a, given).map_err(super::spread::refused_quietly)
 }
 
 fn tune(a: TuneArgs, given: &Given) -> Result<i32> {
@@ -124,7 +124,7 @@ fn tune(a: TuneArgs, given: &Given) -> Result<i32> {
     let cache = dir.map(|dir| Cache { dir });
     // Under mpirun every process takes its share of each table's sizes,
     // and rank 0 alone writes what one process writes.
-    let spread = super::simulate::spread_start()?;
+    let spread = super::spread::start()?;
     let table = tune_table(&problem, &sizes, cache.as_ref(), a.no_cache, &spread)?;
     // A library's file comes from a table tuned among the algorithms that
     // library runs exactly, so that it runs what was simulated.
@@ -249,7 +249,7 @@ fn tune_table(
                 .map_err(sizes_param)
                 .map_err(anyhow::Error::from)
                 .and_then(|d| Ok(serde_json::to_vec(&d)?));
-            let bytes = super::simulate::point_bytes(r);
+            let bytes = super::spread::point_bytes(r);
             if bytes.first() == Some(&b'E') {
                 failed = Some(bytes.clone());
             }
@@ -261,7 +261,7 @@ fn tune_table(
     let Some(all) = spread.gather(missing.len(), mine)? else {
         return Ok(None);
     };
-    let decisions = super::simulate::point_results(&all)?
+    let decisions = super::spread::point_results(&all)?
         .into_iter()
         .map(serde_json::from_slice)
         .collect::<std::result::Result<Vec<Decision>, _>>()?;

@@ -412,8 +412,9 @@ impl Problem<'_> {
     /// list` order): few operations are quick to simulate, and the first
     /// times found stop the longer runs early.
     fn fewest_ops_first(&self, all: &[Candidate], size_bytes: u64) -> Vec<usize> {
+        let req = self.request(size_bytes).ok();
         let count = |c: &Candidate| -> u64 {
-            let Ok(mut req) = self.request(size_bytes) else {
+            let Some(mut req) = req.clone() else {
                 return 0;
             };
             req.segment_bytes = c.segment_bytes;
@@ -437,12 +438,8 @@ impl Problem<'_> {
         best_s: Option<f64>,
         beats: impl Fn(f64) -> bool,
     ) -> Result<Option<f64>> {
-        let mut req = self.request(size_bytes)?;
-        req.segment_bytes = c.segment_bytes;
-        let mut cfg = self.config.clone();
-        cfg.engines = c.engines;
+        let (req, mut cfg, alg) = self.run_of(c, size_bytes)?;
         cfg.stop_past = best_s;
-        let alg = topocoll_algorithms::find(self.collective.kind(), &c.algorithm)?;
         // Generated where it can be, so that a run stopped early has not
         // written out the rest.
         let priced = price::price(
@@ -470,13 +467,28 @@ impl Problem<'_> {
         Ok(Some(t))
     }
 
-    /// The predicted time of one candidate at one size.
-    pub fn price(&self, c: &Candidate, size_bytes: u64) -> Result<f64> {
+    /// What candidate `c` runs at `size_bytes`: its request (with its
+    /// segment), its node model (with its engines) and its algorithm.
+    fn run_of(
+        &self,
+        c: &Candidate,
+        size_bytes: u64,
+    ) -> Result<(
+        Request<'_>,
+        SimConfig,
+        &'static topocoll_algorithms::Algorithm,
+    )> {
         let mut req = self.request(size_bytes)?;
         req.segment_bytes = c.segment_bytes;
         let mut cfg = self.config.clone();
         cfg.engines = c.engines;
         let alg = topocoll_algorithms::find(self.collective.kind(), &c.algorithm)?;
+        Ok((req, cfg, alg))
+    }
+
+    /// The predicted time of one candidate at one size.
+    pub fn price(&self, c: &Candidate, size_bytes: u64) -> Result<f64> {
+        let (req, cfg, alg) = self.run_of(c, size_bytes)?;
         let priced = price::price(
             &req,
             alg,
