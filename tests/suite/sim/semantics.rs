@@ -700,6 +700,15 @@ fn cpu_posts_ready_sends_before_computing() {
     assert_eq!(r.rank_finish_s, vec![3.5, 1.5]);
 }
 
+/// The ring allreduce of 64 KiB of f64 on every rank of `topo`.
+fn ring_allreduce_of_64kib(topo: &Topology) -> Schedule {
+    let req = topocoll_testkit::request(Collective::Allreduce, topo.num_ranks())
+        .bytes(64 * 1024)
+        .on(topo)
+        .build();
+    topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req).unwrap()
+}
+
 /// `SimConfig::progress` is published while a run goes (here: a ring
 /// allreduce of 256 ranks, 330 k events) in millionths of the ops done,
 /// and does not change the result.
@@ -707,17 +716,7 @@ fn cpu_posts_ready_sends_before_computing() {
 fn progress_is_published_without_changing_the_result() {
     use std::sync::atomic::{AtomicU64, Ordering};
     let topo = parse_spec("torus:16x16").unwrap();
-    let req = Request::new(
-        Collective::Allreduce,
-        256,
-        64 * 1024,
-        Dtype::F64,
-        ReduceOp::Sum,
-        Some(&topo),
-    )
-    .unwrap();
-    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
-        .unwrap();
+    let s = ring_allreduce_of_64kib(&topo);
     let cfg = SimConfig {
         engines: 4,
         fold: false,
@@ -747,17 +746,7 @@ fn progress_is_published_without_changing_the_result() {
 fn a_run_stops_once_its_clock_passes_stop_past_and_not_before() {
     use topocoll::error::Error;
     let topo = parse_spec("torus:8x8").unwrap();
-    let req = Request::new(
-        Collective::Allreduce,
-        64,
-        64 * 1024,
-        Dtype::F64,
-        ReduceOp::Sum,
-        Some(&topo),
-    )
-    .unwrap();
-    let s = topocoll::algorithms::build(&topocoll::algorithms::allreduce::ring::ALGORITHM, &req)
-        .unwrap();
+    let s = ring_allreduce_of_64kib(&topo);
     let mut drivers = std::collections::BTreeSet::new();
     for (fold, by_rank) in [(false, false), (true, false), (false, true)] {
         let cfg = SimConfig {
