@@ -13,7 +13,10 @@
 pub use topocoll_algorithms as algorithms;
 pub use topocoll_algorithms::model;
 pub use topocoll_base::{error, limits, memory, units};
-pub use topocoll_base::{invalid, Error, Result, RunKind, VerifyError, VerifyKind};
+pub use topocoll_base::{
+    fail, invalid, AlgorithmKind, Error, OptimizeKind, Result, RunKind, ScheduleKind, SimKind,
+    TopologyKind, VerifyError, VerifyKind, WorkloadKind,
+};
 pub use topocoll_optimize as optimize;
 pub use topocoll_optimize::price;
 pub use topocoll_runtime as runtime;

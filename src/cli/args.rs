@@ -225,10 +225,7 @@ impl BuildArgs {
         }
         let s = match file.format() {
             FileFormat::Forest => {
-                let named = |e: Error| match e {
-                    Error::Invalid(m) => Error::Invalid(format!("schedule '{path}': {m}")),
-                    other => other,
-                };
+                let named = |e: Error| e.within(format_args!("schedule '{path}'"));
                 algorithms::forest::from_json_reader(file.into_reader())
                     .and_then(|f| f.expand())
                     .map_err(named)?

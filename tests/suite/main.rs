@@ -6,6 +6,7 @@ mod algorithms;
 mod cli;
 mod common;
 mod docs;
+mod errors;
 mod formats;
 mod model;
 mod optimize;

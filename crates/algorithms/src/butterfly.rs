@@ -64,7 +64,7 @@
 //! the reference code sends them as one indexed datatype.
 
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Buf, Op, OpId, Program, Region};
 
 /// The most participants of a butterfly whose rings are not all powers
@@ -143,18 +143,26 @@ impl Butterfly {
         let dims: Vec<(usize, usize)> = dims.iter().copied().filter(|d| d.1 > 1).collect();
         let pow2 = dims.iter().all(|d| d.1.is_power_of_two());
         if let Some(&(_, n)) = dims.iter().find(|d| d.1 % 2 == 1) {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Shape,
                 "a Swing butterfly needs rings of even length, not {n}"
             ));
         }
         if reversed && !pow2 {
-            return Err(invalid!("a Bine tree needs rings of a power of two"));
+            return Err(fail!(
+                Algorithm,
+                Shape,
+                "a Bine tree needs rings of a power of two"
+            ));
         }
         let n: usize = dims.iter().map(|d| d.1).product();
         // Each participant's hand-on sets take O(n) to list: bound the
         // O(n²) of a whole schedule before building it.
         if !pow2 && n > MAX_UNEVEN {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Shape,
                 "swing and bine on {n} participants, not a power of two, take at most {MAX_UNEVEN}"
             ));
         }
@@ -318,7 +326,9 @@ impl Butterfly {
             stack.push((y, k + 1));
         }
         if self.order.len() != n {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Shape,
                 "the Swing steps reach {} of {n} participants",
                 self.order.len()
             ));
@@ -347,7 +357,9 @@ impl Butterfly {
         }
         last[0] = s;
         if let Some(b) = last.iter().position(|&k| k == u32::MAX) {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Shape,
                 "the Swing steps never reach participant {b} from 0"
             ));
         }
@@ -365,7 +377,9 @@ impl Butterfly {
             let k = self.last_step(0, b);
             let y = self.peer(0, k);
             if y != b && self.last_step(y, b) <= k {
-                return Err(invalid!(
+                return Err(fail!(
+                    Algorithm,
+                    Shape,
                     "the Swing block {b} lands on {y} at step {k} after it left"
                 ));
             }
@@ -389,7 +403,11 @@ impl Butterfly {
         }
         for (i, &x) in self.order.iter().enumerate() {
             if self.pos[x as usize] != u32::MAX {
-                return Err(invalid!("the Swing steps reach participant {x} twice"));
+                return Err(fail!(
+                    Algorithm,
+                    Shape,
+                    "the Swing steps reach participant {x} twice"
+                ));
             }
             self.pos[x as usize] = i as u32;
         }
@@ -397,7 +415,9 @@ impl Butterfly {
             for k in 0..s {
                 let shift = s - k - 1;
                 if self.pos(self.peer(x, k)) >> shift != (self.pos(x) >> shift) ^ 1 {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Algorithm,
+                        Shape,
                         "the Swing blocks of participant {x} at step {k} are not one run"
                     ));
                 }
@@ -727,7 +747,11 @@ impl BineTree {
 
 pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
     if p == 0 {
-        return Err(invalid!("a Bine tree needs at least one rank"));
+        return Err(fail!(
+            Algorithm,
+            Shape,
+            "a Bine tree needs at least one rank"
+        ));
     }
     let n = 1usize << p.ilog2();
     let bf = Butterfly::torus(&[(1, n)], 0, Turn::Swing, StepOrder::Reversed)?;
@@ -737,7 +761,11 @@ pub(crate) fn bine_tree(p: usize) -> Result<BineTree> {
         for i in 0..informed.len() {
             let child = bf.peer(informed[i], k);
             if child == 0 || parent[child].is_some() {
-                return Err(invalid!("the Bine tree reaches rank {child} twice"));
+                return Err(fail!(
+                    Algorithm,
+                    Shape,
+                    "the Bine tree reaches rank {child} twice"
+                ));
             }
             parent[child] = Some((k, informed[i]));
             informed.push(child);

@@ -33,7 +33,7 @@ use crate::Request;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_topology::LinkId;
 
@@ -152,7 +152,7 @@ impl Forest {
         }
         for (k, links) in self.paths.iter().enumerate() {
             if s.add_path(links.clone()) != k as u32 + 1 {
-                return Err(invalid!("forest: path {k} is given twice"));
+                return Err(fail!(Algorithm, Forest, "forest: path {k} is given twice"));
             }
         }
         Ok(s)
@@ -174,7 +174,7 @@ impl Forest {
         let doc = JsonForest {
             format: FORMAT.to_string(),
             collective: serde_json::to_value(self.collective)
-                .map_err(|e| invalid!("forest JSON: {e}"))?,
+                .map_err(|e| fail!(Algorithm, Forest, "forest JSON: {e}"))?,
             ranks: self.ranks,
             count: self.count,
             dtype: self.dtype,
@@ -184,7 +184,7 @@ impl Forest {
         };
         serde_json::to_writer(&mut *out, &doc).map_err(|e| match e.io_error_kind() {
             Some(kind) => Error::io("cannot write the forest", std::io::Error::from(kind)),
-            None => invalid!("forest JSON: {e}"),
+            None => fail!(Algorithm, Forest, "forest JSON: {e}"),
         })?;
         out.write_all(b"\n")
             .map_err(|e| Error::io("cannot write the forest", e))
@@ -307,7 +307,13 @@ impl Forest {
 }
 
 fn checked_tag(t: u64) -> Result<u32> {
-    u32::try_from(t).map_err(|_| invalid!("the forest's schedule needs more than 2^32 tags"))
+    u32::try_from(t).map_err(|_| {
+        fail!(
+            Algorithm,
+            Forest,
+            "the forest's schedule needs more than 2^32 tags"
+        )
+    })
 }
 
 #[derive(Serialize, Deserialize)]
@@ -436,20 +442,31 @@ impl JsonPipeline {
 /// expanded schedule is then the verifier's to prove.
 pub fn from_json_reader(reader: impl std::io::Read) -> Result<Forest> {
     let doc: JsonForest = serde_json::from_reader(std::io::BufReader::new(reader))
-        .map_err(|e| invalid!("forest JSON: {e}"))?;
+        .map_err(|e| fail!(Algorithm, Forest, "forest JSON: {e}"))?;
     if doc.format != FORMAT {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Forest,
             "forest JSON: format '{}' is not {FORMAT}, the one this topocoll reads",
             doc.format
         ));
     }
     let collective: Collective = serde_json::from_value(doc.collective)
-        .map_err(|e| invalid!("forest JSON: collective: {e}"))?;
+        .map_err(|e| fail!(Algorithm, Forest, "forest JSON: collective: {e}"))?;
     if doc.ranks < 2 {
-        return Err(invalid!("forest JSON: ranks must be at least 2"));
+        return Err(fail!(
+            Algorithm,
+            Forest,
+            "forest JSON: ranks must be at least 2"
+        ));
     }
     if doc.ranks > u32::MAX as usize {
-        return Err(invalid!("forest JSON: ranks: {} are too many", doc.ranks));
+        return Err(fail!(
+            Algorithm,
+            Forest,
+            "forest JSON: ranks: {} are too many",
+            doc.ranks
+        ));
     }
     let n = doc.ranks;
     let mut f = Forest {
@@ -469,7 +486,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Forest> {
         .collect();
     let follows: Vec<bool> = doc.stages.iter().map(|st| st.after_previous).collect();
     if !shape.is_empty() && !shapes.contains(&shape) {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Forest,
             "forest JSON: a {} is not carried by stages of (piece, phases) {}",
             collective.name(),
             shape
@@ -484,12 +503,14 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Forest> {
         .enumerate()
         .any(|(i, &after)| after != (i > 0))
     {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Forest,
             "forest JSON: a stage follows the previous one exactly when it is not the first"
         ));
     }
     for (i, st) in doc.stages.into_iter().enumerate() {
-        let at = |what: String| invalid!("forest JSON: stage {i}: {what}");
+        let at = |what: String| fail!(Algorithm, Forest, "forest JSON: stage {i}: {what}");
         let phases = st.phases.phases();
         let mut pipelines = Vec::new();
         let mut last_root = None;
@@ -596,7 +617,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Forest> {
         };
         let given: Vec<u32> = st.pipelines.iter().map(|p| p.0).collect();
         if st.piece != Piece::Whole && given != roots {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Forest,
                 "forest JSON: stage {i}: {} roots carry pieces, not every rank with one ({})",
                 given.len(),
                 roots.len()
@@ -623,7 +646,9 @@ fn shapes_of(c: Collective) -> Result<Vec<Vec<(Piece, Phases)>>> {
         Collective::Allgather => vec![vec![(Piece::Block, Phases::Bcast)]],
         Collective::ReduceScatter => vec![vec![(Piece::Chunk, Phases::Reduce)]],
         other => {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Forest,
                 "forest JSON: a {} is not carried by trees",
                 other.name()
             ))

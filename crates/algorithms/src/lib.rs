@@ -39,7 +39,7 @@ pub mod trees;
 pub use registry::{Applies, Counterparts, Ompi, OpCount, RankNeed, RootNeed, TopologyNeed};
 use std::sync::Arc;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{
@@ -598,7 +598,9 @@ pub fn find(collective: CollectiveKind, name: &str) -> Result<&'static Algorithm
         .find(|a| a.collective == collective && a.name == name)
         .ok_or_else(|| {
             let known: Vec<&str> = of(collective).map(|a| a.name).collect();
-            invalid!(
+            fail!(
+                Algorithm,
+                Request,
                 "unknown {collective} algorithm '{name}'{} (one of: {})",
                 topocoll_base::error::did_you_mean(name, known.iter().copied()),
                 known.join(", ")
@@ -648,7 +650,9 @@ fn of_request(alg: &Algorithm, req: &Request) -> Result<()> {
     if alg.collective == req.collective.kind() {
         return Ok(());
     }
-    Err(invalid!(
+    Err(fail!(
+        Algorithm,
+        Request,
         "{} {} builds no {} schedule",
         alg.collective,
         alg.name,
@@ -676,7 +680,7 @@ pub fn build_stream(alg: &Algorithm, req: &Request) -> Result<Stream> {
             .filter(|a| a.stream.is_some())
             .map(|a| format!("{} {}", a.collective, a.name))
             .collect();
-        invalid!(
+        fail!(Algorithm, Request,
             "{} {} has no generator, so it cannot be streamed; simulate it written out (generated: {})",
             req.collective.name(),
             alg.name,

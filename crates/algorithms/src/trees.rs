@@ -53,7 +53,7 @@
 
 use rustc_hash::FxHashSet;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_topology::GridShape;
 
 /// `Tree::parent` of the root.
@@ -84,7 +84,9 @@ impl Tree {
     pub fn from_parents(root: u32, parent: Vec<u32>, axis: Vec<u8>) -> Result<Tree> {
         let p = parent.len();
         if root as usize >= p || parent[root as usize] != NO_PARENT || axis.len() != p {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Request,
                 "tree: root {root} is not a parentless rank of {p}"
             ));
         }
@@ -100,7 +102,9 @@ impl Tree {
                 path.push(u);
                 let up = parent[u];
                 if up == NO_PARENT || up as usize >= p || path.len() > p {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Algorithm,
+                        Request,
                         "tree rooted at {root}: rank {v} does not reach the root"
                     ));
                 }
@@ -192,7 +196,9 @@ pub fn torus_axes(shape: &GridShape) -> Result<Vec<usize>> {
     let mut axes = Vec::new();
     for (a, (&d, &w)) in shape.dims.iter().zip(&shape.wrap).enumerate() {
         if d > 2 && !w {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Request,
                 "dimension {a} (size {d}) does not wrap: the trees need a torus"
             ));
         }
@@ -201,7 +207,12 @@ pub fn torus_axes(shape: &GridShape) -> Result<Vec<usize>> {
         }
     }
     if axes.len() >= NO_AXIS as usize {
-        return Err(invalid!("{} dimensions are too many", axes.len()));
+        return Err(fail!(
+            Algorithm,
+            Request,
+            "{} dimensions are too many",
+            axes.len()
+        ));
     }
     Ok(axes)
 }
@@ -255,7 +266,11 @@ pub fn torus_parent(
 pub fn torus_trees(shape: &GridShape, root: usize) -> Result<Vec<Tree>> {
     let p = shape.size();
     if root >= p {
-        return Err(invalid!("tree root {root} is not one of the {p} ranks"));
+        return Err(fail!(
+            Algorithm,
+            Request,
+            "tree root {root} is not one of the {p} ranks"
+        ));
     }
     let axes = torus_axes(shape)?;
     let n = axes.len();
@@ -294,7 +309,11 @@ pub fn torus_tree_height(shape: &GridShape) -> u32 {
 /// v − lowbit(v) and its children are v + m for m = 1, 2, 4, … < lowbit(v).
 pub fn binomial_tree(p: usize, root: usize) -> Result<Tree> {
     if root >= p {
-        return Err(invalid!("tree root {root} is not one of the {p} ranks"));
+        return Err(fail!(
+            Algorithm,
+            Request,
+            "tree root {root} is not one of the {p} ranks"
+        ));
     }
     let mut parent = vec![NO_PARENT; p];
     for (r, up) in parent.iter_mut().enumerate() {
@@ -310,7 +329,11 @@ pub fn binomial_tree(p: usize, root: usize) -> Result<Tree> {
 /// A chain root → root+1 → … → root−1 (mod P).
 pub fn chain_tree(p: usize, root: usize) -> Result<Tree> {
     if root >= p {
-        return Err(invalid!("tree root {root} is not one of the {p} ranks"));
+        return Err(fail!(
+            Algorithm,
+            Request,
+            "tree root {root} is not one of the {p} ranks"
+        ));
     }
     let parent = (0..p)
         .map(|r| {

@@ -6,7 +6,9 @@ use thiserror::Error;
 /// Errors returned by the topocoll library.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum Error {
-    /// The user's input (a spec, a file, a parameter) is malformed or out of range.
+    /// A command's own input is malformed or out of range: flags that do
+    /// not go together, a value no layer below reads. The layers' own
+    /// refusals are their variants below.
     #[error("{0}")]
     Invalid(String),
     /// The work asked for is past a limit of the tool, not a fault of the
@@ -52,6 +54,128 @@ pub enum Error {
         line: u64,
         what: String,
     },
+    /// The topology layer cannot build a network as given: which part of
+    /// the input is at fault ([`TopologyKind`]), and the sentence naming it.
+    #[error("{message}")]
+    Topology { kind: TopologyKind, message: String },
+    /// The schedule layer cannot read, write or form a schedule as given
+    /// ([`ScheduleKind`]). A schedule that breaks a verifier check is
+    /// [`Error::Verify`] instead.
+    #[error("{message}")]
+    Schedule { kind: ScheduleKind, message: String },
+    /// An algorithm cannot build the request as given ([`AlgorithmKind`]).
+    /// An algorithm that does not serve a shape or collective at all is
+    /// [`Error::Unsupported`] instead.
+    #[error("{message}")]
+    Algorithm {
+        kind: AlgorithmKind,
+        message: String,
+    },
+    /// The simulator cannot price a schedule as configured
+    /// ([`SimKind`]).
+    #[error("{message}")]
+    Sim { kind: SimKind, message: String },
+    /// The workload layer cannot replay a trace as given
+    /// ([`WorkloadKind`]).
+    #[error("{message}")]
+    Workload { kind: WorkloadKind, message: String },
+    /// The optimiser cannot search or decide as asked ([`OptimizeKind`]).
+    #[error("{message}")]
+    Optimize { kind: OptimizeKind, message: String },
+}
+
+/// What a topology error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyKind {
+    /// A spec string (`torus:8x8`, `fattree:16`) that does not parse or
+    /// names no kind.
+    Spec,
+    /// A shape its kind cannot build: a size of 0, too many hosts, a radix
+    /// the kind does not allow.
+    Shape,
+    /// A topology file (TOML, SimGrid XML, NCCL XML) whose content does
+    /// not describe a network: an unknown node, a missing field, a route
+    /// that does not connect.
+    File,
+    /// A bandwidth or a latency out of range.
+    Value,
+    /// Ranks that cannot be placed as asked: a rankfile, a map, ranks per
+    /// node that do not fit the hosts.
+    Placement,
+    /// A failure to apply (`--fail`) that names no link or leaves the
+    /// network without what it needs.
+    Failure,
+}
+
+/// What a schedule-layer error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScheduleKind {
+    /// A schedule file (topocoll JSON, MSCCL XML, a sizes list) that does
+    /// not hold a schedule.
+    Format,
+    /// A schedule that a format cannot express (MSCCL XML without the
+    /// collective, a step count past its limit).
+    Export,
+    /// A collective name, count or request that does not hold.
+    Collective,
+    /// A schedule whose reverse cannot be formed.
+    Reverse,
+}
+
+/// What an algorithm-layer error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlgorithmKind {
+    /// A request the algorithm cannot take as given: a root that is no
+    /// rank, a size that does not split, a radix out of range.
+    Request,
+    /// A shape whose structure the algorithm's construction cannot follow
+    /// (a Bine tree on rings that are not powers of two).
+    Shape,
+    /// A forest file that does not hold a forest.
+    Forest,
+    /// A pipeline's or stream's parts that do not fit together.
+    Pipeline,
+    /// A cost model asked outside its parameters.
+    Model,
+}
+
+/// What a simulator error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimKind {
+    /// A configuration value out of range (`--cfg`, the packet model's
+    /// parameters, skews).
+    Config,
+    /// A message with no route on the network (no path, a failed link).
+    Route,
+    /// A schedule that does not fit the network or whose messages cannot
+    /// be matched.
+    Schedule,
+}
+
+/// What a workload error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// A trace whose content cannot be replayed.
+    Trace,
+    /// A choice of algorithms (`--algorithm`, `--compare`) that does not
+    /// hold for the trace.
+    Choice,
+    /// A replay configuration value out of range.
+    Config,
+}
+
+/// What an optimiser error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptimizeKind {
+    /// A search problem that does not hold: a root that is no host, a
+    /// network the search cannot take.
+    Problem,
+    /// A calibration file or figure that cannot be used.
+    Calibration,
+    /// An NCCL tuner file that does not parse.
+    Tuner,
+    /// A tuning cache that cannot be read or written.
+    Cache,
 }
 
 impl Error {
@@ -78,6 +202,24 @@ impl Error {
             kind,
             message: message.into(),
         }
+    }
+
+    /// The same error with `prefix` and ": " before its sentence, its kind
+    /// kept: a caller names the file or flag a lower layer's sentence is
+    /// about. Errors whose text is built from fields are returned as
+    /// they are.
+    pub fn within(mut self, prefix: impl std::fmt::Display) -> Error {
+        match &mut self {
+            Error::Invalid(message)
+            | Error::Topology { message, .. }
+            | Error::Schedule { message, .. }
+            | Error::Algorithm { message, .. }
+            | Error::Sim { message, .. }
+            | Error::Workload { message, .. }
+            | Error::Optimize { message, .. } => *message = format!("{prefix}: {message}"),
+            _ => {}
+        }
+        self
     }
 
     /// Why a run failed, if it is a run's failure.
@@ -226,6 +368,31 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 macro_rules! param {
     ($param:expr, $($arg:tt)*) => {
         $crate::error::Error::Param { param: $param, message: format!($($arg)*) }
+    };
+}
+
+/// Builds a layer's error of a kind from a format string:
+/// `fail!(Topology, Spec, "topology '{spec}': ...")` is an
+/// [`Error::Topology`] of [`TopologyKind::Spec`].
+#[macro_export]
+macro_rules! fail {
+    (Topology, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Topology { kind: $crate::error::TopologyKind::$kind, message: format!($($arg)*) }
+    };
+    (Schedule, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Schedule { kind: $crate::error::ScheduleKind::$kind, message: format!($($arg)*) }
+    };
+    (Algorithm, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Algorithm { kind: $crate::error::AlgorithmKind::$kind, message: format!($($arg)*) }
+    };
+    (Sim, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Sim { kind: $crate::error::SimKind::$kind, message: format!($($arg)*) }
+    };
+    (Workload, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Workload { kind: $crate::error::WorkloadKind::$kind, message: format!($($arg)*) }
+    };
+    (Optimize, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Optimize { kind: $crate::error::OptimizeKind::$kind, message: format!($($arg)*) }
     };
 }
 

@@ -8,4 +8,7 @@ pub mod limits;
 pub mod memory;
 pub mod units;
 
-pub use error::{did_you_mean, Error, Result, RunKind, VerifyError, VerifyKind};
+pub use error::{
+    did_you_mean, AlgorithmKind, Error, OptimizeKind, Result, RunKind, ScheduleKind, SimKind,
+    TopologyKind, VerifyError, VerifyKind, WorkloadKind,
+};

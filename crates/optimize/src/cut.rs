@@ -35,7 +35,7 @@
 
 use crate::maxflow::FlowNet;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::{pace, Deadline};
 use topocoll_schedule::Collective;
 use topocoll_topology::{Kind, NodeId, Topology};
@@ -263,10 +263,12 @@ pub(crate) fn cut_bound_on(
                 cut: rs.cut,
             })
         }
-        other => Err(invalid!(
+        other => {
+            Err(fail!(Optimize, Problem,
             "the cut bound covers bcast, reduce, allgather, reduce_scatter and allreduce, not {}",
             other.name()
-        )),
+        ))
+        }
     }
 }
 
@@ -300,7 +302,9 @@ fn rank_of(topo: &Topology, node: usize) -> usize {
 }
 
 fn disconnected(topo: &Topology, a: usize, b: usize) -> topocoll_base::error::Error {
-    invalid!(
+    fail!(
+        Optimize,
+        Problem,
         "topology {}: no path carries data from rank {} ({}) to rank {} ({})",
         topo.name,
         rank_of(topo, a),
@@ -320,7 +324,9 @@ fn rooted(
     deadline: &Deadline,
 ) -> Result<CutBound> {
     let Some(&root_node) = topo.rank_node.get(root as usize) else {
-        return Err(invalid!(
+        return Err(fail!(
+            Optimize,
+            Problem,
             "root {root} is not a rank of {} ({} ranks)",
             topo.name,
             topo.num_ranks()

@@ -4,7 +4,8 @@
 
 use topocoll_algorithms::model::multilane;
 use topocoll_algorithms::Request;
-use topocoll_base::error::{Error, Result};
+use topocoll_base::error::Result;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;
@@ -56,10 +57,12 @@ pub fn study(
     cfg: &SimConfig,
 ) -> Result<LaneStudy> {
     let sites = topo.sites().ok_or_else(|| {
-        Error::Invalid(format!(
+        fail!(
+            Optimize,
+            Problem,
             "topology {}: the multi-lane model needs a grid of sites (kind = \"sites\")",
             topo.name
-        ))
+        )
     })?;
     let mut points = Vec::new();
     for p in multilane::lane_counts(sites) {

@@ -8,7 +8,7 @@ use crate::tune::{Cache, Candidate, Notes, Problem, Progress, Search};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -55,8 +55,13 @@ impl Machine {
     /// Keeps the calibration in `dir`, whole or not at all (a file of its
     /// own, renamed over the old one); returns the file.
     pub fn store(&self, dir: &Path) -> Result<PathBuf> {
-        self.check()
-            .map_err(|why| invalid!("the calibration measured a figure no machine has: {why}"))?;
+        self.check().map_err(|why| {
+            fail!(
+                Optimize,
+                Calibration,
+                "the calibration measured a figure no machine has: {why}"
+            )
+        })?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(format!("cannot create '{}'", dir.display()), e))?;
         let path = Self::path(dir);
@@ -80,14 +85,23 @@ impl Machine {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Machine::typical()),
             Err(e) => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Optimize,
+                    Calibration,
                     "cannot read the calibration '{}': {e}",
                     path.display()
                 ))
             }
         };
         let redo = "run topocoll tune --calibrate again, or remove the file";
-        let bad = |why: String| invalid!("the calibration '{}': {why}; {redo}", path.display());
+        let bad = |why: String| {
+            fail!(
+                Optimize,
+                Calibration,
+                "the calibration '{}': {why}; {redo}",
+                path.display()
+            )
+        };
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| bad(format!("not JSON ({e})")))?;
         // Each figure a number, named when it is not (serde's own message
@@ -108,8 +122,14 @@ impl Machine {
             }
         }
         let m: Machine = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
-        m.check()
-            .map_err(|why| invalid!("the calibration '{}': {why}; {redo}", path.display()))?;
+        m.check().map_err(|why| {
+            fail!(
+                Optimize,
+                Calibration,
+                "the calibration '{}': {why}; {redo}",
+                path.display()
+            )
+        })?;
         Ok(m)
     }
 
@@ -230,7 +250,13 @@ pub fn auto_choice(
     let (table, notes) = problem.tune(&[size_bytes], cache.as_ref(), progress)?;
     let choice = table
         .get(size_bytes)
-        .ok_or_else(|| invalid!("tune decided nothing at {size_bytes} bytes"))?
+        .ok_or_else(|| {
+            fail!(
+                Optimize,
+                Problem,
+                "tune decided nothing at {size_bytes} bytes"
+            )
+        })?
         .choice
         .clone();
     Ok((choice, notes))
@@ -252,7 +278,7 @@ pub fn auto_picker(
         let key = (collective.kind(), collective.root(), bytes);
         if let Some(c) = decided
             .lock()
-            .map_err(|_| invalid!("auto: a pricing thread failed"))?
+            .map_err(|_| fail!(Optimize, Problem, "auto: a pricing thread failed"))?
             .get(&key)
         {
             return Ok(c.clone());
@@ -271,7 +297,7 @@ pub fn auto_picker(
         let (choice, _) = auto_choice(&problem, bytes, |_| {})?;
         decided
             .lock()
-            .map_err(|_| invalid!("auto: a pricing thread failed"))?
+            .map_err(|_| fail!(Optimize, Problem, "auto: a pricing thread failed"))?
             .insert(key, choice.clone());
         Ok(choice)
     }
@@ -353,7 +379,11 @@ impl Calibration {
     pub fn fit(&self, source: String) -> Result<Machine> {
         let ranks = self.ranks;
         if ranks < 2 {
-            return Err(invalid!("a calibration needs at least 2 ranks"));
+            return Err(fail!(
+                Optimize,
+                Calibration,
+                "a calibration needs at least 2 ranks"
+            ));
         }
         let [small, at_once, seq, all] = self.times_s;
         let p = ranks as f64;

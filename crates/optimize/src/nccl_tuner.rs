@@ -17,7 +17,7 @@ use topocoll_algorithms::model::nccl::NcclAlgo;
 use topocoll_algorithms::nccl::{Channels, Protocol};
 use topocoll_algorithms::{Algorithm, Request, ALGORITHMS};
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, CollectiveKind, Dtype, ReduceOp};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -95,17 +95,24 @@ impl Line {
         }
         // plugin.c reads lines into 256-byte buffers.
         if t.len() >= 256 {
-            return Err(invalid!("a line of 256 bytes or more: {t}"));
+            return Err(fail!(Optimize, Tuner, "a line of 256 bytes or more: {t}"));
         }
         let f: Vec<&str> = t.split(',').map(str::trim).collect();
         if !(8..=10).contains(&f.len()) {
-            return Err(invalid!("{} fields, not 8 to 10: {t}", f.len()));
+            return Err(fail!(
+                Optimize,
+                Tuner,
+                "{} fields, not 8 to 10: {t}",
+                f.len()
+            ));
         }
         let known = |v: &str, names: &[&str], what: &str| -> Result<String> {
             if names.contains(&v) {
                 Ok(v.to_string())
             } else {
-                Err(invalid!(
+                Err(fail!(
+                    Optimize,
+                    Tuner,
                     "{what} '{v}' is none of {}: {t}",
                     names.join(", ")
                 ))
@@ -120,19 +127,19 @@ impl Line {
         ];
         let bytes = |v: &str| {
             v.parse::<u64>()
-                .map_err(|_| invalid!("'{v}' is not a byte count: {t}"))
+                .map_err(|_| fail!(Optimize, Tuner, "'{v}' is not a byte count: {t}"))
         };
         let int = |v: &str| {
             v.parse::<i64>()
                 .ok()
                 .filter(|&n| n == -1 || n > 0)
-                .ok_or_else(|| invalid!("'{v}' is neither -1 nor a count: {t}"))
+                .ok_or_else(|| fail!(Optimize, Tuner, "'{v}' is neither -1 nor a count: {t}"))
         };
         let flag = |v: &str| {
             v.parse::<i64>()
                 .ok()
                 .filter(|n| (-1..=1).contains(n))
-                .ok_or_else(|| invalid!("regBuff '{v}' is not -1, 0 or 1: {t}"))
+                .ok_or_else(|| fail!(Optimize, Tuner, "regBuff '{v}' is not -1, 0 or 1: {t}"))
         };
         let line = Line {
             collective: known(f[0], &colls, "collective")?,
@@ -147,7 +154,7 @@ impl Line {
             reg_buff: f.get(9).map(|v| flag(v)).transpose()?,
         };
         if line.min_bytes > line.max_bytes {
-            return Err(invalid!("min_bytes above max_bytes: {t}"));
+            return Err(fail!(Optimize, Tuner, "min_bytes above max_bytes: {t}"));
         }
         Ok(Some(line))
     }
@@ -185,7 +192,7 @@ pub fn tune(
     channels: Option<usize>,
 ) -> Result<Vec<Pick>> {
     if collective_name(collective.kind()).is_none() {
-        return Err(invalid!(
+        return Err(fail!(Optimize, Tuner,
             "--export-nccl: NCCL's tuner takes broadcast, reduce, allgather, reducescatter and allreduce, not {}",
             collective.name()
         ));

@@ -46,7 +46,7 @@
 
 use crate::cut::arcs;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::Collective;
 use topocoll_topology::{NodeId, Topology};
 
@@ -138,7 +138,7 @@ pub fn switch_bound(
             });
         }
         other => {
-            return Err(invalid!(
+            return Err(fail!(Optimize, Problem,
                 "the switch bound covers bcast, reduce, allgather, reduce_scatter and allreduce, not {}",
                 other.name()
             ))
@@ -151,7 +151,9 @@ pub fn switch_bound(
 fn best(topo: &Topology, shape: Shape, data: f64, root: Option<u32>) -> Result<SwitchBound> {
     let root_node = match root {
         Some(r) => Some(*topo.rank_node.get(r as usize).ok_or_else(|| {
-            invalid!(
+            fail!(
+                Optimize,
+                Problem,
                 "root {r} is not a rank of {} ({} ranks)",
                 topo.name,
                 topo.num_ranks()

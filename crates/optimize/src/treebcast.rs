@@ -41,7 +41,7 @@ use std::hash::{Hash, Hasher};
 use std::time::Instant;
 use topocoll_algorithms::{bcast, Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::calendar::{Calendar, Hop};
@@ -281,7 +281,7 @@ impl Problem {
         if let Some(most) = limits.memory_bytes {
             let need = Problem::estimate_bytes(topo)?;
             if need > most {
-                return Err(invalid!(
+                return Err(fail!(Optimize, Problem,
                     "{}: the optimal broadcast's tables for {} hosts need {:.1} GiB, more than the {:.1} GiB allowed (half the memory available); use a smaller tree",
                     topo.name,
                     topo.num_ranks(),
@@ -292,7 +292,7 @@ impl Problem {
         }
         let root = *sources
             .first()
-            .ok_or_else(|| invalid!("a broadcast needs a root"))?;
+            .ok_or_else(|| fail!(Optimize, Problem, "a broadcast needs a root"))?;
         let g = tree_network(topo)?;
         let hosts = topo.num_ranks();
         if let Some(bad) = sources.iter().find(|&&r| r >= hosts) {
@@ -398,10 +398,12 @@ impl Problem {
         let mut st = State::new(self);
         for &(s, r) in sequence {
             if s >= self.hosts || r >= self.hosts {
-                return Err(invalid!("transfer {s} -> {r}: not a rank"));
+                return Err(fail!(Optimize, Problem, "transfer {s} -> {r}: not a rank"));
             }
             if !st.holds(s) || st.holds(r) {
-                return Err(invalid!(
+                return Err(fail!(
+                    Optimize,
+                    Problem,
                     "transfer {s} -> {r}: the sender must hold the message and the receiver not"
                 ));
             }
@@ -1300,7 +1302,9 @@ pub fn baselines_until(
 /// graph with one link fewer than nodes.
 fn tree_network(topo: &Topology) -> Result<&Graph> {
     if topo.ranks_placed() {
-        return Err(invalid!(
+        return Err(fail!(
+            Optimize,
+            Problem,
             "the optimal tree broadcast takes one rank per host (no --ranks-per-node or --map)"
         ));
     }
@@ -1316,7 +1320,7 @@ fn tree_network(topo: &Topology) -> Result<&Graph> {
         {
             Ok(g)
         }
-        _ => Err(invalid!(
+        _ => Err(fail!(Optimize, Problem,
             "topology {}: optimal broadcast needs a tree network (a TOML file with kind = \"tree\")",
             topo.name
         )),

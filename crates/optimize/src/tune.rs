@@ -18,7 +18,7 @@ use std::sync::Arc;
 use topocoll_algorithms::pipelined::MAX_MATERIALISED_OPS;
 use topocoll_algorithms::Request;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Sizes};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -195,7 +195,9 @@ impl Counts {
             Counts::Fixed(sizes) => Ok(sizes.clone()),
             Counts::Generated { spec, seed } => {
                 let shape = collective.sizes_shape().ok_or_else(|| {
-                    invalid!(
+                    fail!(
+                        Optimize,
+                        Problem,
                         "--counts: {} has no counts per rank (alltoallv and allgatherv do)",
                         collective.name()
                     )
@@ -384,7 +386,9 @@ impl Problem<'_> {
         }
         let candidates: Vec<Prediction> = predictions.into_iter().flatten().collect();
         let Some((predicted_s, i)) = best else {
-            return Err(invalid!(
+            return Err(fail!(
+                Optimize,
+                Problem,
                 "no {} algorithm applies at {} bytes on {} ranks",
                 self.collective.name(),
                 size_bytes,
@@ -722,7 +726,9 @@ impl Cache {
     /// once).
     pub fn store(&self, t: &Table) -> Result<()> {
         std::fs::create_dir_all(&self.dir).map_err(|e| {
-            invalid!(
+            fail!(
+                Optimize,
+                Cache,
                 "cannot create the tuning cache '{}': {e}",
                 self.dir.display()
             )
@@ -734,7 +740,12 @@ impl Cache {
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
-                invalid!("cannot write the tuning cache '{}': {e}", path.display())
+                fail!(
+                    Optimize,
+                    Cache,
+                    "cannot write the tuning cache '{}': {e}",
+                    path.display()
+                )
             })
     }
 }

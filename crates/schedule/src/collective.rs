@@ -9,7 +9,7 @@
 use super::sizes::{Sizes, SizesShape};
 use serde::{Deserialize, Serialize};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 
 /// A collective operation; roots are ranks.
@@ -178,7 +178,9 @@ impl CollectiveKind {
             Some(t) => Ok(t.0),
             None => {
                 let names: Vec<&str> = TABLE.iter().map(|t| t.1).collect();
-                Err(invalid!(
+                Err(fail!(
+                    Schedule,
+                    Collective,
                     "unknown collective '{name}'{} (one of: {})",
                     topocoll_base::error::did_you_mean(name, names.iter().copied()),
                     names.join(", ")
@@ -488,7 +490,11 @@ impl Collective {
     pub fn check(&self, p: usize) -> Result<()> {
         if let Some(root) = self.root() {
             if root as usize >= p {
-                return Err(invalid!("root {root} is not a rank (there are {p} ranks)"));
+                return Err(fail!(
+                    Schedule,
+                    Collective,
+                    "root {root} is not a rank (there are {p} ranks)"
+                ));
             }
         }
         Ok(())
@@ -550,7 +556,9 @@ impl Dtype {
             "f32" => Dtype::F32,
             "f64" => Dtype::F64,
             other => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Collective,
                     "unknown --dtype '{other}' (u8, i32, i64, f32, f64)"
                 ))
             }
@@ -596,7 +604,9 @@ impl ReduceOp {
             "bor" | "or" => ReduceOp::Bor,
             "bxor" | "xor" => ReduceOp::Bxor,
             other => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Collective,
                     "unknown --op '{other}' (sum, prod, min, max, band, bor, bxor)"
                 ))
             }

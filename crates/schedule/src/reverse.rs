@@ -32,6 +32,7 @@
 use super::{chunk, verify, Buf, Collective, Op, OpId, Region, Schedule};
 use std::collections::BTreeMap;
 use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
+use topocoll_base::fail;
 
 /// The collective a reversed schedule of `c` implements, if it has one.
 pub fn dual(c: Collective) -> Option<Collective> {
@@ -53,13 +54,15 @@ pub fn dual(c: Collective) -> Option<Collective> {
 /// block reverses into a reduce_scatter of any count).
 pub fn reverse(s: &Schedule, mut into: Schedule) -> Result<Schedule> {
     let refuse = |why: String| {
-        Error::Invalid(format!(
+        fail!(
+            Schedule,
+            Reverse,
             "cannot reverse {} {} into {} {}: {why}",
             s.collective.name(),
             s.algorithm,
             into.collective.name(),
             into.algorithm
-        ))
+        )
     };
     if dual(s.collective) != Some(into.collective) {
         return Err(refuse(format!(

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::{invalid, param};
+use topocoll_base::{fail, param};
 
 /// Which v-collective the sizes are for: one count per rank, or a P×P matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,7 +54,7 @@ impl Sizes {
     pub fn per_rank(counts: Vec<u64>) -> Result<Sizes> {
         let ranks = counts.len();
         if ranks == 0 {
-            return Err(invalid!("sizes: no ranks"));
+            return Err(fail!(Schedule, Format, "sizes: no ranks"));
         }
         let send_at = prefix(counts.iter().copied())?;
         Ok(Sizes {
@@ -70,7 +70,9 @@ impl Sizes {
     pub fn per_pair(ranks: usize, counts: Vec<u64>) -> Result<Sizes> {
         check_pair_ranks(ranks)?;
         if ranks == 0 || ranks.checked_mul(ranks) != Some(counts.len()) {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "sizes: {} counts are not a {ranks}×{ranks} matrix",
                 counts.len()
             ));
@@ -182,7 +184,9 @@ impl Sizes {
     /// `max_elems` elements.
     pub fn check(&self, shape: SizesShape, ranks: usize, max_elems: u64) -> Result<()> {
         if shape != self.shape {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "sizes: {} for a collective that wants {}",
                 shape_name(self.shape),
                 shape_name(shape)
@@ -238,9 +242,11 @@ impl Sizes {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
             // Invalid, not Io: the hint follows the system's error.
-            topocoll_base::error::Error::Invalid(format!(
+            topocoll_base::fail!(
+                Schedule,
+                Format,
                 "{name}: {e} (--counts takes a CSV file or uniform:MAX, zipf:S, hot:K)"
-            ))
+            )
         })?;
         Sizes::from_csv(&name, &text, shape, ranks)
     }
@@ -263,18 +269,21 @@ impl Sizes {
             let mut row = Vec::new();
             for (j, field) in line.split(',').enumerate() {
                 let field = field.trim();
-                let value = field.parse::<u64>().map_err(|_| {
-                    invalid!(
+                let value =
+                    field.parse::<u64>().map_err(|_| {
+                        fail!(Schedule, Format,
                         "{name}: row {}, column {}: '{field}' is not a count (a whole number ≥ 0)",
                         i + 1,
                         j + 1
                     )
-                })?;
+                    })?;
                 row.push(value);
             }
             rows.push((i + 1, row));
         }
-        let want = |what: &str, n: usize| invalid!("{name}: {n} {what}, want {ranks} (ranks)");
+        let want = |what: &str, n: usize| {
+            fail!(Schedule, Format, "{name}: {n} {what}, want {ranks} (ranks)")
+        };
         match shape {
             SizesShape::PerRank => {
                 let counts: Vec<u64> = match rows.as_slice() {
@@ -286,7 +295,7 @@ impl Sizes {
                     }
                     _ => {
                         if let Some((line, row)) = rows.iter().find(|(_, r)| r.len() != 1) {
-                            return Err(invalid!(
+                            return Err(fail!(Schedule, Format,
                                 "{name}: row {line} has {} values, want 1 (one count per rank in a column, or P counts in one row)",
                                 row.len()
                             ));
@@ -301,7 +310,9 @@ impl Sizes {
             }
             SizesShape::PerPair => {
                 if let Some((line, row)) = rows.iter().find(|(_, r)| r.len() != ranks) {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Format,
                         "{name}: row {line} has {} values, want {ranks} (ranks)",
                         row.len()
                     ));
@@ -351,7 +362,7 @@ pub fn check_pair_ranks(ranks: usize) -> Result<()> {
 
 /// Counts whose sums pass `u64`, as the library names them (`sizes`).
 fn past_u64() -> Error {
-    invalid!("sizes: the counts add up past 2^64")
+    fail!(Schedule, Format, "sizes: the counts add up past 2^64")
 }
 
 /// Exclusive prefix sums, refusing a total past `u64`.

@@ -6,7 +6,7 @@
 use super::by_rank;
 use super::fairshare::SolveStart;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::Deadline;
 use topocoll_base::param;
 
@@ -179,7 +179,7 @@ impl SimConfig {
         if self.simgrid.is_some()
             && (self.fairness != Fairness::Rtt || self.sharing != Sharing::MaxMin)
         {
-            return Err(invalid!(
+            return Err(fail!(Sim, Config,
                 "SimGrid's flow model weights max-min shares by RTT: it needs --fairness rtt and --sharing maxmin"
             ));
         }
@@ -192,13 +192,17 @@ impl SimConfig {
                     " {max_s:e} must be a non-negative number of seconds, at most 1e9"
                 ))
             }
-            Skew::Fixed(v) if v.len() != ranks => Err(invalid!(
+            Skew::Fixed(v) if v.len() != ranks => Err(fail!(
+                Sim,
+                Config,
                 "skew list has {} offsets for {ranks} ranks",
                 v.len()
             )),
-            Skew::Fixed(v) if v.iter().any(|x| !(x.is_finite() && *x >= 0.0)) => {
-                Err(invalid!("skew offsets must be non-negative seconds"))
-            }
+            Skew::Fixed(v) if v.iter().any(|x| !(x.is_finite() && *x >= 0.0)) => Err(fail!(
+                Sim,
+                Config,
+                "skew offsets must be non-negative seconds"
+            )),
             _ => Ok(()),
         }
     }

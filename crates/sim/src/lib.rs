@@ -72,7 +72,7 @@ pub use trace::write_chrome_trace;
 
 use std::time::Instant;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::Deadline;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{Materialised, Op, OpId, Schedule};
@@ -184,7 +184,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
     // simulated without it) they are bad input.
     let src = Materialised::new(s).map_err(|e| match e {
         topocoll_base::error::Error::Verify(v) => {
-            invalid!("the schedule's messages do not match: {v}")
+            fail!(Sim, Schedule, "the schedule's messages do not match: {v}")
         }
         other => other,
     })?;
@@ -205,7 +205,7 @@ pub fn simulate_source<P: Lookahead + Sync>(
     if !header.paths.is_empty() {
         let ops: u64 = (0..header.ranks).map(|r| src.len(r)).sum();
         if ops != header.num_ops() as u64 {
-            return Err(invalid!(
+            return Err(fail!(Sim, Schedule,
                 "a schedule generated op by op cannot name per-send paths (its header holds {} ops of {ops})",
                 header.num_ops()
             ));
@@ -270,12 +270,14 @@ fn past_stop(r: &SimResult, cfg: &SimConfig) -> Result<()> {
 fn check(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<()> {
     cfg.check(s.ranks)?;
     if topo.profiles.is_some() && cfg.sharing == Sharing::Reservation {
-        return Err(invalid!(
+        return Err(fail!(Sim, Config,
             "the network's profiles change its links over time; reservation sharing books them as they are at the start (use max-min sharing)"
         ));
     }
     if topo.num_ranks() != s.ranks {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Schedule,
             "the schedule has {} ranks but topology {} has {}",
             s.ranks,
             topo.name,
@@ -490,7 +492,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 return Err(Error::PastStop { past_s });
             }
             if !now.is_finite() {
-                return Err(invalid!(
+                return Err(fail!(Sim, Config,
                     "the simulated time overflowed (an event at {now} s): the overheads, latencies, \
                      bandwidths or sizes given are out of range"
                 ));

@@ -50,7 +50,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::{Op, Schedule};
 use topocoll_topology::{DragonNet, Kind, Topology};
@@ -262,25 +262,31 @@ struct PacketRun<'a> {
 /// Runs schedule `s` on the Dragon net `topo`.
 pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<PacketResult> {
     let Kind::DragonNet(net) = &topo.kind else {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Config,
             "--model packet runs on the Dragon net (--topology dragonnet:N), not on {}",
             topo.name
         ));
     };
     if topo.ranks_placed() {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Config,
             "--model packet runs one rank per Dragon net node (no --ranks-per-node or --map)"
         ));
     }
     // The packet model routes every message through the switch elements
     // by its destination's bits, as the Dragon net does.
     if !s.paths.is_empty() {
-        return Err(invalid!(
+        return Err(fail!(Sim, Config,
             "--model packet routes each message by its destination: the schedule's per-send paths cannot be taken (simulate it with --model flow)"
         ));
     }
     if s.ranks != net.nodes() {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Config,
             "the schedule has {} ranks but {} has {} nodes",
             s.ranks,
             topo.name,
@@ -299,7 +305,11 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
         ("--switch-time", cfg.switch_time_s),
     ] {
         if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
-            return Err(invalid!("{name} must be from 0 to 1e6 seconds, got {v}"));
+            return Err(fail!(
+                Sim,
+                Config,
+                "{name} must be from 0 to 1e6 seconds, got {v}"
+            ));
         }
     }
     if cfg.control != Control::None {
@@ -317,7 +327,9 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
         .iter()
         .any(|l| l.bandwidth != rate || l.latency != latency)
     {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Config,
             "--model packet needs every link of the Dragon net at one rate and latency"
         ));
     }
@@ -352,7 +364,9 @@ fn check_work(s: &Schedule, net: &DragonNet, cfg: &PacketConfig) -> Result<()> {
         for op in &prog.ops {
             if let Op::Send { region, .. } = op {
                 let bytes = region.count.checked_mul(elem).ok_or_else(|| {
-                    invalid!(
+                    fail!(
+                        Sim,
+                        Config,
                         "a message of {} elements of {elem} bytes overflows 64 bits",
                         region.count
                     )
@@ -413,7 +427,9 @@ impl<'a> PacketRun<'a> {
                         .get_mut(&(r as u32, *peer, *tag))
                         .and_then(|q| q.pop_front())
                         .ok_or_else(|| {
-                            invalid!(
+                            fail!(
+                                Sim,
+                                Config,
                                 "rank {r}'s send {i} to rank {peer} (tag {tag}) has no receive"
                             )
                         })?;
@@ -550,7 +566,7 @@ impl<'a> PacketRun<'a> {
         }
         for (r, prog) in self.s.programs.iter().enumerate() {
             if self.done_ops[r] != prog.len() {
-                return Err(invalid!(
+                return Err(fail!(Sim, Config,
                     "the packet run stopped with rank {r} at {} of its {} ops (a deadlock: check the schedule with topocoll verify)",
                     self.done_ops[r],
                     prog.len()

@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Op, OpId, RouteKind, Schedule};
 use topocoll_topology::{show_path, LinkId, NodeId, Topology};
 
@@ -24,7 +24,9 @@ pub fn check_routes(s: &Schedule, topo: &Topology) -> Result<()> {
         return Ok(());
     }
     if topo.num_ranks() != s.ranks {
-        return Err(invalid!(
+        return Err(fail!(
+            Sim,
+            Schedule,
             "the schedule has {} ranks but topology {} has {}",
             s.ranks,
             topo.name,
@@ -40,7 +42,11 @@ pub fn check_routes(s: &Schedule, topo: &Topology) -> Result<()> {
             match s.route_kind(route) {
                 Some(RouteKind::Path(links)) => {
                     if peer as usize >= s.ranks {
-                        return Err(invalid!("rank {r} op {i}: peer {peer} is not a rank"));
+                        return Err(fail!(
+                            Sim,
+                            Schedule,
+                            "rank {r} op {i}: peer {peer} is not a rank"
+                        ));
                     }
                     let (a, b) = (topo.rank_node[r], topo.rank_node[peer as usize]);
                     if seen.contains_key(&(route, a, b)) {
@@ -58,7 +64,9 @@ pub fn check_routes(s: &Schedule, topo: &Topology) -> Result<()> {
 }
 
 fn out_of_range(s: &Schedule, r: u32, i: OpId, route: u32) -> topocoll_base::error::Error {
-    invalid!(
+    fail!(
+        Sim,
+        Route,
         "rank {r} op {i}: route {route} is not in the schedule's {} offset route(s) and {} path(s)",
         s.offsets.len(),
         s.paths.len()
@@ -76,7 +84,9 @@ fn path_check(
     let (a, b) = (topo.rank_node[r as usize], topo.rank_node[peer as usize]);
     match topo.path_fault(a, b, links) {
         None => Ok(()),
-        Some(fault) => Err(invalid!(
+        Some(fault) => Err(fail!(
+            Sim,
+            Route,
             "rank {r} op {i}: route {route} (path {}) to rank {peer}: {fault}",
             show_path(links)
         )),
@@ -102,7 +112,11 @@ pub(crate) fn send_route(
             if path.len() == start {
                 // A platform that gives this pair no route (SimGrid stops too).
                 if let Some(p) = topo.route_problem(r as usize, peer as usize) {
-                    return Err(invalid!("rank {r} op {i}: no route to rank {peer}: {p}"));
+                    return Err(fail!(
+                        Sim,
+                        Route,
+                        "rank {r} op {i}: no route to rank {peer}: {p}"
+                    ));
                 }
             }
             Ok(())
@@ -110,7 +124,7 @@ pub(crate) fn send_route(
         Some(RouteKind::Offset(offset)) => {
             let dest = topo.route_offset(r as usize, offset, path)?;
             if dest != peer as usize {
-                return Err(invalid!(
+                return Err(fail!(Sim, Route,
                     "rank {r} op {i}: offset route {offset:?} leads to rank {dest}, not to its peer {peer}"
                 ));
             }

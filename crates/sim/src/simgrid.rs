@@ -20,7 +20,7 @@
 
 use crate::{Fairness, Sharing, SimConfig};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// A factor by message size: `first` up to the first threshold, then each
 /// step's value for sizes above its threshold, as SimGrid's `parse_factor`
@@ -49,25 +49,37 @@ impl Factors {
         let mut steps = Vec::new();
         for chunk in text.split(';').filter(|c| !c.is_empty()) {
             let Some((t, v)) = chunk.split_once(':') else {
-                return Err(invalid!(
+                return Err(fail!(
+                    Sim,
+                    Config,
                     "--cfg={key}: chunk '{chunk}' is not THRESHOLD:VALUE (65472:0.94;15424:0.70)"
                 ));
             };
             let t: u64 = t.trim().parse().map_err(|_| {
-                invalid!("--cfg={key}: threshold '{t}' of chunk '{chunk}' is not a byte count")
+                fail!(
+                    Sim,
+                    Config,
+                    "--cfg={key}: threshold '{t}' of chunk '{chunk}' is not a byte count"
+                )
             })?;
             let v: f64 = v.trim().parse().map_err(|_| {
-                invalid!("--cfg={key}: value '{v}' of chunk '{chunk}' is not a number")
+                fail!(
+                    Sim,
+                    Config,
+                    "--cfg={key}: value '{v}' of chunk '{chunk}' is not a number"
+                )
             })?;
             if !(v.is_finite() && v > 0.0) {
-                return Err(invalid!(
+                return Err(fail!(
+                    Sim,
+                    Config,
                     "--cfg={key}: value '{v}' of chunk '{chunk}' must be a positive number"
                 ));
             }
             steps.push((t, v));
         }
         if steps.is_empty() {
-            return Err(invalid!("--cfg={key}: no THRESHOLD:VALUE chunk"));
+            return Err(fail!(Sim, Config, "--cfg={key}: no THRESHOLD:VALUE chunk"));
         }
         steps.sort_by_key(|s| s.0);
         Ok(Factors { first: 1.0, steps })
@@ -163,7 +175,9 @@ pub fn configure(cfg: &mut SimConfig, options: &[(&str, &str)]) -> Result<()> {
             "SMPI" => SimgridModel::smpi(),
             "CM02" => SimgridModel::cm02(),
             other => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Sim,
+                    Config,
                     "--cfg={key}:{other}: the network models priced are SMPI and CM02"
                 ))
             }
@@ -176,19 +190,25 @@ pub fn configure(cfg: &mut SimConfig, options: &[(&str, &str)]) -> Result<()> {
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| invalid!("--cfg={key}:{value}: not a non-negative number"))
+                .ok_or_else(|| {
+                    fail!(
+                        Sim,
+                        Config,
+                        "--cfg={key}:{value}: not a non-negative number"
+                    )
+                })
         };
         let positive = || -> Result<f64> {
             Some(number()?)
                 .filter(|v| *v > 0.0)
-                .ok_or_else(|| invalid!("--cfg={key}:{value}: must be more than 0"))
+                .ok_or_else(|| fail!(Sim, Config, "--cfg={key}:{value}: must be more than 0"))
         };
         match key {
             "network/crosstraffic" => {
                 model.crosstraffic = match value {
                     "1" | "yes" | "on" | "true" => true,
                     "0" | "no" | "off" | "false" => false,
-                    _ => return Err(invalid!("--cfg={key}:{value}: not yes or no")),
+                    _ => return Err(fail!(Sim, Config, "--cfg={key}:{value}: not yes or no")),
                 }
             }
             "network/weight-S" => model.weight_s = number()?,
@@ -198,7 +218,9 @@ pub fn configure(cfg: &mut SimConfig, options: &[(&str, &str)]) -> Result<()> {
             "smpi/bw-factor" => model.bandwidth_factor = Factors::parse(key, value)?,
             "smpi/lat-factor" => model.latency_factor = Factors::parse(key, value)?,
             _ => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Sim,
+                    Config,
                     "--cfg={key}: not a network option priced ({})",
                     NETWORK_KEYS.join(", ")
                 ))

@@ -15,7 +15,7 @@
 
 use super::{Link, LinkId, NodeId};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 #[derive(Clone, Debug)]
 pub struct DragonNet {
@@ -28,12 +28,16 @@ pub struct DragonNet {
 impl DragonNet {
     pub fn new(nodes: usize, bandwidth: f64, latency: f64) -> Result<DragonNet> {
         if nodes < 2 || !nodes.is_power_of_two() {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "dragonnet: {nodes} nodes; the network joins N = 2^n nodes, n ≥ 1 (2, 4, 8, ...)"
             ));
         }
         if nodes > 1 << 16 {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "dragonnet: {nodes} nodes is more than the 65,536 supported"
             ));
         }

@@ -13,7 +13,7 @@
 
 use super::{Duplex, EdgeSpec, Graph, Kind, LinkId, NodeKind, NodeSpec, Topology};
 use topocoll_base::error::{did_you_mean, Result};
-use topocoll_base::{invalid, param};
+use topocoll_base::{fail, param};
 
 /// Which cables to take out.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,7 +109,9 @@ fn cables(topo: &Topology) -> Result<Vec<Vec<LinkId>>> {
 /// has no graph form), and a platform whose routes are given pair by pair.
 pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
     if topo.ranks_placed() {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            Failure,
             "links are failed before ranks are placed on hosts"
         ));
     }

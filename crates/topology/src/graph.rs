@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -104,7 +104,7 @@ pub const MAX_FABRIC_LINKS: usize = 1 << 23;
 /// [`MAX_FABRIC_NODES`] and [`MAX_FABRIC_LINKS`], before it is built.
 pub(crate) fn check_fabric_size(what: &str, nodes: usize, links: usize) -> Result<()> {
     if nodes > MAX_FABRIC_NODES || links > MAX_FABRIC_LINKS {
-        return Err(invalid!(
+        return Err(fail!(Topology, File,
             "{what}: {nodes} nodes and {links} links are more than the {MAX_FABRIC_NODES} nodes and {MAX_FABRIC_LINKS} links a network routed pair by pair may have"
         ));
     }
@@ -146,10 +146,12 @@ impl Graph {
     ) -> Result<Graph> {
         let what = if tree { "tree" } else { "graph" };
         if nodes.is_empty() {
-            return Err(invalid!("{what}: no nodes"));
+            return Err(fail!(Topology, File, "{what}: no nodes"));
         }
         if nodes.len() > MAX_GRAPH_NODES {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "{what}: {} nodes is more than the {MAX_GRAPH_NODES} supported",
                 nodes.len()
             ));
@@ -157,7 +159,7 @@ impl Graph {
         // Routing searches the graph once per destination: nodes × edges
         // steps (a 62 MB file of 8,192 nodes and 3 M edges took 163 s).
         if nodes.len().saturating_mul(edges.len()) > MAX_ROUTING_WORK {
-            return Err(invalid!(
+            return Err(fail!(Topology, File,
                 "{what}: {} nodes and {} edges are more than routing handles (nodes x edges at most {MAX_ROUTING_WORK})",
                 nodes.len(),
                 edges.len()
@@ -166,17 +168,25 @@ impl Graph {
         let mut index = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             if index.insert(n.name.as_str(), i as NodeId).is_some() {
-                return Err(invalid!("{what}: node '{}' is declared twice", n.name));
+                return Err(fail!(
+                    Topology,
+                    File,
+                    "{what}: node '{}' is declared twice",
+                    n.name
+                ));
             }
         }
         if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
-            return Err(invalid!("{what}: no node is a host"));
+            return Err(fail!(Topology, File, "{what}: no node is a host"));
         }
         let lookup = |name: &str, e: usize| {
-            index
-                .get(name)
-                .copied()
-                .ok_or_else(|| invalid!("{what}: edge {e} names unknown node '{name}'"))
+            index.get(name).copied().ok_or_else(|| {
+                fail!(
+                    Topology,
+                    File,
+                    "{what}: edge {e} names unknown node '{name}'"
+                )
+            })
         };
         let mut links = Vec::new();
         let mut adj = vec![Vec::new(); nodes.len()];
@@ -193,11 +203,16 @@ impl Graph {
             let a = lookup(&spec.a, e)?;
             let b = lookup(&spec.b, e)?;
             if a == b {
-                return Err(invalid!("{what}: edge {e} connects '{}' to itself", spec.a));
+                return Err(fail!(
+                    Topology,
+                    File,
+                    "{what}: edge {e} connects '{}' to itself",
+                    spec.a
+                ));
             }
             let (ra, rb) = (find(&mut parent, a as usize), find(&mut parent, b as usize));
             if ra == rb && tree {
-                return Err(invalid!(
+                return Err(fail!(Topology, File,
                     "tree: edge {e} ('{}'-'{}') closes a cycle; a tree has exactly one path between two nodes",
                     spec.a,
                     spec.b
@@ -235,12 +250,12 @@ impl Graph {
                 }
                 Duplex::Half => {
                     if bw_ab != bw_ba {
-                        return Err(invalid!(
+                        return Err(fail!(Topology, File,
                             "{field}: a half-duplex edge has one bandwidth shared by both directions"
                         ));
                     }
                     if lat_ab != lat_ba {
-                        return Err(invalid!(
+                        return Err(fail!(Topology, File,
                             "{field}: a half-duplex edge is one link, with one latency for both directions"
                         ));
                     }
@@ -256,7 +271,9 @@ impl Graph {
             let stray = (0..nodes.len())
                 .find(|&i| find(&mut parent, i) != first)
                 .unwrap_or(0);
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "{what}: disconnected: node '{}' cannot be reached from '{}'",
                 nodes[stray].name,
                 nodes[0].name
@@ -289,7 +306,7 @@ impl Graph {
         router: Arc<dyn PairRouter>,
     ) -> Result<Graph> {
         if !nodes.iter().any(|n| n.kind == NodeKind::Host) {
-            return Err(invalid!("network: no node is a host"));
+            return Err(fail!(Topology, File, "network: no node is a host"));
         }
         Ok(Graph {
             names: nodes.iter().map(|n| n.name.clone()).collect(),
@@ -320,7 +337,9 @@ impl Graph {
             .iter()
             .find(|l| l.from as usize >= nodes.len() || l.to as usize >= nodes.len())
         {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "network: a link joins node {} to node {}, of {} nodes",
                 l.from,
                 l.to,

@@ -3,7 +3,7 @@
 
 use super::{check_bandwidth, check_latency, Link, LinkId, NodeId};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// Which way a route goes when the destination is exactly half way round an
 /// even ring.
@@ -40,10 +40,12 @@ const MAX_DIMS: usize = 64;
 impl Grid {
     pub fn new(dims: Vec<usize>, wrap: Vec<bool>, bandwidth: f64, latency: f64) -> Result<Grid> {
         if dims.is_empty() {
-            return Err(invalid!("grid: needs at least one dimension"));
+            return Err(fail!(Topology, Shape, "grid: needs at least one dimension"));
         }
         if dims.len() != wrap.len() {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "grid: {} dimensions but {} wrap flags",
                 dims.len(),
                 wrap.len()
@@ -52,13 +54,15 @@ impl Grid {
         // Routes walk the dimensions hop by hop: thousands of them (of size
         // 1, say) made a 16-node all-to-all run for minutes.
         if dims.len() > MAX_DIMS {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "grid: {} dimensions are more than the {MAX_DIMS} supported",
                 dims.len()
             ));
         }
         if let Some(d) = dims.iter().position(|&d| d == 0) {
-            return Err(invalid!("grid: dimension {d} has size 0"));
+            return Err(fail!(Topology, Shape, "grid: dimension {d} has size 0"));
         }
         // As many nodes as a schedule may have ranks (and no more, so that
         // a topology nobody can use is refused before its links are built).
@@ -67,7 +71,9 @@ impl Grid {
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
             .filter(|&n| n <= topocoll_base::limits::MAX_RANKS)
             .ok_or_else(|| {
-                invalid!(
+                fail!(
+                    Topology,
+                    Shape,
                     "grid: {dims:?} has more nodes than the {} supported",
                     topocoll_base::limits::MAX_RANKS
                 )
@@ -76,7 +82,7 @@ impl Grid {
         // 2^24 nodes has 2^26. More (many dimensions, even of size 1) would
         // take gigabytes before anything runs.
         if nodes.saturating_mul(dims.len()).saturating_mul(2) > MAX_LINK_SLOTS {
-            return Err(invalid!(
+            return Err(fail!(Topology, Shape,
                 "grid: {} dimensions of {nodes} nodes are more than the {MAX_LINK_SLOTS} link slots supported (nodes x dimensions x 2)",
                 dims.len()
             ));
@@ -256,7 +262,9 @@ impl Grid {
     /// Route by signed offsets (see [`super::Topology::route_offset`]).
     pub fn route_offset(&self, a: NodeId, offset: &[i64], out: &mut Vec<LinkId>) -> Result<NodeId> {
         if offset.len() != self.dims.len() {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "offset {offset:?} has {} components but the grid has {} dimensions",
                 offset.len(),
                 self.dims.len()
@@ -267,7 +275,9 @@ impl Grid {
             let k = self.dims[d] as i64;
             // unsigned_abs: i64::MIN's abs() wraps to itself in release builds.
             if o.unsigned_abs() >= k.max(1) as u64 && o != 0 {
-                return Err(invalid!(
+                return Err(fail!(
+                    Topology,
+                    Shape,
                     "offset {o} in dimension {d} is not smaller than its size {k}"
                 ));
             }

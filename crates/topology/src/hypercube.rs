@@ -2,7 +2,7 @@
 
 use super::{Link, LinkId, NodeId};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 #[derive(Clone, Debug)]
 pub struct Hypercube {
@@ -14,7 +14,9 @@ pub struct Hypercube {
 impl Hypercube {
     pub fn new(dim: usize, bandwidth: f64, latency: f64) -> Result<Hypercube> {
         if dim > 20 {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "hypercube: dimension {dim} is too large (at most 20)"
             ));
         }

@@ -35,7 +35,7 @@ pub use tofu::Tofu;
 
 use serde::Serialize;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 
 /// Index of a node (host or switch).
@@ -196,7 +196,12 @@ impl Topology {
         check_bandwidth_param("node_bandwidth", bandwidth)?;
         check_latency_param("node_latency", latency)?;
         if !self.local.is_empty() {
-            return Err(invalid!("topology {}: ranks are placed already", self.name));
+            return Err(fail!(
+                Topology,
+                Placement,
+                "topology {}: ranks are placed already",
+                self.name
+            ));
         }
         let hosts = self.rank_node.clone();
         let h = hosts.len();
@@ -507,7 +512,9 @@ impl Topology {
     /// is. Only grids (mesh/torus) take offsets. Returns the destination rank.
     pub fn route_offset(&self, src: usize, offset: &[i64], out: &mut Vec<LinkId>) -> Result<usize> {
         if self.ranks_placed() {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "topology {}: routes by signed offset need one rank per node of a mesh or torus",
                 self.name
             ));
@@ -516,7 +523,9 @@ impl Topology {
             Kind::Grid(g) => g
                 .route_offset(src as NodeId, offset, out)
                 .map(|n| n as usize),
-            _ => Err(invalid!(
+            _ => Err(fail!(
+                Topology,
+                Shape,
                 "topology {}: routes by signed offset need a mesh or torus",
                 self.name
             )),
@@ -656,7 +665,9 @@ impl Topology {
         }
         for (r, &n) in self.rank_node.iter().enumerate() {
             if !seen[n as usize] {
-                return Err(invalid!(
+                return Err(fail!(
+                    Topology,
+                    Shape,
                     "topology {}: rank {r} (node {n}) is not connected to rank 0",
                     self.name
                 ));
@@ -668,7 +679,7 @@ impl Topology {
 
 /// Rejects a bandwidth that is not a positive finite number.
 pub fn check_bandwidth(what: &str, bw: f64) -> Result<()> {
-    bandwidth_problem(bw).map_or(Ok(()), |p| Err(invalid!("{what}: {p}")))
+    bandwidth_problem(bw).map_or(Ok(()), |p| Err(fail!(Topology, Value, "{what}: {p}")))
 }
 
 /// [`check_bandwidth`] of a parameter (`flow_cap`): the error names it.
@@ -702,7 +713,7 @@ pub const MAX_LATENCY: f64 = 1e9;
 
 /// Rejects a latency that is negative, not finite or beyond `MAX_LATENCY`.
 pub(crate) fn check_latency(what: &str, lat: f64) -> Result<()> {
-    latency_problem(lat).map_or(Ok(()), |p| Err(invalid!("{what}: {p}")))
+    latency_problem(lat).map_or(Ok(()), |p| Err(fail!(Topology, Value, "{what}: {p}")))
 }
 
 /// [`check_latency`] of a parameter (`node_latency`): the error names it.

@@ -22,7 +22,7 @@ use super::graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
 use super::{Kind, LinkId, NodeId, Topology, DEFAULT_LATENCY};
 use std::collections::HashMap;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// NCCL's bandwidths, GB/s (src/graph/topo.h), and RCCL's xGMI ones.
 mod bw {
@@ -821,7 +821,7 @@ fn build(r: Reader) -> Result<Server> {
         .filter(|&i| r.devs[i].part == Part::Gpu)
         .collect();
     if gpus.is_empty() {
-        return Err(invalid!("{file}: the file has no GPU"));
+        return Err(fail!(Topology, File, "{file}: the file has no GPU"));
     }
     gpus.sort_by_key(|&i| r.devs[i].order);
     let mut id = vec![0usize; r.devs.len()];
@@ -903,7 +903,7 @@ fn build(r: Reader) -> Result<Server> {
     let wire_of_link: Vec<Wire> = merged.iter().flat_map(|m| [m.4, m.4]).collect();
     check_reached(file, &r, &order, &merged, &gpus)?;
     let graph = Graph::network(&nodes, &edges, 1.0, DEFAULT_LATENCY)
-        .map_err(|e| invalid!("{file}: {e}"))?;
+        .map_err(|e| fail!(Topology, File, "{file}: {e}"))?;
     let mut ports = r.ports.clone();
     ports.sort_by_key(|p| (p.0, id[p.1]));
     let ports: Vec<NodeId> = ports.iter().map(|p| id[p.1] as NodeId).collect();

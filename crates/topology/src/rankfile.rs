@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use topocoll_base::error::{Error, Result};
+use topocoll_base::fail;
 use topocoll_base::units;
 
 /// Largest rankfile read (bytes).
@@ -17,9 +18,11 @@ pub fn read_rankfile(path: &Path) -> Result<Vec<String>> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::io(format!("cannot read rankfile '{shown}'"), e))?;
     if meta.len() > MAX_BYTES {
-        return Err(Error::Invalid(format!(
+        return Err(fail!(
+            Topology,
+            Placement,
             "rankfile '{shown}' is larger than 64 MiB"
-        )));
+        ));
     }
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::io(format!("cannot read rankfile '{shown}' as UTF-8 text"), e))?;
@@ -37,14 +40,21 @@ pub fn parse_rankfile(text: &str, name: &str) -> Result<Vec<String>> {
         }
         if let Some(rest) = line.strip_prefix("rank") {
             let (rank, host) = rest.split_once('=').ok_or_else(|| {
-                Error::Invalid(format!("rankfile '{name}' line {}: 'rank N=HOST'", k + 1))
+                fail!(
+                    Topology,
+                    Placement,
+                    "rankfile '{name}' line {}: 'rank N=HOST'",
+                    k + 1
+                )
             })?;
             let rank: usize = rank.trim().parse().map_err(|_| {
-                Error::Invalid(format!(
+                fail!(
+                    Topology,
+                    Placement,
                     "rankfile '{name}' line {}: '{}' is not a rank number",
                     k + 1,
                     units::shorten(rank.trim())
-                ))
+                )
             })?;
             let host = host.split_whitespace().next().unwrap_or("");
             numbered.push((rank, host.to_string()));
@@ -53,10 +63,12 @@ pub fn parse_rankfile(text: &str, name: &str) -> Result<Vec<String>> {
             .and_then(|(h, n)| Some((h, n.trim().parse::<usize>().ok()?)))
         {
             if n > topocoll_base::limits::MAX_RANKS {
-                return Err(Error::Invalid(format!(
+                return Err(fail!(
+                    Topology,
+                    Placement,
                     "rankfile '{name}' line {}: {n} ranks on one host is too many",
                     k + 1
-                )));
+                ));
             }
             plain.extend(std::iter::repeat_n(host.trim().to_string(), n));
         } else {
@@ -68,16 +80,24 @@ pub fn parse_rankfile(text: &str, name: &str) -> Result<Vec<String>> {
         (true, false) => {
             numbered.sort_by_key(|x| x.0);
             if let Some((i, (r, _))) = numbered.iter().enumerate().find(|(i, (r, _))| i != r) {
-                return Err(Error::Invalid(format!(
+                return Err(fail!(
+                    Topology,
+                    Placement,
                     "rankfile '{name}' names rank {r} where rank {i} is missing or given twice"
-                )));
+                ));
             }
             Ok(numbered.into_iter().map(|x| x.1).collect())
         }
-        (true, true) => Err(Error::Invalid(format!("rankfile '{name}' names no rank"))),
-        (false, false) => Err(Error::Invalid(format!(
+        (true, true) => Err(fail!(
+            Topology,
+            Placement,
+            "rankfile '{name}' names no rank"
+        )),
+        (false, false) => Err(fail!(
+            Topology,
+            Placement,
             "rankfile '{name}' mixes 'rank N=HOST' lines with plain host lines"
-        ))),
+        )),
     }
 }
 

@@ -12,7 +12,7 @@
 
 use super::{Duplex, EdgeSpec, Graph, LinkId, NodeKind, NodeSpec};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// How the WAN's per-stream rate is given.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,13 +58,17 @@ impl Sites {
         wan: Wan,
     ) -> Result<Sites> {
         if sizes.len() < 2 {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "sites: a grid needs at least two sites (got {})",
                 sizes.len()
             ));
         }
         if let Some(k) = sizes.iter().position(|&n| n == 0) {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "sites: each site needs at least one host (site {k} has none)"
             ));
         }
@@ -73,7 +77,9 @@ impl Sites {
             .iter()
             .fold(sizes.len(), |acc, &n| acc.saturating_add(n));
         if total > super::graph::MAX_GRAPH_NODES {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Shape,
                 "sites: {} hosts and {} switches are more than the {} nodes supported",
                 total - sizes.len(),
                 sizes.len(),
@@ -86,49 +92,52 @@ impl Sites {
         super::check_bandwidth("sites: lan_bandwidth", lan_bandwidth)?;
         super::check_latency("sites: lan_latency", lan_latency)?;
         let hosts: usize = sizes.iter().sum();
-        let (lane_bandwidth, wan_capacity) = match &wan {
-            Wan::Lanes {
-                lane_bandwidth,
-                capacity,
-            } => {
-                if lane_bandwidth.is_empty() {
-                    return Err(invalid!(
-                        "sites: wan_lane_bandwidth needs at least the value for one lane"
-                    ));
+        let (lane_bandwidth, wan_capacity) =
+            match &wan {
+                Wan::Lanes {
+                    lane_bandwidth,
+                    capacity,
+                } => {
+                    if lane_bandwidth.is_empty() {
+                        return Err(fail!(
+                            Topology,
+                            Shape,
+                            "sites: wan_lane_bandwidth needs at least the value for one lane"
+                        ));
+                    }
+                    for (i, &b) in lane_bandwidth.iter().enumerate() {
+                        super::check_bandwidth(
+                            &format!("sites: wan_lane_bandwidth for {} lanes", i + 1),
+                            b,
+                        )?;
+                    }
+                    let most = lane_bandwidth
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &b)| b * (i + 1) as f64)
+                        .fold(0.0, f64::max);
+                    if let Some(c) = capacity {
+                        super::check_bandwidth("sites: wan_bandwidth", *c)?;
+                    }
+                    (lane_bandwidth.clone(), capacity.unwrap_or(most))
                 }
-                for (i, &b) in lane_bandwidth.iter().enumerate() {
-                    super::check_bandwidth(
-                        &format!("sites: wan_lane_bandwidth for {} lanes", i + 1),
-                        b,
-                    )?;
-                }
-                let most = lane_bandwidth
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &b)| b * (i + 1) as f64)
-                    .fold(0.0, f64::max);
-                if let Some(c) = capacity {
-                    super::check_bandwidth("sites: wan_bandwidth", *c)?;
-                }
-                (lane_bandwidth.clone(), capacity.unwrap_or(most))
-            }
-            &Wan::Window { capacity, window } => {
-                super::check_bandwidth("sites: wan_bandwidth", capacity)?;
-                super::check_bandwidth("sites: wan_window", window)?;
-                let rtt = 2.0 * (wan_latency + 2.0 * lan_latency);
-                if rtt <= 0.0 {
-                    return Err(invalid!(
+                &Wan::Window { capacity, window } => {
+                    super::check_bandwidth("sites: wan_bandwidth", capacity)?;
+                    super::check_bandwidth("sites: wan_window", window)?;
+                    let rtt = 2.0 * (wan_latency + 2.0 * lan_latency);
+                    if rtt <= 0.0 {
+                        return Err(fail!(Topology, Shape,
                         "sites: wan_window needs a round trip: wan_latency or lan_latency above 0"
                     ));
+                    }
+                    let stream = window / rtt;
+                    let most = sizes.iter().max().copied().unwrap_or(1).max(hosts / 2);
+                    let table = (1..=most)
+                        .map(|p| stream.min(capacity / p as f64))
+                        .collect();
+                    (table, capacity)
                 }
-                let stream = window / rtt;
-                let most = sizes.iter().max().copied().unwrap_or(1).max(hosts / 2);
-                let table = (1..=most)
-                    .map(|p| stream.min(capacity / p as f64))
-                    .collect();
-                (table, capacity)
-            }
-        };
+            };
         let host_name = |k: usize, i: usize| format!("s{k}h{i}");
         let switch_name = |k: usize| format!("s{k}switch");
         let mut nodes: Vec<NodeSpec> = Vec::with_capacity(total);

@@ -10,7 +10,7 @@ use super::{
 use serde::Deserialize;
 use std::path::Path;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The families a spec string names (`torus:8x8`), in the order refusals
 /// list them. A new one is an entry here and an arm in [`parse_spec`].
@@ -55,7 +55,7 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         return parse_toml(spec, &read_limited(spec)?);
     }
     let (family, shape) = spec.split_once(':').ok_or_else(|| {
-        invalid!("topology '{spec}' is neither a file nor a spec like torus:8x8, mesh:4x4, hypercube:4, tofu:2x3x2")
+        fail!(Topology, Spec, "topology '{spec}' is neither a file nor a spec like torus:8x8, mesh:4x4, hypercube:4, tofu:2x3x2")
     })?;
     let dims = || parse_dims(spec, shape);
     let kind = match family {
@@ -81,14 +81,20 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         }
         "hypercube" => {
             let n: usize = shape.trim().parse().map_err(|_| {
-                invalid!("topology '{spec}': hypercube dimension '{shape}' is not a whole number")
+                fail!(
+                    Topology,
+                    Spec,
+                    "topology '{spec}': hypercube dimension '{shape}' is not a whole number"
+                )
             })?;
             Kind::Hypercube(Hypercube::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
         }
         "tofu" => {
             let d = dims()?;
             if d.len() != 3 {
-                return Err(invalid!(
+                return Err(fail!(
+                    Topology,
+                    Spec,
                     "topology '{spec}': tofu takes X, Y and Z, like tofu:4x3x4"
                 ));
             }
@@ -100,7 +106,11 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         }
         "dragonnet" => {
             let n: usize = shape.trim().parse().map_err(|_| {
-                invalid!("topology '{spec}': dragonnet node count '{shape}' is not a whole number")
+                fail!(
+                    Topology,
+                    Spec,
+                    "topology '{spec}': dragonnet node count '{shape}' is not a whole number"
+                )
             })?;
             Kind::DragonNet(DragonNet::new(n, DEFAULT_BANDWIDTH, DEFAULT_LATENCY)?)
         }
@@ -109,7 +119,9 @@ pub fn parse_spec(spec: &str) -> Result<Topology> {
         "railfat" => Kind::Graph(super::fabric::railfat(spec, shape)?),
         "hyperx" => Kind::Graph(super::fabric::hyperx(spec, shape)?),
         other => {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                Spec,
                 "topology '{spec}': unknown family '{other}'{} ({}, or a .toml file)",
                 topocoll_base::error::did_you_mean(other, SPEC_FAMILIES.iter().copied()),
                 SPEC_FAMILIES.join(", ")
@@ -136,7 +148,9 @@ fn read_limited(spec: &str) -> Result<String> {
     )
     .map_err(cannot)?;
     if text.len() as u64 > MAX_TOML_BYTES {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "topology file '{spec}' is larger than {} MiB",
             MAX_TOML_BYTES >> 20
         ));
@@ -151,15 +165,23 @@ fn parse_dims(spec: &str, shape: &str) -> Result<Vec<usize>> {
             let d = d.trim();
             d.parse::<usize>().map_err(|_| {
                 if !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) {
-                    invalid!("topology '{spec}': size '{d}' is too large")
+                    fail!(Topology, Spec, "topology '{spec}': size '{d}' is too large")
                 } else {
-                    invalid!("topology '{spec}': size '{d}' is not a whole number")
+                    fail!(
+                        Topology,
+                        Spec,
+                        "topology '{spec}': size '{d}' is not a whole number"
+                    )
                 }
             })
         })
         .collect::<Result<_>>()?;
     if let Some(i) = dims.iter().position(|&d| d == 0) {
-        return Err(invalid!("topology '{spec}': dimension {i} has size 0"));
+        return Err(fail!(
+            Topology,
+            Spec,
+            "topology '{spec}': dimension {i} has size 0"
+        ));
     }
     Ok(dims)
 }
@@ -215,13 +237,17 @@ pub fn parse_toml(name: &str, text: &str) -> Result<Topology> {
             "plus" => TorusTie::Plus,
             "simgrid" => TorusTie::SimGrid,
             other => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Topology,
+                    File,
                     "topology file '{name}': torus_tie '{other}' is not plus or simgrid"
                 ))
             }
         };
         if !topo.has_torus_ties() {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "topology file '{name}': torus_tie applies to a grid with a wrapping dimension"
             ));
         }
@@ -252,7 +278,9 @@ fn read_file(name: &str, text: &str) -> Result<TopologyFile> {
                 .collect();
             format!("line {line}, column {column} (`{source}`): ")
         });
-        invalid!(
+        fail!(
+            Topology,
+            File,
             "topology file '{name}': {}{}",
             at.unwrap_or_default(),
             e.message().trim().replace('\n', " ")
@@ -305,7 +333,9 @@ fn check_fields(name: &str, f: &TopologyFile) -> Result<()> {
         _ => set.iter().map(|(n, _)| *n).collect(), // the unknown kind is reported below
     };
     if let Some((field, _)) = set.iter().find(|(n, on)| *on && !applies.contains(n)) {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "topology file '{name}': field '{field}' does not apply to kind '{}' (it takes {})",
             f.kind,
             applies.join(", ")
@@ -319,16 +349,15 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
     let bw = f.bandwidth.unwrap_or(DEFAULT_BANDWIDTH);
     let lat = f.latency.unwrap_or(DEFAULT_LATENCY);
     let need = |field: &str| {
-        invalid!(
+        fail!(
+            Topology,
+            File,
             "topology file '{name}': kind '{}' needs field '{field}'",
             f.kind
         )
     };
     let dims = || f.dims.clone().ok_or_else(|| need("dims"));
-    let err = |e: Error| match e {
-        Error::Invalid(m) => invalid!("topology file '{name}': {m}"),
-        other => other,
-    };
+    let err = |e: Error| e.within(format_args!("topology file '{name}'"));
     Ok(match f.kind.as_str() {
         "torus" | "mesh" => {
             let d = dims()?;
@@ -350,7 +379,11 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
         "tofu" => {
             let d = dims()?;
             if d.len() != 3 {
-                return Err(invalid!("topology file '{name}': tofu dims are [X, Y, Z]"));
+                return Err(fail!(
+                    Topology,
+                    File,
+                    "topology file '{name}': tofu dims are [X, Y, Z]"
+                ));
             }
             Kind::Tofu(Tofu::new([d[0], d[1], d[2]], bw, lat).map_err(err)?)
         }
@@ -359,7 +392,7 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
         "sites" => {
             let sizes = match (&f.sites, f.n0, f.n1) {
                 (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-                    return Err(invalid!(
+                    return Err(fail!(Topology, File,
                         "topology file '{name}': give the sites' sizes either as sites = [..] or as n0 and n1, not both"
                     ))
                 }
@@ -368,7 +401,7 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
             };
             let wan = match (&f.wan_lane_bandwidth, f.wan_window, f.wan_bandwidth) {
                 (Some(_), Some(_), _) => {
-                    return Err(invalid!(
+                    return Err(fail!(Topology, File,
                         "topology file '{name}': give the WAN either as wan_lane_bandwidth or as wan_window with wan_bandwidth, not both"
                     ))
                 }
@@ -392,7 +425,9 @@ fn network(name: &str, f: &TopologyFile) -> Result<Kind> {
             )
         }
         other => {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "topology file '{name}': unknown kind '{other}'{} ({})",
                 topocoll_base::error::did_you_mean(other, FILE_KINDS.iter().copied()),
                 FILE_KINDS.join(", ")

@@ -15,7 +15,7 @@
 
 use super::{Grid, GridShape, NodeId};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 #[derive(Clone, Debug)]
 pub struct Tofu {
@@ -28,7 +28,11 @@ pub struct Tofu {
 impl Tofu {
     pub fn new(xyz: [usize; 3], bandwidth: f64, latency: f64) -> Result<Tofu> {
         if xyz.contains(&0) {
-            return Err(invalid!("tofu: X, Y and Z must be at least 1, got {xyz:?}"));
+            return Err(fail!(
+                Topology,
+                Shape,
+                "tofu: X, Y and Z must be at least 1, got {xyz:?}"
+            ));
         }
         let dims = vec![xyz[0], xyz[1], xyz[2], 2, 3, 2];
         // X, Y, Z are tori; a and c are size-2 meshes; b is a ring of 3.

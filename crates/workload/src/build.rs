@@ -39,7 +39,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use topocoll_algorithms::{self as algorithms, Request};
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule, Sizes};
 use topocoll_topology::Topology;
 
@@ -90,7 +90,7 @@ impl Semantics {
         match key {
             "smpi/send-is-detached-thresh" => {
                 self.eager_bytes = value.trim().parse().map_err(|_| {
-                    invalid!("--cfg={key}:{value}: not a byte count")
+                    fail!(Workload, Config, "--cfg={key}:{value}: not a byte count")
                 })?;
             }
             "smpi/async-small-thresh" if value.trim() == "0" => {}
@@ -99,7 +99,7 @@ impl Semantics {
                     .split([':', ';'])
                     .all(|f| f.trim().parse::<f64>().is_ok_and(|x| x == 0.0)) => {}
             "smpi/async-small-thresh" | "smpi/os" | "smpi/or" | "smpi/ois" => {
-                return Err(invalid!(
+                return Err(fail!(Workload, Config,
                     "--cfg={key}:{value}: only SimGrid's default (no cost, no asynchronous small sends) is priced"
                 ))
             }
@@ -249,7 +249,11 @@ pub fn build_with<'c>(
         call_ops.push(ops);
     }
     if tags.len() as u64 >= COLLECTIVE_TAGS as u64 {
-        return Err(invalid!("the trace uses more than 2^31 distinct tags"));
+        return Err(fail!(
+            Workload,
+            Trace,
+            "the trace uses more than 2^31 distinct tags"
+        ));
     }
     Ok(Built {
         schedule: s,
@@ -326,7 +330,11 @@ impl CollectiveTags {
             return Ok(t);
         }
         let t = u32::try_from(self.next).map_err(|_| {
-            invalid!("the trace's collectives on communicators need more than 2^31 tags")
+            fail!(
+                Workload,
+                Trace,
+                "the trace's collectives on communicators need more than 2^31 tags"
+            )
         })?;
         self.next += 1;
         self.of.insert((comm, tag), t);
@@ -512,7 +520,7 @@ fn program(
 /// Refuses a network whose rank count is not the trace's.
 pub(crate) fn check_ranks(ranks: usize, topo: &Topology) -> Result<()> {
     if topo.num_ranks() != ranks {
-        return Err(invalid!(
+        return Err(fail!(Workload, Trace,
             "the trace has {ranks} ranks but topology {} has {} (place them with --map or --ranks-per-node)",
             topo.name,
             topo.num_ranks()
@@ -1044,7 +1052,11 @@ fn schedule_of(
     if s.programs.iter().flat_map(|prog| prog.ops.iter()).any(
         |op| matches!(op, Op::Send { tag, .. } | Op::Recv { tag, .. } if *tag >= COLLECTIVE_TAGS),
     ) {
-        return Err(invalid!("its schedule uses tags of 2^31 and more"));
+        return Err(fail!(
+            Workload,
+            Trace,
+            "its schedule uses tags of 2^31 and more"
+        ));
     }
     Ok(s)
 }

@@ -44,6 +44,7 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
+use topocoll_base::fail;
 use topocoll_schedule::CollectiveKind;
 
 /// The rank files of the Chakra trace `path` names, in rank order, or
@@ -114,16 +115,18 @@ fn siblings(prefix: &Path, shown: &str) -> Result<Vec<PathBuf>> {
     ranks.dedup();
     let n = ranks.len() as u64;
     if let Some(missing) = (0..n).find(|r| ranks.binary_search(r).is_err()) {
-        return Err(Error::Invalid(format!(
+        return Err(fail!(Workload, Trace,
             "trace '{shown}': rank {missing}'s file {shown}.{missing}.et is missing (its ranks' files go from {shown}.0.et to {shown}.{}.et)",
             ranks[ranks.len() - 1]
-        )));
+        ));
     }
     if n as usize > topocoll_base::limits::MAX_RANKS {
-        return Err(Error::Invalid(format!(
+        return Err(fail!(
+            Workload,
+            Trace,
             "trace '{shown}' has {n} rank files, more than {}",
             topocoll_base::limits::MAX_RANKS
-        )));
+        ));
     }
     Ok((0..n).map(|r| dir.join(format!("{stem}.{r}.et"))).collect())
 }

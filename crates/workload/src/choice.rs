@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use topocoll_algorithms::{self as algorithms, Algorithm};
 use topocoll_base::error::{did_you_mean, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, CollectiveKind};
 
 /// How a collective's schedule sends its large messages.
@@ -172,7 +172,7 @@ impl Choice {
         let mut c = Choice::default();
         for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let Some((coll, alg)) = item.split_once('=') else {
-                return Err(invalid!(
+                return Err(fail!(Workload, Choice,
                     "--algorithm: '{item}' is not COLLECTIVE=ALGORITHM (allreduce=ring,bcast=binomial)"
                 ));
             };
@@ -189,7 +189,7 @@ impl Choice {
     /// algorithms to price the workload under, each in turn.
     pub fn alternatives(text: &str) -> Result<(CollectiveKind, Vec<Alternative>)> {
         let Some((coll, list)) = text.split_once('=') else {
-            return Err(invalid!(
+            return Err(fail!(Workload, Choice,
                 "--compare: '{text}' is not COLLECTIVE=ALGORITHM,ALGORITHM,... (allreduce=ring,rabenseifner)"
             ));
         };
@@ -204,7 +204,12 @@ impl Choice {
             })
             .collect::<Result<Vec<_>>>()?;
         if algs.is_empty() {
-            return Err(invalid!("--compare: {} names no algorithm", kind.name()));
+            return Err(fail!(
+                Workload,
+                Choice,
+                "--compare: {} names no algorithm",
+                kind.name()
+            ));
         }
         Ok((kind, algs))
     }
@@ -266,7 +271,7 @@ impl Choice {
                 self.set(kind, alg, sends);
                 Ok(())
             }
-            None => Err(invalid!(
+            None => Err(fail!(Workload, Choice,
                 "--cfg={key}:{name}: SimGrid's {name} is not mapped onto a topocoll algorithm{} (mapped: default, {})",
                 did_you_mean(name, known.iter().copied()),
                 known.join(", ")
@@ -282,7 +287,9 @@ impl Choice {
         if key.starts_with("smpi/") && key != "smpi/coll-selector" {
             return self.simgrid(key, value);
         }
-        Err(invalid!(
+        Err(fail!(
+            Workload,
+            Choice,
             "--cfg={key}: not an option replay takes (smpi/<collective>:<algorithm>, {})",
             others.join(", ")
         ))
@@ -303,13 +310,15 @@ impl Choice {
             });
         }
         let Some(picker) = &self.picker else {
-            return Err(invalid!(
+            return Err(fail!(
+                Workload,
+                Choice,
                 "{} auto: no tune table was given to choose from",
                 kind.name()
             ));
         };
         if !world {
-            return Err(invalid!(
+            return Err(fail!(Workload, Choice,
                 "{} auto: the tune table is the world's; a call on another communicator needs an algorithm named",
                 kind.name()
             ));

@@ -38,7 +38,7 @@ use crate::pipelined::MAX_MATERIALISED_OPS;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Kind};
 
@@ -143,7 +143,9 @@ pub(crate) fn bucket(req: &Request, alg: &Algorithm, mode: Mode) -> Result<Sched
     let per_part = sweeps * (2 * ring + p as u64);
     let ops = (p as u64).checked_mul(live.len() as u64 * per_part);
     if ops.is_none_or(|ops| ops > MAX_MATERIALISED_OPS) {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Request,
             "{} {} on {p} ranks: too many operations to write out (at most {MAX_MATERIALISED_OPS})",
             req.collective.name(),
             alg.name

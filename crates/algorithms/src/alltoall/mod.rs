@@ -17,7 +17,7 @@ pub mod ring;
 
 use crate::{Algorithm, Request};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Op, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Topology};
 
@@ -50,7 +50,9 @@ pub(crate) fn grid_of<'a>(req: &Request<'a>, alg: &Algorithm) -> Result<(&'a Top
         ));
     };
     if topo.num_ranks() != req.ranks {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Request,
             "{}: the request has {} ranks but topology {} has {}",
             alg.name,
             req.ranks,

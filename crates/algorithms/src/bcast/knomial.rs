@@ -13,6 +13,7 @@ use crate::trees::{Tree, NO_AXIS, NO_PARENT};
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream, DEFAULT_RADIX};
 use topocoll_base::error::Result;
+use topocoll_base::fail;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // Open MPI 4.1's knomial bcast (7) hangs the same tree but sends to a
@@ -53,7 +54,9 @@ fn stream(req: &Request) -> Result<Stream> {
 /// rank v's parent is v less its lowest non-zero base-k digit.
 pub fn knomial_tree(p: usize, root: usize, k: usize) -> Result<Tree> {
     if root >= p {
-        return Err(topocoll_base::invalid!(
+        return Err(fail!(
+            Algorithm,
+            Request,
             "tree root {root} is not one of the {p} ranks"
         ));
     }

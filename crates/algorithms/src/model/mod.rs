@@ -18,7 +18,7 @@ pub mod nccl;
 pub mod trinaryx3;
 
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_schedule::{Collective, Op, RouteKind, Schedule};
 use topocoll_topology::{show_path, Kind, LinkId, Topology};
 
@@ -40,7 +40,9 @@ pub struct LinkLoad {
 /// to the send's peer.
 pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
     if s.ranks != t.num_ranks() {
-        return Err(invalid!(
+        return Err(fail!(
+            Algorithm,
+            Model,
             "schedule has {} ranks but topology {} has {}",
             s.ranks,
             t.name,
@@ -67,7 +69,7 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
                 Some(RouteKind::Offset(off)) => {
                     let to = t.route_offset(rank, off, &mut route)?;
                     if to != *peer as usize {
-                        return Err(invalid!(
+                        return Err(fail!(Algorithm, Model,
                             "rank {rank}: offset {off:?} leads to rank {to}, but the send goes to rank {peer}"
                         ));
                     }
@@ -75,7 +77,9 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
                 Some(RouteKind::Path(links)) => {
                     let (a, b) = (t.rank_node[rank], t.rank_node[*peer as usize]);
                     if let Some(fault) = t.path_fault(a, b, links) {
-                        return Err(invalid!(
+                        return Err(fail!(
+                            Algorithm,
+                            Model,
                             "rank {rank}: route {id} (path {}) to rank {peer}: {fault}",
                             show_path(links)
                         ));
@@ -83,7 +87,9 @@ pub fn link_load(s: &Schedule, t: &Topology) -> Result<LinkLoad> {
                     route.extend_from_slice(links);
                 }
                 None => {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Algorithm,
+                        Model,
                         "rank {rank}: route {id} is not in the schedule's offsets and paths"
                     ))
                 }

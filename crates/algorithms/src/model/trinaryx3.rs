@@ -13,7 +13,7 @@
 //! 94.1 ms and eq (4) 192.7 ms, which the paper prints as 193 ms.
 
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The model's parameters (units in the names' docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,7 +67,9 @@ impl Params {
         ];
         for (name, v, positive) in fields {
             if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
-                return Err(invalid!(
+                return Err(fail!(
+                    Algorithm,
+                    Model,
                     "model parameter {name} must be a {} finite number, got {v}",
                     if positive { "positive" } else { "non-negative" }
                 ));
@@ -76,22 +78,32 @@ impl Params {
         // H counts pipeline stages (tree levels); a segment is part of the
         // message, so the equations' N/SS segments are at least one.
         if self.n == 0.0 {
-            return Err(invalid!("model parameter size must be at least one byte"));
+            return Err(fail!(
+                Algorithm,
+                Model,
+                "model parameter size must be at least one byte"
+            ));
         }
         if self.h < 1.0 {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Model,
                 "model parameter height must be at least 1 (a tree of one level), got {}",
                 self.h
             ));
         }
         if self.h.fract() != 0.0 {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Model,
                 "model parameter height must be a whole number of stages, got {}",
                 self.h
             ));
         }
         if self.n > 0.0 && self.ss > self.n {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Model,
                 "model parameter segment ({} bytes) is larger than the message ({} bytes)",
                 self.ss,
                 self.n

@@ -47,7 +47,7 @@ use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
 use super::{Algorithm, Applies, OpCount, RankNeed, Request, RootNeed, TopologyNeed};
 use smallvec::SmallVec;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::lookahead::{ring_distance, Lookahead};
 use topocoll_schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
@@ -127,10 +127,16 @@ impl Pipeline {
         phases: Phases,
     ) -> Result<Pipeline> {
         if trees.len() != parts.len() || trees.is_empty() {
-            return Err(invalid!("pipeline: one buffer part per tree is needed"));
+            return Err(fail!(
+                Algorithm,
+                Pipeline,
+                "pipeline: one buffer part per tree is needed"
+            ));
         }
         if seg_elems == 0 {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Pipeline,
                 "pipeline: segments must hold at least one element"
             ));
         }
@@ -342,7 +348,7 @@ impl Pipeline {
     pub fn materialise(&self, s: &mut Schedule) -> Result<()> {
         let total = self.total_ops();
         if total > MAX_MATERIALISED_OPS {
-            return Err(invalid!(
+            return Err(fail!(Algorithm, Pipeline,
                 "{total} operations are too many to materialise (at most {MAX_MATERIALISED_OPS}); use larger --segment or a smaller --size"
             ));
         }

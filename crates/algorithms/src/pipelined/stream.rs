@@ -4,6 +4,7 @@
 //! simulator reads a 1 GiB allreduce through).
 
 use super::*;
+use topocoll_base::fail;
 
 /// The index of the item with `key` in `items`, `item` pushed there if the
 /// key is new.
@@ -60,7 +61,7 @@ fn rank_blocks(
             rank_blocks.push(ops);
         }
         if full_rounds * rb.round_len + rb.last_round_len > OpId::MAX as u64 {
-            return Err(invalid!(
+            return Err(fail!(Algorithm, Pipeline,
                 "pipeline stream: rank {r} would run more than 2^32 operations; use larger --segment"
             ));
         }
@@ -92,7 +93,9 @@ fn block_template(
         .collect();
     for (k, b) in block.iter().enumerate() {
         if b.deps().is_empty() && !matches!(b.op, Op::Send { .. } | Op::Recv { .. }) {
-            return Err(invalid!(
+            return Err(fail!(
+                Algorithm,
+                Pipeline,
                 "pipeline stream: only sends and receives may start a block"
             ));
         }
@@ -116,7 +119,7 @@ fn match_sends(blocks: &mut [Vec<Vec<TemplateOp>>]) -> Result<()> {
                 let j = blocks[peer as usize][t]
                     .iter()
                     .position(|o| matches!(o.op, Op::Recv { peer: p, tag: g, .. } if p as usize == r && g == tag))
-                    .ok_or_else(|| invalid!("pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
+                    .ok_or_else(|| fail!(Algorithm, Pipeline, "pipeline stream: rank {r}'s send to {peer} (tag {tag}) has no receive"))?;
                 matched.push((r, t, k, j as u32));
             }
         }
@@ -327,7 +330,7 @@ impl PipelineStream {
         let full_rounds = segs.iter().copied().min().unwrap_or(0);
         let rounds = segs.iter().copied().max().unwrap_or(0);
         if rounds > full_rounds + 1 {
-            return Err(invalid!(
+            return Err(fail!(Algorithm, Pipeline,
                 "pipeline stream: trees differ by more than one segment ({full_rounds} to {rounds})"
             ));
         }

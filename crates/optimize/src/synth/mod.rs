@@ -32,7 +32,7 @@ use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::{ran_out, Deadline};
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 use topocoll_sim::{simulate, SimConfig};
@@ -473,7 +473,9 @@ fn search(p: &Problem) -> Result<Optimized> {
             )));
         }
         deadline.check(|| "before any schedule was priced".into())?;
-        return Err(invalid!(
+        return Err(fail!(
+            Optimize,
+            Problem,
             "no schedule of {} applies on {}",
             p.collective.name(),
             p.topo.describe()

@@ -15,7 +15,7 @@
 //! forwarded it.
 
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::Deadline;
 use topocoll_topology::{LinkId, Topology};
 
@@ -359,7 +359,9 @@ pub fn pack(
                 *c = e.links.iter().map(|&l| length[l as usize]).sum();
             }
             let Some(tree) = min_arborescence(n, root, edges, &cost) else {
-                return Err(invalid!(
+                return Err(fail!(
+                    Optimize,
+                    Problem,
                     "topology {}: some rank cannot be reached from rank {root}",
                     topo.name
                 ));

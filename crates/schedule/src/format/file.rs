@@ -7,6 +7,7 @@ use crate::{Collective, Schedule};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
+use topocoll_base::fail;
 
 /// Largest MSCCL XML file read (bytes): it is read whole.
 const MAX_XML_BYTES: u64 = 1 << 30;
@@ -76,10 +77,10 @@ impl ScheduleFile {
     pub fn read(self, msccl: impl FnOnce(Collective) -> Result<MscclImport>) -> Result<Schedule> {
         match self.format {
             FileFormat::Json => super::from_json_reader(self.reader),
-            FileFormat::Forest => Err(Error::Invalid(format!(
+            FileFormat::Forest => Err(fail!(Schedule, Format,
                 "schedule '{}' is given as trees (topocoll-forest): expand it with topocoll_algorithms::forest",
                 self.path.display()
-            ))),
+            )),
             FileFormat::Msccl => {
                 let shown = self.path.display();
                 let mut text = String::new();
@@ -90,16 +91,13 @@ impl ScheduleFile {
                         Error::io(format!("cannot read schedule '{shown}' as UTF-8 text"), e)
                     })?;
                 if text.len() as u64 > MAX_XML_BYTES {
-                    return Err(Error::Invalid(format!(
+                    return Err(fail!(Schedule, Format,
                         "schedule '{shown}' is larger than 1 GiB"
-                    )));
+                    ));
                 }
                 // The file's name leads the reader's refusals (which name
                 // the line and element).
-                let named = |e: Error| match e {
-                    Error::Invalid(m) => Error::Invalid(format!("schedule '{shown}': {m}")),
-                    other => other,
-                };
+                let named = |e: Error| e.within(format_args!("schedule '{shown}'"));
                 let collective = super::msccl::collective_of(&text).map_err(named)?;
                 super::from_msccl_xml(&text, &msccl(collective)?).map_err(named)
             }

@@ -7,7 +7,7 @@ use crate::{
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_topology::LinkId;
 
 #[derive(Serialize)]
@@ -151,7 +151,9 @@ impl JsonSizes {
     /// The sizes, checked against the collective's shape and rank count.
     fn sizes(self, collective: Collective, ranks: usize) -> Result<Sizes> {
         let Some(shape) = collective.sizes_shape() else {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "schedule JSON: {} takes no sizes (alltoallv and allgatherv do)",
                 collective.name()
             ));
@@ -159,21 +161,27 @@ impl JsonSizes {
         let sizes = match (self, shape) {
             (JsonSizes::PerRank(c), SizesShape::PerRank) if c.len() == ranks => Sizes::per_rank(c)?,
             (JsonSizes::PerRank(c), SizesShape::PerRank) => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Format,
                     "schedule JSON: sizes has {} counts, want {ranks} (ranks)",
                     c.len()
                 ))
             }
             (JsonSizes::PerPair(rows), SizesShape::PerPair) => {
                 if let Some((i, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != ranks) {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Format,
                         "schedule JSON: sizes row {} has {} values, want {ranks} (ranks)",
                         i + 1,
                         row.len()
                     ));
                 }
                 if rows.len() != ranks {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Format,
                         "schedule JSON: sizes has {} rows, want {ranks} (ranks)",
                         rows.len()
                     ));
@@ -181,12 +189,16 @@ impl JsonSizes {
                 Sizes::per_pair(ranks, rows.into_iter().flatten().collect())?
             }
             (_, SizesShape::PerRank) => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Format,
                     "schedule JSON: allgatherv's sizes are one count per rank, not rows"
                 ))
             }
             (_, SizesShape::PerPair) => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Format,
                     "schedule JSON: alltoallv's sizes are rows of counts, one per rank"
                 ))
             }
@@ -281,14 +293,16 @@ fn plain(message: &str) -> String {
 /// the format's rules.
 pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let doc: JsonScheduleIn = serde_json::from_reader(std::io::BufReader::new(reader))
-        .map_err(|e| invalid!("schedule JSON: {}", plain(&e.to_string())))?;
+        .map_err(|e| fail!(Schedule, Format, "schedule JSON: {}", plain(&e.to_string())))?;
     if let Some(f) = doc.format.as_deref().filter(|&f| f != FORMAT) {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: format '{f}' is not {FORMAT}, the one this topocoll reads"
         ));
     }
     let collective: Collective = serde_json::from_value(doc.collective.clone())
-        .map_err(|e| invalid!("schedule JSON: collective: {e}"))?;
+        .map_err(|e| fail!(Schedule, Format, "schedule JSON: collective: {e}"))?;
     let fields = doc
         .collective
         .as_object()
@@ -298,13 +312,17 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         .into_iter()
         .find(|k| *k != "name" && !(*k == "root" && collective.root().is_some()))
     {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: collective {} has no field '{extra}'",
             collective.name()
         ));
     }
     if doc.programs.len() != doc.ranks {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: {} programs for {} ranks",
             doc.programs.len(),
             doc.ranks
@@ -316,19 +334,25 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         .chars()
         .any(|c| c.is_control() || c == ',' || c == '"')
     {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: algorithm name {:?} has a control character, comma or quote",
             doc.algorithm
         ));
     }
     if doc.ranks == 0 || doc.ranks > MAX_RANKS {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: {} ranks (1 to {MAX_RANKS} supported)",
             doc.ranks
         ));
     }
     if doc.dtype.is_float() && matches!(doc.op, ReduceOp::Band | ReduceOp::Bor | ReduceOp::Bxor) {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: op {} needs an integer dtype, not {}",
             doc.op.name(),
             doc.dtype.name()
@@ -336,14 +360,16 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     }
     collective
         .check(doc.ranks)
-        .map_err(|e| invalid!("schedule JSON: {e}"))?;
+        .map_err(|e| fail!(Schedule, Format, "schedule JSON: {e}"))?;
     let elem = doc.dtype.size();
     let too_big = |elems: u64| elems.checked_mul(elem).is_none_or(|b| b > MAX_BUFFER_BYTES);
     let ranks = doc.ranks as u64;
     if too_big(doc.count)
         || (collective.size_is_block() && too_big(doc.count.saturating_mul(ranks)))
     {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: count {} on {} ranks makes a buffer larger than 2^50 bytes",
             doc.count,
             doc.ranks
@@ -352,7 +378,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let sizes = match doc.sizes {
         Some(js) => Some(js.sizes(collective, doc.ranks)?),
         None if collective.sizes_shape().is_some() => {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "schedule JSON: {} needs its sizes (a 'sizes' field)",
                 collective.name()
             ))
@@ -361,12 +389,14 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     };
     if let Some(v) = &sizes {
         v.check(v.shape(), doc.ranks, MAX_BUFFER_BYTES / elem)
-            .map_err(|e| invalid!("schedule JSON: {e}"))?;
+            .map_err(|e| fail!(Schedule, Format, "schedule JSON: {e}"))?;
     }
     // A path's links are checked against a topology where one is given
     // (`topocoll_sim::check_routes`); what needs none is checked here.
     if let Some(i) = doc.paths.iter().position(Vec::is_empty) {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "schedule JSON: paths[{i}] (route {}) is empty: a path lists the links a send crosses",
             doc.offsets.len() + i + 1
         ));
@@ -387,7 +417,9 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
     let sizes_ref = sizes_arc.as_deref();
     for (rank, (prog, jp)) in s.programs.iter_mut().zip(doc.programs).enumerate() {
         if too_big(jp.scratch) {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "schedule JSON: rank {rank}'s scratch of {} elements is larger than 2^50 bytes",
                 jp.scratch
             ));
@@ -398,17 +430,21 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
         };
         for (i, jo) in jp.ops.into_iter().enumerate() {
             let at = || format!("schedule JSON: rank {rank} op {i}");
-            let op = jo.op().map_err(|e| invalid!("{}: {e}", at()))?;
+            let op = jo
+                .op()
+                .map_err(|e| fail!(Schedule, Format, "{}: {e}", at()))?;
             if let Op::Compute { seconds } = op {
                 if !(seconds.is_finite() && (0.0..=1e9).contains(&seconds)) {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Format,
                         "{}: compute time {seconds:e} s is not a duration from 0 to 1e9 s",
                         at()
                     ));
                 }
             }
             if let Some(fault) = reference_fault(&op, i, &jo.deps, doc.ranks, routes) {
-                return Err(invalid!("{}: {fault}", at()));
+                return Err(fail!(Schedule, Format, "{}: {fault}", at()));
             }
             // Every region inside its buffer, so that nothing (a simulation
             // run without the verifier, say) prices or touches bytes that
@@ -425,7 +461,7 @@ pub fn from_json_reader(reader: impl std::io::Read) -> Result<Schedule> {
                     Buf::Scratch => jp.scratch,
                 };
                 if r.offset.checked_add(r.count).is_none_or(|end| end > len) {
-                    return Err(invalid!(
+                    return Err(fail!(Schedule, Format,
                         "{}: region of {} elements from {} ends past the {} buffer's {len} elements",
                         at(),
                         r.count,

@@ -50,7 +50,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{OpId, Transfer};
 use topocoll_topology::{Kind, LinkId, Topology};

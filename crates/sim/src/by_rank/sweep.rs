@@ -3,6 +3,7 @@
 //! one after another (`Part::advance`), its events handed to the node model.
 
 use super::*;
+use topocoll_base::fail;
 
 impl<'a, P: Lookahead> Local<'a, P> {
     /// Runs this thread's ranks for one window: alone (`others` = `inf`),
@@ -186,7 +187,7 @@ impl<'a, P: Lookahead> Part<'a, P> {
             };
             let now = f64::from_bits(key);
             if !now.is_finite() {
-                return Err(invalid!(
+                return Err(fail!(Sim, Config,
                     "the simulated time overflowed (an event at {now} s): the overheads, latencies, \
                      bandwidths or sizes given are out of range"
                 )

@@ -23,7 +23,7 @@ use super::{back, Cabling};
 use crate::{Graph, LinkId, NodeId, NodeKind, PairRouter};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The dragonfly `dragonfly:SHAPE` names (`shape` is `A,P,H,G`).
 pub(crate) fn dragonfly(spec: &str, shape: &str) -> Result<Graph> {
@@ -39,11 +39,15 @@ pub(crate) fn dragonfly(spec: &str, shape: &str) -> Result<Graph> {
         ],
     )?;
     let (a, p, h, g) = (v[0], v[1], v[2], v[3]);
-    let ports = a
-        .checked_mul(h)
-        .ok_or_else(|| invalid!("topology '{spec}': A·H global ports is too many"))?;
+    let ports = a.checked_mul(h).ok_or_else(|| {
+        fail!(
+            Topology,
+            Shape,
+            "topology '{spec}': A·H global ports is too many"
+        )
+    })?;
     if g > ports + 1 {
-        return Err(invalid!(
+        return Err(fail!(Topology, Shape,
             "topology '{spec}': {g} groups cannot be joined pairwise by {a} routers of {h} global ports each (at most A·H + 1 = {} groups)",
             ports + 1
         ));

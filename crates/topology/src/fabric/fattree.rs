@@ -15,7 +15,7 @@
 
 use super::super::Graph;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The fat tree `fattree:SHAPE` names (`shape` is `K` or `K:R`).
 pub(crate) fn fattree(spec: &str, shape: &str) -> Result<Graph> {
@@ -27,18 +27,30 @@ pub(crate) fn fattree(spec: &str, shape: &str) -> Result<Graph> {
     let v = super::numbers(spec, shape, ':', names)?;
     let (k, r) = (v[0], v.get(1).copied().unwrap_or(1));
     if k % 2 != 0 {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            Shape,
             "topology '{spec}': K = {k} ports per switch must be even (half go down, half up)"
         ));
     }
     let half = k / 2;
-    let per_edge = r
-        .checked_mul(half)
-        .ok_or_else(|| invalid!("topology '{spec}': R·K/2 hosts per edge switch is too many"))?;
+    let per_edge = r.checked_mul(half).ok_or_else(|| {
+        fail!(
+            Topology,
+            Shape,
+            "topology '{spec}': R·K/2 hosts per edge switch is too many"
+        )
+    })?;
     let hosts = per_edge
         .checked_mul(half)
         .and_then(|x| x.checked_mul(k))
-        .ok_or_else(|| invalid!("topology '{spec}': R·K³/4 hosts is too many"))?;
+        .ok_or_else(|| {
+            fail!(
+                Topology,
+                Shape,
+                "topology '{spec}': R·K³/4 hosts is too many"
+            )
+        })?;
     let what = format!("topology '{spec}'");
     let params = format!("3;{per_edge},{half},{k};1,{half},{half};1,1,1");
     super::super::simgrid::fat_tree::build(

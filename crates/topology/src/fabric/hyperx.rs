@@ -11,13 +11,15 @@ use super::{back, Cabling};
 use crate::{Graph, LinkId, NodeId, NodeKind, PairRouter};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The HyperX `hyperx:SHAPE` names (`shape` is `S1xS2` or `S1xS2xS3`).
 pub(crate) fn hyperx(spec: &str, shape: &str) -> Result<Graph> {
     let dims = shape.split('x').count();
     if !(1..=3).contains(&dims) {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            Shape,
             "topology '{spec}': HyperX takes one to three sizes, like hyperx:8x8 or hyperx:4x4x4"
         ));
     }

@@ -20,7 +20,7 @@ use super::graph::check_fabric_size;
 use super::{Graph, Link, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// A fabric's nodes and cables as they are laid, each cable two directed
 /// links (there and back, ids `2c` and `2c + 1`).
@@ -125,7 +125,9 @@ fn back(l: LinkId) -> LinkId {
 fn numbers(spec: &str, text: &str, sep: char, names: &[&str]) -> Result<Vec<usize>> {
     let parts: Vec<&str> = text.split(sep).map(str::trim).collect();
     if parts.len() != names.len() {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            Spec,
             "topology '{spec}': takes {} ({}), separated by '{sep}'",
             names.len(),
             names.join(&sep.to_string())
@@ -135,9 +137,15 @@ fn numbers(spec: &str, text: &str, sep: char, names: &[&str]) -> Result<Vec<usiz
         .iter()
         .zip(names)
         .map(|(p, name)| match p.parse::<usize>() {
-            Ok(0) => Err(invalid!("topology '{spec}': {name} must be at least 1")),
+            Ok(0) => Err(fail!(
+                Topology,
+                Spec,
+                "topology '{spec}': {name} must be at least 1"
+            )),
             Ok(x) => Ok(x),
-            Err(_) => Err(invalid!(
+            Err(_) => Err(fail!(
+                Topology,
+                Spec,
                 "topology '{spec}': {name} '{}' is not a whole number",
                 topocoll_base::units::shorten(p)
             )),

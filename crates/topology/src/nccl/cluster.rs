@@ -9,7 +9,7 @@ use super::{parse_server, Server};
 use std::path::Path;
 use std::sync::Arc;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// Whether a TOML topology file's kind is `cluster`.
 pub fn is_cluster(text: &str) -> bool {
@@ -40,13 +40,17 @@ const MAX_SERVERS: usize = 4096;
 /// Reads a cluster file (`kind = "cluster"`).
 pub fn parse_cluster(name: &str, text: &str) -> Result<Topology> {
     let f: ClusterFile = toml::from_str(text).map_err(|e| {
-        invalid!(
+        fail!(
+            Topology,
+            File,
             "topology file '{name}': {}",
             e.message().trim().replace('\n', " ")
         )
     })?;
     if !(1..=MAX_SERVERS).contains(&f.servers) {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "topology file '{name}': servers = {} is not 1 to {MAX_SERVERS}",
             f.servers
         ));
@@ -65,7 +69,7 @@ pub fn parse_cluster(name: &str, text: &str) -> Result<Topology> {
         .map_err(|e| Error::io(format!("cannot read server file '{server_path}'"), e))?;
     let server = parse_server(&server_path, &server_text)?;
     let fabric = super::super::parse_spec(&beside(&f.fabric))
-        .map_err(|e| invalid!("topology file '{name}': fabric: {e}"))?;
+        .map_err(|e| fail!(Topology, File, "topology file '{name}': fabric: {e}"))?;
     cluster(name, &server, f.servers, &fabric)
 }
 
@@ -74,17 +78,19 @@ pub fn parse_cluster(name: &str, text: &str) -> Result<Topology> {
 pub fn cluster(name: &str, server: &Server, servers: usize, fabric: &Topology) -> Result<Topology> {
     let p = server.ports.len();
     if p == 0 {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "topology file '{name}': the server has no NIC port (<net>) to join a fabric"
         ));
     }
     if fabric.ranks_placed() || !fabric.stream_tables().is_empty() {
-        return Err(invalid!(
+        return Err(fail!(Topology, File,
             "topology file '{name}': the fabric must be a network of one rank per host, without per-stream WAN tables"
         ));
     }
     if fabric.num_ranks() != servers * p {
-        return Err(invalid!(
+        return Err(fail!(Topology, File,
             "topology file '{name}': the fabric has {} hosts; {servers} servers of {p} ports need {}",
             fabric.num_ranks(),
             servers * p
@@ -234,7 +240,7 @@ impl PairRouter for ClusterRouter {
         let (sa, la) = (a as usize / self.nps, a as usize % self.nps);
         let (sb, lb) = (b as usize / self.nps, b as usize % self.nps);
         if la >= self.gpus || lb >= self.gpus {
-            return Err(invalid!("cluster: routes join GPUs only"));
+            return Err(fail!(Topology, File, "cluster: routes join GPUs only"));
         }
         if sa == sb {
             let start = out.len();
@@ -250,7 +256,7 @@ impl PairRouter for ClusterRouter {
             sb * self.ports + self.gpu_port[lb],
         );
         if let Some(why) = self.fabric.route_problem(pa, pb) {
-            return Err(invalid!("cluster fabric: {why}"));
+            return Err(fail!(Topology, File, "cluster fabric: {why}"));
         }
         let start = out.len();
         self.fabric.route(pa, pb, out);

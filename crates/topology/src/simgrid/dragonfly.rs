@@ -14,7 +14,7 @@
 use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// (groups, blue, chassis, black, blades, green, hosts per blade).
 type Parameters = (usize, usize, usize, usize, usize, usize, usize);
@@ -22,7 +22,7 @@ type Parameters = (usize, usize, usize, usize, usize, usize, usize);
 pub(super) fn parameters(what: &str, text: &str) -> Result<Parameters> {
     let parts: Vec<&str> = text.split(';').collect();
     let shape = || {
-        invalid!(
+        fail!(Topology, File,
             "{what}: DRAGONFLY topo_parameters are 'groups,blue;chassis,black;routers,green;hosts', not '{}'",
             topocoll_base::units::shorten(text)
         )
@@ -39,7 +39,9 @@ pub(super) fn parameters(what: &str, text: &str) -> Result<Parameters> {
         for x in items {
             let x: usize = x.trim().parse().map_err(|_| shape())?;
             if x == 0 {
-                return Err(invalid!(
+                return Err(fail!(
+                    Topology,
+                    File,
                     "{what}: DRAGONFLY topo_parameters must all be greater than 0"
                 ));
             }
@@ -131,7 +133,9 @@ fn size(
         .filter(|&r| r <= limit);
     let n = routers.and_then(|r| r.checked_mul(per));
     let (Some(routers), Some(n)) = (routers, n) else {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "{what}: the DRAGONFLY has more than {limit} nodes"
         ));
     };
@@ -157,13 +161,17 @@ fn size(
         links,
     )?;
     if n > hosts_given {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "{what}: the DRAGONFLY has {n} hosts, the radical names {hosts_given}"
         ));
     }
     if g > b {
         // SimGrid's routes reach group t through the router of blade t.
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "{what}: a DRAGONFLY of {g} groups needs at least as many routers per chassis ({b})"
         ));
     }
@@ -327,7 +335,9 @@ impl Wiring {
         out.extend(self.host_limiter.get(z));
         if out[start..].contains(&LinkId::MAX) {
             out.truncate(start);
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "{}: no DRAGONFLY route from host {a} to host {z} (an internal error)",
                 self.what
             ));

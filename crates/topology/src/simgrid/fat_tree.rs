@@ -14,7 +14,7 @@
 use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
 use std::sync::Arc;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// One node: its level, position at that level, label, and the cables to
 /// its parents and children (link ids of the up and down directions), as
@@ -33,32 +33,53 @@ struct Node {
 pub(super) fn parameters(what: &str, text: &str) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>)> {
     let parts: Vec<&str> = text.split(';').collect();
     if parts.len() != 4 {
-        return Err(invalid!(
+        return Err(fail!(Topology, File,
             "{what}: FAT_TREE topo_parameters are 'levels;children,..;parents,..;cables,..', not '{}'",
             topocoll_base::units::shorten(text)
         ));
     }
-    let h: usize = parts[0]
-        .trim()
-        .parse()
-        .map_err(|_| invalid!("{what}: FAT_TREE levels '{}' is not a number", parts[0]))?;
+    let h: usize = parts[0].trim().parse().map_err(|_| {
+        fail!(
+            Topology,
+            File,
+            "{what}: FAT_TREE levels '{}' is not a number",
+            parts[0]
+        )
+    })?;
     if h == 0 || h > 16 {
-        return Err(invalid!("{what}: a FAT_TREE of {h} levels (1 to 16)"));
+        return Err(fail!(
+            Topology,
+            File,
+            "{what}: a FAT_TREE of {h} levels (1 to 16)"
+        ));
     }
     let vector = |k: usize, name: &str| -> Result<Vec<usize>> {
         let v: Vec<usize> = parts[k]
             .split(',')
             .map(|x| x.trim().parse::<usize>())
             .collect::<std::result::Result<_, _>>()
-            .map_err(|_| invalid!("{what}: FAT_TREE {name} '{}' are not numbers", parts[k]))?;
+            .map_err(|_| {
+                fail!(
+                    Topology,
+                    File,
+                    "{what}: FAT_TREE {name} '{}' are not numbers",
+                    parts[k]
+                )
+            })?;
         if v.len() != h {
-            return Err(invalid!(
+            return Err(fail!(
+                Topology,
+                File,
                 "{what}: FAT_TREE of {h} levels, but {} {name}",
                 v.len()
             ));
         }
         if v.contains(&0) {
-            return Err(invalid!("{what}: FAT_TREE {name} must be greater than 0"));
+            return Err(fail!(
+                Topology,
+                File,
+                "{what}: FAT_TREE {name} must be greater than 0"
+            ));
         }
         Ok(v)
     };
@@ -136,14 +157,18 @@ fn level_sizes(
     let h = down.len();
     let product = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
     let too_big = || {
-        invalid!(
+        fail!(
+            Topology,
+            File,
             "{what}: the FAT_TREE has more than {} nodes",
             super::super::graph::MAX_FABRIC_NODES
         )
     };
     let n = product(down).ok_or_else(too_big)?;
     if n > hosts_given {
-        return Err(invalid!(
+        return Err(fail!(
+            Topology,
+            File,
             "{what}: the FAT_TREE has {n} hosts, the radical names {hosts_given}"
         ));
     }

@@ -32,7 +32,7 @@ pub(crate) mod fat_tree;
 mod routing;
 mod zones;
 use topocoll_base::error::{Error, Result};
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// Where the reader is: the platform and the element's line, for errors.
 #[derive(Clone)]
@@ -58,7 +58,15 @@ impl Ctx {
         if msg.len() >= 400 {
             msg.push_str("...");
         }
-        invalid!("{}: line {}: <{}>: {}", self.what, self.line, self.tag, msg)
+        fail!(
+            Topology,
+            File,
+            "{}: line {}: <{}>: {}",
+            self.what,
+            self.line,
+            self.tag,
+            msg
+        )
     }
 
     fn need<'a>(&self, e: roxmltree::Node<'a, '_>, k: &str) -> Result<&'a str> {
@@ -352,7 +360,7 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
     };
     let doc = roxmltree::Document::parse_with_options(text, options).map_err(|e| {
         let said: String = e.to_string().chars().filter(|c| !c.is_control()).collect();
-        invalid!("{what}: not a <platform> XML file: {said}")
+        fail!(Topology, File, "{what}: not a <platform> XML file: {said}")
     })?;
     let root = doc.root_element();
     let cx = Ctx {
@@ -420,7 +428,7 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
     }
     let (router, nodes, links, link_names, fatpipe) = b.into_router();
     let g = super::Graph::with_router(&nodes, links, link_names, fatpipe, Arc::new(router))
-        .map_err(|e| invalid!("{what}: {e}"))?;
+        .map_err(|e| fail!(Topology, File, "{what}: {e}"))?;
     with_profiles(
         with_speeds(Topology::from_kind(name, Kind::Graph(g)), root),
         &cx,

@@ -23,7 +23,7 @@ use super::super::{LinkId, NodeId, PairRouter};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// A route a zone declares, between two of its points (or, from zones,
 /// with gateways).
@@ -117,7 +117,9 @@ impl Router {
     }
 
     fn no_route(&self, a: u32, b: u32, why: &str) -> topocoll_base::error::Error {
-        invalid!(
+        fail!(
+            Topology,
+            File,
             "no route from '{}' to '{}' ({why})",
             self.name(a),
             self.name(b)

@@ -10,7 +10,7 @@ use super::{MscclImport, COLLECTIVES, READ_CHANNELS};
 use crate::{Buf, Collective, Dtype, Op, OpId, Program, Region, Schedule};
 use std::collections::{BTreeMap, BinaryHeap};
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 use topocoll_base::limits::MAX_RANKS;
 
 /// A nop passes on what it waits for to the step after it; past this many
@@ -101,8 +101,15 @@ impl Text<'_> {
 }
 
 fn attr<'a>(n: roxmltree::Node<'a, '_>, name: &str, at: &dyn Fn() -> String) -> Result<&'a str> {
-    n.attribute(name)
-        .ok_or_else(|| invalid!("{}: <{}> has no '{name}'", at(), n.tag_name().name()))
+    n.attribute(name).ok_or_else(|| {
+        fail!(
+            Schedule,
+            Format,
+            "{}: <{}> has no '{name}'",
+            at(),
+            n.tag_name().name()
+        )
+    })
 }
 
 fn number<T: std::str::FromStr>(
@@ -112,7 +119,9 @@ fn number<T: std::str::FromStr>(
 ) -> Result<T> {
     let v = attr(n, name, at)?;
     v.trim().parse().map_err(|_| {
-        invalid!(
+        fail!(
+            Schedule,
+            Format,
             "{}: {name}=\"{}\" is not a number in range",
             at(),
             topocoll_base::units::shorten(v)
@@ -132,7 +141,9 @@ fn peer(
     match p {
         -1 => Ok(None),
         p if p >= 0 && (p as usize) < ranks && p as usize != me => Ok(Some(p as u32)),
-        p => Err(invalid!(
+        p => Err(fail!(
+            Schedule,
+            Format,
             "{}: {name}=\"{p}\" is neither -1 nor another GPU (0 to {})",
             at(),
             ranks - 1
@@ -159,7 +170,7 @@ fn parse(text: &str) -> Result<roxmltree::Document<'_>> {
                 false => vec![c],
             })
             .collect();
-        invalid!("MSCCL XML: {said}")
+        fail!(Schedule, Format, "MSCCL XML: {said}")
     })
 }
 
@@ -167,7 +178,9 @@ fn parse(text: &str) -> Result<roxmltree::Document<'_>> {
 fn algo_element<'a, 'i>(doc: &'a roxmltree::Document<'i>) -> Result<roxmltree::Node<'a, 'i>> {
     let root = doc.root_element();
     if root.tag_name().name() != "algo" {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: the root element is <{}>, not <algo>",
             root.tag_name().name()
         ));
@@ -205,7 +218,11 @@ pub fn from_msccl_xml(text: &str, how: &MscclImport) -> Result<Schedule> {
         .enumerate()
         .map(|(g, x)| {
             x.ok_or_else(|| {
-                invalid!("MSCCL XML: ngpus=\"{ranks}\" but <gpu id=\"{g}\"> is missing")
+                fail!(
+                    Schedule,
+                    Format,
+                    "MSCCL XML: ngpus=\"{ranks}\" but <gpu id=\"{g}\"> is missing"
+                )
             })
         })
         .collect::<Result<_>>()?;
@@ -231,7 +248,9 @@ fn read_algo<'a>(algo: roxmltree::Node<'a, '_>) -> Result<Algo<'a>> {
     let top = || "MSCCL XML: <algo>".to_string();
     let ranks: usize = number(algo, "ngpus", &top)?;
     if ranks == 0 || ranks > MAX_RANKS {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: <algo>: ngpus=\"{ranks}\" (1 to {MAX_RANKS} supported)"
         ));
     }
@@ -244,7 +263,9 @@ fn read_algo<'a>(algo: roxmltree::Node<'a, '_>) -> Result<Algo<'a>> {
             }
             _ => "not one MSCCL names".to_string(),
         };
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: <algo>: coll=\"{}\" is {why}: topocoll reads {}",
             topocoll_base::units::shorten(coll),
             COLLECTIVES
@@ -256,7 +277,9 @@ fn read_algo<'a>(algo: roxmltree::Node<'a, '_>) -> Result<Algo<'a>> {
     };
     let name = algo.attribute("name").unwrap_or("msccl");
     if name.chars().any(|c| c.is_control() || c == ',' || c == '"') {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: <algo>: algorithm name {:?} has a control character, comma or quote",
             topocoll_base::units::shorten(name)
         ));
@@ -285,7 +308,9 @@ fn read_gpu(text: Text, g: roxmltree::Node, gpus: &mut [Option<Gpu>]) -> Result<
     let ranks = gpus.len();
     let pos = g.range().start;
     if g.tag_name().name() != "gpu" {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: line {}: <{}> in <algo>, where only <gpu> goes",
             text.line(pos),
             g.tag_name().name()
@@ -294,7 +319,9 @@ fn read_gpu(text: Text, g: roxmltree::Node, gpus: &mut [Option<Gpu>]) -> Result<
     let at = || format!("MSCCL XML: line {}: <gpu>", text.line(pos));
     let id: usize = number(g, "id", &at)?;
     if id >= ranks || gpus[id].is_some() {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "{}: id=\"{id}\" is out of range or given twice ({ranks} GPUs)",
             at()
         ));
@@ -315,7 +342,9 @@ fn read_gpu(text: Text, g: roxmltree::Node, gpus: &mut [Option<Gpu>]) -> Result<
         .enumerate()
         .map(|(t, tb)| {
             tb.ok_or_else(|| {
-                invalid!(
+                fail!(
+                    Schedule,
+                    Format,
                     "{}: gpu {id} has no <tb id=\"{t}\"> (ids must run from 0)",
                     at()
                 )
@@ -329,7 +358,9 @@ fn read_gpu(text: Text, g: roxmltree::Node, gpus: &mut [Option<Gpu>]) -> Result<
         for (dir, p) in [("sends to", tb.send), ("receives from", tb.recv)] {
             if let Some(p) = p {
                 if let Some(u) = seen.insert((dir, p, tb.chan), t) {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Format,
                         "{}: gpu {id}: tbs {u} and {t} both {dir} GPU {p} on channel {}",
                         at(),
                         tb.chan
@@ -361,7 +392,9 @@ fn read_tb(
     let pos = t.range().start;
     let at = || format!("MSCCL XML: line {}: <tb> of gpu {id}", text.line(pos));
     if t.tag_name().name() != "tb" {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: line {}: <{}> in <gpu> {id}, where only <tb> goes",
             text.line(pos),
             t.tag_name().name()
@@ -370,14 +403,18 @@ fn read_tb(
     let tid: usize = number(t, "id", &at)?;
     let chan: u32 = number(t, "chan", &at)?;
     if chan >= READ_CHANNELS {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "{}: chan=\"{chan}\" (MSCCL's runtimes have channels 0 to {})",
             at(),
             READ_CHANNELS - 1
         ));
     }
     if tid >= count {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "{}: id=\"{tid}\": the GPU's {count} tbs have ids 0 to {}",
             at(),
             count - 1
@@ -396,7 +433,12 @@ fn read_tb(
         tbs.resize_with(tid + 1, || None);
     }
     if tbs[tid].is_some() {
-        return Err(invalid!("{}: id=\"{tid}\" is given twice", at()));
+        return Err(fail!(
+            Schedule,
+            Format,
+            "{}: id=\"{tid}\" is given twice",
+            at()
+        ));
     }
     tbs[tid] = Some(tb);
     Ok(())
@@ -412,7 +454,9 @@ fn read_step(text: Text, st: roxmltree::Node, k: usize, id: usize, tid: usize) -
         )
     };
     if st.tag_name().name() != "step" {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "MSCCL XML: line {}: <{}> in <tb> {tid} of gpu {id}, where only <step> goes",
             text.line(pos),
             st.tag_name().name()
@@ -420,11 +464,18 @@ fn read_step(text: Text, st: roxmltree::Node, k: usize, id: usize, tid: usize) -
     }
     let s: usize = number(st, "s", &at)?;
     if s != k {
-        return Err(invalid!("{}: s=\"{s}\" is the tb's step {k}", at()));
+        return Err(fail!(
+            Schedule,
+            Format,
+            "{}: s=\"{s}\" is the tb's step {k}",
+            at()
+        ));
     }
     let type_name = attr(st, "type", &at)?;
     let Some(&(_, kind)) = KINDS.iter().find(|(n, _)| *n == type_name) else {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Format,
             "{}: type=\"{}\" is not a step MSCCL runs (nop, s, r, rcs, rrc, rrcs, rrs, cpy, re)",
             at(),
             topocoll_base::units::shorten(type_name)
@@ -435,7 +486,9 @@ fn read_step(text: Text, st: roxmltree::Node, k: usize, id: usize, tid: usize) -
         let c = match name {
             "i" | "o" | "s" => name.chars().next().unwrap_or('i'),
             other => {
-                return Err(invalid!(
+                return Err(fail!(
+                    Schedule,
+                    Format,
                     "{}: {b}=\"{}\" is not i, o or s",
                     at(),
                     topocoll_base::units::shorten(other)
@@ -450,7 +503,9 @@ fn read_step(text: Text, st: roxmltree::Node, k: usize, id: usize, tid: usize) -
         (-1, _) => None,
         (d, s) if d >= 0 && s >= 0 => Some((d as usize, s as usize)),
         _ => {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "{}: depid=\"{depid}\" deps=\"{deps}\" name no step",
                 at()
             ))
@@ -534,13 +589,15 @@ impl Layout {
                 .unwrap_or(0),
         };
         if per_loop == 0 || per_loop == u64::MAX {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "MSCCL XML: <algo>: a {coll} of {} chunks per loop",
                 if per_loop == 0 { "no" } else { "too many" }
             ));
         }
         if collective != Collective::Allreduce && per_loop % p != 0 {
-            return Err(invalid!(
+            return Err(fail!(Schedule, Format,
                 "MSCCL XML: <algo>: nchunksperloop=\"{per_loop}\" is not a multiple of ngpus=\"{p}\", as a {coll}'s buffers need"
             ));
         }
@@ -551,7 +608,7 @@ impl Layout {
         };
         for (g, gpu) in gpus.iter().enumerate() {
             if gpu.i_chunks > i_len || gpu.o_chunks > o_len {
-                return Err(invalid!(
+                return Err(fail!(Schedule, Format,
                     "MSCCL XML: line {}: <gpu> {g}: i_chunks=\"{}\" o_chunks=\"{}\", but a {coll} of {per_loop} chunks per loop on {p} GPUs has {i_len} and {o_len}",
                     text.line(gpu.pos),
                     gpu.i_chunks,
@@ -570,7 +627,7 @@ impl Layout {
             .filter(|e| e % per_loop == 0 && *e > 0)
             .map(|e| e / per_loop)
             .ok_or_else(|| {
-                invalid!(
+                fail!(Schedule, Format,
                     "MSCCL XML: a size of {count} elements is not a whole number of the file's {} chunks{}",
                     per_loop / per_count,
                     if per_count > 1 { " per peer" } else { "" }
@@ -579,7 +636,9 @@ impl Layout {
         let elem = how.dtype.size();
         let total = count.checked_mul(p).and_then(|e| e.checked_mul(elem));
         if total.is_none_or(|b| b > crate::MAX_BUFFER_BYTES) {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "MSCCL XML: {count} elements on {p} ranks makes a buffer larger than 2^50 bytes"
             ));
         }
@@ -656,7 +715,9 @@ impl Layout {
             .and_then(|s| s.checked_add(copy))
             .filter(|&b| b.saturating_mul(dtype.size()) <= crate::MAX_BUFFER_BYTES);
         let (Some(s_el), Some(rrs_base)) = (s_el, rrs_base) else {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "MSCCL XML: line {}: <gpu> {g}: a scratch of {} chunks is larger than 2^50 bytes",
                 text.line(gpu.pos),
                 gpu.s_chunks
@@ -738,7 +799,7 @@ fn gpu_program(s: &Schedule, g: usize, gpu: &Gpu, homes: &Homes, text: Text) -> 
             .flat_map(|t| (0..tbs[t].steps.len()).map(move |k| (t, k)))
             .find(|&(t, k)| waits[node(t, k)] > 0)
             .unwrap_or((0, 0));
-        return Err(invalid!(
+        return Err(fail!(Schedule, Format,
             "MSCCL XML: line {}: <step> {k} of gpu {g} tb {t} never runs: steps wait for each other in a cycle",
             text.line(tbs[t].steps[k].pos)
         ));
@@ -767,7 +828,7 @@ fn step_graph(
             }
             if let Some((dt, dk)) = st.dep {
                 if dt >= tbs.len() || dk >= tbs[dt].steps.len() {
-                    return Err(invalid!(
+                    return Err(fail!(Schedule, Format,
                         "MSCCL XML: line {}: <step> {k} of gpu {g} tb {t}: depid=\"{dt}\" deps=\"{dk}\" is not a step of this GPU",
                         text.line(st.pos)
                     ));
@@ -824,7 +885,9 @@ impl StepOps<'_> {
             _ => h.s,
         };
         let (Ok(off), Ok(cnt)) = (u64::try_from(off), u64::try_from(st.cnt)) else {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "{}: offset {off} and cnt {} name no chunks of {b}",
                 at(),
                 st.cnt
@@ -832,10 +895,17 @@ impl StepOps<'_> {
         };
         let (Some(offset), Some(count)) = (off.checked_mul(h.chunk), cnt.checked_mul(h.chunk))
         else {
-            return Err(invalid!("{}: offset {off} and cnt {cnt} overflow", at()));
+            return Err(fail!(
+                Schedule,
+                Format,
+                "{}: offset {off} and cnt {cnt} overflow",
+                at()
+            ));
         };
         if offset.checked_add(count).is_none_or(|end| end > home.len) {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Format,
                 "{}: {cnt} chunks from chunk {off} of {b} end past its {} chunks",
                 at(),
                 home.len / h.chunk
@@ -874,7 +944,9 @@ impl StepOps<'_> {
         let region = |x| self.region(st, x, &at);
         let send_peer = || {
             tb.send.ok_or_else(|| {
-                invalid!(
+                fail!(
+                    Schedule,
+                    Format,
                     "{}: a '{}' step in a tb with send=\"-1\"",
                     at(),
                     st.kind.name()
@@ -883,7 +955,9 @@ impl StepOps<'_> {
         };
         let recv_peer = || {
             tb.recv.ok_or_else(|| {
-                invalid!(
+                fail!(
+                    Schedule,
+                    Format,
                     "{}: a '{}' step in a tb with recv=\"-1\"",
                     at(),
                     st.kind.name()
@@ -989,7 +1063,12 @@ impl StepOps<'_> {
                     .checked_add(src.count)
                     .filter(|&e| e.saturating_mul(s.dtype.size()) <= crate::MAX_BUFFER_BYTES)
                     .ok_or_else(|| {
-                        invalid!("{}: the scratch for rrs steps passes 2^50 bytes", at())
+                        fail!(
+                            Schedule,
+                            Format,
+                            "{}: the scratch for rrs steps passes 2^50 bytes",
+                            at()
+                        )
                     })?;
                 let r = push(
                     Op::Recv {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use topocoll_base::error::Result;
-use topocoll_base::invalid;
+use topocoll_base::fail;
 
 /// The greatest common divisor.
 fn gcd(a: u64, b: u64) -> u64 {
@@ -32,7 +32,7 @@ pub fn to_msccl_xml_for(
 ) -> Result<MscclExport> {
     let max_bytes = bytes.max.unwrap_or(MscclBytes::NO_LIMIT);
     if max_bytes == 0 || max_bytes > MscclBytes::NO_LIMIT || bytes.min > max_bytes {
-        return Err(invalid!(
+        return Err(fail!(Schedule, Export,
             "MSCCL XML: sizes {} to {max_bytes} bytes: MSCCL's runtimes take 0 <= minBytes <= maxBytes, maxBytes from 1 to 2^63-1",
             bytes.min
         ));
@@ -41,14 +41,16 @@ pub fn to_msccl_xml_for(
         // A runtime runs an MSCCL algorithm for a call of one count, every
         // rank's buffers that count of equal chunks: there is no call with
         // a count per pair to run it for.
-        return Err(invalid!(
+        return Err(fail!(Schedule, Export,
             "MSCCL XML has no {}: its algorithms run calls of one count in equal chunks, which cannot carry a count per {}; the JSON schedule carries them",
             s.collective.name(),
             if s.collective == Collective::Alltoallv { "pair" } else { "rank" }
         ));
     }
     let Some(&(coll, _)) = COLLECTIVES.iter().find(|(_, c)| *c == s.collective) else {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Export,
             "MSCCL XML has no {}: it writes {}",
             s.collective.name(),
             COLLECTIVES
@@ -62,7 +64,9 @@ pub fn to_msccl_xml_for(
     let partner = match_messages(s)?;
     let chunk = export_chunk(s);
     if s.collective == Collective::ReduceScatter && !s.count.is_multiple_of(p as u64) {
-        return Err(invalid!(
+        return Err(fail!(
+            Schedule,
+            Export,
             "MSCCL XML: a reduce_scatter of {} elements on {p} ranks: MSCCL's parts are equal",
             s.count
         ));
@@ -119,13 +123,13 @@ pub fn to_msccl_xml_for(
         let _ = writeln!(text, "  </gpu>");
         if text.len() > 1 << 20 {
             out.write_all(text.as_bytes())
-                .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
+                .map_err(|e| fail!(Schedule, Export, "writing MSCCL XML: {e}"))?;
             text.clear();
         }
     }
     text.push_str("</algo>\n");
     out.write_all(text.as_bytes())
-        .map_err(|e| invalid!("writing MSCCL XML: {e}"))?;
+        .map_err(|e| fail!(Schedule, Export, "writing MSCCL XML: {e}"))?;
     Ok(report)
 }
 
@@ -168,7 +172,9 @@ fn channels(s: &Schedule) -> Result<(Channels, u32)> {
         for op in &prog.ops {
             match *op {
                 Op::Send { peer, .. } if peer as usize == r => {
-                    return Err(invalid!(
+                    return Err(fail!(
+                        Schedule,
+                        Export,
                         "MSCCL XML: rank {r} sends to itself, which MSCCL cannot"
                     ))
                 }
@@ -192,7 +198,9 @@ fn channels(s: &Schedule) -> Result<(Channels, u32)> {
         tags.sort_unstable();
         tags.dedup();
         if tags.len() as u32 > MAX_CHANNELS {
-            return Err(invalid!(
+            return Err(fail!(
+                Schedule,
+                Export,
                 "MSCCL XML: rank {} sends rank {} {} tags in another order than it receives them: \
                  more than MSCCL's {MAX_CHANNELS} channels",
                 pair.0,
