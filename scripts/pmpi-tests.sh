@@ -119,7 +119,14 @@ mkdir -p "$out/schedules"
   --format json -o "$out/schedules/ring-160000.json" >/dev/null
 "$bin" schedule --ranks 4 --collective reduce_scatter --algorithm ring --dtype i32 --size 16496 \
   --format json -o "$out/schedules/rs-16496.json" >/dev/null
-for case in "allreduce ring-160000.json" "reduce_scatter rs-16496.json"; do
+# A broadcast of 20,000 doubles as optimize synthesises it on a 2x2 torus:
+# a forest of trees, which the library expands into its schedule.
+"$bin" optimize --topology torus:2x2 --collective bcast --size 160000 \
+  --schedule-out "$out/schedules/forest-bcast-160000.json" >/dev/null
+grep -q '"topocoll-forest/' "$out/schedules/forest-bcast-160000.json" \
+  || { echo "FAIL: optimize wrote no forest for the broadcast" >&2; status=1; }
+for case in "allreduce ring-160000.json" "reduce_scatter rs-16496.json" \
+  "bcast forest-bcast-160000.json"; do
   set -- $case
   if ! run 4 TOPOCOLL_SCHEDULES="$out/schedules" -- "$out/collectives" "$1"; then
     echo "FAIL collectives with a schedule directory:" >&2

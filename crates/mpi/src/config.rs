@@ -6,10 +6,10 @@ use crate::abi::Coll;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use topocoll_algorithms::Algorithm;
+use topocoll_algorithms::{forest, Algorithm};
 use topocoll_base::units::parse_bytes;
 use topocoll_optimize::tune::Table;
-use topocoll_schedule::{CollectiveKind, Schedule};
+use topocoll_schedule::{CollectiveKind, FileFormat, Schedule};
 use topocoll_topology::{RankMap, Topology};
 
 /// The environment variables the library reads.
@@ -221,7 +221,9 @@ fn read_table(path: &Path) -> Result<TableFile, String> {
     })
 }
 
-/// Every `*.json` schedule in `dir`, each verified.
+/// Every `*.json` schedule in `dir`, each verified: topocoll's schedule
+/// JSON, or a forest of trees (what `optimize --schedule-out` writes for a
+/// synthesised schedule), expanded into its schedule.
 fn read_schedules(dir: &Path) -> Result<Vec<ScheduleFile>, String> {
     let shown = dir.display();
     let entries = std::fs::read_dir(dir)
@@ -234,10 +236,15 @@ fn read_schedules(dir: &Path) -> Result<Vec<ScheduleFile>, String> {
     let mut out = Vec::new();
     for path in paths {
         let shown = path.display();
-        let file = std::fs::File::open(&path)
+        let file = topocoll_schedule::ScheduleFile::open(&path)
             .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
-        let s = topocoll_schedule::from_json_reader(std::io::BufReader::new(file))
-            .map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?;
+        let s = match file.format() {
+            FileFormat::Forest => forest::from_json_reader(file.into_reader())
+                .and_then(|f| f.expand())
+                .map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?,
+            _ => topocoll_schedule::from_json_reader(file.into_reader())
+                .map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?,
+        };
         topocoll_schedule::verify(&s).map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?;
         out.push(ScheduleFile {
             path: path.clone(),

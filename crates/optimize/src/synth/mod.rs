@@ -176,6 +176,10 @@ struct Found {
     candidates: Vec<Priced>,
     /// The deadline stopped the search.
     stopped: bool,
+    /// The synthesised forests built so far, as hashes of their JSON: an
+    /// even split of trees of equal rates is the weighted split, and is
+    /// priced (and listed) once.
+    seen: std::collections::HashSet<u64>,
     /// The fewest ops of a built-in left unbuilt for the time it would take.
     fewest_left: u64,
     /// The least time more chunks could still reach, of any chain of
@@ -237,6 +241,17 @@ impl Found {
             }
         }
         Ok(true)
+    }
+
+    /// Whether `f` is a forest not built before (what a chain of chunk
+    /// counts from it would price, an earlier chain priced already).
+    fn first_seen(&mut self, f: &Forest) -> Result<bool> {
+        use std::hash::{Hash, Hasher};
+        let mut json = Vec::new();
+        f.to_json(&mut json)?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        json.hash(&mut h);
+        Ok(self.seen.insert(h.finish()))
     }
 
     /// The time of the candidate priced last.
@@ -334,6 +349,7 @@ fn search(p: &Problem) -> Result<Optimized> {
         synthesized: Vec::new(),
         candidates: Vec::new(),
         stopped: false,
+        seen: Default::default(),
         fewest_left: u64::MAX,
         floor: f64::INFINITY,
     };
@@ -430,6 +446,9 @@ fn search(p: &Problem) -> Result<Optimized> {
                             }
                             break;
                         };
+                        if !found.first_seen(&s)? {
+                            break;
+                        }
                         let trees = match split {
                             Parts::Top(k) => most.min(k),
                             _ => most,

@@ -1,6 +1,7 @@
-//! A schedule read from a file, in whichever of the two formats it is:
-//! topocoll's JSON ([`super::from_json_reader`]) or MSCCL's XML
-//! ([`super::from_msccl_xml`]), told apart by name and content.
+//! A schedule read from a file, in whichever of its formats it is:
+//! topocoll's JSON ([`super::from_json_reader`]), MSCCL's XML
+//! ([`super::from_msccl_xml`]) or a forest of trees, told apart by name
+//! and content.
 
 use super::MscclImport;
 use crate::{Collective, Schedule};
@@ -12,7 +13,7 @@ use topocoll_base::fail;
 /// Largest MSCCL XML file read (bytes): it is read whole.
 const MAX_XML_BYTES: u64 = 1 << 30;
 
-/// The two formats a schedule file may be in.
+/// The three formats a schedule file may be in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileFormat {
     /// topocoll's JSON: it fixes the collective, size, element type and
