@@ -504,11 +504,11 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
     outln!("candidates (fastest first):");
     for c in &found.candidates {
         let name = if c.algorithm == "synthesized" {
-            format!("synthesized, {} chunk(s)", c.chunks)
+            format!("synthesized, {} tree(s), {} chunk(s)", c.trees, c.chunks)
         } else {
             c.algorithm.clone()
         };
-        outln!("  {name:<28} {}", t(c.time_s));
+        outln!("  {name:<38} {}", t(c.time_s));
     }
     if found.complete {
         outln!("solve time {:.3} s", found.solve_s);
