@@ -933,3 +933,43 @@ fn optimize_answers_within_its_time_limit() {
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["complete"], true, "{stdout}");
 }
+
+/// A rooted form's even split of trees of equal rates is its weighted
+/// split: the search prices that forest once, so no candidate is listed
+/// twice (on a 4×4 torus, where every tree's rate is the same).
+#[test]
+fn each_synthesised_forest_is_priced_and_listed_once() {
+    for collective in ["bcast", "reduce"] {
+        let args = [
+            "optimize",
+            "-t",
+            "torus:4x4",
+            "-c",
+            collective,
+            "-s",
+            "1MiB",
+            "--format",
+            "json",
+        ];
+        let (code, stdout, stderr) = topocoll(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let listed: Vec<String> = v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {} {}",
+                    c["algorithm"], c["trees"], c["chunks"], c["time_s"]
+                )
+            })
+            .collect();
+        let distinct: std::collections::HashSet<&String> = listed.iter().collect();
+        assert!(
+            listed.iter().any(|c| c.starts_with("\"synthesized\"")),
+            "{listed:?}"
+        );
+        assert_eq!(distinct.len(), listed.len(), "{collective}: {listed:#?}");
+    }
+}

@@ -26,7 +26,7 @@ use crate::cut::{cut_bound_within, CutBound};
 use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use topocoll_algorithms::forest::{Forest, Piece, Stage};
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
@@ -179,38 +179,24 @@ struct Found {
     /// The synthesised forests built so far, as hashes of their JSON: an
     /// even split of trees of equal rates is the weighted split, and is
     /// priced (and listed) once.
-    seen: std::collections::HashSet<u64>,
+    seen: HashSet<u64>,
     /// The fewest ops of a built-in left unbuilt for the time it would take.
     fewest_left: u64,
     /// The least time more chunks could still reach, of any chain of
-    /// chunk counts stopped for gaining too little (see [`search`]).
+    /// chunk counts stopped for gaining too little (see [`chains`]).
     floor: f64,
 }
 
-/// A candidate's schedule: a built-in's, written out, or a synthesised
-/// one's trees.
-enum Candidate {
-    Builtin(Schedule),
-    Synthesized(Forest),
-}
-
 impl Found {
-    /// Prices `c` for `priced` (its time filled in) unless the deadline
-    /// has passed or passes while it runs; false once it has.
-    fn price(&mut self, p: &Problem, c: Candidate, mut priced: Priced) -> Result<bool> {
+    /// Prices the built-in schedule `s` for `priced` (its time filled in)
+    /// unless the deadline has passed or passes while it runs; false once
+    /// it has.
+    fn price(&mut self, p: &Problem, s: Schedule, mut priced: Priced) -> Result<bool> {
         if self.stopped || p.cfg.deadline.passed() {
             self.stopped = true;
             return Ok(false);
         }
-        let expanded;
-        let s = match &c {
-            Candidate::Builtin(s) => s,
-            Candidate::Synthesized(f) => {
-                expanded = f.expand()?;
-                &expanded
-            }
-        };
-        priced.time_s = match simulate(s, p.topo, &p.cfg) {
+        priced.time_s = match simulate(&s, p.topo, &p.cfg) {
             Ok(r) => r.time_s,
             Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
                 self.stopped = true;
@@ -219,44 +205,34 @@ impl Found {
             Err(e) => return Err(e),
         };
         self.candidates.push(priced.clone());
-        match c {
-            Candidate::Builtin(s) => {
-                if self
-                    .builtin
-                    .as_ref()
-                    .is_none_or(|(b, _)| priced.time_s < b.time_s)
-                {
-                    self.builtin = Some((priced, s));
-                }
-            }
-            Candidate::Synthesized(f) => {
-                self.synthesized.push((priced, f));
-                let fastest = self
-                    .synthesized
-                    .iter()
-                    .map(|c| c.0.time_s)
-                    .fold(f64::INFINITY, f64::min);
-                self.synthesized
-                    .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
-            }
+        if self
+            .builtin
+            .as_ref()
+            .is_none_or(|(b, _)| priced.time_s < b.time_s)
+        {
+            self.builtin = Some((priced, s));
         }
         Ok(true)
     }
 
-    /// Whether `f` is a forest not built before (what a chain of chunk
-    /// counts from it would price, an earlier chain priced already).
-    fn first_seen(&mut self, f: &Forest) -> Result<bool> {
-        use std::hash::{Hash, Hasher};
-        let mut json = Vec::new();
-        f.to_json(&mut json)?;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        json.hash(&mut h);
-        Ok(self.seen.insert(h.finish()))
-    }
-
-    /// The time of the candidate priced last.
-    fn last_time(&self) -> f64 {
-        self.candidates.last().map_or(f64::INFINITY, |c| c.time_s)
+    /// Takes what a packing's chains priced ([`chains`]): the candidates,
+    /// and the synthesised ones within [`FEWER_CHUNKS_WITHIN`] of the
+    /// fastest.
+    fn merge(&mut self, c: Chains) {
+        self.stopped |= c.stopped;
+        self.floor = self.floor.min(c.floor);
+        self.seen.extend(c.seen);
+        for (priced, f) in c.priced {
+            self.candidates.push(priced.clone());
+            self.synthesized.push((priced, f));
+        }
+        let fastest = self
+            .synthesized
+            .iter()
+            .map(|c| c.0.time_s)
+            .fold(f64::INFINITY, f64::min);
+        self.synthesized
+            .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
     }
 
     /// The time of the fastest candidate so far.
@@ -298,6 +274,122 @@ impl Found {
             (None, b) => b,
         }
     }
+}
+
+/// What one packing's chains of chunk counts priced ([`chains`]).
+struct Chains {
+    priced: Vec<(Priced, Forest)>,
+    /// The least time more chunks could still reach (see [`chains`]).
+    floor: f64,
+    /// The deadline (or the memory) stopped a chain.
+    stopped: bool,
+    /// The forests built, as [`forest_key`]s.
+    seen: Vec<u64>,
+}
+
+/// A forest's key: a hash of its JSON, so that a forest built twice (an
+/// even split of trees of equal rates is the weighted split) is priced
+/// and listed once.
+fn forest_key(f: &Forest) -> Result<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut json = Vec::new();
+    f.to_json(&mut json)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    json.hash(&mut h);
+    Ok(h.finish())
+}
+
+/// Prices `packed`'s chains of chunk counts for `form`: each split of the
+/// roots' buffers between their trees, the chunk count doubled while a
+/// doubling pays at least [`FEWER_CHUNKS_WITHIN`] (and the schedule is not
+/// too large). The fill and drain shrink as 1 / chunks, so what all
+/// further doublings could still gain is at most what the last one did:
+/// the chain's floor. A forest in `seen` (or built before in this call)
+/// ends its chain: the rest of it was priced already.
+fn chains(
+    p: &Problem,
+    req: &Request,
+    form: Form,
+    packed: &[Packed],
+    seen: &HashSet<u64>,
+    have_candidates: bool,
+) -> Result<Chains> {
+    let n = p.topo.num_ranks();
+    let deadline = &p.cfg.deadline;
+    let mut out = Chains {
+        priced: Vec::new(),
+        floor: f64::INFINITY,
+        stopped: false,
+        seen: Vec::new(),
+    };
+    let most = packed
+        .iter()
+        .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    // A rooted form is cheap to price both ways; a spread one, whose
+    // many roots' trees cross everywhere, is split by the rates, and
+    // on networks too large for that, between as many of each root's
+    // heaviest trees as fit.
+    let mut splits = match form {
+        Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
+        Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
+    };
+    while let Some(split) = splits.pop() {
+        let mut last = f64::INFINITY;
+        let mut chunks = 1u64;
+        while chunks <= MAX_CHUNKS {
+            if deadline.passed() {
+                out.stopped = true;
+                return Ok(out);
+            }
+            let Some(f) = synthesize(req, form, split, packed, chunks)? else {
+                if chunks == 1 && split == Parts::Weighted {
+                    let fit = (MAX_OPS / least_ops(n)) as usize;
+                    if fit > 0 {
+                        splits.push(Parts::Top(fit.min(MAX_TREES)));
+                    }
+                } else if split == Parts::Weighted && form == Form::Phased {
+                    // Still gaining when the copies filled the
+                    // schedule: one copy a tree fits more chunks.
+                    splits.push(Parts::Top(most.min(MAX_TREES)));
+                }
+                break;
+            };
+            let key = forest_key(&f)?;
+            if seen.contains(&key) || out.seen.contains(&key) {
+                break;
+            }
+            out.seen.push(key);
+            let time_s = match simulate(&f.expand()?, p.topo, &p.cfg) {
+                Ok(r) => r.time_s,
+                Err(e) if ran_out(&e) && (have_candidates || !out.priced.is_empty()) => {
+                    out.stopped = true;
+                    return Ok(out);
+                }
+                Err(e) => return Err(e),
+            };
+            let trees = match split {
+                Parts::Top(k) => most.min(k),
+                _ => most,
+            };
+            let priced = Priced {
+                algorithm: "synthesized".into(),
+                time_s,
+                trees,
+                chunks,
+            };
+            out.priced.push((priced, f));
+            if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
+                let floor = time_s.min(last) - (last - time_s).max(0.0);
+                out.floor = out.floor.min(floor);
+                break;
+            }
+            last = time_s;
+            chunks *= 2;
+        }
+    }
+    Ok(out)
 }
 
 /// How far above the fastest synthesised candidate one of fewer chunks
@@ -376,7 +468,7 @@ fn search(p: &Problem) -> Result<Optimized> {
             trees: 0,
             chunks: 0,
         };
-        if !found.price(p, Candidate::Builtin(s), priced)? {
+        if !found.price(p, s, priced)? {
             break;
         }
     }
@@ -406,72 +498,18 @@ fn search(p: &Problem) -> Result<Optimized> {
                 Err(e) => return Err(e),
             };
             for packed in plans {
-                let most = packed
-                    .iter()
-                    .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
-                    .max()
-                    .unwrap_or(0);
-                // A rooted form is cheap to price both ways; a spread one, whose
-                // many roots' trees cross everywhere, is split by the rates, and
-                // on networks too large for that, between as many of each root's
-                // heaviest trees as fit.
-                let mut splits = match form {
-                    Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
-                    Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
-                };
-                while let Some(split) = splits.pop() {
-                    // More chunks shorten the pipelines' fill and drain and add
-                    // messages: double the count while a doubling pays at least
-                    // FEWER_CHUNKS_WITHIN (and the schedule is not too large).
-                    // The fill and drain shrink as 1 / chunks, so what all
-                    // further doublings could still gain is at most what the
-                    // last one did: the chain's floor.
-                    let mut last = f64::INFINITY;
-                    let mut chunks = 1u64;
-                    while chunks <= MAX_CHUNKS {
-                        if deadline.passed() {
-                            found.stopped = true;
-                            break;
-                        }
-                        let Some(s) = synthesize(&req, form, split, &packed, chunks)? else {
-                            if chunks == 1 && split == Parts::Weighted {
-                                let fit = (MAX_OPS / least_ops(n)) as usize;
-                                if fit > 0 {
-                                    splits.push(Parts::Top(fit.min(MAX_TREES)));
-                                }
-                            } else if split == Parts::Weighted && form == Form::Phased {
-                                // Still gaining when the copies filled the
-                                // schedule: one copy a tree fits more chunks.
-                                splits.push(Parts::Top(most.min(MAX_TREES)));
-                            }
-                            break;
-                        };
-                        if !found.first_seen(&s)? {
-                            break;
-                        }
-                        let trees = match split {
-                            Parts::Top(k) => most.min(k),
-                            _ => most,
-                        };
-                        let priced = Priced {
-                            algorithm: "synthesized".into(),
-                            time_s: 0.0,
-                            trees,
-                            chunks,
-                        };
-                        if !found.price(p, Candidate::Synthesized(s), priced)? {
-                            break;
-                        }
-                        let time_s = found.last_time();
-                        if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
-                            let floor = time_s.min(last) - (last - time_s).max(0.0);
-                            found.floor = found.floor.min(floor);
-                            break;
-                        }
-                        last = time_s;
-                        chunks *= 2;
-                    }
+                if found.stopped {
+                    break;
                 }
+                let c = chains(
+                    p,
+                    &req,
+                    form,
+                    &packed,
+                    &found.seen,
+                    !found.candidates.is_empty(),
+                )?;
+                found.merge(c);
             }
         }
     }
