@@ -6,7 +6,8 @@
 #     every predefined type and operator, in place and not, checked against
 #     the MPI library's own collective; the report must show the algorithm ran;
 #  2. one algorithm per collective at other rank counts;
-#  3. a tune table (TOPOCOLL_TABLE) and a directory of schedules (TOPOCOLL_SCHEDULES);
+#  3. a tune table (TOPOCOLL_TABLE) and directories of schedules (TOPOCOLL_SCHEDULES:
+#     topocoll JSON, a forest optimize writes, MSCCL XML);
 #  4. communicators split, duplicated, freed and made again, with the
 #     application's own wildcard receive pending across the collectives;
 #  5. bad configuration refused at MPI_Init in one line, the program exiting non-zero.
@@ -138,6 +139,21 @@ for case in "allreduce ring-160000.json" "reduce_scatter rs-16496.json" \
   [ "$file_calls" -gt 0 ] || { echo "FAIL: the schedule file $2 never ran" >&2; status=1; }
 done
 
+# MSCCL XML, built at each call's size: a ring allreduce for any size (its
+# minBytes and maxBytes take every one; sizes its chunks do not divide go
+# to the next choice, the MPI library's own here).
+mkdir -p "$out/msccl"
+"$bin" schedule --ranks 4 --collective allreduce --algorithm ring --size 64KiB \
+  --format msccl -o "$out/msccl/ring.xml" >/dev/null
+if ! run 4 TOPOCOLL_SCHEDULES="$out/msccl" -- "$out/collectives" allreduce; then
+  echo "FAIL collectives with an MSCCL XML schedule:" >&2
+  tail -5 "$out/log" >&2
+  status=1
+fi
+xml_calls=$(ran ring.xml)
+echo "schedule directory: $xml_calls allreduce calls ran ring.xml"
+[ "$xml_calls" -gt 0 ] || { echo "FAIL: the MSCCL XML file never ran" >&2; status=1; }
+
 echo "== 4. communicators"
 for np in 4 6; do
   if ! run "$np" TOPOCOLL_ALGORITHMS="allreduce=ring,bcast=binomial,alltoall=linear,allgather=recursive_doubling,barrier=dissemination" \
@@ -172,4 +188,7 @@ refuse "a missing schedule directory" "nodir" TOPOCOLL_SCHEDULES="$out/nodir"
 mkdir -p "$out/badsched"
 echo '{"format": "topocoll-schedule/1"}' >"$out/badsched/x.json"
 refuse "a malformed schedule" "x.json" TOPOCOLL_SCHEDULES="$out/badsched"
+mkdir -p "$out/badxml"
+echo '<algo name="x" ngpus="2" coll="allreduce">' >"$out/badxml/x.xml"
+refuse "a malformed MSCCL XML schedule" "x.xml" TOPOCOLL_SCHEDULES="$out/badxml"
 exit $status

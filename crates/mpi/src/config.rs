@@ -9,7 +9,9 @@ use std::sync::Arc;
 use topocoll_algorithms::{forest, Algorithm};
 use topocoll_base::units::parse_bytes;
 use topocoll_optimize::tune::Table;
-use topocoll_schedule::{CollectiveKind, FileFormat, Schedule};
+use topocoll_schedule::{
+    CollectiveKind, Dtype, FileFormat, MscclHeader, MscclImport, ReduceOp, Schedule,
+};
 use topocoll_topology::{RankMap, Topology};
 
 /// The environment variables the library reads.
@@ -75,6 +77,14 @@ pub struct ScheduleFile {
     pub schedule: Arc<Schedule>,
 }
 
+/// An MSCCL XML file, its header read and its schedule verified (at one
+/// element a chunk) at start; built at each call's size as it comes.
+pub struct MscclFile {
+    pub path: PathBuf,
+    pub text: Arc<str>,
+    pub header: MscclHeader,
+}
+
 /// A decision table with its choices parsed.
 pub struct TableFile {
     pub path: PathBuf,
@@ -103,6 +113,7 @@ pub struct Config {
     pub algorithms: HashMap<Coll, Choice>,
     pub tables: Vec<TableFile>,
     pub schedules: Vec<ScheduleFile>,
+    pub msccl: Vec<MscclFile>,
     pub report: Option<PathBuf>,
     /// The network the world's ranks sit on, for the topology-aware and
     /// node-aware algorithms, on communicators of its rank count.
@@ -123,7 +134,7 @@ impl Config {
             }
         }
         if let Some(dir) = var(SCHEDULES_VAR).filter(|t| !t.trim().is_empty()) {
-            c.schedules = read_schedules(Path::new(dir.trim()))?;
+            (c.schedules, c.msccl) = read_schedules(Path::new(dir.trim()))?;
         }
         if let Some(spec) = var(TOPOLOGY_VAR).filter(|t| !t.trim().is_empty()) {
             let mut t =
@@ -163,6 +174,10 @@ impl Config {
                         .schedules
                         .iter()
                         .any(|s| s.schedule.collective.kind() == kind && s.schedule.ranks == ranks)
+                    || self
+                        .msccl
+                        .iter()
+                        .any(|m| m.header.collective.kind() == kind && m.header.ranks == ranks)
             }
         }
     }
@@ -221,35 +236,59 @@ fn read_table(path: &Path) -> Result<TableFile, String> {
     })
 }
 
-/// Every `*.json` schedule in `dir`, each verified: topocoll's schedule
-/// JSON, or a forest of trees (what `optimize --schedule-out` writes for a
-/// synthesised schedule), expanded into its schedule.
-fn read_schedules(dir: &Path) -> Result<Vec<ScheduleFile>, String> {
+/// Every schedule in `dir`, each verified: the `*.json` files, topocoll's
+/// schedule JSON or a forest of trees (what `optimize --schedule-out`
+/// writes for a synthesised schedule, expanded into its schedule), and the
+/// `*.xml` files, MSCCL XML (what `schedule --format msccl` and `optimize
+/// --schedule-out F.xml` write), built at each call's size.
+fn read_schedules(dir: &Path) -> Result<(Vec<ScheduleFile>, Vec<MscclFile>), String> {
     let shown = dir.display();
     let entries = std::fs::read_dir(dir)
         .map_err(|e| format!("{SCHEDULES_VAR}: cannot read directory '{shown}': {e}"))?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "xml"))
         .collect();
     paths.sort();
     let mut out = Vec::new();
+    let mut msccl = Vec::new();
     for path in paths {
         let shown = path.display();
+        let bad = |e: topocoll_base::Error| format!("{SCHEDULES_VAR}: '{shown}': {e}");
         let file = topocoll_schedule::ScheduleFile::open(&path)
             .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
         let s = match file.format() {
+            FileFormat::Msccl => {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut file.into_reader(), &mut text)
+                    .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
+                let header = topocoll_schedule::msccl_header(&text).map_err(bad)?;
+                let probe = MscclImport {
+                    count: None,
+                    dtype: Dtype::U8,
+                    op: ReduceOp::Sum,
+                };
+                let s = topocoll_schedule::from_msccl_xml(&text, &probe).map_err(bad)?;
+                topocoll_schedule::verify(&s).map_err(bad)?;
+                msccl.push(MscclFile {
+                    path: path.clone(),
+                    text: text.into(),
+                    header,
+                });
+                continue;
+            }
             FileFormat::Forest => forest::from_json_reader(file.into_reader())
                 .and_then(|f| f.expand())
-                .map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?,
-            _ => topocoll_schedule::from_json_reader(file.into_reader())
-                .map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?,
+                .map_err(bad)?,
+            FileFormat::Json => {
+                topocoll_schedule::from_json_reader(file.into_reader()).map_err(bad)?
+            }
         };
-        topocoll_schedule::verify(&s).map_err(|e| format!("{SCHEDULES_VAR}: '{shown}': {e}"))?;
+        topocoll_schedule::verify(&s).map_err(bad)?;
         out.push(ScheduleFile {
             path: path.clone(),
             schedule: Arc::new(s),
         });
     }
-    Ok(out)
+    Ok((out, msccl))
 }

@@ -46,7 +46,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use topocoll_algorithms::Request;
 use topocoll_schedule::{
-    dependency_counts, Collective, Dtype, Op, Program, ReduceOp, Schedule, Sizes, Successors,
+    dependency_counts, Collective, Dtype, MscclImport, Op, Program, ReduceOp, Schedule, Sizes,
+    Successors,
 };
 
 /// A schedule ready to run: verified, with each rank's successor lists
@@ -144,7 +145,12 @@ impl Library {
 
     /// Says `line` on stderr, once per process.
     fn warn(&self, line: String) {
-        if self.warned.lock().unwrap().insert(line.clone()) {
+        self.warn_once(line.clone(), line);
+    }
+
+    /// Says `line` on stderr the first time `what` is warned of.
+    fn warn_once(&self, what: String, line: String) {
+        if self.warned.lock().unwrap().insert(what) {
             eprintln!("topocoll-mpi: {line}");
         }
     }
@@ -195,6 +201,42 @@ impl Library {
                     .unwrap_or_default();
                 let entry = Entry::new(name, s.clone(), s.elem_bytes() as usize);
                 return self.checked(entry);
+            }
+        }
+        // Then an MSCCL XML file for this collective and rank count whose
+        // sizes take the call's, built at its size.
+        for f in &self.config.msccl {
+            let h = &f.header;
+            if h.collective != collective || !h.takes(size_bytes) {
+                continue;
+            }
+            let name = f
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if h.ranks != key.ranks {
+                self.warn(format!(
+                    "schedule '{}' is for {} ranks, not {}: skipped for this communicator",
+                    f.path.display(),
+                    h.ranks,
+                    key.ranks
+                ));
+                continue;
+            }
+            match msccl_at(key, &f.text) {
+                Ok(s) => {
+                    return self.checked(Entry::new(name, Arc::new(s), key.type_size as usize))
+                }
+                // A size its chunks do not divide: once a file, then the
+                // choices below serve it.
+                Err(e) => self.warn_once(
+                    format!("sizes of {}", f.path.display()),
+                    format!(
+                        "schedule '{}' does not serve every size ({size_bytes} bytes: {e}); the next choice serves those",
+                        f.path.display()
+                    ),
+                ),
             }
         }
         let choice = match self.config.algorithms.get(&key.coll) {
@@ -304,6 +346,19 @@ fn dtype_for(type_size: u64) -> Dtype {
         8 => Dtype::I64,
         _ => Dtype::U8,
     }
+}
+
+/// Builds and verifies an MSCCL XML file's schedule at the call's size, an
+/// element of the schedule one of the caller's.
+fn msccl_at(key: &Key, text: &str) -> Result<Schedule, String> {
+    let how = MscclImport {
+        count: Some(schedule_count(key.coll, key.ranks, key.count)),
+        dtype: dtype_for(key.type_size),
+        op: ReduceOp::Sum,
+    };
+    let s = topocoll_schedule::from_msccl_xml(text, &how).map_err(|e| e.to_string())?;
+    topocoll_schedule::verify(&s).map_err(|e| e.to_string())?;
+    Ok(s)
 }
 
 /// Builds and verifies `alg`'s schedule for the call's shape.

@@ -36,9 +36,9 @@ pub fn collective_names() -> &'static [(&'static str, &'static str)] {
     &COLLECTIVES
 }
 pub use format::{
-    from_goal, from_goal_lines, from_json, from_json_reader, from_msccl_xml, to_goal, to_json,
-    to_msccl_xml, to_msccl_xml_for, FileFormat, MscclBytes, MscclExport, MscclImport, ScheduleFile,
-    FORMAT,
+    from_goal, from_goal_lines, from_json, from_json_reader, from_msccl_xml, msccl_header, to_goal,
+    to_json, to_msccl_xml, to_msccl_xml_for, FileFormat, MscclBytes, MscclExport, MscclHeader,
+    MscclImport, ScheduleFile, FORMAT,
 };
 pub use graph::{dependency_counts, match_messages, Successors};
 pub use reverse::{dual, reverse, reverse_checked};

@@ -152,3 +152,54 @@ fn the_cli_writes_msccl_xml_that_reads_back() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("MSCCL XML has no bcast"), "{err}");
 }
+
+/// A file's header says where it applies: its collective, its GPUs and
+/// the sizes MSCCL takes it for (`minBytes <= n < maxBytes`, the largest
+/// `maxBytes` read as no limit), as the PMPI library reads it.
+#[test]
+fn the_header_says_which_sizes_a_file_serves() {
+    let ring = topocoll::algorithms::find_by_name("allreduce", "ring").unwrap();
+    let req = topocoll_testkit::request(topocoll::schedule::Collective::Allreduce, 4)
+        .bytes(4096)
+        .build();
+    let s = topocoll::algorithms::build(ring, &req).unwrap();
+    for (bytes, inside, outside) in [
+        (
+            schedule::MscclBytes::ALWAYS,
+            vec![0, 1, u64::MAX >> 2],
+            vec![],
+        ),
+        (
+            schedule::MscclBytes {
+                min: 1024,
+                max: Some(65536),
+            },
+            vec![1024, 65535],
+            vec![1023, 65536],
+        ),
+    ] {
+        let mut xml = Vec::new();
+        schedule::to_msccl_xml_for(&s, bytes, &mut xml).unwrap();
+        let h = schedule::msccl_header(std::str::from_utf8(&xml).unwrap()).unwrap();
+        assert_eq!(h.collective, topocoll::schedule::Collective::Allreduce);
+        assert_eq!(h.ranks, 4);
+        for n in inside {
+            assert!(h.takes(n), "{bytes:?} takes {n}");
+        }
+        for n in outside {
+            assert!(!h.takes(n), "{bytes:?} does not take {n}");
+        }
+    }
+    let e = schedule::msccl_header("<algo ngpus=\"2\" coll=\"allreduce\" maxBytes=\"x\"/>")
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            topocoll::Error::Schedule {
+                kind: topocoll::ScheduleKind::Format,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}

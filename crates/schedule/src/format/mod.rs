@@ -11,5 +11,6 @@ pub use file::{FileFormat, ScheduleFile};
 pub use goal::{from_goal, from_goal_lines, to_goal};
 pub use json::{from_json, from_json_reader, to_json, FORMAT};
 pub use msccl::{
-    from_msccl_xml, to_msccl_xml, to_msccl_xml_for, MscclBytes, MscclExport, MscclImport,
+    from_msccl_xml, msccl_header, to_msccl_xml, to_msccl_xml_for, MscclBytes, MscclExport,
+    MscclHeader, MscclImport,
 };

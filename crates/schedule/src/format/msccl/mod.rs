@@ -55,7 +55,7 @@ mod read;
 mod write;
 
 pub(super) use read::collective_of;
-pub use read::from_msccl_xml;
+pub use read::{from_msccl_xml, msccl_header, MscclHeader};
 pub use write::{to_msccl_xml, to_msccl_xml_for};
 
 use crate::{Collective, Dtype, ReduceOp};

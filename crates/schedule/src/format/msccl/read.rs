@@ -158,6 +158,48 @@ pub(in crate::format) fn collective_of(text: &str) -> Result<Collective> {
     Ok(read_algo(algo_element(&doc)?)?.collective)
 }
 
+/// What an MSCCL XML file's `<algo>` element says of where it applies: its
+/// collective, its rank count (`ngpus`) and the sizes a runtime chooses it
+/// for (`minBytes`, `maxBytes`: 0 and no limit where not given).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MscclHeader {
+    pub collective: Collective,
+    pub ranks: usize,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl MscclHeader {
+    /// Whether a runtime takes the algorithm for a call of `bytes`: MSCCL's
+    /// rule, `minBytes <= bytes < maxBytes`, with the largest `maxBytes`
+    /// (what [`super::MscclBytes::ALWAYS`] writes) or 0 read as no limit.
+    pub fn takes(&self, bytes: u64) -> bool {
+        let unlimited = self.max_bytes == 0 || self.max_bytes >= super::MscclBytes::NO_LIMIT;
+        bytes >= self.min_bytes && (unlimited || bytes < self.max_bytes)
+    }
+}
+
+/// Reads an MSCCL XML file's [`MscclHeader`] (the rest is read by
+/// [`from_msccl_xml`], at a size).
+pub fn msccl_header(text: &str) -> Result<MscclHeader> {
+    let doc = parse(text)?;
+    let root = algo_element(&doc)?;
+    let algo = read_algo(root)?;
+    let top = || "MSCCL XML: <algo>".to_string();
+    let bytes = |name: &str, default: u64| -> Result<u64> {
+        match root.attribute(name) {
+            None => Ok(default),
+            Some(_) => number(root, name, &top),
+        }
+    };
+    Ok(MscclHeader {
+        collective: algo.collective,
+        ranks: algo.ranks,
+        min_bytes: bytes("minBytes", 0)?,
+        max_bytes: bytes("maxBytes", 0)?,
+    })
+}
+
 /// The parsed document.
 fn parse(text: &str) -> Result<roxmltree::Document<'_>> {
     // (The parser's message may quote the character it met: a newline.)
