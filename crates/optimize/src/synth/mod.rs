@@ -183,7 +183,7 @@ struct Found {
     /// The fewest ops of a built-in left unbuilt for the time it would take.
     fewest_left: u64,
     /// The least time more chunks could still reach, of any chain of
-    /// chunk counts stopped for gaining too little (see [`chains`]).
+    /// chunk counts stopped for gaining too little (see [`Found::price_chains`]).
     floor: f64,
 }
 
@@ -215,24 +215,97 @@ impl Found {
         Ok(true)
     }
 
-    /// Takes what a packing's chains priced ([`chains`]): the candidates,
-    /// and the synthesised ones within [`FEWER_CHUNKS_WITHIN`] of the
+    /// Prices `packed`'s chains of chunk counts for `form`: each split of
+    /// the roots' buffers between their trees, the chunk count doubled
+    /// while a doubling pays at least [`FEWER_CHUNKS_WITHIN`] (and the
+    /// schedule is not too large). The fill and drain shrink as 1 /
+    /// chunks, so what all further doublings could still gain is at most
+    /// what the last one did: the chain's floor. A forest built before
+    /// ends its chain: the rest of it was priced already. Keeps the
+    /// synthesised candidates within [`FEWER_CHUNKS_WITHIN`] of the
     /// fastest.
-    fn merge(&mut self, c: Chains) {
-        self.stopped |= c.stopped;
-        self.floor = self.floor.min(c.floor);
-        self.seen.extend(c.seen);
-        for (priced, f) in c.priced {
-            self.candidates.push(priced.clone());
-            self.synthesized.push((priced, f));
-        }
-        let fastest = self
-            .synthesized
+    fn price_chains(
+        &mut self,
+        p: &Problem,
+        req: &Request,
+        form: Form,
+        packed: &[Packed],
+    ) -> Result<()> {
+        let n = p.topo.num_ranks();
+        let most = packed
             .iter()
-            .map(|c| c.0.time_s)
-            .fold(f64::INFINITY, f64::min);
-        self.synthesized
-            .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
+            .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
+            .max()
+            .unwrap_or(0);
+        // A rooted form is cheap to price both ways; a spread one, whose
+        // many roots' trees cross everywhere, is split by the rates, and
+        // on networks too large for that, between as many of each root's
+        // heaviest trees as fit.
+        let mut splits = match form {
+            Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
+            Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
+        };
+        while let Some(split) = splits.pop() {
+            let mut last = f64::INFINITY;
+            let mut chunks = 1u64;
+            while chunks <= MAX_CHUNKS {
+                if p.cfg.deadline.passed() {
+                    self.stopped = true;
+                    return Ok(());
+                }
+                let Some(f) = synthesize(req, form, split, packed, chunks)? else {
+                    if chunks == 1 && split == Parts::Weighted {
+                        let fit = (MAX_OPS / least_ops(n)) as usize;
+                        if fit > 0 {
+                            splits.push(Parts::Top(fit.min(MAX_TREES)));
+                        }
+                    } else if split == Parts::Weighted && form == Form::Phased {
+                        // Still gaining when the copies filled the
+                        // schedule: one copy a tree fits more chunks.
+                        splits.push(Parts::Top(most.min(MAX_TREES)));
+                    }
+                    break;
+                };
+                if !self.seen.insert(forest_key(&f)?) {
+                    break;
+                }
+                let time_s = match simulate(&f.expand()?, p.topo, &p.cfg) {
+                    Ok(r) => r.time_s,
+                    Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
+                        self.stopped = true;
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e),
+                };
+                let trees = match split {
+                    Parts::Top(k) => most.min(k),
+                    _ => most,
+                };
+                let priced = Priced {
+                    algorithm: "synthesized".into(),
+                    time_s,
+                    trees,
+                    chunks,
+                };
+                self.candidates.push(priced.clone());
+                self.synthesized.push((priced, f));
+                let fastest = self
+                    .synthesized
+                    .iter()
+                    .map(|c| c.0.time_s)
+                    .fold(f64::INFINITY, f64::min);
+                self.synthesized
+                    .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
+                if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
+                    let floor = time_s.min(last) - (last - time_s).max(0.0);
+                    self.floor = self.floor.min(floor);
+                    break;
+                }
+                last = time_s;
+                chunks *= 2;
+            }
+        }
+        Ok(())
     }
 
     /// The time of the fastest candidate so far.
@@ -276,17 +349,6 @@ impl Found {
     }
 }
 
-/// What one packing's chains of chunk counts priced ([`chains`]).
-struct Chains {
-    priced: Vec<(Priced, Forest)>,
-    /// The least time more chunks could still reach (see [`chains`]).
-    floor: f64,
-    /// The deadline (or the memory) stopped a chain.
-    stopped: bool,
-    /// The forests built, as [`forest_key`]s.
-    seen: Vec<u64>,
-}
-
 /// A forest's key: a hash of its JSON, so that a forest built twice (an
 /// even split of trees of equal rates is the weighted split) is priced
 /// and listed once.
@@ -297,99 +359,6 @@ fn forest_key(f: &Forest) -> Result<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     json.hash(&mut h);
     Ok(h.finish())
-}
-
-/// Prices `packed`'s chains of chunk counts for `form`: each split of the
-/// roots' buffers between their trees, the chunk count doubled while a
-/// doubling pays at least [`FEWER_CHUNKS_WITHIN`] (and the schedule is not
-/// too large). The fill and drain shrink as 1 / chunks, so what all
-/// further doublings could still gain is at most what the last one did:
-/// the chain's floor. A forest in `seen` (or built before in this call)
-/// ends its chain: the rest of it was priced already.
-fn chains(
-    p: &Problem,
-    req: &Request,
-    form: Form,
-    packed: &[Packed],
-    seen: &HashSet<u64>,
-    have_candidates: bool,
-) -> Result<Chains> {
-    let n = p.topo.num_ranks();
-    let deadline = &p.cfg.deadline;
-    let mut out = Chains {
-        priced: Vec::new(),
-        floor: f64::INFINITY,
-        stopped: false,
-        seen: Vec::new(),
-    };
-    let most = packed
-        .iter()
-        .flat_map(|pk| pk.1.trees.iter().map(Vec::len))
-        .max()
-        .unwrap_or(0);
-    // A rooted form is cheap to price both ways; a spread one, whose
-    // many roots' trees cross everywhere, is split by the rates, and
-    // on networks too large for that, between as many of each root's
-    // heaviest trees as fit.
-    let mut splits = match form {
-        Form::Rooted { .. } => vec![Parts::Even, Parts::Weighted],
-        Form::Spread { .. } | Form::Phased => vec![Parts::Weighted],
-    };
-    while let Some(split) = splits.pop() {
-        let mut last = f64::INFINITY;
-        let mut chunks = 1u64;
-        while chunks <= MAX_CHUNKS {
-            if deadline.passed() {
-                out.stopped = true;
-                return Ok(out);
-            }
-            let Some(f) = synthesize(req, form, split, packed, chunks)? else {
-                if chunks == 1 && split == Parts::Weighted {
-                    let fit = (MAX_OPS / least_ops(n)) as usize;
-                    if fit > 0 {
-                        splits.push(Parts::Top(fit.min(MAX_TREES)));
-                    }
-                } else if split == Parts::Weighted && form == Form::Phased {
-                    // Still gaining when the copies filled the
-                    // schedule: one copy a tree fits more chunks.
-                    splits.push(Parts::Top(most.min(MAX_TREES)));
-                }
-                break;
-            };
-            let key = forest_key(&f)?;
-            if seen.contains(&key) || out.seen.contains(&key) {
-                break;
-            }
-            out.seen.push(key);
-            let time_s = match simulate(&f.expand()?, p.topo, &p.cfg) {
-                Ok(r) => r.time_s,
-                Err(e) if ran_out(&e) && (have_candidates || !out.priced.is_empty()) => {
-                    out.stopped = true;
-                    return Ok(out);
-                }
-                Err(e) => return Err(e),
-            };
-            let trees = match split {
-                Parts::Top(k) => most.min(k),
-                _ => most,
-            };
-            let priced = Priced {
-                algorithm: "synthesized".into(),
-                time_s,
-                trees,
-                chunks,
-            };
-            out.priced.push((priced, f));
-            if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
-                let floor = time_s.min(last) - (last - time_s).max(0.0);
-                out.floor = out.floor.min(floor);
-                break;
-            }
-            last = time_s;
-            chunks *= 2;
-        }
-    }
-    Ok(out)
 }
 
 /// How far above the fastest synthesised candidate one of fewer chunks
@@ -501,15 +470,7 @@ fn search(p: &Problem) -> Result<Optimized> {
                 if found.stopped {
                     break;
                 }
-                let c = chains(
-                    p,
-                    &req,
-                    form,
-                    &packed,
-                    &found.seen,
-                    !found.candidates.is_empty(),
-                )?;
-                found.merge(c);
+                found.price_chains(p, &req, form, &packed)?;
             }
         }
     }
