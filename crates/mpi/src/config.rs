@@ -85,6 +85,23 @@ pub struct MscclFile {
     pub header: MscclHeader,
 }
 
+/// An MSCCL XML file's schedule of `count` elements of `dtype` (`None`:
+/// one a chunk), verified.
+pub fn msccl_schedule(
+    text: &str,
+    count: Option<u64>,
+    dtype: Dtype,
+) -> topocoll_base::Result<Schedule> {
+    let how = MscclImport {
+        count,
+        dtype,
+        op: ReduceOp::Sum,
+    };
+    let s = topocoll_schedule::from_msccl_xml(text, &how)?;
+    topocoll_schedule::verify(&s)?;
+    Ok(s)
+}
+
 /// A decision table with its choices parsed.
 pub struct TableFile {
     pub path: PathBuf,
@@ -259,17 +276,9 @@ fn read_schedules(dir: &Path) -> Result<(Vec<ScheduleFile>, Vec<MscclFile>), Str
             .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
         let s = match file.format() {
             FileFormat::Msccl => {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut file.into_reader(), &mut text)
-                    .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
+                let text = file.text().map_err(bad)?;
                 let header = topocoll_schedule::msccl_header(&text).map_err(bad)?;
-                let probe = MscclImport {
-                    count: None,
-                    dtype: Dtype::U8,
-                    op: ReduceOp::Sum,
-                };
-                let s = topocoll_schedule::from_msccl_xml(&text, &probe).map_err(bad)?;
-                topocoll_schedule::verify(&s).map_err(bad)?;
+                msccl_schedule(&text, None, Dtype::U8).map_err(bad)?;
                 msccl.push(MscclFile {
                     path: path.clone(),
                     text: text.into(),

@@ -46,8 +46,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 use topocoll_algorithms::Request;
 use topocoll_schedule::{
-    dependency_counts, Collective, Dtype, MscclImport, Op, Program, ReduceOp, Schedule, Sizes,
-    Successors,
+    dependency_counts, Collective, Dtype, Op, Program, ReduceOp, Schedule, Sizes, Successors,
 };
 
 /// A schedule ready to run: verified, with each rank's successor lists
@@ -148,6 +147,15 @@ impl Library {
         self.warn_once(line.clone(), line);
     }
 
+    /// Warns, once, that the schedule file at `path`, for `file_ranks`
+    /// ranks, is skipped on a communicator of `ranks`.
+    fn warn_other_ranks(&self, path: &std::path::Path, file_ranks: usize, ranks: usize) {
+        self.warn(format!(
+            "schedule '{}' is for {file_ranks} ranks, not {ranks}: skipped for this communicator",
+            path.display()
+        ));
+    }
+
     /// Says `line` on stderr the first time `what` is warned of.
     fn warn_once(&self, what: String, line: String) {
         if self.warned.lock().unwrap().insert(what) {
@@ -178,12 +186,7 @@ impl Library {
                 continue;
             }
             if s.ranks != key.ranks {
-                self.warn(format!(
-                    "schedule '{}' is for {} ranks, not {}: skipped for this communicator",
-                    f.path.display(),
-                    s.ranks,
-                    key.ranks
-                ));
+                self.warn_other_ranks(&f.path, s.ranks, key.ranks);
                 continue;
             }
             let file_bytes = s.count.saturating_mul(s.elem_bytes());
@@ -194,12 +197,7 @@ impl Library {
                 _ => false,
             };
             if s.collective == collective && file_bytes == size_bytes && elems_fit && counts_match {
-                let name = f
-                    .path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let entry = Entry::new(name, s.clone(), s.elem_bytes() as usize);
+                let entry = Entry::new(file_name(&f.path), s.clone(), s.elem_bytes() as usize);
                 return self.checked(entry);
             }
         }
@@ -210,23 +208,14 @@ impl Library {
             if h.collective != collective || !h.takes(size_bytes) {
                 continue;
             }
-            let name = f
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
             if h.ranks != key.ranks {
-                self.warn(format!(
-                    "schedule '{}' is for {} ranks, not {}: skipped for this communicator",
-                    f.path.display(),
-                    h.ranks,
-                    key.ranks
-                ));
+                self.warn_other_ranks(&f.path, h.ranks, key.ranks);
                 continue;
             }
             match msccl_at(key, &f.text) {
                 Ok(s) => {
-                    return self.checked(Entry::new(name, Arc::new(s), key.type_size as usize))
+                    let name = file_name(&f.path);
+                    return self.checked(Entry::new(name, Arc::new(s), key.type_size as usize));
                 }
                 // A size its chunks do not divide: once a file, then the
                 // choices below serve it.
@@ -348,17 +337,18 @@ fn dtype_for(type_size: u64) -> Dtype {
     }
 }
 
+/// What the report calls a schedule file: its name.
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Builds and verifies an MSCCL XML file's schedule at the call's size, an
 /// element of the schedule one of the caller's.
-fn msccl_at(key: &Key, text: &str) -> Result<Schedule, String> {
-    let how = MscclImport {
-        count: Some(schedule_count(key.coll, key.ranks, key.count)),
-        dtype: dtype_for(key.type_size),
-        op: ReduceOp::Sum,
-    };
-    let s = topocoll_schedule::from_msccl_xml(text, &how).map_err(|e| e.to_string())?;
-    topocoll_schedule::verify(&s).map_err(|e| e.to_string())?;
-    Ok(s)
+fn msccl_at(key: &Key, text: &str) -> topocoll_base::Result<Schedule> {
+    let count = schedule_count(key.coll, key.ranks, key.count);
+    config::msccl_schedule(text, Some(count), dtype_for(key.type_size))
 }
 
 /// Builds and verifies `alg`'s schedule for the call's shape.

@@ -72,6 +72,25 @@ impl ScheduleFile {
         self.reader
     }
 
+    /// The file's whole text (an MSCCL XML file is read whole), up to
+    /// 1 GiB.
+    pub fn text(self) -> Result<String> {
+        let shown = self.path.display();
+        let mut text = String::new();
+        self.reader
+            .take(MAX_XML_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io(format!("cannot read schedule '{shown}' as UTF-8 text"), e))?;
+        if text.len() as u64 > MAX_XML_BYTES {
+            return Err(fail!(
+                Schedule,
+                Format,
+                "schedule '{shown}' is larger than 1 GiB"
+            ));
+        }
+        Ok(text)
+    }
+
     /// Reads the schedule. An MSCCL file's chunks are sized by `msccl`,
     /// which is given the file's collective (its defaults may depend on
     /// it).
@@ -83,22 +102,11 @@ impl ScheduleFile {
                 self.path.display()
             )),
             FileFormat::Msccl => {
-                let shown = self.path.display();
-                let mut text = String::new();
-                self.reader
-                    .take(MAX_XML_BYTES + 1)
-                    .read_to_string(&mut text)
-                    .map_err(|e| {
-                        Error::io(format!("cannot read schedule '{shown}' as UTF-8 text"), e)
-                    })?;
-                if text.len() as u64 > MAX_XML_BYTES {
-                    return Err(fail!(Schedule, Format,
-                        "schedule '{shown}' is larger than 1 GiB"
-                    ));
-                }
+                let path = self.path.clone();
+                let text = self.text()?;
                 // The file's name leads the reader's refusals (which name
                 // the line and element).
-                let named = |e: Error| e.within(format_args!("schedule '{shown}'"));
+                let named = |e: Error| e.within(format_args!("schedule '{}'", path.display()));
                 let collective = super::msccl::collective_of(&text).map_err(named)?;
                 super::from_msccl_xml(&text, &msccl(collective)?).map_err(named)
             }
