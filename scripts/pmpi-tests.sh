@@ -153,6 +153,23 @@ fi
 xml_calls=$(ran ring.xml)
 echo "schedule directory: $xml_calls allreduce calls ran ring.xml"
 [ "$xml_calls" -gt 0 ] || { echo "FAIL: the MSCCL XML file never ran" >&2; status=1; }
+# MSCCL's own files, as msccl-tools writes them (tests/data/msccl/README.md):
+# an out-of-place allreduce and an alltoall, every message in a threadblock
+# of its own direction.
+mkdir -p "$out/msccl-tools"
+cp tests/data/msccl/msccl-tools/allreduce_allpairs_outofplace.xml \
+  tests/data/msccl/msccl-tools/alltoall_allpairs.xml "$out/msccl-tools/"
+for case in "allreduce allreduce_allpairs_outofplace.xml" "alltoall alltoall_allpairs.xml"; do
+  set -- $case
+  if ! run 4 TOPOCOLL_SCHEDULES="$out/msccl-tools" -- "$out/collectives" "$1"; then
+    echo "FAIL collectives with msccl-tools' $2:" >&2
+    tail -5 "$out/log" >&2
+    status=1
+  fi
+  xml_calls=$(ran "$2")
+  echo "schedule directory: $xml_calls $1 calls ran $2"
+  [ "$xml_calls" -gt 0 ] || { echo "FAIL: $2 never ran" >&2; status=1; }
+done
 
 echo "== 4. communicators"
 for np in 4 6; do
