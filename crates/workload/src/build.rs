@@ -567,7 +567,8 @@ impl Rank {
 
     /// The rank's program of a call (`part`: rank `part.rank` of the
     /// communicator whose world ranks are `ranks`), after the frontier; the
-    /// frontier becomes its last ops (those no other op of it waits for). A
+    /// frontier becomes its last ops (those no other op of it waits for; for
+    /// an eager send among them, the ops it waits for). A
     /// call that sends as SMPI's blocking calls do sends its messages of at
     /// least `eager` bytes one after another, each waiting for the one
     /// before, and posts each receive when the one before it is done.
@@ -600,7 +601,9 @@ impl Rank {
             // receive after the one before it (posted only then, so under
             // rendezvous its message waits for it).
             let chain = match (d.sends, op) {
-                (Sends::Blocking, Op::Send { region, .. }) if region.count >= eager => {
+                (Sends::Blocking | Sends::BlockingSends, Op::Send { region, .. })
+                    if region.count >= eager =>
+                {
                     Some(&mut last_large)
                 }
                 (Sends::Blocking, Op::Recv { .. }) => Some(&mut last_recv),
@@ -619,10 +622,22 @@ impl Rank {
         }
         self.program.scratch = self.program.scratch.max(sub.scratch);
         if !sub.is_empty() {
-            self.frontier = (0..sub.len())
-                .filter(|&i| !waited[i])
-                .map(|i| base + i as OpId)
-                .collect();
+            // The rank leaves the call when its last ops are done, but an
+            // eager send is done for its sender once posted (as a trace's
+            // own blocking sends are): in its place, what it waited for.
+            let mut exit = Vec::new();
+            for i in (0..sub.len()).filter(|&i| !waited[i]) {
+                let id = base + i as OpId;
+                match sub.ops[i] {
+                    Op::Send { region, .. } if region.count < eager => {
+                        exit.extend_from_slice(self.program.deps(id as usize))
+                    }
+                    _ => exit.push(id),
+                }
+            }
+            exit.sort_unstable();
+            exit.dedup();
+            self.frontier = exit;
         }
         Ok(())
     }
@@ -847,7 +862,7 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                 _ => first.counts.clone(),
             };
             let served = choose(c as u32)
-                .serve(first.collective, first.bytes, world)
+                .serve(first.collective, first.bytes, members.len(), world)
                 .map_err(|e| {
                     Error::parse(
                         &w.files[m0],

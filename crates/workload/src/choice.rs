@@ -20,6 +20,11 @@ pub enum Sends {
     /// after another, each when the one before has arrived (smaller ones go
     /// at once).
     Blocking,
+    /// Its large sends as [`Sends::Blocking`] sends them, its receives
+    /// posted as the schedule says: SMPI's default allreduce, whose reduce
+    /// posts every receive at once and whose bcast sends with blocking
+    /// calls.
+    BlockingSends,
 }
 
 /// An algorithm for each collective, and how it sends (none chosen: each
@@ -84,16 +89,18 @@ impl Alternative {
 }
 
 /// Each collective's algorithm when none is chosen: SMPI's default where
-/// topocoll has it (the binomial bcast, the linear barrier), otherwise a
+/// topocoll has it (the binomial bcast, the linear barrier, the linear
+/// reduce, the linear reduce then binomial bcast of the allreduce; the
+/// alltoall's is chosen by size, [`smpi_default_alltoall`]), otherwise a
 /// plain rank-based one that takes any rank count.
 const DEFAULTS: [(&Algorithm, Sends); 13] = [
     (&algorithms::alltoall::linear::ALGORITHM, Sends::AsScheduled),
     (&algorithms::allgather::ring::ALGORITHM, Sends::AsScheduled),
     (&algorithms::bcast::binomial::ALGORITHM, Sends::Blocking),
-    (&algorithms::reduce::binomial::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::reduce::linear::ALGORITHM, Sends::AsScheduled),
     (
-        &algorithms::allreduce::reduce_bcast::ALGORITHM,
-        Sends::AsScheduled,
+        &algorithms::allreduce::linear_reduce_bcast::ALGORITHM,
+        Sends::BlockingSends,
     ),
     (
         &algorithms::reduce_scatter::ring::ALGORITHM,
@@ -118,14 +125,21 @@ const DEFAULTS: [(&Algorithm, Sends); 13] = [
 /// same algorithm as one of topocoll's, by collective, with how SMPI's
 /// implementation sends (blocking sends and send-receives; `basic_linear`
 /// posts every message at once). Each replays to SimGrid's time on
-/// SimGrid's platforms (`tests/suite/workload.rs`); SMPI's other names are
-/// refused rather than approximated. `lr` starts, in SMPI, with a
+/// SimGrid's platforms (`crates/workload/tests/simgrid.rs`); SMPI's other
+/// names are refused rather than approximated. `lr` starts, in SMPI, with a
 /// send-receive of one block to itself, which a platform whose hosts have
-/// a loopback link of their own charges for (docs/workloads.md).
-pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 8] = [
+/// a loopback link of their own charges for, and SMPI's `bruck` does its
+/// rotations as P + 4 such send-receives where topocoll's copies
+/// (docs/workloads.md).
+pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 9] = [
     (
         "pair",
         &algorithms::alltoall::pairwise::ALGORITHM,
+        Sends::Blocking,
+    ),
+    (
+        "bruck",
+        &algorithms::alltoall::bruck::ALGORITHM,
         Sends::Blocking,
     ),
     (
@@ -280,11 +294,23 @@ impl Choice {
     }
 
     /// Takes one of SimGrid's `--cfg` options that choose a collective's
-    /// algorithm, `smpi/<collective>:<name>` (as [`Choice::simgrid`]); any
+    /// algorithm, `smpi/<collective>:<name>` (as [`Choice::simgrid`]), and
+    /// `smpi/coll-selector:default` (SimGrid's default selector, which the
+    /// defaults are; a collective's own option still overrides it); any
     /// other key is refused naming those that are taken (`others`: the
     /// caller's, the network's and the semantics' options).
     pub fn simgrid_option(&mut self, key: &str, value: &str, others: &[&str]) -> Result<()> {
-        if key.starts_with("smpi/") && key != "smpi/coll-selector" {
+        if key == "smpi/coll-selector" {
+            return match value {
+                "default" => Ok(()),
+                other => Err(fail!(
+                    Workload,
+                    Choice,
+                    "--cfg=smpi/coll-selector:{other}: SimGrid's {other} selector is not mapped onto topocoll's algorithms (mapped: default)"
+                )),
+            };
+        }
+        if key.starts_with("smpi/") {
             return self.simgrid(key, value);
         }
         Err(fail!(
@@ -295,12 +321,19 @@ impl Choice {
         ))
     }
 
-    /// The algorithm that serves a call of `collective` of `bytes` (on the
-    /// world's ranks when `world`), and how it sends.
-    pub fn serve(&self, collective: Collective, bytes: u64, world: bool) -> Result<Served> {
+    /// The algorithm that serves a call of `collective` of `bytes` on a
+    /// communicator of `ranks` ranks (the world's when `world`), and how it
+    /// sends.
+    pub fn serve(
+        &self,
+        collective: Collective,
+        bytes: u64,
+        ranks: usize,
+        world: bool,
+    ) -> Result<Served> {
         let kind = collective.kind();
         if !self.auto[kind as usize] {
-            let (algorithm, sends) = self.entry(kind)?;
+            let (algorithm, sends) = self.entry(kind, ranks, bytes);
             return Ok(Served {
                 picked: Picked {
                     algorithm,
@@ -329,19 +362,72 @@ impl Choice {
         })
     }
 
-    /// The algorithm that serves `kind` when it is not `auto`, and how it
-    /// sends.
-    pub fn entry(&self, kind: CollectiveKind) -> Result<(&'static Algorithm, Sends)> {
-        match self.chosen[kind as usize] {
-            Some(a) => Ok(a),
-            None => {
-                let &(alg, sends) = DEFAULTS
-                    .iter()
-                    .find(|d| d.0.collective == kind)
-                    .expect("every collective has a default");
-                Ok((alg, sends))
-            }
+    /// The algorithm that serves `kind` when it is not `auto`, on `ranks`
+    /// ranks of `bytes` (a block's, for an alltoall), and how it sends.
+    pub fn entry(
+        &self,
+        kind: CollectiveKind,
+        ranks: usize,
+        bytes: u64,
+    ) -> (&'static Algorithm, Sends) {
+        if let Some(a) = self.chosen[kind as usize] {
+            return a;
         }
+        if kind == CollectiveKind::Alltoall {
+            let name = smpi_default_alltoall(ranks, bytes);
+            let &(_, alg, sends) = SIMGRID_NAMES
+                .iter()
+                .find(|t| t.1.collective == kind && t.0 == name)
+                .expect("SMPI's default alltoalls are mapped");
+            return (alg, sends);
+        }
+        let &(alg, sends) = DEFAULTS
+            .iter()
+            .find(|d| d.0.collective == kind)
+            .expect("every collective has a default");
+        (alg, sends)
+    }
+}
+
+/// SMPI's default alltoall, its `alltoall__ompi` (Open MPI 4.1's fixed
+/// decision), by the communicator's ranks and a block's bytes: `pair` or
+/// `bruck` where it picks them, `basic_linear` where it picks any of
+/// linear, linear_sync and two_proc (all three run SMPI's basic_linear).
+fn smpi_default_alltoall(ranks: usize, block: u64) -> &'static str {
+    const L: &str = "basic_linear";
+    const P: &str = "pair";
+    const B: &str = "bruck";
+    // The pick of the first bound the block is under, `past` above them all.
+    let pick = |bounds: &[(u64, &'static str)], past: &'static str| {
+        bounds
+            .iter()
+            .find(|&&(below, _)| block < below)
+            .map_or(past, |&(_, name)| name)
+    };
+    match ranks {
+        2 => pick(
+            &[
+                (2, P),
+                (4, L),
+                (16, P),
+                (64, L),
+                (256, P),
+                (4096, L),
+                (32768, P),
+                (1048576, L),
+            ],
+            P,
+        ),
+        0..=7 => pick(&[(524288, L), (1048576, P)], L),
+        8..=15 => L,
+        16..=31 => pick(&[(4, L), (512, B)], L),
+        32..=63 => pick(&[(512, B)], L),
+        64..=255 => pick(&[(1024, B), (262144, L)], P),
+        256..=511 => pick(&[(1024, B), (32768, L)], P),
+        512..=1023 => pick(&[(512, B), (262144, L)], P),
+        1024..=2047 => pick(&[(512, B)], L),
+        2048..=4095 => pick(&[(1024, B)], L),
+        _ => pick(&[(2048, B)], L),
     }
 }
 
@@ -352,14 +438,11 @@ mod tests {
     /// Every default and every SimGrid name names a registered algorithm.
     #[test]
     fn every_default_and_simgrid_name_is_registered() {
-        for kind in CollectiveKind::ALL {
-            Choice::default().entry(kind).unwrap();
-        }
         for (sg, alg, _) in SIMGRID_NAMES {
             let mut c = Choice::default();
             c.simgrid(&format!("smpi/{}", alg.collective.name()), sg)
                 .unwrap();
-            assert_eq!(c.entry(alg.collective).unwrap().0.name, alg.name);
+            assert_eq!(c.entry(alg.collective, 4, 64).0.name, alg.name);
         }
         // Each default is of its own collective, one a collective, and in
         // the registry.
@@ -368,9 +451,29 @@ mod tests {
                 DEFAULTS.iter().filter(|d| d.0.collective == kind).count(),
                 1
             );
-            let alg = Choice::default().entry(kind).unwrap().0;
+            let alg = Choice::default().entry(kind, 4, 64).0;
             algorithms::find(kind, alg.name).unwrap();
         }
+    }
+
+    /// SimGrid's default selector is the defaults; its others are refused.
+    #[test]
+    fn the_default_selector_is_taken_and_the_others_refused() {
+        let mut c = Choice::default();
+        c.simgrid_option("smpi/coll-selector", "default", &[])
+            .unwrap();
+        assert_eq!(c.entry(CollectiveKind::Reduce, 4, 8).0.name, "linear");
+        let e = c
+            .simgrid_option("smpi/coll-selector", "mpich", &[])
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            topocoll_base::error::Error::Workload {
+                kind: topocoll_base::error::WorkloadKind::Choice,
+                ..
+            }
+        ));
+        assert!(e.to_string().contains("(mapped: default)"), "{e}");
     }
 
     /// An unmapped SimGrid name is refused with the names that are mapped.
@@ -383,6 +486,46 @@ mod tests {
         assert!(e.contains("(mapped: default, lr, rdb)"), "{e}");
     }
 
+    /// The default alltoall is Open MPI's pick by ranks and block size, as
+    /// SimGrid's `alltoall__ompi` makes it, at either side of its bounds.
+    #[test]
+    fn the_default_alltoall_is_open_mpis_pick_by_size() {
+        let name = |ranks, block| {
+            Choice::default()
+                .entry(CollectiveKind::Alltoall, ranks, block)
+                .0
+                .name
+        };
+        for (ranks, block, want) in [
+            (2, 1, "pairwise"),
+            (2, 2, "linear"),
+            (2, 8, "pairwise"),
+            (2, 1 << 20, "pairwise"),
+            (4, 4, "linear"),
+            (4, 524287, "linear"),
+            (4, 524288, "pairwise"),
+            (4, 1 << 20, "linear"),
+            (8, 1 << 30, "linear"),
+            (16, 3, "linear"),
+            (16, 4, "bruck"),
+            (16, 512, "linear"),
+            (32, 511, "bruck"),
+            (64, 1023, "bruck"),
+            (64, 262144, "pairwise"),
+            (256, 32767, "linear"),
+            (256, 32768, "pairwise"),
+            (1024, 511, "bruck"),
+            (1024, 1 << 20, "linear"),
+            (4096, 2047, "bruck"),
+            (4096, 2048, "linear"),
+        ] {
+            assert_eq!(name(ranks, block), want, "{ranks} ranks, {block} B");
+        }
+        // A choice overrides it.
+        let c = Choice::parse("alltoall=ring").unwrap();
+        assert_eq!(c.entry(CollectiveKind::Alltoall, 32, 8).0.name, "ring");
+    }
+
     /// `auto` is served by the picker for a world call, with its segment;
     /// refused off the world and with no picker; other collectives keep
     /// their entry.
@@ -391,7 +534,7 @@ mod tests {
         let c = Choice::parse("allreduce=auto,bcast=binomial").unwrap();
         assert!(c.has_auto());
         let allreduce = Collective::Allreduce;
-        let e = c.serve(allreduce, 64, true).unwrap_err().to_string();
+        let e = c.serve(allreduce, 64, 4, true).unwrap_err().to_string();
         assert!(e.contains("no tune table"), "{e}");
         let ring = algorithms::find(CollectiveKind::Allreduce, "ring").unwrap();
         let c = c.with_auto(Auto(Arc::new(move |_, bytes| {
@@ -400,15 +543,17 @@ mod tests {
                 segment_bytes: Some(bytes / 2),
             })
         })));
-        let s = c.serve(allreduce, 64, true).unwrap();
+        let s = c.serve(allreduce, 64, 4, true).unwrap();
         assert_eq!(
             (s.picked.algorithm.name, s.picked.segment_bytes),
             ("ring", Some(32))
         );
         assert_eq!(s.sends, Sends::AsScheduled);
-        let e = c.serve(allreduce, 64, false).unwrap_err().to_string();
+        let e = c.serve(allreduce, 64, 4, false).unwrap_err().to_string();
         assert!(e.contains("communicator"), "{e}");
-        let b = c.serve(Collective::Bcast { root: 1 }, 64, false).unwrap();
+        let b = c
+            .serve(Collective::Bcast { root: 1 }, 64, 4, false)
+            .unwrap();
         assert_eq!(
             (b.picked.algorithm.name, b.picked.segment_bytes),
             ("binomial", None)

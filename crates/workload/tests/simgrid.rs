@@ -46,6 +46,19 @@ fn replayed(trace: &str, platform: &str, ranks: usize) -> f64 {
 /// under `cfg`.
 fn replayed_under(trace: &str, platform: &str, ranks: usize, cfg: &SimConfig) -> f64 {
     let dir = data().join("traces").join(trace);
+    replayed_with(trace, platform, ranks, cfg, &choice(&dir))
+}
+
+/// Replays `trace` on the first `ranks` hosts of SimGrid's `platform`
+/// under `cfg`, its collectives served as `choice` says.
+fn replayed_with(
+    trace: &str,
+    platform: &str,
+    ranks: usize,
+    cfg: &SimConfig,
+    choice: &Choice,
+) -> f64 {
+    let dir = data().join("traces").join(trace);
     let xml = data().join(format!("simgrid-platforms/{platform}.xml"));
     let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
     // The platform's first hosts in rank order, as the hostfile SimGrid ran with.
@@ -55,7 +68,7 @@ fn replayed_under(trace: &str, platform: &str, ranks: usize, cfg: &SimConfig) ->
     topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
         .unwrap();
     let t = read(&dir.join("index.txt")).unwrap();
-    replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), cfg)
+    replay_trace(&t, &topo, choice, &Semantics::default(), cfg)
         .unwrap()
         .result
         .time_s
@@ -141,6 +154,96 @@ fn application_traces_replay_to_simgrids_smpi_times_within_one_percent() {
         rows[usize::from(crosstraffic)] += 1;
     }
     assert!(rows[0] >= 9 && rows[1] >= 9, "{rows:?}");
+}
+
+/// The same traces with no algorithm chosen on either side: SimGrid's
+/// default selector (a linear reduce, a linear reduce then binomial bcast
+/// for the allreduce, Open MPI's choice among its alltoalls) against
+/// topocoll's defaults, under CM02 and SMPI's model
+/// (`traces/simgrid-default-times.tsv`, `validation/simgrid/run.sh --replay`).
+#[test]
+fn application_traces_replay_to_simgrids_times_under_its_default_algorithms() {
+    let times = std::fs::read_to_string(data().join("traces/simgrid-default-times.tsv")).unwrap();
+    let mut rows = [0; 2];
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, platform, ranks, model, want) = (
+            f[0],
+            f[1],
+            f[2].parse::<usize>().unwrap(),
+            f[3],
+            f[4].parse::<f64>().unwrap(),
+        );
+        let cfg = match model {
+            "CM02" => cm02(),
+            _ => {
+                let mut cfg = SimConfig {
+                    engines: u32::MAX as usize,
+                    ..SimConfig::default()
+                };
+                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
+                cfg
+            }
+        };
+        let got = replayed_with(trace, platform, ranks, &cfg, &Choice::default());
+        let ratio = got / want;
+        assert!(
+            (ratio - 1.0).abs() < 0.01,
+            "{trace} on {platform} under {model}: topocoll {got:e} s, SimGrid {want:e} s ({ratio:.4})"
+        );
+        rows[usize::from(model == "CM02")] += 1;
+    }
+    assert!(rows[0] >= 19 && rows[1] >= 19, "{rows:?}");
+}
+
+/// SimGrid's default alltoall at each of its picks (Open MPI's decision by
+/// ranks and block size: bruck on 32 ranks of 64 bytes, pair on 4 and 64
+/// ranks of large blocks, basic_linear on 8), one shared trace a case on
+/// griffon: topocoll's default picks the same and replays to SimGrid's time
+/// (`traces/alltoall-picks/simgrid-times.tsv`).
+#[test]
+fn the_default_alltoall_picks_as_simgrids_and_replays_to_its_times() {
+    let dir = data().join("traces/alltoall-picks");
+    let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
+    let xml = data().join("simgrid-platforms/griffon.xml");
+    let mut picked = std::collections::BTreeSet::new();
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, ranks, model, want, alg) = (
+            f[0],
+            f[2].parse::<usize>().unwrap(),
+            f[3],
+            f[4].parse::<f64>().unwrap(),
+            f[5],
+        );
+        let cfg = match model {
+            "CM02" => cm02(),
+            _ => {
+                let mut cfg = SimConfig {
+                    engines: u32::MAX as usize,
+                    ..SimConfig::default()
+                };
+                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
+                cfg
+            }
+        };
+        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+        let hosts: Vec<String> = (0..ranks)
+            .map(|r| topo.node_name(topo.rank_node[r]))
+            .collect();
+        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+            .unwrap();
+        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
+        let r = replay_trace(&t, &topo, &Choice::default(), &Semantics::default(), &cfg).unwrap();
+        assert_eq!(r.calls[0].algorithm, alg, "{trace}");
+        let got = r.result.time_s;
+        assert!(
+            (got / want - 1.0).abs() < 1e-6,
+            "{trace} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+        );
+        picked.insert(alg);
+    }
+    assert_eq!(picked.len(), 3, "{picked:?}");
 }
 
 /// The trace of `tests/data/communicators/comm-split4` on the first 4 hosts

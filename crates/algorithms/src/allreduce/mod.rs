@@ -2,6 +2,7 @@
 
 pub mod bine;
 pub mod bucket;
+pub mod linear_reduce_bcast;
 pub mod nccl_ring;
 pub mod nccl_tree;
 pub mod node_aware;
