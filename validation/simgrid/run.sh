@@ -16,8 +16,8 @@
 #            --record writes SimGrid's times into tests/data/traces/simgrid-times.tsv (CM02)
 #            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off),
 #            simgrid-default-times.tsv (no algorithm options: SimGrid's default selector,
-#            both models), alltoall-picks/simgrid-times.tsv (its default alltoall at each
-#            of its picks), and the trace on a platform with profiles (tests/data/profiles)
+#            both models), defaults/simgrid-times.tsv (its default selector collective
+#            by collective), and the trace on a platform with profiles (tests/data/profiles)
 #            under both
 #   --all    all of them
 #   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
@@ -118,7 +118,7 @@ json_time() { python3 -c "import json,sys; print(json.load(sys.stdin)['time_s'])
 # hosts enough for it, as --only keeps them (dir, t, ranks, cfg, p, xml and hosts set).
 each_replay() {
   for dir in $1; do
-    [ -f "$dir/index.txt" ] || continue  # a folder of shared traces (alltoall-picks)
+    [ -f "$dir/index.txt" ] || continue  # a folder of shared traces (defaults)
     t="$(basename "$dir")"
     ranks=$(wc -l <"$dir/index.txt")
     read -r -a cfg <<<"$(cat "$dir/cfg")"
@@ -226,39 +226,41 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
   each_replay "$repo/tests/data/traces/nas-*/" default_row
   if [ "$record" = 1 ]; then cp "$default_times" "$repo/tests/data/traces/simgrid-default-times.tsv"; fi
 
-  # SimGrid's default alltoall (Open MPI's pick by ranks and block size) at each of its
-  # picks: one shared trace a case (tests/data/traces/alltoall-picks), griffon, both models.
-  picks="$repo/tests/data/traces/alltoall-picks"
-  gxml="$repo/tests/data/simgrid-platforms/griffon.xml"
-  picks_times="$work/alltoall-picks-times.tsv"
-  printf 'trace\tplatform\tranks\tmodel\tsimgrid_s\talgorithm\n' >"$picks_times"
+  # SimGrid's default selector collective by collective, the alltoall at each of Open MPI's
+  # picks: one shared trace a case (tests/data/traces/defaults), two platforms, both models.
+  defaults="$repo/tests/data/traces/defaults"
+  defaults_times="$work/defaults-times.tsv"
+  printf 'trace\tplatform\tranks\tmodel\tsimgrid_s\talgorithms\n' >"$defaults_times"
   echo
-  echo "| trace | ranks | model | SimGrid's pick: replay (s) | topocoll: algorithm, replay (s) | topocoll / SimGrid |"
-  echo "|---|---:|---|---:|---|---:|"
-  for f in "$picks"/*.txt; do
+  echo "| trace | platform | model | SimGrid, default selector (s) | topocoll: algorithms, replay (s) | topocoll / SimGrid |"
+  echo "|---|---|---|---:|---|---:|"
+  for f in "$defaults"/*.txt; do
     t="$(basename "$f" .txt)"
     ranks=$(awk '{print $1}' "$f" | sort -u | wc -l)
-    hosts="$work/hosts_picks_$ranks.txt"
-    first_hosts "$gxml" "$ranks" "$hosts"
     echo "$f" >"$work/$t.list"
-    for model in CM02 SMPI; do
-      sgm=(); tcm=(--simgrid)
-      if [ "$model" = CM02 ]; then
-        sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
-        tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
-      fi
-      smpirun -np "$ranks" -platform "$gxml" -hostfile "$hosts" -replay "$work/$t.list" "${sgm[@]}" \
-          --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n >"$work/$t.$model.out" 2>&1 \
-        || { echo "smpirun -replay failed, see $work/$t.$model.out" >&2; exit 1; }
-      sg=$(last_date "$work/$t.$model.out")
-      read -r tc alg < <("$topocoll" replay "$f" --topology "$gxml" --map "$hosts" "${tcm[@]}" \
-        --format json | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['time_s'], d['calls'][0]['algorithm'])")
-      printf '%s\tgriffon\t%s\t%s\t%s\t%s\n' "$t" "$ranks" "$model" "$sg" "$alg" >>"$picks_times"
-      python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {sys.argv[6]}, {t:.9e} | {t / s:.6f} |')" \
-        "$sg" "$tc" "$t" "$ranks" "$model" "$alg"
+    for p in griffon cluster_backbone; do
+      xml="$repo/tests/data/simgrid-platforms/$p.xml"
+      hosts="$work/hosts_defaults_${p}_$ranks.txt"
+      first_hosts "$xml" "$ranks" "$hosts"
+      for model in CM02 SMPI; do
+        sgm=(); tcm=(--simgrid)
+        if [ "$model" = CM02 ]; then
+          sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
+          tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
+        fi
+        smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay "$work/$t.list" "${sgm[@]}" \
+            --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n >"$work/$t.$p.$model.out" 2>&1 \
+          || { echo "smpirun -replay failed, see $work/$t.$p.$model.out" >&2; exit 1; }
+        sg=$(last_date "$work/$t.$p.$model.out")
+        read -r tc algs < <("$topocoll" replay "$f" --topology "$xml" --map "$hosts" "${tcm[@]}" --format json \
+          | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['time_s'], ','.join(c['algorithm'] for c in d['calls']))")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$p" "$ranks" "$model" "$sg" "$algs" >>"$defaults_times"
+        python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {sys.argv[6]}: {t:.9e} | {t / s:.6f} |')" \
+          "$sg" "$tc" "$t" "$p" "$model" "$algs"
+      done
     done
   done
-  if [ "$record" = 1 ]; then cp "$picks_times" "$picks/simgrid-times.tsv"; fi
+  if [ "$record" = 1 ]; then cp "$defaults_times" "$defaults/simgrid-times.tsv"; fi
 
   # A trace on a platform that changes while it runs (tests/data/profiles), both models.
   pp="$repo/tests/data/profiles/pingpong"

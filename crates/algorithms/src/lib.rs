@@ -492,11 +492,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
     gather::multilane::SINGLE_LANE,
     gather::hierarchical::ALGORITHM,
     allgather::ring::ALGORITHM,
+    allgather::linear::ALGORITHM,
     allgather::recursive_doubling::ALGORITHM,
     allgather::bruck::ALGORITHM,
     allgather::multilane::ALGORITHM,
     reduce_scatter::ring::ALGORITHM,
     reduce_scatter::recursive_halving::ALGORITHM,
+    reduce_scatter::reduce_scatterv::ALGORITHM,
     // Swing (NSDI 2024) and the Bine trees (SC 2025).
     allreduce::swing_lat::ALGORITHM,
     allreduce::swing_lat::TORUS,

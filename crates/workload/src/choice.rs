@@ -89,13 +89,17 @@ impl Alternative {
 }
 
 /// Each collective's algorithm when none is chosen: SMPI's default where
-/// topocoll has it (the binomial bcast, the linear barrier, the linear
-/// reduce, the linear reduce then binomial bcast of the allreduce; the
-/// alltoall's is chosen by size, [`smpi_default_alltoall`]), otherwise a
-/// plain rank-based one that takes any rank count.
+/// topocoll has it (the binomial bcast, the linear barrier, reduce and
+/// allgather, the linear reduce then binomial bcast of the allreduce, the
+/// linear reduce then scatterv of the reduce_scatter; the alltoall's is
+/// chosen by size, [`smpi_default_alltoall`]), otherwise a plain
+/// rank-based one that takes any rank count.
 const DEFAULTS: [(&Algorithm, Sends); 13] = [
     (&algorithms::alltoall::linear::ALGORITHM, Sends::AsScheduled),
-    (&algorithms::allgather::ring::ALGORITHM, Sends::AsScheduled),
+    (
+        &algorithms::allgather::linear::ALGORITHM,
+        Sends::AsScheduled,
+    ),
     (&algorithms::bcast::binomial::ALGORITHM, Sends::Blocking),
     (&algorithms::reduce::linear::ALGORITHM, Sends::AsScheduled),
     (
@@ -103,7 +107,7 @@ const DEFAULTS: [(&Algorithm, Sends); 13] = [
         Sends::BlockingSends,
     ),
     (
-        &algorithms::reduce_scatter::ring::ALGORITHM,
+        &algorithms::reduce_scatter::reduce_scatterv::ALGORITHM,
         Sends::AsScheduled,
     ),
     (&algorithms::scatter::linear::ALGORITHM, Sends::AsScheduled),
@@ -129,7 +133,7 @@ const DEFAULTS: [(&Algorithm, Sends); 13] = [
 /// names are refused rather than approximated. `lr` starts, in SMPI, with a
 /// send-receive of one block to itself, which a platform whose hosts have
 /// a loopback link of their own charges for, and SMPI's `bruck` does its
-/// rotations as P + 4 such send-receives where topocoll's copies
+/// rotations as P + 4 such send-receives where topocoll copies
 /// (docs/workloads.md).
 pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 9] = [
     (

@@ -3,6 +3,7 @@
 pub mod bine;
 pub mod bruck;
 pub mod bucket;
+pub mod linear;
 pub mod multilane;
 pub mod nccl_pat;
 pub mod nccl_ring;

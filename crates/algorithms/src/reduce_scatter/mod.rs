@@ -10,6 +10,7 @@ pub mod nccl_pat;
 pub mod nccl_ring;
 pub mod node_aware;
 pub mod recursive_halving;
+pub mod reduce_scatterv;
 pub mod ring;
 pub mod swing;
 
