@@ -17,7 +17,7 @@
 #            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off),
 #            simgrid-default-times.tsv (no algorithm options: SimGrid's default selector,
 #            both models), defaults/simgrid-times.tsv (its default selector collective
-#            by collective), and the trace on a platform with profiles (tests/data/profiles)
+#            by collective), named/simgrid-times.tsv (its algorithm names), and the trace on a platform with profiles (tests/data/profiles)
 #            under both
 #   --all    all of them
 #   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
@@ -261,6 +261,42 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     done
   done
   if [ "$record" = 1 ]; then cp "$defaults_times" "$defaults/simgrid-times.tsv"; fi
+
+  # SimGrid's algorithm names, each in a shared trace named COLLECTIVE-NAME-RANKS
+  # (tests/data/traces/named), chosen on both sides by --cfg=smpi/COLLECTIVE:NAME,
+  # griffon, both models.
+  named="$repo/tests/data/traces/named"
+  gxml="$repo/tests/data/simgrid-platforms/griffon.xml"
+  named_times="$work/named-times.tsv"
+  printf 'trace\tplatform\tranks\tmodel\tsimgrid_s\n' >"$named_times"
+  echo
+  echo "| trace | model | SimGrid (s) | topocoll (s) | topocoll / SimGrid |"
+  echo "|---|---|---:|---:|---:|"
+  for f in "$named"/*.txt; do
+    t="$(basename "$f" .txt)"
+    coll="${t%%-*}"; rest="${t#*-}"; name="${rest%-*}"; ranks="${rest##*-}"
+    hosts="$work/hosts_named_$ranks.txt"
+    first_hosts "$gxml" "$ranks" "$hosts"
+    echo "$f" >"$work/$t.list"
+    for model in CM02 SMPI; do
+      sgm=(); tcm=(--simgrid)
+      if [ "$model" = CM02 ]; then
+        sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
+        tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
+      fi
+      smpirun -np "$ranks" -platform "$gxml" -hostfile "$hosts" -replay "$work/$t.list" "${sgm[@]}" \
+          "--cfg=smpi/$coll:$name" --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n \
+          >"$work/$t.$model.out" 2>&1 \
+        || { echo "smpirun -replay failed, see $work/$t.$model.out" >&2; exit 1; }
+      sg=$(last_date "$work/$t.$model.out")
+      tc=$("$topocoll" replay "$f" --topology "$gxml" --map "$hosts" "${tcm[@]}" "--cfg=smpi/$coll:$name" \
+        --format json | json_time)
+      printf '%s\tgriffon\t%s\t%s\t%s\n' "$t" "$ranks" "$model" "$sg" >>"$named_times"
+      python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {s:.9e} | {t:.9e} | {t / s:.6f} |')" \
+        "$sg" "$tc" "$t" "$model"
+    done
+  done
+  if [ "$record" = 1 ]; then cp "$named_times" "$named/simgrid-times.tsv"; fi
 
   # A trace on a platform that changes while it runs (tests/data/profiles), both models.
   pp="$repo/tests/data/profiles/pingpong"

@@ -135,7 +135,7 @@ const DEFAULTS: [(&Algorithm, Sends); 13] = [
 /// a loopback link of their own charges for, and SMPI's `bruck` does its
 /// rotations as P + 4 such send-receives where topocoll copies
 /// (docs/workloads.md).
-pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 9] = [
+pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 16] = [
     (
         "pair",
         &algorithms::alltoall::pairwise::ALGORITHM,
@@ -179,6 +179,41 @@ pub const SIMGRID_NAMES: [(&str, &Algorithm, Sends); 9] = [
     (
         "ompi_basic_linear",
         &algorithms::barrier::linear::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "ring",
+        &algorithms::alltoall::ring::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "rab_rdb",
+        &algorithms::allreduce::rabenseifner::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "ring",
+        &algorithms::allgather::ring::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "bruck",
+        &algorithms::allgather::bruck::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "ompi_neighborexchange",
+        &algorithms::allgather::neighbor::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "ompi_bruck",
+        &algorithms::barrier::dissemination::ALGORITHM,
+        Sends::AsScheduled,
+    ),
+    (
+        "ompi_ring",
+        &algorithms::reduce_scatter::ring::ALGORITHM,
         Sends::AsScheduled,
     ),
 ];
@@ -487,7 +522,7 @@ mod tests {
             .simgrid("smpi/allreduce", "smp_binomial")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("(mapped: default, lr, rdb)"), "{e}");
+        assert!(e.contains("(mapped: default, lr, rdb, rab_rdb)"), "{e}");
     }
 
     /// The default alltoall is Open MPI's pick by ranks and block size, as

@@ -257,6 +257,62 @@ fn each_collective_under_simgrids_default_selector_replays_to_its_time() {
     assert!(served.len() >= 11, "{served:?}");
 }
 
+/// SimGrid's algorithm names that map onto topocoll's beyond those the NAS
+/// traces use, each in a shared trace `COLLECTIVE-NAME-RANKS.txt` on
+/// griffon, chosen by `--cfg=smpi/COLLECTIVE:NAME` on both sides, under
+/// both models (`traces/named/simgrid-times.tsv`): within 1e-5 of
+/// SimGrid's time.
+#[test]
+fn simgrids_named_algorithms_replay_to_its_times() {
+    let dir = data().join("traces/named");
+    let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
+    let xml = data().join("simgrid-platforms/griffon.xml");
+    let mut rows = 0;
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, ranks, model, want) = (
+            f[0],
+            f[2].parse::<usize>().unwrap(),
+            f[3],
+            f[4].parse::<f64>().unwrap(),
+        );
+        let (coll, rest) = trace.split_once('-').unwrap();
+        let name = rest.rsplit_once('-').unwrap().0;
+        let mut choice = Choice::default();
+        choice
+            .simgrid_option(&format!("smpi/{coll}"), name, &[])
+            .unwrap();
+        let cfg = match model {
+            "CM02" => cm02(),
+            _ => {
+                let mut cfg = SimConfig {
+                    engines: u32::MAX as usize,
+                    ..SimConfig::default()
+                };
+                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
+                cfg
+            }
+        };
+        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+        let hosts: Vec<String> = (0..ranks)
+            .map(|r| topo.node_name(topo.rank_node[r]))
+            .collect();
+        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+            .unwrap();
+        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
+        let got = replay_trace(&t, &topo, &choice, &Semantics::default(), &cfg)
+            .unwrap()
+            .result
+            .time_s;
+        assert!(
+            (got / want - 1.0).abs() < 1e-5,
+            "{trace} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+        );
+        rows += 1;
+    }
+    assert!(rows >= 18, "{rows} rows");
+}
+
 /// The trace of `tests/data/communicators/comm-split4` on the first 4 hosts
 /// of SimGrid's cluster_backbone: SimGrid's recording (every call on the
 /// world) against `smpirun -replay`'s time, and the same lines with their

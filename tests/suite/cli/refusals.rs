@@ -1679,7 +1679,7 @@ fn replay_refuses_bad_traces_and_flags_in_one_line() {
     );
     refused_line(
         &format!("replay {is4} -t torus:2x2 --flops 1Gf --cfg=smpi/allreduce:smp_rsag"),
-        "(mapped: default, lr, rdb)",
+        "(mapped: default, lr, rdb, rab_rdb)",
     );
     refused_line(
         &format!("replay {is4} -t torus:2x2 --cfg=surf/precision:1e-9"),
