@@ -331,8 +331,8 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         .calls
         .iter()
         .map(|c| CallReport {
-            collective: c.collective.name(),
-            root: c.collective.root(),
+            collective: c.name(),
+            root: c.root(),
             bytes: c.bytes,
             algorithm: c.algorithm,
             segment_bytes: c.segment_bytes,

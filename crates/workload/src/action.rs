@@ -83,6 +83,36 @@ pub struct Call {
     /// Floating-point operations the rank computes after the call (SimGrid's
     /// reduction cost).
     pub flops: f64,
+    /// A gatherv or scatterv, which topocoll has no collective of: the call
+    /// is the alltoallv of its blocks (`counts`: this rank's row, only the
+    /// root's column or, for the root of a scatterv, its whole row), as
+    /// SMPI's nonblocking gatherv and scatterv post them, every message at
+    /// once.
+    pub rooted: Option<Rooted>,
+}
+
+/// A rooted v-collective replayed as the alltoallv of its blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rooted {
+    /// Every rank's block to the root.
+    Gatherv { root: u32 },
+    /// The root's block for each rank to it.
+    Scatterv { root: u32 },
+}
+
+impl Rooted {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rooted::Gatherv { .. } => "gatherv",
+            Rooted::Scatterv { .. } => "scatterv",
+        }
+    }
+
+    pub fn root(&self) -> u32 {
+        match *self {
+            Rooted::Gatherv { root } | Rooted::Scatterv { root } => root,
+        }
+    }
 }
 
 /// An action and the line of its file it was read from (from 1; in a

@@ -32,8 +32,8 @@
 //! are tagged apart from the application's, and each communicator's apart
 //! from the others'.
 
-use crate::action::{Action, Call, Mode, Step, Workload};
-use crate::choice::{Choice, Picked, Sends};
+use crate::action::{Action, Call, Mode, Rooted, Step, Workload};
+use crate::choice::{Choice, Picked, Sends, Served};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -162,6 +162,23 @@ pub struct CallSummary {
     /// world), and its world ranks in its order when it is not the world.
     pub comm: u32,
     pub comm_ranks: Option<Vec<u32>>,
+    /// A gatherv or scatterv replayed as the alltoallv of its blocks.
+    pub rooted: Option<Rooted>,
+}
+
+impl CallSummary {
+    /// The collective's name as the trace calls it (`gatherv` for a
+    /// gatherv replayed as an alltoallv).
+    pub fn name(&self) -> &'static str {
+        self.rooted.map_or(self.collective.name(), |r| r.name())
+    }
+
+    /// Its root, if it has one.
+    pub fn root(&self) -> Option<u32> {
+        self.rooted
+            .map(|r| r.root())
+            .or_else(|| self.collective.root())
+    }
 }
 
 /// One distinct call's schedule, and where its routes go in the workload's.
@@ -838,7 +855,10 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
             for (i, &m) in members.iter().enumerate().skip(1) {
                 let (call, line) = per_rank[m as usize][on[i][k]];
                 let v = first.collective == Collective::Alltoallv;
-                if call.collective != first.collective || (!v && call.bytes != first.bytes) {
+                if call.collective != first.collective
+                    || call.rooted != first.rooted
+                    || (!v && call.bytes != first.bytes)
+                {
                     return Err(Error::parse(
                         &w.files[m as usize],
                         line,
@@ -861,15 +881,25 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                     .collect(),
                 _ => first.counts.clone(),
             };
-            let served = choose(c as u32)
-                .serve(first.collective, first.bytes, members.len(), world)
-                .map_err(|e| {
-                    Error::parse(
-                        &w.files[m0],
-                        first_line,
-                        format!("collective call {}{}: {e}", k + 1, on_comm(w, c as u32)),
-                    )
-                })?;
+            // SMPI's gatherv and scatterv have no algorithms to choose from:
+            // every message posted at once, the linear alltoallv's.
+            let served = match first.rooted {
+                Some(_) => Ok(Served {
+                    picked: Picked {
+                        algorithm: &algorithms::alltoallv::linear::ALGORITHM,
+                        segment_bytes: None,
+                    },
+                    sends: Sends::AsScheduled,
+                }),
+                None => choose(c as u32).serve(first.collective, first.bytes, members.len(), world),
+            }
+            .map_err(|e| {
+                Error::parse(
+                    &w.files[m0],
+                    first_line,
+                    format!("collective call {}{}: {e}", k + 1, on_comm(w, c as u32)),
+                )
+            })?;
             let key = CallKey {
                 kind: first.collective.kind() as usize,
                 root: first.collective.root().unwrap_or(0),
@@ -877,6 +907,7 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                 counts,
                 alg: served.picked.algorithm.name,
                 segment_bytes: served.picked.segment_bytes,
+                rooted: first.rooted,
                 on: match (world, placed) {
                     (true, _) => On::World,
                     (false, true) => On::Placed(members.clone()),
@@ -930,6 +961,7 @@ fn calls<'c>(w: &Workload, topo: &Topology, choose: &dyn Fn(u32) -> &'c Choice) 
                     calls: 0,
                     comm: c as u32,
                     comm_ranks: (c != 0).then(|| members.clone()),
+                    rooted: first.rooted,
                 });
                 row_distinct.push(at);
                 summary.len() - 1
@@ -988,6 +1020,7 @@ struct CallKey {
     /// The algorithm, by its name (unique within its collective).
     alg: &'static str,
     segment_bytes: Option<u64>,
+    rooted: Option<Rooted>,
     on: On,
 }
 
@@ -1032,6 +1065,9 @@ fn agree_count(
 }
 
 fn describe(c: &Call) -> String {
+    if let Some(r) = c.rooted {
+        return format!("{} of {} bytes from root {}", r.name(), c.bytes, r.root());
+    }
     match c.collective.root() {
         Some(root) => format!(
             "{} of {} bytes from root {root}",

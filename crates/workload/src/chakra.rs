@@ -519,6 +519,7 @@ fn action(
                 bytes,
                 counts: Vec::new(),
                 flops: 0.0,
+                rooted: None,
             })
         }
     })

@@ -25,7 +25,7 @@ pub mod goal;
 pub mod jobs;
 pub mod simgrid_ti;
 
-pub use action::{Action, Call, Mode, Step, Workload};
+pub use action::{Action, Call, Mode, Rooted, Step, Workload};
 pub use build::{Built, CallSummary, Semantics, SIMGRID_SEMANTICS_KEYS, SMPI_EAGER_BYTES};
 pub use choice::{Alternative, Auto, Choice, Picked, Served};
 

@@ -38,7 +38,7 @@
 //! a v-collective's counts are one per rank of it. A `comm_split` or
 //! `comm_dup` without fields makes nothing, as in SimGrid.
 
-use crate::action::{Action, Call, Mode, Step, Workload};
+use crate::action::{Action, Call, Mode, Rooted, Step, Workload};
 use crate::comm::{self, Comms, Creation, Make};
 use std::path::{Path, PathBuf};
 use topocoll_base::error::{Error, Result};
@@ -490,6 +490,7 @@ impl Reader<'_> {
                 bytes,
                 counts: Vec::new(),
                 flops,
+                rooted: None,
             })
         };
         let action = match line.fields[1].as_str() {
@@ -666,6 +667,7 @@ impl Reader<'_> {
                     bytes: counts.iter().copied().max().unwrap_or(0),
                     counts,
                     flops: 0.0,
+                    rooted: None,
                 })
             }
             "allgatherv" => {
@@ -688,12 +690,56 @@ impl Reader<'_> {
                     bytes: counts.iter().copied().max().unwrap_or(0),
                     counts,
                     flops: 0.0,
+                    rooted: None,
                 })
             }
-            name @ ("gatherv" | "scatterv") => {
-                return Err(f.err(format!(
-                    "{name} is not replayed yet (topocoll has no {name} collective)"
-                )))
+            // SimGrid's gatherv: the send count, P receive counts, the root
+            // and the send and receive types. The root's receive counts are
+            // the other ranks' send counts in a correct program.
+            "gatherv" => {
+                f.need(p + 1)?;
+                let send = f.size(2)?;
+                f.counts(3, p)?;
+                let root = f.root(3 + p, on)?;
+                let bytes = send * f.dtype(4 + p)?;
+                f.dtype(5 + p)?;
+                let mut counts = vec![0; p];
+                counts[root as usize] = bytes;
+                Action::Call(Call {
+                    collective: topocoll_schedule::Collective::Alltoallv,
+                    comm,
+                    bytes,
+                    counts,
+                    flops: 0.0,
+                    rooted: Some(Rooted::Gatherv { root }),
+                })
+            }
+            // SimGrid's scatterv: P send counts, the receive count, the root
+            // and the send and receive types; the others' receive counts are
+            // the root's send counts in a correct program.
+            "scatterv" => {
+                f.need(p + 1)?;
+                let send = f.counts(2, p)?;
+                f.size(2 + p)?;
+                let root = f.root(3 + p, on)?;
+                let elem = f.dtype(4 + p)?;
+                f.dtype(5 + p)?;
+                let me = on
+                    .rank_of(on.me)
+                    .expect("a rank is of its own communicators");
+                let counts: Vec<u64> = if me == root {
+                    send.iter().map(|c| c * elem).collect()
+                } else {
+                    vec![0; p]
+                };
+                Action::Call(Call {
+                    collective: topocoll_schedule::Collective::Alltoallv,
+                    comm,
+                    bytes: counts.iter().copied().max().unwrap_or(0),
+                    counts,
+                    flops: 0.0,
+                    rooted: Some(Rooted::Scatterv { root }),
+                })
             }
             other => {
                 return Err(Error::parse(

@@ -257,3 +257,65 @@ fn comparing_algorithms_replays_the_workload_under_each() {
     assert!(Choice::alternatives("allreduce").is_err());
     assert!(Choice::alternatives("allreduce=nosuch").is_err());
 }
+
+/// A gatherv of 1 MB from each of ranks 1 and 3 to rank 2 on a ring of four:
+/// both messages at once on links of their own, one message time; the
+/// report names it a gatherv from root 2. A scatterv back is the same.
+#[test]
+fn a_gatherv_and_a_scatterv_are_their_blocks_to_and_from_the_root() {
+    let counts = "0 1000000 0 1000000";
+    let mut gatherv = String::new();
+    let mut scatterv = String::new();
+    for (r, mine) in [(0, 0), (1, 1_000_000), (2, 0), (3, 1_000_000)] {
+        gatherv += &format!("{r} gatherv {mine} {counts} 2 6 6\n");
+        scatterv += &format!("{r} scatterv {counts} {mine} 2 6 6\n");
+    }
+    let topo = network("torus:4");
+    for trace in [&gatherv, &scatterv] {
+        let w = simgrid_ti::parse("test.txt", trace).unwrap();
+        let r = replay(
+            &w,
+            &topo,
+            &Choice::default(),
+            &Semantics::default(),
+            &config(),
+        )
+        .unwrap();
+        close(r.result.time_s, LAT + 1e6 / BW);
+        assert_eq!(
+            (r.calls[0].root(), r.calls[0].algorithm),
+            (Some(2), "linear")
+        );
+    }
+    let w = simgrid_ti::parse("test.txt", &gatherv).unwrap();
+    let r = replay(
+        &w,
+        &topo,
+        &Choice::default(),
+        &Semantics::default(),
+        &config(),
+    )
+    .unwrap();
+    assert_eq!(r.calls[0].name(), "gatherv");
+}
+
+/// Ranks that disagree on a gatherv's root are refused at the line.
+#[test]
+fn a_gatherv_whose_ranks_disagree_on_its_root_is_refused() {
+    let trace = "0 gatherv 8 8 8 0 6 6\n1 gatherv 8 8 8 1 6 6\n";
+    let w = simgrid_ti::parse("test.txt", trace).unwrap();
+    let Err(e) = replay(
+        &w,
+        &network("mesh:2"),
+        &Choice::default(),
+        &Semantics::default(),
+        &config(),
+    ) else {
+        panic!("replayed");
+    };
+    assert!(matches!(e, Error::Parse { line: 2, .. }), "{e}");
+    assert!(
+        e.to_string().contains("gatherv of 8 bytes from root 1"),
+        "{e}"
+    );
+}
