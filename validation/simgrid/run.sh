@@ -17,7 +17,8 @@
 #            and simgrid-smpi-times.tsv (SMPI, its default model, cross-traffic on and off),
 #            simgrid-default-times.tsv (no algorithm options: SimGrid's default selector,
 #            both models), defaults/simgrid-times.tsv (its default selector collective
-#            by collective), named/simgrid-times.tsv (its algorithm names), and the trace on a platform with profiles (tests/data/profiles)
+#            by collective), named/simgrid-times.tsv (its algorithm names),
+#            platforms/simgrid-times.tsv (two platforms written for the check), and the trace on a platform with profiles (tests/data/profiles)
 #            under both
 #   --all    all of them
 #   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
@@ -297,6 +298,47 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     done
   done
   if [ "$record" = 1 ]; then cp "$named_times" "$named/simgrid-times.tsv"; fi
+
+  # Two small platforms written for the check (tests/data/traces/platforms): Floyd routes
+  # over links of unlike bandwidths and latencies, and hosts on shared links behind a
+  # FATPIPE switch; the ring allreduce (SimGrid's lr) at 64 KiB and 1 MiB, a pairwise
+  # alltoall and a ring of send-receives, both models.
+  pdir="$repo/tests/data/traces/platforms"
+  platforms_times="$work/platforms-times.tsv"
+  printf 'trace\tplatform\tmodel\tsimgrid_s\n' >"$platforms_times"
+  echo
+  echo "| trace | platform | model | SimGrid (s) | topocoll (s) | topocoll / SimGrid |"
+  echo "|---|---|---|---:|---:|---:|"
+  for xml in "$pdir"/*.xml; do
+    p="$(basename "$xml" .xml)"
+    for f in "$pdir"/*.txt; do
+      t="$(basename "$f" .txt)"
+      case "$t" in
+        allreduce-*) alg=(--cfg=smpi/allreduce:lr) ;;
+        alltoall-*) alg=(--cfg=smpi/alltoall:pair) ;;
+        *) alg=() ;;
+      esac
+      echo "$f" >"$work/$t.list"
+      for model in CM02 SMPI; do
+        sgm=(); tcm=(--simgrid)
+        if [ "$model" = CM02 ]; then
+          sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
+          tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
+        fi
+        smpirun -np 4 -platform "$xml" -hostfile "$pdir/hosts" -replay "$work/$t.list" "${sgm[@]}" \
+            "${alg[@]}" --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n \
+            >"$work/$t.$p.$model.out" 2>&1 \
+          || { echo "smpirun -replay failed, see $work/$t.$p.$model.out" >&2; exit 1; }
+        sg=$(last_date "$work/$t.$p.$model.out")
+        tc=$("$topocoll" replay "$f" --topology "$xml" --map "$pdir/hosts" "${tcm[@]}" "${alg[@]}" \
+          --format json | json_time)
+        printf '%s\t%s\t%s\t%s\n' "$t" "$p" "$model" "$sg" >>"$platforms_times"
+        python3 -c "import sys; s, t = float(sys.argv[1]), float(sys.argv[2]); print(f'| {sys.argv[3]} | {sys.argv[4]} | {sys.argv[5]} | {s:.9e} | {t:.9e} | {t / s:.6f} |')" \
+          "$sg" "$tc" "$t" "$p" "$model"
+      done
+    done
+  done
+  if [ "$record" = 1 ]; then cp "$platforms_times" "$pdir/simgrid-times.tsv"; fi
 
   # A trace on a platform that changes while it runs (tests/data/profiles), both models.
   pp="$repo/tests/data/profiles/pingpong"

@@ -501,7 +501,12 @@ fn program(
                     region: Region::scratch(0, bytes),
                     combine: false,
                 });
-                rank.frontier = vec![a, b];
+                // Its send, when eager, is done once posted.
+                rank.frontier = if *send_bytes >= sem.eager_bytes {
+                    vec![a, b]
+                } else {
+                    vec![b]
+                };
             }
             Action::Call(call) => {
                 let part = *my_calls.next().expect("every call counted");
@@ -611,7 +616,21 @@ impl Rank {
             } else {
                 for &j in own {
                     waited[j as usize] = true;
-                    deps.push(base + j);
+                    match (d.sends, sub.ops[j as usize]) {
+                        // SMPI's blocking calls: an eager send is done for
+                        // its sender once posted, so what waits for it
+                        // waits for what it waited for.
+                        (Sends::Blocking | Sends::BlockingSends, Op::Send { region, .. })
+                            if region.count < eager =>
+                        {
+                            for &k in self.program.deps(base as usize + j as usize) {
+                                if !deps.contains(&k) {
+                                    deps.push(k);
+                                }
+                            }
+                        }
+                        _ => deps.push(base + j),
+                    }
                 }
             }
             // SMPI's blocking calls: a large send after the one before it, a

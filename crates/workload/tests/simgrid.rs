@@ -313,6 +313,55 @@ fn simgrids_named_algorithms_replay_to_its_times() {
     assert!(rows >= 18, "{rows} rows");
 }
 
+/// Two small platforms written for the check (`traces/platforms`): Floyd
+/// routes over links of unlike bandwidths and latencies, and hosts on shared
+/// links behind a FATPIPE switch. SimGrid's ring allreduce (`lr`) at 64 KiB,
+/// whose blocks go eagerly, and at 1 MiB, a pairwise alltoall and a ring of
+/// send-receives replay to SimGrid's times under both models.
+#[test]
+fn eager_rings_on_unlike_links_replay_to_simgrids_times() {
+    let dir = data().join("traces/platforms");
+    let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
+    let mut rows = 0;
+    for line in times.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (trace, platform, model, want) = (f[0], f[1], f[2], f[3].parse::<f64>().unwrap());
+        let mut choice = Choice::default();
+        if trace.starts_with("allreduce") {
+            choice.simgrid_option("smpi/allreduce", "lr", &[]).unwrap();
+        } else if trace.starts_with("alltoall") {
+            choice.simgrid_option("smpi/alltoall", "pair", &[]).unwrap();
+        }
+        let cfg = match model {
+            "CM02" => cm02(),
+            _ => {
+                let mut cfg = SimConfig {
+                    engines: u32::MAX as usize,
+                    ..SimConfig::default()
+                };
+                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
+                cfg
+            }
+        };
+        let xml = dir.join(format!("{platform}.xml"));
+        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
+        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+            .unwrap();
+        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
+        let got = replay_trace(&t, &topo, &choice, &Semantics::default(), &cfg)
+            .unwrap()
+            .result
+            .time_s;
+        assert!(
+            (got / want - 1.0).abs() < 1e-6,
+            "{trace} on {platform} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 16);
+}
+
 /// The trace of `tests/data/communicators/comm-split4` on the first 4 hosts
 /// of SimGrid's cluster_backbone: SimGrid's recording (every call on the
 /// world) against `smpirun -replay`'s time, and the same lines with their
