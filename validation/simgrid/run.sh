@@ -195,7 +195,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
         "$sg" "$tc" "$t" "$p" "$ranks" "$([ "$ct" = 1 ] && echo on || echo off)"
     done
   }
-  each_replay "$repo/tests/data/traces/nas-*/" smpi_row
+  each_replay "$repo/tests/data/traces/nas-*/ $repo/tests/data/traces/hpcg8/" smpi_row
   if [ "$record" = 1 ]; then cp "$smpi_times" "$repo/tests/data/traces/simgrid-smpi-times.tsv"; fi
 
   # The same traces with no algorithm options on either side: SimGrid's default selector
@@ -224,7 +224,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
         "$sg" "$tc" "$t" "$p" "$ranks" "$model"
     done
   }
-  each_replay "$repo/tests/data/traces/nas-*/" default_row
+  each_replay "$repo/tests/data/traces/nas-*/ $repo/tests/data/traces/hpcg8/" default_row
   if [ "$record" = 1 ]; then cp "$default_times" "$repo/tests/data/traces/simgrid-default-times.tsv"; fi
 
   # SimGrid's default selector collective by collective, the alltoall at each of Open MPI's
