@@ -1,6 +1,6 @@
 //! `topocoll replay`: price an application's trace on a network.
 
-use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs};
+use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile};
 use crate::error::Error;
 use crate::sim::SimConfig;
 use crate::units::parse_bytes;
@@ -57,6 +57,11 @@ pub struct ReplayArgs {
     /// JSON reports; the CSV report is this table).
     #[arg(long)]
     pub breakdown: bool,
+    /// Write the replay as a Chrome trace JSON (Perfetto, chrome://tracing)
+    /// here: each rank's operations and each link's load, as `simulate
+    /// --trace` writes them.
+    #[arg(long = "trace", value_name = "FILE")]
+    pub perfetto: Option<String>,
     /// text, json or csv.
     #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
     pub format: ReplayFormat,
@@ -89,6 +94,10 @@ struct Report {
     /// communicates or waits.
     rank_compute_s: Vec<f64>,
     flows: u64,
+    /// Of the network's directed links, the fractions ever shared by two
+    /// flows or more and ever used.
+    links_shared_fraction: f64,
+    links_used_fraction: f64,
     events: u64,
     wall_s: f64,
     driver: String,
@@ -220,6 +229,12 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         }
     }
     if workload::jobs::is_job_file(Path::new(&a.trace)) {
+        if a.perfetto.is_some() {
+            return Err(Error::Invalid(
+                "--trace: a job file's report is its jobs' times (replay a job's trace for its Perfetto trace)".into(),
+            )
+            .into());
+        }
         if a.breakdown {
             return Err(Error::Invalid(
                 "--breakdown: a job file's report is its jobs' times (replay a job's trace for its breakdown)".into(),
@@ -234,6 +249,14 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         )
         .into());
     }
+    if a.perfetto.is_some() && a.compare.is_some() {
+        return Err(Error::Invalid(
+            "--trace records one replay: --compare runs one for each choice".into(),
+        )
+        .into());
+    }
+    // Fail on the output path before the replay, not after it.
+    let perfetto = a.perfetto.as_deref().map(OutputFile::open).transpose()?;
     let opts = workload::ReadOptions {
         comm_groups: a
             .comm_groups
@@ -256,9 +279,10 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     }
     let topo = a.node.topology(&a.build, a.latency)?;
     let breakdown = a.breakdown || (a.format == ReplayFormat::Csv && a.compare.is_none());
+    let recorded = breakdown || perfetto.is_some();
     let cfg = a
         .node
-        .config(&a.build, engines, &a.drivers, breakdown, None)?;
+        .config(&a.build, engines, &a.drivers, recorded, None)?;
     let compared = a.compare.as_deref().map(Choice::alternatives).transpose()?;
     let auto = choice.has_auto()
         || compared
@@ -327,6 +351,20 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
         let cfg = SimConfig { progress, ..cfg };
         workload::replay_trace(&w, &topo, &choice, &sem, &cfg)
     })?;
+    if let (Some(path), Some(file)) = (&a.perfetto, perfetto) {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(file);
+        let name = |l: u32| topo.link_name(l);
+        crate::sim::write_chrome_trace(
+            &r.result.spans,
+            w.ranks(),
+            &r.result.link_samples,
+            &name,
+            &mut f,
+        )
+        .and_then(|()| f.flush().map_err(|e| Error::io("writing the output", e)))
+        .map_err(|e| anyhow::Error::from(e).context(format!("writing '{path}'")))?;
+    }
     let calls: Vec<CallReport> = r
         .calls
         .iter()
@@ -340,7 +378,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             comm_ranks: c.comm_ranks.clone(),
         })
         .collect();
-    let (rank_rows, coll_rows) = match &r.breakdown {
+    let (rank_rows, coll_rows) = match r.breakdown.as_ref().filter(|_| breakdown) {
         Some(b) => {
             let ranks: Vec<RankRow> = b
                 .ranks
@@ -394,6 +432,8 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                 rank_finish_s: r.result.rank_finish_s.clone(),
                 rank_compute_s: r.rank_compute_s.clone(),
                 flows: r.result.flows,
+                links_shared_fraction: r.result.links_shared_fraction,
+                links_used_fraction: r.result.links_used_fraction,
                 events: r.result.run.events,
                 wall_s: r.result.run.wall_s,
                 driver: r.result.run.driver.clone(),
@@ -435,6 +475,12 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
                     100.0 * compute / busy
                 );
             }
+            outln!(
+                "  links: {:.2}% ever shared by 2+ flows, {:.2}% used, of {} directed links",
+                100.0 * r.result.links_shared_fraction,
+                100.0 * r.result.links_used_fraction,
+                r.result.links.len()
+            );
             if let (Some(ranks), Some(colls)) = (&rank_rows, &coll_rows) {
                 print_tables(ranks, colls)?;
             }

@@ -772,6 +772,57 @@ fn replay_places_ranks_by_a_simgrid_hostfile() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `replay --trace FILE` writes the replay as a Chrome trace (a thread per
+/// rank, the links' load) and leaves its time as it is; the report gives
+/// the links' statistics as `simulate`'s does.
+#[test]
+fn replay_writes_a_perfetto_trace_and_its_links_statistics() {
+    let is4 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/nas-is4/index.txt"
+    );
+    let dir = std::env::temp_dir().join(format!("topocoll-replay-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("is4.json");
+    let base = [
+        "replay",
+        is4,
+        "-t",
+        "torus:2x2",
+        "--flops",
+        "1Gf",
+        "--format",
+        "json",
+    ];
+    let (code, plain, err) = topocoll(&base);
+    assert_eq!(code, 0, "{err}");
+    let mut args = base.to_vec();
+    args.extend(["--trace", path.to_str().unwrap()]);
+    let (code, traced, err) = topocoll(&args);
+    assert_eq!(code, 0, "{err}");
+    let (plain, traced): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&plain).unwrap(),
+        serde_json::from_str(&traced).unwrap(),
+    );
+    assert_eq!(plain["time_s"], traced["time_s"]);
+    let shared = plain["links_shared_fraction"].as_f64().unwrap();
+    let used = plain["links_used_fraction"].as_f64().unwrap();
+    assert!(
+        0.0 < shared && shared <= used && used <= 1.0,
+        "{shared} {used}"
+    );
+    let chrome: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let events = chrome["traceEvents"].as_array().unwrap();
+    let ranks: std::collections::BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == 0)
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks.len(), 4, "a thread of operations for each rank");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `replay --breakdown` splits each rank's time to its finish into compute,
 /// communication and waiting, gives every distinct call its time and
 /// bound, and leaves the replay's time as it is without it; `--format csv`
