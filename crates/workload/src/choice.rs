@@ -91,9 +91,9 @@ impl Alternative {
 /// Each collective's algorithm when none is chosen: SMPI's default where
 /// topocoll has it (the binomial bcast, the linear barrier, reduce and
 /// allgather, the linear reduce then binomial bcast of the allreduce, the
-/// linear reduce then scatterv of the reduce_scatter; the alltoall's is
-/// chosen by size, [`smpi_default_alltoall`]), otherwise a plain
-/// rank-based one that takes any rank count.
+/// linear reduce then scatterv of the reduce_scatter, the direct scan and
+/// exscan; the alltoall's is chosen by size, [`smpi_default_alltoall`]),
+/// otherwise a plain rank-based one that takes any rank count.
 const DEFAULTS: [(&Algorithm, Sends); 13] = [
     (&algorithms::alltoall::linear::ALGORITHM, Sends::AsScheduled),
     (
@@ -113,8 +113,8 @@ const DEFAULTS: [(&Algorithm, Sends); 13] = [
     (&algorithms::scatter::linear::ALGORITHM, Sends::AsScheduled),
     (&algorithms::gather::linear::ALGORITHM, Sends::AsScheduled),
     (&algorithms::barrier::linear::ALGORITHM, Sends::AsScheduled),
-    (&algorithms::scan::linear::ALGORITHM, Sends::AsScheduled),
-    (&algorithms::exscan::linear::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::scan::direct::ALGORITHM, Sends::AsScheduled),
+    (&algorithms::exscan::direct::ALGORITHM, Sends::AsScheduled),
     (
         &algorithms::alltoallv::linear::ALGORITHM,
         Sends::AsScheduled,

@@ -9,6 +9,7 @@
 //! are commutative (IEEE sums and products too), so that swap changes no
 //! bit.
 
+pub mod direct;
 pub mod linear;
 pub mod node_aware;
 pub mod recursive_doubling;
