@@ -437,7 +437,10 @@ fn program(
                 counted.bytes += bytes;
                 let id = rank.push(op);
                 match mode {
-                    Mode::Immediate => rank.pending((mine.r as u32, *to, *comm, *tag), id),
+                    Mode::Immediate => rank.pending(
+                        (mine.r as u32, *to, *comm, *tag),
+                        (*bytes >= sem.eager_bytes).then_some(id),
+                    ),
                     Mode::Blocking if *bytes >= sem.eager_bytes => rank.frontier = vec![id],
                     Mode::Blocking => {}
                 }
@@ -459,7 +462,7 @@ fn program(
                 rank.scratch(bytes);
                 let id = rank.push(op);
                 match mode {
-                    Mode::Immediate => rank.pending((*from, mine.r as u32, *comm, *tag), id),
+                    Mode::Immediate => rank.pending((*from, mine.r as u32, *comm, *tag), Some(id)),
                     Mode::Blocking => rank.frontier = vec![id],
                 }
             }
@@ -469,7 +472,7 @@ fn program(
                 tag,
                 comm,
             } => {
-                if let Some(id) = rank
+                if let Some(Some(id)) = rank
                     .requests
                     .get_mut(&(*src, *dst, *comm, *tag))
                     .and_then(VecDeque::pop_front)
@@ -478,7 +481,11 @@ fn program(
                 }
             }
             Action::WaitAll => {
-                let mut all: Vec<OpId> = rank.requests.drain().flat_map(|(_, q)| q).collect();
+                let mut all: Vec<OpId> = rank
+                    .requests
+                    .drain()
+                    .flat_map(|(_, q)| q.into_iter().flatten())
+                    .collect();
                 all.sort_unstable();
                 rank.frontier.extend(all);
             }
@@ -564,8 +571,9 @@ struct Rank {
     /// What the next action waits for.
     frontier: Vec<OpId>,
     /// Pending requests by (source, destination, communicator, tag),
-    /// oldest first.
-    requests: FxHashMap<(u32, u32, u32, i64), VecDeque<OpId>>,
+    /// oldest first: the op a wait on it waits for, or none for an eager
+    /// isend, done once posted (SMPI's detached sends).
+    requests: FxHashMap<(u32, u32, u32, i64), VecDeque<Option<OpId>>>,
 }
 
 impl Rank {
@@ -579,7 +587,7 @@ impl Rank {
         self.frontier = vec![id];
     }
 
-    fn pending(&mut self, key: (u32, u32, u32, i64), id: OpId) {
+    fn pending(&mut self, key: (u32, u32, u32, i64), id: Option<OpId>) {
         self.requests.entry(key).or_default().push_back(id);
     }
 

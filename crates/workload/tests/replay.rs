@@ -65,6 +65,21 @@ fn a_small_blocking_send_returns_at_once() {
     close(t, LAT + 1e5 / BW + 1e-3);
 }
 
+/// A wait or waitall on an isend below the eager limit returns at once (an
+/// SMPI detached send): the sender's compute after it overlaps the message;
+/// on a larger isend it waits for the message to arrive.
+#[test]
+fn a_wait_on_a_small_isend_returns_at_once() {
+    for wait in ["wait 0 1 0", "waitall"] {
+        let trace = format!("0 isend 1 0 1000\n0 {wait}\n0 compute 1e6\n1 recv 0 0 1000\n");
+        let t = time(&trace, &network("mesh:2"), &Choice::default(), Some(1e9));
+        close(t, 1e-3);
+        let big = format!("0 isend 1 0 100000\n0 {wait}\n0 compute 1e6\n1 recv 0 0 100000\n");
+        let t = time(&big, &network("mesh:2"), &Choice::default(), Some(1e9));
+        close(t, LAT + 1e5 / BW + 1e-3);
+    }
+}
+
 /// A wait with no request pending returns at once (LULESH's trace waits on
 /// requests a waitall completed; SimGrid 3.32 aborts there).
 #[test]
