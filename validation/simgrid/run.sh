@@ -132,6 +132,14 @@ each_replay() {
     done
   done
 }
+# model_flags MODEL: the options of CM02 or SMPI's model, SimGrid's in sgm and topocoll's in tcm.
+model_flags() {
+  sgm=(); tcm=(--simgrid)
+  if [ "$1" = CM02 ]; then
+    sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
+    tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
+  fi
+}
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 
 # --- application traces (--replay) ---------------------------------------------------------
@@ -207,11 +215,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
   echo "|---|---|---:|---|---:|---:|---:|"
   default_row() {
     for model in CM02 SMPI; do
-      sgm=(); tcm=(--simgrid)
-      if [ "$model" = CM02 ]; then
-        sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
-        tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
-      fi
+      model_flags "$model"
       (cd "$dir" && smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay index.txt \
           "${sgm[@]}" --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) \
           >"$work/$t.$p.default$model.out" 2>&1 \
@@ -244,11 +248,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
       hosts="$work/hosts_defaults_${p}_$ranks.txt"
       first_hosts "$xml" "$ranks" "$hosts"
       for model in CM02 SMPI; do
-        sgm=(); tcm=(--simgrid)
-        if [ "$model" = CM02 ]; then
-          sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
-          tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
-        fi
+        model_flags "$model"
         smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" -replay "$work/$t.list" "${sgm[@]}" \
             --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n >"$work/$t.$p.$model.out" 2>&1 \
           || { echo "smpirun -replay failed, see $work/$t.$p.$model.out" >&2; exit 1; }
@@ -280,11 +280,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
     first_hosts "$gxml" "$ranks" "$hosts"
     echo "$f" >"$work/$t.list"
     for model in CM02 SMPI; do
-      sgm=(); tcm=(--simgrid)
-      if [ "$model" = CM02 ]; then
-        sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
-        tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
-      fi
+      model_flags "$model"
       smpirun -np "$ranks" -platform "$gxml" -hostfile "$hosts" -replay "$work/$t.list" "${sgm[@]}" \
           "--cfg=smpi/$coll:$name" --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n \
           >"$work/$t.$model.out" 2>&1 \
@@ -320,11 +316,7 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
       esac
       echo "$f" >"$work/$t.list"
       for model in CM02 SMPI; do
-        sgm=(); tcm=(--simgrid)
-        if [ "$model" = CM02 ]; then
-          sgm=(--cfg=network/model:CM02 --cfg=network/crosstraffic:0)
-          tcm=(--fairness rtt --header-bytes 16 --rendezvous --tcp-window 4194304)
-        fi
+        model_flags "$model"
         smpirun -np 4 -platform "$xml" -hostfile "$pdir/hosts" -replay "$work/$t.list" "${sgm[@]}" \
             "${alg[@]}" --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n \
             >"$work/$t.$p.$model.out" 2>&1 \

@@ -624,20 +624,17 @@ impl Rank {
             } else {
                 for &j in own {
                     waited[j as usize] = true;
-                    match (d.sends, sub.ops[j as usize]) {
-                        // SMPI's blocking calls: an eager send is done for
-                        // its sender once posted, so what waits for it
-                        // waits for what it waited for.
-                        (Sends::Blocking | Sends::BlockingSends, Op::Send { region, .. })
-                            if region.count < eager =>
-                        {
-                            for &k in self.program.deps(base as usize + j as usize) {
-                                if !deps.contains(&k) {
-                                    deps.push(k);
-                                }
+                    // SMPI's blocking calls: an eager send is done for its
+                    // sender once posted, so what waits for it waits for
+                    // what it waited for.
+                    if d.sends != Sends::AsScheduled && is_eager(&sub.ops[j as usize], eager) {
+                        for &k in self.program.deps(base as usize + j as usize) {
+                            if !deps.contains(&k) {
+                                deps.push(k);
                             }
                         }
-                        _ => deps.push(base + j),
+                    } else {
+                        deps.push(base + j);
                     }
                 }
             }
@@ -645,8 +642,8 @@ impl Rank {
             // receive after the one before it (posted only then, so under
             // rendezvous its message waits for it).
             let chain = match (d.sends, op) {
-                (Sends::Blocking | Sends::BlockingSends, Op::Send { region, .. })
-                    if region.count >= eager =>
+                (Sends::Blocking | Sends::BlockingSends, Op::Send { .. })
+                    if !is_eager(op, eager) =>
                 {
                     Some(&mut last_large)
                 }
@@ -672,11 +669,10 @@ impl Rank {
             let mut exit = Vec::new();
             for i in (0..sub.len()).filter(|&i| !waited[i]) {
                 let id = base + i as OpId;
-                match sub.ops[i] {
-                    Op::Send { region, .. } if region.count < eager => {
-                        exit.extend_from_slice(self.program.deps(id as usize))
-                    }
-                    _ => exit.push(id),
+                if is_eager(&sub.ops[i], eager) {
+                    exit.extend_from_slice(self.program.deps(id as usize));
+                } else {
+                    exit.push(id);
                 }
             }
             exit.sort_unstable();
@@ -685,6 +681,13 @@ impl Rank {
         }
         Ok(())
     }
+}
+
+/// Whether `op` is a send of fewer than `eager` bytes (a call's schedule
+/// counts bytes): done for its sender once posted, as SMPI's detached
+/// sends are.
+fn is_eager(op: &Op, eager: u64) -> bool {
+    matches!(op, Op::Send { region, .. } if region.count < eager)
 }
 
 /// A call's op in the workload: its peer the world rank it is (the

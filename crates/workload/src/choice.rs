@@ -316,11 +316,8 @@ impl Choice {
             .filter(|t| t.1.collective == kind)
             .map(|t| t.0)
             .collect();
-        match SIMGRID_NAMES
-            .iter()
-            .find(|t| t.1.collective == kind && t.0 == name)
-        {
-            Some(&(_, alg, sends)) => {
+        match simgrid_name(kind, name) {
+            Some((alg, sends)) => {
                 self.set(kind, alg, sends);
                 Ok(())
             }
@@ -413,12 +410,8 @@ impl Choice {
             return a;
         }
         if kind == CollectiveKind::Alltoall {
-            let name = smpi_default_alltoall(ranks, bytes);
-            let &(_, alg, sends) = SIMGRID_NAMES
-                .iter()
-                .find(|t| t.1.collective == kind && t.0 == name)
+            return simgrid_name(kind, smpi_default_alltoall(ranks, bytes))
                 .expect("SMPI's default alltoalls are mapped");
-            return (alg, sends);
         }
         let &(alg, sends) = DEFAULTS
             .iter()
@@ -426,6 +419,15 @@ impl Choice {
             .expect("every collective has a default");
         (alg, sends)
     }
+}
+
+/// The topocoll algorithm SimGrid's `name` for `kind` maps onto, and how
+/// it sends ([`SIMGRID_NAMES`]).
+fn simgrid_name(kind: CollectiveKind, name: &str) -> Option<(&'static Algorithm, Sends)> {
+    SIMGRID_NAMES
+        .iter()
+        .find(|t| t.1.collective == kind && t.0 == name)
+        .map(|&(_, alg, sends)| (alg, sends))
 }
 
 /// SMPI's default alltoall, its `alltoall__ompi` (Open MPI 4.1's fixed

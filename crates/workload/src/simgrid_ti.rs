@@ -483,6 +483,17 @@ impl Reader<'_> {
         let f = Fields { r: self, line };
         let p = on.ranks.len();
         let comm = on.id;
+        // A call served as an alltoallv: this rank's row of bytes.
+        let alltoallv = |counts: Vec<u64>, rooted: Option<Rooted>| {
+            Action::Call(Call {
+                collective: topocoll_schedule::Collective::Alltoallv,
+                comm,
+                bytes: counts.iter().copied().max().unwrap_or(0),
+                counts,
+                flops: 0.0,
+                rooted,
+            })
+        };
         let call = |collective: CollectiveKind, root: u32, bytes: u64, flops: f64| {
             Action::Call(Call {
                 collective: collective.with_root(root),
@@ -660,15 +671,7 @@ impl Reader<'_> {
                 let send = f.counts(3, p)?;
                 f.counts(4 + p, p)?;
                 let elem = f.dtype(4 + 2 * p)?;
-                let counts: Vec<u64> = send.iter().map(|c| c * elem).collect();
-                Action::Call(Call {
-                    collective: topocoll_schedule::Collective::Alltoallv,
-                    comm,
-                    bytes: counts.iter().copied().max().unwrap_or(0),
-                    counts,
-                    flops: 0.0,
-                    rooted: None,
-                })
+                alltoallv(send.iter().map(|c| c * elem).collect(), None)
             }
             "allgatherv" => {
                 f.need(p + 1)?;
@@ -705,14 +708,7 @@ impl Reader<'_> {
                 f.dtype(5 + p)?;
                 let mut counts = vec![0; p];
                 counts[root as usize] = bytes;
-                Action::Call(Call {
-                    collective: topocoll_schedule::Collective::Alltoallv,
-                    comm,
-                    bytes,
-                    counts,
-                    flops: 0.0,
-                    rooted: Some(Rooted::Gatherv { root }),
-                })
+                alltoallv(counts, Some(Rooted::Gatherv { root }))
             }
             // SimGrid's scatterv: P send counts, the receive count, the root
             // and the send and receive types; the others' receive counts are
@@ -732,14 +728,7 @@ impl Reader<'_> {
                 } else {
                     vec![0; p]
                 };
-                Action::Call(Call {
-                    collective: topocoll_schedule::Collective::Alltoallv,
-                    comm,
-                    bytes: counts.iter().copied().max().unwrap_or(0),
-                    counts,
-                    flops: 0.0,
-                    rooted: Some(Rooted::Scatterv { root }),
-                })
+                alltoallv(counts, Some(Rooted::Scatterv { root }))
             }
             other => {
                 return Err(Error::parse(

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use topocoll_sim::{Fairness, SimConfig};
-use topocoll_topology::{parse_spec, RankMap};
-use topocoll_workload::{read, replay_trace, Choice, Semantics};
+use topocoll_topology::{parse_spec, RankMap, Topology};
+use topocoll_workload::{read, replay_trace, Choice, Replayed, Semantics};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
@@ -23,6 +23,49 @@ fn cm02() -> SimConfig {
         tcp_window: Some(4_194_304.0),
         ..SimConfig::default()
     }
+}
+
+/// SimGrid's default model, SMPI's, with SimGrid's `options` over it.
+fn smpi(options: &[(&str, &str)]) -> SimConfig {
+    let mut cfg = SimConfig {
+        engines: u32::MAX as usize,
+        ..SimConfig::default()
+    };
+    topocoll_sim::simgrid::configure(&mut cfg, options).unwrap();
+    cfg
+}
+
+/// The model a TSV row names: `CM02` ([`cm02`]), or SMPI's ([`smpi`]).
+fn model(name: &str) -> SimConfig {
+    match name {
+        "CM02" => cm02(),
+        _ => smpi(&[]),
+    }
+}
+
+/// The platform in file `xml` with the trace's ranks on `hosts`, in rank
+/// order, as the hostfile SimGrid ran with.
+fn placed(xml: &Path, hosts: Vec<String>) -> Topology {
+    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
+        .unwrap();
+    topo
+}
+
+/// The platform in file `xml` with `ranks` ranks on its first hosts in
+/// topocoll's rank order (`validation/simgrid/hosts.py`'s hostfile).
+fn on_first_hosts(xml: &Path, ranks: usize) -> Topology {
+    let topo = parse_spec(xml.to_str().unwrap()).unwrap();
+    let hosts = (0..ranks)
+        .map(|r| topo.node_name(topo.rank_node[r]))
+        .collect();
+    placed(xml, hosts)
+}
+
+/// The replay of the trace file `path` on `topo` under `cfg`.
+fn replay_file(path: &Path, topo: &Topology, choice: &Choice, cfg: &SimConfig) -> Replayed {
+    let t = read(path).unwrap();
+    replay_trace(&t, topo, choice, &Semantics::default(), cfg).unwrap()
 }
 
 /// The trace's algorithms, from its `cfg` file of SimGrid options.
@@ -60,16 +103,8 @@ fn replayed_with(
 ) -> f64 {
     let dir = data().join("traces").join(trace);
     let xml = data().join(format!("simgrid-platforms/{platform}.xml"));
-    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
-    // The platform's first hosts in rank order, as the hostfile SimGrid ran with.
-    let hosts: Vec<String> = (0..ranks)
-        .map(|r| topo.node_name(topo.rank_node[r]))
-        .collect();
-    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-        .unwrap();
-    let t = read(&dir.join("index.txt")).unwrap();
-    replay_trace(&t, &topo, choice, &Semantics::default(), cfg)
-        .unwrap()
+    let topo = on_first_hosts(&xml, ranks);
+    replay_file(&dir.join("index.txt"), &topo, choice, cfg)
         .result
         .time_s
 }
@@ -138,14 +173,9 @@ fn application_traces_replay_to_simgrids_smpi_times_within_one_percent() {
             f[3] == "1",
             f[4].parse::<f64>().unwrap(),
         );
-        let mut cfg = SimConfig {
-            engines: u32::MAX as usize,
-            ..SimConfig::default()
-        };
         let off = [("network/crosstraffic", "0")];
         let options: &[(&str, &str)] = if crosstraffic { &[] } else { &off };
-        topocoll_sim::simgrid::configure(&mut cfg, options).unwrap();
-        let got = replayed_under(trace, platform, ranks, &cfg);
+        let got = replayed_under(trace, platform, ranks, &smpi(options));
         let ratio = got / want;
         assert!(
             (ratio - 1.0).abs() < 0.01,
@@ -167,31 +197,21 @@ fn application_traces_replay_to_simgrids_times_under_its_default_algorithms() {
     let mut rows = [0; 2];
     for line in times.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        let (trace, platform, ranks, model, want) = (
+        let (trace, platform, ranks, model_name, want) = (
             f[0],
             f[1],
             f[2].parse::<usize>().unwrap(),
             f[3],
             f[4].parse::<f64>().unwrap(),
         );
-        let cfg = match model {
-            "CM02" => cm02(),
-            _ => {
-                let mut cfg = SimConfig {
-                    engines: u32::MAX as usize,
-                    ..SimConfig::default()
-                };
-                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
-                cfg
-            }
-        };
+        let cfg = model(model_name);
         let got = replayed_with(trace, platform, ranks, &cfg, &Choice::default());
         let ratio = got / want;
         assert!(
             (ratio - 1.0).abs() < 0.01,
-            "{trace} on {platform} under {model}: topocoll {got:e} s, SimGrid {want:e} s ({ratio:.4})"
+            "{trace} on {platform} under {model_name}: topocoll {got:e} s, SimGrid {want:e} s ({ratio:.4})"
         );
-        rows[usize::from(model == "CM02")] += 1;
+        rows[usize::from(model_name == "CM02")] += 1;
     }
     assert!(rows[0] >= 19 && rows[1] >= 19, "{rows:?}");
 }
@@ -211,7 +231,7 @@ fn each_collective_under_simgrids_default_selector_replays_to_its_time() {
     let mut served = std::collections::BTreeSet::new();
     for line in times.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        let (trace, platform, ranks, model, want, algs) = (
+        let (trace, platform, ranks, model_name, want, algs) = (
             f[0],
             f[1],
             f[2].parse::<usize>().unwrap(),
@@ -219,26 +239,10 @@ fn each_collective_under_simgrids_default_selector_replays_to_its_time() {
             f[4].parse::<f64>().unwrap(),
             f[5],
         );
-        let cfg = match model {
-            "CM02" => cm02(),
-            _ => {
-                let mut cfg = SimConfig {
-                    engines: u32::MAX as usize,
-                    ..SimConfig::default()
-                };
-                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
-                cfg
-            }
-        };
         let xml = data().join(format!("simgrid-platforms/{platform}.xml"));
-        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
-        let hosts: Vec<String> = (0..ranks)
-            .map(|r| topo.node_name(topo.rank_node[r]))
-            .collect();
-        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-            .unwrap();
-        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
-        let r = replay_trace(&t, &topo, &Choice::default(), &Semantics::default(), &cfg).unwrap();
+        let topo = on_first_hosts(&xml, ranks);
+        let file = dir.join(format!("{trace}.txt"));
+        let r = replay_file(&file, &topo, &Choice::default(), &model(model_name));
         let got_algs: Vec<String> = r
             .calls
             .iter()
@@ -251,7 +255,7 @@ fn each_collective_under_simgrids_default_selector_replays_to_its_time() {
         let got = r.result.time_s;
         assert!(
             (got / want - 1.0).abs() < 1e-6,
-            "{trace} on {platform} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+            "{trace} on {platform} under {model_name}: topocoll {got:e} s, SimGrid {want:e} s"
         );
     }
     assert!(served.len() >= 11, "{served:?}");
@@ -270,7 +274,7 @@ fn simgrids_named_algorithms_replay_to_its_times() {
     let mut rows = 0;
     for line in times.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        let (trace, ranks, model, want) = (
+        let (trace, ranks, model_name, want) = (
             f[0],
             f[2].parse::<usize>().unwrap(),
             f[3],
@@ -282,31 +286,14 @@ fn simgrids_named_algorithms_replay_to_its_times() {
         choice
             .simgrid_option(&format!("smpi/{coll}"), name, &[])
             .unwrap();
-        let cfg = match model {
-            "CM02" => cm02(),
-            _ => {
-                let mut cfg = SimConfig {
-                    engines: u32::MAX as usize,
-                    ..SimConfig::default()
-                };
-                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
-                cfg
-            }
-        };
-        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
-        let hosts: Vec<String> = (0..ranks)
-            .map(|r| topo.node_name(topo.rank_node[r]))
-            .collect();
-        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-            .unwrap();
-        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
-        let got = replay_trace(&t, &topo, &choice, &Semantics::default(), &cfg)
-            .unwrap()
+        let topo = on_first_hosts(&xml, ranks);
+        let file = dir.join(format!("{trace}.txt"));
+        let got = replay_file(&file, &topo, &choice, &model(model_name))
             .result
             .time_s;
         assert!(
             (got / want - 1.0).abs() < 1e-5,
-            "{trace} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+            "{trace} under {model_name}: topocoll {got:e} s, SimGrid {want:e} s"
         );
         rows += 1;
     }
@@ -325,37 +312,22 @@ fn eager_rings_on_unlike_links_replay_to_simgrids_times() {
     let mut rows = 0;
     for line in times.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        let (trace, platform, model, want) = (f[0], f[1], f[2], f[3].parse::<f64>().unwrap());
+        let (trace, platform, model_name, want) = (f[0], f[1], f[2], f[3].parse::<f64>().unwrap());
         let mut choice = Choice::default();
         if trace.starts_with("allreduce") {
             choice.simgrid_option("smpi/allreduce", "lr", &[]).unwrap();
         } else if trace.starts_with("alltoall") {
             choice.simgrid_option("smpi/alltoall", "pair", &[]).unwrap();
         }
-        let cfg = match model {
-            "CM02" => cm02(),
-            _ => {
-                let mut cfg = SimConfig {
-                    engines: u32::MAX as usize,
-                    ..SimConfig::default()
-                };
-                topocoll_sim::simgrid::configure(&mut cfg, &[]).unwrap();
-                cfg
-            }
-        };
         let xml = dir.join(format!("{platform}.xml"));
-        let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
-        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
-        topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-            .unwrap();
-        let t = read(&dir.join(format!("{trace}.txt"))).unwrap();
-        let got = replay_trace(&t, &topo, &choice, &Semantics::default(), &cfg)
-            .unwrap()
+        let topo = placed(&xml, (0..4).map(|h| format!("h{h}")).collect());
+        let file = dir.join(format!("{trace}.txt"));
+        let got = replay_file(&file, &topo, &choice, &model(model_name))
             .result
             .time_s;
         assert!(
             (got / want - 1.0).abs() < 1e-6,
-            "{trace} on {platform} under {model}: topocoll {got:e} s, SimGrid {want:e} s"
+            "{trace} on {platform} under {model_name}: topocoll {got:e} s, SimGrid {want:e} s"
         );
         rows += 1;
     }
@@ -375,15 +347,9 @@ fn a_trace_with_communicators_replays_to_simgrids_times() {
         let line = times.lines().find(|l| l.starts_with(run)).unwrap();
         line.split('\t').nth(3).unwrap().parse().unwrap()
     };
-    let xml = data().join("simgrid-platforms/cluster_backbone.xml");
-    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
-    let hosts: Vec<String> = (0..4).map(|r| topo.node_name(topo.rank_node[r])).collect();
-    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-        .unwrap();
+    let topo = on_first_hosts(&data().join("simgrid-platforms/cluster_backbone.xml"), 4);
     let time = |index: &Path| {
-        let t = read(index).unwrap();
-        replay_trace(&t, &topo, &choice(&dir), &Semantics::default(), &cm02())
-            .unwrap()
+        replay_file(index, &topo, &choice(&dir), &cm02())
             .result
             .time_s
     };
@@ -410,26 +376,24 @@ fn a_trace_on_a_platform_that_changes_replays_to_simgrids_times() {
     let dir = data().join("profiles/pingpong");
     let times = std::fs::read_to_string(dir.join("simgrid-times.tsv")).unwrap();
     let xml = data().join("simgrid-platforms/small_platform_profile.xml");
-    let mut topo = parse_spec(xml.to_str().unwrap()).unwrap();
+    let topo = placed(&xml, vec!["Jupiter".to_string(), "Fafard".to_string()]);
     assert!(topo.profiles.is_some());
-    let hosts = vec!["Jupiter".to_string(), "Fafard".to_string()];
-    topo.place_ranks(1, &RankMap::List(hosts), 20e9, 0.0)
-        .unwrap();
     let t = read(&dir.join("index.txt")).unwrap();
     for line in times.lines().skip(1) {
         let (model, want) = line.split_once('\t').unwrap();
         let want: f64 = want.parse().unwrap();
-        let mut cfg = SimConfig {
-            engines: u32::MAX as usize,
-            ..SimConfig::default()
-        };
         let cm02 = [("network/model", "CM02"), ("network/crosstraffic", "0")];
         let options: &[(&str, &str)] = if model == "CM02" { &cm02 } else { &[] };
-        topocoll_sim::simgrid::configure(&mut cfg, options).unwrap();
-        let got = replay_trace(&t, &topo, &Choice::default(), &Semantics::default(), &cfg)
-            .unwrap()
-            .result
-            .time_s;
+        let got = replay_trace(
+            &t,
+            &topo,
+            &Choice::default(),
+            &Semantics::default(),
+            &smpi(options),
+        )
+        .unwrap()
+        .result
+        .time_s;
         assert!(
             (got / want - 1.0).abs() < 1e-6,
             "{model}: topocoll {got:e} s, SimGrid {want:e} s"

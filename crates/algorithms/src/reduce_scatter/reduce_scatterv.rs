@@ -5,7 +5,7 @@
 //! SMPI's nonblocking scatterv does. A rank receives its chunk once its
 //! own buffer has gone.
 
-use crate::{Algorithm, Request};
+use crate::{reduce, Algorithm, Request};
 use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Region, Schedule};
@@ -32,15 +32,9 @@ fn build(req: &Request) -> Result<Schedule> {
             prog.push(Op::recv(0, 1, part(r)), &[sent]);
             continue;
         }
-        prog.scratch = (p as u64 - 1).saturating_mul(n);
-        let mut last = None;
-        for src in 1..p {
-            let slot = Region::scratch((src as u64 - 1) * n, n);
-            let got = prog.push(Op::recv(src as u32, 0, slot), &[]);
-            let deps: Vec<_> = std::iter::once(got).chain(last).collect();
-            last = Some(prog.push(Op::combine(slot, whole), &deps));
-        }
-        let reduced: Vec<_> = last.into_iter().collect();
+        let reduced: Vec<_> = reduce::linear::gather_and_combine(prog, p, 0, n)
+            .into_iter()
+            .collect();
         for dst in 1..p {
             prog.push(Op::send(dst as u32, 1, part(dst)), &reduced);
         }
