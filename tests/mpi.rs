@@ -8,12 +8,13 @@
 //! because a failed run leaves abandoned transfers behind.
 
 use std::time::{Duration, Instant};
+use topocoll::algorithms::Error;
 use topocoll::algorithms::{Algorithm, Request, ALGORITHMS};
 use topocoll::runtime::mpi::{exit_all, run_rank, World};
 use topocoll::runtime::{self, Elem, Fault, Options, Plan};
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, RankMap, Topology};
-use topocoll::{with_dtype, Error};
+use topocoll::with_dtype;
 
 fn build(
     alg: &topocoll::algorithms::Algorithm,

@@ -5,7 +5,6 @@
 //! files that a failed run leaves as they were.
 
 use crate::algorithms::{self, Request, ALGORITHMS};
-use crate::error::Error;
 use crate::optimize::machine;
 use crate::optimize::tune::{Counts, Notes, Problem};
 use crate::runtime::job::{Backend, Job};
@@ -23,6 +22,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
+use topocoll_base::Error;
 
 /// What to build: a collective, an algorithm, a network or a rank count, a size.
 #[derive(Args, Clone, Debug, Default)]
@@ -225,7 +225,7 @@ impl BuildArgs {
         }
         let s = match file.format() {
             FileFormat::Forest => {
-                let named = |e: Error| e.within(format_args!("schedule '{path}'"));
+                let named = |e: algorithms::Error| e.within(format_args!("schedule '{path}'"));
                 algorithms::forest::from_json_reader(file.into_reader())
                     .and_then(|f| f.expand())
                     .map_err(named)?
@@ -244,7 +244,7 @@ impl BuildArgs {
 
     /// What an MSCCL XML schedule's chunks hold: --size, --dtype and --op
     /// (their defaults follow the file's `collective`).
-    fn msccl_import(&self, collective: Collective) -> crate::Result<MscclImport> {
+    fn msccl_import(&self, collective: Collective) -> topocoll_schedule::Result<MscclImport> {
         let dtype = self.dtype.as_deref().map(Dtype::parse).transpose()?;
         let dtype = dtype.unwrap_or(if collective.is_reduction() {
             Dtype::F64
@@ -252,10 +252,9 @@ impl BuildArgs {
             Dtype::U8
         });
         if let (Some(_), false) = (&self.op, collective.is_reduction()) {
-            return Err(Error::Invalid(format!(
-                "--op: {} does not reduce",
-                collective.name()
-            )));
+            return Err(
+                Error::Invalid(format!("--op: {} does not reduce", collective.name())).into(),
+            );
         }
         let op = match &self.op {
             Some(o) => ReduceOp::parse(o, dtype)?,
@@ -269,7 +268,8 @@ impl BuildArgs {
                     return Err(Error::Invalid(format!(
                         "--size {text} is not a whole number of {} elements",
                         dtype.name()
-                    )));
+                    ))
+                    .into());
                 }
                 Some(bytes / dtype.size())
             }
@@ -1321,12 +1321,14 @@ impl ExecArgs {
 /// the flag that gives it (`--node-bandwidth`).
 pub fn render(e: &anyhow::Error) -> String {
     e.chain()
-        .map(|link| match link.downcast_ref::<Error>() {
-            Some(Error::Param { param, message }) => {
-                format!("--{}{message}", param.replace('_', "-"))
-            }
-            _ => link.to_string(),
-        })
+        .map(
+            |link| match crate::Error::of(link).as_ref().and_then(crate::Error::base) {
+                Some(Error::Param { param, message }) => {
+                    format!("--{}{message}", param.replace('_', "-"))
+                }
+                _ => link.to_string(),
+            },
+        )
         .collect::<Vec<_>>()
         .join(": ")
 }

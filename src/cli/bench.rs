@@ -5,7 +5,6 @@ use super::args::{
     backends, build_for_run, check_count, load_for_run, stop_all_on_error, without_mpi, BuildArgs,
     ExecArgs, Given, OutputFile, TableFormat,
 };
-use crate::error::Error;
 use crate::optimize::machine::MachineProblem;
 use crate::runtime::job::{Backend, Job};
 use crate::runtime::{self, kernel_bench, Options, Plan};
@@ -14,6 +13,7 @@ use crate::units::{format_bytes, parse_bytes, parse_size_list};
 use crate::with_dtype;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -224,9 +224,7 @@ fn bench_inner(
                     match build_for_run(job, &b, !a.exec.no_verify, opts.engines) {
                         Ok(s) => s,
                         Err(e) => {
-                            if let Some(Error::Unsupported { reason, .. }) =
-                                e.downcast_ref::<Error>()
-                            {
+                            if let Some(reason) = super::unsupported(&e) {
                                 rows.push(BenchRow {
                                     size_bytes: size,
                                     algorithm: alg.clone(),
@@ -574,8 +572,8 @@ fn bench_kernels(a: &BenchArgs, given: &Given) -> Result<i32> {
     };
     kernel_bench::run(bytes, iters, only, &mut |r| {
         print(r).map_err(|e| match e.downcast::<std::io::Error>() {
-            Ok(io) => Error::io("writing the table", io),
-            Err(other) => Error::Invalid(other.to_string()),
+            Ok(io) => crate::runtime::Error::io("writing the table", io),
+            Err(other) => crate::runtime::Error::invalid(other.to_string()),
         })
     })?;
     Ok(0)

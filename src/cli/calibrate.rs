@@ -5,7 +5,6 @@
 //! `optimize::machine` ([`CALIBRATION_RUNS`], [`Calibration::fit`]).
 
 use super::args::{backends, stop_all_on_error, BuildArgs, Given, TuneArgs};
-use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Calibration, CALIBRATION_RUNS, LARGE};
 use crate::runtime::job::{Backend, Job};
 use crate::runtime::{kernel_bench, Options, Plan};
@@ -13,6 +12,7 @@ use crate::schedule::{Dtype, ReduceOp};
 use crate::units::{format_bytes, format_seconds};
 use anyhow::Result;
 use std::time::Duration;
+use topocoll_base::Error;
 
 pub fn run(a: TuneArgs, given: &Given) -> Result<i32> {
     if let Some(flag) = given.first_except(&["--calibrate", "--backend", "--ranks", "--cache-dir"])

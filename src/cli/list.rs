@@ -4,12 +4,12 @@
 
 use super::args::{BuildArgs, Given};
 use crate::algorithms::ALGORITHMS;
-use crate::error::Error;
 use crate::schedule;
 use crate::topology::Topology;
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct ListArgs {

@@ -5,9 +5,9 @@
 //! Each verb is a file of its own that depends on [`args`] (the arguments
 //! verbs share) and on the library, never on another verb.
 
-use crate::error::Error;
 use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use topocoll_base::Error;
 
 /// `println!` that returns an error instead of panicking when standard
 /// output is closed or full (a pipe into `head`, a full disk).
@@ -172,8 +172,19 @@ impl std::error::Error for Relayed {}
 
 /// An error's line and exit status, as `main` prints and returns them.
 pub fn line_and_code(e: &anyhow::Error) -> (String, i32) {
-    let is_verify = matches!(e.downcast_ref::<Error>(), Some(Error::Verify(_)));
+    let is_verify = e
+        .chain()
+        .filter_map(crate::Error::of)
+        .any(|l| l.verify().is_some());
     (one_line(&args::render(e)), if is_verify { 1 } else { 2 })
+}
+
+/// Why an algorithm does not serve a request at all, if that is the
+/// error: a sweep shows it as a skipped row and goes on.
+pub fn unsupported(e: &anyhow::Error) -> Option<String> {
+    e.chain()
+        .filter_map(crate::Error::of)
+        .find_map(|l| l.unsupported().map(str::to_string))
 }
 
 /// The exit status of a process ended by a write into a closed pipe
@@ -183,11 +194,12 @@ const CLOSED_PIPE: i32 = 128 + 13;
 /// Whether an error is a write into a pipe nobody reads any more.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        let io = match c.downcast_ref::<Error>() {
-            Some(Error::Io { cause, .. }) => Some(&*cause.0),
-            _ => c.downcast_ref::<std::io::Error>(),
+        let shared = crate::Error::of(c);
+        let io = match shared.as_ref().and_then(crate::Error::base) {
+            Some(Error::Io { cause, .. }) => Some(cause.0.kind()),
+            _ => c.downcast_ref::<std::io::Error>().map(std::io::Error::kind),
         };
-        io.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        io == Some(std::io::ErrorKind::BrokenPipe)
     })
 }
 

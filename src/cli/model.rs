@@ -2,13 +2,13 @@
 
 use super::args::TextOrJson;
 use crate::algorithms::trees::{check_trees, torus_trees};
-use crate::error::Error;
 use crate::model::trinaryx3::{self as trix, Params};
 use crate::optimize::lanes;
 use crate::topology;
 use crate::units::{format_bytes, parse_bytes};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct ModelArgs {

@@ -7,7 +7,6 @@
 use super::args::{
     check_root, BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile, TextOrJson,
 };
-use crate::error::Error;
 use crate::limits::Deadline;
 use crate::optimize::synth;
 use crate::optimize::treebcast::{self, Limits, Options, Problem};
@@ -19,6 +18,7 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 use serde::Serialize;
 use std::io::Write;
+use topocoll_base::Error;
 
 /// The flags of one model only, by group (refused in the other, by
 /// [`refuse_the_other_models`]): the synthesis's (`synthesis`, with the

@@ -2,12 +2,12 @@
 //! the Dragon net (`sim::packet`).
 
 use super::args::{Given, SimFormat, SimulateArgs};
-use crate::error::Error;
 use crate::schedule;
 use crate::sim::packet::{self, Control, PacketConfig};
 use crate::units::{format_bytes, parse_bytes};
 use anyhow::Result;
 use serde::Serialize;
+use topocoll_base::Error;
 
 #[derive(Serialize)]
 struct Report {

@@ -1,7 +1,6 @@
 //! `topocoll replay`: price an application's trace on a network.
 
 use super::args::{BuildArgs, DriverArgs, Given, NodeModelArgs, OutputFile};
-use crate::error::Error;
 use crate::sim::SimConfig;
 use crate::units::parse_bytes;
 use crate::workload::{self, Choice, Semantics};
@@ -9,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::Path;
+use topocoll_base::Error;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
@@ -291,7 +291,7 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
     let choice = if auto {
         let tune = crate::optimize::machine::auto_picker(topo.clone(), cfg.clone());
         let picker = move |collective: crate::schedule::Collective, bytes| {
-            let c = tune(collective, bytes)?;
+            let c = tune(collective, bytes).map_err(for_workload)?;
             Ok(workload::Picked {
                 algorithm: crate::algorithms::find(collective.kind(), &c.algorithm)?,
                 segment_bytes: c.segment_bytes,
@@ -362,7 +362,10 @@ pub fn run(mut a: ReplayArgs, given: &Given) -> Result<i32> {
             &name,
             &mut f,
         )
-        .and_then(|()| f.flush().map_err(|e| Error::io("writing the output", e)))
+        .and_then(|()| {
+            f.flush()
+                .map_err(|e| crate::sim::Error::io("writing the output", e))
+        })
         .map_err(|e| anyhow::Error::from(e).context(format!("writing '{path}'")))?;
     }
     let calls: Vec<CallReport> = r
@@ -744,5 +747,23 @@ fn label(algorithm: &str, segment_bytes: Option<u64>) -> String {
     match segment_bytes {
         Some(seg) => format!("{algorithm}/{}", crate::units::format_bytes(seg)),
         None => algorithm.to_string(),
+    }
+}
+
+/// An optimiser's error as the workload layer's, for `--algorithm auto`'s
+/// picks: the layers both share keep their variant, the optimiser's own
+/// refusal is a choice the trace cannot make.
+fn for_workload(e: crate::optimize::Error) -> workload::Error {
+    use crate::optimize::Error as O;
+    match e {
+        O::Base(b) => b.into(),
+        O::Topology(t) => t.into(),
+        O::Schedule(s) => s.into(),
+        O::Algorithm(a) => a.into(),
+        O::Sim(s) => s.into(),
+        own @ O::Optimize { .. } => workload::Error::Workload {
+            kind: workload::WorkloadKind::Choice,
+            message: own.to_string(),
+        },
     }
 }

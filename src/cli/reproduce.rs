@@ -1,10 +1,10 @@
 //! `topocoll reproduce`: the papers' experiments, written into a directory.
 
-use crate::error::Error;
 use crate::reproduce;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct ReproduceArgs {

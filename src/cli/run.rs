@@ -3,7 +3,6 @@
 use super::args::{
     backends, build_for_run, check_count, load_for_run, stop_all_on_error, BuildArgs, ExecArgs,
 };
-use crate::error::Error;
 use crate::runtime::job::{Backend, Job};
 use crate::runtime::{self, Elem, Options, Plan};
 use crate::schedule;
@@ -11,6 +10,7 @@ use crate::units::format_bytes;
 use crate::with_dtype;
 use anyhow::Result;
 use clap::Args;
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct RunArgs {

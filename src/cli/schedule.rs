@@ -2,11 +2,11 @@
 //! MSCCL XML.
 
 use super::args::{BuildArgs, OutputFile};
-use crate::error::Error;
 use crate::schedule;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use std::io::Write;
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct ScheduleArgs {

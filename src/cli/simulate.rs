@@ -5,7 +5,6 @@ use super::args::{
     value_name, AlgorithmList, BuildArgs, Given, OutputFile, SimFormat, SimulateArgs,
 };
 use crate::algorithms;
-use crate::error::Error;
 use crate::optimize::tune;
 use crate::price;
 use crate::runtime::spread::Spread;
@@ -18,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
+use topocoll_base::Error;
 
 /// One simulation's report, as printed in JSON.
 #[derive(Serialize)]
@@ -302,7 +302,10 @@ pub fn run(mut a: SimulateArgs, given: &Given) -> Result<i32> {
         let mut f = std::io::BufWriter::new(file);
         let name = |l: u32| topo.link_name(l);
         sim::write_chrome_trace(&result.spans, s.ranks, &result.link_samples, &name, &mut f)
-            .and_then(|()| f.flush().map_err(|e| Error::io("writing the output", e)))
+            .and_then(|()| {
+                f.flush()
+                    .map_err(|e| sim::Error::io("writing the output", e))
+            })
             .with_context(|| format!("writing '{path}'"))?;
     }
     // (An output file's errors name it; standard output's say so here.)
@@ -568,8 +571,8 @@ fn sweep(
                     .collect()),
                 // An algorithm that does not apply here is a row saying why,
                 // and the sweep goes on.
-                Err(e) => match e.downcast_ref::<Error>() {
-                    Some(Error::Unsupported { reason, .. }) => Ok(engines
+                Err(e) => match super::unsupported(&e) {
+                    Some(reason) => Ok(engines
                         .iter()
                         .map(|&e| Row::Skipped {
                             topology: topo.name.clone(),
@@ -580,7 +583,7 @@ fn sweep(
                             skipped: reason.clone(),
                         })
                         .collect()),
-                    _ => Err(e),
+                    None => Err(e),
                 },
             };
             bar.inc(engines.len() as u64);

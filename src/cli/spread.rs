@@ -3,9 +3,9 @@
 //! ranks other than 0, and each point's result as it is sent to rank 0.
 
 use super::Relayed;
-use crate::error::Error;
 use crate::runtime::spread::{self, Spread};
 use anyhow::Result;
+use topocoll_base::Error;
 
 /// `e`, on rank 0 (or alone); on another rank of `mpirun`'s, a quiet end
 /// with `e`'s status, rank 0 saying why.

@@ -10,7 +10,6 @@ use super::args::{
     check_plot_path, distinct_outputs, parse_engines, warn_notes, Given, OutputFile, TableFormat,
     TuneArgs,
 };
-use crate::error::Error;
 use crate::optimize::machine::{cache_dir, Machine};
 use crate::optimize::mpi_rules::{self, Library};
 use crate::optimize::nccl_tuner;
@@ -18,6 +17,7 @@ use crate::optimize::tune::{Cache, Counts, Decision, Notes, Problem, Search, Tab
 use crate::units::{format_bytes, format_seconds, parse_size_list};
 use anyhow::{Context, Result};
 use std::io::Write;
+use topocoll_base::Error;
 
 /// `tune`: under `mpirun`, every process refuses what one would (the same
 /// arguments, the same cache), and rank 0 alone says why.
@@ -220,13 +220,13 @@ fn tune_table(
     }
     // The sizes are --sizes'.
     let sizes_param = |e| match e {
-        Error::Param {
+        crate::optimize::Error::Base(Error::Param {
             param: "size",
             message,
-        } => Error::Param {
+        }) => crate::optimize::Error::Base(Error::Param {
             param: "sizes",
             message,
-        },
+        }),
         e => e,
     };
     let mut notes = Notes::default();

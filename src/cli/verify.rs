@@ -2,12 +2,12 @@
 //! implements its collective.
 
 use super::args::BuildArgs;
-use crate::error::Error;
 use crate::schedule;
 use crate::units::format_bytes;
 use anyhow::Result;
 use clap::Args;
 use std::time::Instant;
+use topocoll_base::Error;
 
 #[derive(Args)]
 pub struct VerifyArgs {

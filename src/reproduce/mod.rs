@@ -128,7 +128,7 @@ pub fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::run_in_order;
-    use crate::error::Error;
+    use topocoll_base::Error;
 
     /// Results come back in the items' order whatever the order they run in
     /// and the workers' timing, and an error is returned, not swallowed.
@@ -148,11 +148,11 @@ mod tests {
         assert_eq!(out, items.iter().map(|x| x + 1).collect::<Vec<_>>());
         let r = run_in_order(&items, &forward, "test", |&x| {
             if x == 17 {
-                Err(Error::Invalid("seventeen".into()))
+                Err(Error::Invalid("seventeen".into()).into())
             } else {
                 Ok(x)
             }
         });
-        assert!(matches!(r, Err(Error::Invalid(m)) if m == "seventeen"));
+        assert!(matches!(r, Err(crate::Error::Base(Error::Invalid(m))) if m == "seventeen"));
     }
 }

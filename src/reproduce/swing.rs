@@ -92,7 +92,7 @@ pub fn run(dir: &Path, settings: &Settings) -> Result<String> {
     let topos = specs
         .iter()
         .map(|s| parse_spec(s))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, crate::topology::Error>>()?;
     let algs: Vec<&'static str> = SWING.iter().chain(OTHERS.iter()).copied().collect();
     let mut points = Vec::new();
     for topo in 0..topos.len() {

@@ -56,9 +56,9 @@ use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use topocoll::algorithms::Error;
 use topocoll::algorithms::{self, Algorithm, Request};
 use topocoll::schedule::{self, Op, Region, Schedule, Sizes};
-use topocoll::Error;
 
 /// The corpus files (a test case holds this list to the directory's).
 const FILES: &[&str] = &[

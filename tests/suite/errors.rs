@@ -1,5 +1,7 @@
 //! One corpus of bad inputs run through every layer's API: each refusal
-//! is its layer's variant and kind, and its sentence is one line. The
+//! is its layer's own error, of its variant and kind, and its sentence is
+//! one line; the workspace's `topocoll::Error` answers the same kinds
+//! whichever layer gave them. The
 //! command line's wording of the same refusals is tested in `cli::refusals`.
 
 use std::io::Cursor;
@@ -10,22 +12,22 @@ use topocoll::sim::{simulate, SimConfig};
 use topocoll::topology::{self, parse_rankfile, parse_spec, parse_toml, Fail, RankMap};
 use topocoll::workload::{self, Choice};
 use topocoll::{
-    AlgorithmKind, Error, OptimizeKind, RunKind, ScheduleKind, SimKind, TopologyKind, VerifyKind,
+    AlgorithmKind, OptimizeKind, RunKind, ScheduleKind, SimKind, TopologyKind, VerifyKind,
     WorkloadKind,
 };
 use topocoll_testkit::request;
 
 /// `result`'s error, checked to be one line.
-fn refusal<T: std::fmt::Debug>(result: topocoll::Result<T>) -> Error {
+fn refusal<T: std::fmt::Debug, E: std::fmt::Display>(result: Result<T, E>) -> E {
     let e = result.expect_err("a bad input was accepted");
     let text = e.to_string();
     assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
     e
 }
 
-fn topology_kind<T: std::fmt::Debug>(result: topocoll::Result<T>) -> TopologyKind {
+fn topology_kind<T: std::fmt::Debug>(result: topology::Result<T>) -> TopologyKind {
     match refusal(result) {
-        Error::Topology { kind, .. } => kind,
+        topology::Error::Topology { kind, .. } => kind,
         other => panic!("not a topology error: {other:?}"),
     }
 }
@@ -80,9 +82,9 @@ fn topology_refusals_name_their_kind() {
 
 #[test]
 fn schedule_refusals_name_their_kind() {
-    let kind = |e: Error| match e {
-        Error::Schedule { kind, .. } => kind,
-        Error::Parse { .. } => ScheduleKind::Format,
+    let kind = |e: schedule::Error| match e {
+        schedule::Error::Schedule { kind, .. } => kind,
+        schedule::Error::Base(topocoll_base::Error::Parse { .. }) => ScheduleKind::Format,
         other => panic!("not a schedule error: {other:?}"),
     };
     assert_eq!(
@@ -106,8 +108,8 @@ fn schedule_refusals_name_their_kind() {
 
 #[test]
 fn algorithm_refusals_name_their_kind() {
-    let kind = |e: Error| match e {
-        Error::Algorithm { kind, .. } => kind,
+    let kind = |e: algorithms::Error| match e {
+        algorithms::Error::Algorithm { kind, .. } => kind,
         other => panic!("not an algorithm error: {other:?}"),
     };
     assert_eq!(
@@ -128,7 +130,7 @@ fn algorithm_refusals_name_their_kind() {
     assert!(
         matches!(
             refusal(algorithms::build(ring, &req)),
-            Error::Unsupported { algorithm, .. } if algorithm == "ring"
+            algorithms::Error::Unsupported { algorithm, .. } if algorithm == "ring"
         ),
         "ring takes no radix"
     );
@@ -140,7 +142,9 @@ fn simulator_refusals_name_their_kind() {
     let ring = algorithms::find_by_name("allreduce", "ring").unwrap();
     let s = algorithms::build(ring, &request(Collective::Allreduce, 8).bytes(64).build()).unwrap();
     match refusal(simulate(&s, &torus, &SimConfig::default())) {
-        Error::Sim { kind, .. } => assert_eq!(kind, SimKind::Schedule, "8 ranks on 4 hosts"),
+        topocoll::sim::Error::Sim { kind, .. } => {
+            assert_eq!(kind, SimKind::Schedule, "8 ranks on 4 hosts")
+        }
         other => panic!("not a simulator error: {other:?}"),
     }
 }
@@ -148,15 +152,17 @@ fn simulator_refusals_name_their_kind() {
 #[test]
 fn workload_and_optimiser_refusals_name_their_kind() {
     match refusal(Choice::parse("allreduce")) {
-        Error::Workload { kind, .. } => assert_eq!(kind, WorkloadKind::Choice),
+        workload::Error::Workload { kind, .. } => assert_eq!(kind, WorkloadKind::Choice),
         other => panic!("not a workload error: {other:?}"),
     }
     match refusal(workload::simgrid_ti::parse("t.txt", "0 frobnicate 3\n")) {
-        Error::Parse { file, line, .. } => assert_eq!((file.as_str(), line), ("t.txt", 1)),
+        workload::Error::Base(topocoll_base::Error::Parse { file, line, .. }) => {
+            assert_eq!((file.as_str(), line), ("t.txt", 1))
+        }
         other => panic!("not a parse error: {other:?}"),
     }
     match refusal(nccl_tuner::Line::parse("allreduce,0,1,2")) {
-        Error::Optimize { kind, .. } => assert_eq!(kind, OptimizeKind::Tuner),
+        topocoll::optimize::Error::Optimize { kind, .. } => assert_eq!(kind, OptimizeKind::Tuner),
         other => panic!("not an optimiser error: {other:?}"),
     }
 }
@@ -170,7 +176,7 @@ fn a_broken_schedule_names_the_verifier_check_and_a_failed_run_its_cause() {
     let e = refusal(schedule::verify(&s).map(|_| ()));
     assert!(e.verify_kind().is_some(), "{e:?}");
     assert_ne!(e.verify_kind(), Some(VerifyKind::ScanOrder), "{e:?}");
-    let e = Error::runtime(RunKind::Timeout, "rank 0 timed out");
+    let e = topocoll::runtime::Error::runtime(RunKind::Timeout, "rank 0 timed out");
     assert_eq!(e.run_kind(), Some(RunKind::Timeout));
 }
 
@@ -180,11 +186,43 @@ fn a_prefix_keeps_the_kind() {
     assert!(
         matches!(
             &e,
-            Error::Topology {
+            topology::Error::Topology {
                 kind: TopologyKind::Spec,
                 message
             } if message.starts_with("--topology: topology 'torus:0x4'")
         ),
         "{e:?}"
     );
+}
+
+/// A lower layer's error keeps its variant and kind through every layer
+/// above it and in the workspace's error, flattened: a topology error is a
+/// `Topology` there, not a workload error holding a simulator error.
+#[test]
+fn a_lower_layer_error_keeps_its_kind_through_the_layers_above() {
+    let t = parse_spec("tours:4x4").unwrap_err();
+    let w: workload::Error = topocoll::sim::Error::from(t.clone()).into();
+    assert!(
+        matches!(&w, workload::Error::Topology(inner) if *inner == t),
+        "{w:?}"
+    );
+    let top = topocoll::Error::from(w);
+    assert_eq!(top.topology_kind(), Some(TopologyKind::Spec));
+    assert_eq!(
+        top.to_string(),
+        t.to_string(),
+        "the sentence is the topology's"
+    );
+    let shared: algorithms::Error =
+        schedule::Error::from(topocoll_base::Error::TooLarge("too many".into())).into();
+    assert!(matches!(
+        shared.base(),
+        Some(topocoll_base::Error::TooLarge(_))
+    ));
+    let unsupported =
+        topocoll::Error::from(workload::Error::from(algorithms::Error::Unsupported {
+            algorithm: "ring".into(),
+            reason: "takes no radix".into(),
+        }));
+    assert_eq!(unsupported.unsupported(), Some("takes no radix"));
 }

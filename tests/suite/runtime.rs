@@ -11,7 +11,7 @@ use topocoll::algorithms::{Request, ALGORITHMS};
 use topocoll::runtime::{self, threads, Elem, Options, Plan, RankBuffers};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::Topology;
-use topocoll::{with_dtype, Error, RunKind};
+use topocoll::{with_dtype, RunKind};
 
 /// Builds `alg` for a shape; None when the algorithm does not support it.
 fn build(
@@ -27,7 +27,7 @@ fn build(
     let req = Request::new(c, p, elems * dtype.size(), dtype, op, topo).unwrap();
     match (alg.build)(&req) {
         Ok(s) => Some(s),
-        Err(Error::Unsupported { .. }) => None,
+        Err(topocoll::algorithms::Error::Unsupported { .. }) => None,
         Err(e) => panic!("{} {}: P={p} n={elems}: {e}", alg.collective, alg.name),
     }
 }

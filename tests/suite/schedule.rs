@@ -4,9 +4,10 @@
 //! all-to-all is compact. (Every algorithm verified: the corpus.)
 
 use topocoll::algorithms::Request;
+use topocoll::schedule::Error;
 use topocoll::schedule::{self, verify, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll::topology::{parse_spec, Topology};
-use topocoll::{Error, VerifyError, VerifyKind};
+use topocoll::{VerifyError, VerifyKind};
 
 fn request(
     c: Collective,

@@ -63,8 +63,8 @@
 //! of 3·2^k up to 384, a unit test's); they go as one message, packed in Scratch ([`Blocks`]), as
 //! the reference code sends them as one indexed datatype.
 
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_schedule::{Buf, Op, OpId, Program, Region};
 
 /// The most participants of a butterfly whose rings are not all powers

@@ -18,7 +18,7 @@
 //! the root. Nodes are numbered in the order of their lowest rank.
 
 use super::{find, of, Algorithm, Applies, Request};
-use topocoll_base::error::Result;
+use crate::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{
     chunk, Buf, Collective, CollectiveKind, Op, OpId, Region, Schedule, Sizes,
@@ -526,7 +526,9 @@ impl Composer {
         self.tag = self
             .top
             .checked_add(1)
-            .ok_or_else(|| param!("inter", ": the phases use more than 2^32 tags"))?;
+            .ok_or_else(|| -> crate::error::Error {
+                param!("inter", ": the phases use more than 2^32 tags")
+            })?;
         self.top = self.tag;
         Ok(())
     }
@@ -581,7 +583,9 @@ impl Composer {
             let t = self
                 .tag
                 .checked_add(t)
-                .ok_or_else(|| param!("inter", ": the phases use more than 2^32 tags"))?;
+                .ok_or_else(|| -> crate::error::Error {
+                    param!("inter", ": the phases use more than 2^32 tags")
+                })?;
             self.top = self.top.max(t);
             Ok(t)
         };

@@ -31,7 +31,7 @@
 
 use super::compose::{self, Composer, Frame, Nodes};
 use super::{Algorithm, Request};
-use topocoll_base::error::Result;
+use crate::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{Buf, Collective, Op, Region, Schedule, Sizes};
 

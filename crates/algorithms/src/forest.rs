@@ -27,13 +27,13 @@
 //! allgather down another's. The explicit paths tree edges take (switched
 //! networks) are [`Forest::paths`], route `k + 1` for path `k`.
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::pipelined::{Phases, Pipeline};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
 use crate::Request;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::{Buf, Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_topology::LinkId;
 

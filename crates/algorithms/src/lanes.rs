@@ -1,9 +1,9 @@
 //! What the multi-lane algorithms share: the grid of sites a request runs
 //! on, and how many WAN lanes it crosses with (`--lanes`, or chosen).
 
+use crate::error::Result;
 use crate::model::multilane::{self, check_lanes, lane_counts, Layout};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_topology::Sites;
 
 /// The grid of sites of the request, or why the algorithm does not apply.

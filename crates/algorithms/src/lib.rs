@@ -3,6 +3,7 @@
 //! That list is what `topocoll list`, the verifier's test sweeps, the simulator
 //! and the runtime enumerate: nothing else names an algorithm.
 
+pub mod error;
 pub mod model;
 
 pub mod allgather;
@@ -36,10 +37,10 @@ pub mod scan;
 pub mod scatter;
 pub mod trees;
 
+use crate::error::fail;
+pub use error::{AlgorithmKind, Error, Result};
 pub use registry::{Applies, Counterparts, Ompi, OpCount, RankNeed, RootNeed, TopologyNeed};
 use std::sync::Arc;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{
@@ -637,7 +638,7 @@ pub fn build(alg: &Algorithm, req: &Request) -> Result<Schedule> {
     alg.check(req)?;
     let ops = alg.op_count(req)?;
     if ops > pipelined::MAX_MATERIALISED_OPS {
-        return Err(Error::TooLarge(format!(
+        return Err(Error::too_large(format!(
             "{} {} on {} ranks: {ops} operations are too many to write out (at most {}); \
              simulate it with --stream if it has a generator (topocoll list), \
              or use fewer ranks or a smaller size",

@@ -10,11 +10,11 @@
 //! steps of `src/device/*.h`. docs/machines.md ("NCCL's algorithms") says
 //! what topocoll leaves out.
 
+use crate::error::Result;
 use crate::Request;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::Arc;
-use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 use topocoll_topology::nccl::GpuLayout;
@@ -554,7 +554,7 @@ impl Chains {
 pub fn check_ops(req: &Request, alg: &crate::Algorithm, ops: u128) -> Result<()> {
     let max = crate::pipelined::MAX_MATERIALISED_OPS;
     if ops > max as u128 {
-        return Err(topocoll_base::error::Error::TooLarge(format!(
+        return Err(crate::error::Error::too_large(format!(
             "{} {} on {} ranks: {ops} operations are too many to write out (at most {max}); \
              use more --channels, a larger chunk (--protocol Simple) or a smaller size",
             req.collective.name(),

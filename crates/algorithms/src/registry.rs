@@ -6,7 +6,7 @@
 //! not take is refused with the declaration's reason.
 
 use super::{Algorithm, Request};
-use topocoll_base::error::Result;
+use crate::error::Result;
 use topocoll_topology::Kind;
 
 /// Where an algorithm applies: the network, the rank count and the root it

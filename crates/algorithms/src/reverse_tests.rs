@@ -4,7 +4,6 @@
 //! schedule crate knows nothing of the algorithms that make schedules.)
 
 use crate::{allgather, allreduce, bcast, build, gather, reduce_scatter, Request};
-use topocoll_base::Error;
 use topocoll_schedule::*;
 
 fn request(collective: Collective, ranks: usize, size: u64, dtype: Dtype) -> Request<'static> {
@@ -92,8 +91,8 @@ fn an_unverifiable_reversal_is_an_error() {
     verify(&s).unwrap();
     let into = request(Collective::Gather { root: 0 }, 2, 4, Dtype::U8);
     match reverse_checked(&s, into.unregistered_schedule("broken")) {
-        Err(Error::Verify(why)) => {
-            assert_eq!(why.kind, topocoll_base::VerifyKind::Race, "{why}");
+        Err(topocoll_schedule::Error::Verify(why)) => {
+            assert_eq!(why.kind, topocoll_schedule::VerifyKind::Race, "{why}");
             assert!(why.message.contains("reversal"), "{why}");
         }
         other => panic!("expected a verification error, got {other:?}"),

@@ -51,9 +51,9 @@
 //! two trees of the 4×4 torus). A single node gets one tree with no edges.
 //! Meshes are not supported: a + chain needs the wrap link.
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use rustc_hash::FxHashSet;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_topology::GridShape;
 
 /// `Tree::parent` of the root.
@@ -392,9 +392,11 @@ pub struct TreeReport {
 /// heights, recomputed here.
 pub fn check_trees(shape: &GridShape, trees: &[Tree]) -> Result<TreeReport> {
     let fail = |m: String| {
-        Error::Verify(topocoll_base::VerifyError::new(
-            topocoll_base::VerifyKind::Structure,
-            format!("trees on {:?}: {m}", shape.dims),
+        Error::from(topocoll_schedule::Error::Verify(
+            topocoll_schedule::VerifyError::new(
+                topocoll_schedule::VerifyKind::Structure,
+                format!("trees on {:?}: {m}", shape.dims),
+            ),
         ))
     };
     let p = shape.size();

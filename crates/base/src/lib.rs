@@ -1,5 +1,5 @@
-//! What every topocoll layer shares, below them all: the error type
-//! ([`error`]), the limits every layer obeys ([`limits`]), sizes and rates
+//! What every topocoll layer shares, below them all: the shared errors
+//! and the pattern of each layer's own ([`error`]), the limits every layer obeys ([`limits`]), sizes and rates
 //! as the command line writes them ([`units`]) and the memory available
 //! ([`memory`]). It knows nothing of networks, schedules or time.
 
@@ -8,7 +8,4 @@ pub mod limits;
 pub mod memory;
 pub mod units;
 
-pub use error::{
-    did_you_mean, AlgorithmKind, Error, OptimizeKind, Result, RunKind, ScheduleKind, SimKind,
-    TopologyKind, VerifyError, VerifyKind, WorkloadKind,
-};
+pub use error::{did_you_mean, Error, IoCause, Result};

@@ -68,10 +68,11 @@ impl Deadline {
 /// command line).
 const TIME_LIMIT: &str = "time_limit";
 
-/// Whether `e` is a [`Deadline`]'s: work given up for want of time, which a
-/// search that has found something may take as its end.
-pub fn ran_out(e: &crate::Error) -> bool {
-    matches!(e, crate::Error::Param { param, .. } if *param == TIME_LIMIT)
+/// Whether `e`, a layer error's shared part (`Error::base()`), is a
+/// [`Deadline`]'s: work given up for want of time, which a search that has
+/// found something may take as its end.
+pub fn ran_out(e: Option<&crate::Error>) -> bool {
+    matches!(e, Some(crate::Error::Param { param, .. }) if *param == TIME_LIMIT)
 }
 
 /// "12.0 s (about 340 s for all)": the time `done` of `all` steps took since
@@ -106,11 +107,9 @@ mod tests {
         assert!(d.passed());
         assert_eq!(d.remaining_s(), 0.0);
         let e = d.check(|| "packing trees".into()).unwrap_err();
-        assert!(super::ran_out(&e));
+        assert!(super::ran_out(Some(&e)));
         assert_eq!(e.to_string(), "time_limit of 0 s ran out packing trees");
-        assert!(!super::ran_out(&crate::param!(
-            "engines",
-            " must be at least 1"
-        )));
+        let other: crate::Error = crate::param!("engines", " must be at least 1");
+        assert!(!super::ran_out(Some(&other)));
     }
 }

@@ -91,7 +91,7 @@ pub fn msccl_schedule(
     text: &str,
     count: Option<u64>,
     dtype: Dtype,
-) -> topocoll_base::Result<Schedule> {
+) -> topocoll_schedule::Result<Schedule> {
     let how = MscclImport {
         count,
         dtype,
@@ -271,14 +271,14 @@ fn read_schedules(dir: &Path) -> Result<(Vec<ScheduleFile>, Vec<MscclFile>), Str
     let mut msccl = Vec::new();
     for path in paths {
         let shown = path.display();
-        let bad = |e: topocoll_base::Error| format!("{SCHEDULES_VAR}: '{shown}': {e}");
+        let bad = |e: &dyn std::fmt::Display| format!("{SCHEDULES_VAR}: '{shown}': {e}");
         let file = topocoll_schedule::ScheduleFile::open(&path)
             .map_err(|e| format!("{SCHEDULES_VAR}: cannot read '{shown}': {e}"))?;
         let s = match file.format() {
             FileFormat::Msccl => {
-                let text = file.text().map_err(bad)?;
-                let header = topocoll_schedule::msccl_header(&text).map_err(bad)?;
-                msccl_schedule(&text, None, Dtype::U8).map_err(bad)?;
+                let text = file.text().map_err(|e| bad(&e))?;
+                let header = topocoll_schedule::msccl_header(&text).map_err(|e| bad(&e))?;
+                msccl_schedule(&text, None, Dtype::U8).map_err(|e| bad(&e))?;
                 msccl.push(MscclFile {
                     path: path.clone(),
                     text: text.into(),
@@ -288,12 +288,12 @@ fn read_schedules(dir: &Path) -> Result<(Vec<ScheduleFile>, Vec<MscclFile>), Str
             }
             FileFormat::Forest => forest::from_json_reader(file.into_reader())
                 .and_then(|f| f.expand())
-                .map_err(bad)?,
+                .map_err(|e| bad(&e))?,
             FileFormat::Json => {
-                topocoll_schedule::from_json_reader(file.into_reader()).map_err(bad)?
+                topocoll_schedule::from_json_reader(file.into_reader()).map_err(|e| bad(&e))?
             }
         };
-        topocoll_schedule::verify(&s).map_err(bad)?;
+        topocoll_schedule::verify(&s).map_err(|e| bad(&e))?;
         out.push(ScheduleFile {
             path: path.clone(),
             schedule: Arc::new(s),

@@ -346,7 +346,7 @@ fn file_name(path: &std::path::Path) -> String {
 
 /// Builds and verifies an MSCCL XML file's schedule at the call's size, an
 /// element of the schedule one of the caller's.
-fn msccl_at(key: &Key, text: &str) -> topocoll_base::Result<Schedule> {
+fn msccl_at(key: &Key, text: &str) -> topocoll_schedule::Result<Schedule> {
     let count = schedule_count(key.coll, key.ranks, key.count);
     config::msccl_schedule(text, Some(count), dtype_for(key.type_size))
 }

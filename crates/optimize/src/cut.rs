@@ -33,9 +33,9 @@
 //! becomes the next trial. The trials rise strictly and there are finitely
 //! many sets, so it ends, on the exact maximum.
 
+use crate::error::fail;
+use crate::error::Result;
 use crate::maxflow::FlowNet;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::limits::{pace, Deadline};
 use topocoll_schedule::Collective;
 use topocoll_topology::{Kind, NodeId, Topology};
@@ -301,7 +301,7 @@ fn rank_of(topo: &Topology, node: usize) -> usize {
         .unwrap_or(0)
 }
 
-fn disconnected(topo: &Topology, a: usize, b: usize) -> topocoll_base::error::Error {
+fn disconnected(topo: &Topology, a: usize, b: usize) -> crate::error::Error {
     fail!(
         Optimize,
         Problem,

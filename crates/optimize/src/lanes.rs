@@ -2,10 +2,10 @@
 //! scatter simulated with every P the cost model covers, beside the paper's
 //! T_L(P) and the refined model (`model::multilane`).
 
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_algorithms::model::multilane;
 use topocoll_algorithms::Request;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;

@@ -2,6 +2,7 @@
 //! simulator and the models to find the best schedule for a network, each
 //! search pricing its candidates with the simulator. See `DESIGN.md`.
 //!
+//! - [`error`]: the layer's errors, a lower layer's kept whole.
 //! - [`price`]: the one sequence that prices a request: build or stream
 //!   its schedule, verify it, simulate it and hold it against the
 //!   collective's bound. The command line, every reproduction and the
@@ -28,6 +29,7 @@
 //!   the runtime) and `--algorithm auto`'s choice.
 
 pub mod cut;
+pub mod error;
 pub mod iso;
 pub mod lanes;
 pub mod machine;
@@ -41,6 +43,8 @@ pub mod switch_bound;
 pub mod synth;
 pub mod treebcast;
 pub mod tune;
+
+pub use error::{Error, OptimizeKind, Result};
 
 /// Runs a search and measures it: its result and its wall time in seconds.
 /// Every search's `solve_s` is this one measurement, wherever it is

@@ -4,11 +4,11 @@
 //! timed on the runtime ([`Calibration`]), and the choice `auto` makes
 //! from a tuning table ([`auto_choice`]).
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::tune::{Cache, Candidate, Notes, Problem, Progress, Search};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;

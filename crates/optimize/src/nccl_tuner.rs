@@ -12,12 +12,12 @@
 //! collective's bytes over every rank for allgather and reduce_scatter,
 //! `ncclFuncMaxSendRecvCount`), and -1 for "any".
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::price::{price, Build, Check};
 use topocoll_algorithms::model::nccl::NcclAlgo;
 use topocoll_algorithms::nccl::{Channels, Protocol};
 use topocoll_algorithms::{Algorithm, Request, ALGORITHMS};
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::{Collective, CollectiveKind, Dtype, ReduceOp};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -222,7 +222,9 @@ pub fn tune(
                     Build::StreamIfLarge,
                 ) {
                     Ok(x) => x,
-                    Err(Error::Unsupported { .. }) => continue,
+                    Err(Error::Algorithm(topocoll_algorithms::Error::Unsupported { .. })) => {
+                        continue
+                    }
                     Err(e) => return Err(e),
                 };
                 let t = priced.runs[0].time_s;

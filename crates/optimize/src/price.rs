@@ -2,8 +2,8 @@
 //! simulated under one or more node models, and held against the bounds.
 //! The one sequence the command line and every reproduction run.
 
+use crate::error::Result;
 use topocoll_algorithms::{pipelined::MAX_MATERIALISED_OPS, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{OpSource, Schedule};
 use topocoll_sim::{simulate, simulate_source, SimConfig, SimResult};
 use topocoll_topology::Topology;
@@ -65,7 +65,7 @@ pub fn price(
             let runs = cfgs
                 .iter()
                 .map(|cfg| simulate_source(&st, topo, cfg))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<_>, topocoll_sim::Error>>()?;
             // The link-load bound from the bytes the simulation moved (the
             // schedule is not there to route again).
             let schedule_bound_s = runs.first().map(|r| {
@@ -115,7 +115,7 @@ pub fn price_schedule(s: Schedule, topo: &Topology, cfgs: &[SimConfig]) -> Resul
     let runs = cfgs
         .iter()
         .map(|cfg| simulate(&s, topo, cfg))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, topocoll_sim::Error>>()?;
     let schedule_bound_s = topocoll_algorithms::model::link_load(&s, topo)
         .ok()
         .map(|l| l.seconds);

@@ -24,8 +24,8 @@
 //! cables it is the cut bound.
 
 use crate::cut::{arcs, capacity, cut_bound_on, total_nodes, CutBound};
+use crate::error::Result;
 use crate::synth::lp::maximize;
-use topocoll_base::error::Result;
 use topocoll_base::limits::Deadline;
 use topocoll_schedule::Collective;
 use topocoll_topology::{NodeId, Topology};

@@ -45,8 +45,8 @@
 //! largest.
 
 use crate::cut::arcs;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_schedule::Collective;
 use topocoll_topology::{NodeId, Topology};
 

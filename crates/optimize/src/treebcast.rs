@@ -37,11 +37,11 @@
 //! trees too large to solve, the answer, with its gap to the lower bound.
 
 use super::iso::{Labeller, Rooted};
+use crate::error::fail;
+use crate::error::Result;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 use topocoll_algorithms::{bcast, Algorithm, Request};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::{Collective, Dtype, Op, ReduceOp, Region, Schedule};
 use topocoll_sim::calendar::{Calendar, Hop};

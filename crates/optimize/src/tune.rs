@@ -10,6 +10,8 @@
 //! from a table is priced when first asked for and added, so `--algorithm
 //! auto` on a new size costs one pricing of every candidate, once.
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::mpi_rules::Library;
 use crate::price::{self, Build};
 use serde::{Deserialize, Serialize};
@@ -17,8 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use topocoll_algorithms::pipelined::MAX_MATERIALISED_OPS;
 use topocoll_algorithms::Request;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Sizes};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -406,7 +406,7 @@ impl Problem<'_> {
     /// Why a candidate was skipped, as its prediction says it.
     fn why_skipped(e: Error) -> String {
         match e {
-            Error::Unsupported { reason, .. } => reason,
+            Error::Algorithm(topocoll_algorithms::Error::Unsupported { reason, .. }) => reason,
             other => other.to_string(),
         }
     }
@@ -455,7 +455,7 @@ impl Problem<'_> {
             Build::PreferStream,
         );
         let priced = match priced {
-            Err(Error::PastStop { .. }) => return Ok(None),
+            Err(Error::Sim(topocoll_sim::Error::PastStop { .. })) => return Ok(None),
             other => other?,
         };
         let t = priced.runs[0].time_s;

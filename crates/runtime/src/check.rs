@@ -1,9 +1,9 @@
 //! What a run is held against (the sequential executor and the
 //! collective's definition), and the figures a run reports.
 
+use crate::error::{Error, Result, RunKind};
 use crate::{initial_buffers, kernels, run_sequential, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Collective, Schedule};
 
 /// What [`check`] found.

@@ -3,9 +3,9 @@
 //! process holds, timed iterations and the check of their results. `run`,
 //! `bench` and `tune --calibrate` all execute through a [`Job`].
 
+use crate::error::{Error, Result};
 use crate::{threads, CheckReport, Elem, Options, Plan, RankBuffers};
 use std::time::Instant;
-use topocoll_base::error::{Error, Result};
 use topocoll_schedule::Schedule;
 
 /// Where a schedule's ranks run.
@@ -44,7 +44,7 @@ impl Job {
     /// this build lacks is an error.
     pub fn new(backends: &[Backend], mpi: bool) -> Result<Job> {
         if let Some(b) = backends.iter().find(|b| !b.available()) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::invalid(format!(
                 "backend {}: this build has no MPI",
                 b.name()
             )));
@@ -110,7 +110,7 @@ impl Job {
     /// MPI).
     pub fn fits(&self, s: &Schedule) -> Result<()> {
         match self.size() {
-            Some(p) if s.ranks != p => Err(Error::Invalid(format!(
+            Some(p) if s.ranks != p => Err(Error::invalid(format!(
                 "the schedule has {} ranks but mpirun started {p} processes",
                 s.ranks
             ))),
@@ -233,7 +233,7 @@ impl Job {
         let mut rep = mine?;
         if !all {
             return Err(Error::runtime(
-                topocoll_base::RunKind::Check,
+                crate::error::RunKind::Check,
                 "check failed on another rank",
             ));
         }

@@ -9,9 +9,9 @@
 //! (`topocoll bench --kernels`.)
 
 use super::{kernels, Elem};
+use crate::error::Result;
 use crate::with_dtype;
 use std::time::Instant;
-use topocoll_base::error::Result;
 use topocoll_schedule::{Dtype, ReduceOp};
 
 /// One kernel against its STREAM loop.

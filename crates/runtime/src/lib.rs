@@ -52,6 +52,7 @@
 
 mod buffers;
 mod check;
+pub mod error;
 pub mod job;
 pub mod kernel_bench;
 pub mod kernels;
@@ -70,6 +71,7 @@ pub mod mpi;
 pub(crate) use buffers::run_local;
 pub use buffers::{buffer_bytes, initial_buffers, reset_buffers, RankBuffers};
 pub use check::{bus_factor, check, check_rank, data_bytes, output_hash, CheckReport};
+pub use error::{Error, Result, RunKind};
 pub use kernels::Elem;
 pub use options::{Fault, Options};
 pub use plan::Plan;

@@ -1,7 +1,7 @@
 //! The options every backend takes.
 
+use crate::error::Result;
 use std::time::Duration;
-use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::Schedule;
 

@@ -1,10 +1,10 @@
 //! The static part of an execution, worked out once per schedule.
 
+use crate::error::{Error, Result, RunKind};
 use crate::replay;
 use crate::state::RankState;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::OnceLock;
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{dependency_counts, Op, OpId, Program, Region, Schedule, Successors};
 
 /// The static part of an execution, computed once per schedule and shared by

@@ -22,11 +22,11 @@
 
 use super::team::{work, Lease, Part, PART};
 use super::{Elem, Plan, RankBuffers, RankState};
+use crate::error::{Error, Result, RunKind};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Op, OpId, Region};
 
 /// One data movement: `dst = src` or `dst = dst ∘ src`, on one rank or

@@ -1,11 +1,11 @@
 //! The sequential executor: the reference every backend matches bit for bit.
 
+use crate::error::{Error, Result, RunKind};
 use crate::plan::Plan;
 use crate::state::RankState;
 use crate::{run_local, Elem, RankBuffers};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Op, OpId, Schedule};
 
 /// Executes a schedule one operation at a time in one thread, receives

@@ -7,7 +7,7 @@
 //! Every process must be given the same arguments: each hashes its own,
 //! and a start whose processes disagree is refused before any point runs.
 
-use topocoll_base::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The processes a command's points are spread over: one (no `mpirun`),
 /// or `mpirun`'s in a build with MPI.
@@ -52,7 +52,7 @@ impl Spread {
         {
             let world = crate::mpi::World::init()?;
             if !world.all_same(fingerprint(arguments)) {
-                return Err(Error::Invalid(format!(
+                return Err(Error::invalid(format!(
                     "the {n} processes mpirun started were given different arguments: a spread command needs the same on every one"
                 )));
             }
@@ -61,7 +61,7 @@ impl Spread {
         #[cfg(not(feature = "mpi"))]
         {
             let _ = arguments;
-            Err(Error::Invalid(format!(
+            Err(Error::invalid(format!(
                 "mpirun started {n} processes, but this build has no MPI to spread the points over (build with --features mpi)"
             )))
         }
@@ -121,7 +121,7 @@ impl Spread {
             for i in 0..points {
                 let from = i % w.size();
                 out.push(per_rank[from].next().ok_or_else(|| {
-                    Error::Invalid(format!("rank {from} sent no result for point {i}"))
+                    Error::invalid(format!("rank {from} sent no result for point {i}"))
                 })?);
             }
             return Ok(Some(out));

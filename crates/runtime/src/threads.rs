@@ -22,13 +22,13 @@
 //! deadlocked and the run fails saying which receive waits for what.
 
 use super::{mismatch, op_regions, team, Claims, Elem, Options, Plan, RankBuffers, RankState};
+use crate::error::{Error, Result, RunKind};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Buf, Op, OpId, Region, Schedule};
 
 /// How long an idle worker spins before it sleeps.

@@ -7,9 +7,9 @@
 //! An output element of a reduction holds a sum (a multiset) of tokens.
 
 use super::sizes::{Sizes, SizesShape};
+use crate::error::fail;
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::param;
 
 /// A collective operation; roots are ranks.

@@ -3,9 +3,9 @@
 //! sends to receives.
 
 use super::{Op, OpId, Program, Schedule};
+use crate::error::{Error, Result, VerifyError, VerifyKind};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// For each op of a program, the ops that wait for it (compressed rows).
 pub struct Successors {

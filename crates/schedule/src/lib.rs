@@ -11,6 +11,7 @@
 //! buffers exist and what they hold at the start and the end is fixed by the
 //! collective (see [`Collective`]).
 
+pub mod error;
 pub mod lookahead;
 
 mod collective;
@@ -25,6 +26,7 @@ mod verify;
 pub use collective::{
     chunk, Collective, CollectiveKind, Dtype, Expect, ReduceOp, Term, COLLECTIVES,
 };
+pub use error::{Error, Result, ScheduleKind, VerifyError, VerifyKind};
 
 /// Largest buffer a schedule may describe (bytes), so offsets never overflow.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 50;

@@ -30,9 +30,9 @@
 //! allgather does: verifying a ring of 1,024 ranks takes tens of seconds.
 
 use super::{chunk, verify, Buf, Collective, Op, OpId, Region, Schedule};
+use crate::error::fail;
+use crate::error::{Error, Result, VerifyError, VerifyKind};
 use std::collections::BTreeMap;
-use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
-use topocoll_base::fail;
 
 /// The collective a reversed schedule of `c` implements, if it has one.
 pub fn dual(c: Collective) -> Option<Collective> {

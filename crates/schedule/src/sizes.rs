@@ -10,9 +10,10 @@
 //! offset `Σ_{s'<s} c[s']` on every rank. The format and the generators are
 //! described in docs/vcollectives.md.
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use std::path::Path;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::{fail, param};
+use topocoll_base::param;
 
 /// Which v-collective the sizes are for: one count per rank, or a P×P matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -242,7 +243,7 @@ impl Sizes {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
             // Invalid, not Io: the hint follows the system's error.
-            topocoll_base::fail!(
+            crate::error::fail!(
                 Schedule,
                 Format,
                 "{name}: {e} (--counts takes a CSV file or uniform:MAX, zipf:S, hot:K)"
@@ -398,7 +399,7 @@ impl Generator {
         let Some((name, arg)) = spec.split_once(':') else {
             return Ok(None);
         };
-        let bad = |what: &str| param!("counts", " {spec}: {what}");
+        let bad = |what: &str| -> Error { param!("counts", " {spec}: {what}") };
         Ok(Some(match name {
             "uniform" => {
                 let bytes = topocoll_base::units::parse_bytes(arg)
@@ -435,9 +436,9 @@ impl Generator {
         if shape == SizesShape::PerPair {
             check_pair_ranks(ranks)?;
         }
-        let row_total = mean
-            .checked_mul(ranks as u64)
-            .ok_or_else(|| param!("size", " times {ranks} ranks passes 2^64 elements"))?;
+        let row_total = mean.checked_mul(ranks as u64).ok_or_else(|| -> Error {
+            param!("size", " times {ranks} ranks passes 2^64 elements")
+        })?;
         let mut rng = SplitMix(seed);
         // Hot ranks are global (every sender's tokens favour the same experts).
         let hot: Vec<bool> = match self {

@@ -18,7 +18,7 @@
 
 use super::graph::{match_messages, Successors};
 use super::{Op, OpId, Schedule};
-use topocoll_base::error::Result;
+use crate::error::Result;
 
 /// A send as the simulator starts it ([`OpSource::transfer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

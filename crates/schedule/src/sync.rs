@@ -8,7 +8,7 @@
 //! no ops among several waits on no one and fails.
 
 use super::{match_messages, Op, OpId, Schedule, Successors};
-use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
+use crate::error::{Error, Result, VerifyError, VerifyKind};
 
 /// Ranks handled per pass: one bit each in a word per op.
 const GROUP: usize = 64;
@@ -35,7 +35,7 @@ pub(super) fn check_barrier(s: &Schedule) -> Result<()> {
     let ops = s.num_ops() as u64;
     let passes = p.div_ceil(GROUP) as u64;
     if passes.saturating_mul(ops) > MAX_WORK {
-        return Err(Error::TooLarge(format!(
+        return Err(Error::too_large(format!(
             "too large to verify: the barrier check on {p} ranks would take {passes} passes over {ops} ops; verify fewer ranks, or skip the verifier (simulate --no-verify)"
         )));
     }

@@ -31,10 +31,10 @@ use super::{
     dependency_counts, reference_fault, Buf, Collective, Expect, Op, OpId, Program, Region,
     Schedule, Successors, Term,
 };
+use crate::error::{Error, Result, VerifyError, VerifyKind};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, VecDeque};
-use topocoll_base::error::{Error, Result, VerifyError, VerifyKind};
 
 /// What the verifier looked at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -631,7 +631,7 @@ fn ranks_fit(ranks: usize, free: Option<u64>) -> Result<()> {
 }
 
 fn too_large(what: &str, need: u64, free: u64) -> Error {
-    Error::TooLarge(format!(
+    Error::too_large(format!(
         "too large to verify: {what} {:.1} GiB to verify but only {:.1} GiB of memory is available; verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
         topocoll_base::memory::gib(need),
         topocoll_base::memory::gib(free)
@@ -660,7 +660,7 @@ fn execute_and_check(s: &Schedule, max_terms: u64) -> Result<u64> {
         if made > max_terms {
             // A limit of the verifier, not a fault of the schedule: not a
             // verification failure (exit code 2, not 1).
-            Err(Error::TooLarge(format!(
+            Err(Error::too_large(format!(
                 "too large to verify: more than {max_terms} symbolic terms (each element of a reduction over {} ranks carries one per rank); verify a smaller shape or size, or skip the verifier (simulate --no-verify)",
                 s.ranks
             )))
@@ -1113,7 +1113,10 @@ mod tests {
         let s = linear_allreduce_on_64_ranks();
         assert!(execute_and_check(&s, u64::MAX).is_ok());
         let err = execute_and_check(&s, 1000).unwrap_err();
-        assert!(matches!(err, Error::TooLarge(_)), "{err:?}");
+        assert!(
+            matches!(err.base(), Some(topocoll_base::Error::TooLarge(_))),
+            "{err:?}"
+        );
         let err = err.to_string();
         assert!(
             err.contains("too large to verify: more than 1000 symbolic terms"),
@@ -1131,7 +1134,10 @@ mod tests {
         let s = linear_allreduce_on_64_ranks();
         let need = 64 * RANK_BYTES + s.num_ops() as u64 * OP_BYTES;
         let err = verify_within(&s, Some(need - 1)).unwrap_err();
-        assert!(matches!(err, Error::TooLarge(_)), "{err:?}");
+        assert!(
+            matches!(err.base(), Some(topocoll_base::Error::TooLarge(_))),
+            "{err:?}"
+        );
         let err = err.to_string();
         let ops = format!("{} ops on 64 ranks need about", s.num_ops());
         assert!(err.contains(&ops), "{err}");

@@ -5,8 +5,8 @@
 
 use super::by_rank;
 use super::fairshare::SolveStart;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_base::limits::Deadline;
 use topocoll_base::param;
 
@@ -96,7 +96,7 @@ pub struct SimConfig {
     /// flow on the changed links (the same run to rounding).
     pub solve_start: SolveStart,
     /// A run whose clock passes this many simulated seconds with work left
-    /// stops there, with [`Error::PastStop`](topocoll_base::error::Error::PastStop):
+    /// stops there, with [`Error::PastStop`](crate::error::Error::PastStop):
     /// it would end later. A run that ends at exactly this time ends.
     pub stop_past: Option<f64>,
 }

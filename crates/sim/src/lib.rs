@@ -50,6 +50,7 @@
 mod by_rank;
 pub mod calendar;
 mod config;
+pub mod error;
 mod fairshare;
 mod fold;
 mod node;
@@ -63,6 +64,7 @@ pub mod simgrid;
 mod trace;
 
 pub use config::{Fairness, Sharing, SimConfig, Skew};
+pub use error::{Error, Result, SimKind};
 pub use fairshare::{reference_maxmin, MaxMin, Reschedule, SolveStart, LEVEL_TOLERANCE};
 pub use result::{bytes_by_class, LinkSample, LinkStats, RunStats, SimResult, Span};
 use result::{results, Totals};
@@ -70,9 +72,8 @@ pub use routes::check_routes;
 use routes::send_route;
 pub use trace::write_chrome_trace;
 
+use crate::error::fail;
 use std::time::Instant;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_base::limits::Deadline;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{Materialised, Op, OpId, Schedule};
@@ -183,10 +184,10 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &SimConfig) -> Result<SimRes
     // Unmatched messages are the verifier's finding; here (a schedule
     // simulated without it) they are bad input.
     let src = Materialised::new(s).map_err(|e| match e {
-        topocoll_base::error::Error::Verify(v) => {
+        topocoll_schedule::Error::Verify(v) => {
             fail!(Sim, Schedule, "the schedule's messages do not match: {v}")
         }
-        other => other,
+        other => other.into(),
     })?;
     run(&src, topo, cfg, wall)
 }
@@ -558,10 +559,10 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             let millionths = completed.saturating_mul(1_000_000) / total.max(1);
             p.store(millionths, std::sync::atomic::Ordering::Relaxed);
         }
-        self.cfg.deadline.check(|| {
+        Ok(self.cfg.deadline.check(|| {
             let (completed, total) = share();
             format!("simulating ({completed} of {total} ops done)")
-        })
+        })?)
     }
 
     fn handle(&mut self, e: Event) -> Result<()> {
@@ -868,13 +869,14 @@ fn check_finished<'r, P: Lookahead>(
     };
     let total: u64 = (0..src.header().ranks).map(|r| src.len(r)).sum();
     let done: u64 = ranks.map(|r| r.done as u64).sum();
-    Err(Error::Verify(topocoll_base::VerifyError::new(
-        topocoll_base::VerifyKind::Deadlock,
+    Err(topocoll_schedule::Error::Verify(topocoll_schedule::VerifyError::new(
+        topocoll_schedule::VerifyKind::Deadlock,
         format!(
             "simulation stopped with {} of {total} operations never run (first stuck rank: {stuck}{waits}); verify the schedule",
             total.saturating_sub(done).max(1),
         ),
-    )))
+    ))
+    .into())
 }
 
 #[cfg(test)]

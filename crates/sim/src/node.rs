@@ -14,7 +14,7 @@
 //! (`by_rank`) each implement `Host`; neither has a node model of its own.
 
 use super::{queue, SimConfig, Span};
-use topocoll_base::error::Error;
+use crate::error::Error;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{Op, OpId, OpKind, OpSource};
 

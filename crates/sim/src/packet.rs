@@ -45,12 +45,12 @@
 //! to another message of the carried packet's phase (link contention; XOR
 //! phases have none); and whether every packet arrived, each pair's in order.
 
+use crate::error::fail;
+use crate::error::Result;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::{Op, Schedule};
 use topocoll_topology::{DragonNet, Kind, Topology};
@@ -313,7 +313,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
         }
     }
     if cfg.control != Control::None {
-        xor_phases(s).map_err(|why| {
+        xor_phases(s).map_err(|why| -> crate::error::Error {
             param!(
                 "control", " {}: the switches hold XOR phases (each rank sends one message per phase s = 1..N-1 to rank XOR s, in phase order, as dragon and dragon_net do), but {why}; use --control none",
                 cfg.control.name()
@@ -386,7 +386,10 @@ fn check_work(s: &Schedule, net: &DragonNet, cfg: &PacketConfig) -> Result<()> {
     let bytes = ops
         .saturating_mul(BYTES_PER_OP)
         .saturating_add(links.saturating_mul(BYTES_PER_LINK));
-    topocoll_base::memory::check(bytes, "the packet model's tables")
+    Ok(topocoll_base::memory::check(
+        bytes,
+        "the packet model's tables",
+    )?)
 }
 
 fn key(t: f64) -> u64 {

@@ -6,9 +6,9 @@
 //! topology from the sender's node to the receiver's before a run starts,
 //! and `topocoll verify --topology` calls it too.
 
+use crate::error::fail;
+use crate::error::Result;
 use rustc_hash::FxHashMap;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_schedule::{Op, OpId, RouteKind, Schedule};
 use topocoll_topology::{show_path, LinkId, NodeId, Topology};
 
@@ -63,7 +63,7 @@ pub fn check_routes(s: &Schedule, topo: &Topology) -> Result<()> {
     Ok(())
 }
 
-fn out_of_range(s: &Schedule, r: u32, i: OpId, route: u32) -> topocoll_base::error::Error {
+fn out_of_range(s: &Schedule, r: u32, i: OpId, route: u32) -> crate::error::Error {
     fail!(
         Sim,
         Route,

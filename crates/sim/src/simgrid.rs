@@ -18,9 +18,9 @@
 //! factor of its own. The TCP window's cap is on the variable too, over the
 //! route's latency before its factor (`SimConfig::tcp_window`).
 
+use crate::error::fail;
+use crate::error::Result;
 use crate::{Fairness, Sharing, SimConfig};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// A factor by message size: `first` up to the first threshold, then each
 /// step's value for sizes above its threshold, as SimGrid's `parse_factor`

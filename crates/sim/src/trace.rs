@@ -3,8 +3,8 @@
 //! flows on it. Perfetto and chrome://tracing open it.
 
 use super::{LinkSample, Span};
+use crate::error::{Error, Result};
 use std::io::Write;
-use topocoll_base::error::{Error, Result};
 
 /// Writes `spans` as a Chrome trace; times in microseconds.
 /// Links are named by `link_name`.

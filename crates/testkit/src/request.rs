@@ -1,7 +1,7 @@
 //! A [`Request`] built field by field.
 
 use topocoll_algorithms::Request;
-use topocoll_base::Result;
+use topocoll_algorithms::Result;
 use topocoll_schedule::{Collective, Dtype, ReduceOp};
 use topocoll_topology::Topology;
 

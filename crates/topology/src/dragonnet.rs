@@ -14,8 +14,8 @@
 //! packets of one phase ever want one link, and every link is used.
 
 use super::{Link, LinkId, NodeId};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 #[derive(Clone, Debug)]
 pub struct DragonNet {

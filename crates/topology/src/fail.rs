@@ -12,8 +12,10 @@
 //! both.
 
 use super::{Duplex, EdgeSpec, Graph, Kind, LinkId, NodeKind, NodeSpec, Topology};
-use topocoll_base::error::{did_you_mean, Result};
-use topocoll_base::{fail, param};
+use crate::error::fail;
+use crate::error::Result;
+use topocoll_base::did_you_mean;
+use topocoll_base::param;
 
 /// Which cables to take out.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,12 +34,15 @@ impl Fail {
     pub fn parse(text: &str, seed: u64) -> Result<Fail> {
         let text = text.trim();
         if let Some(k) = text.strip_prefix("random:") {
-            let count = k.trim().parse::<usize>().map_err(|_| {
-                param!(
-                    "fail",
-                    ": random:K takes a whole number of cables, got '{k}'"
-                )
-            })?;
+            let count = k
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| -> crate::error::Error {
+                    param!(
+                        "fail",
+                        ": random:K takes a whole number of cables, got '{k}'"
+                    )
+                })?;
             return Ok(Fail::Random { count, seed });
         }
         let mut names = Vec::new();

@@ -4,11 +4,11 @@
 //! directed links) or half duplex (one link both directions share).
 
 use super::{check_bandwidth, check_latency, Link, LinkId, NodeId};
+use crate::error::fail;
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

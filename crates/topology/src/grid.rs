@@ -2,8 +2,8 @@
 //! with dimension-order routing.
 
 use super::{check_bandwidth, check_latency, Link, LinkId, NodeId};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 /// Which way a route goes when the destination is exactly half way round an
 /// even ring.

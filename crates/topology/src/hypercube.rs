@@ -1,8 +1,8 @@
 //! Binary n-cubes with e-cube routing (lowest differing bit first).
 
 use super::{Link, LinkId, NodeId};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 #[derive(Clone, Debug)]
 pub struct Hypercube {

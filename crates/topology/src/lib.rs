@@ -7,6 +7,7 @@
 //! hosts in the order they are declared. Switches carry traffic but hold no rank.
 
 mod dragonnet;
+pub mod error;
 mod fabric;
 mod fail;
 mod graph;
@@ -22,6 +23,7 @@ mod spec;
 mod tofu;
 
 pub use dragonnet::DragonNet;
+pub use error::{Error, Result, TopologyKind};
 pub use fail::{fail, Fail};
 pub use graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec, PairRouter};
 pub use grid::{Grid, TorusTie};
@@ -33,9 +35,8 @@ pub use sites::{Sites, Wan};
 pub use spec::{parse_spec, parse_toml, TopologyFile, FILE_KINDS, SPEC_FAMILIES};
 pub use tofu::Tofu;
 
+use crate::error::fail;
 use serde::Serialize;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::param;
 
 /// Index of a node (host or switch).
@@ -210,7 +211,7 @@ impl Topology {
                 let p = h
                     .checked_mul(per_node)
                     .filter(|&p| per_node >= 1 && p <= topocoll_base::limits::MAX_RANKS)
-                    .ok_or_else(|| {
+                    .ok_or_else(|| -> crate::error::Error {
                         param!(
                             "ranks_per_node",
                             " {per_node} on {h} hosts: from 1 to {} ranks in all",
@@ -243,7 +244,7 @@ impl Topology {
                         .iter()
                         .position(|n| n == entry)
                         .or_else(|| entry.parse::<usize>().ok().filter(|&k| k < h))
-                        .ok_or_else(|| {
+                        .ok_or_else(|| -> crate::error::Error {
                             param!(
                                 "map", ": rank {r}'s host '{}' is neither a host's name nor a host index below {h}",
                                 topocoll_base::units::shorten(entry)

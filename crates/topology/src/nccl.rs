@@ -20,9 +20,9 @@
 
 use super::graph::{Duplex, EdgeSpec, Graph, NodeKind, NodeSpec};
 use super::{Kind, LinkId, NodeId, Topology, DEFAULT_LATENCY};
+use crate::error::fail;
+use crate::error::{Error, Result};
 use std::collections::HashMap;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 
 /// NCCL's bandwidths, GB/s (src/graph/topo.h), and RCCL's xGMI ones.
 mod bw {

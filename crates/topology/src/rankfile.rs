@@ -1,9 +1,9 @@
 //! Rankfiles: the host of each rank, in rank order, for
 //! [`RankMap::List`](super::RankMap).
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use std::path::Path;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_base::units;
 
 /// Largest rankfile read (bytes).

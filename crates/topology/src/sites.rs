@@ -11,8 +11,8 @@
 //! between two hosts of different sites.
 
 use super::{Duplex, EdgeSpec, Graph, LinkId, NodeKind, NodeSpec};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 /// How the WAN's per-stream rate is given.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,10 +7,10 @@ use super::{
     DragonNet, EdgeSpec, Graph, Grid, Hypercube, Kind, NodeSpec, Sites, Tofu, Topology, TorusTie,
     Wan, DEFAULT_BANDWIDTH, DEFAULT_LATENCY,
 };
+use crate::error::fail;
+use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 
 /// The families a spec string names (`torus:8x8`), in the order refusals
 /// list them. A new one is an entry here and an arm in [`parse_spec`].

@@ -14,8 +14,8 @@
 //! exhaustively for X, Y, Z in 1..6).
 
 use super::{Grid, GridShape, NodeId};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 #[derive(Clone, Debug)]
 pub struct Tofu {

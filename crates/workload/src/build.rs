@@ -34,12 +34,12 @@
 
 use crate::action::{Action, Call, Mode, Rooted, Step, Workload};
 use crate::choice::{Choice, Picked, Sends, Served};
+use crate::error::fail;
+use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use topocoll_algorithms::{self as algorithms, Request};
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::{Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule, Sizes};
 use topocoll_topology::Topology;
 

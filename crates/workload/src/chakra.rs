@@ -38,13 +38,13 @@
 pub mod et_def;
 
 use crate::action::{Action, Call, Mode, Step, Workload};
+use crate::error::fail;
+use crate::error::{Error, Result};
 use et_def::{attribute_proto::Value, CollectiveCommType, NodeType};
 use prost::Message;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_schedule::CollectiveKind;
 
 /// The rank files of the Chakra trace `path` names, in rank order, or

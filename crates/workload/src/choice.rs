@@ -3,10 +3,11 @@
 //! `smpi/<collective>:<name>` options mapped onto topocoll's algorithms, or
 //! the default of each.
 
+use crate::error::fail;
+use crate::error::Result;
 use std::sync::Arc;
 use topocoll_algorithms::{self as algorithms, Algorithm};
-use topocoll_base::error::{did_you_mean, Result};
-use topocoll_base::fail;
+use topocoll_base::did_you_mean;
 use topocoll_schedule::{Collective, CollectiveKind};
 
 /// How a collective's schedule sends its large messages.
@@ -255,7 +256,7 @@ impl Choice {
                 "auto" => Ok(Alternative::Auto),
                 name => algorithms::find(kind, name).map(Alternative::Algorithm),
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, algorithms::Error>>()?;
         if algs.is_empty() {
             return Err(fail!(
                 Workload,
@@ -509,8 +510,8 @@ mod tests {
             .unwrap_err();
         assert!(matches!(
             e,
-            topocoll_base::error::Error::Workload {
-                kind: topocoll_base::error::WorkloadKind::Choice,
+            crate::error::Error::Workload {
+                kind: crate::error::WorkloadKind::Choice,
                 ..
             }
         ));

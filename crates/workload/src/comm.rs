@@ -13,8 +13,8 @@
 //! (`MPI_UNDEFINED`) gives the rank no communicator (`MPI_COMM_NULL`). A
 //! duplicate has the parent's ranks in the parent's order.
 
+use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
-use topocoll_base::error::{Error, Result};
 
 /// How a creation makes its communicator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

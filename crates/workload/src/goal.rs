@@ -10,8 +10,8 @@
 //! choice of algorithms and its host speeds leave it as it is; the network,
 //! the node model and the simulator's flags price it.
 
+use crate::error::{Error, Result};
 use crate::{compute_seconds, Replayed};
-use topocoll_base::error::{Error, Result};
 use topocoll_schedule::{Op, Schedule};
 use topocoll_sim::SimConfig;
 use topocoll_topology::Topology;
@@ -32,14 +32,14 @@ pub fn parse(name: &str, text: &str) -> Result<Schedule> {
     let (s, lines) = topocoll_schedule::from_goal_lines(name, text)?;
     if let Err(e) = topocoll_schedule::match_messages(&s) {
         return Err(match e {
-            Error::Verify(v) => {
+            topocoll_schedule::Error::Verify(v) => {
                 let line = match (v.rank, v.op) {
                     (Some(r), Some(i)) => lines[r][i],
                     _ => 1,
                 };
                 Error::parse(name, line, unmatched(&s, v.rank, v.op).unwrap_or(v.message))
             }
-            other => other,
+            other => other.into(),
         });
     }
     Ok(s)

@@ -34,9 +34,9 @@
 use crate::action::{Action, Mode, Step, Workload};
 use crate::build::Semantics;
 use crate::choice::Choice;
+use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use topocoll_base::error::{Error, Result};
 use topocoll_sim::SimConfig;
 use topocoll_topology::{RankMap, Topology};
 

@@ -3,6 +3,7 @@
 //! network under the simulator's node model.
 //!
 //! - [`action`]: what a workload is, whatever file it came from;
+//! - [`error`]: the layer's errors, a lower layer's kept whole;
 //! - the formats, a file each: [`simgrid_ti`], SimGrid's time-independent
 //!   traces; [`goal`], LogGOPSim's GOAL schedules; [`chakra`], MLCommons
 //!   Chakra's execution traces ([`read`] tells them apart);
@@ -21,6 +22,7 @@ pub mod build;
 pub mod chakra;
 pub mod choice;
 pub mod comm;
+pub mod error;
 pub mod goal;
 pub mod jobs;
 pub mod simgrid_ti;
@@ -28,9 +30,9 @@ pub mod simgrid_ti;
 pub use action::{Action, Call, Mode, Rooted, Step, Workload};
 pub use build::{Built, CallSummary, Semantics, SIMGRID_SEMANTICS_KEYS, SMPI_EAGER_BYTES};
 pub use choice::{Alternative, Auto, Choice, Picked, Served};
+pub use error::{Error, Result, WorkloadKind};
 
 use std::path::Path;
-use topocoll_base::error::Result;
 use topocoll_schedule::{Op, Schedule};
 use topocoll_sim::{SimConfig, SimResult};
 use topocoll_topology::Topology;

@@ -40,8 +40,8 @@
 
 use crate::action::{Action, Call, Mode, Rooted, Step, Workload};
 use crate::comm::{self, Comms, Creation, Make};
+use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
-use topocoll_base::error::{Error, Result};
 use topocoll_schedule::CollectiveKind;
 
 /// Reads the trace named by `path`: an index of per-rank files, an index of

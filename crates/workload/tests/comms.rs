@@ -121,7 +121,10 @@ fn refusal(trace: &str) -> String {
         })
         .err()
         .expect("refused");
-    assert!(matches!(e, Error::Parse { .. }), "{trace:?}: {e:?}");
+    assert!(
+        matches!(e.base(), Some(Error::Parse { .. })),
+        "{trace:?}: {e:?}"
+    );
     let text = e.to_string();
     assert!(!text.contains('\n'), "{text}");
     text

@@ -120,7 +120,7 @@ fn bad_goal_is_refused_naming_the_line() {
         let e = from_goal("t", text).unwrap_err();
         let msg = e.to_string();
         assert!(
-            matches!(e, topocoll_base::error::Error::Parse { .. }),
+            matches!(e.base(), Some(topocoll_base::error::Error::Parse { .. })),
             "{e:?}"
         );
         assert!(msg.starts_with(at) && msg.contains(what), "{text:?}: {msg}");
@@ -141,7 +141,7 @@ fn a_goal_message_nobody_matches_is_refused_at_its_line() {
     ] {
         let e = topocoll_workload::goal::parse("t.goal", text).unwrap_err();
         assert!(
-            matches!(e, topocoll_base::error::Error::Parse { .. }),
+            matches!(e.base(), Some(topocoll_base::error::Error::Parse { .. })),
             "{e:?}"
         );
         assert!(e.to_string().starts_with(says), "{e}");

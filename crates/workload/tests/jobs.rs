@@ -25,7 +25,7 @@ fn job_file(name: &str, toml: &str) -> PathBuf {
     f
 }
 
-fn priced(path: &Path, spec: &str) -> Result<JobsReport, Error> {
+fn priced(path: &Path, spec: &str) -> topocoll_workload::Result<JobsReport> {
     let base = network(spec);
     let cfg = SimConfig {
         engines: u32::MAX as usize,
@@ -146,7 +146,7 @@ fn overlapping_or_unknown_placements_are_refused() {
     for (i, (toml, at, what)) in cases.into_iter().enumerate() {
         let f = job_file(&format!("bad{i}"), toml);
         let e = priced(&f, "mesh:4").unwrap_err();
-        assert!(matches!(e, Error::Parse { .. }), "{e:?}");
+        assert!(matches!(e.base(), Some(Error::Parse { .. })), "{e:?}");
         let text = e.to_string();
         let want = format!("{}{at}", f.display());
         assert!(text.starts_with(&want) && text.contains(what), "{text}");

@@ -5,8 +5,8 @@
 //! hypercubes.
 
 use std::collections::HashSet;
+use topocoll::algorithms::Error;
 use topocoll::algorithms::Request;
-use topocoll::error::Error;
 use topocoll::model::{self, alltoall as bound};
 use topocoll::schedule::{verify, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
@@ -30,12 +30,12 @@ fn request(t: Option<&Topology>, ranks: usize, block: u64) -> Request<'_> {
 
 /// The all-to-all named `name` (the tests here name them as `topocoll
 /// list` does), built for `req`.
-fn build(name: &str, req: &Request) -> topocoll::Result<Schedule> {
+fn build(name: &str, req: &Request) -> topocoll::algorithms::Result<Schedule> {
     let alg = topocoll::algorithms::find(topocoll::schedule::CollectiveKind::Alltoall, name)?;
     topocoll::algorithms::build(alg, req)
 }
 
-fn on(t: &Topology, alg: &str, block: u64) -> topocoll::Result<Schedule> {
+fn on(t: &Topology, alg: &str, block: u64) -> topocoll::algorithms::Result<Schedule> {
     build(alg, &request(Some(t), t.num_ranks(), block))
 }
 
@@ -53,7 +53,7 @@ fn shapes() -> Vec<(usize, usize)> {
     v
 }
 
-fn is_unsupported(r: &topocoll::Result<Schedule>) -> bool {
+fn is_unsupported(r: &topocoll::algorithms::Result<Schedule>) -> bool {
     matches!(r, Err(Error::Unsupported { .. }))
 }
 

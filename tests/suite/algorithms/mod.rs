@@ -1,9 +1,10 @@
 //! The algorithms: what each schedule is, beyond being correct; requests
 //! they refuse.
 
+use topocoll::algorithms::Error;
 use topocoll::algorithms::{self, Request};
 use topocoll::schedule::{Collective, Dtype, ReduceOp};
-use topocoll::{Error, ScheduleKind};
+use topocoll::ScheduleKind;
 
 mod alltoall;
 mod alltoall_times;
@@ -24,7 +25,13 @@ fn bad_requests_are_refused_with_their_kind() {
         None,
     )
     .unwrap_err();
-    assert!(matches!(e, Error::Param { param: "size", .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::Base(topocoll_base::Error::Param { param: "size", .. })
+        ),
+        "{e:?}"
+    );
     let e = Request::new(
         Collective::Bcast { root: 4 },
         4,
@@ -37,10 +44,10 @@ fn bad_requests_are_refused_with_their_kind() {
     assert!(
         matches!(
             e,
-            Error::Schedule {
+            Error::Schedule(topocoll::schedule::Error::Schedule {
                 kind: ScheduleKind::Collective,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );
@@ -53,9 +60,21 @@ fn bad_requests_are_refused_with_their_kind() {
         None,
     )
     .unwrap_err();
-    assert!(matches!(e, Error::Param { param: "size", .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::Base(topocoll_base::Error::Param { param: "size", .. })
+        ),
+        "{e:?}"
+    );
     let e = Request::new(Collective::Alltoall, 0, 8, Dtype::U8, ReduceOp::Sum, None).unwrap_err();
-    assert!(matches!(e, Error::Param { param: "ranks", .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Error::Base(topocoll_base::Error::Param { param: "ranks", .. })
+        ),
+        "{e:?}"
+    );
     assert!(algorithms::find_by_name("alltoall", "nope")
         .err()
         .unwrap()

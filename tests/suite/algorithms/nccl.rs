@@ -4,8 +4,8 @@
 //! NCCL's trees.cc draws it, and NCCL's chunk sizes.
 
 use topocoll::algorithms::nccl::{self, btree, second_btree, tree_of, Channels, Pattern, Protocol};
+use topocoll::algorithms::Error;
 use topocoll::algorithms::{self, Request, ALGORITHMS};
-use topocoll::error::Error;
 use topocoll::schedule::{self, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{self, Topology};
 
@@ -430,7 +430,9 @@ fn bad_channel_counts_and_channels_for_other_algorithms_are_refused() {
         .unwrap();
         req.channels = Some(c);
         match algorithms::build(alg, &req) {
-            Err(Error::Param { param, .. }) => assert_eq!(param, "channels"),
+            Err(Error::Base(topocoll_base::Error::Param { param, .. })) => {
+                assert_eq!(param, "channels")
+            }
             other => panic!("{c} channels: {other:?}"),
         }
     }
@@ -450,5 +452,8 @@ fn bad_channel_counts_and_channels_for_other_algorithms_are_refused() {
         Err(Error::Unsupported { .. })
     ));
     assert!(Protocol::parse("ll128").is_ok());
-    assert!(matches!(Protocol::parse("LL64"), Err(Error::Param { .. })));
+    assert!(matches!(
+        Protocol::parse("LL64"),
+        Err(Error::Base(topocoll_base::Error::Param { .. }))
+    ));
 }

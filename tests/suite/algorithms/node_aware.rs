@@ -4,8 +4,8 @@
 //! name, on lines, tori, a tree, a dragonfly and a fat tree; and each
 //! refuses what it does not take in one line.
 
+use topocoll::algorithms::Error;
 use topocoll::algorithms::{self, compose, Algorithm, Request};
-use topocoll::error::Error;
 use topocoll::schedule::{verify, Collective, Dtype, ReduceOp};
 use topocoll::topology::{parse_spec, RankMap, Topology};
 
@@ -230,7 +230,13 @@ fn inter_names_the_choices() {
         // not lead is refused as the request is checked, with the same line.
         let kind = topocoll::schedule::CollectiveKind::Allreduce;
         let e = compose::inter_choice(kind, inter).unwrap_err();
-        assert!(matches!(e, Error::Param { param: "inter", .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                Error::Base(topocoll_base::Error::Param { param: "inter", .. })
+            ),
+            "{e:?}"
+        );
         let e = e.to_string();
         assert!(e.contains(says), "{e}");
         assert!(e.contains("one of: ring"), "{e}");

@@ -3,8 +3,8 @@
 //! and its trees' streams never share a link.
 
 use std::collections::HashMap;
+use topocoll::algorithms::Error;
 use topocoll::algorithms::Request;
-use topocoll::error::Error;
 use topocoll::schedule::{self, Collective, Dtype, Op, ReduceOp, Schedule};
 use topocoll::topology::{parse_spec, Topology};
 

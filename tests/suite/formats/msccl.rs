@@ -195,7 +195,7 @@ fn the_header_says_which_sizes_a_file_serves() {
     assert!(
         matches!(
             e,
-            topocoll::Error::Schedule {
+            schedule::Error::Schedule {
                 kind: topocoll::ScheduleKind::Format,
                 ..
             }

@@ -291,6 +291,7 @@ fn a_stuck_schedule_is_the_same_error_by_rank() {
             };
             let e = simulate(&s, &topo, &cfg).unwrap_err();
             // Both drivers find the same deadlock.
+            let e = topocoll::Error::from(e);
             assert_eq!(e.verify_kind(), Some(topocoll::VerifyKind::Deadlock), "{e}");
             e.to_string()
         })

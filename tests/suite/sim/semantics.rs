@@ -744,7 +744,7 @@ fn progress_is_published_without_changing_the_result() {
 /// or more, ends with the same result to the bit.
 #[test]
 fn a_run_stops_once_its_clock_passes_stop_past_and_not_before() {
-    use topocoll::error::Error;
+    use topocoll::sim::Error;
     let topo = parse_spec("torus:8x8").unwrap();
     let s = ring_allreduce_of_64kib(&topo);
     let mut drivers = std::collections::BTreeSet::new();

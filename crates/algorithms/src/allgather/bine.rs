@@ -10,8 +10,8 @@
 //! HLC-Lab/pico `libbine/libbine_allgather.c`), and an odd P folds its last
 //! rank into the one before (`algorithms::butterfly`).
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "bine", "Bine: swap all blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

@@ -4,8 +4,8 @@
 //! after its own 2^k. ⌈log2 P⌉ steps; a final rotation puts every block in
 //! its place in the output.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 

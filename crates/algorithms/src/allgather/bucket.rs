@@ -34,11 +34,11 @@
 //! both cables.
 
 use crate::alltoall::grid_of;
+use crate::error::fail;
+use crate::error::Result;
 use crate::pipelined::MAX_MATERIALISED_OPS;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Kind};
 

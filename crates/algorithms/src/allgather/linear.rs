@@ -3,9 +3,9 @@
 //! other rank and a receive of every other rank's block, all at once, in
 //! rank order.
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

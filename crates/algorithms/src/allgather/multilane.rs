@@ -5,10 +5,10 @@
 //! across the WAN to a host of each other site, the (j mod n)-th of a site
 //! of n; step 3: that host passes the run on to the rest of its site.
 
+use crate::error::Result;
 use crate::lanes::{self, Choice};
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 

@@ -5,9 +5,9 @@
 //! on, then receives and passes on the chunk of the rank before it round
 //! the channel's ring, of the one before that, and so on, P − 1 in all.
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

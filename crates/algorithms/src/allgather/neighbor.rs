@@ -10,10 +10,10 @@
 //! An odd rank count leaves a rank without a partner in the first step, so
 //! it is refused (Open MPI runs the ring there instead).
 
+use crate::error::Result;
 use crate::pipelined::MAX_MATERIALISED_OPS;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "neighbor", "neighbor exchange: swap with the left and right neighbour in turn, two blocks a step, P/2 steps (even P)", build).applies(Applies {
@@ -31,7 +31,7 @@ fn build(req: &Request) -> Result<Schedule> {
     let (p, c) = (req.ranks, req.count);
     // One copy and a send and a receive a step: P + 1 ops a rank.
     if (p as u64).saturating_mul(p as u64 + 1) > MAX_MATERIALISED_OPS {
-        return Err(topocoll_base::error::Error::TooLarge(format!(
+        return Err(crate::error::Error::too_large(format!(
             "allgather neighbor on {p} ranks: {} operations are too many to write out (at most {MAX_MATERIALISED_OPS})",
             (p as u64).saturating_mul(p as u64 + 1)
         )));

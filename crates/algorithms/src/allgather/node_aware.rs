@@ -14,8 +14,8 @@
 //! in scratch and each rank copies the blocks to rank order.
 
 use crate::compose::{self, Composer, Frame, NodeNeed, Packed, Sliced};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

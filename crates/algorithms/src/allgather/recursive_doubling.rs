@@ -7,8 +7,8 @@
 //! hold: a contiguous run of ranks, so a contiguous region of the output.
 
 use crate::allreduce::recursive_doubling::Fold;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 

@@ -2,9 +2,9 @@
 //! (0..P−1) sends block (r − s) mod P to r + 1 and receives block
 //! (r − 1 − s) mod P from r − 1, each step waiting for the one before.
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

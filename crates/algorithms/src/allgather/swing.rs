@@ -19,9 +19,9 @@
 
 use crate::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
 use crate::compose::joined_copies;
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allgather, "swing", "Swing: swap the blocks held with rank ± ρ(s), farthest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

@@ -9,8 +9,8 @@
 //! sent.
 
 use super::{block, own_copy};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule, Sizes};
 

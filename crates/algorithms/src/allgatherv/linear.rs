@@ -4,9 +4,9 @@
 //! neither sent nor received.
 
 use super::{block, own_copy};
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -23,8 +23,8 @@
 //! ring's steps wait for the longest slice they carry.
 
 use crate::compose::{self, Composer, Frame, Leaders, NodeNeed, Nodes, Packed, Sliced};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

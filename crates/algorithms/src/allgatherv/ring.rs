@@ -5,9 +5,9 @@
 //! message, as in Open MPI, so the steps stay in lockstep.
 
 use super::{block, own_copy};
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Schedule};
 

@@ -9,8 +9,8 @@
 //! one before. Each chunk is combined on one rank, then copied: every rank
 //! gets the same bits.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bine", "Bine: reduce-scatter then allgather on rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

@@ -6,8 +6,8 @@
 //! `allgather::bucket`'s.
 
 use crate::allgather::bucket::{bucket, Mode, APPLIES};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "bucket", "bucket reduce-scatter then bucket allgather: dimension-wise rings on a mesh or torus, every port busy", build).applies(APPLIES);

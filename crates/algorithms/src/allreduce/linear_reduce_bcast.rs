@@ -4,8 +4,8 @@
 //! rank 0 ([`bcast::binomial`]), each rank's bcast after its reduce.
 
 use crate::compose::{phase, Composer, Frame};
+use crate::error::Result;
 use crate::{bcast, reduce, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Collective, CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

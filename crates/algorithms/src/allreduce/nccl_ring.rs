@@ -10,9 +10,9 @@
 //! Each chunk is reduced once, along the ring, then copied: every rank
 //! gets the same bits.
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -11,9 +11,9 @@
 //! between them). Each chunk is reduced once, at the root, then copied:
 //! every rank gets the same bits.
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

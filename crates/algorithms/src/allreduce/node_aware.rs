@@ -13,9 +13,9 @@
 
 use crate::bcast::node_aware::{composed, composed_multi};
 use crate::compose::{self, NodeNeed};
+use crate::error::Result;
 use crate::pipelined::Phases;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

@@ -14,8 +14,8 @@
 //! bits everywhere. Empty ranges (count < p2) send nothing.
 
 use super::recursive_doubling::Fold;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Program, Region, Schedule};
 

@@ -11,8 +11,8 @@
 //! b ∘ a on the other, equal bits for the commutative operators): all ranks end
 //! with identical bits.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Program, Region, Schedule};
 

@@ -11,9 +11,9 @@
 //! Unlike SimGrid's `lr`, counts that P does not divide are handled by the
 //! standard split rather than a trailing reduce+bcast of the remainder.
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use topocoll_base::error::Result;
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, OpId, OpSource, Region, Schedule};

@@ -16,9 +16,9 @@
 //! from r − 1. Each block is reduced once along the ring, in a fixed
 //! order, then copied: every rank gets the same bits.
 
+use crate::error::Result;
 use crate::pipelined::{DEFAULT_SEGMENT_BYTES, MAX_MATERIALISED_OPS};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "segmented_ring", "ring reduce-scatter once per phase on a slice of each block (--segment, default 64 KiB), then a ring allgather", build).segmented()

@@ -21,9 +21,9 @@
 //!   runs it; odd dimensions first fold their last coordinate in.
 
 use crate::butterfly::{self, Blocks, Butterfly, Shrink, StepOrder, Turn};
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, OpId, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_bw", "Swing: reduce-scatter then allgather with rank ± ρ(s), one message a step, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

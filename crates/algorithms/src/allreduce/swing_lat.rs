@@ -27,9 +27,9 @@
 
 use super::recursive_doubling::Fold;
 use crate::butterfly::{self, Butterfly, Shrink};
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, OpId, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Allreduce, "swing_lat", "Swing: exchange whole buffers with rank ± ρ(s), ρ = 1, −1, 3, −5, …, log2 P steps (fold for non-powers of two)", build).ranks_differ();

@@ -6,10 +6,10 @@
 //! once, in a fixed order, then copied: every rank gets the same bits.
 
 use crate::bcast::two_tree::plan;
+use crate::error::Result;
 use crate::pipelined::Phases;
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // No two-tree allreduce in Open MPI 4.1 or MPICH 4.0 (NCCL has one).

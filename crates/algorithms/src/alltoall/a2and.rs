@@ -13,9 +13,9 @@
 //! a direction. Works on any grid shape, Tofu's virtual torus included.
 
 use super::{grid_of, post_all_receives, self_copy};
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -74,10 +74,10 @@
 //! offsets), are unsupported.
 
 use super::{a2at3d, grid_of, self_copy, GridShape, Wrap};
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
 use smallvec::SmallVec;
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Program, Region, Schedule};
 use topocoll_topology::Kind;

@@ -21,8 +21,8 @@
 //! each rank of the destination's pair, so the messages stay one run each.
 
 use crate::butterfly::Butterfly;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Program, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Alltoall, "bine", "Bine: log2 P steps, P/2 blocks to rank ± ρ(s) in one message each, nearest first (P not a power of two: neighbours pair up, one hands its blocks in)", build);

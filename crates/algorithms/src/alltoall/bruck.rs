@@ -20,9 +20,9 @@
 //! inverse rotation waits for the last write of each slot. Tag = step. Scratch
 //! is P + 2·Σ_k |{i < P : bit k of i set}| blocks, about P·(1 + log2 P).
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 

@@ -22,9 +22,9 @@
 //! does not hold phases) phases may overlap once ranks drift.
 
 use super::{self_copy, stepped_exchange};
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -3,9 +3,9 @@
 //! anything: how many transfers really run at once is the node's engine count
 //! (engines take the sends in program order).
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

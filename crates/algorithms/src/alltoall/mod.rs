@@ -15,9 +15,9 @@ pub mod node_aware;
 pub mod pairwise;
 pub mod ring;
 
+use crate::error::fail;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_schedule::{Op, Program, Region, Schedule};
 use topocoll_topology::{GridShape, Topology};
 

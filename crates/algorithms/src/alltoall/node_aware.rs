@@ -20,9 +20,9 @@
 //! network once (`algorithms::exchange`, which says why this form).
 
 use crate::compose::{self, Composer, Frame, NodeNeed, Nodes};
+use crate::error::Result;
 use crate::exchange;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_base::param;
 use topocoll_schedule::{Buf, CollectiveKind, Op, Region, Schedule};
 
@@ -55,7 +55,7 @@ fn build(req: &Request) -> Result<Schedule> {
         .checked_mul(p)
         .and_then(|b| b.checked_mul(c))
         .filter(|&b| b.checked_mul(3).is_some())
-        .ok_or_else(|| {
+        .ok_or_else(|| -> crate::error::Error {
             param!(
                 "size",
                 " {c} elements to each of {p} ranks, {k} to a node, overflows a leader's buffer"

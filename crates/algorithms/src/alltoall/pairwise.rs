@@ -7,9 +7,9 @@
 //! step waits for both (waitall); there is no barrier. Tag = step.
 
 use super::stepped_exchange;
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, OpCount, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

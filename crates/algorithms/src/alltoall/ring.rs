@@ -6,9 +6,9 @@
 //! and the next step waits for both; there is no barrier. Tag = step.
 
 use super::stepped_exchange;
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

@@ -20,8 +20,8 @@
 //! region that moves from the input into receive buffers. Scratch is the
 //! two buffers of every step, about the rank's data times log2 P. Tag = step.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule, Sizes};
 

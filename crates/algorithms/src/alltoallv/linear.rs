@@ -5,9 +5,9 @@
 //! the node's engine count (engines take the sends in program order).
 
 use super::self_copy;
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -24,9 +24,9 @@
 //! nodes of unequal sizes are refused.
 
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed, Nodes};
+use crate::error::Result;
 use crate::exchange;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule, Sizes};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(
@@ -202,7 +202,7 @@ fn node_sizes(nodes: &Nodes, v: &Sizes) -> Result<Sizes> {
             m[j * n + i] += v.block(s, d);
         }
     }
-    Sizes::per_pair(n, m)
+    Ok(Sizes::per_pair(n, m)?)
 }
 
 /// The blocks of node j's block for node i, in the order the leaders send

@@ -6,9 +6,9 @@
 //! in lockstep whatever the sizes.
 
 use super::self_copy;
+use crate::error::Result;
 use crate::OpCount;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

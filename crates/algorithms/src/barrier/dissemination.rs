@@ -7,8 +7,8 @@
 //! messages.
 
 use super::NOTHING;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -5,8 +5,8 @@
 //! SMPI's default.
 
 use super::NOTHING;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -9,8 +9,8 @@
 //! tree (the fold of `bine_tree`): ⌈log2 P⌉ steps on every P.
 
 use crate::butterfly::{bine_tree, Seat};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Bcast, "bine", "Bine tree: binomial tree on rank ± ρ(s), farthest child first, distances shrinking (P not a power of two: neighbours pair up, one served last)", build);

@@ -3,8 +3,8 @@
 //! sends to v + m for m = lowbit(v)/2, ..., 2, 1 (largest subtree first) when
 //! v + m < P. The sends only wait for the receive; the engines serialise them.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

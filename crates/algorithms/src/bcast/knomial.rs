@@ -8,12 +8,12 @@
 //! it has it. ⌈log_K P⌉ levels, each parent sending up to (K − 1) per level
 //! below it.
 
+use crate::error::fail;
+use crate::error::Result;
 use crate::pipelined::{self, Phases, Plan};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream, DEFAULT_RADIX};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // Open MPI 4.1's knomial bcast (7) hangs the same tree but sends to a

@@ -9,11 +9,11 @@
 //! Lanes and senders are the multi-lane scatter's (`model::multilane`):
 //! lane j of a site lands on the first rank of the j-th run.
 
+use crate::error::Result;
 use crate::lanes::{self, Choice};
 use crate::model::multilane::Layout;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

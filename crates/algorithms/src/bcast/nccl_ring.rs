@@ -4,9 +4,9 @@
 //! order and NIC, `crate::nccl`) to the rank before the root, each rank
 //! passing a chunk on as it arrives.
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -13,9 +13,9 @@
 //! k-nomial and two-tree ones share their plans.
 
 use crate::compose::{self, Composer, Frame, NodeNeed, Toward};
+use crate::error::Result;
 use crate::pipelined::Phases;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

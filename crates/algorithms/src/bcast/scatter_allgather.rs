@@ -7,8 +7,8 @@
 //! v−1, as MPICH does, even when the scatter already brought it. Empty chunks
 //! (count < P) send nothing.
 
+use crate::error::Result;
 use crate::{Algorithm, OpCount, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Region, Schedule};
 

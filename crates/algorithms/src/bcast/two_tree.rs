@@ -20,11 +20,11 @@
 //! rate together, where one binary tree would send every segment twice from
 //! half the ranks.
 
+use crate::error::Result;
 use crate::pipelined::{Phases, Pipeline, Plan, DEFAULT_SEGMENT_BYTES};
 use crate::trees::{Tree, NO_AXIS, NO_PARENT};
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // Neither Open MPI 4.1 nor MPICH 4.0 has a two-tree collective

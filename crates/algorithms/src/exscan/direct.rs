@@ -1,9 +1,9 @@
 //! Direct exscan (SMPI's, its `colls::exscan`): the direct scan, rank r
 //! keeping the lower ranks' data alone; rank 0's output is not written.
 
+use crate::error::Result;
 use crate::scan::{direct::direct, Prefix};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -2,9 +2,9 @@
 //! sending on, from Scratch, that combined with its own data (Open MPI's
 //! `linear` exscan).
 
+use crate::error::Result;
 use crate::scan::{linear::chain, Prefix};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

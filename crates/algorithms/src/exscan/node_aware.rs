@@ -6,10 +6,10 @@
 //! its result and the others combining it into theirs.
 
 use crate::compose::{self, NodeNeed};
+use crate::error::Result;
 use crate::scan::node_aware::{composed, INTER};
 use crate::scan::Prefix;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // Scan's placements and leaders' default: the two share their builder.

@@ -2,9 +2,9 @@
 //! rank ⊕ 2^k, the result starting empty (MPICH's and Open MPI's
 //! recursive-doubling exscan).
 
+use crate::error::Result;
 use crate::scan::{recursive_doubling::doubling, Prefix};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -5,8 +5,8 @@
 //! in rank order. On P = 2^S + e ranks the first 2e relative ranks pair
 //! up, the odd one of a pair handing its block to its neighbour first.
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Gather, "bine", "Bine tree: the Bine scatter reversed, nearest subtrees first (P not a power of two: neighbours pair up, one hands its block in first)", build);

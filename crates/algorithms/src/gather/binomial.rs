@@ -6,8 +6,8 @@
 //! blocks into its output rotated back (it collects straight into its
 //! output when it is rank 0).
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

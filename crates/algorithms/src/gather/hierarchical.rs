@@ -4,9 +4,9 @@
 //! rank; the root in the root's site), and each coordinator sends its
 //! site's blocks to the root in one message.
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

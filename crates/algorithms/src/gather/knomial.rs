@@ -3,8 +3,8 @@
 //! children's subtrees in Scratch, then sends the whole of its subtree to
 //! its parent (v less its lowest non-zero base-K digit).
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

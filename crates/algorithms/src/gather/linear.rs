@@ -2,8 +2,8 @@
 //! scatter reversed: every rank sends its block to the root, which receives
 //! them from root−1, root−2, … and copies its own last.
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

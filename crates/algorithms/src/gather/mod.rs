@@ -10,8 +10,8 @@ pub mod linear;
 pub mod multilane;
 pub mod node_aware;
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, Schedule};
 
 /// The gather `alg` for a request: the schedule `scatter` builds for the
@@ -24,5 +24,5 @@ fn reversed_scatter(
     let root = req.collective.root().unwrap_or(0);
     let mut from = req.clone();
     from.collective = Collective::Scatter { root };
-    reverse(&scatter(&from)?, req.schedule(alg))
+    Ok(reverse(&scatter(&from)?, req.schedule(alg))?)
 }

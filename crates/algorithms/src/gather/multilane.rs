@@ -8,9 +8,9 @@
 //! root their blocks. `single_lane` is the same with one lane per remote
 //! site.
 
+use crate::error::Result;
 use crate::{scatter, Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

@@ -15,8 +15,8 @@
 //! the root receives them in scratch and copies each block to its place.
 
 use crate::compose::{self, Composer, Frame, NodeNeed, RootSlices, Toward};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

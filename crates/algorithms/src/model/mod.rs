@@ -17,8 +17,8 @@ pub mod multilane;
 pub mod nccl;
 pub mod trinaryx3;
 
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_schedule::{Collective, Op, RouteKind, Schedule};
 use topocoll_topology::{show_path, Kind, LinkId, Topology};
 

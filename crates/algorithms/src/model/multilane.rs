@@ -13,7 +13,7 @@
 //! blocks of its run, and the root sends the rest of its own site theirs.
 //! The gather is the same in reverse.
 
-use topocoll_base::error::Result;
+use crate::error::Result;
 use topocoll_base::param;
 use topocoll_topology::Sites;
 

@@ -7,9 +7,9 @@
 //! channels' bandwidths) comes from the network as [`Machine::of`] says.
 //! NVLS and CollNet, which topocoll does not build, are left out.
 
+use crate::error::Result;
 use crate::nccl::{Channels, Protocol};
 use crate::Request;
-use topocoll_base::error::Result;
 use topocoll_schedule::{Collective, CollectiveKind};
 
 /// NCCL's algorithms as its model prices them (those topocoll builds).

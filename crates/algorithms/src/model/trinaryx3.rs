@@ -12,8 +12,8 @@
 //! N = 2³⁰ bytes, SS = 64 KiB (bcast) and 48 KiB (reduce), eq (3) gives
 //! 94.1 ms and eq (4) 192.7 ms, which the paper prints as 193 ms.
 
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 /// The model's parameters (units in the names' docs).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -45,9 +45,9 @@
 
 use super::trees::{torus_trees, Tree, NO_AXIS, NO_PARENT};
 use super::{Algorithm, Applies, OpCount, RankNeed, Request, RootNeed, TopologyNeed};
+use crate::error::fail;
+use crate::error::Result;
 use smallvec::SmallVec;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::param;
 use topocoll_schedule::lookahead::{ring_distance, Lookahead};
 use topocoll_schedule::{Op, OpId, OpKind, OpSource, Region, Schedule, Transfer};
@@ -465,13 +465,11 @@ pub fn plan(req: &Request, alg: &Algorithm, trees: Trees, phases: Phases) -> Res
 /// its [`Trees`] and [`Phases`] (see [`plan`]).
 macro_rules! algorithm {
     ($trees:expr, $phases:expr) => {
-        fn build(
-            req: &$crate::Request,
-        ) -> ::topocoll_base::error::Result<::topocoll_schedule::Schedule> {
+        fn build(req: &$crate::Request) -> $crate::error::Result<::topocoll_schedule::Schedule> {
             $crate::pipelined::plan(req, &ALGORITHM, $trees, $phases)?.materialise()
         }
 
-        fn stream(req: &$crate::Request) -> ::topocoll_base::error::Result<$crate::Stream> {
+        fn stream(req: &$crate::Request) -> $crate::error::Result<$crate::Stream> {
             let plan = $crate::pipelined::plan(req, &ALGORITHM, $trees, $phases)?;
             Ok($crate::Stream::Pipeline(plan.stream()?))
         }

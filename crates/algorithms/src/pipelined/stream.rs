@@ -4,7 +4,7 @@
 //! simulator reads a 1 GiB allreduce through).
 
 use super::*;
-use topocoll_base::fail;
+use crate::error::fail;
 
 /// The index of the item with `key` in `items`, `item` pushed there if the
 /// key is new.

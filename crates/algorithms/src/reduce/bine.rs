@@ -6,8 +6,8 @@
 //! relative ranks pair up, the odd one of a pair handing its buffer to its
 //! neighbour first.
 
+use crate::error::Result;
 use crate::{bcast, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Reduce, "bine", "Bine tree: the Bine broadcast reversed, nearest children first, distances growing (P not a power of two: neighbours pair up, one combined first)", build);
@@ -17,8 +17,8 @@ fn build(req: &Request) -> Result<Schedule> {
     let root = req.collective.root().unwrap_or(0);
     let mut from = req.clone();
     from.collective = Collective::Bcast { root };
-    reverse(
+    Ok(reverse(
         &(bcast::bine::ALGORITHM.build)(&from)?,
         req.schedule(&ALGORITHM),
-    )
+    )?)
 }

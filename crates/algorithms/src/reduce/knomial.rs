@@ -4,10 +4,10 @@
 //! first), then sends to its parent, whole or in `--segment` pieces.
 
 use crate::bcast::knomial::knomial_plan;
+use crate::error::Result;
 use crate::pipelined::Phases;
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // Open MPI has a k-nomial reduce from 5.0 on, not in 4.1; MPICH 4.0's

@@ -3,8 +3,8 @@
 //! receives at once, each into a slot of its own, and combines them into its
 //! own buffer in rank order as they arrive.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Program, Region, Schedule};
 

@@ -4,8 +4,8 @@
 //! (its own order and NIC, `crate::nccl`) to the root, each rank combining
 //! its own into a chunk as it arrives and passing it on.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

@@ -4,10 +4,10 @@
 //! `--segment` pieces (default 64 KiB), children in a fixed order.
 
 use crate::bcast::two_tree::plan;
+use crate::error::Result;
 use crate::pipelined::Phases;
 use crate::OpCount;
 use crate::{Algorithm, Request, Stream};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 // No two-tree reduce in Open MPI 4.1 or MPICH 4.0.

@@ -9,8 +9,8 @@
 //! `libbine/libbine_reduce_scatter.c`), and an odd P folds its last rank
 //! into the one before (`algorithms::butterfly`).
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "bine", "Bine: hand rank ± ρ(s) the half it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

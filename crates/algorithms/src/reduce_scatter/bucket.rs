@@ -7,8 +7,8 @@
 //! `allgather::bucket`'s.
 
 use crate::allgather::bucket::{bucket, Mode, APPLIES};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "bucket", "dimension-wise ring reduce-scatters on a mesh or torus, 2D parts in rotated dimension orders both ways", build).applies(APPLIES);

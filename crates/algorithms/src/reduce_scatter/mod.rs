@@ -14,8 +14,8 @@ pub mod reduce_scatterv;
 pub mod ring;
 pub mod swing;
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{reverse, Collective, Schedule};
 
 /// The reduce_scatter `alg` for a request: the schedule `allgather` builds
@@ -29,5 +29,5 @@ fn reversed_allgather(
     let mut from = req.clone();
     from.collective = Collective::Allgather;
     from.count = 1;
-    reverse(&allgather(&from)?, req.schedule(alg))
+    Ok(reverse(&allgather(&from)?, req.schedule(alg))?)
 }

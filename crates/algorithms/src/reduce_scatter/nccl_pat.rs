@@ -15,9 +15,9 @@
 //! to 64 KiB). PAT's aggregation of several steps into one message when
 //! chunks are small is left out (docs/machines.md).
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

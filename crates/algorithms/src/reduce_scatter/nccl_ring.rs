@@ -7,9 +7,9 @@
 //! blocks of the ranks before that, and last receives and combines its
 //! own block, reduced along the ring in the same order on every run.
 
+use crate::error::Result;
 use crate::nccl::{self, Pattern};
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

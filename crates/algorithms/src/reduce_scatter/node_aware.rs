@@ -20,8 +20,8 @@
 //! always so when the ranks divide the count.
 
 use crate::compose::{self, Composer, Frame, NodeNeed, Sliced};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Buf, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

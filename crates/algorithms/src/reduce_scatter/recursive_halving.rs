@@ -11,8 +11,8 @@
 //! hands the even rank of a pair its chunk. The order of every combination
 //! is fixed by the schedule.
 
+use crate::error::Result;
 use crate::{allgather, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

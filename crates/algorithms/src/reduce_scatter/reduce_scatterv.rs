@@ -5,8 +5,8 @@
 //! SMPI's nonblocking scatterv does. A rank receives its chunk once its
 //! own buffer has gone.
 
+use crate::error::Result;
 use crate::{reduce, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{chunk, Op, Region, Schedule};
 

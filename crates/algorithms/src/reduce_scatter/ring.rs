@@ -5,9 +5,9 @@
 //! b − 1 and travels down the ring, combined on each rank in the same order
 //! on every run, and ends on rank b fully reduced.
 
+use crate::error::Result;
 use crate::OpCount;
 use crate::{allgather, Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

@@ -24,9 +24,9 @@
 
 use crate::butterfly::{self, Blocks, Butterfly, Layout, Shrink};
 use crate::compose::joined_copies;
+use crate::error::Result;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::{chunk, Buf, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::ReduceScatter, "swing", "Swing: hand rank ± ρ(s) the blocks it keeps, nearest first, ⌈log2 P⌉ steps (odd P: one rank folds in)", build);

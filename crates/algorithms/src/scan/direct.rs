@@ -5,8 +5,8 @@
 //! where the linear scan's chain takes P − 1 steps.
 
 use super::Prefix;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
 
 // Open MPI's and MPICH's scans go in steps (a chain, recursive doubling):

@@ -5,8 +5,8 @@
 //! Open MPI's `linear` scan and exscan.
 
 use super::Prefix;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

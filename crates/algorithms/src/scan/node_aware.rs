@@ -19,8 +19,8 @@
 
 use super::Prefix;
 use crate::compose::{self, each_node, Composer, Frame, NodeNeed};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, Collective, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

@@ -9,8 +9,8 @@
 //! these messages.
 
 use super::Prefix;
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{CollectiveKind, Op, OpId, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(

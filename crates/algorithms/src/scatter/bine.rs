@@ -11,8 +11,8 @@
 //! sends it on last.
 
 use crate::butterfly::{bine_tree, Layout, Seat};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, CollectiveKind, Op, Region, Schedule};
 
 pub const ALGORITHM: Algorithm = Algorithm::new(CollectiveKind::Scatter, "bine", "Bine tree: each rank receives its subtree's blocks and passes on its children's, farthest first (P not a power of two: neighbours pair up, one served last)", build);

@@ -6,8 +6,8 @@
 //! copies its buffer into Scratch rotated, so that every subtree's blocks are
 //! contiguous (not needed when the root is rank 0).
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, OpId, Region, Schedule};
 

@@ -5,10 +5,10 @@
 //! binomial tree.
 
 use super::binomial::tree;
+use crate::error::Result;
 use crate::model::multilane::Layout;
 use crate::{lanes, Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -8,8 +8,8 @@
 //! makes the tree shallower (⌈log_K P⌉ rounds) and the root's fan-out
 //! wider ((K − 1)·⌈log_K P⌉ sends).
 
+use crate::error::Result;
 use crate::{Algorithm, Request, DEFAULT_RADIX};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::Schedule;
 

@@ -2,8 +2,8 @@
 //! block r of its buffer to rank r for r = root+1, root+2, … in turn (its
 //! engines take them in that order) and copies its own block.
 
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

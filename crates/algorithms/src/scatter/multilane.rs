@@ -7,11 +7,11 @@
 //! root sends the rest of its own site their blocks. `single_lane` is the
 //! same with one lane per remote site (MPICH-G2's representative pair).
 
+use crate::error::Result;
 use crate::lanes;
 use crate::model::multilane::Layout;
 use crate::{Algorithm, Request};
 use crate::{Applies, RankNeed, RootNeed, TopologyNeed};
-use topocoll_base::error::Result;
 use topocoll_schedule::CollectiveKind;
 use topocoll_schedule::{Op, Region, Schedule};
 

@@ -15,8 +15,8 @@
 //! root first copies its blocks to slice order in scratch.
 
 use crate::compose::{self, Composer, Frame, NodeNeed, RootSlices, Toward};
+use crate::error::Result;
 use crate::{Algorithm, Request};
-use topocoll_base::error::Result;
 use topocoll_schedule::{Buf, CollectiveKind, Op, Schedule};
 
 pub const ALGORITHM: Algorithm = compose::node_aware(

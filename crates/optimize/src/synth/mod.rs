@@ -23,6 +23,8 @@ pub(crate) mod lp;
 pub mod pack;
 
 use crate::cut::{cut_bound_within, CutBound};
+use crate::error::fail;
+use crate::error::Result;
 use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
@@ -31,8 +33,6 @@ use topocoll_algorithms::forest::{Forest, Piece, Stage};
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
 use topocoll_algorithms::Request;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::limits::{ran_out, Deadline};
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 use topocoll_sim::{simulate, SimConfig};
@@ -198,11 +198,11 @@ impl Found {
         }
         priced.time_s = match simulate(&s, p.topo, &p.cfg) {
             Ok(r) => r.time_s,
-            Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
+            Err(e) if ran_out(e.base()) && !self.candidates.is_empty() => {
                 self.stopped = true;
                 return Ok(false);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         self.candidates.push(priced.clone());
         if self
@@ -271,11 +271,11 @@ impl Found {
                 }
                 let time_s = match simulate(&f.expand()?, p.topo, &p.cfg) {
                     Ok(r) => r.time_s,
-                    Err(e) if ran_out(&e) && !self.candidates.is_empty() => {
+                    Err(e) if ran_out(e.base()) && !self.candidates.is_empty() => {
                         self.stopped = true;
                         return Ok(());
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.into()),
                 };
                 let trees = match split {
                     Parts::Top(k) => most.min(k),
@@ -460,7 +460,7 @@ fn search(p: &Problem) -> Result<Optimized> {
             }
             let plans = match plans_for(p, form, own_paths) {
                 Ok(plans) => plans,
-                Err(e) if ran_out(&e) && !found.candidates.is_empty() => {
+                Err(e) if ran_out(e.base()) && !found.candidates.is_empty() => {
                     found.stopped = true;
                     continue;
                 }
@@ -483,12 +483,12 @@ fn search(p: &Problem) -> Result<Optimized> {
     } = found;
     let Some((best, schedule)) = chosen else {
         if fewest_left < u64::MAX {
-            return Err(deadline.error(&format!(
+            return Err(crate::Error::from(deadline.error(&format!(
                 "leaves too little time to build and price any {} on {n} ranks: \
                  the fewest ops of those left ({fewest_left}) take about {:.0} s",
                 p.collective.name(),
                 fewest_left as f64 / OPS_PER_SECOND
-            )));
+            ))));
         }
         deadline.check(|| "before any schedule was priced".into())?;
         return Err(fail!(
@@ -687,7 +687,7 @@ fn tree_of(root: usize, a: &Arborescence, edges: &[Edge]) -> Result<Tree> {
         })
         .collect();
     let axis = vec![NO_AXIS; parent.len()];
-    Tree::from_parents(root as u32, parent, axis)
+    Ok(Tree::from_parents(root as u32, parent, axis)?)
 }
 
 /// Copies of each tree, `[root][tree]`, in proportion to the trees'

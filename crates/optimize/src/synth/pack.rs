@@ -14,8 +14,8 @@
 //! switch), so a tree never sends data through a rank that could have
 //! forwarded it.
 
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 use topocoll_base::limits::Deadline;
 use topocoll_topology::{LinkId, Topology};
 

@@ -3,13 +3,13 @@
 //! passed on to every rank (see the module's docs).
 
 use super::world::{world, World, ABORT_TAG, NOTICE_BYTES};
+use crate::error::{Error, Result, RunKind};
 use crate::{op_regions, Claims, Elem, Options, Plan, RankBuffers, RankState};
 use mpi::ffi;
 use rustc_hash::FxHashMap;
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Buf, Op, OpId, Program, Schedule};
 
 /// Polls that find nothing to do before the clock is read (for stalls and

@@ -2,11 +2,11 @@
 //! baseline a schedule's run is held against.
 
 use super::world::{check_rc, w_rank, world, World};
+use crate::error::{Error, Result, RunKind};
 use crate::{Elem, RankBuffers};
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::Instant;
-use topocoll_base::error::{Error, Result, RunKind};
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 
 fn datatype(d: Dtype) -> ffi::MPI_Datatype {

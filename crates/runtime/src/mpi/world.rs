@@ -2,10 +2,10 @@
 //! backend itself uses (barriers, maxima), the receive failure notices land
 //! in, and the process's exit.
 
+use crate::error::{Error, Result, RunKind};
 use mpi::ffi;
 use std::os::raw::{c_int, c_void};
 use std::time::{Duration, Instant};
-use topocoll_base::error::{Error, Result, RunKind};
 
 /// The tag failure notices travel with; schedule tags are kept below it.
 pub(super) const ABORT_TAG: c_int = 32767;

@@ -4,11 +4,11 @@
 //! and content.
 
 use super::MscclImport;
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::{Collective, Schedule};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 
 /// Largest MSCCL XML file read (bytes): it is read whole.
 const MAX_XML_BYTES: u64 = 1 << 30;

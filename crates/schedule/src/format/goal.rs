@@ -1,9 +1,9 @@
 //! Schedules as LogGOPSim's GOAL text, written and read.
 
+use crate::error::{Error, Result};
 use crate::{Collective, Dtype, Op, OpId, Program, ReduceOp, Region, Schedule};
 use std::fmt::Write as _;
 use std::io::Write;
-use topocoll_base::error::{Error, Result};
 
 /// Writes a schedule in LogGOPSim's GOAL text format. Sizes are bytes and
 /// every `calc` is nanoseconds: `Compute` its own time, a combine its bytes

@@ -1,13 +1,13 @@
 //! Schedules as JSON, written and read: topocoll's own format.
 
+use crate::error::fail;
+use crate::error::{Error, Result};
 use crate::{
     reference_fault, Buf, Collective, Dtype, Op, Program, ReduceOp, Region, Schedule, Sizes,
     SizesShape, MAX_BUFFER_BYTES, MAX_RANKS,
 };
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 use topocoll_topology::LinkId;
 
 #[derive(Serialize)]

@@ -44,12 +44,12 @@ use super::{
     check_finished, flow_cap, results, send_route, Route, Totals, CPU_IDLE, LEVEL_TOLERANCE,
 };
 use super::{Fairness, LinkUse, OpWindow, Sharing, SimConfig, SimResult};
+use crate::error::{Error, Result};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
-use topocoll_base::error::{Error, Result};
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{OpId, Transfer};
 use topocoll_topology::{Kind, LinkId, Topology};

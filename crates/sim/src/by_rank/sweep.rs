@@ -3,7 +3,7 @@
 //! one after another (`Part::advance`), its events handed to the node model.
 
 use super::*;
-use topocoll_base::fail;
+use crate::error::fail;
 
 impl<'a, P: Lookahead> Local<'a, P> {
     /// Runs this thread's ranks for one window: alone (`others` = `inf`),

@@ -78,7 +78,7 @@ pub(super) fn run_threads<P: Lookahead + Sync>(
             let done: Vec<_> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
             match failed {
                 None => Ok(done),
-                Some(e) => Err(Stop::Error(Error::Invalid(format!(
+                Some(e) => Err(Stop::Error(Error::invalid(format!(
                     "cannot start {threads} simulation threads ({e}): give fewer with --threads"
                 )))),
             }
@@ -101,9 +101,7 @@ pub(super) fn run_threads<P: Lookahead + Sync>(
         return Err(stop);
     }
     if parts.len() < threads {
-        return Err(Stop::Error(Error::Invalid(
-            "a simulation thread was lost".into(),
-        )));
+        return Err(Stop::Error(Error::invalid("a simulation thread was lost")));
     }
     finish(src, topo, &shared, parts, wall).map_err(Stop::Error)
 }
@@ -120,7 +118,7 @@ pub(super) fn run_part<'a, P: Lookahead>(
                 .map(|s| s.to_string())
                 .or_else(|| e.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(Stop::Error(Error::Invalid(format!(
+            Err(Stop::Error(Error::invalid(format!(
                 "a simulation thread failed: {what}"
             ))))
         });

@@ -20,10 +20,10 @@
 //! the target's host. At most 5 links.
 
 use super::{back, Cabling};
+use crate::error::fail;
+use crate::error::Result;
 use crate::{Graph, LinkId, NodeId, NodeKind, PairRouter};
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// The dragonfly `dragonfly:SHAPE` names (`shape` is `A,P,H,G`).
 pub(crate) fn dragonfly(spec: &str, shape: &str) -> Result<Graph> {

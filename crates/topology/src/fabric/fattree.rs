@@ -14,8 +14,8 @@
 //! w_l), and down the one way there is.
 
 use super::super::Graph;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::Result;
 
 /// The fat tree `fattree:SHAPE` names (`shape` is `K` or `K:R`).
 pub(crate) fn fattree(spec: &str, shape: &str) -> Result<Graph> {

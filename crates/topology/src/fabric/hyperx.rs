@@ -8,10 +8,10 @@
 //! dimension first, then to the host: 2 + (dimensions that differ) links.
 
 use super::{back, Cabling};
+use crate::error::fail;
+use crate::error::Result;
 use crate::{Graph, LinkId, NodeId, NodeKind, PairRouter};
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// The HyperX `hyperx:SHAPE` names (`shape` is `S1xS2` or `S1xS2xS3`).
 pub(crate) fn hyperx(spec: &str, shape: &str) -> Result<Graph> {

@@ -18,9 +18,9 @@ pub(crate) use railfat::railfat;
 
 use super::graph::check_fabric_size;
 use super::{Graph, Link, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
+use crate::error::fail;
+use crate::error::Result;
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// A fabric's nodes and cables as they are laid, each cable two directed
 /// links (there and back, ids `2c` and `2c + 1`).

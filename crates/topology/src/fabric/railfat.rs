@@ -12,9 +12,9 @@
 //! down to the destination's leaf and NIC: 2 or 4 links, minimal.
 
 use super::{back, Cabling};
+use crate::error::Result;
 use crate::{Graph, LinkId, NodeId, NodeKind, PairRouter};
 use std::sync::Arc;
-use topocoll_base::error::Result;
 
 /// The most NIC ports a leaf has (its uplinks as many).
 const LEAF_DOWN_PORTS: usize = 32;

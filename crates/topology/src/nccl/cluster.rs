@@ -6,10 +6,10 @@
 use super::super::graph::{Graph, NodeKind, NodeSpec, PairRouter};
 use super::super::{Kind, Link, LinkId, NodeId, Topology};
 use super::{parse_server, Server};
+use crate::error::fail;
+use crate::error::{Error, Result};
 use std::path::Path;
 use std::sync::Arc;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
 
 /// Whether a TOML topology file's kind is `cluster`.
 pub fn is_cluster(text: &str) -> bool {

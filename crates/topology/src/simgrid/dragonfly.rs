@@ -12,9 +12,9 @@
 //! (or none, when the target is in chassis 0) rather than from c.
 
 use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
+use crate::error::fail;
+use crate::error::Result;
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// (groups, blue, chassis, black, blades, green, hosts per blade).
 type Parameters = (usize, usize, usize, usize, usize, usize, usize);

@@ -12,9 +12,9 @@
 //! SimGrid's loop carries its cable index from one level to the next.
 
 use super::super::{Graph, LinkId, NodeId, NodeKind, NodeSpec, PairRouter};
+use crate::error::fail;
+use crate::error::Result;
 use std::sync::Arc;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// One node: its level, position at that level, label, and the cables to
 /// its parents and children (link ids of the up and down directions), as

@@ -31,8 +31,8 @@ mod dragonfly;
 pub(crate) mod fat_tree;
 mod routing;
 mod zones;
-use topocoll_base::error::{Error, Result};
-use topocoll_base::fail;
+use crate::error::fail;
+use crate::error::{Error, Result};
 
 /// Where the reader is: the platform and the element's line, for errors.
 #[derive(Clone)]

@@ -20,10 +20,10 @@
 //! platform needs no table of all pairs.
 
 use super::super::{LinkId, NodeId, PairRouter};
+use crate::error::fail;
+use crate::error::Result;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// A route a zone declares, between two of its points (or, from zones,
 /// with gateways).
@@ -116,7 +116,7 @@ impl Router {
         &self.points[p as usize].name
     }
 
-    fn no_route(&self, a: u32, b: u32, why: &str) -> topocoll_base::error::Error {
+    fn no_route(&self, a: u32, b: u32, why: &str) -> crate::error::Error {
         fail!(
             Topology,
             File,

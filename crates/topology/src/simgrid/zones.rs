@@ -9,9 +9,9 @@
 
 use super::routing::{self, Hop, Point, Router, Routing, StarEntry, Zone};
 use super::{attr_bandwidth, attr_latency, Ctx};
+use crate::error::Result;
 use crate::{Link, LinkId, NodeKind, NodeSpec};
 use std::collections::HashMap;
-use topocoll_base::error::Result;
 
 /// The most hosts and routers a platform of zones may have: each costs
 /// some 400 bytes with its links, names and routes (a million, 400 MB),

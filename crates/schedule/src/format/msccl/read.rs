@@ -7,10 +7,10 @@
 //! the file but for the ready queue's logarithm.
 
 use super::{MscclImport, COLLECTIVES, READ_CHANNELS};
+use crate::error::fail;
+use crate::error::Result;
 use crate::{Buf, Collective, Dtype, Op, OpId, Program, Region, Schedule};
 use std::collections::{BTreeMap, BinaryHeap};
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 use topocoll_base::limits::MAX_RANKS;
 
 /// A nop passes on what it waits for to the step after it; past this many

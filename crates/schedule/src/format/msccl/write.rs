@@ -1,12 +1,12 @@
 //! Writing a schedule as an MSCCL XML algorithm ([`to_msccl_xml`]).
 
 use super::{MscclBytes, MscclExport, COLLECTIVES, MAX_CHANNELS};
+use crate::error::fail;
+use crate::error::Result;
 use crate::{match_messages, Buf, Collective, Op, OpId, Region, Schedule};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
-use topocoll_base::error::Result;
-use topocoll_base::fail;
 
 /// The greatest common divisor.
 fn gcd(a: u64, b: u64) -> u64 {

@@ -1,0 +1,74 @@
+//! The simulator's errors: a schedule it cannot price as configured
+//! ([`SimKind`]), a run stopped past its clock ([`Error::PastStop`]), and
+//! the errors of the layers below.
+
+use thiserror::Error;
+use topocoll_base::lift;
+use topocoll_schedule as schedule;
+use topocoll_topology as topology;
+
+/// Errors of the simulator layer.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// A shared error: a parameter, a file, a limit.
+    #[error(transparent)]
+    Base(#[from] topocoll_base::Error),
+    /// The topology below refused.
+    #[error(transparent)]
+    Topology(topology::Error),
+    /// The schedule layer below refused, or the verifier did.
+    #[error(transparent)]
+    Schedule(schedule::Error),
+    /// The simulator cannot price a schedule as configured.
+    #[error("{message}")]
+    Sim { kind: SimKind, message: String },
+    /// A simulation stopped when its clock passed the time it was given
+    /// (`SimConfig::stop_past`) with work left: it ends later than that.
+    /// Not a fault of the input: `--algorithm auto`'s search stops a
+    /// candidate so once it cannot beat the best so far.
+    #[error("the simulated clock passed {past_s} s before the run ended")]
+    PastStop { past_s: f64 },
+}
+
+lift!(topology => Topology, [Base]);
+lift!(schedule => Schedule, [Base, Topology]);
+
+impl Error {
+    topocoll_base::shared_constructors!();
+
+    /// What the simulator error is about, if it is one.
+    pub fn kind(&self) -> Option<SimKind> {
+        match self {
+            Error::Sim { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand used throughout the layer.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Builds this layer's error of a kind from a format string:
+/// `fail!(Sim, Config, "...")` is an [`Error::Sim`] of [`SimKind::Config`].
+macro_rules! fail {
+    (Sim, $kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::Sim {
+            kind: $crate::error::SimKind::$kind,
+            message: format!($($arg)*),
+        }
+    };
+}
+pub(crate) use fail;
+
+/// What a simulator error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimKind {
+    /// A configuration value out of range (`--cfg`, the packet model's
+    /// parameters, skews).
+    Config,
+    /// A message with no route on the network (no path, a failed link).
+    Route,
+    /// A schedule that does not fit the network or whose messages cannot
+    /// be matched.
+    Schedule,
+}
