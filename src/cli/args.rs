@@ -62,6 +62,8 @@ pub struct BuildArgs {
     /// (`topocoll simulate ... --fail '(0,0) -> (1,0)'`, a platform's own names),
     /// comma-separated, or random:K for K cables drawn with --seed. A failed link
     /// takes both directions of its cable; what remains is routed as a graph.
+    /// LINKS@T1..T2 is an outage from T1 until T2 seconds instead: the routes
+    /// stay, and a transfer that meets it fails, stopping the run, as in SimGrid.
     #[arg(long)]
     pub fail: Option<String>,
     /// Seed for --fail random:K, --skew and the --counts generators [default: 0].

@@ -71,4 +71,8 @@ pub enum SimKind {
     /// A schedule that does not fit the network or whose messages cannot
     /// be matched.
     Schedule,
+    /// A run the network's failures stop, as SimGrid stops it: a link that
+    /// turns off under a transfer or is off when one starts on it, a host
+    /// that turns off while its rank runs.
+    Failure,
 }

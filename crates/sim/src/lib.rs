@@ -347,6 +347,9 @@ struct Sim<'a, P: Lookahead> {
     changes: profiles::Changes,
     rank_speed: Vec<Option<&'a topocoll_topology::profile::Profile>>,
     bandwidth: Vec<f64>,
+    /// Which network links are off now (empty when no link has a state
+    /// profile).
+    link_off: Vec<bool>,
 }
 
 impl<'a, P: Lookahead> Sim<'a, P> {
@@ -436,6 +439,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
             link_samples: Vec::new(),
             changes: profiles::first_changes(topo),
             rank_speed: profiles::rank_speeds(topo, ranks),
+            link_off: profiles::link_states(topo),
             bandwidth: match topo.profiles {
                 Some(_) => topo.links.iter().map(|l| l.bandwidth).collect(),
                 None => Vec::new(),
@@ -485,7 +489,7 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 (None, Some(b)) => b,
             };
             if let Some(c) = next_change.filter(|&c| c <= now) {
-                self.apply_changes(c);
+                self.apply_changes(c)?;
                 self.settle(c);
                 continue;
             }
@@ -658,6 +662,9 @@ impl<'a, P: Lookahead> Sim<'a, P> {
                 lat
             }
         };
+        if !self.link_off.is_empty() {
+            self.check_links_on(now, (r, i), dst, &path)?;
+        }
         let bytes = if peer == r {
             0.0
         } else {

@@ -276,6 +276,11 @@ pub fn simulate(s: &Schedule, topo: &Topology, cfg: &PacketConfig) -> Result<Pac
             "--model packet runs one rank per Dragon net node (no --ranks-per-node or --map)"
         ));
     }
+    if topo.profiles.is_some() {
+        return Err(fail!(Sim, Config,
+            "--model packet prices a network that does not change: its links' outages (--fail LINK@T1..T2) are not read (simulate it with --model flow)"
+        ));
+    }
     // The packet model routes every message through the switch elements
     // by its destination's bits, as the Dragon net does.
     if !s.paths.is_empty() {

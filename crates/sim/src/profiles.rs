@@ -10,7 +10,16 @@
 //!   into its penalty and its TCP window's cap;
 //! - a host's new **speed** (a multiple of its own) is the rate its compute
 //!   tasks go at: a task's end is its work integrated over the speed
-//!   (`Profile::finish`), known when it starts as profiles are.
+//!   (`Profile::finish`), known when it starts as profiles are;
+//! - a link's **state** turning off fails every transfer on it, in its
+//!   latency or its bandwidth, and a transfer that starts while one of its
+//!   links is off fails at once; a host turning off kills its rank unless
+//!   the rank is done. SimGrid 3.32 fails such a transfer
+//!   (`StandardLinkImpl::turn_off`, `NetworkCm02Model::comm_get_route_info`)
+//!   and kills such a process, and SMPI, which catches neither, aborts the
+//!   run: the run ends with an error naming the link or host, the time and
+//!   the transfer or rank ([`SimKind::Failure`](crate::SimKind)). A link
+//!   that comes back on carries the transfers that start after.
 //!
 //! The changes are applied between instants, before the events of their
 //! date; a run with profiles goes event by event (no folding, no by-rank
@@ -18,6 +27,7 @@
 
 use super::sharing::Links;
 use super::Sim;
+use crate::error::{fail, Result};
 use topocoll_schedule::lookahead::Lookahead;
 use topocoll_schedule::{Op, OpId};
 use topocoll_topology::profile::{Profile, Target};
@@ -37,6 +47,17 @@ pub(super) fn first_changes(topo: &Topology) -> Changes {
         .filter(|(_, (t, _))| !matches!(t, Target::Speed(_)))
         .filter_map(|(i, (_, prof))| prof.event(0).map(|(d, _)| (d, i, 0)))
         .collect()
+}
+
+/// Every network link on (`false` each), or empty when no link has a
+/// state profile.
+pub(super) fn link_states(topo: &Topology) -> Vec<bool> {
+    match topo.profiles.as_deref() {
+        Some(p) if p.of.iter().any(|(t, _)| matches!(t, Target::State(_))) => {
+            vec![false; topo.links.len()]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Each rank's host's speed profile (empty when no host has one).
@@ -66,9 +87,82 @@ impl<P: Lookahead> Sim<'_, P> {
         }
     }
 
+    /// Refuses a transfer (send `op` to rank `dst`) that starts at `now` on
+    /// a route with a link off.
+    pub(super) fn check_links_on(
+        &self,
+        now: f64,
+        op: (u32, OpId),
+        dst: u32,
+        route: &[LinkId],
+    ) -> Result<()> {
+        match route.iter().find(|&&l| self.link_off.get(l as usize) == Some(&true)) {
+            Some(&l) => Err(fail!(
+                Sim,
+                Failure,
+                "rank {}'s send to rank {dst} (op {}) starts at {now} s on link '{}', which is off: SimGrid fails the transfer and the run stops there",
+                op.0,
+                op.1,
+                self.topo.link_name(l)
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A link or host state change at `now`: the error that stops the run
+    /// when the link turns off under a transfer or the host under a rank
+    /// not done.
+    fn turn(&mut self, now: f64, target: Target, on: bool) -> Result<()> {
+        match target {
+            Target::State(l) => {
+                if let Some(off) = self.link_off.get_mut(l as usize) {
+                    *off = !on;
+                }
+                if on {
+                    return Ok(());
+                }
+                let free: std::collections::HashSet<u32> =
+                    self.free_transfers.iter().copied().collect();
+                let under = (0..self.transfers.len() as u32)
+                    .filter(|id| !free.contains(id))
+                    .map(|id| &self.transfers[id as usize])
+                    .find(|t| t.route.contains(&l));
+                match under {
+                    Some(t) => Err(fail!(
+                        Sim,
+                        Failure,
+                        "link '{}' turns off at {now} s under rank {}'s send to rank {} (op {}): SimGrid fails the transfer and the run stops there",
+                        self.topo.link_name(l),
+                        t.src,
+                        t.dst,
+                        t.send_op
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Target::HostState(n) if !on => {
+                let ranks = self.ranks.len();
+                let running = (0..ranks).find(|&r| {
+                    self.topo.rank_node.get(r) == Some(&n)
+                        && (self.ranks[r].done as u64) < self.src.len(r)
+                });
+                match running {
+                    Some(r) => Err(fail!(
+                        Sim,
+                        Failure,
+                        "host '{}' turns off at {now} s while rank {r} runs on it: SimGrid kills the rank and the run stops there",
+                        self.topo.node_name(n)
+                    )),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Applies every link change dated `now` or before, and gives the flows
     /// on the links changed their new weight and cap.
-    pub(super) fn apply_changes(&mut self, now: f64) {
+    pub(super) fn apply_changes(&mut self, now: f64) -> Result<()> {
         let profiles = self
             .topo
             .profiles
@@ -106,6 +200,9 @@ impl<P: Lookahead> Sim<'_, P> {
                     }
                     changed.push(l);
                 }
+                Target::State(_) | Target::HostState(_) => {
+                    self.turn(now, *target, value > 0.0)?;
+                }
                 Target::Speed(_) => unreachable!("speed profiles are not link changes"),
             }
             // The same entry again: its next change may be of this date too.
@@ -135,5 +232,6 @@ impl<P: Lookahead> Sim<'_, P> {
                 f.solver_mut().set_cap(id, cap);
             }
         }
+        Ok(())
     }
 }

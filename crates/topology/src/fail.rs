@@ -17,7 +17,7 @@ use crate::error::Result;
 use topocoll_base::did_you_mean;
 use topocoll_base::param;
 
-/// Which cables to take out.
+/// Which cables to take out, and when.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fail {
     /// The cables of these links, by the names `topocoll` gives links
@@ -26,13 +26,45 @@ pub enum Fail {
     /// `count` cables drawn at random (uniformly, without repeats) from a
     /// seed.
     Random { count: usize, seed: u64 },
+    /// The cables `cables` names, off from `from_s` until `until_s` and
+    /// on before and after (`LINK@T1..T2`): the routes stay, and a transfer
+    /// that meets the outage fails, as SimGrid fails a transfer whose link
+    /// turns off (a state profile on each of their links).
+    During {
+        cables: Box<Fail>,
+        from_s: f64,
+        until_s: f64,
+    },
 }
 
 impl Fail {
     /// `random:K`, or a comma-separated list of link names (commas inside
-    /// parentheses belong to a grid node's coordinates).
+    /// parentheses belong to a grid node's coordinates), either followed
+    /// by `@T1..T2` for an outage from T1 until T2 seconds.
     pub fn parse(text: &str, seed: u64) -> Result<Fail> {
         let text = text.trim();
+        if let Some((cables, window)) = text.rsplit_once('@') {
+            let times = window.split_once("..").and_then(|(a, b)| {
+                let t = |x: &str| {
+                    x.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| t.is_finite() && *t >= 0.0)
+                };
+                Some((t(a)?, t(b)?))
+            });
+            return match times {
+                Some((from_s, until_s)) if from_s < until_s => Ok(Fail::During {
+                    cables: Box::new(Fail::parse(cables, seed)?),
+                    from_s,
+                    until_s,
+                }),
+                _ => Err(param!(
+                    "fail",
+                    ": an outage is LINKS@T1..T2, two times in seconds with T1 < T2, got '@{window}'"
+                )),
+            };
+        }
         if let Some(k) = text.strip_prefix("random:") {
             let count = k
                 .trim()
@@ -113,6 +145,14 @@ fn cables(topo: &Topology) -> Result<Vec<Vec<LinkId>>> {
 /// first, then place ranks), a grid of sites (its WAN's per-stream model
 /// has no graph form), and a platform whose routes are given pair by pair.
 pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
+    if let Fail::During {
+        cables,
+        from_s,
+        until_s,
+    } = fail
+    {
+        return outage(topo, cables, *from_s, *until_s);
+    }
     if topo.ranks_placed() {
         return Err(fail!(
             Topology,
@@ -201,6 +241,34 @@ pub fn fail(topo: &Topology, fail: &Fail) -> Result<Topology> {
     Ok(out)
 }
 
+/// `topo` with the cables `which` names off from `from_s` until
+/// `until_s`: the same network and routes, a state profile on each of
+/// their links. A link that has a state profile already is refused, as
+/// SimGrid refuses a second one.
+fn outage(topo: &Topology, which: &Fail, from_s: f64, until_s: f64) -> Result<Topology> {
+    use crate::profile::{Profile, Target};
+    let all = cables(topo)?;
+    let dead = dead_cables(topo, &all, which)?;
+    let mut profiles = topo.profiles.as_deref().cloned().unwrap_or_default();
+    for links in all.iter().zip(&dead).filter(|(_, d)| **d).map(|(c, _)| c) {
+        for &l in links {
+            if profiles.of.iter().any(|(t, _)| *t == Target::State(l)) {
+                return Err(param!(
+                    "fail",
+                    ": link '{}' has a state profile already",
+                    topo.link_name(l)
+                ));
+            }
+            profiles
+                .of
+                .push((Target::State(l), Profile::outage(from_s, until_s)));
+        }
+    }
+    let mut out = topo.clone();
+    out.profiles = Some(std::sync::Arc::new(profiles));
+    Ok(out)
+}
+
 /// Which of `cables` `fail` takes out.
 fn dead_cables(topo: &Topology, cables: &[Vec<LinkId>], fail: &Fail) -> Result<Vec<bool>> {
     let mut dead = vec![false; cables.len()];
@@ -235,6 +303,7 @@ fn dead_cables(topo: &Topology, cables: &[Vec<LinkId>], fail: &Fail) -> Result<V
                 }
             }
         }
+        Fail::During { cables: inner, .. } => return dead_cables(topo, cables, inner),
         &Fail::Random { count, seed } => {
             if count > cables.len() {
                 return Err(param!(
@@ -308,6 +377,41 @@ fn check_connected(
 mod tests {
     use super::*;
     use crate::parse_spec;
+
+    /// `LINK@T1..T2` keeps the network and its routes and puts an outage
+    /// on both links of the cable; a bad window, and a second state
+    /// profile on a link, are refused naming `--fail`.
+    #[test]
+    fn an_outage_is_a_state_profile_on_its_cable() {
+        use crate::profile::{Profile, Target};
+        let t = parse_spec("torus:4x4").unwrap();
+        let name = t.link_name(0);
+        let f = Fail::parse(&format!("{name}@1.5..2"), 0).unwrap();
+        assert!(
+            matches!(&f, Fail::During { from_s, until_s, .. } if (*from_s, *until_s) == (1.5, 2.0))
+        );
+        let out = fail(&t, &f).unwrap();
+        assert_eq!((out.links.len(), &out.name), (t.links.len(), &t.name));
+        let of = &out.profiles.as_deref().unwrap().of;
+        assert_eq!(of.len(), 2, "both directions of the cable");
+        assert!(of.iter().all(
+            |(target, p)| matches!(target, Target::State(_)) && *p == Profile::outage(1.5, 2.0)
+        ));
+        let again = fail(&out, &f).unwrap_err().to_string();
+        assert!(again.contains("has a state profile already"), "{again}");
+        for bad in ["@2..1", "@1", "@a..b", "@-1..2"] {
+            let e = Fail::parse(&format!("{name}{bad}"), 0)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("fail: an outage is LINKS@T1..T2"),
+                "{bad}: {e}"
+            );
+        }
+        let r = Fail::parse("random:2@0..1", 7).unwrap();
+        let out = fail(&t, &r).unwrap();
+        assert_eq!(out.profiles.as_deref().unwrap().of.len(), 4);
+    }
 
     #[test]
     fn a_named_link_takes_its_cable() {

@@ -1,14 +1,17 @@
 //! Networks that change while a run goes: SimGrid's profiles (SimGrid
 //! 3.32, `ProfileBuilder.cpp`), read from a platform's `bandwidth_file`,
-//! `latency_file` and `speed_file` attributes and its `<trace>` and
-//! `<trace_connect>` elements.
+//! `latency_file`, `speed_file` and `state_file` attributes and its
+//! `<trace>` and `<trace_connect>` elements, and the outages of `--fail
+//! LINK@T1..T2`.
 //!
 //! A profile is a list of dated values: from each date on, the link's
-//! bandwidth (bytes/s), the link's latency (s) or the host's speed (a
-//! multiple of its `speed`) is that value; before the first date it is the
-//! platform's. A profile that loops (`LOOPAFTER D` in its file, or a
-//! `<trace periodicity="P">`) repeats with the period of its last date plus
-//! D (or P): a value dated d falls again at d + k·period.
+//! bandwidth (bytes/s), the link's latency (s), the host's speed (a
+//! multiple of its own) or the link's or host's state (on while the value
+//! is above 0, off otherwise) is that value; before the first date it is
+//! the platform's (a resource is on). A profile that loops (`LOOPAFTER D`
+//! in its file, or a `<trace periodicity="P">`) repeats with the period of
+//! its last date plus D (or P): a value dated d falls again at
+//! d + k·period.
 
 use crate::{LinkId, NodeId};
 
@@ -48,6 +51,10 @@ pub enum Target {
     Latency(LinkId),
     /// A host's speed, as a multiple of its own.
     Speed(NodeId),
+    /// A directed link's state: on while the value is above 0.
+    State(LinkId),
+    /// A host's state: on while the value is above 0.
+    HostState(NodeId),
 }
 
 /// Every profile of a network.
@@ -67,6 +74,14 @@ impl Profiles {
 }
 
 impl Profile {
+    /// An outage: off from `from_s` until `until_s`, on before and after.
+    pub fn outage(from_s: f64, until_s: f64) -> Profile {
+        Profile {
+            events: vec![(from_s, 0.0), (until_s, 1.0)],
+            period: None,
+        }
+    }
+
     /// A profile's text as SimGrid reads it: a `DATE VALUE` line per event,
     /// dates in order, `#` and `%` lines and blank ones skipped,
     /// `LOOPAFTER D` or `PERIODICITY P` to loop; `periodicity` is a

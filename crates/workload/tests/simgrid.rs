@@ -400,3 +400,62 @@ fn a_trace_on_a_platform_that_changes_replays_to_simgrids_times() {
         );
     }
 }
+
+/// SimGrid's `small_platform_failures.xml`, whose links and hosts turn off
+/// and on: a replay that meets no failure (a link back on before the send)
+/// gives SimGrid's time under both models; one that meets a failure stops
+/// at the date SimGrid's aborts, naming the link or host, in one line
+/// (`tests/data/traces/failures/simgrid.tsv`).
+#[test]
+fn a_platform_whose_links_and_hosts_turn_off_replays_as_simgrid_does() {
+    let dir = data().join("traces/failures");
+    let xml = data().join("simgrid-platforms/small_platform_failures.xml");
+    let rows = std::fs::read_to_string(dir.join("simgrid.tsv")).unwrap();
+    let mut checked = 0;
+    for line in rows.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let hosts: Vec<String> = std::fs::read_to_string(dir.join(f[1]))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let topo = placed(&xml, hosts);
+        let cfg = match f[2] {
+            "CM02" => cm02(),
+            _ => smpi(&[]),
+        };
+        let t = read(&dir.join(format!("{}.txt", f[0]))).unwrap();
+        let got = replay_trace(&t, &topo, &Choice::default(), &Semantics::default(), &cfg);
+        match f[3].strip_prefix("aborts at ") {
+            None => {
+                let want: f64 = f[3].parse().unwrap();
+                let time = got.unwrap_or_else(|e| panic!("{line}: {e}")).result.time_s;
+                assert!(((time - want) / want).abs() < 1e-8, "{line}: {time}");
+            }
+            Some(at) => {
+                let (date, what) = at.split_once(": ").unwrap();
+                let (kind, name) = what.split_once(' ').unwrap();
+                let e = got.err().unwrap_or_else(|| panic!("{line}: replayed"));
+                assert!(
+                    matches!(
+                        &e,
+                        topocoll_workload::Error::Sim(topocoll_sim::Error::Sim {
+                            kind: topocoll_sim::SimKind::Failure,
+                            ..
+                        })
+                    ),
+                    "{line}: {e:?}"
+                );
+                let text = e.to_string();
+                let at = format!("turns off at {}", date.trim_end_matches(" s"));
+                assert!(
+                    text.contains(&format!("{kind} '{name}'")) && text.contains(&at),
+                    "{line}: {text}"
+                );
+                assert_eq!(text.lines().count(), 1);
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 7);
+}

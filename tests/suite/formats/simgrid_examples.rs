@@ -1,7 +1,7 @@
 //! SimGrid's own example platforms (tests/data/simgrid-platforms, from
 //! simgrid/simgrid `examples/platforms/`): every one loads and simulates a
 //! collective, or is refused in one line naming the element where it needs
-//! an availability or state profile or the Wifi, ns-3 or Vivaldi model. Their times against SMPI:
+//! the Wifi, ns-3 or Vivaldi model. Their times against SMPI:
 //! `validation/simgrid/run.sh --platforms` (docs/VALIDATION.md). And each
 //! bad platform the fuzzing found, refused at its root.
 
@@ -43,13 +43,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("wifi_energy.xml", "Wifi"),
     ("wifi_large_cell.xml", "Wifi"),
     ("wifi_ns3.xml", "WIFI"),
-    ("faulty_host.xml", "state_file"),
-    ("small_platform_failures.xml", "state_file"),
-    ("two_hosts_profiles.xml", "state_file"),
-    (
-        "two_hosts_platform_with_availability_included.xml",
-        "HOST_AVAIL",
-    ),
 ];
 
 #[test]
@@ -81,16 +74,30 @@ fn every_example_platform_loads_and_simulates_or_is_refused_by_name() {
             Ok(time) => time,
             Err(e) => {
                 // SimGrid loads these too, and stops at the first pair
-                // without a route: so does topocoll, naming it. The hosts
-                // that have one simulate.
-                assert!(e.contains("no route from"), "{name}: {e}");
-                let hosts: Vec<String> = t.rank_node.iter().map(|&n| t.node_name(n)).collect();
+                // without a route, or where a host that turns off kills
+                // its rank: so does topocoll, naming it. Hosts with a
+                // route and no state profile simulate.
+                assert!(
+                    e.contains("no route from") || e.contains("turns off at"),
+                    "{name}: {e}"
+                );
+                let stays_on = |n: u32| {
+                    t.profiles.as_deref().is_none_or(|p| {
+                        !p.of.iter().any(|(target, _)| {
+                            *target == topocoll::topology::profile::Target::HostState(n)
+                        })
+                    })
+                };
+                let on: Vec<usize> = (0..t.num_ranks())
+                    .filter(|&r| stays_on(t.rank_node[r]))
+                    .collect();
+                let hosts: Vec<String> = on.iter().map(|&r| t.node_name(t.rank_node[r])).collect();
                 let pair = hosts.iter().enumerate().find_map(|(i, a)| {
                     hosts[i + 1..]
                         .iter()
                         .find(|b| {
-                            t.route_problem(i, hosts.iter().position(|h| h == *b).unwrap())
-                                .is_none()
+                            let rank = |h: &String| on[hosts.iter().position(|x| x == h).unwrap()];
+                            t.route_problem(rank(a), rank(b)).is_none()
                         })
                         .map(|b| vec![a.clone(), b.clone()])
                 });
@@ -301,6 +308,8 @@ fn profiles_are_read_onto_links_and_hosts_and_bad_ones_refused() {
                 Target::Bandwidth(l) => format!("bandwidth {}", t.link_name(l)),
                 Target::Latency(l) => format!("latency {}", t.link_name(l)),
                 Target::Speed(n) => format!("speed {}", t.node_name(n)),
+                Target::State(l) => format!("state {}", t.link_name(l)),
+                Target::HostState(n) => format!("state {}", t.node_name(n)),
             })
             .collect();
     named.sort();
@@ -316,6 +325,50 @@ fn profiles_are_read_onto_links_and_hosts_and_bad_ones_refused() {
     );
     let t = parse_platform("inline.xml", &inline).unwrap();
     assert_eq!(t.profiles.as_deref().unwrap().of.len(), 1);
+    // States: `state_file` on hosts and links, `HOST_AVAIL` and
+    // `LINK_AVAIL` connections.
+    let states = |file: &str| {
+        let path = dir().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let t = parse_platform(path.to_str().unwrap(), &text).unwrap();
+        let mut named: Vec<String> = t
+            .profiles
+            .as_deref()
+            .unwrap()
+            .of
+            .iter()
+            .filter_map(|(target, _)| match *target {
+                Target::State(l) => Some(format!("link {}", t.link_name(l))),
+                Target::HostState(n) => Some(format!("host {}", t.node_name(n))),
+                _ => None,
+            })
+            .collect();
+        named.sort();
+        named
+    };
+    assert_eq!(
+        states("small_platform_failures.xml"),
+        [
+            "host Fafard",
+            "host Ginette",
+            "host Jupiter",
+            "link 3",
+            "link 4"
+        ]
+    );
+    assert_eq!(
+        states("two_hosts_platform_with_availability_included.xml"),
+        ["host Cpu A"]
+    );
+    let linked = platform(
+        "<trace id=\"t\">1 0\n2 1\n</trace>",
+        r#"<trace_connect kind="LINK_AVAIL" trace="t" element="l"/>"#,
+    );
+    let t = parse_platform("inline.xml", &linked).unwrap();
+    assert!(matches!(
+        t.profiles.as_deref().unwrap().of[..],
+        [(Target::State(_), _)]
+    ));
     for (traces, connect, want) in [
         (
             "<trace id=\"t\">2 1\n1 1\n</trace>",
@@ -331,11 +384,6 @@ fn profiles_are_read_onto_links_and_hosts_and_bad_ones_refused() {
             "<trace id=\"t\">0 1\n</trace>",
             r#"<trace_connect kind="SPEED" trace="t" element="zz"/>"#,
             "host 'zz' is not one of the network's",
-        ),
-        (
-            "<trace id=\"t\">0 1\n</trace>",
-            r#"<trace_connect kind="LINK_AVAIL" trace="t" element="l"/>"#,
-            "availability and state profiles are not read",
         ),
         (
             "<trace id=\"t\">0 1\n</trace>",

@@ -785,3 +785,45 @@ fn a_run_stops_once_its_clock_passes_stop_past_and_not_before() {
     }
     assert_eq!(drivers.len(), 3, "{drivers:?}");
 }
+
+/// `--fail LINK@T1..T2`: the link is off in the window, and SimGrid's rule
+/// holds for a transfer that meets it: one on the link when it turns off,
+/// or starting on it while it is off, stops the run with an error naming
+/// the link, the time and the send; one after the window, and a run that
+/// ends before it, take their times without the outage.
+#[test]
+fn a_link_outage_stops_a_transfer_that_meets_it_and_no_other() {
+    use topocoll::topology::{fail, Fail};
+    let t = parse_spec("mesh:4").unwrap();
+    // 1 MB from 0 to 3 over (0) -> (1) -> (2) -> (3): 2 µs of overhead,
+    // then 3 µs of latency and 1 ms of bytes.
+    let s = messages(4, &[(0, 3, 1_000_000)]);
+    let cfg = SimConfig {
+        overhead_s: 2e-6,
+        ..SimConfig::default()
+    };
+    let alone = simulate(&s, &t, &cfg).unwrap().time_s;
+    let mut route = Vec::new();
+    t.route(0, 3, &mut route);
+    let link = t.link_name(route[1]);
+    let with = |window: &str| {
+        let f = Fail::parse(&format!("{link}@{window}"), 0).unwrap();
+        simulate(&s, &fail(&t, &f).unwrap(), &cfg)
+    };
+    for window in ["0.5..0.6", "0..1e-6"] {
+        let r = with(window).unwrap_or_else(|e| panic!("{window}: {e}"));
+        assert!(
+            close(r.time_s, alone, 1e-12),
+            "{window}: {} vs {alone}",
+            r.time_s
+        );
+    }
+    for (window, says) in [
+        ("0.0005..0.6", format!("link '{link}' turns off at 0.0005 s under rank 0's send to rank 3")),
+        ("1e-6..1", format!("rank 0's send to rank 3 (op 0) starts at 0.000002 s on link '{link}', which is off")),
+    ] {
+        let e = with(window).expect_err(window);
+        assert_eq!(e.kind(), Some(topocoll::SimKind::Failure), "{e:?}");
+        assert!(e.to_string().contains(&says), "{window}: {e}");
+    }
+}

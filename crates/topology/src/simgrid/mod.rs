@@ -17,11 +17,11 @@
 //! takes SimGrid's units (`Bps`, `kBps`, `MBps`, `KiBps`, …, `bps`,
 //! `Mbps`, …; `s`, `ms`, `us`, `ns`, `ps`, `m`, `h`, `d`, `w`; a number
 //! without a unit is in `Bps` or `s`, as SimGrid reads it) and goes through
-//! one range check (`attr_bandwidth`, `attr_latency`). Bandwidth, latency
-//! and speed profiles are read onto the links and hosts (`with_profiles`,
-//! `crate::profile`). What topocoll does not read is refused in one line
-//! naming the element: availability and state profiles, the Wifi,
-//! ns-3 and Vivaldi models, `<include>` (gone from SimGrid since 3.22), and
+//! one range check (`attr_bandwidth`, `attr_latency`). Bandwidth, latency,
+//! speed and state profiles are read onto the links and hosts
+//! (`with_profiles`, `crate::profile`). What topocoll does not read is
+//! refused in one line naming the element: the Wifi, ns-3 and Vivaldi
+//! models, `<include>` (gone from SimGrid since 3.22), and
 //! a TORUS, FAT_TREE or DRAGONFLY cluster beside other zones.
 
 use super::{Grid, Kind, Topology, TorusTie};
@@ -439,10 +439,10 @@ pub fn parse_platform(name: &str, text: &str) -> Result<Topology> {
 
 /// `t` with the profiles the platform gives its links and hosts
 /// (`bandwidth_file`, `latency_file`, `speed_file`, `<trace>` and
-/// `<trace_connect>`): each file read from the platform's folder, or as
-/// named. Availability and state profiles are refused (a resource that
-/// turns off is not modelled), as are profiles of links or hosts the
-/// network lacks.
+/// `<trace_connect>`, `state_file` and the kinds `HOST_AVAIL` and
+/// `LINK_AVAIL` for states, a host's `availability_file` as SimGrid 3.32
+/// reads it, for its speed): each file read from the platform's folder, or
+/// as named. Profiles of links or hosts the network lacks are refused.
 fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -> Result<Topology> {
     use crate::profile::{Profile, Profiles, Target};
     use crate::{LinkId, NodeId};
@@ -488,23 +488,39 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
             _ => Ok(()),
         }
     };
-    let mut host = |cx: &Ctx, id: &str, p: Profile, of: &mut Vec<(Target, Profile)>| {
-        positive(cx, "speed", &p)?;
-        if nodes.is_empty() {
-            nodes = (0..t.num_nodes as NodeId)
-                .map(|n| (t.node_name(n), n))
-                .collect();
-        }
-        match nodes.get(id) {
-            Some(&n) => {
-                of.push((Target::Speed(n), p));
-                Ok(())
+    // A host's profile: of its speed (`state` false) or its state.
+    let mut host =
+        |cx: &Ctx, id: &str, p: Profile, state: bool, of: &mut Vec<(Target, Profile)>| {
+            if !state {
+                positive(cx, "speed", &p)?;
             }
-            None => Err(cx.err(format!("host '{id}' is not one of the network's"))),
-        }
-    };
-    let mut link = |cx: &Ctx, id: &str, p: Profile, bw: bool, of: &mut Vec<(Target, Profile)>| {
-        if bw {
+            if nodes.is_empty() {
+                nodes = (0..t.num_nodes as NodeId)
+                    .map(|n| (t.node_name(n), n))
+                    .collect();
+            }
+            match nodes.get(id) {
+                Some(&n) => {
+                    of.push((
+                        if state {
+                            Target::HostState(n)
+                        } else {
+                            Target::Speed(n)
+                        },
+                        p,
+                    ));
+                    Ok(())
+                }
+                None => Err(cx.err(format!("host '{id}' is not one of the network's"))),
+            }
+        };
+    // A link's profile of `what` (each of its directed links' target).
+    let mut link = |cx: &Ctx,
+                    id: &str,
+                    p: Profile,
+                    what: fn(LinkId) -> Target,
+                    of: &mut Vec<(Target, Profile)>| {
+        if what(0) == Target::Bandwidth(0) {
             positive(cx, "bandwidth", &p)?;
         }
         if links.is_empty() {
@@ -516,12 +532,7 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
         for n in [id.to_string(), format!("{id}_UP"), format!("{id}_DOWN")] {
             if let Some(&l) = links.get(&n) {
                 found = true;
-                let target = if bw {
-                    Target::Bandwidth(l)
-                } else {
-                    Target::Latency(l)
-                };
-                of.push((target, p.clone()));
+                of.push((what(l), p.clone()));
             }
         }
         if found {
@@ -534,15 +545,26 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
         let cx = cx.at(e);
         match e.tag_name().name() {
             "host" => {
-                if let Some(f) = e.attribute("speed_file").filter(|f| !f.is_empty()) {
-                    host(&cx, cx.need(e, "id")?, read(&cx, f)?, &mut of)?;
+                // SimGrid 3.32 reads `availability_file` as `speed_file`.
+                for (k, state) in [
+                    ("speed_file", false),
+                    ("availability_file", false),
+                    ("state_file", true),
+                ] {
+                    if let Some(f) = e.attribute(k).filter(|f| !f.is_empty()) {
+                        host(&cx, cx.need(e, "id")?, read(&cx, f)?, state, &mut of)?;
+                    }
                 }
             }
             "link" => {
                 let id = cx.need(e, "id")?;
-                for (k, bw) in [("bandwidth_file", true), ("latency_file", false)] {
+                for (k, what) in [
+                    ("bandwidth_file", Target::Bandwidth as fn(LinkId) -> Target),
+                    ("latency_file", Target::Latency),
+                    ("state_file", Target::State),
+                ] {
                     if let Some(f) = e.attribute(k).filter(|f| !f.is_empty()) {
-                        link(&cx, id, read(&cx, f)?, bw, &mut of)?;
+                        link(&cx, id, read(&cx, f)?, what, &mut of)?;
                     }
                 }
             }
@@ -557,18 +579,15 @@ fn with_profiles(mut t: Topology, cx: &Ctx, root: roxmltree::Node, name: &str) -
                     .cloned()
                     .ok_or_else(|| cx.err(format!("trace '{trace}' is not declared")))?;
                 match kind {
-                    "SPEED" => host(&cx, element, p, &mut of)?,
-                    "BANDWIDTH" => link(&cx, element, p, true, &mut of)?,
-                    "LATENCY" => link(&cx, element, p, false, &mut of)?,
-                    "HOST_AVAIL" | "LINK_AVAIL" => {
-                        return Err(cx.err(format!(
-                            "{kind}: availability and state profiles are not read (a resource that turns off is not modelled)"
-                        )))
-                    }
+                    "SPEED" => host(&cx, element, p, false, &mut of)?,
+                    "HOST_AVAIL" => host(&cx, element, p, true, &mut of)?,
+                    "BANDWIDTH" => link(&cx, element, p, Target::Bandwidth, &mut of)?,
+                    "LATENCY" => link(&cx, element, p, Target::Latency, &mut of)?,
+                    "LINK_AVAIL" => link(&cx, element, p, Target::State, &mut of)?,
                     other => {
                         return Err(cx.err(format!(
-                            "kind '{other}' is not SPEED, BANDWIDTH, LATENCY, HOST_AVAIL or LINK_AVAIL"
-                        )))
+                        "kind '{other}' is not SPEED, BANDWIDTH, LATENCY, HOST_AVAIL or LINK_AVAIL"
+                    )))
                     }
                 }
             }

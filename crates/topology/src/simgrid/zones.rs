@@ -348,24 +348,12 @@ fn child(
 /// network's).
 fn host(b: &mut Builder, cx: &Ctx, c: roxmltree::Node, z: u32) -> Result<()> {
     let id = cx.need(c, "id")?;
-    for k in ["availability_file", "state_file"] {
-        if c.attribute(k).is_some_and(|v| !v.is_empty()) {
-            return Err(cx.err(format!(
-                "host '{id}': {k}: availability and state profiles are not read (a host that turns off is not modelled)"
-            )));
-        }
-    }
     b.node(cx, id, z, NodeKind::Host).map(|_| ())
 }
 
 /// A `<link>`.
 fn link(b: &mut Builder, cx: &Ctx, c: roxmltree::Node) -> Result<Named> {
     let id = cx.need(c, "id")?;
-    if c.attribute("state_file").is_some_and(|v| !v.is_empty()) {
-        return Err(cx.err(format!(
-            "link '{id}': state_file: state profiles are not read (a link that turns off is not modelled)"
-        )));
-    }
     let sharing = match c.attribute("sharing_policy").unwrap_or("SHARED") {
         "SHARED" => Sharing::Shared,
         "SPLITDUPLEX" | "FULLDUPLEX" => Sharing::Split,
