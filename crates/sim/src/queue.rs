@@ -151,20 +151,15 @@ impl<V: Copy + Ord> RadixQueue<V> {
         self.len
     }
 
-    /// Takes every entry out, in no order.
-    fn drain(&mut self) -> Vec<(u64, V)> {
-        let head = self.head;
-        // Bucket 0 before `head` was taken already.
-        let mut all: Vec<(u64, V)> = self.buckets[0].drain(head..).collect();
-        self.buckets[0].clear();
-        for b in &mut self.buckets[1..] {
-            all.append(b);
+    /// Empties the queue, keeping its buckets' memory.
+    fn clear(&mut self) {
+        for b in &mut self.buckets {
+            b.clear();
         }
-        all.extend(self.late.drain().map(|Reverse(e)| e));
+        self.late.clear();
         self.head = 0;
         self.occupied = 0;
         self.len = 0;
-        all
     }
 }
 
@@ -172,8 +167,10 @@ impl<V: Copy + Ord> RadixQueue<V> {
 /// entry moved or removed as its rate changes. A move pushes a new entry
 /// and leaves the old one, recognised as stale when it comes to the front
 /// (its time is no longer the flow's). When stale entries outnumber live
-/// ones the queue is rebuilt, so it holds at most about twice the flows in
-/// flight.
+/// ones the queue is rebuilt from each flow's current time, so it holds at
+/// most about twice the flows in flight; the rebuild reads the flows' times
+/// in id order, with no sort (the queue orders them), in the memory it
+/// had.
 #[derive(Default)]
 pub struct EndQueue {
     queue: RadixQueue<u32>,
@@ -227,12 +224,10 @@ impl EndQueue {
 
     /// Keeps only each flow's current entry.
     fn rebuild(&mut self) {
-        let mut all = self.queue.drain();
-        all.sort_unstable();
-        all.dedup();
-        for (key, id) in all {
-            if self.current[id as usize] == key {
-                self.queue.push(f64::from_bits(key), id);
+        self.queue.clear();
+        for (id, &key) in self.current.iter().enumerate() {
+            if key != NO_END {
+                self.queue.push(f64::from_bits(key), id as u32);
             }
         }
     }
@@ -498,19 +493,19 @@ mod tests {
     }
 
     #[test]
-    fn radix_queue_drains_what_it_holds() {
+    fn a_cleared_radix_queue_holds_nothing_and_takes_new_entries() {
         let mut q = RadixQueue::default();
         for (t, v) in [(1.0, 1u32), (1.0, 2), (1.0, 3), (2.0, 4)] {
             q.push(t, v);
         }
         assert_eq!(q.pop(), Some((1.0, 1)));
         q.push(0.5, 5); // below the time being read: late
-        let mut all = q.drain();
-        all.sort_unstable_by_key(|e| e.1);
-        let values: Vec<u32> = all.iter().map(|e| e.1).collect();
-        assert_eq!(values, [2, 3, 4, 5]);
-        assert_eq!(q.len(), 0);
-        assert_eq!(q.pop(), None);
+        q.clear();
+        assert_eq!((q.len(), q.pop()), (0, None));
+        q.push(3.0, 7);
+        q.push(0.25, 6); // late again: below the last time read
+        assert_eq!(q.pop(), Some((0.25, 6)));
+        assert_eq!(q.pop(), Some((3.0, 7)));
     }
 
     #[test]

@@ -148,15 +148,17 @@ fn holds_actions(text: &str) -> bool {
 
 /// A line of fields, its rank and its line number, and the handle of the
 /// communicator its last field `comm=ID` names (taken off its fields).
-struct Line {
+struct Line<'t> {
     rank: u64,
     number: u64,
-    fields: Vec<String>,
+    /// The line's fields, borrowed from the file's text: a trace of
+    /// millions of actions is not copied field by field.
+    fields: Vec<&'t str>,
     comm: Option<u32>,
 }
 
 /// The lines of a file that SimGrid's reader replays.
-fn lines(name: &str, text: &str) -> Result<Vec<Line>> {
+fn lines<'t>(name: &str, text: &'t str) -> Result<Vec<Line<'t>>> {
     let mut out = Vec::new();
     let mut raw: Vec<&str> = text.split('\n').collect();
     // The last piece has no newline after it: SimGrid's reader stops at the
@@ -167,11 +169,7 @@ fn lines(name: &str, text: &str) -> Result<Vec<Line>> {
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        let mut fields: Vec<String> = l
-            .split([' ', '\t'])
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .collect();
+        let mut fields: Vec<&str> = l.split([' ', '\t']).filter(|t| !t.is_empty()).collect();
         let number = i as u64 + 1;
         let comm = match fields.last().and_then(|f| f.strip_prefix("comm=")) {
             Some(id) if fields.len() > 2 => {
@@ -255,7 +253,7 @@ fn rank_creations(name: &str, lines: &[Line], ranks: usize) -> Result<Vec<Creati
     let mut out = Vec::new();
     for line in lines {
         let f = Fields { r: &reader, line };
-        let (make, id) = match line.fields[1].as_str() {
+        let (make, id) = match line.fields[1] {
             "comm_split" | "comm_dup" if line.fields.len() == 2 => continue,
             "comm_split" => {
                 f.need(3)?;
@@ -312,7 +310,7 @@ struct Reader<'a> {
 /// The fields of one line, read at SimGrid's places.
 struct Fields<'a> {
     r: &'a Reader<'a>,
-    line: &'a Line,
+    line: &'a Line<'a>,
 }
 
 /// The communicator a line is on: its index, its world ranks in its order,
@@ -361,7 +359,7 @@ impl Fields<'_> {
         self.line
             .fields
             .get(i)
-            .map(String::as_str)
+            .copied()
             .ok_or_else(|| self.err(format!("field {} is missing", i - 1)))
     }
 
@@ -504,7 +502,7 @@ impl Reader<'_> {
                 rooted: None,
             })
         };
-        let action = match line.fields[1].as_str() {
+        let action = match line.fields[1] {
             "init" => {
                 // SimGrid: an argument makes MPI_DOUBLE the default type
                 // (MPE's traces), none MPI_BYTE (TAU's and its own tracer's).
