@@ -33,7 +33,7 @@
 //! | `drivers` | sim       | folding, the by-rank driver (any threads, tiled or not) and streamed sources agree with the event driver ([`drivers`]) |
 //! | `bounds`  | model     | the simulated time is never below the collective's lower bound; every rank finishes |
 //!
-//! An algorithm that does not apply to a point (`Error::Unsupported`) is
+//! An algorithm that does not apply to a point (`algorithms::Error::Unsupported`) is
 //! skipped and counted; each case states the least it must exercise
 //! (`at_least`, checked by whichever of its test cases finishes last, when
 //! all of them ran), and the algorithms that must apply at every point
