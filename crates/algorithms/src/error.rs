@@ -38,7 +38,7 @@ lift!(topology => Topology, [Base]);
 lift!(schedule => Schedule, [Base, Topology]);
 
 impl Error {
-    topocoll_base::shared_constructors!();
+    topocoll_base::shared_constructors!(Algorithm);
 
     /// The same error with `prefix` and ": " before its sentence: a caller
     /// names the file a sentence is about.
@@ -54,30 +54,15 @@ impl Error {
             u @ Error::Unsupported { .. } => u,
         }
     }
-
-    /// What the algorithm error is about, if it is one.
-    pub fn kind(&self) -> Option<AlgorithmKind> {
-        match self {
-            Error::Algorithm { kind, .. } => Some(*kind),
-            _ => None,
-        }
-    }
 }
 
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Algorithm, Request, "...")` is an [`Error::Algorithm`] of [`AlgorithmKind::Request`].
-macro_rules! fail {
-    (Algorithm, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Algorithm {
-            kind: $crate::error::AlgorithmKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Algorithm, ..., "...")` is an [`Error::Algorithm`] of a [`AlgorithmKind`].
+pub(crate) type Kind = AlgorithmKind;
+pub(crate) use topocoll_base::fail;
 
 /// What an algorithm-layer error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

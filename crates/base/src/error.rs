@@ -121,11 +121,23 @@ macro_rules! invalid {
 
 /// The constructors of the shared errors on a layer's own error type, so
 /// that every layer writes `Error::io(..)`, `Error::parse(..)`,
-/// `Error::too_large(..)` and `Error::invalid(..)` alike,
-/// and asks `base()` alike. The type needs a `Base(topocoll_base::Error)`
-/// variant.
+/// `Error::too_large(..)` and `Error::invalid(..)` alike, and asks
+/// `base()` alike; with the layer's own variant named
+/// (`shared_constructors!(Topology)`), its `kind()` too, of the crate's
+/// `error::Kind`. The type needs a `Base(topocoll_base::Error)` variant.
 #[macro_export]
 macro_rules! shared_constructors {
+    ($layer:ident) => {
+        $crate::shared_constructors!();
+
+        /// What the layer's own error is about, if it is one.
+        pub fn kind(&self) -> Option<Kind> {
+            match self {
+                Self::$layer { kind, .. } => Some(*kind),
+                _ => None,
+            }
+        }
+    };
     () => {
         /// A shared I/O error: `what` was being done when `cause` happened.
         pub fn io(what: impl Into<String>, cause: std::io::Error) -> Self {
@@ -155,6 +167,22 @@ macro_rules! shared_constructors {
                 Self::Base(b) => Some(b),
                 _ => None,
             }
+        }
+    };
+}
+
+/// Builds a layer's own error of a kind from a format string, in the crate
+/// that calls it: `fail!(Topology, Spec, "topology '{spec}': ...")` in
+/// `topocoll-topology` is its `Error::Topology` of `TopologyKind::Spec`.
+/// The calling crate's `error` module names the kind type `Kind`.
+// `crate` is meant: the error built is the calling layer's, not this one's.
+#[allow(clippy::crate_in_macro_def)]
+#[macro_export]
+macro_rules! fail {
+    ($layer:ident, $kind:ident, $($arg:tt)*) => {
+        crate::error::Error::$layer {
+            kind: crate::error::Kind::$kind,
+            message: format!($($arg)*),
         }
     };
 }

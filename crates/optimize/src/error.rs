@@ -37,31 +37,16 @@ lift!(algorithms => Algorithm, [Base, Topology, Schedule]);
 lift!(sim => Sim, [Base, Topology, Schedule]);
 
 impl Error {
-    topocoll_base::shared_constructors!();
-
-    /// What the optimiser error is about, if it is one.
-    pub fn kind(&self) -> Option<OptimizeKind> {
-        match self {
-            Error::Optimize { kind, .. } => Some(*kind),
-            _ => None,
-        }
-    }
+    topocoll_base::shared_constructors!(Optimize);
 }
 
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Optimize, Problem, "...")` is an [`Error::Optimize`] of [`OptimizeKind::Problem`].
-macro_rules! fail {
-    (Optimize, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Optimize {
-            kind: $crate::error::OptimizeKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Optimize, ..., "...")` is an [`Error::Optimize`] of a [`OptimizeKind`].
+pub(crate) type Kind = OptimizeKind;
+pub(crate) use topocoll_base::fail;
 
 /// What an optimiser error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub enum Error {
 lift!(topology => Topology, [Base]);
 
 impl Error {
-    topocoll_base::shared_constructors!();
+    topocoll_base::shared_constructors!(Schedule);
 
     /// The same error with `prefix` and ": " before its sentence: a caller
     /// names the file a sentence is about.
@@ -44,14 +44,6 @@ impl Error {
         }
     }
 
-    /// What the schedule error is about, if it is one.
-    pub fn kind(&self) -> Option<ScheduleKind> {
-        match self {
-            Error::Schedule { kind, .. } => Some(*kind),
-            _ => None,
-        }
-    }
-
     /// The check a verification failure broke, if it is one.
     pub fn verify_kind(&self) -> Option<VerifyKind> {
         match self {
@@ -64,17 +56,10 @@ impl Error {
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Schedule, Format, "...")` is an [`Error::Schedule`] of [`ScheduleKind::Format`].
-macro_rules! fail {
-    (Schedule, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Schedule {
-            kind: $crate::error::ScheduleKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Schedule, ..., "...")` is an [`Error::Schedule`] of a [`ScheduleKind`].
+pub(crate) type Kind = ScheduleKind;
+pub(crate) use topocoll_base::fail;
 
 /// What a schedule-layer error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

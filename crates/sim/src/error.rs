@@ -34,31 +34,16 @@ lift!(topology => Topology, [Base]);
 lift!(schedule => Schedule, [Base, Topology]);
 
 impl Error {
-    topocoll_base::shared_constructors!();
-
-    /// What the simulator error is about, if it is one.
-    pub fn kind(&self) -> Option<SimKind> {
-        match self {
-            Error::Sim { kind, .. } => Some(*kind),
-            _ => None,
-        }
-    }
+    topocoll_base::shared_constructors!(Sim);
 }
 
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Sim, Config, "...")` is an [`Error::Sim`] of [`SimKind::Config`].
-macro_rules! fail {
-    (Sim, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Sim {
-            kind: $crate::error::SimKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Sim, ..., "...")` is an [`Error::Sim`] of a [`SimKind`].
+pub(crate) type Kind = SimKind;
+pub(crate) use topocoll_base::fail;
 
 /// What a simulator error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

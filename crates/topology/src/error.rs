@@ -16,7 +16,7 @@ pub enum Error {
 }
 
 impl Error {
-    topocoll_base::shared_constructors!();
+    topocoll_base::shared_constructors!(Topology);
 
     /// The same error with `prefix` and ": " before its sentence: a caller
     /// names the file a sentence is about.
@@ -29,30 +29,15 @@ impl Error {
             },
         }
     }
-
-    /// What the topology error is about, if it is one.
-    pub fn kind(&self) -> Option<TopologyKind> {
-        match self {
-            Error::Topology { kind, .. } => Some(*kind),
-            Error::Base(_) => None,
-        }
-    }
 }
 
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Topology, Spec, "...")` is an [`Error::Topology`] of [`TopologyKind::Spec`].
-macro_rules! fail {
-    (Topology, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Topology {
-            kind: $crate::error::TopologyKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Topology, ..., "...")` is an [`Error::Topology`] of a [`TopologyKind`].
+pub(crate) type Kind = TopologyKind;
+pub(crate) use topocoll_base::fail;
 
 /// What a topology error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

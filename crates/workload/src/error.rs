@@ -37,31 +37,16 @@ lift!(algorithms => Algorithm, [Base, Topology, Schedule]);
 lift!(sim => Sim, [Base, Topology, Schedule]);
 
 impl Error {
-    topocoll_base::shared_constructors!();
-
-    /// What the workload error is about, if it is one.
-    pub fn kind(&self) -> Option<WorkloadKind> {
-        match self {
-            Error::Workload { kind, .. } => Some(*kind),
-            _ => None,
-        }
-    }
+    topocoll_base::shared_constructors!(Workload);
 }
 
 /// Shorthand used throughout the layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds this layer's error of a kind from a format string:
-/// `fail!(Workload, Trace, "...")` is an [`Error::Workload`] of [`WorkloadKind::Trace`].
-macro_rules! fail {
-    (Workload, $kind:ident, $($arg:tt)*) => {
-        $crate::error::Error::Workload {
-            kind: $crate::error::WorkloadKind::$kind,
-            message: format!($($arg)*),
-        }
-    };
-}
-pub(crate) use fail;
+/// The kind [`fail!`](topocoll_base::fail) builds this layer's errors of:
+/// `fail!(Workload, ..., "...")` is an [`Error::Workload`] of a [`WorkloadKind`].
+pub(crate) type Kind = WorkloadKind;
+pub(crate) use topocoll_base::fail;
 
 /// What a workload error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
