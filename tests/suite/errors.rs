@@ -147,6 +147,15 @@ fn simulator_refusals_name_their_kind() {
         }
         other => panic!("not a simulator error: {other:?}"),
     }
+    // A link that turns off under the ring's first sends.
+    let ring4 = request(Collective::Allreduce, 4).bytes(1 << 20).build();
+    let ring4 = algorithms::build(ring, &ring4).unwrap();
+    let outage = Fail::parse(&format!("{}@1e-5..1", torus.link_name(0)), 0).unwrap();
+    let out = topology::fail(&torus, &outage).unwrap();
+    match refusal(simulate(&ring4, &out, &SimConfig::default())) {
+        topocoll::sim::Error::Sim { kind, .. } => assert_eq!(kind, SimKind::Failure),
+        other => panic!("not a simulator error: {other:?}"),
+    }
 }
 
 #[test]

@@ -18,8 +18,10 @@
 #            simgrid-default-times.tsv (no algorithm options: SimGrid's default selector,
 #            both models), defaults/simgrid-times.tsv (its default selector collective
 #            by collective), named/simgrid-times.tsv (its algorithm names),
-#            platforms/simgrid-times.tsv (two platforms written for the check), and the trace on a platform with profiles (tests/data/profiles)
-#            under both
+#            platforms/simgrid-times.tsv (two platforms written for the check), and the
+#            trace on a platform with profiles (tests/data/profiles) under both; it also
+#            prints the traces on a platform whose links and hosts turn off
+#            (tests/data/traces/failures): SimGrid's time or the date its replay aborts at
 #   --all    all of them
 #   --smpi   the scenarios under SimGrid's default model, SMPI's, on both sides (SimGrid with
 #            no model option, topocoll --simgrid), rather than CM02
@@ -353,6 +355,40 @@ if [ "$mode" = replay ] || [ "$mode" = all ]; then
       "$sg" "$tc" "$model"
   done
   if [ "$record" = 1 ]; then cp "$pp_times" "$pp/simgrid-times.tsv"; fi
+
+  # Links and hosts that turn off (tests/data/traces/failures, small_platform_failures.xml):
+  # SimGrid's time where the run meets no failure, else the date its replay aborts at.
+  fdir="$repo/tests/data/traces/failures"
+  fxml="$repo/tests/data/simgrid-platforms/small_platform_failures.xml"
+  echo
+  echo "| trace | hosts | model | SimGrid replay | topocoll replay |"
+  echo "|---|---|---|---|---|"
+  for row in "transfer hosts-ginette CM02 SMPI" "after hosts-ginette CM02 SMPI" "under hosts-ginette SMPI" \
+      "transfer hosts-fafard SMPI" "transfer hosts-jupiter SMPI"; do
+    read -r t h models <<<"$row"
+    for model in $models; do
+      model_flags "$model"
+      if (cd "$fdir" && smpirun -np 2 -platform "$fxml" -hostfile "$h" -replay "$t.txt" "${sgm[@]}" \
+          --log=smpi_replay.thresh:verbose --log=root.fmt:%.9d%e%m%n) >"$work/$t.$h.$model.out" 2>&1; then
+        sg=$(last_date "$work/$t.$h.$model.out" %.9f)
+      else
+        # Its last dated line is the failure's: the date, and SimGrid's reason.
+        sg=$(python3 - "$work/$t.$h.$model.out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+date = max(float(m) for m in re.findall(r"^(\d+\.\d+) ", text, re.M))
+why = re.search(r"Cannot launch actor '[^']*' on failed host '[^']+'|Caused by \S+ by \S+: (.*)", text)
+print(f"aborts at {date:g} s: {why.group(1) or why.group(0) if why else '?'}")
+PY
+)
+      fi
+      # A run that meets a failure ends with its one line and exit 2.
+      out=$("$topocoll" replay "$fdir/$t.txt" --topology "$fxml" --map "$fdir/$h" "${tcm[@]}" --format json 2>&1) \
+        || true
+      tc=$(python3 -c "import json,sys; t=sys.argv[1]; print(json.loads(t)['time_s'] if t.startswith('{') else t)" "$out")
+      echo "| $t | $h | $model | $sg | $tc |"
+    done
+  done
   [ "$mode" = replay ] && exit 0
 fi
 
