@@ -1471,6 +1471,37 @@ fn optimize_refuses_a_root_its_collective_has_not() {
     assert_eq!(v["root"], 3);
 }
 
+/// An outage that a transfer meets stops the run in one line, exit 2; a
+/// window that does not read is refused naming `--fail`.
+#[test]
+fn an_outage_under_a_transfer_and_a_bad_window_are_refused_in_one_line() {
+    let mut cmd = vec![
+        "simulate",
+        "-t",
+        "torus:4x4",
+        "-c",
+        "allreduce",
+        "-a",
+        "ring",
+    ];
+    cmd.extend(["-s", "1MiB", "--fail"]);
+    let with = |fail: &str| {
+        let mut c = cmd.clone();
+        c.push(fail);
+        c.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let args = with("(0,0) -> (1,0)@1e-5..1");
+    refused(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "link '(0,0) -> (1,0)' turns off at 0.00001 s under rank 0's send to rank 1",
+    );
+    let args = with("(0,0) -> (1,0)@1..0.5");
+    refused(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--fail: an outage is LINKS@T1..T2, two times in seconds with T1 < T2, got '@1..0.5'",
+    );
+}
+
 #[test]
 fn every_link_name_of_a_torus_of_2_fails_every_cable() {
     // The two parallel cables of a dimension of 2 share their links'
