@@ -135,6 +135,32 @@ if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ]; then
   echo "tune refused under mpirun: exit $code: $err" >&2
   status=1
 fi
+echo "== optimize shared under mpirun writes what one process writes, and the same schedule (np 2, 3)"
+# solve_s is each run's own.
+no_solve() { sed -E 's/"solve_s": ?[0-9.e+-]+//'; }
+for args in "-t torus:4x4 -c allreduce -s 1MiB" "-t torus:4x4 --fail random:3 --seed 1 -c bcast -s 4MiB" \
+  "-t examples/dual-cpu-cluster.toml -c reduce_scatter -s 1MiB"; do
+  # shellcheck disable=SC2086
+  target/release/topocoll optimize $args --format json --schedule-out "$tmp/opt-alone.json" \
+    | no_solve >"$tmp/opt-alone.out"
+  for np in 2 3; do
+    # shellcheck disable=SC2086
+    timeout 300 mpirun -np "$np" target/release/topocoll optimize $args --format json \
+      --schedule-out "$tmp/opt-$np.json" | no_solve >"$tmp/opt-$np.out" || status=1
+    if ! cmp -s "$tmp/opt-alone.out" "$tmp/opt-$np.out" || ! cmp -s "$tmp/opt-alone.json" "$tmp/opt-$np.json"; then
+      echo "optimize $args under mpirun -np $np differs from one process" >&2
+      diff "$tmp/opt-alone.out" "$tmp/opt-$np.out" | head -5 >&2
+      status=1
+    fi
+  done
+done
+code=0
+err=$(timeout 120 mpirun -np 2 target/release/topocoll optimize --whole-message \
+  -t examples/dual-cpu-cluster.toml -c bcast -s 1MiB 2>&1 >/dev/null) || code=$?
+if [ "$code" -ne 2 ] || [ "$(grep -c '^topocoll: ' <<<"$err")" -ne 1 ]; then
+  echo "optimize --whole-message under mpirun: exit $code: $err" >&2
+  status=1
+fi
 echo "== a sweep whose processes disagree on their arguments: one line, exit 2"
 code=0
 err=$(timeout 120 mpirun -np 1 target/release/topocoll simulate -t torus:4x4 -c bcast -a binomial -s 1KiB,2KiB \

@@ -201,7 +201,19 @@ pub fn run(a: OptimizeArgs, given: &Given) -> Result<i32> {
     refuse_the_other_models(&a, given)?;
     let time_limit = time_limit(&a)?;
     if !a.whole_message {
-        return run_synthesis(a, given, Deadline::after(time_limit));
+        // Under mpirun the candidates are shared between the processes,
+        // and rank 0 alone writes.
+        let spread = super::spread::start()?;
+        return run_synthesis(a, given, Deadline::after(time_limit), &spread)
+            .map_err(super::spread::refused_quietly);
+    }
+    if let Some(n) = crate::runtime::spread::launched().filter(|&n| n > 1) {
+        return Err(super::spread::refused_quietly(
+            Error::Invalid(format!(
+                "--whole-message: the branch and bound runs in one process (mpirun started {n}): run it without mpirun"
+            ))
+            .into(),
+        ));
     }
     if a.collective != "bcast" {
         return Err(Error::Invalid(format!(
@@ -368,7 +380,12 @@ struct JsonCandidate<'a> {
 
 /// The fastest schedule of any of the five collectives on any network,
 /// under the node model, with its cut bound.
-fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i32> {
+fn run_synthesis(
+    a: OptimizeArgs,
+    given: &Given,
+    deadline: Deadline,
+    spread: &crate::runtime::spread::Spread,
+) -> Result<i32> {
     let build = BuildArgs {
         topology: Some(a.topology.clone()),
         ranks_per_node: a.ranks_per_node,
@@ -409,19 +426,25 @@ fn run_synthesis(a: OptimizeArgs, given: &Given, deadline: Deadline) -> Result<i
     };
     let size = parse_bytes(&a.size)?;
     let (dtype, op) = super::args::elements(collective, a.dtype.as_deref(), a.op.as_deref())?;
+    let writes = spread.rank() == 0;
     let mut out = a
         .schedule_out
         .as_deref()
+        .filter(|_| writes)
         .map(ScheduleOut::open)
         .transpose()?;
-    let found = synth::optimize(&synth::Problem {
+    let problem = synth::Problem {
         topo: &topo,
         collective,
         size_bytes: size,
         dtype,
         op,
         cfg,
-    })?;
+    };
+    let found = synth::optimize_shared(&problem, &super::spread::Shared(spread))?;
+    if !writes {
+        return Ok(0);
+    }
     if let Some(out) = out.as_mut() {
         match &found.schedule {
             synth::Best::Forest(f) if out.format == OutFormat::Json => out.write_forest(f)?,

@@ -1,6 +1,7 @@
 //! What the verbs whose points spread over `mpirun`'s processes share
-//! (`simulate`'s sweep, `tune`'s sizes): the start, a quiet end on the
-//! ranks other than 0, and each point's result as it is sent to rank 0.
+//! (`simulate`'s sweep, `tune`'s sizes, `optimize`'s candidates): the
+//! start, a quiet end on the ranks other than 0, and each point's result
+//! as it is sent to rank 0.
 
 use super::Relayed;
 use crate::runtime::spread::{self, Spread};
@@ -76,4 +77,22 @@ pub fn point_results(all: &[Vec<u8>]) -> Result<Vec<&[u8]>> {
         }
     }
     Ok(parts)
+}
+
+/// The processes `optimize`'s candidates are shared between, as the
+/// search takes them.
+pub struct Shared<'a>(pub &'a Spread);
+
+impl crate::optimize::share::Share for Shared<'_> {
+    fn rank(&self) -> usize {
+        self.0.rank()
+    }
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+    fn all_gather(&self, mine: Vec<u8>) -> crate::optimize::Result<Vec<Vec<u8>>> {
+        self.0
+            .all_gather(mine)
+            .map_err(|e| Error::Invalid(e.to_string()).into())
+    }
 }

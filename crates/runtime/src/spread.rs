@@ -130,6 +130,17 @@ impl Spread {
         let _ = points;
         Ok(Some(mine))
     }
+
+    /// Every process's `mine`, in rank order, on every process (alone,
+    /// `mine` itself): what each found of a search whose processes go on
+    /// from what all found (`optimize`'s candidates).
+    pub fn all_gather(&self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        #[cfg(feature = "mpi")]
+        if let Some(w) = self.world.as_ref().filter(|w| w.size() > 1) {
+            return w.all_gather_bytes(&mine);
+        }
+        Ok(vec![mine])
+    }
 }
 
 /// The results [`Spread::gather`] packed: each its length, then its bytes.

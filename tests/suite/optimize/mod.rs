@@ -5,6 +5,7 @@
 
 mod forestcoll;
 mod multilane;
+mod shared;
 mod synthesis;
 mod treebcast;
 mod tune;

@@ -100,7 +100,7 @@ fn random_graph(seed: u64, n: usize, switches: bool) -> Topology {
     .unwrap()
 }
 
-fn networks() -> Vec<(String, Topology)> {
+pub(super) fn networks() -> Vec<(String, Topology)> {
     let mut out = Vec::new();
     for spec in ["torus:4x3", "mesh:3x3", "hypercube:3"] {
         out.push((spec.to_string(), parse_spec(spec).unwrap()));

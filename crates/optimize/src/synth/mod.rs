@@ -25,6 +25,7 @@ pub mod pack;
 use crate::cut::{cut_bound_within, CutBound};
 use crate::error::fail;
 use crate::error::Result;
+use crate::share::{Alone, Packer, Share, Words};
 use crate::split_bound::split_bound_within;
 use crate::switch_bound::{switch_bound, SwitchBound};
 use pack::{Arborescence, Edge, Packing};
@@ -32,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 use topocoll_algorithms::forest::{Forest, Piece, Stage};
 use topocoll_algorithms::pipelined::{Phases, Pipeline};
 use topocoll_algorithms::trees::{Tree, NO_AXIS, NO_PARENT};
-use topocoll_algorithms::Request;
+use topocoll_algorithms::{Algorithm, Request};
 use topocoll_base::limits::{ran_out, Deadline};
 use topocoll_schedule::{Collective, Dtype, ReduceOp, Schedule};
 use topocoll_sim::{simulate, SimConfig};
@@ -162,18 +163,36 @@ fn least_time_within(
 /// `time_limit` error says how far they came), and the candidates priced
 /// by then are what is found (`Optimized::complete` false).
 pub fn optimize(p: &Problem) -> Result<Optimized> {
-    let (found, solve_s) = crate::timed(|| search(p));
+    optimize_shared(p, &Alone)
+}
+
+/// [`optimize`] with its candidates priced by the processes of `share`,
+/// each its share (see [`search`]): every process ends with what one
+/// process alone finds, but where the deadline stops some of them.
+pub fn optimize_shared(p: &Problem, share: &dyn Share) -> Result<Optimized> {
+    let (found, solve_s) = crate::timed(|| search(p, share));
     Ok(Optimized { solve_s, ..found? })
 }
+
+/// A synthesised candidate that may still be chosen: its price, its trees
+/// where this process built them (`None` where another did), and their key
+/// ([`forest_key`]).
+type Kept = (Priced, Option<Forest>, u64);
 
 /// The candidates priced so far, the fastest built-in, and the
 /// synthesised ones that may still be chosen.
 struct Found {
-    builtin: Option<(Priced, Schedule)>,
+    /// The fastest built-in, with its schedule where this process built it.
+    builtin: Option<(Priced, Option<Schedule>)>,
     /// Synthesised candidates within [`FEWER_CHUNKS_WITHIN`] of the
-    /// fastest of them, as their trees.
-    synthesized: Vec<(Priced, Forest)>,
+    /// fastest of them.
+    synthesized: Vec<Kept>,
     candidates: Vec<Priced>,
+    /// The keys of the synthesised candidates, in the order priced.
+    keys: Vec<u64>,
+    /// Some candidate was priced before these (a share's part of the
+    /// search starts from the state where the shares were dealt).
+    priced_before: bool,
     /// The deadline stopped the search.
     stopped: bool,
     /// The synthesised forests built so far, as hashes of their JSON: an
@@ -188,22 +207,79 @@ struct Found {
 }
 
 impl Found {
-    /// Prices the built-in schedule `s` for `priced` (its time filled in)
-    /// unless the deadline has passed or passes while it runs; false once
-    /// it has.
-    fn price(&mut self, p: &Problem, s: Schedule, mut priced: Priced) -> Result<bool> {
-        if self.stopped || p.cfg.deadline.passed() {
-            self.stopped = true;
-            return Ok(false);
+    fn new() -> Found {
+        Found {
+            builtin: None,
+            synthesized: Vec::new(),
+            candidates: Vec::new(),
+            keys: Vec::new(),
+            priced_before: false,
+            stopped: false,
+            seen: Default::default(),
+            fewest_left: u64::MAX,
+            floor: f64::INFINITY,
         }
-        priced.time_s = match simulate(&s, p.topo, &p.cfg) {
+    }
+
+    /// A fresh state for one share of the search dealt from `self`: the
+    /// forests seen so far, and whether any candidate was priced.
+    fn share_of(&self) -> Found {
+        Found {
+            seen: self.seen.clone(),
+            priced_before: !self.candidates.is_empty(),
+            ..Found::new()
+        }
+    }
+
+    /// Whether a candidate was priced already, so that running out of
+    /// time or room stops the search rather than failing it.
+    fn priced_any(&self) -> bool {
+        self.priced_before || !self.candidates.is_empty()
+    }
+
+    /// Builds and prices the built-in `alg` unless the time left is too
+    /// short for it or it does not build: what became of it.
+    fn price_builtin(&mut self, p: &Problem, req: &Request, alg: &Algorithm) -> Result<Outcome> {
+        // A build is not interrupted: none starts once the time is up, nor
+        // one whose ops could not be built and priced in the time left.
+        let deadline = &p.cfg.deadline;
+        if deadline.passed() {
+            self.stopped = true;
+            return Ok(Outcome::NotRun);
+        }
+        let ops = alg.op_count(req)?;
+        if ops as f64 > deadline.remaining_s() * OPS_PER_SECOND {
+            self.stopped = true;
+            self.fewest_left = self.fewest_left.min(ops);
+            return Ok(Outcome::TooLong(ops));
+        }
+        let Ok(s) = (alg.build)(req) else {
+            return Ok(Outcome::Unbuilt);
+        };
+        if self.stopped || deadline.passed() {
+            self.stopped = true;
+            return Ok(Outcome::NotRun);
+        }
+        let time_s = match simulate(&s, p.topo, &p.cfg) {
             Ok(r) => r.time_s,
-            Err(e) if ran_out(e.base()) && !self.candidates.is_empty() => {
+            Err(e) if ran_out(e.base()) && self.priced_any() => {
                 self.stopped = true;
-                return Ok(false);
+                return Ok(Outcome::NotRun);
             }
             Err(e) => return Err(e.into()),
         };
+        let priced = Priced {
+            algorithm: alg.name.to_string(),
+            time_s,
+            trees: 0,
+            chunks: 0,
+        };
+        self.builtin_priced(priced, Some(s));
+        Ok(Outcome::Priced(time_s))
+    }
+
+    /// Lists the built-in `priced`, the fastest built-in if it is.
+    fn builtin_priced(&mut self, priced: Priced, s: Option<Schedule>) {
         self.candidates.push(priced.clone());
         if self
             .builtin
@@ -212,7 +288,21 @@ impl Found {
         {
             self.builtin = Some((priced, s));
         }
-        Ok(true)
+    }
+
+    /// Lists the synthesised `priced` (trees `f`, where built here, of key
+    /// `key`), keeping those within [`FEWER_CHUNKS_WITHIN`] of the fastest.
+    fn synthesized_priced(&mut self, priced: Priced, f: Option<Forest>, key: u64) {
+        self.candidates.push(priced.clone());
+        self.keys.push(key);
+        self.synthesized.push((priced, f, key));
+        let fastest = self
+            .synthesized
+            .iter()
+            .map(|c| c.0.time_s)
+            .fold(f64::INFINITY, f64::min);
+        self.synthesized
+            .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
     }
 
     /// Prices `packed`'s chains of chunk counts for `form`: each split of
@@ -266,12 +356,13 @@ impl Found {
                     }
                     break;
                 };
-                if !self.seen.insert(forest_key(&f)?) {
+                let key = forest_key(&f)?;
+                if !self.seen.insert(key) {
                     break;
                 }
                 let time_s = match simulate(&f.expand()?, p.topo, &p.cfg) {
                     Ok(r) => r.time_s,
-                    Err(e) if ran_out(e.base()) && !self.candidates.is_empty() => {
+                    Err(e) if ran_out(e.base()) && self.priced_any() => {
                         self.stopped = true;
                         return Ok(());
                     }
@@ -287,15 +378,7 @@ impl Found {
                     trees,
                     chunks,
                 };
-                self.candidates.push(priced.clone());
-                self.synthesized.push((priced, f));
-                let fastest = self
-                    .synthesized
-                    .iter()
-                    .map(|c| c.0.time_s)
-                    .fold(f64::INFINITY, f64::min);
-                self.synthesized
-                    .retain(|c| c.0.time_s <= fastest * (1.0 + FEWER_CHUNKS_WITHIN));
+                self.synthesized_priced(priced, Some(f), key);
                 if time_s > last * (1.0 - FEWER_CHUNKS_WITHIN) {
                     let floor = time_s.min(last) - (last - time_s).max(0.0);
                     self.floor = self.floor.min(floor);
@@ -316,20 +399,19 @@ impl Found {
             .fold(f64::INFINITY, f64::min)
     }
 
-    /// The schedule chosen: among the synthesised ones within
+    /// The candidate chosen: among the synthesised ones within
     /// [`FEWER_CHUNKS_WITHIN`] of the least time of any (the fastest, or
     /// the floor more chunks could reach), the one of fewest chunks (the
     /// fastest of those); the fastest built-in where it is faster still.
-    fn chosen(&mut self) -> Option<(Priced, Best)> {
+    fn chosen(&mut self) -> Option<(Priced, Pick)> {
         let fastest = self
             .synthesized
             .iter()
             .map(|c| c.0.time_s)
             .fold(f64::INFINITY, f64::min);
         let least = fastest.min(self.floor);
-        let within = |c: &(Priced, Forest)| {
-            c.0.time_s <= least * (1.0 + FEWER_CHUNKS_WITHIN) || c.0.time_s == fastest
-        };
+        let within =
+            |c: &Kept| c.0.time_s <= least * (1.0 + FEWER_CHUNKS_WITHIN) || c.0.time_s == fastest;
         let synth = self
             .synthesized
             .drain(..)
@@ -339,14 +421,20 @@ impl Found {
                     .cmp(&(b.0.chunks, b.0.trees))
                     .then(a.0.time_s.total_cmp(&b.0.time_s))
             })
-            .map(|(p, f)| (p, Best::Forest(f)));
-        let builtin = self.builtin.take().map(|(p, s)| (p, Best::Schedule(s)));
+            .map(|(p, f, key)| (p, Pick::Forest(f, key)));
+        let builtin = self.builtin.take().map(|(p, s)| (p, Pick::Builtin(s)));
         match (synth, builtin) {
             (Some(s), Some(b)) if b.0.time_s < s.0.time_s => Some(b),
             (Some(s), _) => Some(s),
             (None, b) => b,
         }
     }
+}
+
+/// The candidate chosen, its schedule where this process built it.
+enum Pick {
+    Forest(Option<Forest>, u64),
+    Builtin(Option<Schedule>),
 }
 
 /// A forest's key: a hash of its JSON, so that a forest built twice (an
@@ -384,8 +472,121 @@ impl Best {
     }
 }
 
+/// What became of a built-in a process priced, as it tells the others.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Outcome {
+    /// Not started: this process's share had stopped (the deadline, or
+    /// no room to simulate in).
+    NotRun,
+    /// It does not build here.
+    Unbuilt,
+    /// Left out for the time its ops would take.
+    TooLong(u64),
+    Priced(f64),
+    /// It failed: every process prices it again to meet the same error.
+    Failed,
+}
+
+impl Outcome {
+    fn pack(self, w: &mut Packer) {
+        match self {
+            Outcome::NotRun => w.u64(0),
+            Outcome::Unbuilt => w.u64(1),
+            Outcome::TooLong(ops) => {
+                w.u64(2);
+                w.u64(ops);
+            }
+            Outcome::Priced(t) => {
+                w.u64(3);
+                w.f64(t);
+            }
+            Outcome::Failed => w.u64(4),
+        }
+    }
+
+    fn read(r: &mut Words) -> Result<Outcome> {
+        Ok(match r.u64()? {
+            0 => Outcome::NotRun,
+            1 => Outcome::Unbuilt,
+            2 => Outcome::TooLong(r.u64()?),
+            3 => Outcome::Priced(r.f64()?),
+            _ => Outcome::Failed,
+        })
+    }
+}
+
+/// What a process found of one synthesis item (a form's plan): `None`
+/// where it failed (every process prices it again to meet the same
+/// error).
+struct Chains {
+    /// The candidates in the order priced, each with its forest's key.
+    priced: Vec<(Priced, u64)>,
+    floor: f64,
+    stopped: bool,
+}
+
+impl Chains {
+    fn pack(found: &Result<Found>, w: &mut Packer) {
+        let Ok(f) = found else {
+            w.u64(0);
+            return;
+        };
+        w.u64(1);
+        w.u64(u64::from(f.stopped));
+        w.f64(f.floor);
+        w.u64(f.candidates.len() as u64);
+        for (c, &key) in f.candidates.iter().zip(&f.keys) {
+            w.f64(c.time_s);
+            w.u64(c.trees as u64);
+            w.u64(c.chunks);
+            w.u64(key);
+        }
+    }
+
+    fn read(r: &mut Words) -> Result<Option<Chains>> {
+        if r.u64()? == 0 {
+            return Ok(None);
+        }
+        let stopped = r.u64()? != 0;
+        let floor = r.f64()?;
+        let n = r.u64()?;
+        let mut priced = Vec::new();
+        for _ in 0..n {
+            let time_s = r.f64()?;
+            let trees = r.u64()? as usize;
+            let chunks = r.u64()?;
+            let key = r.u64()?;
+            let algorithm = "synthesized".into();
+            priced.push((
+                Priced {
+                    algorithm,
+                    time_s,
+                    trees,
+                    chunks,
+                },
+                key,
+            ));
+        }
+        Ok(Some(Chains {
+            priced,
+            floor,
+            stopped,
+        }))
+    }
+}
+
 /// [`optimize`], untimed.
-fn search(p: &Problem) -> Result<Optimized> {
+///
+/// Shared between processes, the search runs in rounds (the built-ins;
+/// then each synthesised form's plans, on the topology's routes and on
+/// paths of their own), each process working the items of a round that
+/// are its own ([`Share::mine`]) from the state the round started in,
+/// then every process taking every item's result in item order, as one
+/// process would have found it. Where an item's result could differ from
+/// that (it failed, or priced a forest an earlier item of the round had),
+/// every process works it again from the state it reached. Alone, the
+/// same rounds find what the plain sequence does.
+fn search(p: &Problem, share: &dyn Share) -> Result<Optimized> {
     let deadline = &p.cfg.deadline;
     let cut = cut_bound_within(p.topo, p.collective, p.size_bytes, deadline)?;
     let switch = switch_bound(p.topo, p.collective, p.size_bytes)?;
@@ -405,83 +606,35 @@ fn search(p: &Problem) -> Result<Optimized> {
         p.op,
         Some(p.topo),
     )?;
-    let mut found = Found {
-        builtin: None,
-        synthesized: Vec::new(),
-        candidates: Vec::new(),
-        stopped: false,
-        seen: Default::default(),
-        fewest_left: u64::MAX,
-        floor: f64::INFINITY,
-    };
-    for alg in topocoll_algorithms::of(p.collective.kind()) {
-        if alg.check(&req).is_err() {
-            continue;
-        }
-        // A build is not interrupted: none starts once the time is up, nor
-        // one whose ops could not be built and priced in the time left.
-        if deadline.passed() {
-            found.stopped = true;
-            break;
-        }
-        let ops = alg.op_count(&req)?;
-        if ops as f64 > deadline.remaining_s() * OPS_PER_SECOND {
-            found.stopped = true;
-            found.fewest_left = found.fewest_left.min(ops);
-            continue;
-        }
-        let Ok(s) = (alg.build)(&req) else { continue };
-        let priced = Priced {
-            algorithm: alg.name.to_string(),
-            time_s: 0.0,
-            trees: 0,
-            chunks: 0,
-        };
-        if !found.price(p, s, priced)? {
-            break;
-        }
-    }
+    let mut found = Found::new();
+    price_builtins(p, &req, share, &mut found)?;
     // The trees on the topology's routes first; where switches stand
     // between ranks and those fall short of the least time, again with
-    // paths of the edges' own ([`pack::edges_with_paths`]).
+    // paths of the edges' own ([`pack::edges_with_paths`]). Each round's
+    // exchanges happen whether it runs or not, so that processes whose
+    // deadlines struck apart still meet.
     for own_paths in [false, true] {
-        if own_paths
-            && (!pack::has_switches(p.topo)
-                || found.best_time() <= bound_s * (1.0 + OWN_PATHS_ABOVE))
-        {
-            break;
-        }
+        let runs = !own_paths
+            || (pack::has_switches(p.topo)
+                && found.best_time() > bound_s * (1.0 + OWN_PATHS_ABOVE));
         for form in forms(p.collective) {
             // A spread form's every root has a tree of 2 (N - 1) ops at
             // least: where N of them do not fit, no packing is worth its
             // time.
-            if found.stopped || (form.spread() && least_ops(n) > MAX_OPS) {
-                continue;
-            }
-            let plans = match plans_for(p, form, own_paths) {
-                Ok(plans) => plans,
-                Err(e) if ran_out(e.base()) && !found.candidates.is_empty() => {
-                    found.stopped = true;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            for packed in plans {
-                if found.stopped {
-                    break;
-                }
-                found.price_chains(p, &req, form, &packed)?;
-            }
+            let plans = (runs && !found.stopped && !(form.spread() && least_ops(n) > MAX_OPS))
+                .then(|| plans_for(p, form, own_paths));
+            price_plans(p, &req, share, &mut found, form, plans)?;
         }
     }
     let chosen = found.chosen();
+    let fetched = fetch_chosen(share, chosen.as_ref())?;
     let Found {
         mut candidates,
         stopped,
         fewest_left,
         ..
     } = found;
-    let Some((best, schedule)) = chosen else {
+    let Some((best, pick)) = chosen else {
         if fewest_left < u64::MAX {
             return Err(crate::Error::from(deadline.error(&format!(
                 "leaves too little time to build and price any {} on {n} ranks: \
@@ -499,6 +652,24 @@ fn search(p: &Problem) -> Result<Optimized> {
             p.topo.describe()
         ));
     };
+    let schedule = match pick {
+        Pick::Forest(Some(f), _) => Best::Forest(f),
+        Pick::Forest(None, _) => Best::Forest(fetched.ok_or_else(|| {
+            fail!(
+                Optimize,
+                Problem,
+                "no process sharing the search held the schedule chosen"
+            )
+        })?),
+        Pick::Builtin(Some(s)) => Best::Schedule(s),
+        // Priced by another process: built again here.
+        Pick::Builtin(None) => {
+            let alg = topocoll_algorithms::of(p.collective.kind())
+                .find(|a| a.name == best.algorithm)
+                .expect("a built-in priced is registered");
+            Best::Schedule((alg.build)(&req)?)
+        }
+    };
     candidates.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
     Ok(Optimized {
         schedule,
@@ -511,6 +682,201 @@ fn search(p: &Problem) -> Result<Optimized> {
         complete: !stopped,
         solve_s: 0.0,
     })
+}
+
+/// Prices every built-in of the collective that applies: each process
+/// its share, in order, then every one takes every outcome in order.
+fn price_builtins(p: &Problem, req: &Request, share: &dyn Share, found: &mut Found) -> Result<()> {
+    let algs: Vec<&Algorithm> = topocoll_algorithms::of(p.collective.kind())
+        .filter(|alg| alg.check(req).is_ok())
+        .collect();
+    // This process's share, in order; as alone, a built-in that stops
+    // the search (the deadline, no room left) ends the share, and one that
+    // fails ends it too: every process meets the failure again in order.
+    let mut mine = Found::new();
+    let mut out = Packer::default();
+    let mut ended = false;
+    for (i, alg) in algs.iter().enumerate() {
+        if !share.mine(i) {
+            continue;
+        }
+        let outcome = if ended {
+            Outcome::NotRun
+        } else {
+            mine.price_builtin(p, req, alg).unwrap_or(Outcome::Failed)
+        };
+        ended |= matches!(outcome, Outcome::NotRun | Outcome::Failed);
+        outcome.pack(&mut out);
+    }
+    let all = share.all_gather(out.0)?;
+    let mut words: Vec<Words> = all.iter().map(|b| Words(b)).collect();
+    let mut local = mine.builtin.take();
+    for (i, alg) in algs.iter().enumerate() {
+        let from = &mut words[share.owner(i)];
+        let outcome = if from.done() {
+            Outcome::NotRun
+        } else {
+            Outcome::read(from)?
+        };
+        match outcome {
+            Outcome::NotRun => found.stopped = true,
+            Outcome::Unbuilt => {}
+            Outcome::TooLong(ops) => {
+                found.stopped = true;
+                found.fewest_left = found.fewest_left.min(ops);
+            }
+            Outcome::Priced(time_s) => {
+                let priced = Priced {
+                    algorithm: alg.name.to_string(),
+                    time_s,
+                    trees: 0,
+                    chunks: 0,
+                };
+                // This process's fastest keeps its schedule.
+                let s = match &local {
+                    Some((b, _)) if b.algorithm == alg.name && share.mine(i) => {
+                        local.take().and_then(|(_, s)| s)
+                    }
+                    _ => None,
+                };
+                found.builtin_priced(priced, s);
+            }
+            Outcome::Failed => {
+                if found.price_builtin(p, req, alg)? == Outcome::NotRun {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A form's plans as [`plans_for`] found them; `None` where the search
+/// did not look for them.
+type Plans = Option<Result<Vec<Vec<Packed>>>>;
+
+/// Prices the chains of every plan of `form`: each process its share of
+/// the plans, from the state the round starts in, then every one takes
+/// every plan's candidates in order (see [`search`]). Every process finds
+/// every plan (the packings are what the items are dealt from).
+fn price_plans(
+    p: &Problem,
+    req: &Request,
+    share: &dyn Share,
+    found: &mut Found,
+    form: Form,
+    plans: Plans,
+) -> Result<()> {
+    // Every process must deal the same items: plans that one process did
+    // not find (its deadline struck first) are dealt by none.
+    let count = match &plans {
+        Some(Ok(v)) => v.len() as u64,
+        Some(Err(_)) => u64::MAX - 1,
+        None => u64::MAX,
+    };
+    let mut out = Packer::default();
+    out.u64(count);
+    let counts = share.all_gather(out.0)?;
+    let dealt = count < u64::MAX - 1
+        && counts
+            .iter()
+            .all(|b| Words(b).u64().is_ok_and(|c| c == count));
+    let start = found.share_of();
+    let mut forests: HashMap<u64, Forest> = HashMap::new();
+    let mut out = Packer::default();
+    if let (true, Some(Ok(packed))) = (dealt, &plans) {
+        for (k, pk) in packed.iter().enumerate() {
+            if !share.mine(k) {
+                continue;
+            }
+            let mut part = Found {
+                seen: start.seen.clone(),
+                priced_before: start.priced_before,
+                ..Found::new()
+            };
+            let r = part.price_chains(p, req, form, pk).map(|()| part);
+            Chains::pack(&r, &mut out);
+            if let Ok(part) = r {
+                forests.extend(
+                    part.synthesized
+                        .into_iter()
+                        .filter_map(|(_, f, key)| Some((key, f?))),
+                );
+            }
+        }
+    }
+    let all = share.all_gather(out.0)?;
+    let packed = match plans {
+        None => return Ok(()),
+        Some(Err(e)) if ran_out(e.base()) && !found.candidates.is_empty() => {
+            found.stopped = true;
+            return Ok(());
+        }
+        Some(Err(e)) => return Err(e),
+        Some(Ok(_)) if !dealt => {
+            found.stopped = true;
+            return Ok(());
+        }
+        Some(Ok(packed)) => packed,
+    };
+    let mut words: Vec<Words> = all.iter().map(|b| Words(b)).collect();
+    for (k, pk) in packed.iter().enumerate() {
+        if found.stopped {
+            break;
+        }
+        let from = &mut words[share.owner(k)];
+        let chains = if from.done() {
+            None
+        } else {
+            Chains::read(from)?
+        };
+        match chains {
+            Some(c) if c.priced.iter().all(|(_, key)| !found.seen.contains(key)) => {
+                for (priced, key) in c.priced {
+                    found.seen.insert(key);
+                    found.synthesized_priced(priced, forests.remove(&key), key);
+                }
+                found.floor = found.floor.min(c.floor);
+                found.stopped |= c.stopped;
+            }
+            // Failed, or met a forest an earlier plan priced: priced again
+            // here from the state reached.
+            _ => found.price_chains(p, req, form, pk)?,
+        }
+    }
+    Ok(())
+}
+
+/// The trees of the candidate chosen (`chosen`), sent by the process that
+/// built them to every other (rank 0's choice is the one every process
+/// takes: it is the one written). Alone, nothing is sent.
+fn fetch_chosen(share: &dyn Share, chosen: Option<&(Priced, Pick)>) -> Result<Option<Forest>> {
+    if share.size() == 1 {
+        return Ok(None);
+    }
+    let wanted = match chosen {
+        Some((_, Pick::Forest(_, key))) => Some(*key),
+        _ => None,
+    };
+    let mut out = Packer::default();
+    if let Some(key) = wanted {
+        out.u64(key);
+    }
+    let asked = share.all_gather(out.0)?;
+    let key = Words(&asked[0]).u64().ok();
+    let mut json = Vec::new();
+    if let (Some(key), Some((_, Pick::Forest(Some(f), mine)))) = (key, chosen) {
+        if *mine == key {
+            f.to_json(&mut json)?;
+        }
+    }
+    let sent = share.all_gather(json)?;
+    match sent.iter().find(|b| !b.is_empty()) {
+        Some(bytes) => Ok(Some(topocoll_algorithms::forest::from_json_reader(
+            bytes.as_slice(),
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// The fewest ops of a spread form's schedule on `n` ranks: a tree of

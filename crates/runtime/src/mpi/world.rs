@@ -205,12 +205,16 @@ impl World {
             })?);
             total += l as usize;
         }
-        let mut all = vec![0u8; total];
+        // One byte more than gathered: an empty vector's pointer is 1,
+        // which Open MPI reads as MPI_IN_PLACE.
+        let mut all = vec![0u8; total + 1];
+        let spare = [0u8; 1];
+        let send = if mine.is_empty() { &spare[..] } else { mine };
         // SAFETY: each rank's `len` bytes into its slot of `all` on the root
         // (the counts and offsets just gathered).
         let rc = unsafe {
             ffi::MPI_Gatherv(
-                mine.as_ptr() as *const c_void,
+                send.as_ptr() as *const c_void,
                 len,
                 ffi::RSMPI_UINT8_T,
                 all.as_mut_ptr() as *mut c_void,
@@ -222,6 +226,70 @@ impl World {
             )
         };
         check_rc(rc, "MPI_Gatherv")?;
+        Ok(lens
+            .iter()
+            .zip(&offsets)
+            .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
+            .collect())
+    }
+
+    /// Every rank's `mine`, in rank order, on every rank: what each process
+    /// of a spread search found, which every process needs to go on with
+    /// the same state.
+    pub fn all_gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let len = c_int::try_from(mine.len()).map_err(|_| {
+            Error::runtime(
+                RunKind::Transport,
+                format!(
+                    "rank {}: {} bytes to gather, over 2^31",
+                    self.rank,
+                    mine.len()
+                ),
+            )
+        })?;
+        let mut lens = vec![0 as c_int; self.size];
+        // SAFETY: one int from every rank into `size` ints on every rank.
+        let rc = unsafe {
+            ffi::MPI_Allgather(
+                &len as *const c_int as *const c_void,
+                1,
+                ffi::RSMPI_INT32_T,
+                lens.as_mut_ptr() as *mut c_void,
+                1,
+                ffi::RSMPI_INT32_T,
+                world(),
+            )
+        };
+        check_rc(rc, "MPI_Allgather")?;
+        let mut offsets = Vec::with_capacity(lens.len());
+        let mut total: usize = 0;
+        for &l in &lens {
+            offsets.push(
+                c_int::try_from(total)
+                    .map_err(|_| Error::runtime(RunKind::Transport, "over 2^31 bytes gathered"))?,
+            );
+            total += l as usize;
+        }
+        // One byte more than gathered: an empty vector's pointer is 1,
+        // which Open MPI reads as MPI_IN_PLACE.
+        let mut all = vec![0u8; total + 1];
+        let spare = [0u8; 1];
+        let send = if mine.is_empty() { &spare[..] } else { mine };
+        // SAFETY: each rank's `len` bytes into its slot of `all` on every
+        // rank (the counts and offsets just gathered).
+        let rc = unsafe {
+            ffi::MPI_Allgatherv(
+                send.as_ptr() as *const c_void,
+                len,
+                ffi::RSMPI_UINT8_T,
+                all.as_mut_ptr() as *mut c_void,
+                lens.as_ptr(),
+                offsets.as_ptr(),
+                ffi::RSMPI_UINT8_T,
+                world(),
+            )
+        };
+        check_rc(rc, "MPI_Allgatherv")?;
         Ok(lens
             .iter()
             .zip(&offsets)
