@@ -27,6 +27,12 @@ pub struct ScheduleArgs {
     /// size without it.
     #[arg(long, allow_hyphen_values = true)]
     msccl_sizes: Option<String>,
+    /// Convert a schedule read from this file instead of building one:
+    /// topocoll's JSON, a forest `optimize --schedule-out` wrote, or MSCCL
+    /// XML (sized by --size and --dtype). It is verified before it is
+    /// written.
+    #[arg(long)]
+    schedule: Option<String>,
 }
 
 /// `--msccl-sizes MIN..MAX` as the `minBytes` and `maxBytes` to write.
@@ -66,8 +72,14 @@ pub fn run(a: ScheduleArgs) -> Result<i32> {
         Some(path) => Box::new(std::io::BufWriter::new(OutputFile::open(path)?)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let topo = a.build.topology()?;
-    let s = a.build.build(topo.as_ref())?;
+    let s = match &a.schedule {
+        Some(path) => {
+            let s = a.build.read_schedule(path)?;
+            schedule::verify(&s)?;
+            s
+        }
+        None => a.build.build(a.build.topology()?.as_ref())?,
+    };
     if let Some(bw) = a.compute_bandwidth {
         if a.format != Format::Goal {
             return Err(Error::Invalid(

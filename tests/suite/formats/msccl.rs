@@ -203,3 +203,52 @@ fn the_header_says_which_sizes_a_file_serves() {
         "{e:?}"
     );
 }
+
+/// `schedule --schedule FILE.xml --format json` converts an MSCCL file: the
+/// JSON written reads back to the very schedule the XML is, and an XML
+/// file that does not parse is refused in one line naming it.
+#[test]
+fn schedule_converts_msccl_xml_to_json() {
+    let xml = file("allreduce_ring_fused.xml");
+    let xml = xml.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("topocoll-msccl-convert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("ring.json");
+    let json = json.to_str().unwrap();
+    let (code, _, err) = common::topocoll(&[
+        "schedule",
+        "--schedule",
+        xml,
+        "--size",
+        "4KiB",
+        "--format",
+        "json",
+        "-o",
+        json,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let from_json = schedule::from_json(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let from_xml = from_msccl_xml(
+        &std::fs::read_to_string(xml).unwrap(),
+        &MscclImport {
+            count: Some(4096 / 8),
+            dtype: Dtype::F64,
+            op: ReduceOp::Sum,
+        },
+    )
+    .unwrap();
+    assert_eq!(from_json, from_xml);
+    let bad = dir.join("bad.xml");
+    std::fs::write(&bad, "<algo name=\"x\">\n<gpu").unwrap();
+    let (code, _, err) = common::topocoll(&[
+        "schedule",
+        "--schedule",
+        bad.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.xml"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
