@@ -140,8 +140,13 @@ pub fn main() -> i32 {
         Err(e) if broken_pipe(&e) => CLOSED_PIPE,
         Err(e) if e.downcast_ref::<Relayed>().is_some() => {
             let r = e.downcast_ref::<Relayed>().expect("a relayed end");
-            if let Some(line) = &r.line {
-                eprintln!("topocoll: {line}");
+            match &r.line {
+                Some(line) => eprintln!("topocoll: {line}"),
+                // mpirun ends the whole job as soon as one process exits
+                // with a failure: a quiet rank waits, so that rank 0, which
+                // says why, has said it first.
+                None if r.code != 0 => std::thread::sleep(QUIET_RANK_WAIT),
+                None => {}
             }
             r.code
         }
@@ -152,6 +157,10 @@ pub fn main() -> i32 {
         }
     }
 }
+
+/// How long a rank that ends quietly with a failure waits before it exits
+/// (see [`Relayed`]).
+const QUIET_RANK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How a process of a command spread under `mpirun` ends: with the line
 /// and status another process's failure gave (rank 0), or quietly with a

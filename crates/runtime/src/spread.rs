@@ -2,7 +2,9 @@
 //! started (`mpirun -np N topocoll simulate --size 1KiB,1MiB,...`): process
 //! k computes the points i with i mod N = k, and rank 0 receives every
 //! point's result and writes them in point order, so the output is what
-//! one process writes.
+//! one process writes. A search whose processes go on from what all of
+//! them found (`optimize`'s) gathers on every process instead
+//! ([`Spread::all_gather`]).
 //!
 //! Every process must be given the same arguments: each hashes its own,
 //! and a start whose processes disagree is refused before any point runs.
