@@ -43,6 +43,44 @@ pub(super) fn world() -> ffi::MPI_Comm {
     unsafe { ffi::RSMPI_COMM_WORLD }
 }
 
+/// Where each rank's bytes start among those gathered, and their total;
+/// `None` past what MPI's int offsets reach.
+fn offsets(lens: &[c_int]) -> Option<(Vec<c_int>, usize)> {
+    let mut offsets = Vec::with_capacity(lens.len());
+    let mut total: usize = 0;
+    for &l in lens {
+        offsets.push(c_int::try_from(total).ok()?);
+        total += l as usize;
+    }
+    Some((offsets, total))
+}
+
+// An empty vector's pointer is 1, which Open MPI reads as MPI_IN_PLACE:
+// the buffers handed to a gather are never empty.
+
+/// A buffer for `total` gathered bytes, one byte more.
+fn receive_buffer(total: usize) -> Vec<u8> {
+    vec![0u8; total + 1]
+}
+
+/// `mine` to send, or one spare byte in place of nothing (none is sent).
+fn send_buffer(mine: &[u8]) -> &[u8] {
+    const SPARE: &[u8] = &[0];
+    if mine.is_empty() {
+        SPARE
+    } else {
+        mine
+    }
+}
+
+/// The gathered bytes `all`, rank by rank.
+fn split(all: &[u8], lens: &[c_int], offsets: &[c_int]) -> Vec<Vec<u8>> {
+    lens.iter()
+        .zip(offsets)
+        .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
+        .collect()
+}
+
 pub(super) fn check_rc(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         Ok(())
@@ -171,16 +209,7 @@ impl World {
     /// Every rank's `mine`, in rank order, on rank 0 (an empty list on the
     /// others): the bytes each process of a spread command computed.
     pub fn gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let len = c_int::try_from(mine.len()).map_err(|_| {
-            Error::runtime(
-                RunKind::Transport,
-                format!(
-                    "rank {}: {} bytes to gather, over 2^31",
-                    self.rank,
-                    mine.len()
-                ),
-            )
-        })?;
+        let len = self.send_count(mine)?;
         let root = self.rank == 0;
         let mut lens = vec![0 as c_int; if root { self.size } else { 0 }];
         // SAFETY: one int from every rank into `size` ints on the root.
@@ -197,19 +226,11 @@ impl World {
             )
         };
         check_rc(rc, "MPI_Gather")?;
-        let mut offsets = Vec::with_capacity(lens.len());
-        let mut total: usize = 0;
-        for &l in &lens {
-            offsets.push(c_int::try_from(total).map_err(|_| {
-                Error::runtime(RunKind::Transport, "over 2^31 bytes gathered on rank 0")
-            })?);
-            total += l as usize;
-        }
-        // One byte more than gathered: an empty vector's pointer is 1,
-        // which Open MPI reads as MPI_IN_PLACE.
-        let mut all = vec![0u8; total + 1];
-        let spare = [0u8; 1];
-        let send = if mine.is_empty() { &spare[..] } else { mine };
+        let (offsets, total) = offsets(&lens).ok_or_else(|| {
+            Error::runtime(RunKind::Transport, "over 2^31 bytes gathered on rank 0")
+        })?;
+        let mut all = receive_buffer(total);
+        let send = send_buffer(mine);
         // SAFETY: each rank's `len` bytes into its slot of `all` on the root
         // (the counts and offsets just gathered).
         let rc = unsafe {
@@ -226,27 +247,14 @@ impl World {
             )
         };
         check_rc(rc, "MPI_Gatherv")?;
-        Ok(lens
-            .iter()
-            .zip(&offsets)
-            .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
-            .collect())
+        Ok(split(&all, &lens, &offsets))
     }
 
     /// Every rank's `mine`, in rank order, on every rank: what each process
     /// of a spread search found, which every process needs to go on with
     /// the same state.
     pub fn all_gather_bytes(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let len = c_int::try_from(mine.len()).map_err(|_| {
-            Error::runtime(
-                RunKind::Transport,
-                format!(
-                    "rank {}: {} bytes to gather, over 2^31",
-                    self.rank,
-                    mine.len()
-                ),
-            )
-        })?;
+        let len = self.send_count(mine)?;
         let mut lens = vec![0 as c_int; self.size];
         // SAFETY: one int from every rank into `size` ints on every rank.
         let rc = unsafe {
@@ -261,20 +269,10 @@ impl World {
             )
         };
         check_rc(rc, "MPI_Allgather")?;
-        let mut offsets = Vec::with_capacity(lens.len());
-        let mut total: usize = 0;
-        for &l in &lens {
-            offsets.push(
-                c_int::try_from(total)
-                    .map_err(|_| Error::runtime(RunKind::Transport, "over 2^31 bytes gathered"))?,
-            );
-            total += l as usize;
-        }
-        // One byte more than gathered: an empty vector's pointer is 1,
-        // which Open MPI reads as MPI_IN_PLACE.
-        let mut all = vec![0u8; total + 1];
-        let spare = [0u8; 1];
-        let send = if mine.is_empty() { &spare[..] } else { mine };
+        let (offsets, total) = offsets(&lens)
+            .ok_or_else(|| Error::runtime(RunKind::Transport, "over 2^31 bytes gathered"))?;
+        let mut all = receive_buffer(total);
+        let send = send_buffer(mine);
         // SAFETY: each rank's `len` bytes into its slot of `all` on every
         // rank (the counts and offsets just gathered).
         let rc = unsafe {
@@ -290,11 +288,21 @@ impl World {
             )
         };
         check_rc(rc, "MPI_Allgatherv")?;
-        Ok(lens
-            .iter()
-            .zip(&offsets)
-            .map(|(&l, &o)| all[o as usize..(o + l) as usize].to_vec())
-            .collect())
+        Ok(split(&all, &lens, &offsets))
+    }
+
+    /// `mine`'s length as MPI counts it.
+    fn send_count(&self, mine: &[u8]) -> Result<c_int> {
+        c_int::try_from(mine.len()).map_err(|_| {
+            Error::runtime(
+                RunKind::Transport,
+                format!(
+                    "rank {}: {} bytes to gather, over 2^31",
+                    self.rank,
+                    mine.len()
+                ),
+            )
+        })
     }
 
     /// Whether every rank has the same `h`.
