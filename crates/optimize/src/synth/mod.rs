@@ -188,7 +188,9 @@ struct Found {
     /// fastest of them.
     synthesized: Vec<Kept>,
     candidates: Vec<Priced>,
-    /// The keys of the synthesised candidates, in the order priced.
+    /// The keys of the synthesised candidates, in the order priced (a
+    /// share's part lists only synthesised ones, so these pair with
+    /// `candidates` there: [`Chains::pack`]).
     keys: Vec<u64>,
     /// Some candidate was priced before these (a share's part of the
     /// search starts from the state where the shares were dealt).
@@ -584,8 +586,8 @@ impl Chains {
 /// then every process taking every item's result in item order, as one
 /// process would have found it. Where an item's result could differ from
 /// that (it failed, or priced a forest an earlier item of the round had),
-/// every process works it again from the state it reached. Alone, the
-/// same rounds find what the plain sequence does.
+/// every process works it again from the state it reached. Alone, each
+/// round is priced in order on the search's own state.
 fn search(p: &Problem, share: &dyn Share) -> Result<Optimized> {
     let deadline = &p.cfg.deadline;
     let cut = cut_bound_within(p.topo, p.collective, p.size_bytes, deadline)?;
@@ -690,6 +692,16 @@ fn price_builtins(p: &Problem, req: &Request, share: &dyn Share, found: &mut Fou
     let algs: Vec<&Algorithm> = topocoll_algorithms::of(p.collective.kind())
         .filter(|alg| alg.check(req).is_ok())
         .collect();
+    // One process prices them in order on the search's own state; a
+    // built-in that stops the search ends the round.
+    if share.size() == 1 {
+        for alg in algs {
+            if found.price_builtin(p, req, alg)? == Outcome::NotRun {
+                break;
+            }
+        }
+        return Ok(());
+    }
     // This process's share, in order; as alone, a built-in that stops
     // the search (the deadline, no room left) ends the share, and one that
     // fails ends it too: every process meets the failure again in order.
@@ -734,9 +746,7 @@ fn price_builtins(p: &Problem, req: &Request, share: &dyn Share, found: &mut Fou
                 };
                 // This process's fastest keeps its schedule.
                 let s = match &local {
-                    Some((b, _)) if b.algorithm == alg.name && share.mine(i) => {
-                        local.take().and_then(|(_, s)| s)
-                    }
+                    Some((b, _)) if b.algorithm == alg.name => local.take().and_then(|(_, s)| s),
                     _ => None,
                 };
                 found.builtin_priced(priced, s);
@@ -767,6 +777,46 @@ fn price_plans(
     form: Form,
     plans: Plans,
 ) -> Result<()> {
+    if share.size() > 1 {
+        return price_plans_shared(p, req, share, found, form, plans);
+    }
+    // One process prices them in order on the search's own state.
+    let Some(packed) = usable(found, plans)? else {
+        return Ok(());
+    };
+    for pk in &packed {
+        if found.stopped {
+            break;
+        }
+        found.price_chains(p, req, form, pk)?;
+    }
+    Ok(())
+}
+
+/// The plans to price, if any: none where the search did not look for
+/// them, or where looking ran out of time or room once a candidate was
+/// priced (the search stops); looking's other failures end it.
+fn usable(found: &mut Found, plans: Plans) -> Result<Option<Vec<Vec<Packed>>>> {
+    match plans {
+        None => Ok(None),
+        Some(Err(e)) if ran_out(e.base()) && !found.candidates.is_empty() => {
+            found.stopped = true;
+            Ok(None)
+        }
+        Some(Err(e)) => Err(e),
+        Some(Ok(packed)) => Ok(Some(packed)),
+    }
+}
+
+/// [`price_plans`] shared between processes.
+fn price_plans_shared(
+    p: &Problem,
+    req: &Request,
+    share: &dyn Share,
+    found: &mut Found,
+    form: Form,
+    plans: Plans,
+) -> Result<()> {
     // Every process must deal the same items: plans that one process did
     // not find (its deadline struck first) are dealt by none.
     let count = match &plans {
@@ -781,7 +831,6 @@ fn price_plans(
         && counts
             .iter()
             .all(|b| Words(b).u64().is_ok_and(|c| c == count));
-    let start = found.share_of();
     let mut forests: HashMap<u64, Forest> = HashMap::new();
     let mut out = Packer::default();
     if let (true, Some(Ok(packed))) = (dealt, &plans) {
@@ -789,11 +838,7 @@ fn price_plans(
             if !share.mine(k) {
                 continue;
             }
-            let mut part = Found {
-                seen: start.seen.clone(),
-                priced_before: start.priced_before,
-                ..Found::new()
-            };
+            let mut part = found.share_of();
             let r = part.price_chains(p, req, form, pk).map(|()| part);
             Chains::pack(&r, &mut out);
             if let Ok(part) = r {
@@ -806,18 +851,12 @@ fn price_plans(
         }
     }
     let all = share.all_gather(out.0)?;
-    let packed = match plans {
-        None => return Ok(()),
-        Some(Err(e)) if ran_out(e.base()) && !found.candidates.is_empty() => {
-            found.stopped = true;
-            return Ok(());
-        }
-        Some(Err(e)) => return Err(e),
-        Some(Ok(_)) if !dealt => {
-            found.stopped = true;
-            return Ok(());
-        }
-        Some(Ok(packed)) => packed,
+    if !dealt && matches!(plans, Some(Ok(_))) {
+        found.stopped = true;
+        return Ok(());
+    }
+    let Some(packed) = usable(found, plans)? else {
+        return Ok(());
     };
     let mut words: Vec<Words> = all.iter().map(|b| Words(b)).collect();
     for (k, pk) in packed.iter().enumerate() {
